@@ -1,0 +1,75 @@
+package v1
+
+// Condition types. They are metav1.Condition entries, not wrangler's
+// genericcondition: Kubernetes API conventions (and `kubectl describe` readers)
+// expect observedGeneration on each condition, which wrangler's reflection-based
+// condition.Cond cannot write. Helpers live in pkg/conditions.
+const (
+	// InstancePool conditions.
+
+	// PoolReady is True when every requested Instance is managed with a Ready node.
+	PoolReady = "Ready"
+	// PoolCredentialsReady is False when the pool's Metal credentials Secret is
+	// missing, incomplete or refused by the API.
+	PoolCredentialsReady = "CredentialsReady"
+	// PoolJoinInfoReady is False when the cluster URL or join token cannot be found.
+	PoolJoinInfoReady = "JoinInfoReady"
+	// PoolScalingUp is True while Instances are being added.
+	PoolScalingUp = "ScalingUp"
+	// PoolScalingDown is True while Instances are being removed.
+	PoolScalingDown = "ScalingDown"
+	// PoolRollingOut is True while servers made from an older template are replaced.
+	PoolRollingOut = "RollingOut"
+	// PoolRemediating is True while an unhealthy server is being replaced.
+	PoolRemediating = "Remediating"
+	// PoolRemediationBlocked is True when an unhealthy server is due for
+	// replacement but a guard holds it back; the reason says which.
+	PoolRemediationBlocked = "RemediationBlocked"
+	// PoolProvisioningFailed is True when MaxProvisionAttempts servers in a row failed
+	// to join; the pool stops replacing them until its spec changes.
+	PoolProvisioningFailed = "ProvisioningFailed"
+
+	// Instance conditions, in the order the provisioning chain sets them.
+
+	// InstanceCredentialsReady mirrors the pool's credentials for this server.
+	InstanceCredentialsReady = "CredentialsReady"
+	// InstanceDeviceCreated is True once the Metal device exists (created or adopted).
+	InstanceDeviceCreated = "DeviceCreated"
+	// InstanceDeviceActive is True while the device is active.
+	InstanceDeviceActive = "DeviceActive"
+	// InstanceNetworkConfigured is True once the ports match the network type and
+	// VLANs; the install configuration waits for it.
+	InstanceNetworkConfigured = "NetworkConfigured"
+	// InstanceInstallConfigured is True once the installer iPXE script and the join
+	// configuration are on the device.
+	InstanceInstallConfigured = "InstallConfigured"
+	// InstanceInstalling is True from the installer start until the node joins.
+	InstanceInstalling = "Installing"
+	// InstanceNodeJoined is True once a Node for this server exists.
+	InstanceNodeJoined = "NodeJoined"
+	// InstanceReady is True while the server is managed with a Ready node.
+	InstanceReady = "Ready"
+	// InstanceDeleting is set while the server is being removed.
+	InstanceDeleting = "Deleting"
+)
+
+// Phases shown in the STATUS column.
+const (
+	PhasePending      = "pending"
+	PhaseProvisioning = "provisioning"
+	PhaseNetworking   = "networking"
+	PhaseInstalling   = "installing"
+	PhaseJoining      = "joining"
+	PhaseManaged      = "managed"
+	PhaseUnhealthy    = "unhealthy"
+	PhaseFailed       = "failed"
+	PhaseDeleting     = "deleting"
+
+	PoolPhasePending      = "pending"
+	PoolPhaseProvisioning = "provisioning"
+	PoolPhaseReady        = "ready"
+	PoolPhaseScaling      = "scaling"
+	PoolPhaseDegraded     = "degraded"
+	PoolPhaseFailed       = "failed"
+	PoolPhaseDeleting     = "deleting"
+)

@@ -1,0 +1,108 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=inst,categories=harvester
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="InstanceID",type=string,JSONPath=`.status.instanceID`
+// +kubebuilder:printcolumn:name="PublicIP",type=string,JSONPath=`.status.publicIP`
+// +kubebuilder:printcolumn:name="PrivateIP",type=string,JSONPath=`.status.privateIP`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.nodeName`,priority=1
+// +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.poolName`,priority=1
+
+// Instance is one Equinix Metal server of a pool, from device creation to a Ready
+// Harvester node. Its pool creates and owns it.
+type Instance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   InstanceSpec   `json:"spec"`
+	Status InstanceStatus `json:"status,omitempty"`
+}
+
+// InstanceSpec is the pool's template as it was when this server was made. Fields
+// that shape the server itself cannot change: change them on the pool, which rolls
+// new servers out one at a time.
+//
+// +kubebuilder:validation:XValidation:rule="self.poolName == oldSelf.poolName && self.plan == oldSelf.plan && self.metro == oldSelf.metro && self.bootMode == oldSelf.bootMode && self.networkingConfiguration.type == oldSelf.networkingConfiguration.type && self.managementInterface == oldSelf.managementInterface",message="poolName, plan, metro, bootMode, managementInterface and networkingConfiguration.type are fixed for the life of a server; change the pool instead"
+// +kubebuilder:validation:XValidation:rule="has(self.hardwareReservationID) == has(oldSelf.hardwareReservationID) && (!has(self.hardwareReservationID) || self.hardwareReservationID == oldSelf.hardwareReservationID)",message="hardwareReservationID is fixed for the life of a server"
+type InstanceSpec struct {
+	// PoolName is the InstancePool this server belongs to.
+	// +kubebuilder:validation:MinLength=1
+	PoolName string `json:"poolName"`
+
+	// HardwareReservationID is the reservation this server was placed on, if any.
+	// +optional
+	HardwareReservationID string `json:"hardwareReservationID,omitempty"`
+
+	InstanceTemplate `json:",inline"`
+}
+
+// InstanceStatus reports the server and its node.
+type InstanceStatus struct {
+	// Status is a one-word phase: pending, provisioning, networking, installing,
+	// joining, managed, unhealthy, failed or deleting.
+	// +optional
+	Status string `json:"status,omitempty"`
+	// InstanceID is the Equinix Metal device ID.
+	// +optional
+	InstanceID string `json:"instanceID,omitempty"`
+	// DeviceState is the device state last read from Equinix Metal.
+	// +optional
+	DeviceState string `json:"deviceState,omitempty"`
+	// PublicIP is the device's public IPv4 address (none in layer-2 modes).
+	// +optional
+	PublicIP string `json:"publicIP,omitempty"`
+	// PrivateIP is the device's private IPv4 address (none in layer-2 modes).
+	// +optional
+	PrivateIP string `json:"privateIP,omitempty"`
+	// MACAddresses maps each physical port (eth0, eth1, ...) to its MAC.
+	// +optional
+	MACAddresses map[string]string `json:"macAddresses,omitempty"`
+	// NodeName is the Harvester node this server joined as.
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+	// NetworkType is the network type last read from the device's ports.
+	// +optional
+	NetworkType string `json:"networkType,omitempty"`
+	// PasswordSecret names the Secret (in the controller's namespace) holding the
+	// generated console password of the rancher user.
+	// +optional
+	PasswordSecret string `json:"passwordSecret,omitempty"`
+	// HarvesterVersion is the release installed on this server.
+	// +optional
+	HarvesterVersion string `json:"harvesterVersion,omitempty"`
+
+	// DeviceCreatedAt is when the device was created (or adopted).
+	// +optional
+	DeviceCreatedAt *metav1.Time `json:"deviceCreatedAt,omitempty"`
+	// DeviceActiveAt is when the device first became active.
+	// +optional
+	DeviceActiveAt *metav1.Time `json:"deviceActiveAt,omitempty"`
+	// InstallRequestedAt is when the installer was started (reinstall or first boot).
+	// +optional
+	InstallRequestedAt *metav1.Time `json:"installRequestedAt,omitempty"`
+	// JoinedAt is when the node first became Ready.
+	// +optional
+	JoinedAt *metav1.Time `json:"joinedAt,omitempty"`
+	// UnhealthySince is when the node's Ready condition last left True, while it is
+	// not True.
+	// +optional
+	UnhealthySince *metav1.Time `json:"unhealthySince,omitempty"`
+
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}

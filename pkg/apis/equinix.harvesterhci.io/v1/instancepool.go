@@ -1,0 +1,124 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=ipool;ipools,categories=harvester
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Requested",type=integer,JSONPath=`.status.requested`
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.spec.plan`,priority=1
+// +kubebuilder:printcolumn:name="Metro",type=string,JSONPath=`.spec.metro`,priority=1
+// +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.spec.networkingConfiguration.type`,priority=1
+
+// InstancePool keeps `count` Equinix Metal servers installed with Harvester and
+// joined to this cluster.
+type InstancePool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   InstancePoolSpec   `json:"spec"`
+	Status InstancePoolStatus `json:"status,omitempty"`
+}
+
+// InstancePoolSpec is the seed's InstancePool spec plus what a real pool needs.
+type InstancePoolSpec struct {
+	// Count is the number of servers to keep.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Count int32 `json:"count"`
+
+	// NodeCleanupWaitInterval turns on replacement of unhealthy nodes: a node whose
+	// Ready condition has not been True for this long (counted from the condition's
+	// lastTransitionTime) is replaced. Unset: unhealthy nodes are only reported.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) >= duration('1m')",message="must be at least 1m: shorter would replace servers on a passing network blip"
+	// +optional
+	NodeCleanupWaitInterval *metav1.Duration `json:"nodeCleanupWaitInterval,omitempty"`
+
+	// HardwareReservationIDs are Metal hardware reservations to provision on, one per
+	// server, or "next-available". Servers beyond the list are on-demand.
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:Pattern=`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|next-available)$`
+	// +optional
+	HardwareReservationIDs []string `json:"hardwareReservationIDs,omitempty"`
+
+	// Remediation bounds what the controller may do to unhealthy or stuck servers.
+	// +kubebuilder:default={}
+	// +optional
+	Remediation RemediationPolicy `json:"remediation"`
+
+	InstanceTemplate `json:",inline"`
+}
+
+// RemediationPolicy holds the guards of unhealthy-node replacement.
+type RemediationPolicy struct {
+	// MaxUnhealthy pauses replacement while more servers than this are unhealthy,
+	// so a network partition cannot wipe a pool. A number or a percentage of count,
+	// rounded down but never below one server.
+	// +kubebuilder:default="40%"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="must be a number of servers or a percentage such as 40%"
+	// +optional
+	MaxUnhealthy *intstr.IntOrString `json:"maxUnhealthy,omitempty"`
+
+	// MaxInFlight is how many replacements of one pool may run at once.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxInFlight int32 `json:"maxInFlight,omitempty"`
+
+	// StartupTimeout is how long a new server may take from creation to a Ready
+	// node before it is replaced. Bare metal installs are slow: 30m at least.
+	// +kubebuilder:default="45m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	StartupTimeout *metav1.Duration `json:"startupTimeout,omitempty"`
+
+	// MaxProvisionAttempts is how many servers in a row may fail to join before the
+	// pool stops replacing them and reports ProvisioningFailed.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxProvisionAttempts int32 `json:"maxProvisionAttempts,omitempty"`
+
+	// MaintenanceTimeout is how long to wait for Harvester maintenance mode (VMs
+	// migrated away) before a joined node's server is deleted anyway.
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	MaintenanceTimeout *metav1.Duration `json:"maintenanceTimeout,omitempty"`
+}
+
+// InstancePoolStatus is what the pool has.
+type InstancePoolStatus struct {
+	// Status is a one-word summary: pending, provisioning, ready, scaling,
+	// degraded, failed or deleting.
+	// +optional
+	Status string `json:"status,omitempty"`
+	// Ready counts Instances that are managed with a Ready node.
+	// +optional
+	Ready int32 `json:"ready"`
+	// Requested is spec.count as last seen by the controller.
+	// +optional
+	Requested int32 `json:"requested"`
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
