@@ -41,6 +41,7 @@ type InstanceTemplate struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:items:Pattern=`^eth[0-9]$`
+	// +kubebuilder:validation:items:MaxLength=4
 	// +listType=set
 	// +optional
 	ManagementInterface []string `json:"managementInterface,omitempty"`
@@ -164,6 +165,7 @@ type NetworkingConfiguration struct {
 type InterfaceConfiguration struct {
 	// Name is the port: eth0..eth9 or bond0..bond9.
 	// +kubebuilder:validation:Pattern=`^(eth|bond)[0-9]$`
+	// +kubebuilder:validation:MaxLength=5
 	Name string `json:"name"`
 
 	// VLANIDs are VXLAN numbers (2-3999) of Metal virtual networks in the pool's

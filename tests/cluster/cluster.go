@@ -1,0 +1,401 @@
+// Package cluster runs a real etcd + kube-apiserver (and, when asked, the
+// garbage-collecting parts of kube-controller-manager) on loopback for tests,
+// the demo and the local development environment. The binaries are built from
+// the Go module proxy by scripts/cluster-binaries.
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Versions the binaries must report; scripts/versions is the source of truth and
+// TestVersionsMatchScripts keeps the two in step.
+const (
+	KubeVersion = "v1.36.3"
+	EtcdVersion = "v3.6.16"
+)
+
+// Options tune a cluster.
+type Options struct {
+	// BinDir holds kube-apiserver, etcd, kubectl and kube-controller-manager.
+	// Default: BinDir().
+	BinDir string
+	// Dir receives certificates, data and logs. Default: a new temporary folder
+	// that Stop removes.
+	Dir string
+	// ControllerManager also runs kube-controller-manager's garbage collector and
+	// namespace controllers, for tests that rely on ownerReference cascading.
+	ControllerManager bool
+	// Detach starts the processes in their own process group and does not tie
+	// them to this process's life, for `make dev-up`.
+	Detach bool
+	// Log receives progress lines; nil discards them.
+	Log func(format string, args ...interface{})
+}
+
+// Cluster is a running test cluster.
+type Cluster struct {
+	opts       Options
+	dir        string
+	ownDir     bool
+	pki        *pki
+	etcdURL    string
+	apiPort    int
+	Kubeconfig string
+	RESTConfig *rest.Config
+
+	mu        sync.Mutex
+	etcd      *process
+	apiserver *process
+	kcm       *process
+}
+
+// DefaultBinDir is where scripts/cluster-binaries puts the binaries.
+func DefaultBinDir() string {
+	if d := os.Getenv("KUBE_BIN_DIR"); d != "" {
+		return d
+	}
+	cache := os.Getenv("HEA_TOOLS_CACHE")
+	if cache == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, _ := os.UserHomeDir()
+			base = filepath.Join(home, ".cache")
+		}
+		cache = filepath.Join(base, "harvester-equinix-addon")
+	}
+	return filepath.Join(cache, "k8s-"+KubeVersion+"-etcd-"+EtcdVersion, "bin")
+}
+
+// ErrNoBinaries says the cluster binaries have not been built.
+var ErrNoBinaries = errors.New("cluster binaries not found: run scripts/cluster-binaries (make test does)")
+
+// CheckBinaries reports whether every binary is present in dir.
+func CheckBinaries(dir string) error {
+	for _, b := range []string{"kube-apiserver", "etcd", "kube-controller-manager", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return fmt.Errorf("%w (missing %s)", ErrNoBinaries, filepath.Join(dir, b))
+		}
+	}
+	return nil
+}
+
+// Start brings up etcd and kube-apiserver and waits until the apiserver is ready.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.BinDir == "" {
+		opts.BinDir = DefaultBinDir()
+	}
+	if opts.Log == nil {
+		opts.Log = func(string, ...interface{}) {}
+	}
+	if err := CheckBinaries(opts.BinDir); err != nil {
+		return nil, err
+	}
+	c := &Cluster{opts: opts, dir: opts.Dir}
+	if c.dir == "" {
+		d, err := os.MkdirTemp("", "hea-cluster-")
+		if err != nil {
+			return nil, err
+		}
+		c.dir, c.ownDir = d, true
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.pki, err = generatePKI(c.dir); err != nil {
+		return nil, fmt.Errorf("generating certificates: %w", err)
+	}
+	if err := c.startEtcd(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if err := c.startAPIServer(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if err := c.writeKubeconfig(); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if opts.ControllerManager {
+		if err := c.startControllerManager(ctx); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Dir is where the cluster keeps its files and logs.
+func (c *Cluster) Dir() string { return c.dir }
+
+// APIServerURL is the https URL of the apiserver.
+func (c *Cluster) APIServerURL() string { return "https://127.0.0.1:" + strconv.Itoa(c.apiPort) }
+
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	return retryPorts(3, func() error {
+		client, peer, err := freePorts2()
+		if err != nil {
+			return err
+		}
+		c.etcdURL = "http://127.0.0.1:" + strconv.Itoa(client)
+		peerURL := "http://127.0.0.1:" + strconv.Itoa(peer)
+		dataDir := filepath.Join(c.dir, "etcd-data")
+		_ = os.RemoveAll(dataDir)
+		p, err := c.spawn("etcd",
+			"--name=default", "--data-dir="+dataDir,
+			"--listen-client-urls="+c.etcdURL, "--advertise-client-urls="+c.etcdURL,
+			"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+			"--initial-cluster=default="+peerURL, "--unsafe-no-fsync", "--log-level=warn",
+		)
+		if err != nil {
+			return err
+		}
+		c.etcd = p
+		if err := waitHTTP(ctx, p, &http.Client{Timeout: 2 * time.Second}, c.etcdURL+"/health", 30*time.Second); err != nil {
+			p.stop()
+			return fmt.Errorf("etcd: %w\n%s", err, p.logTail())
+		}
+		c.opts.Log("etcd ready at %s", c.etcdURL)
+		return nil
+	})
+}
+
+func (c *Cluster) startAPIServer(ctx context.Context) error {
+	return retryPorts(3, func() error {
+		if c.apiPort == 0 {
+			port, err := freePort()
+			if err != nil {
+				return err
+			}
+			c.apiPort = port
+		}
+		p, err := c.spawn("kube-apiserver",
+			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+			"--secure-port="+strconv.Itoa(c.apiPort),
+			"--etcd-servers="+c.etcdURL,
+			"--tls-cert-file="+c.pki.servingCert, "--tls-private-key-file="+c.pki.servKey,
+			"--client-ca-file="+c.pki.caCert,
+			"--service-account-key-file="+c.pki.saPublic,
+			"--service-account-signing-key-file="+c.pki.saPrivate,
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-cluster-ip-range=10.0.0.0/24",
+			"--authorization-mode=RBAC",
+			"--endpoint-reconciler-type=none",
+			"--allow-privileged=true",
+			"--profiling=false",
+		)
+		if err != nil {
+			return err
+		}
+		c.apiserver = p
+		if err := waitHTTP(ctx, p, c.adminHTTPClient(), c.APIServerURL()+"/readyz", 60*time.Second); err != nil {
+			p.stop()
+			c.apiPort = 0
+			return fmt.Errorf("kube-apiserver: %w\n%s", err, p.logTail())
+		}
+		c.opts.Log("kube-apiserver ready at %s", c.APIServerURL())
+		return nil
+	})
+}
+
+func (c *Cluster) startControllerManager(ctx context.Context) error {
+	p, err := c.spawn("kube-controller-manager",
+		"--kubeconfig="+c.Kubeconfig,
+		// Only what tests rely on: cascading deletion of owned objects and namespace
+		// cleanup. The node-lifecycle controller stays off, or it would mark the
+		// API-created Nodes Unknown.
+		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller",
+		"--service-account-private-key-file="+c.pki.saPrivate,
+		"--root-ca-file="+c.pki.caCert,
+		"--bind-address=127.0.0.1", "--secure-port=0",
+		"--leader-elect=false",
+	)
+	if err != nil {
+		return err
+	}
+	c.kcm = p
+	select {
+	case <-p.done:
+		return fmt.Errorf("kube-controller-manager exited: %s", p.logTail())
+	case <-time.After(500 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.opts.Log("kube-controller-manager started")
+	return nil
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same port,
+// as an apiserver restart or upgrade does to a controller.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.apiserver != nil {
+		c.apiserver.stop()
+	}
+	return c.startAPIServer(ctx)
+}
+
+// StopAPIServer stops kube-apiserver only (StartAPIServer brings it back).
+func (c *Cluster) StopAPIServer() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.apiserver != nil {
+		c.apiserver.stop()
+		c.apiserver = nil
+	}
+}
+
+// StartAPIServer starts a stopped kube-apiserver on its old port.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.startAPIServer(ctx)
+}
+
+// Stop ends every process and removes the temporary folder it created.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range []*process{c.kcm, c.apiserver, c.etcd} {
+		if p != nil {
+			p.stop()
+		}
+	}
+	if c.ownDir && os.Getenv("HEA_KEEP_CLUSTER_DIR") == "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}
+
+// PIDs of the running processes, for `make dev-down`.
+func (c *Cluster) PIDs() []int {
+	var pids []int
+	for _, p := range []*process{c.kcm, c.apiserver, c.etcd} {
+		if p != nil && p.cmd.Process != nil {
+			pids = append(pids, p.cmd.Process.Pid)
+		}
+	}
+	return pids
+}
+
+func (c *Cluster) adminTLS() *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.pki.caPEM)
+	cert, err := tls.X509KeyPair(c.pki.adminCertPEM, c.pki.adminKeyPEM)
+	if err != nil {
+		// The pair was generated a moment ago by this package; failing to load it is
+		// a programming error.
+		panic(err)
+	}
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+func (c *Cluster) adminHTTPClient() *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: c.adminTLS()}}
+}
+
+func (c *Cluster) writeKubeconfig() error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["hea"] = &clientcmdapi.Cluster{Server: c.APIServerURL(), CertificateAuthorityData: c.pki.caPEM}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.pki.adminCertPEM, ClientKeyData: c.pki.adminKeyPEM}
+	cfg.Contexts["hea"] = &clientcmdapi.Context{Cluster: "hea", AuthInfo: "admin"}
+	cfg.CurrentContext = "hea"
+	c.Kubeconfig = filepath.Join(c.dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, c.Kubeconfig); err != nil {
+		return err
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		return err
+	}
+	// Tests create many objects quickly; client-side throttling would only slow
+	// them down and hide nothing.
+	rc.QPS, rc.Burst = 200, 400
+	c.RESTConfig = rc
+	return nil
+}
+
+func waitHTTP(ctx context.Context, p *process, client *http.Client, url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return errors.New("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("%s answered %s", url, resp.Status)
+		} else {
+			last = err
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("not ready after %s: %w", timeout, last)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func freePorts2() (int, int, error) {
+	a, err := freePort()
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i < 10; i++ {
+		b, err := freePort()
+		if err != nil {
+			return 0, 0, err
+		}
+		if b != a {
+			return a, b, nil
+		}
+	}
+	return 0, 0, errors.New("no second free port")
+}
+
+// retryPorts retries fn, which picks free ports, since another process may take a
+// port between choosing and binding it.
+func retryPorts(n int, fn func() error) error {
+	var err error
+	for i := 0; i < n; i++ {
+		if err = fn(); err == nil {
+			return nil
+		}
+	}
+	return err
+}
