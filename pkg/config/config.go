@@ -30,6 +30,21 @@ type Flags struct {
 	LogFormat      string
 	Debug          bool
 	MetalTimeout   time.Duration
+
+	MetalRequestsPerSecond float64
+	MetalBurst             int
+	ClusterID              string
+	ClusterURL             string
+	JoinTokenSecret        string
+	JoinTokenKey           string
+	RancherdConfig         string
+	IPXEAddress            string
+	IPXEPublicURL          string
+	IPXENodePort           int
+	PollInterval           time.Duration
+	OrphanSweepInterval    time.Duration
+	OrphanGracePeriod      time.Duration
+	OrphanDryRun           bool
 }
 
 // Config is the validated controller configuration.
@@ -46,6 +61,35 @@ type Config struct {
 	LogFormat      string
 	Debug          bool
 	MetalTimeout   time.Duration
+
+	// MetalRequestsPerSecond and MetalBurst bound the calls to one Metal project,
+	// shared by every worker, so a large pool stays under the API's limits.
+	MetalRequestsPerSecond float64
+	MetalBurst             int
+	// ClusterID tags every device, VLAN and IP the addon creates; empty means the
+	// UID of the kube-system namespace, which is stable for a cluster's life.
+	ClusterID string
+	// ClusterURL is the join URL given explicitly; empty means discovered from
+	// ConfigMap <namespace>/vip.
+	ClusterURL string
+	// JoinTokenSecret/JoinTokenKey locate the cluster join token.
+	JoinTokenSecret string
+	JoinTokenKey    string
+	// RancherdConfig is an optional path to rancherd's config.yaml (mounted from
+	// the host when the chart's joinToken.fromHost is on), the token's fallback.
+	RancherdConfig string
+	// IPXEAddress serves the installer iPXE scripts; IPXEPublicURL is the base URL
+	// servers use to fetch them. Empty IPXEPublicURL with IPXENodePort set means
+	// http://<VIP>:<IPXENodePort>.
+	IPXEAddress   string
+	IPXEPublicURL string
+	IPXENodePort  int
+	// PollInterval is how often a server in a waiting state is polled.
+	PollInterval time.Duration
+	// Orphan sweep: devices tagged with ClusterID that no Instance claims.
+	OrphanSweepInterval time.Duration
+	OrphanGracePeriod   time.Duration
+	OrphanDryRun        bool
 }
 
 // New validates flags into a Config. Every problem is reported at once so a user
@@ -64,6 +108,21 @@ func New(f Flags) (*Config, error) {
 		LogFormat:      f.LogFormat,
 		Debug:          f.Debug,
 		MetalTimeout:   f.MetalTimeout,
+
+		MetalRequestsPerSecond: f.MetalRequestsPerSecond,
+		MetalBurst:             f.MetalBurst,
+		ClusterID:              f.ClusterID,
+		ClusterURL:             strings.TrimRight(f.ClusterURL, "/"),
+		JoinTokenSecret:        f.JoinTokenSecret,
+		JoinTokenKey:           f.JoinTokenKey,
+		RancherdConfig:         f.RancherdConfig,
+		IPXEAddress:            f.IPXEAddress,
+		IPXEPublicURL:          strings.TrimRight(f.IPXEPublicURL, "/"),
+		IPXENodePort:           f.IPXENodePort,
+		PollInterval:           f.PollInterval,
+		OrphanSweepInterval:    f.OrphanSweepInterval,
+		OrphanGracePeriod:      f.OrphanGracePeriod,
+		OrphanDryRun:           f.OrphanDryRun,
 	}
 	if cfg.Namespace == "" {
 		errs = append(errs, errors.New("--namespace must not be empty"))
@@ -85,6 +144,34 @@ func New(f Flags) (*Config, error) {
 	}
 	if cfg.MetalTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--metal-timeout must be positive, got %s", cfg.MetalTimeout))
+	}
+	if cfg.MetalRequestsPerSecond <= 0 || cfg.MetalBurst < 1 {
+		errs = append(errs, fmt.Errorf("--metal-requests-per-second must be positive and --metal-burst at least 1"))
+	}
+	if cfg.ClusterURL != "" {
+		if u, err := url.Parse(cfg.ClusterURL); err != nil || u.Scheme != "https" || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--cluster-url %q must be an https URL such as https://<VIP>:443", cfg.ClusterURL))
+		}
+	}
+	if cfg.JoinTokenSecret == "" || cfg.JoinTokenKey == "" {
+		errs = append(errs, errors.New("--join-token-secret and --join-token-key must not be empty"))
+	}
+	if _, _, err := net.SplitHostPort(cfg.IPXEAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--ipxe-address %q: %w", cfg.IPXEAddress, err))
+	}
+	if cfg.IPXEPublicURL != "" {
+		if u, err := url.Parse(cfg.IPXEPublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--ipxe-public-url %q must be an http(s) URL", cfg.IPXEPublicURL))
+		}
+	}
+	if cfg.IPXENodePort < 0 || cfg.IPXENodePort > 65535 {
+		errs = append(errs, fmt.Errorf("--ipxe-node-port %d out of range", cfg.IPXENodePort))
+	}
+	if cfg.PollInterval < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("--poll-interval must be at least 100ms, got %s", cfg.PollInterval))
+	}
+	if cfg.OrphanSweepInterval < time.Second || cfg.OrphanGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--orphan-sweep-interval must be at least 1s and --orphan-grace-period not negative"))
 	}
 	level, err := logrus.ParseLevel(f.LogLevel)
 	if err != nil {
