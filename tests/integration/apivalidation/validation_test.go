@@ -2,6 +2,7 @@ package apivalidation
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -198,6 +199,14 @@ func TestBadSpecsRejectedNamingTheField(t *testing.T) {
 			[]string{"spec.managementBondingOptions", "mode must be one of"}},
 		{"reserved tag", func(p *v1.InstancePool) { p.Spec.Tags = []string{"equinix.harvesterhci.io/cluster:x"} },
 			[]string{"spec.tags", "reserved for the addon"}},
+		{"single-boot with layer-2 management", func(p *v1.InstancePool) {
+			p.Spec.BootMode = v1.BootModeSingleBoot
+			p.Spec.NetworkingConfiguration.Type = v1.NetworkTypeLayer2Bonded
+			p.Spec.NetworkingConfiguration.InterfaceConfiguration[0].Name = "bond0"
+		}, []string{"spec.bootMode", "use bootMode reinstall"}},
+		{"pool name too long for hostnames", func(p *v1.InstancePool) {
+			p.Name = strings.Repeat("p", 55)
+		}, []string{"at most 54 characters"}},
 		{"master is not a release", func(p *v1.InstancePool) { p.Spec.HarvesterVersion = "master" },
 			[]string{"spec.harvesterVersion"}},
 	}
@@ -207,7 +216,7 @@ func TestBadSpecsRejectedNamingTheField(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			pool := parsePool(t, seedSample)
-			pool.Name = "bad-" + string(rune('a'+i))
+			pool.Name = fmt.Sprintf("bad-%d", i)
 			tc.mutate(pool)
 			_, err := client.EquinixV1().InstancePools().Create(ctx, pool, metav1.CreateOptions{})
 			require.Error(t, err, "the apiserver accepted a bad spec")

@@ -16,6 +16,7 @@ import (
 // +kubebuilder:printcolumn:name="Requested",type=integer,JSONPath=`.status.requested`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.spec.plan`,priority=1
 // +kubebuilder:printcolumn:name="Metro",type=string,JSONPath=`.spec.metro`,priority=1
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="pool names are DNS labels of at most 54 characters, so that server hostnames (<pool>-<8 letters>) stay within 63"
 // +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.spec.networkingConfiguration.type`,priority=1
 
 // InstancePool keeps `count` Equinix Metal servers installed with Harvester and
