@@ -1,0 +1,77 @@
+package harvester
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+const (
+	githubReleaseBase  = "https://github.com/harvester/harvester/releases/download"
+	rancherReleaseBase = "https://releases.rancher.com/harvester"
+)
+
+var (
+	// ErrInvalidVersion is returned for versions that have no published artifacts.
+	ErrInvalidVersion = errors.New("invalid Harvester version")
+
+	// versionPattern matches the InstancePool's spec.harvesterVersion pattern, so
+	// a version the API server accepted is never refused here.
+	versionPattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)
+	// releasePattern is what a cluster built from a release tag reports: a final
+	// release or a release candidate. Development builds report versions such as
+	// "master-<sha>-head" or "v1.5-<sha>-dirty" whose artifacts do not exist.
+	releasePattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-rc[0-9]+)?$`)
+)
+
+// Artifacts are the installer files of one Harvester release.
+type Artifacts struct {
+	Version string
+	// KernelURL and InitrdURL point at GitHub releases because Equinix's iPXE
+	// cannot validate the releases.rancher.com certificate (harvester/harvester#2226).
+	KernelURL string
+	InitrdURL string
+	// InitrdName is the file name iPXE gives the initrd; the kernel's initrd=
+	// argument must name it for UEFI boots.
+	InitrdName string
+	// RootfsURL is fetched by dracut (with rd.noverifyssl), so releases.rancher.com works.
+	RootfsURL string
+	ISOURL    string
+}
+
+// ValidateVersion accepts versions like v1.4.1 or v1.5.0-rc2 and refuses
+// "master", empty strings and anything else that is not a tagged release.
+func ValidateVersion(version string) error {
+	if version == "" {
+		return fmt.Errorf("%w: version is empty", ErrInvalidVersion)
+	}
+	if !versionPattern.MatchString(version) {
+		return fmt.Errorf("%w: %q is not a release version such as v1.4.1 (master and development builds have no pinned artifacts)", ErrInvalidVersion, version)
+	}
+	return nil
+}
+
+// IsReleaseVersion reports whether version is a final release or a release
+// candidate, the only versions a cluster reports when it was installed from
+// published artifacts.
+func IsReleaseVersion(version string) bool {
+	return releasePattern.MatchString(version)
+}
+
+// ArtifactsFor returns the official artifact URLs of a Harvester release.
+func ArtifactsFor(version string) (Artifacts, error) {
+	if err := ValidateVersion(version); err != nil {
+		return Artifacts{}, err
+	}
+	github := githubReleaseBase + "/" + version
+	rancher := rancherReleaseBase + "/" + version
+	initrd := "harvester-" + version + "-initrd-amd64"
+	return Artifacts{
+		Version:    version,
+		KernelURL:  github + "/harvester-" + version + "-vmlinuz-amd64",
+		InitrdURL:  github + "/" + initrd,
+		InitrdName: initrd,
+		RootfsURL:  rancher + "/harvester-" + version + "-rootfs-amd64.squashfs",
+		ISOURL:     rancher + "/harvester-" + version + "-amd64.iso",
+	}, nil
+}
