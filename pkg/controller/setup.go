@@ -13,14 +13,26 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/rancher/wrangler/v3/pkg/start"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/scheme"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // Factories is every wrangler factory, all sharing one lasso controller factory
@@ -34,9 +46,12 @@ type Factories struct {
 // NewFactories builds the factories on one shared controller factory with an
 // explicit per-item exponential backoff (5 ms up to 5 minutes): a failing Metal
 // call is retried quickly at first and then no more often than every 5 minutes.
-func NewFactories(restConfig *rest.Config) (*Factories, error) {
+//
+// Secrets and ConfigMaps are cached from the addon's namespace only, so its RBAC
+// needs no cluster-wide Secret access.
+func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error) {
 	rateLimiter := workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 5*time.Minute)
-	shared, err := newSharedControllerFactory(restConfig, scheme.Scheme, rateLimiter)
+	shared, err := newSharedControllerFactory(restConfig, scheme.Scheme, rateLimiter, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +71,17 @@ func NewFactories(restConfig *rest.Config) (*Factories, error) {
 	return &Factories{Equinix: eq, Harvester: hv, Core: co}, nil
 }
 
-func newSharedControllerFactory(restConfig *rest.Config, s *runtime.Scheme, rl workqueue.TypedRateLimiter[any]) (lassocontroller.SharedControllerFactory, error) {
+func newSharedControllerFactory(restConfig *rest.Config, s *runtime.Scheme, rl workqueue.TypedRateLimiter[any], namespace string) (lassocontroller.SharedControllerFactory, error) {
 	cf, err := client.NewSharedClientFactory(restConfig, &client.SharedClientFactoryOptions{Scheme: s})
 	if err != nil {
 		return nil, fmt.Errorf("client factory: %w", err)
 	}
-	cacheFactory := cache.NewSharedCachedFactory(cf, &cache.SharedCacheFactoryOptions{})
+	cacheFactory := cache.NewSharedCachedFactory(cf, &cache.SharedCacheFactoryOptions{
+		KindNamespace: map[schema.GroupVersionKind]string{
+			corev1.SchemeGroupVersion.WithKind("Secret"):    namespace,
+			corev1.SchemeGroupVersion.WithKind("ConfigMap"): namespace,
+		},
+	})
 	return lassocontroller.NewSharedControllerFactory(cacheFactory, &lassocontroller.SharedControllerFactoryOptions{
 		DefaultRateLimiter: rl,
 	}), nil
@@ -69,12 +89,16 @@ func newSharedControllerFactory(restConfig *rest.Config, s *runtime.Scheme, rl w
 
 // Start registers every controller and starts the factories.
 func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error {
-	f, err := NewFactories(restConfig)
+	f, err := NewFactories(restConfig, cfg.Namespace)
+	if err != nil {
+		return err
+	}
+	deps, err := newDeps(ctx, restConfig, cfg, f)
 	if err != nil {
 		return err
 	}
 	for _, register := range registerFuncs {
-		if err := register(ctx, f, cfg); err != nil {
+		if err := register(ctx, deps); err != nil {
 			return err
 		}
 	}
@@ -82,6 +106,63 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 }
 
 // RegisterFunc wires one controller.
-type RegisterFunc func(ctx context.Context, f *Factories, cfg *config.Config) error
+type RegisterFunc func(ctx context.Context, deps *common.Deps) error
 
-var registerFuncs = []RegisterFunc{}
+// registerFuncs run in order; the Instance chains register their remove
+// handler before anything else touches Instances.
+var registerFuncs = []RegisterFunc{
+	instance.Register,
+	instancepool.Register,
+	node.Register,
+}
+
+func newDeps(ctx context.Context, restConfig *rest.Config, cfg *config.Config, f *Factories) (*common.Deps, error) {
+	k8s, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	clusterID, err := resolveClusterID(ctx, k8s, cfg.ClusterID)
+	if err != nil {
+		return nil, err
+	}
+	provider, err := metal.NewProvider(metal.Options{
+		BaseURL:           cfg.MetalAPIURL,
+		Timeout:           cfg.MetalTimeout,
+		RequestsPerSecond: cfg.MetalRequestsPerSecond,
+		Burst:             cfg.MetalBurst,
+		Registerer:        metrics.Registerer(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metal provider: %w", err)
+	}
+	eq := f.Equinix.Equinix().V1()
+	core := f.Core.Core().V1()
+	hv := f.Harvester.Harvesterhci().V1beta1()
+	return &common.Deps{
+		Cfg:         cfg,
+		ClusterID:   clusterID,
+		Pools:       eq.InstancePool(),
+		Instances:   eq.Instance(),
+		Nodes:       core.Node(),
+		Secrets:     core.Secret(),
+		ConfigMaps:  core.ConfigMap(),
+		Settings:    hv.Setting(),
+		Metal:       provider,
+		Credentials: credentials.NewResolver(core.Secret().Cache(), cfg.Namespace, cfg.SecretName),
+		JoinInfo:    joininfo.NewResolver(cfg, core.ConfigMap().Cache(), core.Secret().Cache(), hv.Setting().Cache()),
+		Recorder:    common.NewRecorder(ctx, k8s),
+	}, nil
+}
+
+// resolveClusterID is the configured ID, or the kube-system namespace's UID,
+// which lives as long as the cluster does.
+func resolveClusterID(ctx context.Context, k8s kubernetes.Interface, configured string) (string, error) {
+	if configured != "" {
+		return configured, nil
+	}
+	ns, err := k8s.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading namespace kube-system for the cluster ID (or set --cluster-id): %w", err)
+	}
+	return string(ns.UID), nil
+}

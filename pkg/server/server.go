@@ -20,6 +20,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/version"
 )
 
@@ -46,10 +47,20 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		startPprof(ctx)
 	}
 
+	// The iPXE scripts are served by every replica, leader or not: servers
+	// booting on Equinix fetch them through the chart's Service.
+	ipxe := &http.Server{Addr: cfg.IPXEAddress, Handler: harvester.NewIPXEHandler(), ReadHeaderTimeout: 10 * time.Second}
+
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		if err := serve(gctx, srv); err != nil {
 			return fmt.Errorf("http server on %s: %w", cfg.HTTPAddress, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := serve(gctx, ipxe); err != nil {
+			return fmt.Errorf("ipxe server on %s: %w", cfg.IPXEAddress, err)
 		}
 		return nil
 	})

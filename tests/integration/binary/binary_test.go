@@ -54,7 +54,7 @@ func TestBinaryLeaseHealthAndCleanExit(t *testing.T) {
 	require.NoError(t, err, string(out))
 
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--kubeconfig", c.Kubeconfig, "--http-address", addr)
+	cmd := exec.Command(bin, "--kubeconfig", c.Kubeconfig, "--http-address", addr, "--ipxe-address", freeAddr(t))
 	logs, err := os.Create(filepath.Join(t.TempDir(), "controller.log"))
 	require.NoError(t, err)
 	cmd.Stdout, cmd.Stderr = logs, logs

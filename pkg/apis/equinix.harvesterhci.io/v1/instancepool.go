@@ -118,6 +118,18 @@ type InstancePoolStatus struct {
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// ConsecutiveFailures counts servers in a row that failed before joining
+	// (provisioning failed, or the startup timeout passed). A server that joins
+	// resets it; reaching remediation.maxProvisionAttempts stops replacements.
+	// +optional
+	ConsecutiveFailures int32 `json:"consecutiveFailures,omitempty"`
+	// LastProvisionFailure is when the last server failed before joining.
+	// +optional
+	LastProvisionFailure *metav1.Time `json:"lastProvisionFailure,omitempty"`
+	// FailedGeneration is the spec generation at which ProvisioningFailed was
+	// reached; editing the pool spec lets it try again.
+	// +optional
+	FailedGeneration int64 `json:"failedGeneration,omitempty"`
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -28,6 +28,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.networkingConfiguration.managementVLAN) || self.networkingConfiguration.type != 'layer2-bonded' || self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == 'bond0' && self.networkingConfiguration.managementVLAN in i.vlanIDS)",message="managementVLAN must be one of the VLANs listed for bond0",fieldPath=".networkingConfiguration.managementVLAN"
 // +kubebuilder:validation:XValidation:rule="!has(self.networkingConfiguration.managementVLAN) || self.networkingConfiguration.type != 'layer2-individual' || self.managementInterface.all(m, self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == m && self.networkingConfiguration.managementVLAN in i.vlanIDS))",message="managementVLAN must be listed for every managementInterface",fieldPath=".networkingConfiguration.managementVLAN"
 // +kubebuilder:validation:XValidation:rule="self.bootMode != 'single-boot' || !(self.networkingConfiguration.type in ['layer2-bonded', 'layer2-individual'])",message="single-boot starts the installer before the ports can be moved to the management VLAN, so it cannot work with layer2-bonded or layer2-individual: use bootMode reinstall",fieldPath=".bootMode"
+// +kubebuilder:validation:XValidation:rule="self.bootMode != 'single-boot' || size(self.managementInterface) == 1",message="single-boot reads one management MAC in iPXE (the port that answered DHCP), so it takes exactly one managementInterface",fieldPath=".managementInterface"
 type InstanceTemplate struct {
 	// BillingCycle of the servers.
 	// +kubebuilder:validation:Enum=hourly;daily;monthly;yearly
@@ -117,8 +118,8 @@ type InstanceTemplate struct {
 	// +optional
 	Tags []string `json:"tags,omitempty"`
 
-	// CredentialsSecret names the Secret holding METAL_AUTH_TOKEN and PROJECT_ID.
-	// Default: the controller's (harvester-system/equinix-addon).
+	// CredentialsSecret names the Secret, in the addon's namespace, holding
+	// METAL_AUTH_TOKEN and PROJECT_ID. Default: the controller's (equinix-addon).
 	// +optional
 	CredentialsSecret *SecretReference `json:"credentialsSecret,omitempty"`
 
@@ -186,11 +187,11 @@ type SpotSettings struct {
 	MaxPrice string `json:"maxPrice"`
 }
 
-// SecretReference names a Secret.
+// SecretReference names a Secret in the addon's namespace (harvester-system by
+// default). Other namespaces are not allowed: the addon can read Secrets only
+// there, which keeps its RBAC from granting cluster-wide Secret access.
 type SecretReference struct {
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
-	// Namespace of the Secret. Default: the controller's namespace.
-	// +optional
-	Namespace string `json:"namespace,omitempty"`
 }

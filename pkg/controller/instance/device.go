@@ -1,0 +1,186 @@
+package instance
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// ensureDevice finds the Instance's device by its tags, or creates it. It
+// never creates when a device is already tagged for this Instance: a create
+// that failed in transit may have been stored, and the next pass adopts it.
+// It reports whether the Instance now has a device.
+func (r *run) ensureDevice(client metal.Client) (bool, error) {
+	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+	if err != nil {
+		return false, r.metalFailure("listing devices to adopt", v1.InstanceDeviceCreated, err)
+	}
+	r.credentialsOK()
+	switch len(devs) {
+	case 0:
+		return r.createDevice(client)
+	case 1:
+		r.adopt(&devs[0])
+		return true, r.persist()
+	default:
+		ids := make([]string, 0, len(devs))
+		for _, d := range devs {
+			ids = append(ids, d.ID)
+		}
+		sort.Strings(ids)
+		// Lessons: two matches is an error to surface, never to resolve by
+		// picking one (the other would be leaked or the wrong one deleted).
+		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, common.ReasonDuplicateDevices,
+			fmt.Sprintf("%d devices carry this Instance's tag (%s); delete the extra ones in Equinix Metal, the addon will adopt the one left",
+				len(devs), strings.Join(ids, ", ")))
+		r.requeue(invalidRetry)
+		return false, nil
+	}
+}
+
+func (r *run) adopt(dev *metal.Device) {
+	r.inst.Status.InstanceID = dev.ID
+	created := metav1.NewTime(dev.CreatedAt)
+	if dev.CreatedAt.IsZero() {
+		created = metav1.NewTime(r.now())
+	}
+	r.inst.Status.DeviceCreatedAt = &created
+	r.setPhase(v1.PhaseProvisioning)
+	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, common.ReasonDeviceAdopted,
+		fmt.Sprintf("adopted device %s, found by this Instance's tag", dev.ID))
+	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
+		// A single-boot device carries the installer from its creation.
+		r.markInstallStarted(created, fmt.Sprintf("device %s boots the installer directly (single-boot)", dev.ID))
+	}
+}
+
+// createDevice sends the create once. In the two-phase flow the device boots
+// an iPXE shell (the userdata is the script), so it becomes active quickly and
+// its MACs can be read; in single-boot mode it boots the installer at once.
+func (r *run) createDevice(client metal.Client) (bool, error) {
+	req, ok, err := r.createRequest()
+	if err != nil || !ok {
+		return false, err
+	}
+	dev, err := client.CreateDevice(r.h.ctx, req)
+	if err != nil {
+		return false, r.metalFailure("creating the device", v1.InstanceDeviceCreated, err)
+	}
+	r.inst.Status.InstanceID = dev.ID
+	r.inst.Status.DeviceCreatedAt = nowTime(r)
+	r.setPhase(v1.PhaseProvisioning)
+	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, common.ReasonDeviceCreated,
+		fmt.Sprintf("created device %s (plan %s, metro %s, %s billing)", dev.ID, req.Plan, req.Metro, req.BillingCycle))
+	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
+		r.markInstallStarted(*r.inst.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
+	}
+	return true, r.persist()
+}
+
+func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
+	spec := &r.inst.Spec
+	req := metal.CreateDeviceRequest{
+		Hostname:              r.inst.Name,
+		Description:           fmt.Sprintf("Harvester node %s of InstancePool %s (harvester-equinix-addon)", r.inst.Name, spec.PoolName),
+		Plan:                  spec.Plan,
+		Metro:                 strings.ToLower(spec.Metro),
+		BillingCycle:          spec.BillingCycle,
+		OperatingSystem:       "custom_ipxe",
+		AlwaysPXE:             false,
+		Tags:                  r.deviceTags(),
+		HardwareReservationID: spec.HardwareReservationID,
+	}
+	if spec.Spot != nil {
+		price, err := strconv.ParseFloat(spec.Spot.MaxPrice, 64)
+		if err != nil {
+			return req, false, fmt.Errorf("spot.maxPrice %q: %w", spec.Spot.MaxPrice, err)
+		}
+		req.SpotInstance, req.SpotPriceMax = true, price
+	}
+	// Join information is checked before any paid server exists: a server that
+	// cannot join is money spent for nothing.
+	in, ok, err := r.installInputs(nil)
+	if err != nil || !ok {
+		return req, false, err
+	}
+	if spec.BootMode == v1.BootModeSingleBoot {
+		cfg, err := harvester.RenderJoinConfig(in.config)
+		if err != nil {
+			return req, false, r.configFailure(err)
+		}
+		req.IPXEScriptURL = in.scriptURL
+		req.Userdata = metal.Sensitive(cfg)
+		return req, true, nil
+	}
+	req.Userdata = metal.Sensitive(harvester.ShellScript())
+	return req, true, nil
+}
+
+// deviceTags are the ownership tags, then the pool's own tags.
+func (r *run) deviceTags() []string {
+	tags := []string{
+		common.ClusterTag(r.h.deps.ClusterID),
+		common.PoolTag(r.inst.Spec.PoolName),
+		common.InstanceTag(string(r.inst.UID)),
+	}
+	return append(tags, r.inst.Spec.Tags...)
+}
+
+// refreshDevice reads the device and copies what users see into the status. It
+// returns nil when the device is gone or cannot be read now.
+func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
+	dev, err := client.GetDevice(r.h.ctx, r.inst.Status.InstanceID)
+	switch {
+	case metal.IsNotFound(err):
+		r.deviceGone(fmt.Sprintf("device %s no longer exists in Equinix Metal; the pool replaces this server", r.inst.Status.InstanceID))
+		return nil, nil
+	case metal.ClassOf(err) == metal.ClassForbidden:
+		// A 403 also answers for deleted and failed devices: confirm with the tag
+		// list before concluding anything.
+		gone, lerr := r.confirmGone(client)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if gone {
+			r.deviceGone(fmt.Sprintf("device %s is no longer listed in the project; the pool replaces this server", r.inst.Status.InstanceID))
+			return nil, nil
+		}
+		return nil, r.metalFailure("reading the device", v1.InstanceDeviceActive, err)
+	case err != nil:
+		return nil, r.metalFailure("reading the device", v1.InstanceDeviceActive, err)
+	}
+	r.credentialsOK()
+	st := &r.inst.Status
+	st.DeviceState = string(dev.State)
+	st.PublicIP = dev.PublicIPv4()
+	st.PrivateIP = dev.PrivateIPv4()
+	if macs := dev.MACs(); len(macs) > 0 {
+		st.MACAddresses = macs
+	}
+	if nt := dev.NetworkType(); nt != "" {
+		st.NetworkType = string(nt)
+	}
+	return dev, nil
+}
+
+// confirmGone lists the project's devices by this Instance's tag.
+func (r *run) confirmGone(client metal.Client) (bool, error) {
+	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+	if err != nil {
+		return false, r.metalFailure("listing devices to confirm a 403", v1.InstanceDeviceActive, err)
+	}
+	for _, d := range devs {
+		if d.ID == r.inst.Status.InstanceID {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,88 @@
+package instance
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// Slow retries for problems a person has to fix; the Secret watch and pool
+// edits re-run the Instance at once when they do.
+const (
+	authRetry     = time.Minute
+	invalidRetry  = 5 * time.Minute
+	capacityRetry = 5 * time.Minute
+)
+
+// metalFailure turns a failed Metal call into an action, so that no error is
+// swallowed and none causes a hot loop:
+//   - throttled: wait what the API asked, quietly;
+//   - busy: poll again;
+//   - 401/403: the credentials condition says so, retry slowly;
+//   - invalid request or no capacity: the step's condition says why, retry slowly;
+//   - transient or unknown: return the error so the workqueue backs off (and
+//     lasso logs it once).
+//
+// cond is the condition of the step that failed. It never removes a finalizer:
+// callers decide that only on a confirmed 404.
+func (r *run) metalFailure(step, cond string, err error) error {
+	switch metal.ClassOf(err) {
+	case metal.ClassThrottled:
+		wait := metal.RetryAfter(err)
+		if wait <= 0 {
+			wait = r.h.deps.Cfg.PollInterval
+		}
+		logrus.Debugf("instance %s: %s throttled by the Metal API, retrying in %s", r.inst.Name, step, wait)
+		r.requeue(wait)
+		return nil
+	case metal.ClassBusy:
+		r.poll()
+		return nil
+	case metal.ClassUnauthorized, metal.ClassForbidden:
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid,
+			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s: %s",
+				r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), step, metalMessage(err)))
+		r.requeue(authRetry)
+		return nil
+	case metal.ClassInvalid:
+		r.setCondition(cond, metav1.ConditionFalse, common.ReasonInvalidRequest,
+			fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
+		r.requeue(invalidRetry)
+		return nil
+	case metal.ClassNoCapacity:
+		r.setCondition(cond, metav1.ConditionFalse, common.ReasonNoCapacity,
+			fmt.Sprintf("no capacity for plan %s in metro %s while %s: %s; retrying every %s",
+				r.inst.Spec.Plan, r.inst.Spec.Metro, step, metalMessage(err), capacityRetry))
+		r.requeue(capacityRetry)
+		return nil
+	default:
+		return fmt.Errorf("%s: %w", step, err)
+	}
+}
+
+func metalMessage(err error) string {
+	var e *metal.Error
+	if errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// credentialsOK records that the credentials worked. Only a recovery from a
+// refusal is worth an Event; the first success is not news.
+func (r *run) credentialsOK() {
+	const msg = "the Equinix Metal credentials work"
+	if conditions.IsFalse(r.inst.Status.Conditions, v1.InstanceCredentialsReady) {
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, common.ReasonCredentialsReady, msg)
+		return
+	}
+	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceCredentialsReady, common.ReasonCredentialsReady, msg)
+}

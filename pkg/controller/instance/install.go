@@ -1,0 +1,292 @@
+package instance
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// PasswordKey is the key of the console password in an Instance's Secret.
+const PasswordKey = "password"
+
+// installInputs is what the installer needs, from the pool, the cluster and the
+// device.
+type installInputs struct {
+	config    harvester.JoinConfigInput
+	scriptURL string
+	version   string
+}
+
+// installInputs gathers the join configuration. dev is nil before the device
+// exists (single-boot, or the pre-create check). It returns ok=false after
+// recording on the InstallConfigured condition what is missing.
+func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
+	spec := &r.inst.Spec
+	join, err := r.h.deps.JoinInfo.Join()
+	if err != nil {
+		return installInputs{}, false, r.joinInfoFailure(err)
+	}
+	version, err := r.h.deps.JoinInfo.Version(spec.HarvesterVersion)
+	if err != nil {
+		return installInputs{}, false, r.joinInfoFailure(err)
+	}
+	vlan, err := harvester.ManagementVLANID(spec.InstanceTemplate)
+	if err != nil {
+		return installInputs{}, false, r.configFailure(err)
+	}
+	in := installInputs{version: version}
+	in.config = harvester.JoinConfigInput{
+		ServerURL:     join.ServerURL,
+		Token:         join.Token,
+		Hostname:      r.inst.Name,
+		SSHKeys:       spec.SSHKeys,
+		SingleBoot:    spec.BootMode == v1.BootModeSingleBoot,
+		BondOptions:   spec.ManagementBondingOptions,
+		VLANID:        vlan,
+		InstallDevice: spec.InstallDevice,
+		ISOURL:        spec.ISOURL,
+		Labels:        map[string]string{common.LabelPool: spec.PoolName},
+	}
+	if in.config.ISOURL == "" {
+		art, err := harvester.ArtifactsFor(version)
+		if err != nil {
+			return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: joininfo.ReasonVersionUnknown, Message: err.Error()})
+		}
+		in.config.ISOURL = art.ISOURL
+	}
+	if in.scriptURL, err = r.scriptURL(version); err != nil {
+		return installInputs{}, false, r.joinInfoFailure(err)
+	}
+	if dev == nil {
+		if in.config.SingleBoot {
+			hash, err := r.passwordHash()
+			if err != nil {
+				return installInputs{}, false, err
+			}
+			in.config.PasswordHash = hash
+		}
+		return in, true, nil
+	}
+	macs, missing := managementMACs(dev, spec.ManagementInterface)
+	if missing != "" {
+		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, "PortMissing",
+			fmt.Sprintf("device %s reports no MAC address for %s, a managementInterface of the pool; check the plan's ports", dev.ID, missing))
+		r.poll()
+		return installInputs{}, false, nil
+	}
+	in.config.MACs = macs
+	hash, err := r.passwordHash()
+	if err != nil {
+		return installInputs{}, false, err
+	}
+	in.config.PasswordHash = hash
+	return in, true, nil
+}
+
+func (r *run) scriptURL(version string) (string, error) {
+	if u := r.inst.Spec.IPXEScriptURL; u != "" {
+		return u, nil
+	}
+	base, err := r.h.deps.JoinInfo.IPXEBaseURL()
+	if err != nil {
+		return "", err
+	}
+	u, err := harvester.InstallerScriptURL(base, version, r.inst.Spec.BootMode, r.inst.Spec.ManagementBondingOptions)
+	if err != nil {
+		return "", &joininfo.Error{Reason: joininfo.ReasonIPXEURLMissing, Message: err.Error()}
+	}
+	return u, nil
+}
+
+func managementMACs(dev *metal.Device, ports []string) ([]string, string) {
+	all := dev.MACs()
+	macs := make([]string, 0, len(ports))
+	for _, p := range ports {
+		mac := all[p]
+		if mac == "" {
+			return nil, p
+		}
+		macs = append(macs, mac)
+	}
+	return macs, ""
+}
+
+// joinInfoFailure records what the install is waiting for. Missing join
+// information is fixed by a person; the watches on Secrets, ConfigMaps and
+// Settings bring the Instance back when it appears.
+func (r *run) joinInfoFailure(err error) error {
+	if e, ok := joininfo.AsError(err); ok {
+		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, e.Reason, e.Message)
+		if r.inst.Status.InstanceID == "" {
+			r.setPhase(v1.PhasePending)
+		}
+		return nil
+	}
+	return err
+}
+
+func (r *run) configFailure(err error) error {
+	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, "InvalidConfiguration",
+		fmt.Sprintf("cannot render the Harvester join configuration: %v", err))
+	r.requeue(invalidRetry)
+	return nil
+}
+
+// ensureInstall puts the installer on the device and reinstalls it, once. It
+// reports whether the installer has been started.
+func (r *run) ensureInstall(client metal.Client, dev *metal.Device) (bool, error) {
+	if conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceInstalling) {
+		return true, nil
+	}
+	r.setPhase(v1.PhaseInstalling)
+	if !conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceInstallConfigured) {
+		if ok, err := r.configureInstall(client, dev); err != nil || !ok {
+			return false, err
+		}
+	}
+	return r.reinstallOnce(client, dev)
+}
+
+func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, error) {
+	in, ok, err := r.installInputs(dev)
+	if err != nil || !ok {
+		return false, err
+	}
+	cfg, err := harvester.RenderJoinConfig(in.config)
+	if err != nil {
+		return false, r.configFailure(err)
+	}
+	userdata := metal.Sensitive(cfg)
+	alwaysPXE := false
+	if _, err := client.UpdateDevice(r.h.ctx, dev.ID, metal.DeviceUpdate{
+		IPXEScriptURL: &in.scriptURL, Userdata: &userdata, AlwaysPXE: &alwaysPXE,
+	}); err != nil {
+		return false, r.metalFailure("setting the installer on the device", v1.InstanceInstallConfigured, err)
+	}
+	r.inst.Status.HarvesterVersion = in.version
+	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, common.ReasonInstallConfigured,
+		fmt.Sprintf("installer iPXE script %s and a join configuration for Harvester %s (management MACs %s) are on device %s",
+			in.scriptURL, in.version, strings.Join(in.config.MACs, ", "), dev.ID))
+	return true, r.persist()
+}
+
+// reinstallOnce sends the reinstall unless one was already sent. The intent is
+// stored before the call, so after a crash the device (state, then events) is
+// asked whether the call went through before another is sent.
+func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error) {
+	if r.inst.Status.InstallRequestedAt != nil {
+		sent, err := r.reinstallWasSent(client, dev)
+		if err != nil || sent {
+			return sent, err
+		}
+	} else {
+		r.inst.Status.InstallRequestedAt = nowTime(r)
+		if err := r.persist(); err != nil {
+			return false, err
+		}
+	}
+	scriptURL, err := r.scriptURL(r.installVersion())
+	if err != nil {
+		return false, r.joinInfoFailure(err)
+	}
+	err = client.Reinstall(r.h.ctx, dev.ID, metal.ReinstallRequest{
+		OperatingSystem: "custom_ipxe",
+		IPXEScriptURL:   scriptURL,
+		// Both set skips Equinix's slow disk wipe; the Harvester installer
+		// repartitions the disk itself.
+		PreserveData:    true,
+		DeprovisionFast: true,
+	})
+	if err != nil {
+		return false, r.metalFailure("reinstalling the device with the Harvester installer", v1.InstanceInstalling, err)
+	}
+	r.markInstallStarted(*r.inst.Status.InstallRequestedAt,
+		fmt.Sprintf("reinstalling device %s with the Harvester %s installer", dev.ID, r.installVersion()))
+	r.poll()
+	return true, r.persist()
+}
+
+func (r *run) installVersion() string {
+	if v := r.inst.Status.HarvesterVersion; v != "" {
+		return v
+	}
+	return r.inst.Spec.HarvesterVersion
+}
+
+func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, error) {
+	if dev.State == metal.DeviceStateReinstalling {
+		r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s is reinstalling with the Harvester installer", dev.ID))
+		return true, r.persist()
+	}
+	events, err := client.ListDeviceEvents(r.h.ctx, dev.ID)
+	if err != nil {
+		return false, r.metalFailure("reading device events", v1.InstanceInstalling, err)
+	}
+	since := r.inst.Status.InstallRequestedAt.Time
+	for _, ev := range events {
+		if strings.Contains(strings.ToLower(ev.Type), "reinstall") && !ev.CreatedAt.Before(since.Add(-clockSkew)) {
+			r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s was reinstalled with the Harvester installer", dev.ID))
+			return true, r.persist()
+		}
+	}
+	return false, nil
+}
+
+func (r *run) markInstallStarted(at metav1.Time, message string) {
+	r.inst.Status.InstallRequestedAt = &at
+	r.setPhase(v1.PhaseInstalling)
+	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceInstallConfigured, common.ReasonInstallConfigured, "the installer and join configuration are on the device")
+	r.setCondition(v1.InstanceInstalling, metav1.ConditionTrue, common.ReasonInstallStarted, message)
+}
+
+// passwordHash returns the hash of the Instance's console password, creating
+// the Secret that keeps the clear text the first time. Only the hash ever goes
+// into the device's userdata.
+func (r *run) passwordHash() (string, error) {
+	name := r.inst.Name + "-console"
+	ns := r.h.deps.Cfg.Namespace
+	sec, err := r.h.deps.Secrets.Cache().Get(ns, name)
+	if apierrors.IsNotFound(err) {
+		sec, err = r.createPasswordSecret(ns, name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("console password Secret %s/%s: %w", ns, name, err)
+	}
+	r.inst.Status.PasswordSecret = name
+	return harvester.HashPassword(string(sec.Data[PasswordKey]))
+}
+
+func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
+	password, _, err := harvester.GenerateConsolePassword()
+	if err != nil {
+		return nil, err
+	}
+	controller := true
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: ns,
+			Labels: map[string]string{common.LabelInstance: r.inst.Name, common.LabelPool: r.inst.Spec.PoolName},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1.SchemeGroupVersion.String(), Kind: "Instance",
+				Name: r.inst.Name, UID: r.inst.UID, Controller: &controller,
+			}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{PasswordKey: []byte(password), "username": []byte("rancher")},
+	}
+	created, err := r.h.deps.Secrets.Create(sec)
+	if apierrors.IsAlreadyExists(err) {
+		return r.h.deps.Secrets.Get(ns, name, metav1.GetOptions{})
+	}
+	return created, err
+}

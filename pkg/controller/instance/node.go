@@ -1,0 +1,130 @@
+package instance
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// clockSkew tolerates the Metal API's clock running behind ours when event
+// times are compared with what we recorded.
+const clockSkew = time.Minute
+
+// OwnedNode returns the Node of an Instance: the Node named like it (the
+// install sets the hostname) that carries its instance label. A Node of that
+// name without the label is someone else's and is never touched.
+func OwnedNode(node *corev1.Node, instanceName string) bool {
+	return node != nil && node.Name == instanceName && node.Labels[common.LabelInstance] == instanceName
+}
+
+// NodeReady returns the Node's Ready condition, if it has one.
+func NodeReady(node *corev1.Node) *corev1.NodeCondition {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == corev1.NodeReady {
+			return &node.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// trackNode follows the Node the server registers as.
+func (r *run) trackNode() error {
+	node, err := r.h.deps.Nodes.Cache().Get(r.inst.Name)
+	if apierrors.IsNotFound(err) {
+		r.nodeMissing()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading node %s: %w", r.inst.Name, err)
+	}
+	if !OwnedNode(node, r.inst.Name) {
+		r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, "NodeNameTaken",
+			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
+				node.Name, common.LabelInstance, r.inst.Name))
+		r.poll()
+		return nil
+	}
+	st := &r.inst.Status
+	st.NodeName = node.Name
+	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionTrue, common.ReasonNodeJoined,
+		fmt.Sprintf("server joined the cluster as node %s", node.Name))
+	ready := NodeReady(node)
+	if ready != nil && ready.Status == corev1.ConditionTrue {
+		r.nodeReady(node)
+		return nil
+	}
+	r.nodeNotReady(node, ready)
+	return nil
+}
+
+func (r *run) nodeReady(node *corev1.Node) {
+	st := &r.inst.Status
+	if st.JoinedAt == nil {
+		st.JoinedAt = nowTime(r)
+		r.setCondition(v1.InstanceInstalling, metav1.ConditionFalse, "Installed",
+			fmt.Sprintf("Harvester is installed and node %s is Ready", node.Name))
+	}
+	st.UnhealthySince = nil
+	r.setPhase(v1.PhaseManaged)
+	r.setCondition(v1.InstanceReady, metav1.ConditionTrue, common.ReasonNodeReady,
+		fmt.Sprintf("node %s is Ready", node.Name))
+}
+
+// nodeNotReady starts the unhealthy clock at the Ready condition's last
+// transition, never at the last heartbeat: a kubelet that reports Ready=False
+// keeps heartbeating (lessons 16).
+func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
+	st := &r.inst.Status
+	since := node.CreationTimestamp
+	why := "has no Ready condition yet"
+	if ready != nil {
+		since = ready.LastTransitionTime
+		why = fmt.Sprintf("is %s: %s", readyWord(ready.Status), ready.Message)
+		if ready.Reason != "" && ready.Message == "" {
+			why = fmt.Sprintf("is %s (%s)", readyWord(ready.Status), ready.Reason)
+		}
+	}
+	if st.JoinedAt == nil {
+		r.setPhase(v1.PhaseJoining)
+		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, "NodeNotReadyYet", fmt.Sprintf("node %s %s", node.Name, why))
+		return
+	}
+	st.UnhealthySince = &since
+	r.setPhase(v1.PhaseUnhealthy)
+	r.setCondition(v1.InstanceReady, metav1.ConditionFalse, common.ReasonNodeNotReady,
+		fmt.Sprintf("node %s %s (since %s)", node.Name, why, since.UTC().Format(time.RFC3339)))
+}
+
+func readyWord(s corev1.ConditionStatus) string {
+	if s == corev1.ConditionUnknown {
+		return "unreachable (Ready=Unknown)"
+	}
+	return "not Ready"
+}
+
+func (r *run) nodeMissing() {
+	st := &r.inst.Status
+	if st.JoinedAt != nil {
+		// The Node object was deleted after the server joined: as unhealthy as it
+		// gets, measured from when we noticed.
+		if st.UnhealthySince == nil || st.Status != v1.PhaseUnhealthy {
+			st.UnhealthySince = nowTime(r)
+		}
+		r.setPhase(v1.PhaseUnhealthy)
+		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, "NodeGone",
+			fmt.Sprintf("node %s no longer exists", r.inst.Name))
+		return
+	}
+	r.setPhase(v1.PhaseJoining)
+	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, "Waiting",
+		fmt.Sprintf("waiting for the installer to finish and node %s to register", r.inst.Name))
+	// The Node watch brings us back when it registers; polling the device meanwhile
+	// notices an install that fails or a device that disappears.
+	r.requeue(2 * r.h.deps.Cfg.PollInterval)
+}

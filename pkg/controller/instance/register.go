@@ -1,0 +1,78 @@
+// Package instance runs an Instance from a Metal device to a Ready Harvester
+// node (the provisioning chain) and back to nothing (the cleanup chain). The
+// networking chain lives in package network and runs on the same objects.
+package instance
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+)
+
+// Handler names. They are persisted: HandlerRemove is part of the finalizer
+// (wrangler.cattle.io/instance-remove) stored on every Instance, so renaming it
+// would strand Instances. Keep them stable.
+const (
+	HandlerRemove    = "instance-remove"
+	HandlerProvision = "instance-provision"
+	watchNodes       = "instance-watch-nodes"
+	watchSecrets     = "instance-watch-secrets"
+
+	// Finalizer is what wrangler's OnRemove stores for HandlerRemove.
+	Finalizer = "wrangler.cattle.io/" + HandlerRemove
+)
+
+// Handler holds the provisioning and cleanup chains of Instances.
+type Handler struct {
+	// ctx ends when the controller stops; Metal calls use it so that a shutdown
+	// does not wait for them.
+	ctx  context.Context
+	deps *common.Deps
+}
+
+// Register wires the Instance chains. The remove handler is registered first:
+// it adds the finalizer before the provisioning handler is allowed to make any
+// Metal call (lessons: finalizer before any cloud call).
+func Register(ctx context.Context, deps *common.Deps) error {
+	h := &Handler{ctx: ctx, deps: deps}
+	deps.Instances.OnRemove(ctx, HandlerRemove, h.RemoveInstance)
+	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
+	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, deps.Instances, deps.Nodes)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, h.instancesOfSecret, deps.Instances, deps.Secrets, deps.ConfigMaps, deps.Settings)
+	return nil
+}
+
+// instanceOfNode maps a Node to the Instance it was installed for.
+func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedresource.Key, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok || node == nil {
+		// A deleted Node arrives as nil: its Instance has the same name.
+		return []relatedresource.Key{{Name: name}}, nil
+	}
+	if inst, ok := node.Labels[common.LabelInstance]; ok {
+		return []relatedresource.Key{{Name: inst}}, nil
+	}
+	return nil, nil
+}
+
+// instancesOfSecret re-runs every Instance that is not yet managed when a
+// Secret, ConfigMap or Setting it may depend on changes: fixed credentials,
+// a join token, the VIP or the cluster version let it continue at once.
+func (h *Handler) instancesOfSecret(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
+	insts, err := h.deps.Instances.Cache().List(nil)
+	if err != nil {
+		return nil, err
+	}
+	var keys []relatedresource.Key
+	for _, inst := range insts {
+		if inst.Status.Status != v1.PhaseManaged {
+			keys = append(keys, relatedresource.Key{Name: inst.Name})
+		}
+	}
+	return keys, nil
+}

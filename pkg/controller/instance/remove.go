@@ -1,0 +1,155 @@
+package instance
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rancher/wrangler/v3/pkg/generic"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// RemoveInstance is the cleanup chain: it deletes the device, waits until
+// Equinix Metal no longer has it, then deletes the Node and the Instance's
+// Secret. Until every step is confirmed the finalizer stays, so a paid server
+// is never forgotten; a 401/403 in particular never lets it go.
+func (h *Handler) RemoveInstance(_ string, inst *v1.Instance) (*v1.Instance, error) {
+	r := h.newRun(inst)
+	done, err := r.cleanup()
+	updated, perr := r.finish(err)
+	if perr != nil || err != nil {
+		return updated, perr
+	}
+	if !done {
+		// ErrSkip keeps the finalizer without reporting an error; finish has
+		// scheduled the next look.
+		return updated, generic.ErrSkip
+	}
+	return updated, nil
+}
+
+func (r *run) cleanup() (bool, error) {
+	if r.inst.Status.Status != v1.PhaseDeleting {
+		r.setPhase(v1.PhaseDeleting)
+		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, common.ReasonDeleting,
+			fmt.Sprintf("removing device %q and node %s", r.inst.Status.InstanceID, r.inst.Name))
+	}
+	client, err := r.metalClient()
+	if client == nil || err != nil {
+		r.requeue(authRetry)
+		return false, err
+	}
+	gone, err := r.deleteDevices(client)
+	if err != nil || !gone {
+		if err == nil && r.after == 0 {
+			r.poll()
+		}
+		return false, err
+	}
+	if err := r.deleteNode(); err != nil {
+		return false, err
+	}
+	if err := r.deletePasswordSecret(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// deleteDevices deletes every device of this Instance: the recorded one and
+// any other carrying its tag (a create whose answer was lost). It reports
+// whether all are confirmed gone.
+func (r *run) deleteDevices(client metal.Client) (bool, error) {
+	ids := map[string]bool{}
+	if r.inst.Status.InstanceID != "" {
+		ids[r.inst.Status.InstanceID] = true
+	}
+	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+	if err != nil {
+		return false, r.metalFailure("listing the Instance's devices to delete them", v1.InstanceDeleting, err)
+	}
+	listed := map[string]bool{}
+	for _, d := range tagged {
+		ids[d.ID] = true
+		listed[d.ID] = true
+	}
+	sorted := make([]string, 0, len(ids))
+	for id := range ids {
+		sorted = append(sorted, id)
+	}
+	sort.Strings(sorted)
+	allGone := true
+	for _, id := range sorted {
+		gone, err := r.deleteDevice(client, id, listed[id])
+		if err != nil {
+			return false, err
+		}
+		allGone = allGone && gone
+	}
+	return allGone, nil
+}
+
+func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, error) {
+	dev, err := client.GetDevice(r.h.ctx, id)
+	switch {
+	case metal.IsNotFound(err):
+		return true, nil
+	case metal.ClassOf(err) == metal.ClassForbidden && !listed:
+		// 403 for a device the tag list no longer shows: deleted.
+		return true, nil
+	case err != nil:
+		return false, r.metalFailure("reading device "+id+" before deleting it", v1.InstanceDeleting, err)
+	}
+	if dev.State == metal.DeviceStateDeprovisioning || dev.State == metal.DeviceStateDeleted {
+		return false, nil
+	}
+	if err := client.DeleteDevice(r.h.ctx, id, false); err != nil {
+		if metal.IsNotFound(err) {
+			return true, nil
+		}
+		if metal.ClassOf(err) == metal.ClassBusy {
+			r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, "WaitingForProvisioning",
+				fmt.Sprintf("Equinix Metal refuses to delete device %s while it is %s; retrying", id, dev.State))
+		}
+		return false, r.metalFailure("deleting device "+id, v1.InstanceDeleting, err)
+	}
+	r.h.deps.Recorder.Eventf(r.inst, "Normal", common.ReasonDeviceDeleted, "deleting device %s", id)
+	return false, nil
+}
+
+// deleteNode removes the Node only if it is this Instance's (name and label).
+func (r *run) deleteNode() error {
+	node, err := r.h.deps.Nodes.Cache().Get(r.inst.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading node %s: %w", r.inst.Name, err)
+	}
+	if !OwnedNode(node, r.inst.Name) {
+		return nil
+	}
+	err = r.h.deps.Nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting node %s: %w", node.Name, err)
+	}
+	if err == nil {
+		r.h.deps.Recorder.Eventf(r.inst, "Normal", common.ReasonNodeDeleted, "deleted node %s after its device was gone", node.Name)
+	}
+	return nil
+}
+
+func (r *run) deletePasswordSecret() error {
+	name := r.inst.Status.PasswordSecret
+	if name == "" {
+		name = r.inst.Name + "-console"
+	}
+	err := r.h.deps.Secrets.Delete(r.h.deps.Cfg.Namespace, name, &metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Secret %s/%s: %w", r.h.deps.Cfg.Namespace, name, err)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package instance
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// run is one reconcile of one Instance: a working copy, what changed, and when
+// to look again. Steps mutate inst.Status; finish persists it once.
+type run struct {
+	h    *Handler
+	inst *v1.Instance
+	// persisted is the status as last written, to skip no-op updates.
+	persisted v1.InstanceStatus
+	after     time.Duration
+	now       func() time.Time
+}
+
+func (h *Handler) newRun(inst *v1.Instance) *run {
+	return &run{h: h, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy(), now: time.Now}
+}
+
+// requeue asks to look again within d (the shortest request wins).
+func (r *run) requeue(d time.Duration) {
+	if d <= 0 {
+		d = time.Second
+	}
+	if r.after == 0 || d < r.after {
+		r.after = d
+	}
+}
+
+func (r *run) poll() { r.requeue(r.h.deps.Cfg.PollInterval) }
+
+// setCondition records a condition and, when it changed, an Event.
+func (r *run) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
+	if conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, condType, status, reason, message) {
+		eventType := corev1.EventTypeNormal
+		if status == metav1.ConditionFalse && isWarning(reason) {
+			eventType = corev1.EventTypeWarning
+		}
+		r.h.deps.Recorder.Event(r.inst, eventType, reason, message)
+	}
+}
+
+func isWarning(reason string) bool {
+	switch reason {
+	case common.ReasonProvisioning, common.ReasonDeleting, "Waiting", "Pending", "NotStarted", "Converging":
+		return false
+	}
+	return true
+}
+
+func (r *run) setPhase(phase string) { r.inst.Status.Status = phase }
+
+// persist writes the status now, so that what happened so far (a device ID, an
+// install request) survives a crash before the next step.
+func (r *run) persist() error {
+	r.inst.Status.ObservedGeneration = r.inst.Generation
+	if equality.Semantic.DeepEqual(r.persisted, r.inst.Status) {
+		return nil
+	}
+	updated, err := r.h.deps.Instances.UpdateStatus(r.inst)
+	if err != nil {
+		return fmt.Errorf("updating status of instance %s: %w", r.inst.Name, err)
+	}
+	r.inst = updated.DeepCopy()
+	r.persisted = *updated.Status.DeepCopy()
+	return nil
+}
+
+// finish persists the status and schedules the next look.
+func (r *run) finish(stepErr error) (*v1.Instance, error) {
+	if err := r.persist(); err != nil {
+		if stepErr != nil {
+			logrus.Debugf("instance %s: status not saved after step error %v", r.inst.Name, stepErr)
+		}
+		return r.inst, err
+	}
+	if r.after > 0 && stepErr == nil {
+		r.h.deps.Instances.EnqueueAfter(r.inst.Name, r.after)
+	}
+	return r.inst, stepErr
+}
+
+func nowTime(r *run) *metav1.Time {
+	t := metav1.NewTime(r.now())
+	return &t
+}

@@ -1,0 +1,228 @@
+package instancepool
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rancher/wrangler/v3/pkg/generic"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// poolRun is one reconcile of one pool.
+type poolRun struct {
+	h         *Handler
+	pool      *v1.InstancePool
+	persisted v1.InstancePoolStatus
+	insts     []*v1.Instance
+	after     time.Duration
+}
+
+// SyncPool keeps the pool at count Instances and reports its status.
+func (h *Handler) SyncPool(_ string, pool *v1.InstancePool) (*v1.InstancePool, error) {
+	if pool == nil || pool.DeletionTimestamp != nil {
+		return pool, nil
+	}
+	r, err := h.newRun(pool)
+	if err != nil {
+		return pool, err
+	}
+	return r.finish(r.sync())
+}
+
+func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
+	insts, err := h.deps.Instances.Cache().GetByIndex(IndexByPool, pool.Name)
+	if err != nil {
+		return nil, fmt.Errorf("listing instances of pool %s: %w", pool.Name, err)
+	}
+	return &poolRun{h: h, pool: pool.DeepCopy(), persisted: *pool.Status.DeepCopy(), insts: insts}, nil
+}
+
+func (r *poolRun) sync() error {
+	r.checkInputs()
+	if err := r.replaceFailed(); err != nil {
+		return err
+	}
+	if err := r.scale(); err != nil {
+		return err
+	}
+	r.summarize()
+	return nil
+}
+
+func (r *poolRun) setCondition(condType string, status metav1.ConditionStatus, reason, message string, warn bool) {
+	if conditions.Set(&r.pool.Status.Conditions, r.pool.Generation, condType, status, reason, message) {
+		t := corev1.EventTypeNormal
+		if warn {
+			t = corev1.EventTypeWarning
+		}
+		r.h.deps.Recorder.Event(r.pool, t, reason, message)
+	}
+}
+
+func (r *poolRun) requeue(d time.Duration) {
+	if r.after == 0 || d < r.after {
+		r.after = d
+	}
+}
+
+func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
+	r.pool.Status.ObservedGeneration = r.pool.Generation
+	if !equality.Semantic.DeepEqual(r.persisted, r.pool.Status) {
+		updated, uerr := r.h.deps.Pools.UpdateStatus(r.pool)
+		if uerr != nil {
+			return r.pool, fmt.Errorf("updating status of pool %s: %w", r.pool.Name, uerr)
+		}
+		r.pool = updated
+	}
+	if r.after > 0 && err == nil {
+		r.h.deps.Pools.EnqueueAfter(r.pool.Name, r.after)
+	}
+	return r.pool, err
+}
+
+// checkInputs reports on the pool what its servers will need, without any Metal
+// call: a readable credentials Secret and the join information. A refusal by
+// the API is seen by the Instances and summarized here.
+func (r *poolRun) checkInputs() {
+	if _, err := r.h.deps.Credentials.For(r.pool.Spec.CredentialsSecret); err != nil {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsMissing, err.Error(), true)
+	} else if refused := r.instanceCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse); refused != nil {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message, true)
+	} else {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, common.ReasonCredentialsReady,
+			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.deps.Credentials.RefFor(r.pool.Spec.CredentialsSecret)), false)
+	}
+	_, joinErr := r.h.deps.JoinInfo.Join()
+	if joinErr == nil {
+		_, joinErr = r.h.deps.JoinInfo.Version(r.pool.Spec.HarvesterVersion)
+	}
+	if joinErr != nil {
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, common.ReasonJoinInfoMissing, joinErr.Error(), true)
+	} else {
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, common.ReasonJoinInfoReady,
+			"the cluster URL, join token and Harvester version are known", false)
+	}
+}
+
+// instanceCondition returns the first active Instance condition with that status.
+func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStatus) *metav1.Condition {
+	for _, i := range active(r.insts) {
+		if c := conditions.Get(i.Status.Conditions, condType); c != nil && c.Status == status {
+			return c
+		}
+	}
+	return nil
+}
+
+// replaceFailed deletes Instances whose server failed before joining, counting
+// the failures; the scale step then creates their replacements. Once
+// maxProvisionAttempts servers in a row have failed, the pool stops and says so
+// until its spec changes.
+func (r *poolRun) replaceFailed() error {
+	st := &r.pool.Status
+	if st.FailedGeneration != 0 && st.FailedGeneration != r.pool.Generation {
+		st.FailedGeneration, st.ConsecutiveFailures = 0, 0
+		conditions.Remove(&st.Conditions, v1.PoolProvisioningFailed)
+	}
+	for _, inst := range active(r.insts) {
+		// A server that joined after the last failure proves the pool's
+		// template works: the count starts again.
+		if j := inst.Status.JoinedAt; j != nil && st.LastProvisionFailure != nil && j.After(st.LastProvisionFailure.Time) && st.FailedGeneration == 0 {
+			st.ConsecutiveFailures = 0
+		}
+	}
+	for _, inst := range active(r.insts) {
+		if inst.Status.JoinedAt != nil || inst.Status.Status != v1.PhaseFailed || st.FailedGeneration != 0 {
+			// After ProvisioningFailed the failed server stays for inspection.
+			continue
+		}
+		st.ConsecutiveFailures++
+		now := metav1.Now()
+		st.LastProvisionFailure = &now
+		reason := "failed"
+		if c := conditions.Get(inst.Status.Conditions, v1.InstanceDeviceActive); c != nil {
+			reason = c.Message
+		}
+		if max := r.pool.Spec.Remediation.MaxProvisionAttempts; max > 0 && st.ConsecutiveFailures >= max {
+			// Stop: this server stays (its Instance still owns the device, so
+			// nothing leaks) for a person to inspect, and no replacement is made.
+			st.FailedGeneration = r.pool.Generation
+			r.setCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, "TooManyFailures",
+				fmt.Sprintf("%d servers in a row failed before joining (last, %s: %s); no more are created until the pool spec changes",
+					st.ConsecutiveFailures, inst.Name, reason), true)
+			continue
+		}
+		if err := r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, reason)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *poolRun) deleteInstance(inst *v1.Instance, reason, message string) error {
+	err := r.h.deps.Instances.Delete(inst.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &inst.UID}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting instance %s: %w", inst.Name, err)
+	}
+	now := metav1.Now()
+	inst.DeletionTimestamp = &now // seen as deleting for the rest of this run
+	r.h.deps.Recorder.Event(r.pool, corev1.EventTypeNormal, reason, message)
+	return nil
+}
+
+// RemovePool deletes every Instance of the pool and keeps the pool until they
+// are all gone, so that `kubectl delete instancepool` returns only when the
+// servers are released.
+func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool, error) {
+	r, err := h.newRun(pool)
+	if err != nil {
+		return pool, err
+	}
+	r.pool.Status.Status = v1.PoolPhaseDeleting
+	live, err := r.liveInstances()
+	if err != nil {
+		return pool, err
+	}
+	for _, inst := range active(live) {
+		if err := r.deleteInstance(inst, common.ReasonScalingDown, fmt.Sprintf("pool deleted: deleting instance %s", inst.Name)); err != nil {
+			return pool, err
+		}
+	}
+	if len(live) > 0 {
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, "PoolDeleted",
+			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)), false)
+		r.requeue(h.deps.Cfg.PollInterval)
+		updated, err := r.finish(nil)
+		if err != nil {
+			return updated, err
+		}
+		return updated, generic.ErrSkip
+	}
+	return pool, nil
+}
+
+// liveInstances lists the pool's Instances from the API server rather than
+// the cache: creating or waiting on a stale view could double a pool.
+func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
+	list, err := r.h.deps.Instances.List(metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{common.LabelPool: r.pool.Name}).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing instances of pool %s: %w", r.pool.Name, err)
+	}
+	out := make([]*v1.Instance, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].Spec.PoolName == r.pool.Name {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,67 @@
+// Package instancepool keeps each InstancePool at `count` Instances: it creates
+// and removes them, replaces failed ones, and reports the pool's status.
+package instancepool
+
+import (
+	"context"
+
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// Handler names; HandlerRemove is persisted in the finalizer
+// wrangler.cattle.io/instancepool-remove on every pool, so keep it stable.
+const (
+	HandlerRemove  = "instancepool-remove"
+	HandlerSync    = "instancepool-sync"
+	watchInstances = "instancepool-watch-instances"
+	watchInputs    = "instancepool-watch-inputs"
+
+	// IndexByPool indexes Instances by spec.poolName.
+	IndexByPool = "equinix.harvesterhci.io/instances-by-pool"
+)
+
+// Handler holds the pool controller.
+type Handler struct {
+	ctx  context.Context
+	deps *common.Deps
+}
+
+// Register wires the pool handlers and the watches that re-run a pool when its
+// Instances, or the Secrets, ConfigMaps and Settings it depends on, change.
+func Register(ctx context.Context, deps *common.Deps) error {
+	h := &Handler{ctx: ctx, deps: deps}
+	deps.Instances.Cache().AddIndexer(IndexByPool, func(i *v1.Instance) ([]string, error) {
+		return []string{i.Spec.PoolName}, nil
+	})
+	deps.Pools.OnRemove(ctx, HandlerRemove, h.RemovePool)
+	deps.Pools.OnChange(ctx, HandlerSync, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, deps.Pools, deps.Instances)
+	relatedresource.WatchClusterScoped(ctx, watchInputs, h.allPools, deps.Pools, deps.Secrets, deps.ConfigMaps, deps.Settings)
+	return nil
+}
+
+func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
+	inst, ok := obj.(*v1.Instance)
+	if !ok || inst == nil {
+		return nil, nil
+	}
+	return []relatedresource.Key{{Name: inst.Spec.PoolName}}, nil
+}
+
+// allPools re-runs every pool: there are few, and a changed Secret, VIP or
+// version can concern any of them.
+func (h *Handler) allPools(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
+	pools, err := h.deps.Pools.Cache().List(nil)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]relatedresource.Key, 0, len(pools))
+	for _, p := range pools {
+		keys = append(keys, relatedresource.Key{Name: p.Name})
+	}
+	return keys, nil
+}

@@ -1,0 +1,100 @@
+// Package credentials reads a pool's Equinix Metal credentials from its Secret,
+// through the cache, every time they are needed. Nothing here copies the token
+// anywhere: it lives only in the Secret and in the Metal client built from it.
+package credentials
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// Keys of the credentials Secret, as the seed README names them.
+const (
+	TokenKey   = "METAL_AUTH_TOKEN"
+	ProjectKey = "PROJECT_ID"
+)
+
+// Reasons carried by Error; they become condition reasons.
+const (
+	ReasonSecretNotFound   = "SecretNotFound"
+	ReasonSecretIncomplete = "SecretIncomplete"
+)
+
+// Error says why a Secret gave no usable credentials. Its message names the
+// Secret and the missing key, never a value.
+type Error struct {
+	Reason  string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// AsError returns the *Error in err's chain, if any.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// Ref is a resolved Secret reference.
+type Ref struct{ Namespace, Name string }
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// Resolver finds the Secret a pool names and reads it.
+type Resolver struct {
+	secrets          corecontrollers.SecretCache
+	defaultNamespace string
+	defaultName      string
+}
+
+// NewResolver uses the controller's namespace and default Secret name for pools
+// that name no Secret of their own.
+func NewResolver(secrets corecontrollers.SecretCache, namespace, name string) *Resolver {
+	return &Resolver{secrets: secrets, defaultNamespace: namespace, defaultName: name}
+}
+
+// RefFor resolves a pool's (or instance's) reference with the defaults.
+func (r *Resolver) RefFor(ref *v1.SecretReference) Ref {
+	out := Ref{Namespace: r.defaultNamespace, Name: r.defaultName}
+	if ref != nil && ref.Name != "" {
+		out.Name = ref.Name
+	}
+	return out
+}
+
+// For returns the credentials a reference points at.
+func (r *Resolver) For(ref *v1.SecretReference) (metal.Credentials, error) {
+	resolved := r.RefFor(ref)
+	sec, err := r.secrets.Get(resolved.Namespace, resolved.Name)
+	if apierrors.IsNotFound(err) {
+		return metal.Credentials{}, &Error{Reason: ReasonSecretNotFound,
+			Message: fmt.Sprintf("Secret %s not found: create it with keys %s and %s", resolved, TokenKey, ProjectKey)}
+	}
+	if err != nil {
+		return metal.Credentials{}, fmt.Errorf("reading Secret %s: %w", resolved, err)
+	}
+	creds := metal.Credentials{
+		Token:     strings.TrimSpace(string(sec.Data[TokenKey])),
+		ProjectID: strings.TrimSpace(string(sec.Data[ProjectKey])),
+	}
+	var missing []string
+	if creds.Token == "" {
+		missing = append(missing, TokenKey)
+	}
+	if creds.ProjectID == "" {
+		missing = append(missing, ProjectKey)
+	}
+	if len(missing) > 0 {
+		return metal.Credentials{}, &Error{Reason: ReasonSecretIncomplete,
+			Message: fmt.Sprintf("Secret %s has no %s", resolved, strings.Join(missing, " and no "))}
+	}
+	return creds, nil
+}
