@@ -8,9 +8,9 @@ import (
 	"math/big"
 	"sort"
 
+	"crypto/sha256"
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"crypto/sha256"
 )
 
 // active are the Instances not being deleted.

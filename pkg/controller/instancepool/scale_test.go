@@ -29,14 +29,21 @@ func (b *instBuilder) neverJoined() *instBuilder {
 	b.Status.Status = v1.PhaseInstalling
 	return b
 }
-func (b *instBuilder) failed() *instBuilder { b.Status.JoinedAt = nil; b.Status.Status = v1.PhaseFailed; return b }
+func (b *instBuilder) failed() *instBuilder {
+	b.Status.JoinedAt = nil
+	b.Status.Status = v1.PhaseFailed
+	return b
+}
 func (b *instBuilder) unhealthy() *instBuilder { b.Status.Status = v1.PhaseUnhealthy; return b }
 func (b *instBuilder) marked() *instBuilder {
 	b.Annotations = map[string]string{common.AnnotationDelete: "true"}
 	return b
 }
-func (b *instBuilder) reservation(id string) *instBuilder { b.Spec.HardwareReservationID = id; return b }
-func (b *instBuilder) build() *v1.Instance        { return &b.Instance }
+func (b *instBuilder) reservation(id string) *instBuilder {
+	b.Spec.HardwareReservationID = id
+	return b
+}
+func (b *instBuilder) build() *v1.Instance { return &b.Instance }
 
 func names(insts []*v1.Instance) []string {
 	out := make([]string, len(insts))

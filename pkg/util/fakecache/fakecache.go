@@ -82,4 +82,6 @@ type NonNamespaced[T runtime.Object] struct{ *Cache[T] }
 func (c NonNamespaced[T]) Get(name string) (T, error) { return c.Cache.Get("", name) }
 
 // List by selector.
-func (c NonNamespaced[T]) List(selector labels.Selector) ([]T, error) { return c.Cache.List("", selector) }
+func (c NonNamespaced[T]) List(selector labels.Selector) ([]T, error) {
+	return c.Cache.List("", selector)
+}
