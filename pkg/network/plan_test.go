@@ -1,0 +1,171 @@
+package network
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+var vlanIDs = map[int]string{1000: "vlan-1000", 1001: "vlan-1001"}
+
+// ports builds a two-NIC device: eth0 and eth1 in bond0.
+type portsBuilder struct{ ports []metal.Port }
+
+func twoNIC() *portsBuilder {
+	return &portsBuilder{ports: []metal.Port{
+		{ID: "p-eth0", Name: "eth0", Type: metal.PortTypePhysical, Bonded: true, BondName: "bond0", NetworkType: metal.NetworkTypeLayer3},
+		{ID: "p-eth1", Name: "eth1", Type: metal.PortTypePhysical, Bonded: true, BondName: "bond0", NetworkType: metal.NetworkTypeLayer3},
+		{ID: "p-bond0", Name: "bond0", Type: metal.PortTypeBond, Bonded: true, NetworkType: metal.NetworkTypeLayer3},
+	}}
+}
+
+func (b *portsBuilder) port(name string) *metal.Port {
+	for i := range b.ports {
+		if b.ports[i].Name == name {
+			return &b.ports[i]
+		}
+	}
+	panic(name)
+}
+func (b *portsBuilder) unbonded(names ...string) *portsBuilder {
+	for _, n := range names {
+		b.port(n).Bonded = false
+	}
+	return b
+}
+func (b *portsBuilder) layer2() *portsBuilder {
+	b.port("bond0").NetworkType = metal.NetworkTypeLayer2Bonded
+	return b
+}
+func (b *portsBuilder) vlans(name string, vx ...int) *portsBuilder {
+	for _, v := range vx {
+		b.port(name).VLANs = append(b.port(name).VLANs, metal.VLANRef{ID: vlanIDs[v]})
+	}
+	return b
+}
+
+func template(typ string, ifaces ...v1.InterfaceConfiguration) *v1.InstanceTemplate {
+	return &v1.InstanceTemplate{ManagementInterface: []string{"eth0"},
+		NetworkingConfiguration: v1.NetworkingConfiguration{Type: typ, InterfaceConfiguration: ifaces}}
+}
+
+func iface(name string, vlans ...string) v1.InterfaceConfiguration {
+	return v1.InterfaceConfiguration{Name: name, VLANIDs: vlans}
+}
+
+func stepStrings(steps []Step) []string {
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = s.String()
+	}
+	return out
+}
+
+// The seed's five samples, from a freshly provisioned (layer 3) server.
+func TestStepsFromLayer3(t *testing.T) {
+	cases := []struct {
+		name  string
+		tmpl  *v1.InstanceTemplate
+		phase Phase
+		want  []string
+	}{
+		{"layer3 is the starting point", template(v1.NetworkTypeLayer3), PhaseJoined, nil},
+		{"hybrid", template(v1.NetworkTypeHybrid, iface("eth1", "1000", "1001")), PhaseJoined,
+			[]string{"disbond eth1", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth1"}},
+		{"hybrid-bonded", template(v1.NetworkTypeHybridBonded, iface("bond0", "1000", "1001")), PhaseJoined,
+			[]string{"assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}},
+		{"layer2-bonded", template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseJoined,
+			[]string{"convert-layer-2 on bond0", "assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}},
+		{"layer2-individual", template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseJoined,
+			[]string{"convert-layer-2 on bond0", "disbond every port of bond0", "assign VLAN 1000 to eth0", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth1"}},
+		{"layer2-bonded waits in hybrid-bonded for the install", template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseInstall,
+			[]string{"assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}},
+		{"layer2-individual tags only the management VLANs on bond0 for the install", template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseInstall,
+			[]string{"assign VLAN 1000 to bond0"}},
+		{"layer-3 types are the same in both phases", template(v1.NetworkTypeHybrid, iface("eth1", "1000")), PhaseInstall,
+			[]string{"disbond eth1", "assign VLAN 1000 to eth1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ports := twoNIC().ports
+			d, err := Want(ports, tc.tmpl, tc.phase)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, nilIfEmpty(stepStrings(Steps(ports, d, vlanIDs))))
+		})
+	}
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func TestConvergedDevicesNeedNoSteps(t *testing.T) {
+	cases := map[string]struct {
+		ports *portsBuilder
+		tmpl  *v1.InstanceTemplate
+	}{
+		"hybrid":            {twoNIC().unbonded("eth1").vlans("eth1", 1000, 1001), template(v1.NetworkTypeHybrid, iface("eth1", "1000", "1001"))},
+		"hybrid-bonded":     {twoNIC().vlans("bond0", 1000), template(v1.NetworkTypeHybridBonded, iface("bond0", "1000"))},
+		"layer2-bonded":     {twoNIC().layer2().vlans("bond0", 1000), template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000"))},
+		"layer2-individual": {twoNIC().layer2().unbonded("eth0", "eth1", "bond0").vlans("eth0", 1000), template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"))},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, err := Want(tc.ports.ports, tc.tmpl, PhaseJoined)
+			require.NoError(t, err)
+			assert.Empty(t, Steps(tc.ports.ports, d, vlanIDs))
+		})
+	}
+}
+
+func TestStepsBackAndBetween(t *testing.T) {
+	t.Run("layer2-individual back to layer3 removes VLANs before bonding and converting", func(t *testing.T) {
+		ports := twoNIC().layer2().unbonded("eth0", "eth1", "bond0").vlans("eth0", 1000).vlans("eth1", 1001).ports
+		d, err := Want(ports, template(v1.NetworkTypeLayer3), PhaseJoined)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"unassign VLAN 1000 from eth0", "unassign VLAN 1001 from eth1",
+			"bond every port of bond0", "convert-layer-3 on bond0"}, stepStrings(Steps(ports, d, vlanIDs)))
+	})
+	t.Run("install state of layer2-individual to its final state", func(t *testing.T) {
+		ports := twoNIC().vlans("bond0", 1000).ports
+		d, err := Want(ports, template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseJoined)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"unassign VLAN 1000 from bond0", "convert-layer-2 on bond0", "disbond every port of bond0",
+			"assign VLAN 1000 to eth0", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth1"}, stepStrings(Steps(ports, d, vlanIDs)))
+	})
+	t.Run("install state of layer2-bonded converts in one call", func(t *testing.T) {
+		ports := twoNIC().vlans("bond0", 1000, 1001).ports
+		d, err := Want(ports, template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseJoined)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"convert-layer-2 on bond0"}, stepStrings(Steps(ports, d, vlanIDs)))
+	})
+	t.Run("a changed VLAN list changes exactly those assignments", func(t *testing.T) {
+		ports := twoNIC().unbonded("eth1").vlans("eth1", 1000, 1001).ports
+		d, err := Want(ports, template(v1.NetworkTypeHybrid, iface("eth1", "1001", "1002")), PhaseJoined)
+		require.NoError(t, err)
+		steps := Steps(ports, d, map[int]string{1000: "vlan-1000", 1001: "vlan-1001", 1002: "vlan-1002"})
+		assert.Equal(t, []string{"unassign VLAN 1000 from eth1", "assign VLAN 1002 to eth1"}, stepStrings(steps))
+		assert.Equal(t, "vlan-1002", steps[1].VLANID)
+		assert.Equal(t, "p-eth1", steps[1].PortID)
+	})
+	t.Run("hybrid back to layer3 bonds the single port", func(t *testing.T) {
+		ports := twoNIC().unbonded("eth1").vlans("eth1", 1000).ports
+		d, err := Want(ports, template(v1.NetworkTypeLayer3), PhaseJoined)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"unassign VLAN 1000 from eth1", "bond eth1"}, stepStrings(Steps(ports, d, vlanIDs)))
+	})
+}
+
+func TestWantRejectsPortsThePlanLacks(t *testing.T) {
+	_, err := Want(twoNIC().ports, template(v1.NetworkTypeHybrid, iface("eth3", "1000")), PhaseJoined)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "eth3")
+	assert.Contains(t, err.Error(), "bond0, eth0, eth1")
+}

@@ -1,0 +1,240 @@
+package network
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// Op is one kind of port call.
+type Op string
+
+// Port operations, named after the Metal API calls.
+const (
+	OpUnassign Op = "unassign"
+	OpAssign   Op = "assign"
+	OpBond     Op = "bond"
+	OpDisbond  Op = "disbond"
+	OpToLayer2 Op = "convert-layer-2"
+	OpToLayer3 Op = "convert-layer-3"
+)
+
+// Step is one Metal API call on one port.
+type Step struct {
+	Op     Op
+	Port   string
+	PortID string
+	// Bulk bonds or disbonds every member of a bond at once.
+	Bulk   bool
+	VXLAN  int
+	VLANID string
+}
+
+func (s Step) String() string {
+	switch s.Op {
+	case OpAssign:
+		return fmt.Sprintf("assign VLAN %d to %s", s.VXLAN, s.Port)
+	case OpUnassign:
+		return fmt.Sprintf("unassign VLAN %d from %s", s.VXLAN, s.Port)
+	case OpBond, OpDisbond:
+		if s.Bulk {
+			return fmt.Sprintf("%s every port of %s", s.Op, s.Port)
+		}
+		return fmt.Sprintf("%s %s", s.Op, s.Port)
+	default:
+		return fmt.Sprintf("%s on %s", s.Op, s.Port)
+	}
+}
+
+// IsLayer2Port reports whether a bond is in layer 2 by its network type.
+func IsLayer2Port(p metal.Port) bool {
+	return strings.HasPrefix(string(p.NetworkType), "layer2")
+}
+
+// state is the port state the plan assumes as its steps take effect.
+type state struct {
+	ports   []metal.Port
+	bonded  map[string]bool
+	layer2  map[string]bool
+	vlans   map[string]map[int]string // port -> vxlan -> VLAN ID
+	members map[string][]string       // bond -> physical ports
+}
+
+func newState(ports []metal.Port, vlanIDs map[int]string) *state {
+	idToVXLAN := map[string]int{}
+	for vx, id := range vlanIDs {
+		idToVXLAN[id] = vx
+	}
+	s := &state{bonded: map[string]bool{}, layer2: map[string]bool{}, vlans: map[string]map[int]string{}, members: map[string][]string{}}
+	s.ports = append([]metal.Port(nil), ports...)
+	sort.Slice(s.ports, func(a, b int) bool { return s.ports[a].Name < s.ports[b].Name })
+	for _, p := range s.ports {
+		s.bonded[p.Name] = p.Bonded
+		s.layer2[p.Name] = IsLayer2Port(p)
+		s.vlans[p.Name] = map[int]string{}
+		for _, ref := range p.VLANs {
+			vx := ref.VXLAN
+			if vx == 0 {
+				vx = idToVXLAN[ref.ID]
+			}
+			s.vlans[p.Name][vx] = ref.ID
+		}
+		if p.Type == metal.PortTypePhysical && p.BondName != "" {
+			s.members[p.BondName] = append(s.members[p.BondName], p.Name)
+		}
+	}
+	return s
+}
+
+func (s *state) anyMember(bond string, bonded bool) bool {
+	for _, m := range s.members[bond] {
+		if s.bonded[m] == bonded {
+			return true
+		}
+	}
+	return false
+}
+
+// Steps lists the calls that take ports to d, in an order the API accepts:
+// VLANs off first (a bond going back to layer 3, a bond being split and a port
+// joining a bond must carry none), then bonds (bond, convert, split), then
+// single ports, then VLANs on. Only what differs is listed, so a converged
+// device yields nothing. vlanIDs maps VXLAN numbers to VLAN IDs for assigning.
+func Steps(ports []metal.Port, d Desired, vlanIDs map[int]string) []Step {
+	s := newState(ports, vlanIDs)
+	var steps []Step
+	steps = append(steps, s.unassignSteps(d)...)
+	steps = append(steps, s.bondSteps(d)...)
+	steps = append(steps, s.physicalSteps(d)...)
+	steps = append(steps, s.assignSteps(d, vlanIDs)...)
+	return steps
+}
+
+func (s *state) unassignSteps(d Desired) []Step {
+	var steps []Step
+	for _, p := range s.ports {
+		w := d[p.Name]
+		clearAll := false
+		if p.Type == metal.PortTypeBond {
+			toLayer3 := !w.Layer2 && s.layer2[p.Name]
+			split := !w.Bonded && s.anyMember(p.Name, true)
+			clearAll = toLayer3 || split
+		} else {
+			clearAll = w.Bonded && !s.bonded[p.Name]
+		}
+		for _, vx := range sortedVX(s.vlans[p.Name]) {
+			if clearAll || !contains(w.VLANs, vx) {
+				steps = append(steps, Step{Op: OpUnassign, Port: p.Name, PortID: p.ID, VXLAN: vx, VLANID: s.vlans[p.Name][vx]})
+				delete(s.vlans[p.Name], vx)
+			}
+		}
+	}
+	return steps
+}
+
+func (s *state) bondSteps(d Desired) []Step {
+	var steps []Step
+	for _, p := range s.ports {
+		if p.Type != metal.PortTypeBond {
+			continue
+		}
+		w := d[p.Name]
+		bondAll := func() {
+			steps = append(steps, Step{Op: OpBond, Port: p.Name, PortID: p.ID, Bulk: true})
+			for _, m := range s.members[p.Name] {
+				s.bonded[m] = true
+			}
+		}
+		switch {
+		case !w.Layer2 && s.layer2[p.Name]:
+			if s.anyMember(p.Name, false) {
+				bondAll()
+			}
+			steps = append(steps, Step{Op: OpToLayer3, Port: p.Name, PortID: p.ID})
+			s.layer2[p.Name] = false
+		case w.Layer2 && !s.layer2[p.Name]:
+			steps = append(steps, Step{Op: OpToLayer2, Port: p.Name, PortID: p.ID})
+			s.layer2[p.Name] = true
+		}
+		switch {
+		case !w.Bonded && s.anyMember(p.Name, true) && s.allMembersWant(d, p.Name, false):
+			steps = append(steps, Step{Op: OpDisbond, Port: p.Name, PortID: p.ID, Bulk: true})
+			for _, m := range s.members[p.Name] {
+				s.bonded[m] = false
+			}
+		case w.Bonded && s.countMembers(p.Name, false) > 1 && s.allMembersWant(d, p.Name, true):
+			bondAll()
+		}
+	}
+	return steps
+}
+
+func (s *state) allMembersWant(d Desired, bond string, bonded bool) bool {
+	for _, m := range s.members[bond] {
+		if d[m].Bonded != bonded {
+			return false
+		}
+	}
+	return len(s.members[bond]) > 0
+}
+
+func (s *state) countMembers(bond string, bonded bool) int {
+	n := 0
+	for _, m := range s.members[bond] {
+		if s.bonded[m] == bonded {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *state) physicalSteps(d Desired) []Step {
+	var steps []Step
+	for _, p := range s.ports {
+		if p.Type == metal.PortTypeBond {
+			continue
+		}
+		w := d[p.Name]
+		switch {
+		case w.Bonded && !s.bonded[p.Name]:
+			steps = append(steps, Step{Op: OpBond, Port: p.Name, PortID: p.ID})
+			s.bonded[p.Name] = true
+		case !w.Bonded && s.bonded[p.Name]:
+			steps = append(steps, Step{Op: OpDisbond, Port: p.Name, PortID: p.ID})
+			s.bonded[p.Name] = false
+		}
+	}
+	return steps
+}
+
+func (s *state) assignSteps(d Desired, vlanIDs map[int]string) []Step {
+	var steps []Step
+	for _, p := range s.ports {
+		for _, vx := range d[p.Name].VLANs {
+			if _, ok := s.vlans[p.Name][vx]; !ok {
+				steps = append(steps, Step{Op: OpAssign, Port: p.Name, PortID: p.ID, VXLAN: vx, VLANID: vlanIDs[vx]})
+			}
+		}
+	}
+	return steps
+}
+
+func sortedVX(m map[int]string) []int {
+	out := make([]int, 0, len(m))
+	for vx := range m {
+		out = append(out, vx)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
