@@ -1,0 +1,163 @@
+package metal
+
+import "context"
+
+// Client is one project's view of the bare-metal API. Implementations are
+// safe for concurrent use. Every error is an *Error (see ClassOf).
+//
+// Single objects come back as pointers, lists as slices of values holding
+// every page.
+type Client interface {
+	// ProjectID is the project every project-scoped call uses.
+	ProjectID() string
+
+	DeviceClient
+	PortClient
+	VLANClient
+	IPClient
+	BGPClient
+
+	// ListPlans lists every hardware plan.
+	ListPlans(ctx context.Context) ([]Plan, error)
+}
+
+// DeviceClient manages devices.
+type DeviceClient interface {
+	// CreateDevice sends the create exactly once. On a Transient or Unknown
+	// error the device may exist anyway: list by tag and adopt it on the next
+	// pass instead of calling CreateDevice again.
+	CreateDevice(ctx context.Context, req CreateDeviceRequest) (*Device, error)
+	// GetDevice reads a device with its ports (and their VLANs), addresses,
+	// plan and metro. A 404 is NotFound; a 403 is Forbidden and needs a
+	// ListDevices by tag to confirm the device is gone.
+	GetDevice(ctx context.Context, id string) (*Device, error)
+	// ListDevices lists the project's devices matching opts, all pages.
+	ListDevices(ctx context.Context, opts ListDevicesOptions) ([]Device, error)
+	UpdateDevice(ctx context.Context, id string, update DeviceUpdate) (*Device, error)
+	// DeleteDevice deletes a device. Deleting one that is still provisioning
+	// is Busy; a device already gone is NotFound.
+	DeleteDevice(ctx context.Context, id string, force bool) error
+	Reinstall(ctx context.Context, id string, req ReinstallRequest) error
+	PowerOn(ctx context.Context, id string) error
+	PowerOff(ctx context.Context, id string) error
+	Reboot(ctx context.Context, id string) error
+	// ListDeviceEvents lists a device's events, all pages, newest first.
+	ListDeviceEvents(ctx context.Context, id string) ([]Event, error)
+}
+
+// PortClient changes a device's network ports. A call can succeed before the
+// port has changed: read the port again (GetPort or GetDevice) and compare
+// before the next step.
+type PortClient interface {
+	GetPort(ctx context.Context, id string) (*Port, error)
+	// BondPort adds a port to its bond; bulk bonds every port of the bond.
+	BondPort(ctx context.Context, id string, bulk bool) error
+	// DisbondPort takes a port out of its bond; bulk disbonds every port.
+	DisbondPort(ctx context.Context, id string, bulk bool) error
+	// ConvertLayer2 turns a bond to layer 2, dropping the device's addresses.
+	// A bond already in layer 2 is success.
+	ConvertLayer2(ctx context.Context, id string) error
+	// ConvertLayer3 turns a bond back to layer 3, requesting public IPv4,
+	// private IPv4 and public IPv6 addresses (new ones). VLANs must be
+	// removed first. A bond already in layer 3 is success.
+	ConvertLayer3(ctx context.Context, id string) error
+	// AssignVLAN attaches a VLAN, by ID or VXLAN number, to a port; one
+	// already on the port is success.
+	AssignVLAN(ctx context.Context, portID, vnid string) error
+	// UnassignVLAN detaches a VLAN; one that is not on the port is success.
+	UnassignVLAN(ctx context.Context, portID, vnid string) error
+	// AssignNativeVLAN makes a VLAN already on the port its native VLAN.
+	AssignNativeVLAN(ctx context.Context, portID, vnid string) error
+	RemoveNativeVLAN(ctx context.Context, portID string) error
+}
+
+// VLANClient manages the project's VLANs.
+type VLANClient interface {
+	// ListVLANs lists the project's VLANs in metro ("" for every metro).
+	ListVLANs(ctx context.Context, metro string) ([]VirtualNetwork, error)
+	CreateVLAN(ctx context.Context, req CreateVLANRequest) (*VirtualNetwork, error)
+	GetVLAN(ctx context.Context, id string) (*VirtualNetwork, error)
+	// DeleteVLAN deletes a VLAN; unassign it from every port first.
+	DeleteVLAN(ctx context.Context, id string) error
+}
+
+// IPClient manages reserved addresses (Elastic IPs) and their assignments.
+type IPClient interface {
+	ReserveIPs(ctx context.Context, req ReserveIPsRequest) (*IPReservation, error)
+	// ListIPReservations lists the project's reservations with their
+	// assignments, all pages.
+	ListIPReservations(ctx context.Context, opts ListIPReservationsOptions) ([]IPReservation, error)
+	GetIPReservation(ctx context.Context, id string) (*IPReservation, error)
+	ReleaseIPReservation(ctx context.Context, id string) error
+	// AssignIP assigns an address ("147.75.1.2/32" or bare) to a device.
+	AssignIP(ctx context.Context, deviceID, address string) (*IPAddress, error)
+	// UnassignIP removes an assignment by its ID.
+	UnassignIP(ctx context.Context, assignmentID string) error
+	ListDeviceIPs(ctx context.Context, deviceID string) ([]IPAddress, error)
+}
+
+// BGPClient manages the project's BGP configuration and device sessions.
+type BGPClient interface {
+	// GetBGPConfig returns the project's configuration; one with an empty ID
+	// when BGP was never requested (see BGPConfig.Enabled).
+	GetBGPConfig(ctx context.Context) (*BGPConfig, error)
+	// CreateBGPConfig requests BGP for the project; already enabled is
+	// success. Any 2xx is accepted (the spec says 204, mocks answered 201).
+	CreateBGPConfig(ctx context.Context, req BGPConfigRequest) error
+	// CreateBGPSession opens a session; an existing one is success.
+	CreateBGPSession(ctx context.Context, deviceID string, req BGPSessionRequest) error
+	ListBGPNeighbors(ctx context.Context, deviceID string) ([]BGPNeighbor, error)
+}
+
+// Operation names, used as the operation label of the metrics and as
+// Error.Op.
+const (
+	OpCreateDevice         = "CreateDevice"
+	OpGetDevice            = "GetDevice"
+	OpListDevices          = "ListDevices"
+	OpUpdateDevice         = "UpdateDevice"
+	OpDeleteDevice         = "DeleteDevice"
+	OpReinstall            = "Reinstall"
+	OpPowerOn              = "PowerOn"
+	OpPowerOff             = "PowerOff"
+	OpReboot               = "Reboot"
+	OpListDeviceEvents     = "ListDeviceEvents"
+	OpGetPort              = "GetPort"
+	OpBondPort             = "BondPort"
+	OpDisbondPort          = "DisbondPort"
+	OpConvertLayer2        = "ConvertLayer2"
+	OpConvertLayer3        = "ConvertLayer3"
+	OpAssignVLAN           = "AssignVLAN"
+	OpUnassignVLAN         = "UnassignVLAN"
+	OpAssignNativeVLAN     = "AssignNativeVLAN"
+	OpRemoveNativeVLAN     = "RemoveNativeVLAN"
+	OpListVLANs            = "ListVLANs"
+	OpCreateVLAN           = "CreateVLAN"
+	OpGetVLAN              = "GetVLAN"
+	OpDeleteVLAN           = "DeleteVLAN"
+	OpReserveIPs           = "ReserveIPs"
+	OpListIPReservations   = "ListIPReservations"
+	OpGetIPReservation     = "GetIPReservation"
+	OpReleaseIPReservation = "ReleaseIPReservation"
+	OpAssignIP             = "AssignIP"
+	OpUnassignIP           = "UnassignIP"
+	OpListDeviceIPs        = "ListDeviceIPs"
+	OpGetBGPConfig         = "GetBGPConfig"
+	OpCreateBGPConfig      = "CreateBGPConfig"
+	OpCreateBGPSession     = "CreateBGPSession"
+	OpListBGPNeighbors     = "ListBGPNeighbors"
+	OpListPlans            = "ListPlans"
+)
+
+// projectScopedOps address the project from the credentials, so a 404 means
+// the project ID is wrong, not that an object is gone.
+var projectScopedOps = map[string]bool{
+	OpCreateDevice:       true,
+	OpListDevices:        true,
+	OpListVLANs:          true,
+	OpCreateVLAN:         true,
+	OpReserveIPs:         true,
+	OpListIPReservations: true,
+	OpGetBGPConfig:       true,
+	OpCreateBGPConfig:    true,
+}

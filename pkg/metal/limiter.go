@@ -1,0 +1,137 @@
+package metal
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+const (
+	// defaultThrottle is how long calls are refused after a 429 that named no
+	// wait. The API publishes no limits; terraform's retry backoff started at
+	// 1 s and grew to 30 s.
+	defaultThrottle = 10 * time.Second
+	// maxThrottle bounds a Retry-After, so a bogus header cannot stop every
+	// reconcile for hours.
+	maxThrottle = 10 * time.Minute
+)
+
+// limiter paces the calls made with one API token: a token bucket spreads a
+// large pool's reconciles out, and after the API answered 429 (or announced
+// that no requests remain) calls fail fast until the named time, without
+// reaching the network, so the workqueue backs off instead of the API.
+type limiter struct {
+	bucket  *rate.Limiter
+	maxWait time.Duration
+	now     func() time.Time
+
+	mu             sync.Mutex
+	throttledUntil time.Time
+}
+
+func newLimiter(rps rate.Limit, burst int, maxWait time.Duration, now func() time.Time) *limiter {
+	return &limiter{
+		bucket:  rate.NewLimiter(rps, burst),
+		maxWait: maxWait,
+		now:     now,
+	}
+}
+
+// acquire waits for a token, at most maxWait and never past ctx. It returns
+// a Throttled *Error while the API's Retry-After runs or when the bucket
+// would make the caller wait too long.
+func (l *limiter) acquire(ctx context.Context, op string) error {
+	if wait := l.remaining(); wait > 0 {
+		return &Error{Op: op, Class: ClassThrottled, RetryAfter: wait,
+			Message: "rate limited by the API, not calling it until the wait is over"}
+	}
+	r := l.bucket.Reserve()
+	if !r.OK() {
+		return &Error{Op: op, Class: ClassThrottled, RetryAfter: l.maxWait,
+			Message: "client-side request rate limit reached"}
+	}
+	delay := r.Delay()
+	if delay == 0 {
+		return nil
+	}
+	if delay > l.maxWait {
+		r.Cancel()
+		return &Error{Op: op, Class: ClassThrottled, RetryAfter: delay,
+			Message: "client-side request rate limit reached"}
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		r.Cancel()
+		return &Error{Op: op, Class: ClassTransient, Message: "waiting for the client-side rate limit: " + ctx.Err().Error(), Err: ctx.Err()}
+	}
+}
+
+// remaining is how long calls are still refused.
+func (l *limiter) remaining() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.throttledUntil.IsZero() {
+		return 0
+	}
+	d := l.throttledUntil.Sub(l.now())
+	if d <= 0 {
+		l.throttledUntil = time.Time{}
+		return 0
+	}
+	return d
+}
+
+// observe learns from an answer's headers: a 429's Retry-After, or a
+// zero X-RateLimit-Remaining with its X-RateLimit-Reset. It returns the wait
+// it set (0 if none), for the error of a 429.
+func (l *limiter) observe(resp *http.Response) time.Duration {
+	if resp == nil {
+		return 0
+	}
+	now := l.now()
+	var wait time.Duration
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		wait = throttleFor429(resp.Header, now)
+	case rateLimitExhausted(resp.Header):
+		if d, ok := parseRateLimitReset(resp.Header.Get("X-RateLimit-Reset"), now); ok {
+			wait = min(d, maxThrottle)
+		}
+	}
+	if wait <= 0 {
+		return 0
+	}
+	l.mu.Lock()
+	if until := now.Add(wait); until.After(l.throttledUntil) {
+		l.throttledUntil = until
+	}
+	l.mu.Unlock()
+	return wait
+}
+
+func throttleFor429(h http.Header, now time.Time) time.Duration {
+	if d, ok := parseRetryAfter(h.Get("Retry-After"), now); ok {
+		return min(d, maxThrottle)
+	}
+	if d, ok := parseRateLimitReset(h.Get("X-RateLimit-Reset"), now); ok && d > 0 {
+		return min(d, maxThrottle)
+	}
+	return defaultThrottle
+}
+
+func rateLimitExhausted(h http.Header) bool {
+	v := h.Get("X-RateLimit-Remaining")
+	if v == "" {
+		return false
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n <= 0
+}

@@ -1,0 +1,248 @@
+package metal
+
+import (
+	"path"
+	"strings"
+	"time"
+
+	"github.com/equinix/equinix-sdk-go/services/metalv1"
+)
+
+// Conversions from SDK models to ours. Nested objects may come back as
+// references ({"href": ...}); their IDs are the last path element.
+
+func idOf(id, href *string) string {
+	if id != nil && *id != "" {
+		return *id
+	}
+	if href != nil && *href != "" {
+		return path.Base(*href)
+	}
+	return ""
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+func fromDevice(d *metalv1.Device) *Device {
+	if d == nil {
+		return nil
+	}
+	out := &Device{
+		ID:                     idOf(d.Id, d.Href),
+		ShortID:                d.GetShortId(),
+		Hostname:               d.GetHostname(),
+		State:                  DeviceState(d.GetState()),
+		Tags:                   append([]string(nil), d.Tags...),
+		BillingCycle:           d.GetBillingCycle(),
+		IPXEScriptURL:          d.GetIpxeScriptUrl(),
+		AlwaysPXE:              d.GetAlwaysPxe(),
+		Locked:                 d.GetLocked(),
+		Spot:                   d.GetSpotInstance(),
+		CreatedAt:              timeOf(d.CreatedAt),
+		UpdatedAt:              timeOf(d.UpdatedAt),
+		ProvisioningPercentage: float64(d.GetProvisioningPercentage()),
+	}
+	if d.Plan != nil {
+		out.Plan = d.Plan.GetSlug()
+	}
+	if d.Metro != nil {
+		out.Metro = strings.ToLower(d.Metro.GetCode())
+	}
+	if d.OperatingSystem != nil {
+		out.OperatingSystem = d.OperatingSystem.GetSlug()
+	}
+	if d.HardwareReservation != nil {
+		out.HardwareReservationID = idOf(d.HardwareReservation.Id, d.HardwareReservation.Href)
+	}
+	for i := range d.NetworkPorts {
+		out.Ports = append(out.Ports, fromPort(&d.NetworkPorts[i]))
+	}
+	for i := range d.IpAddresses {
+		out.IPAddresses = append(out.IPAddresses, fromIPAssignment(&d.IpAddresses[i]))
+	}
+	return out
+}
+
+func fromPort(p *metalv1.Port) Port {
+	out := Port{
+		ID:               idOf(p.Id, p.Href),
+		Name:             p.GetName(),
+		Type:             PortType(p.GetType()),
+		NetworkType:      NetworkType(p.GetNetworkType()),
+		DisbondSupported: p.GetDisbondOperationSupported(),
+	}
+	if p.Data != nil {
+		out.MAC = strings.ToLower(p.Data.GetMac())
+		out.Bonded = p.Data.GetBonded()
+	}
+	if p.Bond != nil {
+		out.BondID = p.Bond.GetId()
+		out.BondName = p.Bond.GetName()
+	}
+	if p.NativeVirtualNetwork != nil {
+		out.NativeVLANID = idOf(p.NativeVirtualNetwork.Id, p.NativeVirtualNetwork.Href)
+	}
+	for i := range p.VirtualNetworks {
+		vn := &p.VirtualNetworks[i]
+		out.VLANs = append(out.VLANs, VLANRef{ID: idOf(vn.Id, vn.Href), VXLAN: int(vn.GetVxlan())})
+	}
+	return out
+}
+
+func fromIPAssignment(a *metalv1.IPAssignment) IPAddress {
+	out := IPAddress{
+		ID:            idOf(a.Id, a.Href),
+		Address:       a.GetAddress(),
+		Network:       a.GetNetwork(),
+		Netmask:       a.GetNetmask(),
+		Gateway:       a.GetGateway(),
+		CIDR:          int(a.GetCidr()),
+		AddressFamily: int(a.GetAddressFamily()),
+		Public:        a.GetPublic(),
+		Management:    a.GetManagement(),
+	}
+	if a.AssignedTo != nil && a.AssignedTo.Href != "" {
+		out.DeviceID = path.Base(a.AssignedTo.Href)
+	}
+	return out
+}
+
+func fromVirtualNetwork(v *metalv1.VirtualNetwork) *VirtualNetwork {
+	if v == nil {
+		return nil
+	}
+	out := &VirtualNetwork{
+		ID:              idOf(v.Id, v.Href),
+		VXLAN:           int(v.GetVxlan()),
+		Metro:           strings.ToLower(v.GetMetroCode()),
+		Description:     v.GetDescription(),
+		Tags:            append([]string(nil), v.Tags...),
+		AssignedDevices: len(v.Instances),
+		CreatedAt:       timeOf(v.CreatedAt),
+	}
+	if out.Metro == "" && v.Metro != nil {
+		out.Metro = strings.ToLower(v.Metro.GetCode())
+	}
+	return out
+}
+
+func fromEvent(e *metalv1.Event) Event {
+	return Event{
+		ID:           idOf(e.Id, e.Href),
+		Type:         e.GetType(),
+		State:        e.GetState(),
+		Body:         e.GetBody(),
+		Interpolated: e.GetInterpolated(),
+		CreatedAt:    timeOf(e.CreatedAt),
+	}
+}
+
+func fromIPReservation(r *metalv1.IPReservation) *IPReservation {
+	if r == nil {
+		return nil
+	}
+	out := &IPReservation{
+		ID:            idOf(r.Id, r.Href),
+		Type:          string(r.Type),
+		Address:       r.GetAddress(),
+		Network:       r.GetNetwork(),
+		Netmask:       r.GetNetmask(),
+		Gateway:       r.GetGateway(),
+		CIDR:          int(r.GetCidr()),
+		AddressFamily: int(r.GetAddressFamily()),
+		Public:        r.GetPublic(),
+		Management:    r.GetManagement(),
+		State:         r.GetState(),
+		Tags:          append([]string(nil), r.Tags...),
+		CreatedAt:     timeOf(r.CreatedAt),
+	}
+	if r.Metro != nil {
+		out.Metro = strings.ToLower(r.Metro.GetCode())
+	}
+	for i := range r.Assignments {
+		out.Assignments = append(out.Assignments, fromIPAssignment(&r.Assignments[i]))
+	}
+	return out
+}
+
+func fromBGPConfig(c *metalv1.BgpConfig) *BGPConfig {
+	if c == nil {
+		return &BGPConfig{}
+	}
+	return &BGPConfig{
+		ID:             c.GetId(),
+		ASN:            c.GetAsn(),
+		DeploymentType: string(c.GetDeploymentType()),
+		Status:         string(c.GetStatus()),
+		MaxPrefix:      int(c.GetMaxPrefix()),
+	}
+}
+
+func fromBGPNeighbor(n *metalv1.BgpNeighborData) BGPNeighbor {
+	return BGPNeighbor{
+		AddressFamily: int(n.GetAddressFamily()),
+		CustomerAS:    int(n.GetCustomerAs()),
+		CustomerIP:    n.GetCustomerIp(),
+		PeerAS:        int(n.GetPeerAs()),
+		PeerIPs:       append([]string(nil), n.PeerIps...),
+		MD5Enabled:    n.GetMd5Enabled(),
+		MD5Password:   Sensitive(n.GetMd5Password()),
+		Multihop:      n.GetMultihop(),
+		RoutesIn:      fromBGPRoutes(n.RoutesIn),
+		RoutesOut:     fromBGPRoutes(n.RoutesOut),
+	}
+}
+
+func fromBGPRoutes(routes []metalv1.BgpRoute) []BGPRoute {
+	var out []BGPRoute
+	for _, r := range routes {
+		out = append(out, BGPRoute{Route: r.GetRoute(), Exact: r.GetExact()})
+	}
+	return out
+}
+
+func fromPlan(p *metalv1.Plan) Plan {
+	out := Plan{
+		ID:     p.GetId(),
+		Slug:   p.GetSlug(),
+		Name:   p.GetName(),
+		Class:  p.GetClass(),
+		Type:   string(p.GetType()),
+		Line:   p.GetLine(),
+		Legacy: p.GetLegacy(),
+	}
+	s := p.Specs
+	if s == nil {
+		return out
+	}
+	for _, c := range s.Cpus {
+		out.CPUs = append(out.CPUs, PlanComponent{Count: int(c.GetCount()), Type: c.GetType()})
+	}
+	for _, n := range s.Nics {
+		out.NICs = append(out.NICs, PlanComponent{Count: int(n.GetCount()), Type: n.GetType()})
+	}
+	for _, d := range s.Drives {
+		out.Drives = append(out.Drives, PlanDrive{Count: int(d.GetCount()), Type: d.GetType(), Size: d.GetSize(), Category: d.GetCategory()})
+	}
+	if s.Memory != nil {
+		out.Memory = s.Memory.GetTotal()
+	}
+	if s.Features != nil {
+		out.UEFI = s.Features.GetUefi()
+		out.RAID = s.Features.GetRaid()
+	}
+	return out
+}
