@@ -12,6 +12,7 @@ import (
 	lassocontroller "github.com/rancher/lasso/pkg/controller"
 	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
 	"github.com/rancher/wrangler/v3/pkg/generic"
+	"github.com/rancher/wrangler/v3/pkg/schemes"
 	"github.com/rancher/wrangler/v3/pkg/start"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +28,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
-	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/scheme"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
@@ -51,7 +51,9 @@ type Factories struct {
 // needs no cluster-wide Secret access.
 func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error) {
 	rateLimiter := workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 5*time.Minute)
-	shared, err := newSharedControllerFactory(restConfig, scheme.Scheme, rateLimiter, namespace)
+	// wrangler's schemes.All holds every type its generated controllers (ours and
+	// core) registered; our clientset's scheme alone lacks the core types.
+	shared, err := newSharedControllerFactory(restConfig, schemes.All, rateLimiter, namespace)
 	if err != nil {
 		return nil, err
 	}

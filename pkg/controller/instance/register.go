@@ -5,6 +5,7 @@ package instance
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/labels"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,7 @@ import (
 const (
 	HandlerRemove    = "instance-remove"
 	HandlerProvision = "instance-provision"
+	HandlerNetwork   = "instance-network"
 	watchNodes       = "instance-watch-nodes"
 	watchSecrets     = "instance-watch-secrets"
 
@@ -42,6 +44,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	h := &Handler{ctx: ctx, deps: deps}
 	deps.Instances.OnRemove(ctx, HandlerRemove, h.RemoveInstance)
 	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
+	deps.Instances.OnChange(ctx, HandlerNetwork, h.ConvergeNetwork)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, deps.Instances, deps.Nodes)
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, h.instancesOfSecret, deps.Instances, deps.Secrets, deps.ConfigMaps, deps.Settings)
 	return nil
@@ -64,7 +67,7 @@ func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedr
 // Secret, ConfigMap or Setting it may depend on changes: fixed credentials,
 // a join token, the VIP or the cluster version let it continue at once.
 func (h *Handler) instancesOfSecret(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
-	insts, err := h.deps.Instances.Cache().List(nil)
+	insts, err := h.deps.Instances.Cache().List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -52,6 +53,14 @@ func (r *run) cleanup() (bool, error) {
 	}
 	if err := r.deleteNode(); err != nil {
 		return false, err
+	}
+	// The device's ports are gone with it: VLANs only it used can go too.
+	deleted, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
+	if err != nil {
+		return false, r.metalFailure("deleting VLANs no longer used", v1.InstanceDeleting, err)
+	}
+	for _, vx := range deleted {
+		r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANDeleted", "deleted VLAN %d: no server uses it any more", vx)
 	}
 	if err := r.deletePasswordSecret(); err != nil {
 		return false, err

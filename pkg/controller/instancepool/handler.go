@@ -53,6 +53,9 @@ func (r *poolRun) sync() error {
 	if err := r.scale(); err != nil {
 		return err
 	}
+	if err := r.syncInPlace(); err != nil {
+		return err
+	}
 	r.summarize()
 	return nil
 }
@@ -225,4 +228,28 @@ func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
 		}
 	}
 	return out, nil
+}
+
+// syncInPlace copies the pool's VLAN lists onto its Instances made from the
+// same server template; the networking chain then converges their ports
+// without reinstalling anything.
+func (r *poolRun) syncInPlace() error {
+	hash := TemplateHash(&r.pool.Spec.InstanceTemplate)
+	want := r.pool.Spec.NetworkingConfiguration.InterfaceConfiguration
+	for _, inst := range active(r.insts) {
+		if inst.Annotations[common.AnnotationTemplateHash] != hash ||
+			equality.Semantic.DeepEqual(inst.Spec.NetworkingConfiguration.InterfaceConfiguration, want) {
+			continue
+		}
+		upd := inst.DeepCopy()
+		upd.Spec.NetworkingConfiguration.InterfaceConfiguration = nil
+		for _, ic := range want {
+			upd.Spec.NetworkingConfiguration.InterfaceConfiguration = append(upd.Spec.NetworkingConfiguration.InterfaceConfiguration, *ic.DeepCopy())
+		}
+		if _, err := r.h.deps.Instances.Update(upd); err != nil {
+			return fmt.Errorf("updating the VLANs of instance %s: %w", inst.Name, err)
+		}
+		r.h.deps.Recorder.Eventf(r.pool, corev1.EventTypeNormal, "VLANsChanged", "instance %s takes the pool's new VLAN list", inst.Name)
+	}
+	return nil
 }

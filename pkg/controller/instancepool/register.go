@@ -4,6 +4,7 @@ package instancepool
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,7 +56,7 @@ func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, err
 // allPools re-runs every pool: there are few, and a changed Secret, VIP or
 // version can concern any of them.
 func (h *Handler) allPools(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
-	pools, err := h.deps.Pools.Cache().List(nil)
+	pools, err := h.deps.Pools.Cache().List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}

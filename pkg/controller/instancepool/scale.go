@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
 // active are the Instances not being deleted.
@@ -79,19 +80,21 @@ func pickReservation(pool *v1.InstancePool, insts []*v1.Instance) string {
 
 // TemplateHash hashes the part of a pool's template that shapes the server
 // itself, which an existing server cannot change without a reinstall: plan,
-// metro, credentials (the project), boot mode, network type, management ports
-// and bond, spot, install disk. VLAN lists and tags are not in it: they
-// converge on running servers.
+// metro, credentials (the project), boot mode, network type, management ports,
+// bond and VLAN, spot, install disk. VLAN lists and tags are not in it: they
+// converge on running servers (unless they move the management VLAN).
 func TemplateHash(t *v1.InstanceTemplate) string {
+	mgmtVLAN, _ := harvester.ManagementVLANID(*t) // admission guarantees it resolves
 	shape := struct {
-		Plan, Metro, BootMode, NetworkType, InstallDevice, ManagementVLAN string
-		Credentials                                                       *v1.SecretReference
-		ManagementInterface                                               []string
-		Bond                                                              map[string]string
-		Spot                                                              *v1.SpotSettings
+		ManagementVLAN                                    int
+		Plan, Metro, BootMode, NetworkType, InstallDevice string
+		Credentials                                       *v1.SecretReference
+		ManagementInterface                               []string
+		Bond                                              map[string]string
+		Spot                                              *v1.SpotSettings
 	}{
 		Plan: t.Plan, Metro: lower(t.Metro), BootMode: t.BootMode, NetworkType: t.NetworkingConfiguration.Type,
-		InstallDevice: t.InstallDevice, ManagementVLAN: t.NetworkingConfiguration.ManagementVLAN,
+		InstallDevice: t.InstallDevice, ManagementVLAN: mgmtVLAN,
 		Credentials: t.CredentialsSecret, ManagementInterface: t.ManagementInterface,
 		Bond: t.ManagementBondingOptions, Spot: t.Spot,
 	}

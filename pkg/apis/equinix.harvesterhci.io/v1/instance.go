@@ -73,6 +73,11 @@ type InstanceStatus struct {
 	// NetworkType is the network type last read from the device's ports.
 	// +optional
 	NetworkType string `json:"networkType,omitempty"`
+	// NetworkConfigHash identifies the network configuration (template and
+	// phase) the ports last converged to; while it matches, the networking
+	// chain makes no API call.
+	// +optional
+	NetworkConfigHash string `json:"networkConfigHash,omitempty"`
 	// PasswordSecret names the Secret (in the controller's namespace) holding the
 	// generated console password of the rancher user.
 	// +optional

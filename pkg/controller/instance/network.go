@@ -1,0 +1,214 @@
+package instance
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/network"
+)
+
+// maxStepsPerPass bounds the port calls of one reconcile, so one server cannot
+// hold a worker for long; the next pass continues.
+const maxStepsPerPass = 12
+
+// ConvergeNetwork is the networking chain: it brings the device's ports to the
+// pool's network type and VLANs. Before the install it converges to the state
+// the installer needs (network.PhaseInstall); after the join, to the pool's
+// type. While the installer runs it leaves the ports alone. A converged
+// device whose configuration did not change costs no API call.
+func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, error) {
+	if inst == nil || inst.DeletionTimestamp != nil || !HasFinalizer(inst) || inst.Status.InstanceID == "" {
+		return inst, nil
+	}
+	phase, ok := networkPhase(inst)
+	if !ok {
+		return inst, nil
+	}
+	hash := networkHash(inst, phase)
+	if inst.Status.NetworkConfigHash == hash && conditions.IsTrue(inst.Status.Conditions, v1.InstanceNetworkConfigured) {
+		return inst, nil
+	}
+	r := h.newRun(inst)
+	return r.finish(r.converge(phase, hash))
+}
+
+// networkPhase says which state the ports should be in now, if any.
+func networkPhase(inst *v1.Instance) (network.Phase, bool) {
+	st := inst.Status
+	if st.JoinedAt != nil {
+		return network.PhaseJoined, true
+	}
+	if !conditions.IsTrue(st.Conditions, v1.InstanceDeviceActive) {
+		return 0, false
+	}
+	installing := conditions.IsTrue(st.Conditions, v1.InstanceInstalling)
+	if installing && inst.Spec.BootMode != v1.BootModeSingleBoot {
+		// The installer is running on the ports as they are; changing them
+		// under it could cut it off from the metadata service or the cluster.
+		return 0, false
+	}
+	return network.PhaseInstall, true
+}
+
+func networkHash(inst *v1.Instance, phase network.Phase) string {
+	raw, _ := json.Marshal(struct {
+		Phase      network.Phase
+		Networking v1.NetworkingConfiguration
+		Management []string
+	}{phase, inst.Spec.NetworkingConfiguration, inst.Spec.ManagementInterface})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8])
+}
+
+func (r *run) converge(phase network.Phase, hash string) error {
+	client, err := r.metalClient()
+	if client == nil || err != nil {
+		return err
+	}
+	dev, err := r.h.readDevice(r, client)
+	if dev == nil || err != nil {
+		return err
+	}
+	metro := strings.ToLower(r.inst.Spec.Metro)
+	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.deps.ClusterID, metro, network.VXLANs(&r.inst.Spec.InstanceTemplate))
+	if err != nil {
+		return r.networkFailure("finding or creating the VLANs", err)
+	}
+	for _, vx := range created {
+		r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANCreated", "created VLAN %d in metro %s", vx, metro)
+	}
+	unassigned := false
+	for i := 0; ; i++ {
+		want, err := network.Want(dev.Ports, &r.inst.Spec.InstanceTemplate, phase)
+		if err != nil {
+			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "PortMissing", err.Error())
+			return nil
+		}
+		steps := network.Steps(dev.Ports, want, vlanIDs)
+		if len(steps) == 0 {
+			return r.networkConverged(client, dev, phase, hash, unassigned)
+		}
+		if i == maxStepsPerPass {
+			r.requeue(r.h.deps.Cfg.PollInterval)
+			return nil
+		}
+		structural, err := r.runSteps(client, steps)
+		if err != nil {
+			return err
+		}
+		for _, s := range steps {
+			unassigned = unassigned || s.Op == network.OpUnassign
+		}
+		prev := dev
+		if dev, err = r.h.readDevice(r, client); dev == nil || err != nil {
+			return err
+		}
+		if structural != nil && !changed(prev, dev, structural) {
+			// The API answers before a conversion has finished: look again soon.
+			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "Converging",
+				fmt.Sprintf("waiting for %s to take effect", structural))
+			r.requeue(r.h.deps.Cfg.PollInterval)
+			return nil
+		}
+	}
+}
+
+// runSteps runs VLAN steps back to back and stops after the first structural
+// step (bond, disbond, conversion), which must be read back before the next.
+func (r *run) runSteps(client metal.Client, steps []network.Step) (*network.Step, error) {
+	for i := range steps {
+		s := steps[i]
+		if err := r.runStep(client, s); err != nil {
+			return nil, r.networkFailure(s.String(), err)
+		}
+		if s.Op != network.OpAssign && s.Op != network.OpUnassign {
+			return &s, nil
+		}
+	}
+	return nil, nil
+}
+
+func (r *run) runStep(client metal.Client, s network.Step) error {
+	ctx := r.h.ctx
+	switch s.Op {
+	case network.OpAssign:
+		return client.AssignVLAN(ctx, s.PortID, s.VLANID)
+	case network.OpUnassign:
+		return client.UnassignVLAN(ctx, s.PortID, s.VLANID)
+	case network.OpBond:
+		return client.BondPort(ctx, s.PortID, s.Bulk)
+	case network.OpDisbond:
+		return client.DisbondPort(ctx, s.PortID, s.Bulk)
+	case network.OpToLayer2:
+		return client.ConvertLayer2(ctx, s.PortID)
+	case network.OpToLayer3:
+		return client.ConvertLayer3(ctx, s.PortID)
+	}
+	return fmt.Errorf("unknown port operation %q", s.Op)
+}
+
+// changed reports whether the port a structural step acted on changed.
+func changed(before, after *metal.Device, s *network.Step) bool {
+	b, okB := before.Port(s.Port)
+	a, okA := after.Port(s.Port)
+	if !okB || !okA {
+		return true
+	}
+	return b.Bonded != a.Bonded || b.NetworkType != a.NetworkType
+}
+
+func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase network.Phase, hash string, unassigned bool) error {
+	st := &r.inst.Status
+	st.NetworkConfigHash = hash
+	st.NetworkType = string(dev.NetworkType())
+	st.PublicIP, st.PrivateIP = dev.PublicIPv4(), dev.PrivateIPv4()
+	what := network.EffectiveType(&r.inst.Spec.InstanceTemplate, phase)
+	msg := fmt.Sprintf("ports of device %s match %s", dev.ID, what)
+	if phase == network.PhaseInstall && what != r.inst.Spec.NetworkingConfiguration.Type && r.inst.Spec.NetworkingConfiguration.Type != "" {
+		msg += fmt.Sprintf(" for the install; %s follows once the node has joined", r.inst.Spec.NetworkingConfiguration.Type)
+	}
+	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, "Converged", msg)
+	if unassigned {
+		deleted, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
+		if err != nil {
+			return r.networkFailure("deleting VLANs no longer used", err)
+		}
+		for _, vx := range deleted {
+			r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANDeleted", "deleted VLAN %d: no server uses it any more", vx)
+		}
+	}
+	return nil
+}
+
+// networkFailure names the step and the port in the condition; the error
+// class decides the retry as for every Metal call.
+func (r *run) networkFailure(step string, err error) error {
+	if metal.ClassOf(err) == metal.ClassThrottled || metal.ClassOf(err) == metal.ClassTransient {
+		return r.metalFailure(step, v1.InstanceNetworkConfigured, err)
+	}
+	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "StepFailed",
+		fmt.Sprintf("%s: %s", step, metalMessage(err)))
+	return r.metalFailure(step, v1.InstanceNetworkConfigured, err)
+}
+
+// readDevice reads the device for the networking chain; a gone device is left
+// to the provisioning chain to report.
+func (h *Handler) readDevice(r *run, client metal.Client) (*metal.Device, error) {
+	dev, err := client.GetDevice(h.ctx, r.inst.Status.InstanceID)
+	if metal.IsNotFound(err) || metal.ClassOf(err) == metal.ClassForbidden {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.metalFailure("reading the device's ports", v1.InstanceNetworkConfigured, err)
+	}
+	return dev, nil
+}

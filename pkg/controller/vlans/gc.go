@@ -1,0 +1,111 @@
+// Package vlans finds, creates and garbage-collects the Metal VLANs the addon
+// attaches to its servers. Only VLANs carrying this cluster's tag are ever
+// deleted, and only once no device port uses them and no Instance wants them.
+package vlans
+
+import (
+	"context"
+	"fmt"
+	"k8s.io/apimachinery/pkg/labels"
+	"strings"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/network"
+)
+
+// Ensure returns the VLAN ID of each VXLAN in metro, creating (and tagging as
+// the addon's) the ones that do not exist yet.
+func Ensure(ctx context.Context, client metal.Client, clusterID, metro string, vxlans []int) (map[int]string, []int, error) {
+	ids := map[int]string{}
+	if len(vxlans) == 0 {
+		return ids, nil, nil
+	}
+	existing, err := client.ListVLANs(ctx, metro)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range existing {
+		if strings.EqualFold(v.Metro, metro) {
+			ids[v.VXLAN] = v.ID
+		}
+	}
+	var created []int
+	for _, vx := range vxlans {
+		if _, ok := ids[vx]; ok {
+			continue
+		}
+		v, err := client.CreateVLAN(ctx, metal.CreateVLANRequest{
+			Metro: metro, VXLAN: vx,
+			Description: fmt.Sprintf("VLAN %d for Harvester nodes (harvester-equinix-addon)", vx),
+			Tags:        []string{common.ClusterTag(clusterID)},
+		})
+		if err != nil {
+			return nil, created, fmt.Errorf("creating VLAN %d in metro %s: %w", vx, metro, err)
+		}
+		ids[vx] = v.ID
+		created = append(created, vx)
+	}
+	return ids, created, nil
+}
+
+// Wanted is every VXLAN an Instance not being deleted attaches in metro, for
+// the project of projectOf.
+func Wanted(insts []*v1.Instance, metro string, sameProject func(*v1.Instance) bool) map[int]bool {
+	out := map[int]bool{}
+	for _, i := range insts {
+		if i.DeletionTimestamp != nil || !strings.EqualFold(i.Spec.Metro, metro) || !sameProject(i) {
+			continue
+		}
+		for _, vx := range network.VXLANs(&i.Spec.InstanceTemplate) {
+			out[vx] = true
+		}
+	}
+	return out
+}
+
+// GC deletes this cluster's VLANs in metro that no device uses and no
+// Instance wants. It returns the VXLANs it deleted. A VLAN still in use, or
+// one the API refuses to delete now, is left for the next pass.
+func GC(ctx context.Context, client metal.Client, clusterID, metro string, wanted map[int]bool) ([]int, error) {
+	vlans, err := client.ListVLANs(ctx, metro)
+	if err != nil {
+		return nil, err
+	}
+	var deleted []int
+	for _, v := range vlans {
+		if !common.HasTag(v.Tags, common.ClusterTag(clusterID)) || wanted[v.VXLAN] || v.AssignedDevices > 0 {
+			continue
+		}
+		if err := client.DeleteVLAN(ctx, v.ID); err != nil {
+			switch metal.ClassOf(err) {
+			case metal.ClassNotFound:
+				continue
+			case metal.ClassBusy, metal.ClassInvalid:
+				// Still assigned somewhere the list did not show yet.
+				continue
+			}
+			return deleted, fmt.Errorf("deleting VLAN %d in metro %s: %w", v.VXLAN, metro, err)
+		}
+		deleted = append(deleted, v.VXLAN)
+	}
+	return deleted, nil
+}
+
+// CollectGarbage runs GC for metro with what every Instance of the same Metal
+// project wants, as the Instance cache shows it.
+func CollectGarbage(ctx context.Context, deps *common.Deps, client metal.Client, metro string) ([]int, error) {
+	insts, err := deps.Instances.Cache().List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	project := client.ProjectID()
+	sameProject := func(i *v1.Instance) bool {
+		creds, err := deps.Credentials.For(i.Spec.CredentialsSecret)
+		// An Instance whose credentials cannot be read might be in this project:
+		// keep what it wants rather than delete a VLAN it may use.
+		return err != nil || creds.ProjectID == project
+	}
+	return GC(ctx, client, deps.ClusterID, strings.ToLower(metro), Wanted(insts, metro, sameProject))
+}

@@ -1,0 +1,298 @@
+// Package framework assembles the integration test ground: the real test
+// cluster, the Metal simulator behind the real SDK client, the join agent, the
+// addon's iPXE handler, and the controller itself — in-process, or as the real
+// binary for tests that kill it.
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller"
+	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+)
+
+// Fixed test identities. The token and join token are fake, but tests still
+// assert they never leak into objects, Events or logs.
+const (
+	Namespace        = "harvester-system"
+	SecretName       = "equinix-addon"
+	MetalToken       = "sim-metal-token-7f3a9c"
+	ProjectID        = "11111111-2222-3333-4444-555555555555"
+	JoinToken        = "sim-join-token-K9x2Q"
+	VIP              = "10.0.0.10"
+	HarvesterVersion = "v1.4.1"
+)
+
+// Env is one test's world.
+type Env struct {
+	T       testing.TB
+	Ctx     context.Context
+	Cluster *cluster.Cluster
+	Kube    kubernetes.Interface
+	Client  versioned.Interface
+	Sim     *simulator.Simulator
+	SimURL  string
+	Agent   *joinagent.Agent
+	IPXEURL string
+
+	cancel     context.CancelFunc
+	ctrlCancel context.CancelFunc
+	ctrlDone   chan error
+	mu         sync.Mutex
+}
+
+// Options tune an Env.
+type Options struct {
+	// Timings of the simulated devices; zero means FastTimings.
+	Timings *simulator.Timings
+	// InstallTime of the join agent (default 300ms).
+	InstallTime time.Duration
+	// PollInterval of the controller (default 300ms).
+	PollInterval time.Duration
+	// NoController leaves the controller to the test (e.g. the binary).
+	NoController bool
+	// NoJoinToken leaves the join token out of the Secret.
+	NoJoinToken bool
+}
+
+// FastTimings make devices move in tens of milliseconds: the default
+// durations scaled by 1/2000 (a 3-minute iPXE boot takes 90ms).
+func FastTimings() simulator.Timings {
+	return simulator.DefaultTimings().Scale(1.0 / 2000)
+}
+
+// New builds the world on the package's shared cluster and starts the
+// controller in-process unless opts.NoController.
+func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
+	t.Helper()
+	c := shared.Require(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Env{T: t, Ctx: ctx, Cluster: c, cancel: cancel}
+	t.Cleanup(e.stop)
+	var err error
+	e.Kube, err = kubernetes.NewForConfig(c.RESTConfig)
+	require.NoError(t, err)
+	e.Client, err = versioned.NewForConfig(c.RESTConfig)
+	require.NoError(t, err)
+	root, err := cluster.RepoRoot()
+	require.NoError(t, err)
+	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)))
+	e.harvesterCluster(opts)
+
+	timings := FastTimings()
+	if opts.Timings != nil {
+		timings = *opts.Timings
+	}
+	e.Sim = simulator.New(simulator.Options{Timings: timings, Seed: 1})
+	e.Sim.AddProject(MetalToken, ProjectID)
+	srv := httptest.NewServer(e.Sim.Handler())
+	t.Cleanup(srv.Close)
+	e.SimURL = srv.URL + "/metal/v1"
+	go e.Sim.RunTicker(ctx, 20*time.Millisecond)
+
+	ipxe := httptest.NewServer(harvester.NewIPXEHandler())
+	t.Cleanup(ipxe.Close)
+	e.IPXEURL = ipxe.URL
+
+	install := opts.InstallTime
+	if install == 0 {
+		install = 300 * time.Millisecond
+	}
+	e.Agent = joinagent.New(e.Sim, joinagent.Options{
+		Kube: e.Kube, Expect: joinagent.Expect{ServerURL: "https://" + VIP + ":443", Token: JoinToken},
+		InstallTime: install, HeartbeatInterval: time.Second,
+	})
+	e.Agent.Start(ctx)
+	if !opts.NoController {
+		e.StartController(e.Config(opts))
+	}
+	return e
+}
+
+// Config is the controller configuration the tests use.
+func (e *Env) Config(opts Options) *config.Config {
+	poll := opts.PollInterval
+	if poll == 0 {
+		poll = 300 * time.Millisecond
+	}
+	return &config.Config{
+		Namespace: Namespace, SecretName: SecretName, Threads: 5,
+		MetalAPIURL: e.SimURL, MetalTimeout: 10 * time.Second,
+		MetalRequestsPerSecond: 200, MetalBurst: 400,
+		JoinTokenSecret: SecretName, JoinTokenKey: "JOIN_TOKEN",
+		IPXEPublicURL: e.IPXEURL, IPXEAddress: "127.0.0.1:0",
+		PollInterval: poll, OrphanSweepInterval: time.Hour, OrphanGracePeriod: time.Hour, OrphanDryRun: true,
+		LeaderLockName: "harvester-equinix-addon",
+	}
+}
+
+// harvesterCluster creates what a Harvester cluster has and the addon reads:
+// the namespace, the VIP ConfigMap, the server-version Setting, and the
+// credentials Secret an operator creates.
+func (e *Env) harvesterCluster(opts Options) {
+	t, ctx := e.T, e.Ctx
+	_, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	e.apply(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "vip"}, Data: map[string]string{"ip": VIP, "enabled": "true"}})
+	data := map[string][]byte{"METAL_AUTH_TOKEN": []byte(MetalToken), "PROJECT_ID": []byte(ProjectID)}
+	if !opts.NoJoinToken {
+		data["JOIN_TOKEN"] = []byte(JoinToken)
+	}
+	e.apply(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName}, Data: data})
+	settings := e.Client.HarvesterhciV1beta1().Settings()
+	_, err = settings.Get(ctx, harvester.ServerVersionSettingName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		err = createSetting(ctx, e, HarvesterVersion)
+	}
+	require.NoError(t, err)
+}
+
+// createSetting goes through the dynamic client: the addon's own client for
+// Settings is read-only, as the addon never writes them.
+func createSetting(ctx context.Context, e *Env, version string) error {
+	dyn, err := dynamic.NewForConfig(e.Cluster.RESTConfig)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "harvesterhci.io/v1beta1", "kind": "Setting",
+		"metadata": map[string]interface{}{"name": harvester.ServerVersionSettingName},
+		"value":    version,
+	}}
+	_, err = dyn.Resource(schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}).
+		Create(ctx, obj, metav1.CreateOptions{})
+	return err
+}
+
+// apply creates or replaces a ConfigMap or Secret.
+func (e *Env) apply(obj interface{}) {
+	t, ctx := e.T, e.Ctx
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		cms := e.Kube.CoreV1().ConfigMaps(o.Namespace)
+		if existing, err := cms.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+			o.ResourceVersion = existing.ResourceVersion
+			_, err = cms.Update(ctx, o, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			return
+		}
+		_, err := cms.Create(ctx, o, metav1.CreateOptions{})
+		require.NoError(t, err)
+	case *corev1.Secret:
+		secs := e.Kube.CoreV1().Secrets(o.Namespace)
+		if existing, err := secs.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+			o.ResourceVersion = existing.ResourceVersion
+			_, err = secs.Update(ctx, o, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			return
+		}
+		_, err := secs.Create(ctx, o, metav1.CreateOptions{})
+		require.NoError(t, err)
+	default:
+		t.Fatalf("apply: unsupported %T", obj)
+	}
+}
+
+// SetSecretData replaces the credentials Secret's data.
+func (e *Env) SetSecretData(data map[string]string) {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName}, Data: map[string][]byte{}}
+	for k, v := range data {
+		sec.Data[k] = []byte(v)
+	}
+	e.apply(sec)
+}
+
+// StartController runs the controller in this process until StopController.
+func (e *Env) StartController(cfg *config.Config) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithCancel(e.Ctx)
+	e.ctrlCancel = cancel
+	e.ctrlDone = make(chan error, 1)
+	go func() { e.ctrlDone <- controller.Start(ctx, e.Cluster.RESTConfig, cfg) }()
+}
+
+// StopController stops the in-process controller and waits for it.
+func (e *Env) StopController() {
+	e.mu.Lock()
+	cancel, done := e.ctrlCancel, e.ctrlDone
+	e.ctrlCancel = nil
+	e.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		e.T.Errorf("controller did not stop within 30s")
+	}
+}
+
+func (e *Env) stop() {
+	e.StopController()
+	e.cancel()
+}
+
+// BinaryPath builds the controller binary once per test binary.
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the path of the freshly built controller binary.
+func Binary(t testing.TB) string {
+	buildOnce.Do(func() {
+		root, err := cluster.RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "hea-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "harvester-equinix-addon")
+		buildErr = runCmd(root, "go", "build", "-o", binPath, ".")
+	})
+	if buildErr != nil {
+		t.Fatalf("building the controller: %v", buildErr)
+	}
+	return binPath
+}
+
+func runCmd(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %v: %w\n%s", name, args, err, out)
+	}
+	return nil
+}

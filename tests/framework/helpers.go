@@ -1,0 +1,248 @@
+package framework
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// SeedSample is the InstancePool of the seed README, byte for byte.
+const SeedSample = `apiVersion: equinix.harvesterhci.io/v1
+kind: InstancePool
+metadata:
+  name: harvester-pxe-worker
+spec:
+  count: 1
+  billingCycle: hourly
+  managementInterface:
+    - eth0
+  plan: c3.small.x86
+  metro: SG
+  nodeCleanupWaitInterval: 5m
+  managementBondingOptions:
+    mode: balance-tlb
+    miimon: "100"
+  networkingConfiguration:
+    type: "hybrid"
+    interfaceConfiguration:
+      - name: eth1
+        vlanIDS:
+          - "1000"
+          - "1001"
+`
+
+// ParsePool reads an InstancePool from YAML, optionally renamed.
+func ParsePool(t testing.TB, doc, name string) *v1.InstancePool {
+	t.Helper()
+	pool := &v1.InstancePool{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), pool))
+	if name != "" {
+		pool.Name = name
+	}
+	return pool
+}
+
+// CreatePool creates a pool and deletes it (waiting for its servers to be
+// released) when the test ends.
+func (e *Env) CreatePool(pool *v1.InstancePool) *v1.InstancePool {
+	e.T.Helper()
+	created, err := e.Client.EquinixV1().InstancePools().Create(e.Ctx, pool, metav1.CreateOptions{})
+	require.NoError(e.T, err)
+	e.T.Cleanup(func() { e.DeletePoolAndWait(created.Name) })
+	return created
+}
+
+// DeletePoolAndWait deletes a pool and waits until it and its Instances are
+// gone (only a running controller gets there).
+func (e *Env) DeletePoolAndWait(name string) {
+	err := e.Client.EquinixV1().InstancePools().Delete(e.Ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	require.NoError(e.T, err)
+	e.Eventually(func() bool {
+		_, err := e.Client.EquinixV1().InstancePools().Get(e.Ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 2*time.Minute, "pool %s was not deleted", name)
+}
+
+// Eventually polls cond every 100ms until it holds or timeout passes.
+func (e *Env) Eventually(cond func() bool, timeout time.Duration, msg string, args ...interface{}) {
+	e.T.Helper()
+	require.Eventually(e.T, cond, timeout, 100*time.Millisecond, fmt.Sprintf(msg, args...))
+}
+
+// Pool reads a pool.
+func (e *Env) Pool(name string) *v1.InstancePool {
+	p, err := e.Client.EquinixV1().InstancePools().Get(e.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// Instances lists a pool's Instances.
+func (e *Env) Instances(pool string) []v1.Instance {
+	list, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{common.LabelPool: pool}).String()})
+	if err != nil {
+		return nil
+	}
+	return list.Items
+}
+
+// WaitPoolReady waits until the pool reports ready with count Instances managed.
+func (e *Env) WaitPoolReady(name string, count int, timeout time.Duration) *v1.InstancePool {
+	e.T.Helper()
+	var last *v1.InstancePool
+	ok := assert.Eventually(e.T, func() bool {
+		last = e.Pool(name)
+		return last != nil && last.Status.Status == v1.PoolPhaseReady && int(last.Status.Ready) == count &&
+			int(last.Status.Requested) == count && len(e.Instances(name)) == count
+	}, timeout, 100*time.Millisecond)
+	if !ok {
+		e.Dump(name)
+		e.T.FailNow()
+	}
+	return last
+}
+
+// Dump logs a pool, its Instances and their conditions, for failures.
+func (e *Env) Dump(pool string) {
+	p := e.Pool(pool)
+	if p != nil {
+		e.T.Logf("pool %s: status=%s ready=%d requested=%d", p.Name, p.Status.Status, p.Status.Ready, p.Status.Requested)
+		for _, c := range p.Status.Conditions {
+			e.T.Logf("  %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	for _, i := range e.Instances(pool) {
+		e.T.Logf("instance %s: status=%s device=%s state=%s", i.Name, i.Status.Status, i.Status.InstanceID, i.Status.DeviceState)
+		for _, c := range i.Status.Conditions {
+			e.T.Logf("  %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	for _, r := range e.Agent.Results() {
+		e.T.Logf("join agent: device %s %s ok=%v %s", r.DeviceID, r.Hostname, r.OK, r.Reason)
+	}
+}
+
+// Condition returns an Instance condition.
+func Condition(i *v1.Instance, t string) *metav1.Condition {
+	return conditions.Get(i.Status.Conditions, t)
+}
+
+// Events lists the Events about an object.
+func (e *Env) Events(name string) []corev1.Event {
+	list, err := e.Kube.CoreV1().Events("").List(e.Ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		return nil
+	}
+	return list.Items
+}
+
+// HasEvent reports whether an Event with the reason was recorded for name.
+func (e *Env) HasEvent(name, reason string) bool {
+	for _, ev := range e.Events(name) {
+		if ev.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// LogCapture records every logrus line the controller writes.
+type LogCapture struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// Levels implements logrus.Hook.
+func (c *LogCapture) Levels() []logrus.Level { return logrus.AllLevels }
+
+// Fire implements logrus.Hook.
+func (c *LogCapture) Fire(e *logrus.Entry) error {
+	line, err := e.String()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.lines = append(c.lines, line)
+	c.mu.Unlock()
+	return nil
+}
+
+// Text is everything captured.
+func (c *LogCapture) Text() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.lines, "")
+}
+
+var capture = &LogCapture{}
+
+func init() {
+	logrus.AddHook(capture)
+	logrus.SetLevel(logrus.DebugLevel)
+}
+
+// Logs is what the in-process controller has logged so far.
+func Logs() string { return capture.Text() }
+
+// AssertNoSecretLeaks scans every object the addon writes or annotates —
+// pools, Instances, Nodes, Events — and the captured log for the Metal token,
+// the join token and the generated console passwords.
+func (e *Env) AssertNoSecretLeaks() {
+	e.T.Helper()
+	secrets := []string{MetalToken, JoinToken}
+	secs, err := e.Kube.CoreV1().Secrets(Namespace).List(e.Ctx, metav1.ListOptions{LabelSelector: common.LabelInstance})
+	require.NoError(e.T, err)
+	for _, s := range secs.Items {
+		if p := string(s.Data["password"]); p != "" {
+			secrets = append(secrets, p)
+		}
+	}
+	var blobs []string
+	add := func(what string, obj interface{}) {
+		raw, err := json.Marshal(obj)
+		require.NoError(e.T, err)
+		blobs = append(blobs, what+": "+string(raw))
+	}
+	pools, err := e.Client.EquinixV1().InstancePools().List(e.Ctx, metav1.ListOptions{})
+	require.NoError(e.T, err)
+	add("pools", pools)
+	insts, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{})
+	require.NoError(e.T, err)
+	add("instances", insts)
+	nodes, err := e.Kube.CoreV1().Nodes().List(e.Ctx, metav1.ListOptions{})
+	require.NoError(e.T, err)
+	add("nodes", nodes)
+	events, err := e.Kube.CoreV1().Events("").List(e.Ctx, metav1.ListOptions{})
+	require.NoError(e.T, err)
+	add("events", events)
+	blobs = append(blobs, "log: "+Logs())
+	for _, b := range blobs {
+		for _, s := range secrets {
+			if strings.Contains(b, s) {
+				i := strings.Index(b, s)
+				e.T.Errorf("a secret value leaked into %s (near %q)", b[:strings.Index(b, ":")], b[max(0, i-80):i])
+			}
+		}
+	}
+}

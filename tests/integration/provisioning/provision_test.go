@@ -1,0 +1,119 @@
+package provisioning
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+var shared cluster.Shared
+
+func TestMain(m *testing.M) {
+	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
+}
+
+// The seed README's sample, applied unchanged, ends ready 1/1 with a managed
+// Instance showing its device ID and addresses, installed through the seed's
+// two-phase flow (iPXE shell, then a reinstall with the installer).
+func TestSeedSamplePoolBecomesReady(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, ""))
+
+	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
+	insts := env.Instances(pool.Name)
+	require.Len(t, insts, 1)
+	inst := insts[0]
+	assert.Regexp(t, `^harvester-pxe-worker-[a-z]{8}$`, inst.Name)
+	assert.Equal(t, v1.PhaseManaged, inst.Status.Status)
+	assert.NotEmpty(t, inst.Status.InstanceID)
+	assert.NotEmpty(t, inst.Status.PublicIP)
+	assert.NotEmpty(t, inst.Status.PrivateIP)
+	assert.Equal(t, inst.Name, inst.Status.NodeName)
+
+	dev, ok := env.Sim.Device(inst.Status.InstanceID)
+	require.True(t, ok)
+	assert.Equal(t, "sg", dev.Metro.GetCode(), "the seed's metro SG is sent lowercase")
+	assert.Equal(t, "c3.small.x86", dev.Plan.GetSlug())
+
+	// The simulator saw the reinstall, and the config the installer read named
+	// the MAC of this device's eth0.
+	var reinstalls int
+	for _, r := range env.Sim.RequestsFor("performAction") {
+		if r.Status == 202 {
+			reinstalls++
+		}
+	}
+	assert.Equal(t, 1, reinstalls, "exactly one reinstall")
+	results := env.Agent.Results()
+	require.NotEmpty(t, results)
+	last := results[len(results)-1]
+	require.True(t, last.OK, last.Reason)
+	assert.Equal(t, []string{strings.ToLower(inst.Status.MACAddresses["eth0"])}, last.MACs)
+
+	node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, inst.Status.InstanceID, node.Labels[common.LabelDeviceID])
+	assert.Equal(t, "c3.small.x86", node.Labels["node.kubernetes.io/instance-type"])
+	assert.Equal(t, "sg", node.Labels["topology.kubernetes.io/region"])
+	assert.Equal(t, "equinixmetal://"+inst.Status.InstanceID, node.Annotations[common.AnnotationProviderID])
+
+	for _, reason := range []string{common.ReasonDeviceCreated, common.ReasonDeviceActive, common.ReasonInstallStarted, common.ReasonNodeJoined, common.ReasonNodeReady} {
+		assert.True(t, env.HasEvent(inst.Name, reason), "no %s Event on the Instance", reason)
+	}
+	env.AssertNoSecretLeaks()
+}
+
+// A pool of three converges; scaling to one removes two devices and their
+// Nodes; deleting the pool leaves nothing behind.
+func TestScaleAndDelete(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	p := framework.ParsePool(t, framework.SeedSample, "scale-pool")
+	p.Spec.Count = 3
+	pool := env.CreatePool(p)
+	env.WaitPoolReady(pool.Name, 3, 2*time.Minute)
+	before := env.Instances(pool.Name)
+
+	patchCount(t, env, pool.Name, 1)
+	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
+	remaining := env.Instances(pool.Name)
+	require.Len(t, remaining, 1)
+	env.Eventually(func() bool { return len(env.Sim.Devices(framework.ProjectID)) == 1 }, time.Minute, "devices of removed instances remain")
+	for _, i := range before {
+		if i.Name == remaining[0].Name {
+			continue
+		}
+		env.Eventually(func() bool {
+			_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, i.Name, metav1.GetOptions{})
+			return err != nil
+		}, time.Minute, "node %s of a removed instance remains", i.Name)
+	}
+
+	env.DeletePoolAndWait(pool.Name)
+	assert.Empty(t, env.Sim.Devices(framework.ProjectID), "devices left after the pool was deleted")
+	assert.Empty(t, env.Instances(pool.Name))
+	nodes, err := env.Kube.CoreV1().Nodes().List(env.Ctx, metav1.ListOptions{LabelSelector: common.LabelPool + "=" + pool.Name})
+	require.NoError(t, err)
+	assert.Empty(t, nodes.Items)
+	env.AssertNoSecretLeaks()
+}
+
+func patchCount(t *testing.T, env *framework.Env, name string, count int32) {
+	t.Helper()
+	p := env.Pool(name)
+	p.Spec.Count = count
+	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+var _ = corev1.NodeReady
