@@ -102,6 +102,8 @@ func controllerFlags(f *config.Flags) []cli.Flag {
 			Usage: "how often devices tagged with this cluster are checked for a missing Instance"},
 		&cli.DurationFlag{Name: "orphan-grace-period", EnvVars: []string{"ORPHAN_GRACE_PERIOD"}, Value: 30 * time.Minute, Destination: &f.OrphanGracePeriod,
 			Usage: "age an orphaned device must reach before it is deleted"},
+		&cli.DurationFlag{Name: "replacement-backoff", EnvVars: []string{"REPLACEMENT_BACKOFF"}, Value: 30 * time.Second, Destination: &f.ReplacementBackoff,
+			Usage: "first wait before replacing a server that failed to join; doubles per failure in a row, up to 10m"},
 		&cli.BoolFlag{Name: "orphan-dry-run", EnvVars: []string{"ORPHAN_DRY_RUN"}, Destination: &f.OrphanDryRun,
 			Usage: "only report orphaned devices, never delete them"},
 	}

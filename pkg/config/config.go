@@ -45,6 +45,7 @@ type Flags struct {
 	OrphanSweepInterval    time.Duration
 	OrphanGracePeriod      time.Duration
 	OrphanDryRun           bool
+	ReplacementBackoff     time.Duration
 }
 
 // Config is the validated controller configuration.
@@ -90,6 +91,9 @@ type Config struct {
 	OrphanSweepInterval time.Duration
 	OrphanGracePeriod   time.Duration
 	OrphanDryRun        bool
+	// ReplacementBackoff is the first wait before a server that failed to join
+	// is replaced; it doubles with each failure in a row, up to 10 minutes.
+	ReplacementBackoff time.Duration
 }
 
 // New validates flags into a Config. Every problem is reported at once so a user
@@ -123,6 +127,7 @@ func New(f Flags) (*Config, error) {
 		OrphanSweepInterval:    f.OrphanSweepInterval,
 		OrphanGracePeriod:      f.OrphanGracePeriod,
 		OrphanDryRun:           f.OrphanDryRun,
+		ReplacementBackoff:     f.ReplacementBackoff,
 	}
 	if cfg.Namespace == "" {
 		errs = append(errs, errors.New("--namespace must not be empty"))
@@ -172,6 +177,9 @@ func New(f Flags) (*Config, error) {
 	}
 	if cfg.OrphanSweepInterval < time.Second || cfg.OrphanGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--orphan-sweep-interval must be at least 1s and --orphan-grace-period not negative"))
+	}
+	if cfg.ReplacementBackoff < 0 {
+		errs = append(errs, fmt.Errorf("--replacement-backoff must not be negative"))
 	}
 	level, err := logrus.ParseLevel(f.LogLevel)
 	if err != nil {

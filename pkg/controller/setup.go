@@ -27,6 +27,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
@@ -116,6 +117,7 @@ var registerFuncs = []RegisterFunc{
 	instance.Register,
 	instancepool.Register,
 	node.Register,
+	sweep.Register,
 }
 
 func newDeps(ctx context.Context, restConfig *rest.Config, cfg *config.Config, f *Factories) (*common.Deps, error) {
@@ -149,6 +151,7 @@ func newDeps(ctx context.Context, restConfig *rest.Config, cfg *config.Config, f
 		Secrets:     core.Secret(),
 		ConfigMaps:  core.ConfigMap(),
 		Settings:    hv.Setting(),
+		K8s:         k8s,
 		Metal:       provider,
 		Credentials: credentials.NewResolver(core.Secret().Cache(), cfg.Namespace, cfg.SecretName),
 		JoinInfo:    joininfo.NewResolver(cfg, core.ConfigMap().Cache(), core.Secret().Cache(), hv.Setting().Cache()),

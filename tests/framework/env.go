@@ -61,6 +61,7 @@ type Env struct {
 	ctrlCancel context.CancelFunc
 	ctrlDone   chan error
 	mu         sync.Mutex
+	maintained map[string]time.Time
 }
 
 // Options tune an Env.
@@ -75,6 +76,11 @@ type Options struct {
 	NoController bool
 	// NoJoinToken leaves the join token out of the Secret.
 	NoJoinToken bool
+	// Configure adjusts the controller configuration.
+	Configure func(*config.Config)
+	// NoMaintenanceEmulator leaves maintenance requests unanswered, as on a
+	// cluster where Harvester never completes them.
+	NoMaintenanceEmulator bool
 }
 
 // FastTimings make devices move in tens of milliseconds: the default
@@ -125,6 +131,9 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 		InstallTime: install, HeartbeatInterval: time.Second,
 	})
 	e.Agent.Start(ctx)
+	if !opts.NoMaintenanceEmulator {
+		go e.emulateMaintenance(ctx)
+	}
 	if !opts.NoController {
 		e.StartController(e.Config(opts))
 	}
@@ -137,15 +146,20 @@ func (e *Env) Config(opts Options) *config.Config {
 	if poll == 0 {
 		poll = 300 * time.Millisecond
 	}
-	return &config.Config{
+	cfg := &config.Config{
 		Namespace: Namespace, SecretName: SecretName, Threads: 5,
 		MetalAPIURL: e.SimURL, MetalTimeout: 10 * time.Second,
 		MetalRequestsPerSecond: 200, MetalBurst: 400,
 		JoinTokenSecret: SecretName, JoinTokenKey: "JOIN_TOKEN",
 		IPXEPublicURL: e.IPXEURL, IPXEAddress: "127.0.0.1:0",
 		PollInterval: poll, OrphanSweepInterval: time.Hour, OrphanGracePeriod: time.Hour, OrphanDryRun: true,
-		LeaderLockName: "harvester-equinix-addon",
+		LeaderLockName:     "harvester-equinix-addon",
+		ReplacementBackoff: 200 * time.Millisecond,
 	}
+	if opts.Configure != nil {
+		opts.Configure(cfg)
+	}
+	return cfg
 }
 
 // harvesterCluster creates what a Harvester cluster has and the addon reads:

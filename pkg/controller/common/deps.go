@@ -5,6 +5,7 @@ package common
 
 import (
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
@@ -27,6 +28,9 @@ type Deps struct {
 	Secrets    corecontrollers.SecretController
 	ConfigMaps corecontrollers.ConfigMapController
 	Settings   harvestercontrollers.SettingController
+
+	// K8s is a plain client for what has no cache here (pods of a node to drain).
+	K8s kubernetes.Interface
 
 	Metal       metal.Provider
 	Credentials *credentials.Resolver

@@ -3,13 +3,12 @@ package common
 import (
 	"context"
 
+	"github.com/rancher/wrangler/v3/pkg/schemes"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
-
-	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/scheme"
 )
 
 // Event reasons. Each is CamelCase and names a transition; the message is a
@@ -54,5 +53,7 @@ func NewRecorder(ctx context.Context, k8s kubernetes.Interface) record.EventReco
 	b.StartLogging(func(format string, args ...interface{}) {
 		logrus.Debugf(format, args...)
 	})
-	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "harvester-equinix-addon"})
+	// schemes.All knows the addon's kinds and the core ones (Namespace), which
+	// Events must be able to reference.
+	return b.NewRecorder(schemes.All, corev1.EventSource{Component: "harvester-equinix-addon"})
 }

@@ -41,13 +41,18 @@ type Handler struct {
 // it adds the finalizer before the provisioning handler is allowed to make any
 // Metal call (lessons: finalizer before any cloud call).
 func Register(ctx context.Context, deps *common.Deps) error {
-	h := &Handler{ctx: ctx, deps: deps}
+	h := New(ctx, deps)
 	deps.Instances.OnRemove(ctx, HandlerRemove, h.RemoveInstance)
 	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
 	deps.Instances.OnChange(ctx, HandlerNetwork, h.ConvergeNetwork)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, deps.Instances, deps.Nodes)
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, h.instancesOfSecret, deps.Instances, deps.Secrets, deps.ConfigMaps, deps.Settings)
 	return nil
+}
+
+// New builds the handler; Register and the periodic sweep use it.
+func New(ctx context.Context, deps *common.Deps) *Handler {
+	return &Handler{ctx: ctx, deps: deps}
 }
 
 // instanceOfNode maps a Node to the Instance it was installed for.

@@ -3,6 +3,7 @@ package instance
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // RemoveInstance is the cleanup chain: it deletes the device, waits until
@@ -30,6 +32,9 @@ func (h *Handler) RemoveInstance(_ string, inst *v1.Instance) (*v1.Instance, err
 		// scheduled the next look.
 		return updated, generic.ErrSkip
 	}
+	if inst.DeletionTimestamp != nil {
+		metrics.DeleteDuration.Observe(time.Since(inst.DeletionTimestamp.Time).Seconds())
+	}
 	return updated, nil
 }
 
@@ -38,6 +43,9 @@ func (r *run) cleanup() (bool, error) {
 		r.setPhase(v1.PhaseDeleting)
 		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, common.ReasonDeleting,
 			fmt.Sprintf("removing device %q and node %s", r.inst.Status.InstanceID, r.inst.Name))
+	}
+	if done, err := r.maintenance(); err != nil || !done {
+		return false, err
 	}
 	client, err := r.metalClient()
 	if client == nil || err != nil {

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // poolRun is one reconcile of one pool.
@@ -23,6 +24,12 @@ type poolRun struct {
 	persisted v1.InstancePoolStatus
 	insts     []*v1.Instance
 	after     time.Duration
+	// rolling is set while servers of an older template remain.
+	rolling bool
+	// backingOff is how long the next creation waits after failures.
+	backingOff time.Duration
+	// scaleDownHeld says why a scale-down could not remove enough servers.
+	scaleDownHeld string
 }
 
 // SyncPool keeps the pool at count Instances and reports its status.
@@ -46,11 +53,18 @@ func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
 }
 
 func (r *poolRun) sync() error {
+	now := time.Now()
 	r.checkInputs()
-	if err := r.replaceFailed(); err != nil {
+	if err := r.replaceFailed(now); err != nil {
 		return err
 	}
-	if err := r.scale(); err != nil {
+	if err := r.remediate(now); err != nil {
+		return err
+	}
+	if err := r.rollout(); err != nil {
+		return err
+	}
+	if err := r.scale(now); err != nil {
 		return err
 	}
 	if err := r.syncInPlace(); err != nil {
@@ -125,11 +139,13 @@ func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStat
 	return nil
 }
 
-// replaceFailed deletes Instances whose server failed before joining, counting
-// the failures; the scale step then creates their replacements. Once
-// maxProvisionAttempts servers in a row have failed, the pool stops and says so
-// until its spec changes.
-func (r *poolRun) replaceFailed() error {
+// replaceFailed deletes the servers that failed: before joining (the device
+// failed, or the startup timeout passed), counting the failures in a row; and
+// after joining, when the device vanished (drift), which is no provisioning
+// failure. The scale step then creates their replacements. Once
+// maxProvisionAttempts servers in a row have failed before joining, the pool
+// stops and says so until its spec changes.
+func (r *poolRun) replaceFailed(now time.Time) error {
 	st := &r.pool.Status
 	if st.FailedGeneration != 0 && st.FailedGeneration != r.pool.Generation {
 		st.FailedGeneration, st.ConsecutiveFailures = 0, 0
@@ -142,32 +158,101 @@ func (r *poolRun) replaceFailed() error {
 			st.ConsecutiveFailures = 0
 		}
 	}
+	startup := 45 * time.Minute
+	if d := r.pool.Spec.Remediation.StartupTimeout; d != nil {
+		startup = d.Duration
+	}
 	for _, inst := range active(r.insts) {
-		if inst.Status.JoinedAt != nil || inst.Status.Status != v1.PhaseFailed || st.FailedGeneration != 0 {
+		if inst.Status.JoinedAt != nil {
+			if inst.Status.Status == v1.PhaseFailed {
+				if err := r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		reason := ""
+		if inst.Status.Status == v1.PhaseFailed {
+			reason = failureMessage(inst)
+		} else if out, left := timedOut(inst, startup, now); out {
+			reason = fmt.Sprintf("it did not join within remediation.startupTimeout (%s)", startup)
+		} else if left > 0 {
+			r.requeue(left)
+		}
+		if reason == "" || st.FailedGeneration != 0 {
 			// After ProvisioningFailed the failed server stays for inspection.
 			continue
 		}
-		st.ConsecutiveFailures++
-		now := metav1.Now()
-		st.LastProvisionFailure = &now
-		reason := "failed"
-		if c := conditions.Get(inst.Status.Conditions, v1.InstanceDeviceActive); c != nil {
-			reason = c.Message
-		}
-		if max := r.pool.Spec.Remediation.MaxProvisionAttempts; max > 0 && st.ConsecutiveFailures >= max {
-			// Stop: this server stays (its Instance still owns the device, so
-			// nothing leaks) for a person to inspect, and no replacement is made.
-			st.FailedGeneration = r.pool.Generation
-			r.setCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, "TooManyFailures",
-				fmt.Sprintf("%d servers in a row failed before joining (last, %s: %s); no more are created until the pool spec changes",
-					st.ConsecutiveFailures, inst.Name, reason), true)
-			continue
-		}
-		if err := r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, reason)); err != nil {
+		if err := r.failedBeforeJoin(inst, reason); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (r *poolRun) failedBeforeJoin(inst *v1.Instance, reason string) error {
+	st := &r.pool.Status
+	st.ConsecutiveFailures++
+	metrics.ProvisionFailures.WithLabelValues(r.pool.Name).Inc()
+	now := metav1.Now()
+	st.LastProvisionFailure = &now
+	if max := r.pool.Spec.Remediation.MaxProvisionAttempts; max > 0 && st.ConsecutiveFailures >= max {
+		// Stop: this server stays (its Instance still owns the device, so
+		// nothing leaks) for a person to inspect, and no replacement is made.
+		st.FailedGeneration = r.pool.Generation
+		r.setCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, "TooManyFailures",
+			fmt.Sprintf("%d servers in a row failed before joining (last, %s: %s); no more are created until the pool spec changes",
+				st.ConsecutiveFailures, inst.Name, reason), true)
+		return nil
+	}
+	return r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, reason))
+}
+
+func failureMessage(inst *v1.Instance) string {
+	if c := conditions.Get(inst.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Status == metav1.ConditionFalse {
+		return c.Message
+	}
+	return "it failed"
+}
+
+// remediate replaces servers whose node stayed unhealthy for
+// nodeCleanupWaitInterval, within the pool's guards (see PlanRemediation).
+func (r *poolRun) remediate(now time.Time) error {
+	nodes, err := r.h.deps.Nodes.Cache().List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	plan := PlanRemediation(r.pool, r.insts, nodes, now)
+	if plan.NextCheck > 0 {
+		r.requeue(plan.NextCheck)
+	}
+	for _, inst := range plan.Replace {
+		since := inst.Status.UnhealthySince.Time
+		if err := r.deleteInstance(inst, "Remediating", fmt.Sprintf("replacing instance %s: node %s has not been Ready since %s (nodeCleanupWaitInterval %s)",
+			inst.Name, inst.Status.NodeName, since.UTC().Format(time.RFC3339), r.pool.Spec.NodeCleanupWaitInterval.Duration)); err != nil {
+			return err
+		}
+		metrics.Remediations.WithLabelValues(r.pool.Name).Inc()
+	}
+	if len(plan.Replace) > 0 || (plan.InFlight > 0 && r.remediating()) {
+		r.setCondition(v1.PoolRemediating, metav1.ConditionTrue, "Replacing",
+			fmt.Sprintf("%d unhealthy server(s) being replaced", len(plan.Replace)+plan.InFlight), false)
+	} else {
+		r.setCondition(v1.PoolRemediating, metav1.ConditionFalse, "Idle", "no unhealthy server is being replaced", false)
+	}
+	if plan.BlockedReason != "" {
+		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage, true)
+		r.requeue(r.h.deps.Cfg.PollInterval * 10)
+	} else {
+		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionFalse, "NotBlocked", "no due replacement is held back", false)
+	}
+	return nil
+}
+
+// remediating reports whether a replacement started by remediation is still
+// under way (its Remediating condition was True when this run began).
+func (r *poolRun) remediating() bool {
+	return conditions.IsTrue(r.persisted.Conditions, v1.PoolRemediating)
 }
 
 func (r *poolRun) deleteInstance(inst *v1.Instance, reason, message string) error {

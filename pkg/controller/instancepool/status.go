@@ -2,6 +2,11 @@ package instancepool
 
 import (
 	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,38 +14,138 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
-// scale creates or removes Instances to match count.
-func (r *poolRun) scale() error {
-	want := int(r.pool.Spec.Count)
+// rollout replaces servers made from an older template, one at a time and
+// new server first (surge 1): while any is left the pool keeps count+1
+// servers, and an old one is removed only once every new one is managed.
+func (r *poolRun) rollout() error {
+	hash := TemplateHash(&r.pool.Spec.InstanceTemplate)
+	cur := active(r.insts)
+	outdated, current := splitByTemplate(cur, hash)
+	r.rolling = len(outdated) > 0 && r.pool.Spec.Count > 0
+	if !r.rolling {
+		r.setCondition(v1.PoolRollingOut, metav1.ConditionFalse, "UpToDate", "every server runs the pool's current template", false)
+		return nil
+	}
+	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, "ReplacingOutdated",
+		fmt.Sprintf("%d of %d servers run an older template; replacing them one at a time, the new server first", len(outdated), len(cur)), false)
+	if len(cur) <= int(r.pool.Spec.Count) || len(current) == 0 || !allManaged(current) {
+		return nil
+	}
+	victim := ScaleDownOrder(outdated)[0]
+	return r.deleteInstance(victim, "RollingOut", fmt.Sprintf("rolling out: instance %s runs an older template and its replacement is ready", victim.Name))
+}
+
+func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1.Instance) {
+	for _, i := range insts {
+		if i.Annotations[common.AnnotationTemplateHash] == hash {
+			current = append(current, i)
+		} else {
+			outdated = append(outdated, i)
+		}
+	}
+	return outdated, current
+}
+
+func allManaged(insts []*v1.Instance) bool {
+	for _, i := range insts {
+		if i.Status.Status != v1.PhaseManaged {
+			return false
+		}
+	}
+	return true
+}
+
+// scale creates or removes Instances to match count (count+1 during a rollout).
+func (r *poolRun) scale(now time.Time) error {
+	count := int(r.pool.Spec.Count)
+	want := count
+	if r.rolling {
+		want = count + 1
+	}
 	cur := active(r.insts)
 	switch {
 	case len(cur) < want:
-		if r.pool.Status.FailedGeneration != 0 {
+		return r.scaleUp(now, cur, want)
+	case len(cur) > want:
+		return r.scaleDown(cur, len(cur)-want)
+	}
+	return nil
+}
+
+func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
+	st := r.pool.Status
+	if st.FailedGeneration != 0 {
+		return nil
+	}
+	if r.rolling && len(cur) >= int(r.pool.Spec.Count) {
+		// One new server at a time during a rollout.
+		_, current := splitByTemplate(cur, TemplateHash(&r.pool.Spec.InstanceTemplate))
+		if !allManaged(current) {
 			return nil
 		}
-		// The cache can lag behind Instances created a moment ago; the API
-		// server cannot. Creating on a stale view would double the pool.
-		live, err := r.liveInstances()
-		if err != nil {
+	}
+	if st.ConsecutiveFailures > 0 && st.LastProvisionFailure != nil {
+		wait := st.LastProvisionFailure.Add(replacementBackoff(r.h.deps.Cfg.ReplacementBackoff, st.ConsecutiveFailures)).Sub(now)
+		if wait > 0 {
+			r.backingOff = wait
+			r.requeue(wait)
+			return nil
+		}
+	}
+	// The cache can lag behind Instances created a moment ago; the API
+	// server cannot. Creating on a stale view would double the pool.
+	live, err := r.liveInstances()
+	if err != nil {
+		return err
+	}
+	cur = active(live)
+	if r.rolling {
+		want = min(want, len(cur)+1)
+	}
+	for n := len(cur); n < want; n++ {
+		if err := r.createInstance(cur, n+1, want); err != nil {
 			return err
 		}
-		cur = active(live)
-		for n := len(cur); n < want; n++ {
-			if err := r.createInstance(cur, n+1, want); err != nil {
-				return err
-			}
-			cur = active(r.insts)
+		cur = active(r.insts)
+	}
+	return nil
+}
+
+// scaleDown removes n servers: older templates first, then in ScaleDownOrder,
+// skipping management nodes whose removal would break the etcd quorum.
+func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
+	nodes, err := r.h.deps.Nodes.Cache().List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	byName := map[string]*corev1.Node{}
+	for _, nd := range nodes {
+		byName[nd.Name] = nd
+	}
+	outdated, current := splitByTemplate(cur, TemplateHash(&r.pool.Spec.InstanceTemplate))
+	candidates := append(ScaleDownOrder(outdated), ScaleDownOrder(current)...)
+	var held []string
+	for _, v := range candidates {
+		if n == 0 {
+			break
 		}
-	case len(cur) > want:
-		victims := ScaleDownOrder(cur)[:len(cur)-want]
-		for _, v := range victims {
-			if err := r.deleteInstance(v, common.ReasonScalingDown,
-				fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", want, v.Name, describeVictim(v))); err != nil {
-				return err
+		if node := byName[v.Status.NodeName]; node != nil && harvester.IsManagementNode(node) {
+			if ok, why := harvester.RemovalKeepsQuorum(nodes, node); !ok {
+				held = append(held, fmt.Sprintf("%s (%s)", v.Name, why))
+				continue
 			}
 		}
+		if err := r.deleteInstance(v, common.ReasonScalingDown,
+			fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", r.pool.Spec.Count, v.Name, describeVictim(v))); err != nil {
+			return err
+		}
+		n--
+	}
+	if n > 0 {
+		r.scaleDownHeld = fmt.Sprintf("cannot remove %d more server(s): the rest are management nodes the etcd quorum needs: %s", n, strings.Join(held, "; "))
 	}
 	return nil
 }
@@ -116,16 +221,26 @@ func (r *poolRun) summarize() {
 	}
 	st.Requested, st.Ready = int32(want), int32(ready)
 
-	if provisioning > 0 || len(cur) < want {
+	switch {
+	case r.backingOff > 0:
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, "BackingOff",
+			fmt.Sprintf("%d server(s) in a row failed to join; the next is created in %s", st.ConsecutiveFailures, r.backingOff.Round(time.Second)), false)
+	case st.FailedGeneration != 0 && len(cur) < want:
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, "ProvisioningFailed",
+			"no servers are created until the pool spec changes (see ProvisioningFailed)", false)
+	case provisioning > 0 || len(cur) < want:
 		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, common.ReasonScalingUp,
 			fmt.Sprintf("%d of %d servers ready, %d provisioning", ready, want, provisioning), false)
-	} else {
+	default:
 		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, "Idle", "no servers are being added", false)
 	}
-	if deleting > 0 || len(cur) > want {
+	switch {
+	case r.scaleDownHeld != "":
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, BlockedQuorum, r.scaleDownHeld, true)
+	case deleting > 0 || len(cur) > want:
 		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, common.ReasonScalingDown,
 			fmt.Sprintf("%d server(s) being removed", deleting+max(0, len(cur)-want)), false)
-	} else {
+	default:
 		r.setCondition(v1.PoolScalingDown, metav1.ConditionFalse, "Idle", "no servers are being removed", false)
 	}
 	if ready == want && len(cur) == want {

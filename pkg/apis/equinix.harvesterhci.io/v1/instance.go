@@ -98,6 +98,10 @@ type InstanceStatus struct {
 	// JoinedAt is when the node first became Ready.
 	// +optional
 	JoinedAt *metav1.Time `json:"joinedAt,omitempty"`
+	// MaintenanceRequestedAt is when Harvester maintenance mode (or a cordon
+	// and drain) was requested before the server's removal.
+	// +optional
+	MaintenanceRequestedAt *metav1.Time `json:"maintenanceRequestedAt,omitempty"`
 	// UnhealthySince is when the node's Ready condition last left True, while it is
 	// not True.
 	// +optional

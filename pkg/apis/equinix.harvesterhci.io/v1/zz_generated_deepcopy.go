@@ -247,6 +247,10 @@ func (in *InstanceStatus) DeepCopyInto(out *InstanceStatus) {
 		in, out := &in.JoinedAt, &out.JoinedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.MaintenanceRequestedAt != nil {
+		in, out := &in.MaintenanceRequestedAt, &out.MaintenanceRequestedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.UnhealthySince != nil {
 		in, out := &in.UnhealthySince, &out.UnhealthySince
 		*out = (*in).DeepCopy()

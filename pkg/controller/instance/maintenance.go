@@ -1,0 +1,163 @@
+package instance
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+)
+
+const defaultMaintenanceTimeout = 30 * time.Minute
+
+// maintenance empties a joined node before its server is deleted: it requests
+// Harvester maintenance mode (VMs migrate away; Harvester sets
+// maintain-status=completed), or, where the cluster's Harvester predates that
+// mode (before v1.2.0), cordons the node and evicts its pods itself. It waits
+// at most the pool's remediation.maintenanceTimeout, then lets the deletion go
+// on. A node that is gone or not Ready has nothing to move and is skipped.
+func (r *run) maintenance() (bool, error) {
+	node, err := r.h.deps.Nodes.Cache().Get(r.inst.Name)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading node %s: %w", r.inst.Name, err)
+	}
+	if !OwnedNode(node, r.inst.Name) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
+		return true, nil
+	}
+	st := &r.inst.Status
+	timeout := r.maintenanceTimeout()
+	modeAvailable := r.maintenanceModeAvailable()
+	if st.MaintenanceRequestedAt == nil {
+		if err := r.requestMaintenance(node, modeAvailable); err != nil {
+			return false, err
+		}
+		st.MaintenanceRequestedAt = nowTime(r)
+		how := "Harvester maintenance mode (VMs migrate to other nodes)"
+		if !modeAvailable {
+			how = "a cordon and drain (this Harvester release has no maintenance mode)"
+		}
+		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, "Maintenance",
+			fmt.Sprintf("requested %s for node %s; its server is deleted when that completes or after %s", how, node.Name, timeout))
+		r.poll()
+		return false, r.persist()
+	}
+	if r.now().After(st.MaintenanceRequestedAt.Add(timeout)) {
+		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, "MaintenanceTimeout",
+			"node %s did not finish maintenance within %s; deleting its server anyway", node.Name, timeout)
+		return true, nil
+	}
+	if !modeAvailable {
+		done, err := r.drain(node)
+		if err != nil || done {
+			return done, err
+		}
+	} else if !harvester.MaintenanceRequested(node) {
+		// Harvester drops the request when it judges the drain unsafe (its
+		// DrainPossible); say so, and wait out the timeout.
+		_, why := harvester.MaintenancePossible(r.listNodes(), node)
+		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, "MaintenanceRefused",
+			fmt.Sprintf("Harvester refused maintenance mode for node %s (%s); the server is deleted at %s",
+				node.Name, why, st.MaintenanceRequestedAt.Add(timeout).UTC().Format(time.RFC3339)))
+	}
+	r.poll()
+	return false, nil
+}
+
+func (r *run) listNodes() []*corev1.Node {
+	nodes, err := r.h.deps.Nodes.Cache().List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	return nodes
+}
+
+func (r *run) maintenanceTimeout() time.Duration {
+	pool, err := r.h.deps.Pools.Cache().Get(r.inst.Spec.PoolName)
+	if err == nil && pool.Spec.Remediation.MaintenanceTimeout != nil {
+		return pool.Spec.Remediation.MaintenanceTimeout.Duration
+	}
+	return defaultMaintenanceTimeout
+}
+
+// maintenanceModeAvailable: the annotation-driven maintenance flow exists since
+// Harvester v1.2.0 (harvester.md §6).
+func (r *run) maintenanceModeAvailable() bool {
+	v, err := r.h.deps.JoinInfo.Version("")
+	if err != nil {
+		return false
+	}
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && (major > 1 || major == 1 && minor >= 2)
+}
+
+func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
+	patch := `{"spec":{"unschedulable":true}}`
+	if modeAvailable {
+		patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, harvester.AnnotationDrainRequested)
+	}
+	if _, err := r.h.deps.Nodes.Patch(node.Name, types.MergePatchType, []byte(patch)); err != nil {
+		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
+	}
+	r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeNormal, "Maintenance", "requested maintenance of node %s before deleting its server", node.Name)
+	return nil
+}
+
+// drain evicts the pods a drain moves (not DaemonSet or static pods, not
+// finished ones) and reports whether none is left. Evictions refused by a
+// PodDisruptionBudget are retried on the next pass.
+func (r *run) drain(node *corev1.Node) (bool, error) {
+	pods, err := r.h.deps.K8s.CoreV1().Pods("").List(r.h.ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node.Name).String(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("listing pods of node %s: %w", node.Name, err)
+	}
+	left := 0
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !evictable(p) {
+			continue
+		}
+		left++
+		err := r.h.deps.K8s.CoreV1().Pods(p.Namespace).EvictV1(r.h.ctx, &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
+		})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsTooManyRequests(err) {
+			return false, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return left == 0, nil
+}
+
+func evictable(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return false
+	}
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" {
+			return false
+		}
+	}
+	return true
+}

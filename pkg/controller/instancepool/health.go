@@ -1,0 +1,181 @@
+package instancepool
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+)
+
+// Reasons a due replacement is held back; they become RemediationBlocked's reason.
+const (
+	BlockedTooManyUnhealthy = "TooManyUnhealthy"
+	BlockedInFlight         = "ReplacementInFlight"
+	BlockedQuorum           = "QuorumGuard"
+	BlockedSkipAnnotation   = "SkipAnnotation"
+)
+
+// Remediation is what the pool should do about unhealthy servers now.
+type Remediation struct {
+	// Replace are the Instances to delete now; the pool's scale step replaces them.
+	Replace []*v1.Instance
+	// Blocked says why a due replacement waits (empty when none is blocked).
+	BlockedReason, BlockedMessage string
+	// InFlight counts replacements still under way.
+	InFlight int
+	// NextCheck is when an unhealthy server becomes due; zero when none will.
+	NextCheck time.Duration
+}
+
+// PlanRemediation applies the pool's guards, in this order, to the servers
+// whose node has not been Ready for nodeCleanupWaitInterval (counted from the
+// Ready condition's lastTransitionTime, never from the last heartbeat):
+//   - a server annotated equinix.harvesterhci.io/skip-remediation is never replaced;
+//   - nothing is replaced while more than maxUnhealthy servers are unhealthy,
+//     so a partition that cuts the controller off from many nodes cannot wipe
+//     the pool;
+//   - at most maxInFlight replacements run at once (a replacement runs from the
+//     deletion of the unhealthy server until its successor is managed);
+//   - a management node whose removal would break the etcd quorum of the
+//     Harvester control plane is never replaced: Harvester promotes another
+//     node only when one is deleted, and three managers tolerate one failure.
+func PlanRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev1.Node, now time.Time) Remediation {
+	var plan Remediation
+	interval := pool.Spec.NodeCleanupWaitInterval
+	cur := active(insts)
+	plan.InFlight = inFlight(insts)
+	if interval == nil {
+		return plan
+	}
+	unhealthy, due := unhealthyServers(cur, interval.Duration, now, &plan)
+	if len(due) == 0 {
+		return plan
+	}
+	if limit := maxUnhealthy(pool); len(unhealthy) > limit {
+		plan.BlockedReason = BlockedTooManyUnhealthy
+		plan.BlockedMessage = fmt.Sprintf("%d of %d servers are unhealthy, more than remediation.maxUnhealthy allows (%d): replacements wait, in case this is a network partition rather than failed servers",
+			len(unhealthy), len(cur), limit)
+		return plan
+	}
+	byName := map[string]*corev1.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	room := int(pool.Spec.Remediation.MaxInFlight) - plan.InFlight
+	if pool.Spec.Remediation.MaxInFlight <= 0 {
+		room = 1 - plan.InFlight
+	}
+	var blocked []string
+	for _, inst := range due {
+		if inst.Annotations[common.AnnotationSkipRemediation] == "true" {
+			blocked = append(blocked, fmt.Sprintf("%s carries %s", inst.Name, common.AnnotationSkipRemediation))
+			plan.BlockedReason = orReason(plan.BlockedReason, BlockedSkipAnnotation)
+			continue
+		}
+		if node := byName[inst.Status.NodeName]; node != nil && harvester.IsManagementNode(node) {
+			if ok, why := harvester.RemovalKeepsQuorum(nodes, node); !ok {
+				blocked = append(blocked, fmt.Sprintf("%s is a management node: %s", inst.Name, why))
+				plan.BlockedReason = orReason(plan.BlockedReason, BlockedQuorum)
+				continue
+			}
+		}
+		if room <= 0 {
+			blocked = append(blocked, fmt.Sprintf("%s waits: %d replacement(s) already under way (remediation.maxInFlight %d)",
+				inst.Name, plan.InFlight+len(plan.Replace), max(1, pool.Spec.Remediation.MaxInFlight)))
+			plan.BlockedReason = orReason(plan.BlockedReason, BlockedInFlight)
+			continue
+		}
+		plan.Replace = append(plan.Replace, inst)
+		room--
+	}
+	plan.BlockedMessage = strings.Join(blocked, "; ")
+	return plan
+}
+
+func orReason(cur, r string) string {
+	if cur == "" {
+		return r
+	}
+	return cur
+}
+
+// unhealthyServers returns the joined servers whose node is not Ready, and the
+// ones unhealthy for at least interval (oldest first); it records when the
+// next one becomes due.
+func unhealthyServers(insts []*v1.Instance, interval time.Duration, now time.Time, plan *Remediation) (unhealthy, due []*v1.Instance) {
+	for _, inst := range insts {
+		if inst.Status.JoinedAt == nil || inst.Status.Status != v1.PhaseUnhealthy || inst.Status.UnhealthySince == nil {
+			continue
+		}
+		unhealthy = append(unhealthy, inst)
+		wait := inst.Status.UnhealthySince.Add(interval).Sub(now)
+		if wait <= 0 {
+			due = append(due, inst)
+		} else if plan.NextCheck == 0 || wait < plan.NextCheck {
+			plan.NextCheck = wait
+		}
+	}
+	sort.SliceStable(due, func(a, b int) bool {
+		return due[a].Status.UnhealthySince.Before(due[b].Status.UnhealthySince)
+	})
+	return unhealthy, due
+}
+
+// inFlight counts replacements under way: servers being deleted and servers
+// not yet joined.
+func inFlight(insts []*v1.Instance) int {
+	n := 0
+	for _, i := range insts {
+		if i.DeletionTimestamp != nil || (i.Status.JoinedAt == nil && i.Status.Status != v1.PhaseFailed) {
+			n++
+		}
+	}
+	return n
+}
+
+// maxUnhealthy resolves remediation.maxUnhealthy against count: a number, or a
+// percentage rounded down, never below one server (a one-server pool can
+// still replace its server).
+func maxUnhealthy(pool *v1.InstancePool) int {
+	v := pool.Spec.Remediation.MaxUnhealthy
+	if v == nil {
+		d := intstr.FromString("40%")
+		v = &d
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(v, int(pool.Spec.Count), false)
+	if err != nil {
+		n = int(math.Floor(0.4 * float64(pool.Spec.Count)))
+	}
+	return max(1, n)
+}
+
+// timedOut reports whether a server that never joined has run out of its
+// startup time (remediation.startupTimeout, counted from its creation).
+func timedOut(inst *v1.Instance, timeout time.Duration, now time.Time) (bool, time.Duration) {
+	if inst.Status.JoinedAt != nil || inst.DeletionTimestamp != nil || timeout <= 0 {
+		return false, 0
+	}
+	left := inst.CreationTimestamp.Add(timeout).Sub(now)
+	return left <= 0, left
+}
+
+// replacementBackoff is how long the pool waits before creating the next
+// server after n consecutive failures: base, doubling, at most 10 minutes.
+func replacementBackoff(base time.Duration, n int32) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := base
+	for i := int32(1); i < n && d < 10*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 10*time.Minute)
+}
