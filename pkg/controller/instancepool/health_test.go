@@ -81,11 +81,11 @@ func TestPlanRemediation(t *testing.T) {
 				inst("c", time.Hour).build(), inst("d", time.Hour).build(), inst("e", time.Hour).build()},
 			replace: []string{"old"}, blocked: BlockedInFlight},
 		{name: "skip annotation", pool: poolWith(3, 5*time.Minute),
-			insts: []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).skip().build(), inst("b", time.Hour).build(), inst("c", time.Hour).build()},
+			insts:   []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).skip().build(), inst("b", time.Hour).build(), inst("c", time.Hour).build()},
 			blocked: BlockedSkipAnnotation},
 		{name: "a management node the quorum needs stays", pool: poolWith(3, 5*time.Minute),
-			insts: []*v1.Instance{inst("m1", time.Hour).sickSince(time.Hour).build(), inst("m2", time.Hour).build(), inst("m3", time.Hour).build()},
-			nodes: []*corev1.Node{mgmtNode("m1", false), mgmtNode("m2", true), mgmtNode("m3", true)},
+			insts:   []*v1.Instance{inst("m1", time.Hour).sickSince(time.Hour).build(), inst("m2", time.Hour).build(), inst("m3", time.Hour).build()},
+			nodes:   []*corev1.Node{mgmtNode("m1", false), mgmtNode("m2", true), mgmtNode("m3", true)},
 			blocked: BlockedQuorum},
 	}
 	for _, tc := range cases {
