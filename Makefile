@@ -1,6 +1,6 @@
 # Every target runs a script in scripts/, so the pipeline (dapper) and a laptop do
 # the same thing.
-.PHONY: build test validate ci package generate cluster-binaries clean
+.PHONY: build test validate ci package generate cluster-binaries clean demo dev-up dev-down
 
 build:
 	./scripts/build
@@ -22,6 +22,18 @@ generate:
 
 cluster-binaries:
 	./scripts/cluster-binaries
+
+# Shows the addon provisioning the seed README's pool on a local cluster and the
+# Metal simulator, then tears everything down.
+demo:
+	./scripts/devenv demo
+
+# Leaves the local cluster, simulator and controller running; prints how to use them.
+dev-up:
+	./scripts/devenv up
+
+dev-down:
+	./scripts/devenv down
 
 clean:
 	rm -rf bin dist .cache

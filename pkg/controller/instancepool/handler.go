@@ -284,6 +284,9 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 			return pool, err
 		}
 	}
+	if len(live) == 0 {
+		metrics.Instances.DeletePartialMatch(map[string]string{"pool": pool.Name})
+	}
 	if len(live) > 0 {
 		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, "PoolDeleted",
 			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)), false)

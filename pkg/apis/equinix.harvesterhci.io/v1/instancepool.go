@@ -11,6 +11,7 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=ipool;ipools,categories=harvester
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.count,statuspath=.status.ready
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Requested",type=integer,JSONPath=`.status.requested`

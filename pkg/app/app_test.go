@@ -1,0 +1,38 @@
+package app
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The README's configuration table is the user's reference: every flag and
+// its environment variable must be in it.
+func TestReadmeDocumentsEveryFlag(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(raw)
+	for _, f := range New().Flags {
+		name := f.Names()[0]
+		assert.Contains(t, readme, "`--"+name+"`", "README does not document --%s", name)
+		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
+			for _, e := range ev.GetEnvVars() {
+				assert.Contains(t, readme, "`"+e+"`", "README does not document %s", e)
+			}
+		}
+	}
+}
+
+func TestEveryFlagHasAnEnvVar(t *testing.T) {
+	for _, f := range New().Flags {
+		ev, ok := f.(interface{ GetEnvVars() []string })
+		require.True(t, ok)
+		assert.NotEmpty(t, ev.GetEnvVars(), "--%s has no environment variable", f.Names()[0])
+		for _, e := range ev.GetEnvVars() {
+			assert.Equal(t, strings.ToUpper(e), e)
+		}
+	}
+}
