@@ -45,7 +45,7 @@ func New() *cli.App {
 			defer cancel()
 			return server.Run(ctx, cfg)
 		},
-		Commands: []*cli.Command{},
+		Commands: []*cli.Command{simulatorCommand()},
 	}
 	return app
 }

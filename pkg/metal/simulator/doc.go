@@ -44,6 +44,11 @@
 //     RunTicker(ctx, interval).
 //   - NewFakeClock(start) *FakeClock with Now, Advance and Set.
 //
+// Package standalone (Start) serves a simulator on the real clock with a
+// ticker, a progress log and optionally the node-join agent; it backs the
+// `harvester-equinix-addon simulator` command, which prints its base URL as
+// the first line of stdout.
+//
 // Operation names (OpCreateDevice = "createDevice", ...) are the OpenAPI
 // operationIds behind the SDK methods; faults and the request log use them.
 //

@@ -5,22 +5,33 @@
 // a real install fails — server URL, token, management NIC MACs, VLAN and
 // network reachability — and on success registers a Node named after
 // os.hostname and keeps its heartbeat fresh. On failure no Node appears and a
-// device event says why.
+// device event (harvester.install.failed) says why, without any token.
+//
+// Afterwards the Node follows its device: reinstalling, powering off, rescue
+// and deletion stop the kubelet (Ready=Unknown, no more heartbeats); power on
+// and reboot start it again. Tests drive the Ready condition directly with
+// SetNodeNotReady, SetNodeReady, ServerDown and DeleteNode. Node writes caused
+// by notifications run in notification order on the agent's own goroutine,
+// so the Metal API never waits on the apiserver.
 package joinagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/equinix/equinix-sdk-go/services/metalv1"
 	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
@@ -62,22 +73,30 @@ type Result struct {
 
 // Agent is the join agent.
 type Agent struct {
-	sim  *simulator.Simulator
-	opts Options
+	sim    *simulator.Simulator
+	opts   Options
+	writes *queue
 
 	mu       sync.Mutex
 	results  []Result
-	nodes    map[string]*nodeState // by node name
-	byDevice map[string]string     // device ID -> node name
-	pending  map[string]context.CancelFunc
+	nodes    map[string]*nodeState  // by node name
+	byDevice map[string]string      // device ID -> node name
+	pending  map[string]*installJob // by device ID
 	ctx      context.Context
 }
 
 type nodeState struct {
-	deviceID  string
+	deviceID string
+	// heartbeat is whether the server's kubelet runs: false once the server
+	// stopped, until it boots from disk again.
 	heartbeat bool
 	mgmtMACs  []string
 	vlan      int
+}
+
+// installJob is one install in progress; a newer boot or a stop cancels it.
+type installJob struct {
+	cancel context.CancelFunc
 }
 
 // New builds an agent; Start connects it to the simulator.
@@ -97,7 +116,10 @@ func New(sim *simulator.Simulator, opts Options) *Agent {
 	if opts.Log == nil {
 		opts.Log = logrus.WithField("component", "join-agent")
 	}
-	return &Agent{sim: sim, opts: opts, nodes: map[string]*nodeState{}, byDevice: map[string]string{}, pending: map[string]context.CancelFunc{}}
+	return &Agent{
+		sim: sim, opts: opts, writes: newQueue(),
+		nodes: map[string]*nodeState{}, byDevice: map[string]string{}, pending: map[string]*installJob{},
+	}
 }
 
 // Start subscribes to the simulator and keeps heartbeats until ctx ends.
@@ -106,6 +128,7 @@ func (a *Agent) Start(ctx context.Context) {
 	a.ctx = ctx
 	a.mu.Unlock()
 	unsubscribe := a.sim.Subscribe(a.notify)
+	go a.writes.run(ctx)
 	go func() {
 		t := time.NewTicker(a.opts.HeartbeatInterval)
 		defer t.Stop()
@@ -132,20 +155,33 @@ func (a *Agent) notify(n simulator.Notification) {
 	switch n.Type {
 	case simulator.DeviceBooted:
 		a.booted(n)
-	case simulator.DeviceDeleted, simulator.DevicePoweredOff:
-		a.serverDown(n.DeviceID, "the server stopped ("+string(n.Type)+")")
+	case simulator.DeviceDeleted:
+		a.cancelPending(n.DeviceID)
+		a.stopped(n.DeviceID, "the server was deleted", true)
+	case simulator.DevicePoweredOff:
+		a.stopped(n.DeviceID, "the server is powered off", false)
 	case simulator.DeviceNetworkChanged:
-		a.networkChanged(n)
+		a.writes.push(func(ctx context.Context) { a.networkChanged(ctx, n) })
 	case simulator.DeviceStateChanged:
-		if n.State == "reinstalling" || n.State == "deprovisioning" {
+		switch n.State {
+		case metalv1.DEVICESTATE_POWERING_OFF:
 			a.cancelPending(n.DeviceID)
-			a.serverDown(n.DeviceID, "the server is "+string(n.State))
+		case metalv1.DEVICESTATE_REINSTALLING:
+			a.cancelPending(n.DeviceID)
+			a.stopped(n.DeviceID, "the server is reinstalling", false)
+		case metalv1.DEVICESTATE_DEPROVISIONING:
+			a.cancelPending(n.DeviceID)
+			a.stopped(n.DeviceID, "the server is deprovisioning", true)
 		}
 	}
 }
 
 func (a *Agent) booted(n simulator.Notification) {
-	if n.Boot == nil || !n.Boot.PXE {
+	if n.Boot == nil {
+		return
+	}
+	if !n.Boot.PXE {
+		a.bootedFromDisk(n)
 		return
 	}
 	script, err := a.script(n.Boot)
@@ -171,17 +207,46 @@ func (a *Agent) booted(n simulator.Notification) {
 	a.scheduleJoin(n, ic)
 }
 
-func isHarvesterInstaller(b bootResult) bool {
-	return strings.Contains(b.Kernel, "harvester") && contains(b.Args, "harvester.install.automatic=true")
+// bootedFromDisk handles a boot that skipped iPXE: an installed server that
+// is powered on or rebooted starts its kubelet again, so a Node whose server
+// had stopped reports Ready again. The rescue OS runs no kubelet, and a
+// reinstall with a regular OS has wiped Harvester.
+func (a *Agent) bootedFromDisk(n simulator.Notification) {
+	switch n.Boot.Reason {
+	case simulator.BootRescue:
+		a.stopped(n.DeviceID, "the server booted into rescue mode", false)
+		return
+	case simulator.BootReinstall:
+		a.stopped(n.DeviceID, "the server was reinstalled with "+n.Boot.OperatingSystem, true)
+		return
+	case simulator.BootPowerOn, simulator.BootReboot:
+	default:
+		return
+	}
+	a.mu.Lock()
+	name, ok := a.byDevice[n.DeviceID]
+	var st nodeState
+	if ok && !a.nodes[name].heartbeat {
+		a.nodes[name].heartbeat = true
+		st = *a.nodes[name]
+	}
+	a.mu.Unlock()
+	if !ok || !st.heartbeat {
+		return
+	}
+	a.writes.push(func(ctx context.Context) {
+		change := readyChange(corev1.ConditionTrue, reasonReady, messageReady)
+		if err := reachable(n.Network, st.mgmtMACs, st.vlan); err != nil {
+			change = readyChange(corev1.ConditionFalse, reasonNetwork, "management network lost: "+err.Error())
+		}
+		if err := a.updateReady(ctx, name, change.at(time.Now(), false)); err != nil {
+			a.opts.Log.Debugf("node %s: %v", name, err)
+		}
+	})
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
+func isHarvesterInstaller(b bootResult) bool {
+	return strings.Contains(b.Kernel, "harvester") && slices.Contains(b.Args, "harvester.install.automatic=true")
 }
 
 // script returns the iPXE script a boot ran: the userdata, or the URL's body
@@ -244,7 +309,9 @@ func (a *Agent) installConfig(n simulator.Notification, boot bootResult) (instal
 	}
 	ic, err := validate(cfg, a.opts.Expect, n.Network.MACs)
 	if err != nil {
-		return ic, err
+		// Messages name no token, but a token can sit anywhere in a
+		// malformed document; the one the server presented is masked too.
+		return ic, errors.New(redact(err.Error(), getString(cfg, "token")))
 	}
 	if err := reachable(n.Network, ic.MACs, ic.VLANID); err != nil {
 		return ic, err
@@ -312,42 +379,77 @@ func (a *Agent) scheduleJoin(n simulator.Notification, ic installConfig) {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	if prev, ok := a.pending[n.DeviceID]; ok {
-		prev()
+		prev.cancel()
 	}
-	a.pending[n.DeviceID] = cancel
+	job := &installJob{cancel: cancel}
+	a.pending[n.DeviceID] = job
 	a.mu.Unlock()
 	a.event(n.DeviceID, "harvester.install.started", fmt.Sprintf("installing Harvester from %s as %s", ic.ISOURL, ic.Hostname))
 	go func() {
+		t := time.NewTimer(a.opts.InstallTime)
+		defer t.Stop()
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(a.opts.InstallTime):
+		case <-t.C:
 		}
-		a.mu.Lock()
-		delete(a.pending, n.DeviceID)
-		a.mu.Unlock()
-		if err := a.register(ctx, n, ic); err != nil {
-			a.fail(n.DeviceID, ic.Hostname, "node registration failed: "+err.Error())
+		a.writes.push(func(context.Context) { a.finishInstall(ctx, job, n, ic) })
+	}()
+}
+
+// finishInstall registers the Node unless the install was cancelled or
+// superseded while it waited.
+func (a *Agent) finishInstall(ctx context.Context, job *installJob, n simulator.Notification, ic installConfig) {
+	if !a.takePending(n.DeviceID, job) || ctx.Err() != nil {
+		return
+	}
+	defer job.cancel()
+	if err := a.register(ctx, n, ic); err != nil {
+		if ctx.Err() != nil {
 			return
 		}
-		a.record(Result{DeviceID: n.DeviceID, Hostname: ic.Hostname, OK: true, MACs: ic.MACs, VLANID: ic.VLANID})
-		a.event(n.DeviceID, "harvester.install.succeeded", "node "+ic.Hostname+" joined the cluster")
-	}()
+		a.fail(n.DeviceID, ic.Hostname, "node registration failed: "+err.Error())
+		return
+	}
+	a.record(Result{DeviceID: n.DeviceID, Hostname: ic.Hostname, OK: true, MACs: ic.MACs, VLANID: ic.VLANID})
+	a.opts.Log.Infof("device %s (%s): node %s joined the cluster", n.DeviceID, n.Hostname, ic.Hostname)
+	a.event(n.DeviceID, "harvester.install.succeeded", "node "+ic.Hostname+" joined the cluster")
+}
+
+func (a *Agent) takePending(deviceID string, job *installJob) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pending[deviceID] != job {
+		return false
+	}
+	delete(a.pending, deviceID)
+	return true
 }
 
 func (a *Agent) cancelPending(deviceID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if cancel, ok := a.pending[deviceID]; ok {
-		cancel()
+	if job, ok := a.pending[deviceID]; ok {
+		job.cancel()
 		delete(a.pending, deviceID)
 	}
 }
 
 func (a *Agent) fail(deviceID, hostname, reason string) {
+	reason = redact(reason, a.opts.Expect.Token)
 	a.opts.Log.Infof("device %s (%s): %s", deviceID, hostname, reason)
 	a.record(Result{DeviceID: deviceID, Hostname: hostname, Reason: reason})
 	a.event(deviceID, "harvester.install.failed", reason)
+}
+
+// redact masks secrets in text that goes to logs and device events.
+func redact(text string, secrets ...string) string {
+	for _, s := range secrets {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, "<redacted>")
+		}
+	}
+	return text
 }
 
 func (a *Agent) record(r Result) {

@@ -2,9 +2,11 @@ package joinagent
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -255,7 +257,7 @@ func managementMACs(cfg map[string]interface{}, deviceMACs map[string]string) ([
 		}
 		nic, ok := byMAC[mac]
 		if !ok || mac == "" {
-			return nil, fmt.Errorf("management interface %v matches no NIC of this server (NICs: %s)", it, macList(deviceMACs))
+			return nil, fmt.Errorf("management interface %s matches no NIC of this server (NICs: %s)", describeInterface(m), macList(deviceMACs))
 		}
 		if seen[nic] {
 			return nil, fmt.Errorf("management interface %s is listed twice (command line and config lists are concatenated)", nic)
@@ -266,10 +268,20 @@ func managementMACs(cfg map[string]interface{}, deviceMACs map[string]string) ([
 	return macs, nil
 }
 
+func describeInterface(m map[string]interface{}) string {
+	if m["hwaddr"] != nil {
+		return fmt.Sprintf("hwAddr %v", m["hwaddr"])
+	}
+	if m["name"] != nil {
+		return fmt.Sprintf("name %v", m["name"])
+	}
+	return "(neither hwAddr nor name)"
+}
+
 func macList(macs map[string]string) string {
-	var parts []string
-	for n, m := range macs {
-		parts = append(parts, n+"="+m)
+	parts := make([]string, 0, len(macs))
+	for _, n := range slices.Sorted(maps.Keys(macs)) {
+		parts = append(parts, n+"="+macs[n])
 	}
 	return strings.Join(parts, ", ")
 }

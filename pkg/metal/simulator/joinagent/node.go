@@ -42,8 +42,8 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 	status := corev1.NodeStatus{
 		Addresses: nodeAddresses(n.Network, ic),
 		Conditions: []corev1.NodeCondition{{
-			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: reasonReady,
+			Message: messageReady, LastHeartbeatTime: now, LastTransitionTime: now,
 		}},
 		NodeInfo: corev1.NodeSystemInfo{
 			KubeletVersion: a.opts.KubeletVersion, OSImage: "Harvester " + versionOf(ic.ISOURL),
@@ -66,9 +66,16 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 		return err
 	}
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	// A device reinstalled under a new hostname leaves its old Node behind
+	// (Unknown since the reinstall), and a hostname reused by another device
+	// moves the Node to it.
+	if old, ok := a.byDevice[n.DeviceID]; ok {
+		a.forgetLocked(old)
+	}
+	a.forgetLocked(ic.Hostname)
 	a.nodes[ic.Hostname] = &nodeState{deviceID: n.DeviceID, heartbeat: true, mgmtMACs: ic.MACs, vlan: ic.VLANID}
 	a.byDevice[n.DeviceID] = ic.Hostname
-	a.mu.Unlock()
 	return nil
 }
 
@@ -104,6 +111,43 @@ func nodeAddresses(ns simulator.NetworkState, ic installConfig) []corev1.NodeAdd
 	return out
 }
 
+// Ready condition reasons, as a kubelet and the node lifecycle controller post them.
+const (
+	reasonReady    = "KubeletReady"
+	messageReady   = "kubelet is posting ready status"
+	reasonNotReady = "KubeletNotReady"
+	reasonUnknown  = "NodeStatusUnknown"
+	reasonNetwork  = "NetworkUnavailable"
+)
+
+// readyState is a Ready condition to post.
+type readyState struct {
+	status  corev1.ConditionStatus
+	reason  string
+	message string
+}
+
+func readyChange(status corev1.ConditionStatus, reason, message string) readyState {
+	return readyState{status: status, reason: reason, message: message}
+}
+
+// at returns the mutation that posts r. lastTransitionTime becomes since when
+// the status changes, or always with force (a caller naming the time). Only a
+// running kubelet posts True or False, and it refreshes the heartbeat as it
+// does; Unknown comes from the node lifecycle controller, which does not.
+func (r readyState) at(since time.Time, force bool) func(*corev1.NodeCondition) bool {
+	return func(c *corev1.NodeCondition) bool {
+		if force || c.Status != r.status {
+			c.LastTransitionTime = metav1.NewTime(since)
+		}
+		c.Status, c.Reason, c.Message = r.status, r.reason, r.message
+		if r.status != corev1.ConditionUnknown {
+			c.LastHeartbeatTime = metav1.Now()
+		}
+		return true
+	}
+}
+
 // heartbeat refreshes lastHeartbeatTime of every running node, whatever its
 // Ready status: a kubelet that reports NotReady keeps heartbeating.
 func (a *Agent) heartbeat(ctx context.Context) {
@@ -116,54 +160,78 @@ func (a *Agent) heartbeat(ctx context.Context) {
 	}
 	a.mu.Unlock()
 	for _, name := range names {
-		_ = a.updateReady(ctx, name, func(c *corev1.NodeCondition) {
+		err := a.updateReady(ctx, name, func(c *corev1.NodeCondition) bool {
+			// The server may have stopped since the names were collected;
+			// re-checking here, on every conflict retry, keeps a late beat
+			// from landing after Ready=Unknown.
+			if !a.beating(name) {
+				return false
+			}
 			c.LastHeartbeatTime = metav1.Now()
+			return true
 		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			a.opts.Log.Debugf("node %s: heartbeat: %v", name, err)
+		}
 	}
 }
 
-func (a *Agent) updateReady(ctx context.Context, name string, mutate func(*corev1.NodeCondition)) error {
+func (a *Agent) beating(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.nodes[name]
+	return ok && st.heartbeat
+}
+
+// updateReady applies mutate to the Node's Ready condition and writes the
+// status, unless mutate returns false.
+func (a *Agent) updateReady(ctx context.Context, name string, mutate func(*corev1.NodeCondition) bool) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		node, err := a.opts.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
+		changed := false
 		for i := range node.Status.Conditions {
 			if node.Status.Conditions[i].Type == corev1.NodeReady {
-				mutate(&node.Status.Conditions[i])
+				changed = mutate(&node.Status.Conditions[i])
 			}
+		}
+		if !changed {
+			return nil
 		}
 		_, err = a.opts.Kube.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
 		return err
 	})
 }
 
-func (a *Agent) setReady(ctx context.Context, name string, status corev1.ConditionStatus, reason, message string, since time.Time, heartbeat bool) error {
+// setKubelet marks whether the node's kubelet runs and posts r. It reports
+// an unknown node as an error, for the test hooks.
+func (a *Agent) setKubelet(ctx context.Context, name string, running bool, r readyState, since time.Time, force bool) error {
 	a.mu.Lock()
-	if st, ok := a.nodes[name]; ok {
-		st.heartbeat = heartbeat
+	st, ok := a.nodes[name]
+	if ok {
+		st.heartbeat = running
 	}
 	a.mu.Unlock()
-	return a.updateReady(ctx, name, func(c *corev1.NodeCondition) {
-		if c.Status != status {
-			c.LastTransitionTime = metav1.NewTime(since)
-		}
-		c.Status, c.Reason, c.Message = status, reason, message
-		if heartbeat {
-			c.LastHeartbeatTime = metav1.Now()
-		}
-	})
+	if !ok {
+		return fmt.Errorf("node %s is not run by the join agent", name)
+	}
+	if err := a.updateReady(ctx, name, r.at(since, force)); err != nil {
+		return fmt.Errorf("node %s: %w", name, err)
+	}
+	return nil
 }
 
 // SetNodeNotReady makes a node report Ready=False since the given time while
 // its kubelet keeps heartbeating (a fresh heartbeat with Ready=False).
 func (a *Agent) SetNodeNotReady(ctx context.Context, name string, since time.Time) error {
-	return a.setReady(ctx, name, corev1.ConditionFalse, "KubeletNotReady", "container runtime network not ready (simulated)", since, true)
+	return a.setKubelet(ctx, name, true, readyChange(corev1.ConditionFalse, reasonNotReady, "container runtime network not ready (simulated)"), since, true)
 }
 
-// SetNodeReady makes a node Ready again.
+// SetNodeReady makes a node Ready again, its kubelet running.
 func (a *Agent) SetNodeReady(ctx context.Context, name string) error {
-	return a.setReady(ctx, name, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", time.Now(), true)
+	return a.setKubelet(ctx, name, true, readyChange(corev1.ConditionTrue, reasonReady, messageReady), time.Now(), false)
 }
 
 // DeleteNode deletes the Node object, as an administrator would; the server's
@@ -171,15 +239,16 @@ func (a *Agent) SetNodeReady(ctx context.Context, name string) error {
 func (a *Agent) DeleteNode(ctx context.Context, name string) error {
 	a.forget(name)
 	err := a.opts.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting node %s: %w", name, err)
 	}
-	return err
+	return nil
 }
 
 // ServerDown stops a server's kubelet: heartbeats stop and the node goes
 // Ready=Unknown, as the node lifecycle controller marks it after its grace
-// period.
+// period. Powering the device on or rebooting it through the API starts the
+// kubelet again.
 func (a *Agent) ServerDown(ctx context.Context, deviceID string) error {
 	a.mu.Lock()
 	name, ok := a.byDevice[deviceID]
@@ -187,30 +256,45 @@ func (a *Agent) ServerDown(ctx context.Context, deviceID string) error {
 	if !ok {
 		return fmt.Errorf("device %s runs no node", deviceID)
 	}
-	return a.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", time.Now(), false)
+	return a.setKubelet(ctx, name, false, readyChange(corev1.ConditionUnknown, reasonUnknown, "Kubelet stopped posting node status."), time.Now(), false)
 }
 
-func (a *Agent) serverDown(deviceID, why string) {
+// stopped handles a server that stopped running its kubelet: heartbeats stop
+// at once and Ready=Unknown is queued. With forget the server is gone for
+// good, so the node is no longer the agent's.
+func (a *Agent) stopped(deviceID, why string, forget bool) {
 	a.mu.Lock()
 	name, ok := a.byDevice[deviceID]
-	ctx := a.ctx
+	if ok {
+		a.nodes[name].heartbeat = false
+		if forget {
+			a.forgetLocked(name)
+		}
+	}
 	a.mu.Unlock()
-	if !ok || ctx == nil {
+	if !ok {
 		return
 	}
-	if err := a.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status: "+why, time.Now(), false); err != nil && !apierrors.IsNotFound(err) {
-		a.opts.Log.Debugf("node %s: %v", name, err)
-	}
-	if strings.Contains(why, string(simulator.DeviceDeleted)) || strings.Contains(why, "deprovisioning") {
-		a.forget(name)
-	}
+	at := time.Now()
+	a.writes.push(func(ctx context.Context) {
+		r := readyChange(corev1.ConditionUnknown, reasonUnknown, "Kubelet stopped posting node status: "+why)
+		if err := a.updateReady(ctx, name, r.at(at, false)); err != nil && !apierrors.IsNotFound(err) {
+			a.opts.Log.Debugf("node %s: %v", name, err)
+		}
+	})
 }
 
 func (a *Agent) forget(name string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.forgetLocked(name)
+}
+
+func (a *Agent) forgetLocked(name string) {
 	if st, ok := a.nodes[name]; ok {
-		delete(a.byDevice, st.deviceID)
+		if a.byDevice[st.deviceID] == name {
+			delete(a.byDevice, st.deviceID)
+		}
 		delete(a.nodes, name)
 	}
 }
@@ -218,26 +302,31 @@ func (a *Agent) forget(name string) {
 // networkChanged re-checks the management network of a running node after its
 // ports changed: a conversion that cuts it makes the node NotReady, and fixing
 // it makes the node Ready again.
-func (a *Agent) networkChanged(n simulator.Notification) {
+func (a *Agent) networkChanged(ctx context.Context, n simulator.Notification) {
 	a.mu.Lock()
 	name, ok := a.byDevice[n.DeviceID]
 	var st nodeState
 	if ok {
 		st = *a.nodes[name]
 	}
-	ctx := a.ctx
 	a.mu.Unlock()
-	if !ok || ctx == nil || !st.heartbeat {
+	if !ok || !st.heartbeat {
 		return
 	}
-	if err := reachable(n.Network, st.mgmtMACs, st.vlan); err != nil {
-		_ = a.setReady(ctx, name, corev1.ConditionFalse, "NetworkUnavailable", "management network lost: "+err.Error(), time.Now(), true)
-		return
-	}
-	_ = a.updateReady(ctx, name, func(c *corev1.NodeCondition) {
-		if c.Reason == "NetworkUnavailable" {
-			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"
-			c.LastTransitionTime = metav1.Now()
+	lost := reachable(n.Network, st.mgmtMACs, st.vlan)
+	err := a.updateReady(ctx, name, func(c *corev1.NodeCondition) bool {
+		if !a.beating(name) {
+			return false
 		}
+		switch {
+		case lost != nil:
+			return readyChange(corev1.ConditionFalse, reasonNetwork, "management network lost: "+lost.Error()).at(time.Now(), false)(c)
+		case c.Reason == reasonNetwork:
+			return readyChange(corev1.ConditionTrue, reasonReady, messageReady).at(time.Now(), false)(c)
+		}
+		return false
 	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		a.opts.Log.Debugf("node %s: %v", name, err)
+	}
 }

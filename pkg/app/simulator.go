@@ -1,0 +1,155 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rancher/wrangler/v3/pkg/kubeconfig"
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator/standalone"
+)
+
+// simulatorFlags are the raw values of the simulator command's flags.
+type simulatorFlags struct {
+	listen            string
+	token             string
+	projectID         string
+	extraProjects     cli.StringSlice
+	kubeconfig        string
+	clusterURL        string
+	joinToken         string
+	timingScale       float64
+	installTime       time.Duration
+	heartbeatInterval time.Duration
+	tickInterval      time.Duration
+	seed              int64
+	rateLimit         int
+	logLevel          string
+}
+
+// simulatorCommand runs the Equinix Metal API simulator (and optionally the
+// node-join agent) as a server, for demos and benchmarks now that the real
+// service is gone. The first line on stdout is the API base URL, so a script
+// can start it and read where to point --metal-api-url.
+func simulatorCommand() *cli.Command {
+	var f simulatorFlags
+	return &cli.Command{
+		Name:  "simulator",
+		Usage: "serve a simulated Equinix Metal API; prints its base URL (ending in /metal/v1) as the first line",
+		Flags: simulatorFlagList(&f),
+		Action: func(c *cli.Context) error {
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			level, err := logrus.ParseLevel(f.logLevel)
+			if err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			logrus.SetLevel(level)
+			logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+			ctx, cancel := signalContext(c.Context)
+			defer cancel()
+			sim, err := standalone.Start(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			// Logs go to stderr, so this stays the first line of stdout.
+			if _, err := fmt.Fprintln(c.App.Writer, sim.URL); err != nil {
+				return fmt.Errorf("writing the base URL: %w", err)
+			}
+			<-ctx.Done()
+			return sim.Close()
+		},
+	}
+}
+
+func simulatorFlagList(f *simulatorFlags) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "listen", EnvVars: []string{"SIM_LISTEN"}, Value: "127.0.0.1:0", Destination: &f.listen,
+			Usage: "address to serve the API on; port 0 picks a free port"},
+		&cli.StringFlag{Name: "token", EnvVars: []string{"SIM_TOKEN"}, Required: true, Destination: &f.token,
+			Usage: "API token (X-Auth-Token) clients must send"},
+		&cli.StringFlag{Name: "project-id", EnvVars: []string{"SIM_PROJECT_ID"}, Required: true, Destination: &f.projectID,
+			Usage: "project the token may use"},
+		&cli.StringSliceFlag{Name: "extra-project", EnvVars: []string{"SIM_EXTRA_PROJECTS"}, Destination: &f.extraProjects,
+			Usage: "more projects as <token>:<project-id>; repeat the flag or separate with commas"},
+		&cli.StringFlag{Name: "kubeconfig", EnvVars: []string{"SIM_KUBECONFIG"}, Destination: &f.kubeconfig,
+			Usage: "kubeconfig of the cluster simulated servers join; enables the node-join agent"},
+		&cli.StringFlag{Name: "cluster-url", EnvVars: []string{"SIM_CLUSTER_URL"}, Destination: &f.clusterURL,
+			Usage: "URL or VIP joining servers must name (compared as https://<host>:443); required with --kubeconfig"},
+		&cli.StringFlag{Name: "join-token", EnvVars: []string{"SIM_JOIN_TOKEN"}, Destination: &f.joinToken,
+			Usage: "join token servers must present; required with --kubeconfig"},
+		&cli.Float64Flag{Name: "timing-scale", EnvVars: []string{"SIM_TIMING_SCALE"}, Value: 1, Destination: &f.timingScale,
+			Usage: "factor on realistic durations: 1 is real time, 0.01 is 100x faster, 0 is instant"},
+		&cli.DurationFlag{Name: "install-time", EnvVars: []string{"SIM_INSTALL_TIME"}, Destination: &f.installTime,
+			Usage: "how long a Harvester install takes before the Node registers; 0 means 15m times --timing-scale"},
+		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"SIM_HEARTBEAT_INTERVAL"}, Value: 10 * time.Second, Destination: &f.heartbeatInterval,
+			Usage: "how often joined Nodes refresh their Ready heartbeat"},
+		&cli.DurationFlag{Name: "tick-interval", EnvVars: []string{"SIM_TICK_INTERVAL"}, Value: standalone.DefaultTickInterval, Destination: &f.tickInterval,
+			Usage: "how often due transitions are applied when no client polls"},
+		&cli.Int64Flag{Name: "seed", EnvVars: []string{"SIM_SEED"}, Value: 1, Destination: &f.seed,
+			Usage: "seed of generated IDs and probabilistic faults"},
+		&cli.IntFlag{Name: "rate-limit", EnvVars: []string{"SIM_RATE_LIMIT"}, Destination: &f.rateLimit,
+			Usage: "requests per minute per token before answering 429; 0 means unlimited"},
+		&cli.StringFlag{Name: "log-level", EnvVars: []string{"SIM_LOG_LEVEL"}, Value: "info", Destination: &f.logLevel,
+			Usage: "panic, fatal, error, warn, info, debug or trace"},
+	}
+}
+
+// config turns the flags into a standalone.Config; the join agent runs only
+// with a kubeconfig, and then needs both the cluster URL and the join token.
+func (f *simulatorFlags) config() (standalone.Config, error) {
+	cfg := standalone.Config{
+		Listen:       f.listen,
+		Projects:     []standalone.Project{{Token: f.token, ID: f.projectID}},
+		TimingScale:  f.timingScale,
+		Seed:         f.seed,
+		RateLimit:    f.rateLimit,
+		TickInterval: f.tickInterval,
+	}
+	for _, v := range f.extraProjects.Value() {
+		// Project IDs are UUIDs, so the last colon separates them from a
+		// token that may contain colons. The error does not echo the value,
+		// which holds a token.
+		i := strings.LastIndex(v, ":")
+		if i <= 0 || i == len(v)-1 {
+			return cfg, fmt.Errorf("--extra-project %d: want <token>:<project-id>", len(cfg.Projects))
+		}
+		cfg.Projects = append(cfg.Projects, standalone.Project{Token: v[:i], ID: v[i+1:]})
+	}
+	if f.kubeconfig == "" {
+		if f.clusterURL != "" || f.joinToken != "" {
+			return cfg, fmt.Errorf("--cluster-url and --join-token configure the join agent, which needs --kubeconfig")
+		}
+		return cfg, nil
+	}
+	if f.clusterURL == "" || f.joinToken == "" {
+		return cfg, fmt.Errorf("the join agent (--kubeconfig) needs --cluster-url and --join-token")
+	}
+	kube, err := kubeClient(f.kubeconfig)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Join = &standalone.Join{
+		Kube: kube, ClusterURL: f.clusterURL, Token: f.joinToken,
+		InstallTime: f.installTime, HeartbeatInterval: f.heartbeatInterval,
+	}
+	return cfg, nil
+}
+
+func kubeClient(path string) (kubernetes.Interface, error) {
+	rc, err := kubeconfig.GetNonInteractiveClientConfig(path).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
+	}
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+	return kube, nil
+}
