@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -155,6 +157,15 @@ func (e *Env) Events(name string) []corev1.Event {
 		return nil
 	}
 	return list.Items
+}
+
+// EventRecorded waits (Events are written asynchronously) for an Event with
+// the reason about name and reports whether one came.
+func (e *Env) EventRecorded(name, reason string) bool {
+	err := wait.PollUntilContextTimeout(e.Ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return e.HasEvent(name, reason), nil
+	})
+	return err == nil
 }
 
 // HasEvent reports whether an Event with the reason was recorded for name.

@@ -42,6 +42,12 @@ func (r *run) provision() error {
 		r.setPhase(v1.PhasePending)
 	}
 	if r.inst.Status.JoinedAt != nil {
+		if c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Reason == common.ReasonDeviceGone {
+			// The sweep found the device gone: the server is lost whatever its
+			// Node says, and stays failed until the pool replaces it.
+			r.setPhase(v1.PhaseFailed)
+			return nil
+		}
 		// Joined servers are followed through their Node only: no Metal call per
 		// reconcile (node heartbeats would turn into API traffic). The periodic
 		// device sweep notices a device that disappears.

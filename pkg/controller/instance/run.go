@@ -41,23 +41,41 @@ func (r *run) requeue(d time.Duration) {
 
 func (r *run) poll() { r.requeue(r.h.deps.Cfg.PollInterval) }
 
-// setCondition records a condition and, when it changed, an Event.
+// setCondition records a condition and, on a transition (its status or
+// reason changed), an Event. A new message alone — progress, say — updates the
+// condition quietly unless it is a warning, whose details matter.
 func (r *run) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
-	if conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, condType, status, reason, message) {
-		eventType := corev1.EventTypeNormal
-		if status == metav1.ConditionFalse && isWarning(reason) {
-			eventType = corev1.EventTypeWarning
-		}
-		r.h.deps.Recorder.Event(r.inst, eventType, reason, message)
+	old := conditions.Get(r.inst.Status.Conditions, condType)
+	transition := old == nil || old.Status != status || old.Reason != reason
+	warn := warningReasons[reason]
+	if !conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, condType, status, reason, message) {
+		return
 	}
+	if !transition && !warn {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if warn {
+		eventType = corev1.EventTypeWarning
+	}
+	r.h.deps.Recorder.Event(r.inst, eventType, reason, message)
 }
 
-func isWarning(reason string) bool {
-	switch reason {
-	case common.ReasonProvisioning, common.ReasonDeleting, "Waiting", "Pending", "NotStarted", "Converging":
-		return false
-	}
-	return true
+// Reasons of normal progress that read like problems but are not.
+const (
+	reasonReinstalling    = "Reinstalling"
+	reasonInstalled       = "Installed"
+	reasonNodeNotReadyYet = "NodeNotReadyYet"
+)
+
+// warningReasons are the condition reasons that need a person's attention.
+var warningReasons = map[string]bool{
+	common.ReasonCredentialsInvalid: true, "SecretNotFound": true, "SecretIncomplete": true,
+	common.ReasonProvisionFailed: true, common.ReasonDeviceGone: true, common.ReasonPoweredOff: true,
+	common.ReasonInvalidRequest: true, common.ReasonNoCapacity: true, common.ReasonDuplicateDevices: true,
+	"StepFailed": true, "PortMissing": true, common.ReasonNodeNotReady: true, "NodeGone": true,
+	"NodeNameTaken": true, "InvalidConfiguration": true, "MaintenanceRefused": true,
+	"ClusterURLMissing": true, "JoinTokenMissing": true, "VersionUnknown": true, "IPXEURLMissing": true,
 }
 
 func (r *run) setPhase(phase string) { r.inst.Status.Status = phase }

@@ -243,7 +243,7 @@ func TestMaintenanceBeforeRemoval(t *testing.T) {
 	}
 	require.False(t, deleteAt.IsZero(), "the device was not deleted")
 	assert.True(t, completed.Before(deleteAt), "the device was deleted before maintenance completed")
-	assert.True(t, env.HasEvent(inst.Name, "Maintenance"))
+	assert.True(t, env.EventRecorded(inst.Name, "Maintenance"))
 }
 
 // Without a Harvester to complete it, maintenance waits the pool's timeout and
@@ -256,7 +256,7 @@ func TestMaintenanceTimeout(t *testing.T) {
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
 	inst := env.Instances(pool.Name)[0]
 	env.DeletePoolAndWait(pool.Name)
-	assert.True(t, env.HasEvent(inst.Name, "MaintenanceTimeout"))
+	assert.True(t, env.EventRecorded(inst.Name, "MaintenanceTimeout"))
 	assert.Empty(t, env.Sim.Devices(framework.ProjectID))
 }
 
@@ -275,7 +275,7 @@ func TestOutOfBandDeletionIsReplaced(t *testing.T) {
 		return len(insts) == 1 && insts[0].Name != before.Name && insts[0].Status.Status == v1.PhaseManaged
 	}, 2*time.Minute, "the server whose device vanished was not replaced")
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
-	assert.True(t, env.HasEvent(pool.Name, "Replacing"))
+	assert.True(t, env.EventRecorded(pool.Name, "Replacing"))
 }
 
 var _ = corev1.NodeReady

@@ -71,7 +71,7 @@ func TestOrphanSweep(t *testing.T) {
 		assert.GreaterOrEqual(t, time.Since(start), 1*time.Second, "deleted before its grace period")
 		assert.True(t, exists(env, untagged), "an untagged device was touched")
 		assert.True(t, exists(env, foreign), "another cluster's device was touched")
-		assert.True(t, env.HasEvent("harvester-system", "OrphanDeleted"))
+		assert.True(t, env.EventRecorded("harvester-system", "OrphanDeleted"))
 		cleanup(env, untagged, foreign)
 	})
 }

@@ -69,7 +69,7 @@ func TestSeedSamplePoolBecomesReady(t *testing.T) {
 	assert.Equal(t, "equinixmetal://"+inst.Status.InstanceID, node.Annotations[common.AnnotationProviderID])
 
 	for _, reason := range []string{common.ReasonDeviceCreated, common.ReasonDeviceActive, common.ReasonInstallStarted, common.ReasonNodeJoined, common.ReasonNodeReady} {
-		assert.True(t, env.HasEvent(inst.Name, reason), "no %s Event on the Instance", reason)
+		assert.True(t, env.EventRecorded(inst.Name, reason), "no %s Event on the Instance", reason)
 	}
 	env.AssertNoSecretLeaks()
 }
