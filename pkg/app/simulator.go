@@ -15,20 +15,21 @@ import (
 
 // simulatorFlags are the raw values of the simulator command's flags.
 type simulatorFlags struct {
-	listen            string
-	token             string
-	projectID         string
-	extraProjects     cli.StringSlice
-	kubeconfig        string
-	clusterURL        string
-	joinToken         string
-	timingScale       float64
-	installTime       time.Duration
-	heartbeatInterval time.Duration
-	tickInterval      time.Duration
-	seed              int64
-	rateLimit         int
-	logLevel          string
+	listen             string
+	token              string
+	projectID          string
+	extraProjects      cli.StringSlice
+	kubeconfig         string
+	clusterURL         string
+	joinToken          string
+	timingScale        float64
+	installTime        time.Duration
+	heartbeatInterval  time.Duration
+	emulateMaintenance bool
+	tickInterval       time.Duration
+	seed               int64
+	rateLimit          int
+	logLevel           string
 }
 
 // simulatorCommand runs the Equinix Metal API simulator (and optionally the
@@ -90,6 +91,8 @@ func simulatorFlagList(f *simulatorFlags) []cli.Flag {
 			Usage: "how long a Harvester install takes before the Node registers; 0 means 15m times --timing-scale"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"SIM_HEARTBEAT_INTERVAL"}, Value: 10 * time.Second, Destination: &f.heartbeatInterval,
 			Usage: "how often joined Nodes refresh their Ready heartbeat"},
+		&cli.BoolFlag{Name: "emulate-maintenance", EnvVars: []string{"SIM_EMULATE_MAINTENANCE"}, Value: true, Destination: &f.emulateMaintenance,
+			Usage: "with --kubeconfig, also complete the Harvester maintenance mode requested on nodes, as Harvester would"},
 		&cli.DurationFlag{Name: "tick-interval", EnvVars: []string{"SIM_TICK_INTERVAL"}, Value: standalone.DefaultTickInterval, Destination: &f.tickInterval,
 			Usage: "how often due transitions are applied when no client polls"},
 		&cli.Int64Flag{Name: "seed", EnvVars: []string{"SIM_SEED"}, Value: 1, Destination: &f.seed,
@@ -137,7 +140,7 @@ func (f *simulatorFlags) config() (standalone.Config, error) {
 	}
 	cfg.Join = &standalone.Join{
 		Kube: kube, ClusterURL: f.clusterURL, Token: f.joinToken,
-		InstallTime: f.installTime, HeartbeatInterval: f.heartbeatInterval,
+		InstallTime: f.installTime, HeartbeatInterval: f.heartbeatInterval, Maintenance: f.emulateMaintenance,
 	}
 	return cfg, nil
 }

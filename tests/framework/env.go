@@ -61,7 +61,6 @@ type Env struct {
 	ctrlCancel context.CancelFunc
 	ctrlDone   chan error
 	mu         sync.Mutex
-	maintained map[string]time.Time
 }
 
 // Options tune an Env.
@@ -132,7 +131,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	})
 	e.Agent.Start(ctx)
 	if !opts.NoMaintenanceEmulator {
-		go e.emulateMaintenance(ctx)
+		go e.Agent.EmulateMaintenance(ctx, 100*time.Millisecond)
 	}
 	if !opts.NoController {
 		e.StartController(e.Config(opts))

@@ -233,7 +233,7 @@ func TestMaintenanceBeforeRemoval(t *testing.T) {
 	inst := env.Instances(pool.Name)[0]
 	env.Sim.ResetRequests()
 	env.DeletePoolAndWait(pool.Name)
-	completed, ok := env.MaintenanceCompletedAt(inst.Name)
+	completed, ok := env.Agent.MaintenanceCompletedAt(inst.Name)
 	require.True(t, ok, "maintenance was never requested for node %s", inst.Name)
 	var deleteAt time.Time
 	for _, r := range env.Sim.RequestsFor("deleteDevice") {

@@ -77,12 +77,13 @@ type Agent struct {
 	opts   Options
 	writes *queue
 
-	mu       sync.Mutex
-	results  []Result
-	nodes    map[string]*nodeState  // by node name
-	byDevice map[string]string      // device ID -> node name
-	pending  map[string]*installJob // by device ID
-	ctx      context.Context
+	mu         sync.Mutex
+	maintained map[string]time.Time
+	results    []Result
+	nodes      map[string]*nodeState  // by node name
+	byDevice   map[string]string      // device ID -> node name
+	pending    map[string]*installJob // by device ID
+	ctx        context.Context
 }
 
 type nodeState struct {

@@ -73,6 +73,9 @@ type Join struct {
 	InstallTime time.Duration
 	// HeartbeatInterval defaults to the agent's default (10s).
 	HeartbeatInterval time.Duration
+	// Maintenance also plays Harvester's maintenance controller, completing
+	// the maintenance mode the addon requests before it removes a server.
+	Maintenance bool
 }
 
 // Simulator is a running standalone simulator.
@@ -130,6 +133,9 @@ func Start(ctx context.Context, cfg Config) (*Simulator, error) {
 			Log:               log.WithField("component", "join-agent"),
 		})
 		s.Agent.Start(ctx)
+		if cfg.Join.Maintenance {
+			go s.Agent.EmulateMaintenance(ctx, time.Second)
+		}
 	}
 	interval := cfg.TickInterval
 	if interval <= 0 {
