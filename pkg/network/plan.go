@@ -24,6 +24,9 @@ const (
 	PhaseJoined
 )
 
+// managementBond is the bond holding the server's layer-3 addresses.
+const managementBond = "bond0"
+
 // PortWant is the desired state of one port.
 type PortWant struct {
 	// Bonded: a physical port in its bond; for a bond, its members bonded.
@@ -74,6 +77,12 @@ func Want(ports []metal.Port, t *v1.InstanceTemplate, phase Phase) (Desired, err
 		switch p.Type {
 		case metal.PortTypeBond:
 			w.Layer2 = IsLayer2(typ)
+			if !w.Layer2 && p.Name != managementBond {
+				// Only bond0 carries layer-3 addresses. The other bonds start in
+				// layer 2 (terraform-provider-packet #306) and keep their layer:
+				// converting one would request addresses nothing uses.
+				w.Layer2 = IsLayer2Port(p)
+			}
 			w.Bonded = typ != v1.NetworkTypeLayer2Individual
 		default:
 			w.Bonded = physicalBonded(typ, p.Name)

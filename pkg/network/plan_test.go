@@ -23,6 +23,17 @@ func twoNIC() *portsBuilder {
 	}}
 }
 
+// fourNIC is a fresh 4-NIC device: bond1 over eth2/eth3 starts in layer 2.
+func fourNIC() *portsBuilder {
+	b := twoNIC()
+	b.ports = append(b.ports,
+		metal.Port{ID: "p-eth2", Name: "eth2", Type: metal.PortTypePhysical, Bonded: true, BondName: "bond1", NetworkType: metal.NetworkTypeLayer2Bonded},
+		metal.Port{ID: "p-eth3", Name: "eth3", Type: metal.PortTypePhysical, Bonded: true, BondName: "bond1", NetworkType: metal.NetworkTypeLayer2Bonded},
+		metal.Port{ID: "p-bond1", Name: "bond1", Type: metal.PortTypeBond, Bonded: true, NetworkType: metal.NetworkTypeLayer2Bonded},
+	)
+	return b
+}
+
 func (b *portsBuilder) port(name string) *metal.Port {
 	for i := range b.ports {
 		if b.ports[i].Name == name {
@@ -39,6 +50,10 @@ func (b *portsBuilder) unbonded(names ...string) *portsBuilder {
 }
 func (b *portsBuilder) layer2() *portsBuilder {
 	b.port("bond0").NetworkType = metal.NetworkTypeLayer2Bonded
+	return b
+}
+func (b *portsBuilder) hybridBonded() *portsBuilder {
+	b.port("bond0").NetworkType = metal.NetworkTypeHybridBonded
 	return b
 }
 func (b *portsBuilder) vlans(name string, vx ...int) *portsBuilder {
@@ -168,4 +183,60 @@ func TestWantRejectsPortsThePlanLacks(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "eth3")
 	assert.Contains(t, err.Error(), "bond0, eth0, eth1")
+}
+
+func TestLanded(t *testing.T) {
+	cases := []struct {
+		name          string
+		before, after *portsBuilder
+		step          Step
+		want          bool
+	}{
+		{"a conversion answered before it landed, with a VLAN unassigned in the same pass",
+			twoNIC().vlans("bond0", 1000).hybridBonded(), twoNIC(), Step{Op: OpToLayer2, Port: "bond0"}, false},
+		{"a conversion that landed", twoNIC(), twoNIC().layer2(), Step{Op: OpToLayer2, Port: "bond0"}, true},
+		{"back to layer 3", twoNIC().layer2(), twoNIC(), Step{Op: OpToLayer3, Port: "bond0"}, true},
+		{"a disbond of one port", twoNIC(), twoNIC().unbonded("eth1"), Step{Op: OpDisbond, Port: "eth1"}, true},
+		{"a bulk disbond shows on the members", twoNIC().layer2(), twoNIC().layer2().unbonded("eth0", "eth1"), Step{Op: OpDisbond, Port: "bond0", Bulk: true}, true},
+		{"a bond not yet applied", twoNIC().unbonded("eth1"), twoNIC().unbonded("eth1"), Step{Op: OpBond, Port: "eth1"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Landed(tc.before.ports, tc.after.ports, tc.step))
+		})
+	}
+}
+
+// Only bond0 holds the addresses: the layer-3 types never convert bond1,
+// which a 4-NIC server starts with in layer 2.
+func TestStepsOnFourNICPlans(t *testing.T) {
+	cases := []struct {
+		name string
+		tmpl *v1.InstanceTemplate
+		want []string
+	}{
+		{"layer3 leaves bond1 in layer 2", template(v1.NetworkTypeLayer3), nil},
+		{"hybrid unbonds eth1 and eth3", template(v1.NetworkTypeHybrid, iface("eth1", "1000"), iface("eth3", "1001")),
+			[]string{"disbond eth1", "disbond eth3", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth3"}},
+		{"hybrid-bonded tags both bonds", template(v1.NetworkTypeHybridBonded, iface("bond0", "1000"), iface("bond1", "1001")),
+			[]string{"assign VLAN 1000 to bond0", "assign VLAN 1001 to bond1"}},
+		{"layer2-individual splits both bonds", template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth2", "1001")),
+			[]string{"convert-layer-2 on bond0", "disbond every port of bond0", "disbond every port of bond1",
+				"assign VLAN 1000 to eth0", "assign VLAN 1001 to eth2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ports := fourNIC().ports
+			d, err := Want(ports, tc.tmpl, PhaseJoined)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, nilIfEmpty(stepStrings(Steps(ports, d, vlanIDs))))
+		})
+	}
+	t.Run("layer2-individual back to layer3 bonds bond1 again without converting it", func(t *testing.T) {
+		ports := fourNIC().layer2().unbonded("eth0", "eth1", "bond0", "eth2", "eth3", "bond1").ports
+		d, err := Want(ports, template(v1.NetworkTypeLayer3), PhaseJoined)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"bond every port of bond0", "convert-layer-3 on bond0", "bond every port of bond1"},
+			stepStrings(Steps(ports, d, vlanIDs)))
+	})
 }

@@ -53,6 +53,34 @@ func IsLayer2Port(p metal.Port) bool {
 	return strings.HasPrefix(string(p.NetworkType), "layer2")
 }
 
+// Landed reports whether a structural step shows in the ports read after it:
+// a conversion in the bond's layer, a bond or disbond in some port's bonding.
+// Nothing else counts, as the VLAN steps sent with it change network types
+// too, and the API answers a conversion before it has landed.
+func Landed(before, after []metal.Port, s Step) bool {
+	find := func(ports []metal.Port, name string) (metal.Port, bool) {
+		for _, p := range ports {
+			if p.Name == name {
+				return p, true
+			}
+		}
+		return metal.Port{}, false
+	}
+	switch s.Op {
+	case OpToLayer2, OpToLayer3:
+		b, okB := find(before, s.Port)
+		a, okA := find(after, s.Port)
+		return !okB || !okA || IsLayer2Port(b) != IsLayer2Port(a)
+	default:
+		for _, a := range after {
+			if b, ok := find(before, a.Name); !ok || b.Bonded != a.Bonded {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // state is the port state the plan assumes as its steps take effect.
 type state struct {
 	ports   []metal.Port

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
@@ -37,8 +40,41 @@ func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, er
 	if inst.Status.NetworkConfigHash == hash && conditions.IsTrue(inst.Status.Conditions, v1.InstanceNetworkConfigured) {
 		return inst, nil
 	}
+	if refusedRecently(inst, time.Now()) {
+		// Its retry is scheduled; node heartbeats and status writes, which
+		// bring the Instance back too, must not send the refused call again.
+		return inst, nil
+	}
+	if stale, err := h.stale(inst); stale || err != nil {
+		return inst, err
+	}
 	r := h.newRun(inst)
 	return r.finish(r.converge(phase, hash))
+}
+
+// stale reports whether a newer version of the Instance exists than the one
+// the informer cache handed over. Port calls are not idempotent, and the
+// status a pass writes (a conversion under way, a refusal) is what stops the
+// next pass from sending them again; a pass on an older version would miss
+// it. The watch brings the newer version.
+func (h *Handler) stale(inst *v1.Instance) (bool, error) {
+	live, err := h.deps.Instances.Get(inst.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading instance %s: %w", inst.Name, err)
+	}
+	return live.ResourceVersion != inst.ResourceVersion, nil
+}
+
+// refusedRecently reports whether Equinix Metal refused a call for this
+// generation of the Instance less than invalidRetry ago. An edit of the spec
+// (a new generation) retries at once.
+func refusedRecently(inst *v1.Instance, now time.Time) bool {
+	c := conditions.Get(inst.Status.Conditions, v1.InstanceNetworkConfigured)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == common.ReasonInvalidRequest &&
+		c.ObservedGeneration == inst.Generation && now.Sub(c.LastTransitionTime.Time) < invalidRetry
 }
 
 // networkPhase says which state the ports should be in now, if any.
@@ -97,12 +133,14 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		if len(steps) == 0 {
 			return r.networkConverged(client, dev, phase, hash, unassigned)
 		}
-		if i == maxStepsPerPass {
+		if i == maxStepsPerPass || r.awaiting(steps[0]) {
 			r.requeue(r.h.deps.Cfg.PollInterval)
 			return nil
 		}
-		structural, err := r.runSteps(client, steps)
-		if err != nil {
+		structural, failed, err := r.runSteps(client, steps)
+		if failed || err != nil {
+			// A failure the error class retries later (429, busy, refused) also
+			// ends the pass: going on would send the same call again at once.
 			return err
 		}
 		for _, s := range steps {
@@ -112,29 +150,53 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		if dev, err = r.h.readDevice(r, client); dev == nil || err != nil {
 			return err
 		}
-		if structural != nil && !changed(prev, dev, structural) {
+		if structural != nil && !network.Landed(prev.Ports, dev.Ports, *structural) {
 			// The API answers before a conversion has finished: look again soon.
-			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "Converging",
-				fmt.Sprintf("waiting for %s to take effect", structural))
+			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, reasonConverging, waitingFor(*structural))
 			r.requeue(r.h.deps.Cfg.PollInterval)
 			return nil
 		}
 	}
 }
 
+// reasonConverging marks NetworkConfigured while a structural step the API
+// accepted has not shown on the port yet.
+const reasonConverging = "Converging"
+
+// conversionWait is how long a structural step the API accepted may take to
+// show on the port before it is sent again, counted from when the ports
+// stopped matching.
+const conversionWait = 2 * time.Minute
+
+func waitingFor(s network.Step) string {
+	return fmt.Sprintf("waiting for %s to take effect", s)
+}
+
+// awaiting reports whether s is the structural step an earlier pass sent and
+// is still waiting to see: the API answers a conversion before it lands and
+// refuses a second one while it is in progress, so the port is only read
+// again.
+func (r *run) awaiting(s network.Step) bool {
+	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceNetworkConfigured)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reasonConverging &&
+		c.Message == waitingFor(s) && r.now().Sub(c.LastTransitionTime.Time) < conversionWait
+}
+
 // runSteps runs VLAN steps back to back and stops after the first structural
 // step (bond, disbond, conversion), which must be read back before the next.
-func (r *run) runSteps(client metal.Client, steps []network.Step) (*network.Step, error) {
+// failed reports that a step failed; err is what the failure's class makes of
+// it (nil when the retry is already scheduled).
+func (r *run) runSteps(client metal.Client, steps []network.Step) (structural *network.Step, failed bool, err error) {
 	for i := range steps {
 		s := steps[i]
 		if err := r.runStep(client, s); err != nil {
-			return nil, r.networkFailure(s.String(), err)
+			return nil, true, r.networkFailure(s.String(), err)
 		}
 		if s.Op != network.OpAssign && s.Op != network.OpUnassign {
-			return &s, nil
+			return &s, false, nil
 		}
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 func (r *run) runStep(client metal.Client, s network.Step) error {
@@ -154,16 +216,6 @@ func (r *run) runStep(client metal.Client, s network.Step) error {
 		return client.ConvertLayer3(ctx, s.PortID)
 	}
 	return fmt.Errorf("unknown port operation %q", s.Op)
-}
-
-// changed reports whether the port a structural step acted on changed.
-func changed(before, after *metal.Device, s *network.Step) bool {
-	b, okB := before.Port(s.Port)
-	a, okA := after.Port(s.Port)
-	if !okB || !okA {
-		return true
-	}
-	return b.Bonded != a.Bonded || b.NetworkType != a.NetworkType
 }
 
 func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase network.Phase, hash string, unassigned bool) error {
@@ -192,11 +244,20 @@ func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase net
 // networkFailure names the step and the port in the condition; the error
 // class decides the retry as for every Metal call.
 func (r *run) networkFailure(step string, err error) error {
-	if metal.ClassOf(err) == metal.ClassThrottled || metal.ClassOf(err) == metal.ClassTransient {
-		return r.metalFailure(step, v1.InstanceNetworkConfigured, err)
+	switch metal.ClassOf(err) {
+	case metal.ClassThrottled, metal.ClassTransient:
+		// Retried quietly.
+	case metal.ClassInvalid:
+		// metalFailure names the step on NetworkConfigured. Passing through
+		// Unknown first makes lastTransitionTime the time of this refusal,
+		// which refusedRecently counts the retry from.
+		conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceNetworkConfigured, metav1.ConditionUnknown, "Retrying", "")
+	case metal.ClassNoCapacity:
+		// metalFailure names the step on NetworkConfigured itself.
+	default:
+		r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "StepFailed",
+			fmt.Sprintf("%s: %s", step, metalMessage(err)))
 	}
-	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "StepFailed",
-		fmt.Sprintf("%s: %s", step, metalMessage(err)))
 	return r.metalFailure(step, v1.InstanceNetworkConfigured, err)
 }
 
