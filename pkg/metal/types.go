@@ -213,23 +213,27 @@ func (d *Device) HasTag(tag string) bool {
 
 // NetworkType derives the device's network type from its ports, the way the
 // Metal console and packngo do: every port bonded gives layer3 when the device
-// has management addresses and layer2-bonded otherwise; bonds up with some
-// physical port out of its bond gives hybrid; anything else is
-// layer2-individual. It returns "" when the device has no ports.
+// has management addresses (hybrid-bonded when VLANs ride on that layer-3
+// bond, as the API reports on bond0 itself) and layer2-bonded otherwise;
+// bonds up with some physical port out of its bond gives hybrid; anything
+// else is layer2-individual. It returns "" when the device has no ports.
 func (d *Device) NetworkType() NetworkType {
 	if len(d.Ports) == 0 {
 		return ""
 	}
-	bondsBonded, physBonded := true, true
+	bondsBonded, physBonded, bondVLANs := true, true, false
 	for _, p := range d.Ports {
 		switch p.Type {
 		case PortTypeBond:
 			bondsBonded = bondsBonded && p.Bonded
+			bondVLANs = bondVLANs || len(p.VLANs) > 0
 		case PortTypePhysical:
 			physBonded = physBonded && p.Bonded
 		}
 	}
 	switch {
+	case bondsBonded && physBonded && d.hasManagementIP() && bondVLANs:
+		return NetworkTypeHybridBonded
 	case bondsBonded && physBonded && d.hasManagementIP():
 		return NetworkTypeLayer3
 	case bondsBonded && physBonded:

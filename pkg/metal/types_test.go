@@ -62,6 +62,8 @@ func TestDeviceNetworkType(t *testing.T) {
 		{name: "no ports", dev: Device{}, want: ""},
 		{name: "layer3", dev: Device{Ports: l3Ports(), IPAddresses: mgmt}, want: NetworkTypeLayer3},
 		{name: "layer2 bonded", dev: Device{Ports: l3Ports()}, want: NetworkTypeLayer2Bonded},
+		{name: "hybrid bonded: VLANs on the layer-3 bond", dev: Device{Ports: with(func(p []Port) { p[0].VLANs = []VLANRef{{ID: "v", VXLAN: 1000}} }), IPAddresses: mgmt}, want: NetworkTypeHybridBonded},
+		{name: "layer2 bonded with VLANs", dev: Device{Ports: with(func(p []Port) { p[0].VLANs = []VLANRef{{ID: "v", VXLAN: 1000}} })}, want: NetworkTypeLayer2Bonded},
 		{name: "hybrid", dev: Device{Ports: with(func(p []Port) { p[2].Bonded = false }), IPAddresses: mgmt}, want: NetworkTypeHybrid},
 		{name: "layer2 individual", dev: Device{Ports: with(func(p []Port) {
 			for i := range p {

@@ -4,9 +4,9 @@ package instancepool
 
 import (
 	"context"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
