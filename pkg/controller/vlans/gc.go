@@ -19,18 +19,12 @@ import (
 // Ensure returns the VLAN ID of each VXLAN in metro, creating (and tagging as
 // the addon's) the ones that do not exist yet.
 func Ensure(ctx context.Context, client metal.Client, clusterID, metro string, vxlans []int) (map[int]string, []int, error) {
-	ids := map[int]string{}
 	if len(vxlans) == 0 {
-		return ids, nil, nil
+		return map[int]string{}, nil, nil
 	}
-	existing, err := client.ListVLANs(ctx, metro)
+	ids, err := listIDs(ctx, client, metro)
 	if err != nil {
 		return nil, nil, err
-	}
-	for _, v := range existing {
-		if strings.EqualFold(v.Metro, metro) {
-			ids[v.VXLAN] = v.ID
-		}
 	}
 	var created []int
 	for _, vx := range vxlans {
@@ -42,6 +36,14 @@ func Ensure(ctx context.Context, client metal.Client, clusterID, metro string, v
 			Description: fmt.Sprintf("VLAN %d for Harvester nodes (harvester-equinix-addon)", vx),
 			Tags:        []string{common.ClusterTag(clusterID)},
 		})
+		if metal.ClassOf(err) == metal.ClassInvalid {
+			// A VXLAN is unique per project and metro: the refusal may mean
+			// another server of the pool created it since our list.
+			if again, lerr := listIDs(ctx, client, metro); lerr == nil && again[vx] != "" {
+				ids[vx] = again[vx]
+				continue
+			}
+		}
 		if err != nil {
 			return nil, created, fmt.Errorf("creating VLAN %d in metro %s: %w", vx, metro, err)
 		}
@@ -49,6 +51,21 @@ func Ensure(ctx context.Context, client metal.Client, clusterID, metro string, v
 		created = append(created, vx)
 	}
 	return ids, created, nil
+}
+
+// listIDs maps the VXLAN numbers of metro's VLANs to their IDs.
+func listIDs(ctx context.Context, client metal.Client, metro string) (map[int]string, error) {
+	vlans, err := client.ListVLANs(ctx, metro)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[int]string{}
+	for _, v := range vlans {
+		if strings.EqualFold(v.Metro, metro) {
+			ids[v.VXLAN] = v.ID
+		}
+	}
+	return ids, nil
 }
 
 // Wanted is every VXLAN an Instance not being deleted attaches in metro, for
