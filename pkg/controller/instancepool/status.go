@@ -216,7 +216,7 @@ func (r *poolRun) summarize() {
 			ready++
 		case i.Status.Status == v1.PhaseUnhealthy:
 			unhealthy++
-		case i.Status.JoinedAt == nil:
+		case i.Status.JoinedAt == nil && i.Status.Status != v1.PhaseFailed:
 			provisioning++
 		}
 	}
@@ -227,7 +227,7 @@ func (r *poolRun) summarize() {
 	case r.backingOff > 0:
 		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, "BackingOff",
 			fmt.Sprintf("%d server(s) in a row failed to join; the next is created in %s", st.ConsecutiveFailures, r.backingOff.Round(time.Second)), false)
-	case st.FailedGeneration != 0 && len(cur) < want:
+	case st.FailedGeneration != 0:
 		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, "ProvisioningFailed",
 			"no servers are created until the pool spec changes (see ProvisioningFailed)", false)
 	case provisioning > 0 || len(cur) < want:
