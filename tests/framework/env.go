@@ -77,6 +77,9 @@ type Options struct {
 	NoJoinToken bool
 	// Configure adjusts the controller configuration.
 	Configure func(*config.Config)
+	// RateLimit makes the simulator send X-RateLimit headers (and answer 429
+	// past this many requests per minute per token).
+	RateLimit int
 	// NoMaintenanceEmulator leaves maintenance requests unanswered, as on a
 	// cluster where Harvester never completes them.
 	NoMaintenanceEmulator bool
@@ -110,7 +113,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	if opts.Timings != nil {
 		timings = *opts.Timings
 	}
-	e.Sim = simulator.New(simulator.Options{Timings: timings, Seed: 1})
+	e.Sim = simulator.New(simulator.Options{Timings: timings, Seed: 1, RateLimit: opts.RateLimit})
 	e.Sim.AddProject(MetalToken, ProjectID)
 	srv := httptest.NewServer(e.Sim.Handler())
 	t.Cleanup(srv.Close)
@@ -271,14 +274,26 @@ func (e *Env) stop() {
 	e.cancel()
 }
 
-// BinaryPath builds the controller binary once per test binary.
+// The controller binary is built once per test binary, into binDir.
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
 )
 
-// Binary returns the path of the freshly built controller binary.
+// RunMain is cluster.RunMain plus removing the controller binary Binary built
+// (about 80 MB) when the test binary ends.
+func RunMain(m *testing.M, opts cluster.Options, shared *cluster.Shared) int {
+	code := cluster.RunMain(m, opts, shared)
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	return code
+}
+
+// Binary returns the path of the freshly built controller binary; packages
+// that use it run their tests through RunMain, which removes it.
 func Binary(t testing.TB) string {
 	buildOnce.Do(func() {
 		root, err := cluster.RepoRoot()
@@ -291,7 +306,7 @@ func Binary(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "harvester-equinix-addon")
+		binDir, binPath = dir, filepath.Join(dir, "harvester-equinix-addon")
 		buildErr = runCmd(root, "go", "build", "-o", binPath, ".")
 	})
 	if buildErr != nil {

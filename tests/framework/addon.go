@@ -1,0 +1,260 @@
+package framework
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+)
+
+// Addon is the real controller binary running as a child process, configured
+// like env.Config configures the in-process one. Every run appends its
+// stdout and stderr to one log file, which the test scans for secrets.
+type Addon struct {
+	t           testing.TB
+	env         *Env
+	bin         string
+	logPath     string
+	leaderElect bool
+	lockName    string
+	httpAddr    string
+	extraArgs   []string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	starts  int
+	secrets map[string]bool
+}
+
+// AddonOptions tune the binary.
+type AddonOptions struct {
+	// ExtraArgs are appended to the flags (a repeated flag's last value wins).
+	ExtraArgs []string
+	// LeaderElect runs the binary with --leader-elect=true on a Lease of its
+	// own, so that a killed leader's Lease must expire before the next run acts.
+	LeaderElect bool
+}
+
+// StartAddon builds (once per test binary) and starts the controller. It is
+// stopped when the test ends, after everything the test registered later
+// (pools are deleted while it still runs), and its log is scanned then.
+func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
+	t.Helper()
+	a := &Addon{
+		t: t, env: env, bin: Binary(t),
+		logPath:     filepath.Join(t.TempDir(), "controller.log"),
+		leaderElect: opts.LeaderElect,
+		extraArgs:   opts.ExtraArgs,
+		lockName:    "lifecycle-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		secrets:     map[string]bool{MetalToken: true, JoinToken: true},
+	}
+	a.httpAddr = freeAddr(t)
+	t.Cleanup(func() {
+		a.Stop()
+		a.AssertLogClean()
+	})
+	a.Start()
+	return a
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (a *Addon) args() []string {
+	e := a.env
+	return append([]string{
+		"--kubeconfig", e.Cluster.Kubeconfig,
+		"--namespace", Namespace,
+		"--secret-name", SecretName,
+		"--threads", "5",
+		"--metal-api-url", e.SimURL,
+		"--metal-timeout", "10s",
+		"--metal-requests-per-second", "200",
+		"--metal-burst", "400",
+		"--http-address", a.httpAddr,
+		"--ipxe-address", "127.0.0.1:0",
+		"--ipxe-public-url", e.IPXEURL,
+		"--join-token-secret", SecretName,
+		"--join-token-key", "JOIN_TOKEN",
+		"--poll-interval", "300ms",
+		"--orphan-sweep-interval", "1h",
+		"--orphan-grace-period", "1h",
+		"--orphan-dry-run",
+		"--replacement-backoff", "200ms",
+		"--leader-elect=" + strconv.FormatBool(a.leaderElect),
+		"--leader-lock-name", a.lockName,
+		// Debug logs the most; a secret must not leak even there.
+		"--log-level", "debug",
+	}, a.extraArgs...)
+}
+
+// Log is everything the binary has written so far.
+func (a *Addon) Log() string {
+	raw, _ := os.ReadFile(a.logPath)
+	return string(raw)
+}
+
+// MetricsURL is where the binary serves /metrics.
+func (a *Addon) MetricsURL() string { return "http://" + a.httpAddr + "/metrics" }
+
+// Start runs the binary; it must not be running.
+func (a *Addon) Start() {
+	a.t.Helper()
+	a.mu.Lock()
+	if a.cmd != nil {
+		a.mu.Unlock()
+		a.t.Fatalf("the controller is already running")
+	}
+	logs, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		a.mu.Unlock()
+		a.t.Fatalf("opening the controller log: %v", err)
+	}
+	a.starts++
+	_, _ = logs.WriteString("=== run " + strconv.Itoa(a.starts) + "\n")
+	cmd := exec.Command(a.bin, a.args()...)
+	// A clean environment: every setting comes from the flags above, none
+	// from variables of the machine running the tests.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		a.mu.Unlock()
+		a.t.Fatalf("starting the controller: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		_ = logs.Close()
+		close(exited)
+	}()
+	a.cmd, a.exited = cmd, exited
+	a.mu.Unlock()
+	a.waitHealthy(exited)
+}
+
+// waitHealthy returns once the binary serves /healthz, and ends the test at
+// once, with the log, if the binary exits first (bad flags, say).
+func (a *Addon) waitHealthy(exited chan struct{}) {
+	a.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case <-exited:
+			a.t.Fatalf("the controller exited at start:\n%s", a.Log())
+		case <-deadline:
+			a.t.Fatalf("the controller did not serve /healthz within 30s:\n%s", a.Log())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if resp, err := http.Get("http://" + a.httpAddr + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+}
+
+// Kill sends SIGKILL and returns once the process is gone. It is safe to call
+// from a simulator callback, which then answers the request only after the
+// process that sent it has died. It reports whether a process was killed.
+func (a *Addon) Kill() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cmd == nil {
+		return false
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.exited
+	ws, _ := a.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	a.cmd = nil
+	return ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// EnsureRunning starts the controller unless it runs: a test that failed
+// between a kill and the restart still needs it to delete its pool.
+func (a *Addon) EnsureRunning() {
+	a.mu.Lock()
+	running := a.cmd != nil
+	a.mu.Unlock()
+	if !running {
+		a.Start()
+	}
+}
+
+// Stop asks for a clean shutdown, as a pod stop does.
+func (a *Addon) Stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cmd == nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.exited:
+	case <-time.After(30 * time.Second):
+		a.t.Errorf("the controller did not exit within 30s of SIGTERM")
+		_ = a.cmd.Process.Kill()
+		<-a.exited
+	}
+	a.cmd = nil
+}
+
+// RememberPasswords records the generated console passwords while their
+// Secrets exist (they go with their Instances), for the final log scan.
+func (a *Addon) RememberPasswords() {
+	a.t.Helper()
+	secs, err := a.env.Kube.CoreV1().Secrets(Namespace).List(a.env.Ctx, metav1.ListOptions{LabelSelector: common.LabelInstance})
+	require.NoError(a.t, err)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range secs.Items {
+		if p := string(s.Data[instance.PasswordKey]); p != "" {
+			a.secrets[p] = true
+		}
+	}
+}
+
+// AssertNoSecretLeaks checks the cluster's objects and Events (through the
+// framework) and the binary's own log for every secret value seen so far.
+func (a *Addon) AssertNoSecretLeaks() {
+	a.t.Helper()
+	a.RememberPasswords()
+	a.env.AssertNoSecretLeaks()
+	a.AssertLogClean()
+}
+
+// AssertLogClean scans the binary's log for every secret value seen so far.
+func (a *Addon) AssertLogClean() {
+	a.t.Helper()
+	raw, err := os.ReadFile(a.logPath)
+	require.NoError(a.t, err)
+	log := string(raw)
+	assert.NotEmpty(a.t, log, "the controller logged nothing")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for s := range a.secrets {
+		if i := strings.Index(log, s); i >= 0 {
+			a.t.Errorf("a secret value leaked into the controller's log (near %q)", log[max(0, i-80):i])
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+func failedProvision(i *v1.Instance) bool {
+	return i.Status.Status == v1.PhaseFailed && hasCondition(i, v1.InstanceDeviceActive, metav1.ConditionFalse, common.ReasonProvisionFailed)
+}
+
+// A device that ends failed fails its Instance with a Warning; the pool
+// replaces it with a new Instance and a new device, and the failed device is
+// deleted, not leaked.
+func TestFailedProvisionIsReplaced(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	l := newLedger(t, env)
+	insts := watchInstances(t, env)
+	fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultProvisionFailure, Count: 1})
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "fails-once"))
+
+	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
+	require.Equal(t, 1, env.Sim.FaultFired(fault))
+	failed := insts.seen(func(i *v1.Instance) bool { return i.Spec.PoolName == pool.Name && failedProvision(i) })
+	require.NotEmpty(t, failed, "no Instance was seen failed")
+	first := failed[0]
+	assert.Equal(t, []string{first.Status.InstanceID}, l.failedDevices())
+	assertWarning(t, env, first.Name, common.ReasonProvisionFailed)
+	assert.True(t, env.EventRecorded(pool.Name, common.ReasonReplacing), "no Replacing Event on the pool")
+
+	now := env.Instances(pool.Name)
+	require.Len(t, now, 1)
+	assert.NotEqual(t, first.Name, now[0].Name, "the failed Instance is still the pool's")
+	assert.NotEqual(t, first.Status.InstanceID, now[0].Status.InstanceID)
+	assert.Equal(t, []string{now[0].Status.InstanceID}, l.devicesOf(string(now[0].UID)))
+	env.Eventually(func() bool { _, ok := env.Sim.Device(first.Status.InstanceID); return !ok }, 30*time.Second,
+		"failed device %s was not deleted", first.Status.InstanceID)
+	assert.Len(t, env.Sim.Devices(framework.ProjectID), 1)
+	assert.Equal(t, 2, l.createdCount())
+	env.AssertNoSecretLeaks()
+}
+
+// When every provision fails, the pool stops after maxProvisionAttempts
+// servers, reports ProvisioningFailed and creates no more; editing its spec
+// lets it try again, and the failed devices are all deleted in the end.
+func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
+	const attempts = 2
+	env := framework.New(t, &shared, framework.Options{})
+	l := newLedger(t, env)
+	fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultProvisionFailure})
+	p := framework.ParsePool(t, framework.SeedSample, "fails-always")
+	p.Spec.Remediation.MaxProvisionAttempts = attempts
+	pool := env.CreatePool(p)
+
+	c := waitPoolCondition(t, env, pool.Name, v1.PoolProvisioningFailed, metav1.ConditionTrue, "")
+	assert.Contains(t, c.Message, "2 servers in a row failed")
+	assertWarning(t, env, pool.Name, c.Reason)
+	env.Eventually(func() bool { return env.Pool(pool.Name).Status.Status == v1.PoolPhaseFailed }, 30*time.Second, "pool status is not failed")
+	assert.Equal(t, attempts, l.createdCount())
+	require.Never(t, func() bool { return l.createdCount() > attempts }, 3*time.Second, 100*time.Millisecond,
+		"the pool kept creating devices after ProvisioningFailed")
+	assert.Equal(t, attempts, len(env.Sim.RequestsFor(simulator.OpCreateDevice)))
+	// The last failed server stays for inspection, its device still owned.
+	left := env.Instances(pool.Name)
+	require.Len(t, left, 1)
+	assert.Equal(t, v1.PhaseFailed, left[0].Status.Status)
+
+	env.Sim.RemoveFault(fault)
+	edited := env.Pool(pool.Name)
+	edited.Spec.Tags = append(edited.Spec.Tags, "retry=1")
+	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, edited, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
+	assert.Nil(t, poolCondition(env, pool.Name, v1.PoolProvisioningFailed), "ProvisioningFailed stayed after the spec edit")
+	assert.Equal(t, attempts+1, l.createdCount())
+	env.Eventually(func() bool { return len(env.Sim.Devices(framework.ProjectID)) == 1 }, 30*time.Second, "failed devices were left behind")
+	for _, id := range l.failedDevices() {
+		_, ok := env.Sim.Device(id)
+		assert.False(t, ok, "failed device %s leaked", id)
+	}
+	assert.Len(t, l.failedDevices(), attempts)
+	var ev *corev1.Event
+	for _, e := range env.Events(left[0].Name) {
+		if e.Reason == common.ReasonProvisionFailed {
+			ev = &e
+		}
+	}
+	require.NotNil(t, ev, "no ProvisionFailed Event on %s", left[0].Name)
+	assert.Equal(t, corev1.EventTypeWarning, ev.Type)
+	env.AssertNoSecretLeaks()
+}
