@@ -175,8 +175,8 @@ func New(f Flags) (*Config, error) {
 	if cfg.PollInterval < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("--poll-interval must be at least 100ms, got %s", cfg.PollInterval))
 	}
-	if cfg.OrphanSweepInterval < time.Second || cfg.OrphanGracePeriod < 0 {
-		errs = append(errs, fmt.Errorf("--orphan-sweep-interval must be at least 1s and --orphan-grace-period not negative"))
+	if cfg.OrphanSweepInterval < 100*time.Millisecond || cfg.OrphanGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--orphan-sweep-interval must be at least 100ms and --orphan-grace-period not negative"))
 	}
 	if cfg.ReplacementBackoff < 0 {
 		errs = append(errs, fmt.Errorf("--replacement-backoff must not be negative"))

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // run is one reconcile of one Instance: a working copy, what changed, and when
@@ -91,6 +92,7 @@ func (r *run) persist() error {
 	if err != nil {
 		return fmt.Errorf("updating status of instance %s: %w", r.inst.Name, err)
 	}
+	observeDurations(&r.persisted, &updated.Status)
 	r.inst = updated.DeepCopy()
 	r.persisted = *updated.Status.DeepCopy()
 	return nil
@@ -108,6 +110,22 @@ func (r *run) finish(stepErr error) (*v1.Instance, error) {
 		r.h.deps.Instances.EnqueueAfter(r.inst.Name, r.after)
 	}
 	return r.inst, stepErr
+}
+
+// observeDurations records the provisioning and join durations once, when the
+// status that first carries them is stored (a failed write is retried and
+// must not count twice).
+func observeDurations(before, after *v1.InstanceStatus) {
+	created := after.DeviceCreatedAt
+	if created == nil {
+		return
+	}
+	if before.DeviceActiveAt == nil && after.DeviceActiveAt != nil {
+		metrics.ProvisionDuration.Observe(after.DeviceActiveAt.Sub(created.Time).Seconds())
+	}
+	if before.JoinedAt == nil && after.JoinedAt != nil {
+		metrics.JoinDuration.Observe(after.JoinedAt.Sub(created.Time).Seconds())
+	}
 }
 
 func nowTime(r *run) *metav1.Time {
