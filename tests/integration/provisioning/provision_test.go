@@ -117,3 +117,26 @@ func patchCount(t *testing.T, env *framework.Env, name string, count int32) {
 }
 
 var _ = corev1.NodeReady
+
+// single-boot installs on the first boot: the device carries the installer
+// from its creation, iPXE reads the MAC itself, and there is no reinstall.
+func TestSingleBootNeedsNoReinstall(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	p := framework.ParsePool(t, framework.SeedSample, "single-boot")
+	p.Spec.BootMode = v1.BootModeSingleBoot
+	pool := env.CreatePool(p)
+	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
+
+	inst := env.Instances(pool.Name)[0]
+	assert.Empty(t, env.Sim.RequestsFor("performAction"), "single-boot reinstalled the device")
+	results := env.Agent.Results()
+	require.NotEmpty(t, results)
+	last := results[len(results)-1]
+	require.True(t, last.OK, last.Reason)
+	assert.Equal(t, []string{strings.ToLower(inst.Status.MACAddresses["eth0"])}, last.MACs,
+		"the MAC iPXE put on the kernel line is this device's eth0")
+	dev, ok := env.Sim.Device(inst.Status.InstanceID)
+	require.True(t, ok)
+	assert.Contains(t, dev.GetIpxeScriptUrl(), "/single-boot.ipxe")
+	env.AssertNoSecretLeaks()
+}
