@@ -3,6 +3,7 @@ package instance
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -80,7 +81,26 @@ func (r *run) provision() error {
 			return err
 		}
 	}
-	return r.trackNode()
+	if err := r.trackNode(); err != nil {
+		return err
+	}
+	if r.inst.Status.JoinedAt != nil {
+		r.clearUserdata(client, dev)
+	}
+	return nil
+}
+
+// clearUserdata removes the join configuration from the device once the node
+// has joined: it holds the cluster's join token, which anyone with read access
+// to the Metal project (and the device's metadata endpoint) could otherwise
+// read for the server's whole life. Failing here costs nothing but that
+// exposure, so it is reported and not retried.
+func (r *run) clearUserdata(client metal.Client, dev *metal.Device) {
+	empty := metal.Sensitive("")
+	if _, err := client.UpdateDevice(r.h.ctx, dev.ID, metal.DeviceUpdate{Userdata: &empty}); err != nil {
+		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, "UserdataNotCleared",
+			"could not clear the join configuration from device %s's userdata: %s", dev.ID, metalMessage(err))
+	}
 }
 
 // metalClient returns the pool's Metal client, or nil after recording why the

@@ -1,18 +1,21 @@
 package provisioning
 
 import (
+	"context"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	metalv1 "github.com/equinix/equinix-sdk-go/services/metalv1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -116,8 +119,6 @@ func patchCount(t *testing.T, env *framework.Env, name string, count int32) {
 	require.NoError(t, err)
 }
 
-var _ = corev1.NodeReady
-
 // single-boot installs on the first boot: the device carries the installer
 // from its creation, iPXE reads the MAC itself, and there is no reinstall.
 func TestSingleBootNeedsNoReinstall(t *testing.T) {
@@ -139,4 +140,32 @@ func TestSingleBootNeedsNoReinstall(t *testing.T) {
 	require.True(t, ok)
 	assert.Contains(t, dev.GetIpxeScriptUrl(), "/single-boot.ipxe")
 	env.AssertNoSecretLeaks()
+}
+
+// Once the node has joined, the join token no longer sits in the device's
+// userdata, where anyone reading the Metal project could find it.
+func TestUserdataClearedAfterJoin(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	// What the installer read at the reinstall boot: the join configuration.
+	var installUserdata atomic.Value
+	unsubscribe := env.Sim.Subscribe(func(n simulator.Notification) {
+		if n.Type == simulator.DeviceBooted && n.Boot != nil && n.Boot.Reason == simulator.BootReinstall {
+			installUserdata.Store(n.Userdata)
+		}
+	})
+	t.Cleanup(unsubscribe)
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "userdata"))
+	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
+	inst := env.Instances(pool.Name)[0]
+	got, _ := installUserdata.Load().(string)
+	require.Contains(t, got, "token:", "the install did not carry a join configuration")
+
+	cfg := metalv1.NewConfiguration()
+	cfg.Servers = metalv1.ServerConfigurations{{URL: env.SimURL}}
+	cfg.AddDefaultHeader("X-Auth-Token", framework.MetalToken)
+	api := metalv1.NewAPIClient(cfg)
+	env.Eventually(func() bool {
+		ud, _, err := api.DevicesApi.FindDeviceUserdataByID(context.Background(), inst.Status.InstanceID).Execute()
+		return err == nil && !strings.Contains(ud.GetUserdata(), framework.JoinToken)
+	}, 30*time.Second, "the join token is still readable in the device's userdata")
 }
