@@ -4,6 +4,8 @@
 package conditions
 
 import (
+	"errors"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -55,4 +57,20 @@ func Get(conds []metav1.Condition, condType string) *metav1.Condition {
 // Remove drops a condition; it reports whether one was there.
 func Remove(conds *[]metav1.Condition, condType string) bool {
 	return meta.RemoveStatusCondition(conds, condType)
+}
+
+// Error is a problem a person has to fix, carrying the condition reason that
+// names it; its message says what is missing and how to provide it.
+type Error struct {
+	Reason  string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// AsError returns the *Error in err's chain, if any.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
 }

@@ -4,7 +4,6 @@
 package credentials
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -27,21 +27,12 @@ const (
 	ReasonSecretIncomplete = "SecretIncomplete"
 )
 
-// Error says why a Secret gave no usable credentials. Its message names the
-// Secret and the missing key, never a value.
-type Error struct {
-	Reason  string
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error says why a Secret gave no usable credentials; its message names what is missing
+// and never a secret value.
+type Error = conditions.Error
 
 // AsError returns the *Error in err's chain, if any.
-func AsError(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
-}
+var AsError = conditions.AsError
 
 // Ref is a resolved Secret reference.
 type Ref struct{ Namespace, Name string }

@@ -14,6 +14,7 @@ import (
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	harvestercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -27,20 +28,12 @@ const (
 	ReasonIPXEURLMissing    = "IPXEURLMissing"
 )
 
-// Error says exactly what is missing and how to provide it.
-type Error struct {
-	Reason  string
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error says why join information is missing; its message names what is missing
+// and never a secret value.
+type Error = conditions.Error
 
 // AsError returns the *Error in err's chain, if any.
-func AsError(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
-}
+var AsError = conditions.AsError
 
 // Join is what the install configuration needs. Printing it never shows the
 // token.

@@ -65,21 +65,34 @@ type Cluster struct {
 	kcm       *process
 }
 
-// DefaultBinDir is where scripts/cluster-binaries puts the binaries.
+// ToolsCache mirrors scripts/versions: $HEA_TOOLS_CACHE, else the user's
+// cache folder.
+func ToolsCache() string {
+	if cache := os.Getenv("HEA_TOOLS_CACHE"); cache != "" {
+		return cache
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "harvester-equinix-addon")
+}
+
+// DefaultBinDir is where scripts/cluster-binaries puts the cluster binaries.
 func DefaultBinDir() string {
 	if d := os.Getenv("KUBE_BIN_DIR"); d != "" {
 		return d
 	}
-	cache := os.Getenv("HEA_TOOLS_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "harvester-equinix-addon")
+	return filepath.Join(ToolsCache(), "k8s-"+KubeVersion+"-etcd-"+EtcdVersion, "bin")
+}
+
+// HelmBinDir is where scripts/cluster-binaries puts helm version.
+func HelmBinDir(version string) string {
+	if d := os.Getenv("HELM_BIN_DIR"); d != "" {
+		return d
 	}
-	return filepath.Join(cache, "k8s-"+KubeVersion+"-etcd-"+EtcdVersion, "bin")
+	return filepath.Join(ToolsCache(), "helm-"+version, "bin")
 }
 
 // ErrNoBinaries says the cluster binaries have not been built.

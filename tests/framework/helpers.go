@@ -49,6 +49,53 @@ spec:
           - "1001"
 `
 
+// The seed README's networkingConfiguration samples, byte for byte.
+const (
+	SeedHybrid = `  networkingConfiguration:
+    type: "hybrid"
+    interfaceConfiguration:
+      - name: eth1
+        vlanIDS:
+          - "1000"
+          - "1001"
+`
+	SeedHybridBonded = `  networkingConfiguration:
+    type: "hybrid-bonded"
+    interfaceConfiguration:
+      - name: bond0
+        vlanIDS:
+          - "1000"
+          - "1001"
+`
+	SeedLayer2Bonded = `  networkingConfiguration:
+    type: "layer2-bonded"
+    interfaceConfiguration:
+      - name: bond0
+        vlanIDS:
+          - "1000"
+          - "1001"
+`
+	SeedLayer2Individual = `  networkingConfiguration:
+    type: "layer2-individual"
+    interfaceConfiguration:
+      - name: eth0
+        vlanIDS:
+          - "1000"
+      - name: eth1
+        vlanIDS:
+          - "1000"
+          - "1001"
+`
+)
+
+// SeedPoolWith is the seed's sample pool with its networkingConfiguration
+// replaced by networking (empty: the default, layer3).
+func SeedPoolWith(t testing.TB, name, networking string) *v1.InstancePool {
+	t.Helper()
+	i := strings.Index(SeedSample, "  networkingConfiguration:")
+	return ParsePool(t, SeedSample[:i]+networking, name)
+}
+
 // ParsePool reads an InstancePool from YAML, optionally renamed.
 func ParsePool(t testing.TB, doc, name string) *v1.InstancePool {
 	t.Helper()

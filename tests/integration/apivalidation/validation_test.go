@@ -15,6 +15,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 var shared cluster.Shared
@@ -24,29 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 // seedSample is the InstancePool of the seed README, byte for byte.
-const seedSample = `apiVersion: equinix.harvesterhci.io/v1
-kind: InstancePool
-metadata:
-  name: harvester-pxe-worker
-spec:
-  count: 1
-  billingCycle: hourly
-  managementInterface:
-    - eth0
-  plan: c3.small.x86
-  metro: SG
-  nodeCleanupWaitInterval: 5m
-  managementBondingOptions:
-    mode: balance-tlb
-    miimon: "100"
-  networkingConfiguration:
-    type: "hybrid"
-    interfaceConfiguration:
-      - name: eth1
-        vlanIDS:
-          - "1000"
-          - "1001"
-`
+const seedSample = framework.SeedSample
 
 func setup(t *testing.T) (context.Context, versioned.Interface) {
 	c := shared.Require(t)
@@ -90,38 +69,14 @@ func TestSeedSampleAcceptedUnchanged(t *testing.T) {
 func TestSeedNetworkingSamplesAccepted(t *testing.T) {
 	ctx, client := setup(t)
 	samples := map[string]string{
-		"hybrid-bonded": `
-    type: "hybrid-bonded"
-    interfaceConfiguration:
-      - name: bond0
-        vlanIDS:
-          - "1000"
-          - "1001"`,
-		"layer2-bonded": `
-    type: "layer2-bonded"
-    interfaceConfiguration:
-      - name: bond0
-        vlanIDS:
-          - "1000"
-          - "1001"`,
-		"layer2-individual": `
-    type: "layer2-individual"
-    interfaceConfiguration:
-      - name: eth0
-        vlanIDS:
-          - "1000"
-      - name: eth1
-        vlanIDS:
-          - "1000"
-          - "1001"`,
-		"layer3": `
-    type: layer3`,
+		"hybrid-bonded":     framework.SeedHybridBonded,
+		"layer2-bonded":     framework.SeedLayer2Bonded,
+		"layer2-individual": framework.SeedLayer2Individual,
+		"layer3":            "  networkingConfiguration:\n    type: layer3\n",
 	}
 	for name, networking := range samples {
 		t.Run(name, func(t *testing.T) {
-			doc := strings.Replace(seedSample, "harvester-pxe-worker", "seed-"+name, 1)
-			doc = doc[:strings.Index(doc, "  networkingConfiguration:")] + "  networkingConfiguration:" + networking + "\n"
-			pool := parsePool(t, doc)
+			pool := framework.SeedPoolWith(t, "seed-"+name, networking)
 			_, err := client.EquinixV1().InstancePools().Create(ctx, pool, metav1.CreateOptions{})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = client.EquinixV1().InstancePools().Delete(ctx, pool.Name, metav1.DeleteOptions{}) })

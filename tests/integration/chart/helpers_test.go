@@ -37,22 +37,8 @@ const (
 	chartName        = "harvester-equinix-addon"
 )
 
-// helmBinDir mirrors scripts/versions: $HELM_BIN_DIR, else the tools cache.
-func helmBinDir() string {
-	if d := os.Getenv("HELM_BIN_DIR"); d != "" {
-		return d
-	}
-	cache := os.Getenv("HEA_TOOLS_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "harvester-equinix-addon")
-	}
-	return filepath.Join(cache, "helm-"+helmVersion, "bin")
-}
+// helmBinDir is where scripts/cluster-binaries builds helm.
+func helmBinDir() string { return cluster.HelmBinDir(helmVersion) }
 
 // requireHelm returns the helm binary, or ends the test the way
 // cluster.Shared.Require does: a failure under CI=true, a skip otherwise.

@@ -20,7 +20,7 @@ func TestSlowConversionIsSentOnceAndWaitedFor(t *testing.T) {
 	timings := framework.FastTimings()
 	timings.PortConversion = 1500 * time.Millisecond
 	env := framework.New(t, &shared, framework.Options{Timings: &timings})
-	pool := env.CreatePool(seedPool(t, "net-slow-conversion", seedLayer2Individual))
+	pool := env.CreatePool(framework.SeedPoolWith(t, "net-slow-conversion", framework.SeedLayer2Individual))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
 	inst := waitJoinedNetwork(t, env, pool.Name, v1.NetworkTypeLayer2Individual)
 

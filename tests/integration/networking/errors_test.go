@@ -28,9 +28,9 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 		// joined: the step runs after the join (a layer-2 conversion).
 		joined bool
 	}{
-		{"VLAN assignment", seedHybrid, v1.NetworkTypeHybrid, simulator.OpAssignPort, "assign VLAN 1000 to eth1", false},
-		{"disbond", seedHybrid, v1.NetworkTypeHybrid, simulator.OpDisbondPort, "disbond eth1", false},
-		{"layer-2 conversion after the join", seedLayer2Bonded, v1.NetworkTypeLayer2Bonded, simulator.OpConvertLayer2, "convert-layer-2 on bond0", true},
+		{"VLAN assignment", framework.SeedHybrid, v1.NetworkTypeHybrid, simulator.OpAssignPort, "assign VLAN 1000 to eth1", false},
+		{"disbond", framework.SeedHybrid, v1.NetworkTypeHybrid, simulator.OpDisbondPort, "disbond eth1", false},
+		{"layer-2 conversion after the join", framework.SeedLayer2Bonded, v1.NetworkTypeLayer2Bonded, simulator.OpConvertLayer2, "convert-layer-2 on bond0", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,7 +38,7 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 			const refusal = "The port cannot take this change now (injected)"
 			fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultServerError, Status: 422,
 				Operations: []string{tc.op}, Message: refusal})
-			pool := env.CreatePool(seedPool(t, "net-refused", tc.networking))
+			pool := env.CreatePool(framework.SeedPoolWith(t, "net-refused", tc.networking))
 
 			var inst v1.Instance
 			env.Eventually(func() bool {
@@ -87,7 +87,7 @@ func TestThrottledPortCallsBackOffAndRecover(t *testing.T) {
 		Count: 2, RetryAfter: time.Second})
 	assign503 := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultServerError, Status: 503, Operations: []string{simulator.OpAssignPort},
 		Count: 1})
-	pool := env.CreatePool(seedPool(t, "net-throttled", seedHybrid))
+	pool := env.CreatePool(framework.SeedPoolWith(t, "net-throttled", framework.SeedHybrid))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
 	inst := waitJoinedNetwork(t, env, pool.Name, v1.NetworkTypeHybrid)
 

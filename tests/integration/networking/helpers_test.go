@@ -19,56 +19,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
-// The seed README's networkingConfiguration samples, byte for byte.
-const (
-	seedHybrid = `  networkingConfiguration:
-    type: "hybrid"
-    interfaceConfiguration:
-      - name: eth1
-        vlanIDS:
-          - "1000"
-          - "1001"
-`
-	seedHybridBonded = `  networkingConfiguration:
-    type: "hybrid-bonded"
-    interfaceConfiguration:
-      - name: bond0
-        vlanIDS:
-          - "1000"
-          - "1001"
-`
-	seedLayer2Bonded = `  networkingConfiguration:
-    type: "layer2-bonded"
-    interfaceConfiguration:
-      - name: bond0
-        vlanIDS:
-          - "1000"
-          - "1001"
-`
-	seedLayer2Individual = `  networkingConfiguration:
-    type: "layer2-individual"
-    interfaceConfiguration:
-      - name: eth0
-        vlanIDS:
-          - "1000"
-      - name: eth1
-        vlanIDS:
-          - "1000"
-          - "1001"
-`
-)
-
 // metro is the seed's metro as the API names it.
 const metro = "sg"
-
-// seedPool is the seed's sample pool with its networkingConfiguration
-// replaced by networking (none: the default, layer3).
-func seedPool(t *testing.T, name, networking string) *v1.InstancePool {
-	t.Helper()
-	i := strings.Index(framework.SeedSample, "  networkingConfiguration:")
-	require.Positive(t, i, "the seed sample has no networkingConfiguration")
-	return framework.ParsePool(t, framework.SeedSample[:i]+networking, name)
-}
 
 // portOperations are the Metal calls on ports; a converged device needs none.
 var portOperations = map[string]bool{

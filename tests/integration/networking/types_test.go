@@ -50,21 +50,21 @@ func seedTypeCases() []typeCase {
 			},
 		},
 		{
-			name: "hybrid", networking: seedHybrid, typ: v1.NetworkTypeHybrid, layer3: true, statusType: "hybrid",
+			name: "hybrid", networking: framework.SeedHybrid, typ: v1.NetworkTypeHybrid, layer3: true, statusType: "hybrid",
 			ports: map[string]port{
 				"bond0": {true, "hybrid", nil}, "eth0": {true, "hybrid", nil}, "eth1": {false, "hybrid", []int{1000, 1001}},
 			},
 			installCalls: []string{"disbondPort eth1 ?bulk_disable=false", "assignPort eth1", "assignPort eth1"},
 		},
 		{
-			name: "hybrid-bonded", networking: seedHybridBonded, typ: v1.NetworkTypeHybridBonded, layer3: true,
+			name: "hybrid-bonded", networking: framework.SeedHybridBonded, typ: v1.NetworkTypeHybridBonded, layer3: true,
 			ports: map[string]port{
 				"bond0": {true, "hybrid-bonded", []int{1000, 1001}}, "eth0": {true, "hybrid-bonded", nil}, "eth1": {true, "hybrid-bonded", nil},
 			},
 			installCalls: []string{"assignPort bond0", "assignPort bond0"},
 		},
 		{
-			name: "layer2-bonded", networking: seedLayer2Bonded, typ: v1.NetworkTypeLayer2Bonded, statusType: "layer2-bonded", mgmtVLAN: 1000,
+			name: "layer2-bonded", networking: framework.SeedLayer2Bonded, typ: v1.NetworkTypeLayer2Bonded, statusType: "layer2-bonded", mgmtVLAN: 1000,
 			ports: map[string]port{
 				"bond0": {true, "layer2-bonded", []int{1000, 1001}}, "eth0": {true, "layer2-bonded", nil}, "eth1": {true, "layer2-bonded", nil},
 			},
@@ -72,7 +72,7 @@ func seedTypeCases() []typeCase {
 			joinedCalls:  []string{"convertLayer2 bond0"},
 		},
 		{
-			name: "layer2-individual", networking: seedLayer2Individual, typ: v1.NetworkTypeLayer2Individual, statusType: "layer2-individual", mgmtVLAN: 1000,
+			name: "layer2-individual", networking: framework.SeedLayer2Individual, typ: v1.NetworkTypeLayer2Individual, statusType: "layer2-individual", mgmtVLAN: 1000,
 			ports: map[string]port{
 				"bond0": {false, "layer2-individual", nil}, "eth0": {false, "layer2-individual", []int{1000}}, "eth1": {false, "layer2-individual", []int{1000, 1001}},
 			},
@@ -134,7 +134,7 @@ func runTypeCase(t *testing.T, tc typeCase) {
 	env := framework.New(t, &shared, framework.Options{})
 	boots := recordInstallerBoots(env)
 	name := "net-" + strings.NewReplacer(" ", "-", "(", "", ")", "", ".", "").Replace(tc.name)
-	p := seedPool(t, name, tc.networking)
+	p := framework.SeedPoolWith(t, name, tc.networking)
 	if tc.plan != "" {
 		p.Spec.Plan = tc.plan
 	}
