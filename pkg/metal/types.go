@@ -155,6 +155,23 @@ type IPAddress struct {
 	DeviceID string
 }
 
+// DeepCopy copies the device with its ports, VLAN references, addresses and
+// tags, so a cached device can be handed out without sharing slices.
+func (d *Device) DeepCopy() *Device {
+	out := *d
+	out.Tags = append([]string(nil), d.Tags...)
+	out.IPAddresses = append([]IPAddress(nil), d.IPAddresses...)
+	out.Ports = make([]Port, len(d.Ports))
+	for i, p := range d.Ports {
+		p.VLANs = append([]VLANRef(nil), p.VLANs...)
+		out.Ports[i] = p
+	}
+	if d.Ports == nil {
+		out.Ports = nil
+	}
+	return &out
+}
+
 // PublicIPv4 returns the device's public IPv4 address, preferring the
 // management address, or "" when it has none (layer-2 modes).
 func (d *Device) PublicIPv4() string { return d.pickIPv4(true) }

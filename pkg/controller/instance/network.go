@@ -95,7 +95,13 @@ func networkPhase(inst *v1.Instance) (network.Phase, bool) {
 	return network.PhaseInstall, true
 }
 
+// networkHash names the port state the chain converged to. The phase counts
+// only for the layer-2 types: the others want the same ports before and after
+// the join, so the join costs them no re-check.
 func networkHash(inst *v1.Instance, phase network.Phase) string {
+	if !network.IsLayer2(inst.Spec.NetworkingConfiguration.Type) {
+		phase = network.PhaseJoined
+	}
 	raw, _ := json.Marshal(struct {
 		Phase      network.Phase
 		Networking v1.NetworkingConfiguration
@@ -115,7 +121,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		return err
 	}
 	metro := strings.ToLower(r.inst.Spec.Metro)
-	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.deps.ClusterID, metro, network.VXLANs(&r.inst.Spec.InstanceTemplate))
+	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.deps.ClusterID, metro, network.VXLANs(&r.inst.Spec.InstanceTemplate))
 	if err != nil {
 		return r.networkFailure("finding or creating the VLANs", err)
 	}
@@ -190,6 +196,10 @@ func (r *run) runSteps(client metal.Client, steps []network.Step) (structural *n
 	for i := range steps {
 		s := steps[i]
 		if err := r.runStep(client, s); err != nil {
+			if s.Op == network.OpAssign {
+				// The cached VLAN ID may name a VLAN deleted since: list afresh next time.
+				r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
+			}
 			return nil, true, r.networkFailure(s.String(), err)
 		}
 		if s.Op != network.OpAssign && s.Op != network.OpUnassign {
@@ -231,6 +241,9 @@ func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase net
 	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, "Converged", msg)
 	if unassigned {
 		deleted, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
+		if len(deleted) > 0 {
+			r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
+		}
 		if err != nil {
 			return r.networkFailure("deleting VLANs no longer used", err)
 		}

@@ -49,6 +49,9 @@ func (r *run) provision() error {
 			r.setPhase(v1.PhaseFailed)
 			return nil
 		}
+		if !r.inst.Status.UserdataCleared {
+			return r.clearUserdata()
+		}
 		// Joined servers are followed through their Node only: no Metal call per
 		// reconcile (node heartbeats would turn into API traffic). The periodic
 		// device sweep notices a device that disappears.
@@ -81,26 +84,26 @@ func (r *run) provision() error {
 			return err
 		}
 	}
-	if err := r.trackNode(); err != nil {
-		return err
-	}
-	if r.inst.Status.JoinedAt != nil {
-		r.clearUserdata(client, dev)
-	}
-	return nil
+	return r.trackNode()
 }
 
-// clearUserdata removes the join configuration from the device once the node
-// has joined: it holds the cluster's join token, which anyone with read access
-// to the Metal project (and the device's metadata endpoint) could otherwise
-// read for the server's whole life. Failing here costs nothing but that
-// exposure, so it is reported and not retried.
-func (r *run) clearUserdata(client metal.Client, dev *metal.Device) {
-	empty := metal.Sensitive("")
-	if _, err := client.UpdateDevice(r.h.ctx, dev.ID, metal.DeviceUpdate{Userdata: &empty}); err != nil {
-		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, "UserdataNotCleared",
-			"could not clear the join configuration from device %s's userdata: %s", dev.ID, metalMessage(err))
+// clearUserdata removes the join configuration from the device, once, after
+// the node has joined: it holds the cluster's join token, which anyone with
+// read access to the Metal project (and the device's metadata endpoint) could
+// otherwise read for the server's whole life. Failing here costs nothing but
+// that exposure, so it is reported once and not retried.
+func (r *run) clearUserdata() error {
+	r.inst.Status.UserdataCleared = true
+	client, err := r.metalClient()
+	if client == nil || err != nil {
+		return err
 	}
+	empty := metal.Sensitive("")
+	if _, err := client.UpdateDevice(r.h.ctx, r.inst.Status.InstanceID, metal.DeviceUpdate{Userdata: &empty}); err != nil {
+		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, "UserdataNotCleared",
+			"could not clear the join configuration from device %s's userdata: %s", r.inst.Status.InstanceID, metalMessage(err))
+	}
+	return r.trackNode()
 }
 
 // metalClient returns the pool's Metal client, or nil after recording why the
@@ -118,7 +121,7 @@ func (r *run) metalClient() (metal.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
-	return client, nil
+	return cachedClient{Client: client, cache: r.h.devices}, nil
 }
 
 // deviceUsable maps the device state onto the Instance and says whether the

@@ -5,6 +5,7 @@ package instance
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -12,6 +13,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 )
 
@@ -33,8 +35,10 @@ const (
 type Handler struct {
 	// ctx ends when the controller stops; Metal calls use it so that a shutdown
 	// does not wait for them.
-	ctx  context.Context
-	deps *common.Deps
+	ctx     context.Context
+	deps    *common.Deps
+	devices *deviceCache
+	vlanIDs *vlans.IDCache
 }
 
 // Register wires the Instance chains. The remove handler is registered first:
@@ -52,7 +56,9 @@ func Register(ctx context.Context, deps *common.Deps) error {
 
 // New builds the handler; Register and the periodic sweep use it.
 func New(ctx context.Context, deps *common.Deps) *Handler {
-	return &Handler{ctx: ctx, deps: deps}
+	// Shorter than the poll interval, so that polling sees Equinix's progress.
+	ttl := min(deps.Cfg.PollInterval/2, 5*time.Second)
+	return &Handler{ctx: ctx, deps: deps, devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second)}
 }
 
 // instanceOfNode maps a Node to the Instance it was installed for.

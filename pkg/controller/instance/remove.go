@@ -64,6 +64,9 @@ func (r *run) cleanup() (bool, error) {
 	}
 	// The device's ports are gone with it: VLANs only it used can go too.
 	deleted, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
+	if len(deleted) > 0 {
+		r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
+	}
 	if err != nil {
 		return false, r.metalFailure("deleting VLANs no longer used", v1.InstanceDeleting, err)
 	}

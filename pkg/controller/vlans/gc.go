@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -16,11 +18,73 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 )
 
+// IDCache remembers a metro's VLAN IDs for a moment, so that the servers of a
+// pool converging together list the metro's VLANs once rather than each. A
+// stale entry can only name a VLAN deleted since; callers Forget the metro
+// when a call with one of its IDs fails, and after deleting VLANs.
+type IDCache struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]idEntry
+}
+
+type idEntry struct {
+	ids map[int]string
+	at  time.Time
+}
+
+// NewIDCache keeps entries for ttl.
+func NewIDCache(ttl time.Duration) *IDCache {
+	return &IDCache{ttl: ttl, now: time.Now, entries: map[string]idEntry{}}
+}
+
+func cacheKey(project, metro string) string { return project + "/" + strings.ToLower(metro) }
+
+func (c *IDCache) lookup(project, metro string, vxlans []int) (map[int]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[cacheKey(project, metro)]
+	if !ok || c.now().Sub(e.at) >= c.ttl {
+		return nil, false
+	}
+	out := make(map[int]string, len(vxlans))
+	for _, vx := range vxlans {
+		id, ok := e.ids[vx]
+		if !ok {
+			return nil, false
+		}
+		out[vx] = id
+	}
+	return out, true
+}
+
+func (c *IDCache) store(project, metro string, ids map[int]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp := make(map[int]string, len(ids))
+	for k, v := range ids {
+		cp[k] = v
+	}
+	c.entries[cacheKey(project, metro)] = idEntry{ids: cp, at: c.now()}
+}
+
+// Forget drops a metro's entry.
+func (c *IDCache) Forget(project, metro string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, cacheKey(project, metro))
+}
+
 // Ensure returns the VLAN ID of each VXLAN in metro, creating (and tagging as
 // the addon's) the ones that do not exist yet.
-func Ensure(ctx context.Context, client metal.Client, clusterID, metro string, vxlans []int) (map[int]string, []int, error) {
+func Ensure(ctx context.Context, client metal.Client, cache *IDCache, clusterID, metro string, vxlans []int) (map[int]string, []int, error) {
 	if len(vxlans) == 0 {
 		return map[int]string{}, nil, nil
+	}
+	if ids, ok := cache.lookup(client.ProjectID(), metro, vxlans); ok {
+		return ids, nil, nil
 	}
 	ids, err := listIDs(ctx, client, metro)
 	if err != nil {
@@ -50,6 +114,7 @@ func Ensure(ctx context.Context, client metal.Client, clusterID, metro string, v
 		ids[vx] = v.ID
 		created = append(created, vx)
 	}
+	cache.store(client.ProjectID(), metro, ids)
 	return ids, created, nil
 }
 

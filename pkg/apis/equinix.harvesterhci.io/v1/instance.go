@@ -82,6 +82,10 @@ type InstanceStatus struct {
 	// generated console password of the rancher user.
 	// +optional
 	PasswordSecret string `json:"passwordSecret,omitempty"`
+	// UserdataCleared is set once the join configuration (it holds the join
+	// token) was removed from the device's userdata after the join.
+	// +optional
+	UserdataCleared bool `json:"userdataCleared,omitempty"`
 	// HarvesterVersion is the release installed on this server.
 	// +optional
 	HarvesterVersion string `json:"harvesterVersion,omitempty"`
