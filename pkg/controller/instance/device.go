@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -26,6 +27,16 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 	r.credentialsOK()
 	switch len(devs) {
 	case 0:
+		if r.createSent() {
+			// A create went out and its device is not listed: it was deleted
+			// before this Instance recorded it (or, rarely, the create never
+			// landed). Another create would give this Instance a second
+			// server; the pool replaces the Instance instead.
+			msg := "the device created for this Instance no longer exists in Equinix Metal (it was removed before its ID was recorded); the pool replaces this server"
+			conditions.False(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, common.ReasonDeviceGone, msg)
+			r.deviceGone(msg)
+			return false, nil
+		}
 		return r.createDevice(client)
 	case 1:
 		r.adopt(&devs[0])
@@ -70,9 +81,18 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
+	// The intent is stored before the call, as for the reinstall: a device
+	// stored by a create whose ID never reached the status (a crash, a lost
+	// answer, a failed status write) is adopted by its tag on the next pass,
+	// and if it is gone by then, the intent says a device existed.
+	conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, reasonCreateSent,
+		fmt.Sprintf("creating a device (plan %s, metro %s)", req.Plan, req.Metro))
+	if err := r.persist(); err != nil {
+		return false, err
+	}
 	dev, err := client.CreateDevice(r.h.ctx, req)
 	if err != nil {
-		return false, r.metalFailure("creating the device", v1.InstanceDeviceCreated, err)
+		return r.createFailed(client, err)
 	}
 	r.inst.Status.InstanceID = dev.ID
 	r.inst.Status.DeviceCreatedAt = nowTime(r)
@@ -83,6 +103,39 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 		r.markInstallStarted(*r.inst.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
 	}
 	return true, r.persist()
+}
+
+// reasonCreateSent marks DeviceCreated while a create may be in flight.
+const reasonCreateSent = "CreateSent"
+
+// createSent reports whether a create was sent whose device was never
+// recorded, or was found gone since.
+func (r *run) createSent() bool {
+	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+	return c != nil && (c.Reason == reasonCreateSent || c.Reason == common.ReasonDeviceGone)
+}
+
+// createFailed handles a failed create. A refusal (throttled, invalid, no
+// capacity, credentials) stored nothing: the intent goes and the create is
+// tried again later. After a lost answer (transport error, timeout, 5xx) the
+// device may exist: it is looked for at once, adopted if there, and the
+// intent dropped if not; if the list fails too, the intent stays and the next
+// pass decides.
+func (r *run) createFailed(client metal.Client, err error) (bool, error) {
+	switch metal.ClassOf(err) {
+	case metal.ClassTransient, metal.ClassUnknown:
+		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+		switch {
+		case lerr == nil && len(devs) == 1:
+			r.adopt(&devs[0])
+			return true, r.persist()
+		case lerr == nil && len(devs) == 0:
+			conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+		}
+	default:
+		conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+	}
+	return false, r.metalFailure("creating the device", v1.InstanceDeviceCreated, err)
 }
 
 func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {

@@ -1,0 +1,192 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
+)
+
+const (
+	testToken   = "device-test-token"
+	testProject = "6c1d1f1e-0a0b-4c0d-8e0f-101112131415"
+)
+
+// statusStore stands in for the apiserver: it keeps the last status written
+// and can refuse writes, as an apiserver that is restarting does. The
+// embedded interface is nil: the create chain calls only UpdateStatus.
+type statusStore struct {
+	equinixcontrollers.InstanceController
+	stored *v1.Instance
+	down   bool
+}
+
+func (s *statusStore) UpdateStatus(inst *v1.Instance) (*v1.Instance, error) {
+	if s.down {
+		return nil, errors.New("connection refused")
+	}
+	s.stored = inst.DeepCopy()
+	return inst.DeepCopy(), nil
+}
+
+type createWorld struct {
+	sim    *simulator.Simulator
+	client metal.Client
+	store  *statusStore
+	h      *Handler
+	inst   *v1.Instance
+}
+
+func newCreateWorld(t *testing.T) *createWorld {
+	t.Helper()
+	sim := simulator.New(simulator.Options{Seed: 1})
+	sim.AddProject(testToken, testProject)
+	srv := httptest.NewServer(sim.Handler())
+	t.Cleanup(srv.Close)
+	provider, err := metal.NewProvider(metal.Options{BaseURL: srv.URL + "/metal/v1", RequestsPerSecond: -1, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	client, err := provider.Client(metal.Credentials{Token: testToken, ProjectID: testProject})
+	require.NoError(t, err)
+
+	const ns = "harvester-system"
+	cfg := &config.Config{Namespace: ns, JoinTokenSecret: "equinix-addon", JoinTokenKey: "JOIN_TOKEN",
+		IPXEPublicURL: "http://127.0.0.1:8081", PollInterval: 100 * time.Millisecond}
+	join := joininfo.NewResolver(cfg,
+		fakecache.New("configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vip"}, Data: map[string]string{"ip": "10.0.0.10"}}),
+		fakecache.New("secrets", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "equinix-addon"}, Data: map[string][]byte{"JOIN_TOKEN": []byte("join-token")}}),
+		fakecache.NonNamespaced[*v1beta1.Setting]{Cache: fakecache.New("settings", &v1beta1.Setting{ObjectMeta: metav1.ObjectMeta{Name: "server-version"}, Value: "v1.4.1"})})
+	store := &statusStore{}
+	inst := &v1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Name: "pool-abcdefgh", UID: "2f1c6a4e-1b2c-4d3e-8f40-5a6b7c8d9e0f", Finalizers: []string{Finalizer}},
+		Spec: v1.InstanceSpec{PoolName: "pool", InstanceTemplate: v1.InstanceTemplate{
+			Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly", ManagementInterface: []string{"eth0"}, BootMode: v1.BootModeReinstall,
+		}},
+	}
+	return &createWorld{sim: sim, client: client, store: store, inst: inst, h: &Handler{ctx: context.Background(), deps: &common.Deps{
+		Cfg: cfg, ClusterID: "cluster", Instances: store, JoinInfo: join, Recorder: record.NewFakeRecorder(100),
+	}}}
+}
+
+// pass runs the device step as one reconcile would, on the status last
+// stored (what a restarted controller reads).
+func (w *createWorld) pass() (bool, error) {
+	inst := w.inst
+	if w.store.stored != nil {
+		inst = w.store.stored
+	}
+	r := w.h.newRun(inst)
+	done, err := r.ensureDevice(w.client)
+	if perr := r.persist(); err == nil {
+		err = perr
+	}
+	return done, err
+}
+
+// creates counts the creates that reached the API.
+func (w *createWorld) creates() int {
+	return len(w.sim.RequestsFor(simulator.OpCreateDevice))
+}
+
+// A create whose device was stored but never recorded — the status write
+// after it failed, the controller died — and that was deleted before the
+// next pass is never sent again: the Instance fails and its pool replaces
+// it with a new Instance. Found by the fault campaign (seed 12): the
+// kube-apiserver was down when the create's answer came, the device was
+// deleted out of band, and the restarted controller created a second device
+// for the same Instance.
+func TestCreateIsNeverSentTwiceForOneInstance(t *testing.T) {
+	w := newCreateWorld(t)
+	w.sim.InjectFault(simulator.Fault{Kind: simulator.FaultLatency, Latency: time.Millisecond, Operations: []string{simulator.OpCreateDevice}})
+	var created string
+	t.Cleanup(w.sim.Subscribe(func(n simulator.Notification) {
+		if n.Type == simulator.DeviceCreated {
+			created = n.DeviceID
+			w.store.down = true // the apiserver goes away while the create is answered
+		}
+	}))
+	_, err := w.pass()
+	require.Error(t, err, "the status write after the create should have failed")
+	require.NotEmpty(t, created)
+	require.NoError(t, w.sim.DeleteDeviceOutOfBand(created))
+
+	w.store.down = false
+	done, err := w.pass()
+	require.NoError(t, err)
+	assert.False(t, done)
+	sent := w.creates()
+	assert.Equal(t, 1, sent, "a second create was sent for the same Instance")
+	st := w.store.stored.Status
+	assert.Equal(t, v1.PhaseFailed, st.Status)
+	assert.Empty(t, st.InstanceID)
+	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
+	require.NotNil(t, c)
+	assert.Equal(t, common.ReasonDeviceGone, c.Reason)
+
+	// Later passes, until the pool deletes the Instance, send nothing either.
+	_, err = w.pass()
+	require.NoError(t, err)
+	sent = w.creates()
+	assert.Equal(t, 1, sent)
+}
+
+// The intent never costs a server: a create refused before it was stored is
+// sent again, and one stored but unanswered is adopted in the same pass.
+func TestLostOrRefusedCreates(t *testing.T) {
+	cases := []struct {
+		name  string
+		fault simulator.Fault
+		// creates sent; the device is always stored once.
+		sent   int
+		reason string
+	}{
+		// The client holds further calls until the 429's Retry-After (1s).
+		{name: "refused with 429", fault: simulator.Fault{Kind: simulator.FaultRateLimit, RetryAfter: time.Millisecond},
+			sent: 2, reason: common.ReasonDeviceCreated},
+		{name: "5xx before storing", fault: simulator.Fault{Kind: simulator.FaultServerError, Status: 503},
+			sent: 2, reason: common.ReasonDeviceCreated},
+		{name: "connection dropped before storing", fault: simulator.Fault{Kind: simulator.FaultDropConnection},
+			sent: 2, reason: common.ReasonDeviceCreated},
+		{name: "connection dropped after storing", fault: simulator.Fault{Kind: simulator.FaultDropConnection, AfterStore: true},
+			sent: 1, reason: common.ReasonDeviceAdopted},
+		{name: "5xx after storing", fault: simulator.Fault{Kind: simulator.FaultServerError, Status: 500, AfterStore: true},
+			sent: 1, reason: common.ReasonDeviceAdopted},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newCreateWorld(t)
+			tc.fault.Operations, tc.fault.Count = []string{simulator.OpCreateDevice}, 1
+			w.sim.InjectFault(tc.fault)
+			require.Eventually(t, func() bool {
+				done, _ := w.pass()
+				return done
+			}, 5*time.Second, 50*time.Millisecond)
+			sent := w.creates()
+			assert.Equal(t, tc.sent, sent, "creates sent")
+			assert.Len(t, w.sim.Devices(testProject), 1, "devices stored")
+			st := w.store.stored.Status
+			require.NotEmpty(t, st.InstanceID)
+			c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
+			require.NotNil(t, c)
+			assert.Equal(t, tc.reason, c.Reason)
+			assert.Equal(t, metav1.ConditionTrue, c.Status)
+		})
+	}
+}
