@@ -62,11 +62,9 @@ func allManaged(insts []*v1.Instance) bool {
 // scale creates or removes Instances to match count (count+1 during a rollout).
 func (r *poolRun) scale(now time.Time) error {
 	count := int(r.pool.Spec.Count)
-	want := count
-	if r.rolling {
-		want = count + 1
-	}
 	cur := active(r.insts)
+	outdated, _ := splitByTemplate(cur, TemplateHash(&r.pool.Spec.InstanceTemplate))
+	want := targetSize(count, r.rolling, len(outdated))
 	switch {
 	case len(cur) < want:
 		return r.scaleUp(now, cur, want)
@@ -74,6 +72,18 @@ func (r *poolRun) scale(now time.Time) error {
 		return r.scaleDown(cur, len(cur)-want)
 	}
 	return nil
+}
+
+// targetSize is how many servers the pool keeps now: count, and during a
+// rollout one more, the slot where a server of the new template comes up
+// before an old one goes. Old servers beyond count go first: left in place
+// (count lowered mid-rollout, say) they would fill that slot, no new server
+// would be created, and the rollout, which waits for one, would never end.
+func targetSize(count int, rolling bool, outdated int) int {
+	if !rolling || outdated > count {
+		return count
+	}
+	return count + 1
 }
 
 func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
