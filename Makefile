@@ -1,6 +1,6 @@
 # Every target runs a script in scripts/, so the pipeline (dapper) and a laptop do
 # the same thing.
-.PHONY: build test validate ci package generate cluster-binaries clean demo dev-up dev-down
+.PHONY: build test validate ci package generate cluster-binaries clean demo dev-up dev-down chaos
 
 build:
 	./scripts/build
@@ -34,6 +34,11 @@ dev-up:
 
 dev-down:
 	./scripts/devenv down
+
+# The randomized fault campaign (tests/chaos): CHAOS_RUNS runs (default 2) from
+# seed CHAOS_SEED (default 1); `CHAOS_RUNS=500 make chaos` is the long one.
+chaos:
+	./scripts/chaos
 
 clean:
 	rm -rf bin dist .cache

@@ -1,0 +1,243 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// Bounds of the quiesce. They are generous: a healthy run settles in
+// seconds, and a run that needs them has found something.
+const (
+	settleTimeout  = 2 * time.Minute
+	releaseTimeout = 3 * time.Minute
+	sweepTimeout   = time.Minute
+)
+
+// labelSeed marks the pools of a run.
+const labelSeed = "chaos.harvesterhci.io/seed"
+
+// TestChaos runs CHAOS_RUNS runs (default 2) with seeds CHAOS_SEED (default 1)
+// onwards. `CHAOS_RUNS=500 make chaos` is the long campaign.
+func TestChaos(t *testing.T) {
+	runs := envInt(t, "CHAOS_RUNS", 2)
+	first := envInt(t, "CHAOS_SEED", 1)
+	require.GreaterOrEqual(t, first, int64(0), "CHAOS_SEED must not be negative (pool names carry it)")
+	shared.Require(t)
+	// Build the binary before the first run's clock starts.
+	framework.Binary(t)
+	var failed []string
+	start := time.Now()
+	for seed := first; seed < first+runs; seed++ {
+		if !t.Run("seed="+strconv.FormatInt(seed, 10), func(t *testing.T) { runChaos(t, seed) }) {
+			failed = append(failed, strconv.FormatInt(seed, 10))
+		}
+	}
+	t.Logf("campaign: %d runs from seed %d in %s; failed seeds: [%s]", runs, first, time.Since(start).Round(time.Second), strings.Join(failed, " "))
+}
+
+func envInt(t *testing.T, name string, def int64) int64 {
+	t.Helper()
+	raw := os.Getenv(name)
+	if raw == "" {
+		return def
+	}
+	v, err := strconv.ParseInt(raw, 10, 64)
+	require.NoError(t, err, "%s=%q", name, raw)
+	return v
+}
+
+func runChaos(t *testing.T, seed int64) {
+	pl := newPlan(seed)
+	t.Logf("chaos seed %d; replay with: CHAOS_SEED=%d CHAOS_RUNS=1 make chaos", seed, seed)
+	t.Logf("plan: %s", pl)
+	r := setUp(t, pl)
+	begin := time.Now()
+	r.chaos()
+	chaosTook := time.Since(begin)
+	r.quiesce()
+	r.check()
+	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s; %d violations",
+		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
+		r.phases, r.ledger.summary(), r.stats, r.violations)
+}
+
+// run is one run's world and what it saw.
+type run struct {
+	t          *testing.T
+	plan       plan
+	env        *framework.Env
+	addon      *framework.Addon
+	metal      metal.Client
+	clusterTag string
+	ledger     *ledger
+	kills      *killSwitch
+	passwords  *passwords
+	foreign    foreign
+	faults     map[int]simulator.FaultID
+	// running is whether the campaign believes the controller runs: false
+	// after a kill action, until the next start.
+	running bool
+	began   time.Time
+	// restartIn counts the steps until a controller killed inside a
+	// notification starts again.
+	restartIn  int
+	phases     string
+	stats      stats
+	notes      []string
+	violations int
+}
+
+func setUp(t *testing.T, pl plan) *run {
+	env := framework.New(t, &shared, framework.Options{NoController: true, InstallTime: pl.InstallTime})
+	removeLeftovers(t, env, "")
+	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	require.NoError(t, err)
+	provider, err := metal.NewProvider(metal.Options{BaseURL: env.SimURL, RequestsPerSecond: -1})
+	require.NoError(t, err)
+	client, err := provider.Client(metal.Credentials{Token: framework.MetalToken, ProjectID: framework.ProjectID})
+	require.NoError(t, err)
+	r := &run{
+		t: t, plan: pl, env: env, metal: client, clusterTag: common.ClusterTag(string(ns.UID)),
+		faults: map[int]simulator.FaultID{},
+	}
+	r.ledger = newLedger(r.clusterTag)
+	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))
+	r.foreign = createForeign(t, env, client, pl)
+	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: []string{
+		"--metal-timeout", metalTimeout.String(),
+		// Orphans are swept during the quiesce. A correct controller leaves
+		// none, so the short grace period endangers no create in flight.
+		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
+	}})
+	r.running = true
+	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag}
+	t.Cleanup(env.Sim.Subscribe(r.kills.observe))
+	r.passwords = watchPasswords(env)
+	t.Cleanup(r.tearDown)
+	return r
+}
+
+// chaos runs the plan's steps.
+func (r *run) chaos() {
+	r.began = time.Now()
+	for i, s := range r.plan.Steps {
+		// The random delay between actions is part of the plan, not a wait
+		// for a state.
+		select {
+		case <-time.After(s.Delay):
+		case <-r.env.Ctx.Done():
+			return
+		}
+		r.restartAfterTriggeredKill()
+		r.note(i, s, r.do(i, s))
+	}
+}
+
+// noticeTriggeredKill records a kill inside a notification.
+func (r *run) noticeTriggeredKill() {
+	what, down := r.kills.takeFired()
+	if what == "" {
+		return
+	}
+	r.stats.triggered++
+	r.running = false
+	r.restartIn = down
+	r.notes = append(r.notes, fmt.Sprintf("%6.2fs killed inside a notification: %s", time.Since(r.began).Seconds(), what))
+}
+
+// restartAfterTriggeredKill starts the controller again once it stayed down
+// for the steps its trigger said.
+func (r *run) restartAfterTriggeredKill() {
+	r.noticeTriggeredKill()
+	if r.restartIn == 0 {
+		return
+	}
+	r.restartIn--
+	if r.restartIn == 0 {
+		r.notes = append(r.notes, fmt.Sprintf("%6.2fs restart after the kill: %s", time.Since(r.began).Seconds(), r.ensureController()))
+	}
+}
+
+func (r *run) note(i int, s step, outcome string) {
+	line := fmt.Sprintf("%6.2fs %d %s", time.Since(r.began).Seconds(), i, s)
+	if outcome != "" {
+		line += ": " + outcome
+	}
+	r.notes = append(r.notes, line)
+}
+
+// stats count the chaos a run actually caused.
+type stats struct {
+	kills, triggered, faultsFired, apiRestarts, oobDeletes, nodeFlaps int
+}
+
+func (s stats) String() string {
+	return fmt.Sprintf("%d kills (%d inside notifications), %d faults fired, %d apiserver restarts, %d out-of-band deletes, %d node flaps",
+		s.kills+s.triggered, s.triggered, s.faultsFired, s.apiRestarts, s.oobDeletes, s.nodeFlaps)
+}
+
+// violation reports a broken invariant.
+func (r *run) violation(format string, args ...interface{}) {
+	r.t.Helper()
+	r.violations++
+	r.t.Errorf("INVARIANT (seed %d): "+format, append([]interface{}{r.plan.Seed}, args...)...)
+}
+
+// ensureController starts the controller unless it runs, and reports a
+// controller that died without being killed.
+func (r *run) ensureController() string {
+	r.kills.suspend(true)
+	defer r.kills.suspend(false)
+	r.noticeTriggeredKill()
+	r.restartIn = 0
+	if r.running && !healthy(r.addon) {
+		r.violation("the controller exited on its own (the campaign did not kill it); log tail:\n%s", tail(r.addon.Log(), 40))
+		r.addon.Kill() // reaps it, so that it can start again
+	}
+	r.addon.EnsureRunning()
+	was := r.running
+	r.running = true
+	if was {
+		return "running"
+	}
+	return "started"
+}
+
+// tearDown leaves the shared cluster clean for the next run, whatever this
+// one did: the controller stops first, so nothing acts on what is removed.
+func (r *run) tearDown() {
+	r.passwords.all()
+	r.addon.Stop()
+	if r.t.Failed() || os.Getenv("CHAOS_VERBOSE") != "" {
+		r.t.Logf("actions of seed %d:\n%s", r.plan.Seed, strings.Join(r.notes, "\n"))
+		r.t.Logf("controller log tail:\n%s", tail(r.addon.Log(), 60))
+	}
+	removeLeftovers(r.t, r.env, runPrefix(r.plan.Seed))
+	r.foreign.remove(r.env)
+	ctx := context.Background()
+	for _, ns := range []string{metav1.NamespaceDefault, framework.Namespace} {
+		// Events of finished runs would only slow down every later scan.
+		_ = r.env.Kube.CoreV1().Events(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,392 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/equinix/equinix-sdk-go/services/metalv1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// quiesce stops the chaos: no fault, the controller and the apiserver up,
+// every node Ready again. Then the pools must settle, and once deleted,
+// release everything.
+func (r *run) quiesce() {
+	for _, step := range sortedInts(r.faults) {
+		r.removeFault(step)
+	}
+	r.env.Sim.ClearFaults()
+	r.kills.disarm()
+	r.notes = append(r.notes, "quiesce: controller "+r.ensureController())
+	for _, name := range r.env.Agent.NodeNames() {
+		// A node the chaos stopped or made NotReady works again; one whose
+		// server is gone is no longer the agent's.
+		_ = r.env.Agent.SetNodeReady(r.env.Ctx, name)
+	}
+	begin := time.Now()
+	r.settle()
+	settled := time.Now()
+	r.addon.RememberPasswords()
+	r.deletePools()
+	deleted := time.Now()
+	r.waitReleased()
+	r.phases = fmt.Sprintf("settle %s, pools deleted %s, released %s", settled.Sub(begin).Round(100*time.Millisecond),
+		deleted.Sub(settled).Round(100*time.Millisecond), time.Since(deleted).Round(100*time.Millisecond))
+}
+
+func sortedInts[V any](m map[int]V) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func (r *run) poll(timeout time.Duration, cond func() bool) bool {
+	err := wait.PollUntilContextTimeout(r.env.Ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	return err == nil
+}
+
+// runPools lists the run's pools.
+func (r *run) runPools() ([]v1.InstancePool, error) {
+	list, err := r.env.Client.EquinixV1().InstancePools().List(r.env.Ctx, metav1.ListOptions{
+		LabelSelector: fmt.Sprintf("%s=%d", labelSeed, r.plan.Seed)})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// runInstances lists the run's Instances (their names start with the pool's).
+func (r *run) runInstances() ([]v1.Instance, error) {
+	list, err := r.env.Client.EquinixV1().Instances().List(r.env.Ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []v1.Instance
+	for _, i := range list.Items {
+		if strings.HasPrefix(i.Name, runPrefix(r.plan.Seed)) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// settle waits until every pool not being deleted is ready at its count, or
+// a guard (ProvisioningFailed, RemediationBlocked) says why it is not. A pool
+// that does neither once the chaos has stopped is stuck.
+func (r *run) settle() {
+	var unsettled []string
+	if r.poll(settleTimeout, func() bool {
+		unsettled = r.unsettledPools()
+		return len(unsettled) == 0
+	}) {
+		return
+	}
+	for _, d := range unsettled {
+		r.violation("a pool did not settle within %s after the chaos stopped:\n%s", settleTimeout, d)
+	}
+}
+
+func (r *run) unsettledPools() []string {
+	pools, err := r.runPools()
+	if err != nil {
+		return []string{"listing pools: " + err.Error()}
+	}
+	insts, err := r.runInstances()
+	if err != nil {
+		return []string{"listing instances: " + err.Error()}
+	}
+	var out []string
+	for i := range pools {
+		p := &pools[i]
+		if p.DeletionTimestamp != nil || settled(p, insts) {
+			continue
+		}
+		out = append(out, describePool(p, insts))
+	}
+	return out
+}
+
+func settled(p *v1.InstancePool, insts []v1.Instance) bool {
+	st := p.Status
+	if st.ObservedGeneration != p.Generation {
+		return false
+	}
+	if conditions.IsTrue(st.Conditions, v1.PoolProvisioningFailed) || conditions.IsTrue(st.Conditions, v1.PoolRemediationBlocked) {
+		return true
+	}
+	n := 0
+	for _, i := range insts {
+		if i.Spec.PoolName != p.Name {
+			continue
+		}
+		if i.DeletionTimestamp != nil {
+			return false
+		}
+		n++
+	}
+	return st.Status == v1.PoolPhaseReady && int(st.Ready) == int(p.Spec.Count) && n == int(p.Spec.Count)
+}
+
+func describePool(p *v1.InstancePool, insts []v1.Instance) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  pool %s: count=%d status=%s ready=%d generation=%d observed=%d finalizers=%v deleting=%v\n",
+		p.Name, p.Spec.Count, p.Status.Status, p.Status.Ready, p.Generation, p.Status.ObservedGeneration, p.Finalizers, p.DeletionTimestamp != nil)
+	writeConditions(&b, p.Status.Conditions)
+	for i := range insts {
+		if insts[i].Spec.PoolName == p.Name {
+			b.WriteString(describeInstance(&insts[i]))
+		}
+	}
+	return b.String()
+}
+
+func describeInstance(i *v1.Instance) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  instance %s (uid %s): status=%s device=%s state=%s finalizers=%v deleting=%v\n",
+		i.Name, i.UID, i.Status.Status, i.Status.InstanceID, i.Status.DeviceState, i.Finalizers, i.DeletionTimestamp != nil)
+	writeConditions(&b, i.Status.Conditions)
+	return b.String()
+}
+
+func writeConditions(b *strings.Builder, conds []metav1.Condition) {
+	for _, c := range conds {
+		fmt.Fprintf(b, "    %s=%s %s: %s (since %s)\n", c.Type, c.Status, c.Reason, c.Message, c.LastTransitionTime.UTC().Format(time.RFC3339))
+	}
+}
+
+// deletePools deletes the run's pools and waits until they and their
+// Instances are gone: a finalizer left after that is stuck.
+func (r *run) deletePools() {
+	pools, err := r.runPools()
+	if err != nil {
+		r.t.Fatalf("listing pools: %v", err)
+	}
+	for _, p := range pools {
+		err := r.env.Client.EquinixV1().InstancePools().Delete(r.env.Ctx, p.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			r.t.Fatalf("deleting pool %s: %v", p.Name, err)
+		}
+	}
+	var pl []v1.InstancePool
+	var insts []v1.Instance
+	if r.poll(releaseTimeout, func() bool {
+		var perr, ierr error
+		pl, perr = r.runPools()
+		insts, ierr = r.runInstances()
+		return perr == nil && ierr == nil && len(pl) == 0 && len(insts) == 0
+	}) {
+		return
+	}
+	for i := range pl {
+		r.violation("stuck finalizer: pool still exists %s after it was deleted:\n%s", releaseTimeout, describePool(&pl[i], insts))
+	}
+	for i := range insts {
+		r.violation("stuck finalizer: instance still exists %s after its pool was deleted:\n%s", releaseTimeout, describeInstance(&insts[i]))
+	}
+}
+
+// waitReleased waits for the sweep and the last deprovisioning: then only the
+// foreign devices and no VLAN of this cluster may be left.
+func (r *run) waitReleased() {
+	r.poll(sweepTimeout, func() bool {
+		return len(r.leftoverDevices()) == 0 && len(r.ourVLANs()) == 0
+	})
+}
+
+func (r *run) leftoverDevices() []metalv1.Device {
+	var out []metalv1.Device
+	for _, d := range r.env.Sim.Devices(framework.ProjectID) {
+		if _, ok := r.foreign.devices[d.GetId()]; !ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (r *run) ourVLANs() []metal.VirtualNetwork {
+	vlans, err := r.metal.ListVLANs(r.env.Ctx, "")
+	if err != nil {
+		return []metal.VirtualNetwork{{Description: "listing VLANs failed: " + err.Error()}}
+	}
+	var out []metal.VirtualNetwork
+	for _, v := range vlans {
+		if common.HasTag(v.Tags, r.clusterTag) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// check tests the invariants that hold once everything is released.
+func (r *run) check() {
+	r.checkDevices()
+	r.checkForeign()
+	r.checkNetworkObjects()
+	for _, v := range r.ledger.violations() {
+		r.violation("%s", v)
+	}
+	r.checkSecrets()
+	r.checkControllerLog()
+	r.reportOrphans()
+}
+
+func (r *run) checkDevices() {
+	for _, d := range r.leftoverDevices() {
+		r.violation("device %s (%s, %s, tags %v) is left after every pool was deleted and the orphan sweep ran",
+			d.GetId(), d.GetHostname(), d.GetState(), d.Tags)
+	}
+}
+
+// checkForeign: what the addon does not own still exists, and the addon sent
+// no write about it.
+func (r *run) checkForeign() {
+	for id, what := range r.foreign.devices {
+		d, ok := r.env.Sim.Device(id)
+		if !ok {
+			r.violation("the %s %s was deleted", what, id)
+			continue
+		}
+		if d.GetState() != metalv1.DEVICESTATE_ACTIVE {
+			r.violation("the %s %s is %s, not active", what, id, d.GetState())
+		}
+	}
+	for _, req := range r.env.Sim.Requests() {
+		for id, what := range r.foreign.devices {
+			if req.Method != "GET" && strings.Contains(req.Path, id) {
+				r.violation("the controller sent %s %s to the %s", req.Method, req.Path, what)
+			}
+		}
+	}
+	for _, name := range r.foreign.nodes {
+		n, err := r.env.Kube.CoreV1().Nodes().Get(r.env.Ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			r.violation("node %s, which is not the addon's, was deleted", name)
+		case err != nil:
+			r.violation("reading node %s: %v", name, err)
+		case n.Labels[common.LabelInstance] != "" || n.Annotations[common.AnnotationProviderID] != "" ||
+			n.Annotations["harvesterhci.io/drain-requested"] != "":
+			r.violation("node %s, which is not the addon's, was changed: labels %v annotations %v", name, n.Labels, n.Annotations)
+		}
+	}
+}
+
+// checkNetworkObjects: no VLAN or reserved IP of this cluster is left, and
+// the foreign ones survive.
+func (r *run) checkNetworkObjects() {
+	for _, v := range r.ourVLANs() {
+		r.violation("VLAN %s (VXLAN %d in %s, %q) of this cluster is left behind", v.ID, v.VXLAN, v.Metro, v.Description)
+	}
+	vlans, err := r.metal.ListVLANs(r.env.Ctx, "")
+	if err != nil {
+		r.violation("listing VLANs: %v", err)
+	}
+	for id, what := range r.foreign.vlans {
+		if !containsVLAN(vlans, id) {
+			r.violation("the %s %s was deleted", what, id)
+		}
+	}
+	ips, err := r.metal.ListIPReservations(r.env.Ctx, metal.ListIPReservationsOptions{})
+	if err != nil {
+		r.violation("listing IP reservations: %v", err)
+	}
+	found := map[string]bool{}
+	for _, ip := range ips {
+		found[ip.ID] = true
+		if common.HasTag(ip.Tags, r.clusterTag) {
+			r.violation("reserved IP %s (%s) of this cluster is left behind", ip.ID, ip.Address)
+		}
+	}
+	for id, what := range r.foreign.ips {
+		if !found[id] {
+			r.violation("the %s %s was released", what, id)
+		}
+	}
+}
+
+func containsVLAN(vlans []metal.VirtualNetwork, id string) bool {
+	for _, v := range vlans {
+		if v.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSecrets: the framework's scan (tokens and the passwords whose Secrets
+// exist now) plus every password seen during the run, in the binary's log,
+// this process's log, and every object and Event the addon writes.
+func (r *run) checkSecrets() {
+	r.addon.AssertNoSecretLeaks()
+	blobs := map[string]string{"the controller's log": r.addon.Log(), "the test process's log": framework.Logs()}
+	add := func(what string, list interface{}, err error) {
+		if err != nil {
+			r.violation("listing %s: %v", what, err)
+			return
+		}
+		raw, _ := json.Marshal(list)
+		blobs[what] = string(raw)
+	}
+	ctx := r.env.Ctx
+	pools, err := r.env.Client.EquinixV1().InstancePools().List(ctx, metav1.ListOptions{})
+	add("pools", pools, err)
+	insts, err := r.env.Client.EquinixV1().Instances().List(ctx, metav1.ListOptions{})
+	add("instances", insts, err)
+	nodes, err := r.env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	add("nodes", nodes, err)
+	events, err := r.env.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+	add("events", events, err)
+	passwords := r.passwords.all()
+	for _, what := range sortedKeys(blobs) {
+		for _, pw := range passwords {
+			if i := strings.Index(blobs[what], pw); i >= 0 {
+				r.violation("a console password leaked into %s (near %q)", what, blobs[what][max(0, i-80):i])
+			}
+		}
+	}
+}
+
+// checkControllerLog: a panic, even one lasso recovered, is a bug.
+func (r *run) checkControllerLog() {
+	for _, line := range strings.Split(r.addon.Log(), "\n") {
+		if strings.Contains(line, "panic") {
+			r.violation("the controller panicked: %s", line)
+		}
+	}
+}
+
+// reportOrphans logs the devices the sweep had to delete: allowed (the
+// invariant holds after the sweep), but each one is worth a look.
+func (r *run) reportOrphans() {
+	events, err := r.env.Kube.CoreV1().Events("").List(r.env.Ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	var msgs []string
+	for _, ev := range events.Items {
+		if ev.Reason == "OrphanDeleted" {
+			msgs = append(msgs, ev.Message)
+		}
+	}
+	sort.Strings(msgs)
+	if len(msgs) > 0 {
+		r.t.Logf("seed %d: the sweep deleted %d orphan(s):\n  %s", r.plan.Seed, len(msgs), strings.Join(msgs, "\n  "))
+	}
+}

@@ -1,0 +1,84 @@
+package chaos
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+)
+
+// The ledger flags a second device for one Instance, two at once, and a
+// device of this cluster without an Instance tag; other clusters' devices
+// and one device per Instance pass.
+func TestLedgerViolations(t *testing.T) {
+	ours := common.ClusterTag("ours")
+	created := func(id, uid string, tags ...string) simulator.Notification {
+		if uid != "" {
+			tags = append(tags, common.InstanceTag(uid))
+		}
+		return simulator.Notification{Type: simulator.DeviceCreated, DeviceID: id, Tags: tags}
+	}
+	deleted := func(id string, tags ...string) simulator.Notification {
+		return simulator.Notification{Type: simulator.DeviceDeleted, DeviceID: id, Tags: tags}
+	}
+	cases := []struct {
+		name  string
+		notes []simulator.Notification
+		want  int
+	}{
+		{"one device per instance", []simulator.Notification{created("d1", "u1", ours), created("d2", "u2", ours), deleted("d1", ours)}, 0},
+		{"another cluster's devices are not ours", []simulator.Notification{created("d1", "u1", common.ClusterTag("other")), created("d2", "u1", common.ClusterTag("other"))}, 0},
+		{"a replacement device for the same instance", []simulator.Notification{created("d1", "u1", ours), deleted("d1", ours), created("d2", "u1", ours)}, 1},
+		{"two devices at once", []simulator.Notification{created("d1", "u1", ours), created("d2", "u1", ours)}, 2},
+		{"no instance tag", []simulator.Notification{created("d1", "", ours)}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLedger(ours)
+			for _, n := range tc.notes {
+				l.observe(n)
+			}
+			assert.Len(t, l.violations(), tc.want, "%v", l.violations())
+		})
+	}
+}
+
+func TestSettled(t *testing.T) {
+	pool := func(count int32, status string, conds ...metav1.Condition) *v1.InstancePool {
+		p := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: 2}}
+		p.Spec.Count = count
+		p.Status = v1.InstancePoolStatus{Status: status, Ready: count, ObservedGeneration: 2, Conditions: conds}
+		return p
+	}
+	inst := func(deleting bool) v1.Instance {
+		i := v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "p-abc"}, Spec: v1.InstanceSpec{PoolName: "p"}}
+		if deleting {
+			i.DeletionTimestamp = &metav1.Time{}
+		}
+		return i
+	}
+	stale := pool(1, v1.PoolPhaseReady)
+	stale.Status.ObservedGeneration = 1
+	cases := []struct {
+		name  string
+		pool  *v1.InstancePool
+		insts []v1.Instance
+		want  bool
+	}{
+		{"ready at count", pool(1, v1.PoolPhaseReady), []v1.Instance{inst(false)}, true},
+		{"ready at zero", pool(0, v1.PoolPhaseReady), nil, true},
+		{"an older generation", stale, []v1.Instance{inst(false)}, false},
+		{"an instance still deleting", pool(1, v1.PoolPhaseReady), []v1.Instance{inst(false), inst(true)}, false},
+		{"scaling", pool(1, v1.PoolPhaseScaling), nil, false},
+		{"stopped by a guard", pool(2, v1.PoolPhaseFailed, metav1.Condition{Type: v1.PoolProvisioningFailed, Status: metav1.ConditionTrue}), nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, settled(tc.pool, tc.insts))
+		})
+	}
+}

@@ -1,0 +1,479 @@
+package chaos
+
+import (
+	"fmt"
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+)
+
+// actionKind names one chaos action.
+type actionKind string
+
+const (
+	actCreatePool   actionKind = "create"
+	actScalePool    actionKind = "scale"
+	actEditVLANs    actionKind = "vlans"
+	actRetype       actionKind = "retype"
+	actDeletePool   actionKind = "delete"
+	actKill         actionKind = "kill"
+	actKillOn       actionKind = "kill-on"
+	actStart        actionKind = "start"
+	actFault        actionKind = "fault"
+	actUnfault      actionKind = "unfault"
+	actAPIServer    actionKind = "apiserver-restart"
+	actDeleteDevice actionKind = "oob-delete"
+	actNotReady     actionKind = "notready"
+	actReady        actionKind = "ready"
+	actServerDown   actionKind = "server-down"
+	actDeleteNode   actionKind = "node-delete"
+)
+
+// Kill triggers: the simulator notification inside which the controller is
+// SIGKILLed, before the request that caused it is answered.
+const (
+	onCreated     = "created"     // a createDevice was stored
+	onActive      = "active"      // a device turned active (seen by a read)
+	onNetwork     = "network"     // a port call changed an active device
+	onUpdated     = "updated"     // the install configuration was put on a device
+	onReinstall   = "reinstall"   // the reinstall was accepted
+	onDeprovision = "deprovision" // a delete was accepted
+)
+
+var killTriggers = []string{onCreated, onActive, onNetwork, onUpdated, onReinstall, onDeprovision}
+
+// vxlanChoices are few, so that pools share VLANs and the garbage collector
+// has to tell a VLAN still in use from one that is free.
+var vxlanChoices = []int{1000, 1001, 1002, 1003}
+
+var networkTypes = []string{
+	v1.NetworkTypeLayer3, v1.NetworkTypeHybrid, v1.NetworkTypeHybridBonded,
+	v1.NetworkTypeLayer2Bonded, v1.NetworkTypeLayer2Individual,
+}
+
+// metros: the seed's SG in both cases (the API wants lower case) and a
+// second metro with VLANs of its own.
+var metros = []string{"SG", "sg", "DA"}
+
+// faultOps are the groups of operations a fault targets; nil is every API
+// operation.
+var faultOps = [][]string{
+	nil,
+	{simulator.OpCreateDevice},
+	{simulator.OpCreateDevice, simulator.OpFindProjectDevices},
+	{simulator.OpFindDeviceByID},
+	{simulator.OpDeleteDevice},
+	{simulator.OpPerformAction, simulator.OpFindDeviceEvents},
+	{simulator.OpUpdateDevice},
+	{simulator.OpAssignPort, simulator.OpUnassignPort, simulator.OpBondPort, simulator.OpDisbondPort,
+		simulator.OpConvertLayer2, simulator.OpConvertLayer3},
+	{simulator.OpCreateVirtualNetwork, simulator.OpFindVirtualNetworks, simulator.OpDeleteVirtualNetwork},
+}
+
+// metalTimeout is the controller's --metal-timeout in the campaign; the long
+// latency faults exceed it, so the client gives up while the API still
+// applies the request.
+const metalTimeout = 3 * time.Second
+
+// poolSpec is what the plan decides about one pool.
+type poolSpec struct {
+	Name     string
+	Count    int
+	Metro    string
+	Network  string
+	VLANs    []int
+	BootMode string
+	// Remediate sets nodeCleanupWaitInterval (1m), so a node NotReady since
+	// long ago is replaced at once.
+	Remediate   bool
+	MaxAttempts int32
+}
+
+// faultSpec is one injected Metal API fault.
+type faultSpec struct {
+	Kind        simulator.FaultKind
+	Ops         []string
+	Probability float64
+	Status      int
+	Latency     time.Duration
+	RetryAfter  time.Duration
+	AfterStore  bool
+}
+
+// step is one action of a run, after Delay.
+type step struct {
+	Delay time.Duration
+	Kind  actionKind
+	// Pool is the whole spec for create and retype, the name and count for
+	// scale, the name and VLANs for vlans, the name for delete.
+	Pool  poolSpec
+	Fault faultSpec
+	// FaultOf is the index of the fault step an unfault removes.
+	FaultOf int
+	Trigger string
+	// Down is how many steps the controller stays dead after its trigger
+	// fired.
+	Down int
+	// Pick selects, at run time, the device or node an action hits.
+	Pick int
+	// Ago back-dates Ready=False for notready.
+	Ago time.Duration
+	// Graceful restarts the apiserver with SIGTERM, which waits for open
+	// watches (about 10s); otherwise it crashes (SIGKILL) and starts again.
+	Graceful bool
+}
+
+// plan is everything a run does, decided before it starts.
+type plan struct {
+	Seed         int64
+	InstallTime  time.Duration
+	ForeignVXLAN int
+	Steps        []step
+}
+
+// poolState is the planner's model of a pool.
+type poolState struct {
+	spec    poolSpec
+	created bool
+}
+
+type planner struct {
+	rng   *rand.Rand
+	seed  int64
+	pools []*poolState
+	steps []step
+	// down: the controller may be dead (killed, or a kill trigger armed).
+	down      bool
+	downSteps int
+	// openFaults maps a fault's step index to the step index it ends at.
+	openFaults map[int]int
+	apiRestart int
+}
+
+// newPlan decides a whole run from its seed.
+func newPlan(seed int64) plan {
+	rng := rand.New(rand.NewSource(seed))
+	p := &planner{rng: rng, seed: seed, openFaults: map[int]int{}}
+	for i := 0; i < 1+rng.Intn(3); i++ {
+		p.pools = append(p.pools, &poolState{spec: poolSpec{Name: poolName(seed, i)}})
+	}
+	out := plan{
+		Seed:         seed,
+		InstallTime:  time.Duration(100+rng.Intn(900)) * time.Millisecond,
+		ForeignVXLAN: vxlanChoices[rng.Intn(len(vxlanChoices))],
+	}
+	n := 22 + rng.Intn(14)
+	for i := 0; i < n; i++ {
+		p.next(i)
+	}
+	out.Steps = p.steps
+	return out
+}
+
+func poolName(seed int64, i int) string {
+	return runPrefix(seed) + strconv.Itoa(i)
+}
+
+// runPrefix starts the name of every pool, Instance and Node of a run.
+func runPrefix(seed int64) string {
+	return "chaos" + strconv.FormatInt(seed, 10) + "-p"
+}
+
+// next appends step i: a due restart or fault removal, or a weighted pick
+// among the actions that make sense in the planner's model.
+func (p *planner) next(i int) {
+	s := step{Delay: time.Duration(50+p.rng.Intn(900)) * time.Millisecond}
+	switch {
+	case i == 0:
+		p.createPool(&s, p.pools[0])
+	case p.down && (p.downSteps >= 3 || p.rng.Intn(2) == 0):
+		s.Kind = actStart
+		p.down, p.downSteps = false, 0
+	case p.dueFault(i) >= 0:
+		s.Kind, s.FaultOf = actUnfault, p.dueFault(i)
+		delete(p.openFaults, s.FaultOf)
+	default:
+		p.pick(&s, i)
+	}
+	if p.down && s.Kind != actStart {
+		p.downSteps++
+	}
+	p.steps = append(p.steps, s)
+}
+
+func (p *planner) dueFault(i int) int {
+	due := -1
+	for at, end := range p.openFaults {
+		if end <= i && (due < 0 || at < due) {
+			due = at
+		}
+	}
+	return due
+}
+
+type weighted struct {
+	kind   actionKind
+	weight int
+}
+
+func (p *planner) pick(s *step, i int) {
+	var existing, missing []*poolState
+	for _, ps := range p.pools {
+		if ps.created {
+			existing = append(existing, ps)
+		} else {
+			missing = append(missing, ps)
+		}
+	}
+	options := []weighted{{actFault, 4}, {actDeleteDevice, 2}, {actNotReady, 2}, {actReady, 1}, {actServerDown, 1}, {actDeleteNode, 1}}
+	options = append(options, weighted{actKillOn, 3})
+	if !p.down {
+		options = append(options, weighted{actKill, 2})
+	}
+	if p.apiRestart < 2 {
+		options = append(options, weighted{actAPIServer, 1})
+	}
+	if len(missing) > 0 {
+		options = append(options, weighted{actCreatePool, 3})
+	}
+	if len(existing) > 0 {
+		options = append(options, weighted{actScalePool, 4}, weighted{actEditVLANs, 1}, weighted{actRetype, 1}, weighted{actDeletePool, 1})
+	}
+	total := 0
+	for _, o := range options {
+		total += o.weight
+	}
+	r := p.rng.Intn(total)
+	for _, o := range options {
+		if r < o.weight {
+			s.Kind = o.kind
+			break
+		}
+		r -= o.weight
+	}
+	switch s.Kind {
+	case actCreatePool:
+		p.createPool(s, missing[p.rng.Intn(len(missing))])
+	case actScalePool:
+		ps := existing[p.rng.Intn(len(existing))]
+		ps.spec.Count = p.rng.Intn(4)
+		s.Pool = ps.spec
+	case actEditVLANs:
+		ps := existing[p.rng.Intn(len(existing))]
+		if ps.spec.Network != v1.NetworkTypeLayer3 {
+			ps.spec.VLANs = p.vlans()
+		}
+		s.Pool = ps.spec
+	case actRetype:
+		ps := existing[p.rng.Intn(len(existing))]
+		p.template(&ps.spec)
+		s.Pool = ps.spec
+	case actDeletePool:
+		ps := existing[p.rng.Intn(len(existing))]
+		ps.created = false
+		s.Pool = ps.spec
+	case actKill:
+		p.down = true
+	case actKillOn:
+		// Armed until it fires; the controller starts again Down steps later.
+		s.Trigger = killTriggers[p.rng.Intn(len(killTriggers))]
+		s.Down = 1 + p.rng.Intn(3)
+	case actFault:
+		s.Fault = p.fault()
+		p.openFaults[i] = i + 1 + p.rng.Intn(6)
+	case actAPIServer:
+		p.apiRestart++
+		s.Graceful = p.rng.Intn(5) == 0
+	case actNotReady:
+		s.Pick = p.rng.Intn(1 << 20)
+		if p.rng.Intn(2) == 0 {
+			s.Ago = 10 * time.Minute
+		}
+	default: // device and node picks
+		s.Pick = p.rng.Intn(1 << 20)
+	}
+}
+
+func (p *planner) createPool(s *step, ps *poolState) {
+	s.Kind = actCreatePool
+	ps.created = true
+	ps.spec.Count = p.rng.Intn(4)
+	ps.spec.Metro = metros[p.rng.Intn(len(metros))]
+	ps.spec.Remediate = p.rng.Intn(2) == 0
+	ps.spec.MaxAttempts = []int32{3, 100}[p.rng.Intn(2)]
+	p.template(&ps.spec)
+	s.Pool = ps.spec
+}
+
+// template picks a network type, its VLANs and a boot mode the CRD accepts:
+// single-boot only with the layer-3 types.
+func (p *planner) template(spec *poolSpec) {
+	spec.Network = networkTypes[p.rng.Intn(len(networkTypes))]
+	spec.VLANs = nil
+	if spec.Network != v1.NetworkTypeLayer3 {
+		spec.VLANs = p.vlans()
+	}
+	spec.BootMode = v1.BootModeReinstall
+	switch spec.Network {
+	case v1.NetworkTypeLayer3, v1.NetworkTypeHybrid, v1.NetworkTypeHybridBonded:
+		if p.rng.Intn(3) == 0 {
+			spec.BootMode = v1.BootModeSingleBoot
+		}
+	}
+}
+
+func (p *planner) vlans() []int {
+	perm := p.rng.Perm(len(vxlanChoices))
+	out := make([]int, 0, 2)
+	for _, i := range perm[:1+p.rng.Intn(2)] {
+		out = append(out, vxlanChoices[i])
+	}
+	return out
+}
+
+func (p *planner) fault() faultSpec {
+	f := faultSpec{Ops: faultOps[p.rng.Intn(len(faultOps))]}
+	// A fault on every operation stays rare, or nothing would progress.
+	f.Probability = 0.1 + p.rng.Float64()*0.5
+	if f.Ops == nil {
+		f.Probability = 0.03 + p.rng.Float64()*0.15
+	}
+	switch p.rng.Intn(6) {
+	case 0:
+		f.Kind = simulator.FaultRateLimit
+		f.RetryAfter = time.Duration(1+p.rng.Intn(2)) * time.Second
+	case 1:
+		f.Kind = simulator.FaultServerError
+		f.Status = []int{500, 502, 503, 504}[p.rng.Intn(4)]
+	case 2:
+		f.Kind, f.AfterStore = simulator.FaultServerError, true
+		f.Status = []int{500, 502, 503, 504}[p.rng.Intn(4)]
+	case 3:
+		f.Kind = simulator.FaultLatency
+		f.Probability = 0.2 + p.rng.Float64()*0.8
+		f.Latency = time.Duration(20+p.rng.Intn(980)) * time.Millisecond
+		if f.Ops == nil {
+			f.Latency /= 4
+		} else if p.rng.Intn(4) == 0 {
+			f.Latency = metalTimeout + 500*time.Millisecond
+		}
+	case 4:
+		f.Kind = simulator.FaultDropConnection
+	default:
+		f.Kind, f.AfterStore = simulator.FaultDropConnection, true
+	}
+	return f
+}
+
+// String is the one-line plan printed at the start of a run.
+func (pl plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed=%d install=%s foreign-vxlan=%d |", pl.Seed, pl.InstallTime, pl.ForeignVXLAN)
+	for i, s := range pl.Steps {
+		fmt.Fprintf(&b, " %d:+%.2fs %s |", i, s.Delay.Seconds(), s)
+	}
+	return strings.TrimSuffix(b.String(), " |")
+}
+
+func (s step) String() string {
+	switch s.Kind {
+	case actCreatePool, actRetype:
+		return fmt.Sprintf("%s %s(n=%d %s %v %s %s rem=%v att=%d)", s.Kind, s.Pool.Name, s.Pool.Count, s.Pool.Network,
+			s.Pool.VLANs, s.Pool.Metro, s.Pool.BootMode, s.Pool.Remediate, s.Pool.MaxAttempts)
+	case actScalePool:
+		return fmt.Sprintf("scale %s=%d", s.Pool.Name, s.Pool.Count)
+	case actEditVLANs:
+		return fmt.Sprintf("vlans %s=%v", s.Pool.Name, s.Pool.VLANs)
+	case actDeletePool:
+		return "delete " + s.Pool.Name
+	case actKillOn:
+		return fmt.Sprintf("kill-on %s down=%d", s.Trigger, s.Down)
+	case actAPIServer:
+		if s.Graceful {
+			return "apiserver-restart graceful"
+		}
+		return "apiserver-crash"
+	case actFault:
+		return "fault " + s.Fault.String()
+	case actUnfault:
+		return fmt.Sprintf("unfault@%d", s.FaultOf)
+	case actNotReady:
+		return fmt.Sprintf("notready #%d ago=%s", s.Pick, s.Ago)
+	case actDeleteDevice, actReady, actServerDown, actDeleteNode:
+		return fmt.Sprintf("%s #%d", s.Kind, s.Pick)
+	}
+	return string(s.Kind)
+}
+
+func (f faultSpec) String() string {
+	kind := string(f.Kind)
+	if f.AfterStore {
+		kind += "-after-store"
+	}
+	switch {
+	case f.Status != 0:
+		kind += "-" + strconv.Itoa(f.Status)
+	case f.Latency != 0:
+		kind += "-" + f.Latency.String()
+	}
+	ops := "all"
+	if f.Ops != nil {
+		ops = strings.Join(f.Ops, ",")
+	}
+	return fmt.Sprintf("%s p=%.2f ops=%s", kind, f.Probability, ops)
+}
+
+// fault is the simulator's form of the spec.
+func (f faultSpec) fault() simulator.Fault {
+	return simulator.Fault{
+		Kind: f.Kind, Operations: f.Ops, Probability: f.Probability, Status: f.Status,
+		Latency: f.Latency, RetryAfter: f.RetryAfter, AfterStore: f.AfterStore,
+	}
+}
+
+// A seed always yields the same plan, and every plan starts by creating a
+// pool, restarts a controller it killed and ends every fault it injected or
+// leaves that to the quiesce.
+func TestPlanIsReproducible(t *testing.T) {
+	for seed := int64(0); seed < 200; seed++ {
+		a, b := newPlan(seed), newPlan(seed)
+		require.Equal(t, a.String(), b.String(), "seed %d", seed)
+		require.NotEmpty(t, a.Steps)
+		assert.Equal(t, actCreatePool, a.Steps[0].Kind, "seed %d", seed)
+		for i, s := range a.Steps {
+			if s.Kind == actUnfault {
+				assert.Equal(t, actFault, a.Steps[s.FaultOf].Kind, "seed %d step %d", seed, i)
+			}
+			if s.Kind == actCreatePool || s.Kind == actRetype {
+				assert.NoError(t, validTemplate(s.Pool), "seed %d step %d", seed, i)
+			}
+		}
+	}
+	assert.NotEqual(t, newPlan(1).String(), newPlan(2).String())
+}
+
+// validTemplate restates the CRD rules the planner must respect, so a plan
+// the apiserver would refuse fails here, without a cluster.
+func validTemplate(p poolSpec) error {
+	if p.Network == v1.NetworkTypeLayer3 && len(p.VLANs) > 0 {
+		return fmt.Errorf("layer3 with VLANs")
+	}
+	if p.Network != v1.NetworkTypeLayer3 && len(p.VLANs) == 0 {
+		return fmt.Errorf("%s without VLANs", p.Network)
+	}
+	if p.BootMode == v1.BootModeSingleBoot && strings.HasPrefix(p.Network, "layer2") {
+		return fmt.Errorf("single-boot with %s", p.Network)
+	}
+	if p.Count < 0 || p.Count > 3 {
+		return fmt.Errorf("count %d", p.Count)
+	}
+	return nil
+}
