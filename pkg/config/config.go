@@ -33,6 +33,8 @@ type Flags struct {
 
 	MetalRequestsPerSecond float64
 	MetalBurst             int
+	KubeAPIQPS             float64
+	KubeAPIBurst           int
 	ClusterID              string
 	ClusterURL             string
 	JoinTokenSecret        string
@@ -67,6 +69,13 @@ type Config struct {
 	// shared by every worker, so a large pool stays under the API's limits.
 	MetalRequestsPerSecond float64
 	MetalBurst             int
+	// KubeAPIQPS and KubeAPIBurst are client-go's client-side limit on
+	// kube-apiserver requests, per resource client. client-go's own default
+	// (5/s) made status writes, not Metal or the controller, the bottleneck of
+	// a large pool (make bench); the apiserver protects itself with API
+	// Priority and Fairness.
+	KubeAPIQPS   float64
+	KubeAPIBurst int
 	// ClusterID tags every device, VLAN and IP the addon creates; empty means the
 	// UID of the kube-system namespace, which is stable for a cluster's life.
 	ClusterID string
@@ -115,6 +124,8 @@ func New(f Flags) (*Config, error) {
 
 		MetalRequestsPerSecond: f.MetalRequestsPerSecond,
 		MetalBurst:             f.MetalBurst,
+		KubeAPIQPS:             f.KubeAPIQPS,
+		KubeAPIBurst:           f.KubeAPIBurst,
 		ClusterID:              f.ClusterID,
 		ClusterURL:             strings.TrimRight(f.ClusterURL, "/"),
 		JoinTokenSecret:        f.JoinTokenSecret,
@@ -152,6 +163,9 @@ func New(f Flags) (*Config, error) {
 	}
 	if cfg.MetalRequestsPerSecond <= 0 || cfg.MetalBurst < 1 {
 		errs = append(errs, fmt.Errorf("--metal-requests-per-second must be positive and --metal-burst at least 1"))
+	}
+	if cfg.KubeAPIQPS <= 0 || cfg.KubeAPIBurst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1"))
 	}
 	if cfg.ClusterURL != "" {
 		if u, err := url.Parse(cfg.ClusterURL); err != nil || u.Scheme != "https" || u.Host == "" {

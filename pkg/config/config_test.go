@@ -14,7 +14,7 @@ func validFlags() Flags {
 		Namespace: "harvester-system", SecretName: "equinix-addon", Threads: 5,
 		MetalAPIURL: DefaultMetalAPIURL, HTTPAddress: ":8080", LeaderElect: true,
 		LeaderLockName: "harvester-equinix-addon", LogLevel: "info", LogFormat: "text",
-		MetalTimeout: 30 * time.Second, MetalRequestsPerSecond: 10, MetalBurst: 20,
+		MetalTimeout: 30 * time.Second, MetalRequestsPerSecond: 10, MetalBurst: 20, KubeAPIQPS: 50, KubeAPIBurst: 100,
 		JoinTokenSecret: "equinix-addon", JoinTokenKey: "JOIN_TOKEN", IPXEAddress: ":8081",
 		PollInterval: 15 * time.Second, OrphanSweepInterval: 10 * time.Minute, OrphanGracePeriod: 30 * time.Minute,
 	}
@@ -45,6 +45,8 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--cluster-url"}},
 		{name: "bad http address", mutate: func(f *Flags) { f.HTTPAddress = "8080" },
 			wantErr: []string{"--http-address"}},
+		{name: "kube API limit not positive", mutate: func(f *Flags) { f.KubeAPIQPS = 0 },
+			wantErr: []string{"--kube-api-qps"}},
 		{name: "poll interval too short", mutate: func(f *Flags) { f.PollInterval = time.Millisecond },
 			wantErr: []string{"--poll-interval"}},
 	}

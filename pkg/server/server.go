@@ -34,6 +34,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	restConfig.UserAgent = "harvester-equinix-addon/" + version.Version
+	restConfig.QPS, restConfig.Burst = float32(cfg.KubeAPIQPS), cfg.KubeAPIBurst
 	k8s, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		return fmt.Errorf("building kubernetes client: %w", err)
