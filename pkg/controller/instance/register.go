@@ -26,6 +26,8 @@ const (
 	HandlerNetwork   = "instance-network"
 	watchNodes       = "instance-watch-nodes"
 	watchSecrets     = "instance-watch-secrets"
+	watchConfigMaps  = "instance-watch-configmaps"
+	watchSettings    = "instance-watch-settings"
 
 	// Finalizer is what wrangler's OnRemove stores for HandlerRemove.
 	Finalizer = "wrangler.cattle.io/" + HandlerRemove
@@ -50,7 +52,9 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
 	deps.Instances.OnChange(ctx, HandlerNetwork, h.ConvergeNetwork)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, deps.Instances, deps.Nodes)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, h.instancesOfSecret, deps.Instances, deps.Secrets, deps.ConfigMaps, deps.Settings)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.waitingInstances), deps.Instances, deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), deps.Instances, deps.ConfigMaps)
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.waitingInstances), deps.Instances, deps.Settings)
 	return nil
 }
 
@@ -74,10 +78,10 @@ func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedr
 	return nil, nil
 }
 
-// instancesOfSecret re-runs every Instance that is not yet managed when a
-// Secret, ConfigMap or Setting it may depend on changes: fixed credentials,
-// a join token, the VIP or the cluster version let it continue at once.
-func (h *Handler) instancesOfSecret(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
+// waitingInstances re-runs every Instance that is not yet managed when an
+// input it may depend on changes: fixed credentials, a join token, the VIP or
+// the cluster version let it continue at once.
+func (h *Handler) waitingInstances(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
 	insts, err := h.deps.Instances.Cache().List(labels.Everything())
 	if err != nil {
 		return nil, err

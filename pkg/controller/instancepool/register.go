@@ -16,10 +16,12 @@ import (
 // Handler names; HandlerRemove is persisted in the finalizer
 // wrangler.cattle.io/instancepool-remove on every pool, so keep it stable.
 const (
-	HandlerRemove  = "instancepool-remove"
-	HandlerSync    = "instancepool-sync"
-	watchInstances = "instancepool-watch-instances"
-	watchInputs    = "instancepool-watch-inputs"
+	HandlerRemove   = "instancepool-remove"
+	HandlerSync     = "instancepool-sync"
+	watchInstances  = "instancepool-watch-instances"
+	watchSecrets    = "instancepool-watch-secrets"
+	watchConfigMaps = "instancepool-watch-configmaps"
+	watchSettings   = "instancepool-watch-settings"
 
 	// IndexByPool indexes Instances by spec.poolName.
 	IndexByPool = "equinix.harvesterhci.io/instances-by-pool"
@@ -41,7 +43,9 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	deps.Pools.OnRemove(ctx, HandlerRemove, h.RemovePool)
 	deps.Pools.OnChange(ctx, HandlerSync, h.SyncPool)
 	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, deps.Pools, deps.Instances)
-	relatedresource.WatchClusterScoped(ctx, watchInputs, h.allPools, deps.Pools, deps.Secrets, deps.ConfigMaps, deps.Settings)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), deps.Pools, deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), deps.Pools, deps.ConfigMaps)
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), deps.Pools, deps.Settings)
 	return nil
 }
 
@@ -53,8 +57,8 @@ func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, err
 	return []relatedresource.Key{{Name: inst.Spec.PoolName}}, nil
 }
 
-// allPools re-runs every pool: there are few, and a changed Secret, VIP or
-// version can concern any of them.
+// allPools re-runs every pool: there are few, and a changed input can
+// concern any of them.
 func (h *Handler) allPools(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
 	pools, err := h.deps.Pools.Cache().List(labels.Everything())
 	if err != nil {
