@@ -271,6 +271,20 @@ func (d *Device) hasManagementIP() bool {
 	return false
 }
 
+// UnresolvedVLANs lists the IDs of the VLANs on the device's ports whose
+// VXLAN number the read did not carry.
+func (d *Device) UnresolvedVLANs() []string {
+	var out []string
+	for _, p := range d.Ports {
+		for _, v := range p.VLANs {
+			if v.VXLAN == 0 && v.ID != "" {
+				out = append(out, v.ID)
+			}
+		}
+	}
+	return out
+}
+
 // HasVLAN reports whether the VLAN (by ID or by VXLAN when known) is on the port.
 func (p *Port) HasVLAN(id string, vxlan int) bool {
 	for _, v := range p.VLANs {

@@ -240,3 +240,14 @@ func TestStepsOnFourNICPlans(t *testing.T) {
 			stepStrings(Steps(ports, d, vlanIDs)))
 	})
 }
+
+// Device reads name a port's VLANs by ID. One missing from the metro's map
+// (deleted from the list since, say) is still unassigned, each on its own.
+func TestUnknownVLANsAreUnassignedOneByOne(t *testing.T) {
+	b := twoNIC()
+	b.port("bond0").VLANs = []metal.VLANRef{{ID: "vlan-gone-a"}, {ID: "vlan-1000"}, {ID: "vlan-gone-b"}}
+	d, err := Want(b.ports, template(v1.NetworkTypeHybridBonded, iface("bond0", "1000")), PhaseJoined)
+	require.NoError(t, err)
+	steps := Steps(b.ports, d, vlanIDs)
+	assert.ElementsMatch(t, []string{"unassign VLAN vlan-gone-a from bond0", "unassign VLAN vlan-gone-b from bond0"}, stepStrings(steps))
+}

@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -35,9 +36,9 @@ type Step struct {
 func (s Step) String() string {
 	switch s.Op {
 	case OpAssign:
-		return fmt.Sprintf("assign VLAN %d to %s", s.VXLAN, s.Port)
+		return fmt.Sprintf("assign VLAN %s to %s", s.vlanName(), s.Port)
 	case OpUnassign:
-		return fmt.Sprintf("unassign VLAN %d from %s", s.VXLAN, s.Port)
+		return fmt.Sprintf("unassign VLAN %s from %s", s.vlanName(), s.Port)
 	case OpBond, OpDisbond:
 		if s.Bulk {
 			return fmt.Sprintf("%s every port of %s", s.Op, s.Port)
@@ -46,6 +47,15 @@ func (s Step) String() string {
 	default:
 		return fmt.Sprintf("%s on %s", s.Op, s.Port)
 	}
+}
+
+// vlanName is the VXLAN number, or the VLAN's ID when its number is unknown
+// (a VLAN missing from the metro's list, which can only be leaving).
+func (s Step) vlanName() string {
+	if s.VXLAN > 0 {
+		return strconv.Itoa(s.VXLAN)
+	}
+	return s.VLANID
 }
 
 // IsLayer2Port reports whether a bond is in layer 2 by its network type.
@@ -98,6 +108,9 @@ func newState(ports []metal.Port, vlanIDs map[int]string) *state {
 	s := &state{bonded: map[string]bool{}, layer2: map[string]bool{}, vlans: map[string]map[int]string{}, members: map[string][]string{}}
 	s.ports = append([]metal.Port(nil), ports...)
 	sort.Slice(s.ports, func(a, b int) bool { return s.ports[a].Name < s.ports[b].Name })
+	// A VLAN whose number is unknown gets a negative stand-in of its own: no
+	// pool wants it, so it is unassigned, and two of them never collide.
+	unknown := 0
 	for _, p := range s.ports {
 		s.bonded[p.Name] = p.Bonded
 		s.layer2[p.Name] = IsLayer2Port(p)
@@ -106,6 +119,10 @@ func newState(ports []metal.Port, vlanIDs map[int]string) *state {
 			vx := ref.VXLAN
 			if vx == 0 {
 				vx = idToVXLAN[ref.ID]
+			}
+			if vx == 0 {
+				unknown--
+				vx = unknown
 			}
 			s.vlans[p.Name][vx] = ref.ID
 		}

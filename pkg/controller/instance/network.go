@@ -121,7 +121,8 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		return err
 	}
 	metro := strings.ToLower(r.inst.Spec.Metro)
-	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.deps.ClusterID, metro, network.VXLANs(&r.inst.Spec.InstanceTemplate))
+	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.deps.ClusterID, metro,
+		network.VXLANs(&r.inst.Spec.InstanceTemplate), dev.UnresolvedVLANs())
 	if err != nil {
 		return r.networkFailure("finding or creating the VLANs", err)
 	}

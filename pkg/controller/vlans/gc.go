@@ -42,19 +42,29 @@ func NewIDCache(ttl time.Duration) *IDCache {
 
 func cacheKey(project, metro string) string { return project + "/" + strings.ToLower(metro) }
 
-func (c *IDCache) lookup(project, metro string, vxlans []int) (map[int]string, bool) {
+func (c *IDCache) lookup(project, metro string, vxlans []int, attached []string) (map[int]string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[cacheKey(project, metro)]
 	if !ok || c.now().Sub(e.at) >= c.ttl {
 		return nil, false
 	}
-	out := make(map[int]string, len(vxlans))
 	for _, vx := range vxlans {
-		id, ok := e.ids[vx]
-		if !ok {
+		if _, ok := e.ids[vx]; !ok {
 			return nil, false
 		}
+	}
+	known := make(map[string]bool, len(e.ids))
+	for _, id := range e.ids {
+		known[id] = true
+	}
+	for _, id := range attached {
+		if !known[id] {
+			return nil, false
+		}
+	}
+	out := make(map[int]string, len(e.ids))
+	for vx, id := range e.ids {
 		out[vx] = id
 	}
 	return out, true
@@ -77,13 +87,15 @@ func (c *IDCache) Forget(project, metro string) {
 	delete(c.entries, cacheKey(project, metro))
 }
 
-// Ensure returns the VLAN ID of each VXLAN in metro, creating (and tagging as
-// the addon's) the ones that do not exist yet.
-func Ensure(ctx context.Context, client metal.Client, cache *IDCache, clusterID, metro string, vxlans []int) (map[int]string, []int, error) {
-	if len(vxlans) == 0 {
+// Ensure maps the VXLAN numbers of metro's VLANs to their IDs, creating (and
+// tagging as the addon's) each of vxlans that does not exist yet. The map
+// also covers attached, the IDs of the VLANs a device's ports carry now,
+// since device reads name a port's VLANs by ID only.
+func Ensure(ctx context.Context, client metal.Client, cache *IDCache, clusterID, metro string, vxlans []int, attached []string) (map[int]string, []int, error) {
+	if len(vxlans) == 0 && len(attached) == 0 {
 		return map[int]string{}, nil, nil
 	}
-	if ids, ok := cache.lookup(client.ProjectID(), metro, vxlans); ok {
+	if ids, ok := cache.lookup(client.ProjectID(), metro, vxlans, attached); ok {
 		return ids, nil, nil
 	}
 	ids, err := listIDs(ctx, client, metro)
