@@ -98,8 +98,12 @@ func TestPartitionBlocksRemediation(t *testing.T) {
 	pool := env.CreatePool(layer3Pool(t, "partition", 4))
 	env.WaitPoolReady(pool.Name, 4, 2*time.Minute)
 	insts := env.Instances(pool.Name)
+	// As in a real partition, both nodes are NotReady before either is due:
+	// they went NotReady together, and become due 15s from now. (A node due
+	// at once would rightly be replaced before the second one is seen.)
+	since := time.Now().Add(15*time.Second - pool.Spec.NodeCleanupWaitInterval.Duration)
 	for _, i := range insts[:2] {
-		require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, i.Name, time.Now().Add(-10*time.Minute)))
+		require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, i.Name, since))
 	}
 	env.Eventually(func() bool {
 		c := poolCondition(env, pool.Name, v1.PoolRemediationBlocked)
