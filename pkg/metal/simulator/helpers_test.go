@@ -24,7 +24,7 @@ const (
 var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	sim    *Simulator
 	clock  *FakeClock
@@ -37,7 +37,7 @@ type envOption func(*Options)
 
 func withTimings(t Timings) envOption { return func(o *Options) { o.Timings = t } }
 
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	clock := NewFakeClock(testStart)
 	o := Options{Clock: clock, Timings: DefaultTimings(), Seed: 42}
