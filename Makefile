@@ -1,6 +1,6 @@
 # Every target runs a script in scripts/, so the pipeline (dapper) and a laptop do
 # the same thing.
-.PHONY: build test validate ci package generate cluster-binaries clean demo dev-up dev-down chaos
+.PHONY: build test validate ci package generate cluster-binaries clean demo dev-up dev-down bench chaos
 
 build:
 	./scripts/build
@@ -34,6 +34,11 @@ dev-up:
 
 dev-down:
 	./scripts/devenv down
+
+# Measures API frugality, controller overhead, idle cost, scale and throttling
+# against the simulator; prints one table and writes .cache/bench/results.md.
+bench:
+	./scripts/bench
 
 # The randomized fault campaign (tests/chaos): CHAOS_RUNS runs (default 2) from
 # seed CHAOS_SEED (default 1); `CHAOS_RUNS=500 make chaos` is the long one.

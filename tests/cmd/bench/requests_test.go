@@ -1,0 +1,78 @@
+package main
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+)
+
+func listByTag(tag string) simulator.Request {
+	return simulator.Request{
+		Method: "GET", Path: "/metal/v1/projects/p/devices", Operation: simulator.OpFindProjectDevices, Status: 200,
+		Query: url.Values{"tag": {tag}, "page": {"1"}, "per_page": {"100"}}.Encode(),
+	}
+}
+
+func TestClassifyRequests(t *testing.T) {
+	sweep := listByTag(common.ClusterTag(clusterID))
+	adopt := listByTag(common.InstanceTag("6f1c"))
+	vlans := simulator.Request{Path: "/metal/v1/projects/p/virtual-networks", Operation: simulator.OpFindVirtualNetworks, Status: 200}
+	get := simulator.Request{Path: "/metal/v1/devices/d", Operation: simulator.OpFindDeviceByID, Status: 200}
+	create := simulator.Request{Path: "/metal/v1/projects/p/devices", Operation: simulator.OpCreateDevice, Status: 201}
+	refused := simulator.Request{Path: "/metal/v1/projects/p/devices", Operation: simulator.OpCreateDevice, Status: 429}
+	metadata := simulator.Request{Path: "/metadata", Operation: simulator.OpMetadata, Status: 200}
+
+	cases := []struct {
+		name                string
+		req                 simulator.Request
+		sweepList, periodic bool
+	}{
+		{"the sweep's list", sweep, true, true},
+		{"an adoption list", adopt, false, false},
+		{"the VLAN list", vlans, false, true},
+		{"a device read", get, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.sweepList, isSweepList(tc.req))
+			assert.Equal(t, tc.periodic, isPeriodicList(tc.req))
+		})
+	}
+
+	log := []simulator.Request{sweep, adopt, get, create, refused, metadata, get}
+	api := apiCalls(log)
+	assert.Len(t, api, 6, "the metadata service is not the controller's cost")
+	assert.Equal(t, 1, successfulCreates(api))
+	assert.Equal(t, 1, throttledCount(api))
+	counts := countOps(api, nil)
+	assert.Equal(t, 6, counts.total())
+	assert.Equal(t, []string{simulator.OpCreateDevice, simulator.OpFindDeviceByID, simulator.OpFindProjectDevices}, counts.ops())
+	assert.Equal(t, "createDevice 1.00, findDeviceById 1.00, findProjectDevices 1.00", counts.perMinute(2))
+	assert.Equal(t, "none", opCounts{}.perMinute(1))
+	assert.Equal(t, opCounts{simulator.OpFindProjectDevices: 1}, countOps(api, isPeriodicList))
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		10 * time.Minute: "10m", time.Minute: "1m", 24 * time.Hour: "24h", 30 * time.Second: "30s", 1500 * time.Millisecond: "1.5s",
+	} {
+		assert.Equal(t, want, shortDuration(d))
+	}
+}
+
+func TestMarkdownCells(t *testing.T) {
+	assert.Equal(t, `a \| b c`, cell("a | b\nc"))
+	assert.Equal(t, "—", cell(""))
+	r := &report{machine: machine{cpus: 2, goVersion: "go1.26"}, started: time.Unix(0, 0)}
+	r.add(result{title: "1. API frugality", rows: []row{{figure: "f", result: "r", target: "t", verdict: verdictPass}}, details: []string{"detail"}})
+	md := r.markdown()
+	assert.Contains(t, md, "| Figure | Result | Target | Verdict |")
+	assert.Contains(t, md, "| f | r | t | "+verdictPass+" |")
+	assert.Contains(t, md, "### 1. API frugality")
+	assert.Contains(t, md, "detail")
+}
