@@ -251,3 +251,17 @@ func TestUnknownVLANsAreUnassignedOneByOne(t *testing.T) {
 	steps := Steps(b.ports, d, vlanIDs)
 	assert.ElementsMatch(t, []string{"unassign VLAN vlan-gone-a from bond0", "unassign VLAN vlan-gone-b from bond0"}, stepStrings(steps))
 }
+
+// VLAN steps answered by the API need no read-back: applied to the ports,
+// they leave nothing to do.
+func TestAfterVLANStepsConverges(t *testing.T) {
+	b := twoNIC().hybridBonded()
+	b.port("bond0").VLANs = []metal.VLANRef{{ID: "vlan-gone"}}
+	d, err := Want(b.ports, template(v1.NetworkTypeHybridBonded, iface("bond0", "1000", "1001")), PhaseJoined)
+	require.NoError(t, err)
+	steps := Steps(b.ports, d, vlanIDs)
+	require.Equal(t, []string{"unassign VLAN vlan-gone from bond0", "assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}, stepStrings(steps))
+	after := AfterVLANSteps(b.ports, steps)
+	assert.Empty(t, Steps(after, d, vlanIDs))
+	assert.Equal(t, []metal.VLANRef{{ID: "vlan-gone"}}, b.port("bond0").VLANs, "the ports given are not changed")
+}

@@ -2,6 +2,7 @@ package network
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,32 @@ func (s Step) vlanName() string {
 		return strconv.Itoa(s.VXLAN)
 	}
 	return s.VLANID
+}
+
+// AfterVLANSteps returns ports as they are once the API has answered steps,
+// which must all be VLAN assignments: the API assigns or unassigns a VLAN
+// before it answers, so, unlike a bond change or a conversion, these need
+// no read-back.
+func AfterVLANSteps(ports []metal.Port, steps []Step) []metal.Port {
+	out := make([]metal.Port, len(ports))
+	for i := range ports {
+		out[i] = ports[i]
+		out[i].VLANs = slices.Clone(ports[i].VLANs)
+	}
+	for _, s := range steps {
+		for i := range out {
+			if out[i].ID != s.PortID {
+				continue
+			}
+			switch s.Op {
+			case OpAssign:
+				out[i].VLANs = append(out[i].VLANs, metal.VLANRef{ID: s.VLANID, VXLAN: s.VXLAN})
+			case OpUnassign:
+				out[i].VLANs = slices.DeleteFunc(out[i].VLANs, func(v metal.VLANRef) bool { return v.ID == s.VLANID })
+			}
+		}
+	}
+	return out
 }
 
 // IsLayer2Port reports whether a bond is in layer 2 by its network type.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,15 +122,17 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		return err
 	}
 	metro := strings.ToLower(r.inst.Spec.Metro)
-	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.deps.ClusterID, metro,
-		network.VXLANs(&r.inst.Spec.InstanceTemplate), dev.UnresolvedVLANs())
+	wanted := network.VXLANs(&r.inst.Spec.InstanceTemplate)
+	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.deps.ClusterID, metro, wanted, dev.UnresolvedVLANs())
 	if err != nil {
 		return r.networkFailure("finding or creating the VLANs", err)
 	}
 	for _, vx := range created {
 		r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANCreated", "created VLAN %d in metro %s", vx, metro)
 	}
-	unassigned := false
+	// dropped is set when a VLAN left the device for good (not just moved to
+	// another of its ports): only then may an addon VLAN have become unused.
+	dropped := false
 	for i := 0; ; i++ {
 		want, err := network.Want(dev.Ports, &r.inst.Spec.InstanceTemplate, phase)
 		if err != nil {
@@ -138,7 +141,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		}
 		steps := network.Steps(dev.Ports, want, vlanIDs)
 		if len(steps) == 0 {
-			return r.networkConverged(client, dev, phase, hash, unassigned)
+			return r.networkConverged(client, dev, phase, hash, dropped)
 		}
 		if i == maxStepsPerPass || r.awaiting(steps[0]) {
 			r.requeue(r.h.deps.Cfg.PollInterval)
@@ -151,13 +154,19 @@ func (r *run) converge(phase network.Phase, hash string) error {
 			return err
 		}
 		for _, s := range steps {
-			unassigned = unassigned || s.Op == network.OpUnassign
+			dropped = dropped || (s.Op == network.OpUnassign && !slices.Contains(wanted, s.VXLAN))
+		}
+		if structural == nil {
+			// Only VLAN steps, all answered: they have taken effect.
+			dev = dev.DeepCopy()
+			dev.Ports = network.AfterVLANSteps(dev.Ports, steps)
+			continue
 		}
 		prev := dev
 		if dev, err = r.h.readDevice(r, client); dev == nil || err != nil {
 			return err
 		}
-		if structural != nil && !network.Landed(prev.Ports, dev.Ports, *structural) {
+		if !network.Landed(prev.Ports, dev.Ports, *structural) {
 			// The API answers before a conversion has finished: look again soon.
 			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, reasonConverging, waitingFor(*structural))
 			r.requeue(r.h.deps.Cfg.PollInterval)
@@ -229,7 +238,7 @@ func (r *run) runStep(client metal.Client, s network.Step) error {
 	return fmt.Errorf("unknown port operation %q", s.Op)
 }
 
-func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase network.Phase, hash string, unassigned bool) error {
+func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase network.Phase, hash string, dropped bool) error {
 	st := &r.inst.Status
 	st.NetworkConfigHash = hash
 	st.NetworkType = string(dev.NetworkType())
@@ -240,7 +249,7 @@ func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase net
 		msg += fmt.Sprintf(" for the install; %s follows once the node has joined", r.inst.Spec.NetworkingConfiguration.Type)
 	}
 	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, "Converged", msg)
-	if unassigned {
+	if dropped {
 		deleted, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
 		if len(deleted) > 0 {
 			r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)

@@ -28,6 +28,10 @@ type IDCache struct {
 
 	mu      sync.Mutex
 	entries map[string]idEntry
+	// metros serializes Ensure per project and metro: the servers of a new
+	// pool reach their networking together, and without it each listed the
+	// metro's VLANs, found them missing, and tried to create them.
+	metros map[string]*sync.Mutex
 }
 
 type idEntry struct {
@@ -37,7 +41,7 @@ type idEntry struct {
 
 // NewIDCache keeps entries for ttl.
 func NewIDCache(ttl time.Duration) *IDCache {
-	return &IDCache{ttl: ttl, now: time.Now, entries: map[string]idEntry{}}
+	return &IDCache{ttl: ttl, now: time.Now, entries: map[string]idEntry{}, metros: map[string]*sync.Mutex{}}
 }
 
 func cacheKey(project, metro string) string { return project + "/" + strings.ToLower(metro) }
@@ -80,6 +84,20 @@ func (c *IDCache) store(project, metro string, ids map[int]string) {
 	c.entries[cacheKey(project, metro)] = idEntry{ids: cp, at: c.now()}
 }
 
+// lockMetro holds the metro until the returned func is called.
+func (c *IDCache) lockMetro(project, metro string) func() {
+	key := cacheKey(project, metro)
+	c.mu.Lock()
+	m, ok := c.metros[key]
+	if !ok {
+		m = &sync.Mutex{}
+		c.metros[key] = m
+	}
+	c.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
 // Forget drops a metro's entry.
 func (c *IDCache) Forget(project, metro string) {
 	c.mu.Lock()
@@ -95,6 +113,11 @@ func Ensure(ctx context.Context, client metal.Client, cache *IDCache, clusterID,
 	if len(vxlans) == 0 && len(attached) == 0 {
 		return map[int]string{}, nil, nil
 	}
+	if ids, ok := cache.lookup(client.ProjectID(), metro, vxlans, attached); ok {
+		return ids, nil, nil
+	}
+	defer cache.lockMetro(client.ProjectID(), metro)()
+	// Another server may have listed (and created) while this one waited.
 	if ids, ok := cache.lookup(client.ProjectID(), metro, vxlans, attached); ok {
 		return ids, nil, nil
 	}
