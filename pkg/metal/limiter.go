@@ -22,8 +22,9 @@ const (
 
 // limiter paces the calls made with one API token: a token bucket spreads a
 // large pool's reconciles out, and after the API answered 429 (or announced
-// that no requests remain) calls fail fast until the named time, without
-// reaching the network, so the workqueue backs off instead of the API.
+// that no requests remain) no call reaches the network until the named time.
+// A call made meanwhile waits when the rest of the wait is short (at most
+// maxWait) and fails fast otherwise, so the workqueue comes back later.
 type limiter struct {
 	bucket  *rate.Limiter
 	maxWait time.Duration
@@ -41,13 +42,12 @@ func newLimiter(rps rate.Limit, burst int, maxWait time.Duration, now func() tim
 	}
 }
 
-// acquire waits for a token, at most maxWait and never past ctx. It returns
-// a Throttled *Error while the API's Retry-After runs or when the bucket
-// would make the caller wait too long.
+// acquire waits out a short Retry-After, then waits for a token, each at most
+// maxWait and never past ctx. It returns a Throttled *Error while a longer
+// Retry-After runs or when the bucket would make the caller wait too long.
 func (l *limiter) acquire(ctx context.Context, op string) error {
-	if wait := l.remaining(); wait > 0 {
-		return &Error{Op: op, Class: ClassThrottled, RetryAfter: wait,
-			Message: "rate limited by the API, not calling it until the wait is over"}
+	if err := l.waitThrottle(ctx, op); err != nil {
+		return err
 	}
 	r := l.bucket.Reserve()
 	if !r.OK() {
@@ -72,6 +72,32 @@ func (l *limiter) acquire(ctx context.Context, op string) error {
 		r.Cancel()
 		return &Error{Op: op, Class: ClassTransient, Message: "waiting for the client-side rate limit: " + ctx.Err().Error(), Err: ctx.Err()}
 	}
+}
+
+// waitThrottle holds a call while a short Retry-After runs. A reconcile then
+// goes on where it was, rather than failing and starting again with the
+// reads it had already made: when the API throttled often, those repeated
+// reads were most of the calls that reached it (make bench, throttling).
+func (l *limiter) waitThrottle(ctx context.Context, op string) error {
+	wait := l.remaining()
+	if wait <= 0 {
+		return nil
+	}
+	if wait <= l.maxWait {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return &Error{Op: op, Class: ClassTransient, Message: "waiting for the API's Retry-After: " + ctx.Err().Error(), Err: ctx.Err()}
+		}
+		// Another answer may have moved the time on meanwhile.
+		if wait = l.remaining(); wait <= 0 {
+			return nil
+		}
+	}
+	return &Error{Op: op, Class: ClassThrottled, RetryAfter: wait,
+		Message: "rate limited by the API, not calling it until the wait is over"}
 }
 
 // remaining is how long calls are still refused.

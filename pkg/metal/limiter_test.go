@@ -125,3 +125,21 @@ func TestLimiterBucket(t *testing.T) {
 		}
 	})
 }
+
+// A call made while a short Retry-After runs waits it out and goes on; a
+// cancelled context ends the wait.
+func TestLimiterWaitsOutAShortRetryAfter(t *testing.T) {
+	l := newLimiter(rate.Inf, 1, 5*time.Second, time.Now)
+	l.observe(answer(429, map[string]string{"Retry-After": "1"}))
+	start := time.Now()
+	require.NoError(t, l.acquire(context.Background(), OpGetDevice))
+	assert.GreaterOrEqual(t, time.Since(start), 900*time.Millisecond, "the call went out before the Retry-After was over")
+
+	l.observe(answer(429, map[string]string{"Retry-After": "1"}))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := l.acquire(ctx, OpGetDevice)
+	require.Error(t, err)
+	assert.True(t, IsTransient(err))
+	assert.ErrorIs(t, err, context.Canceled)
+}

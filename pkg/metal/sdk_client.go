@@ -18,9 +18,11 @@ const (
 	maxPages = 1000
 )
 
-// sdkClient implements Client with equinix-sdk-go. It never retries: the
-// SDK has no retries either, and a resent POST could create a second
-// billable server.
+// sdkClient implements Client with equinix-sdk-go. The SDK has no retries,
+// and this client adds one kind only: a call the API answered 429 is sent
+// again once the Retry-After is over, when that is short (see do). Nothing
+// else is resent, least of all a create, which could make a second billable
+// server.
 type sdkClient struct {
 	api       *metalv1.APIClient
 	projectID string
@@ -54,8 +56,27 @@ func (c *sdkClient) String() string { return "metal client for project " + c.pro
 func (c *sdkClient) ProjectID() string { return c.projectID }
 
 // do runs one HTTP exchange of operation op through the rate limiter and the
-// metrics, and turns a failure into an *Error.
+// metrics, and turns a failure into an *Error. A 429 is an answer the API
+// did not act on, so the call is made again after a Retry-After short enough
+// to wait (a few times at most): failing instead would end the reconcile and
+// make the next one repeat the reads it had made, which, when the API
+// throttled often, was most of what reached it (make bench, throttling).
+// A create is never made again here: its Instance's next pass looks for the
+// device by its tag first, as after any failed create.
 func (c *sdkClient) do(ctx context.Context, op string, call func(context.Context) (*http.Response, error)) error {
+	for attempt := 1; ; attempt++ {
+		err := c.once(ctx, op, call)
+		if !IsThrottled(err) || op == OpCreateDevice || attempt == maxThrottledAttempts || RetryAfter(err) > c.limiter.maxWait {
+			return err
+		}
+	}
+}
+
+// maxThrottledAttempts bounds the calls do makes for one operation the API
+// keeps answering 429.
+const maxThrottledAttempts = 4
+
+func (c *sdkClient) once(ctx context.Context, op string, call func(context.Context) (*http.Response, error)) error {
 	if err := c.limiter.acquire(ctx, op); err != nil {
 		if IsThrottled(err) {
 			c.metrics.throttled(op)

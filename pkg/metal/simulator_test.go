@@ -33,7 +33,7 @@ type simEnv struct {
 	client metal.Client
 }
 
-func newSimEnv(t *testing.T, timings simulator.Timings) *simEnv {
+func newSimEnv(t *testing.T, timings simulator.Timings, configure ...func(*metal.Options)) *simEnv {
 	t.Helper()
 	clock := simulator.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim := simulator.New(simulator.Options{Clock: clock, Timings: timings, Seed: 7})
@@ -41,13 +41,17 @@ func newSimEnv(t *testing.T, timings simulator.Timings) *simEnv {
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
 	reg := prometheus.NewRegistry()
-	p, err := metal.NewProvider(metal.Options{
+	opts := metal.Options{
 		BaseURL:           srv.URL,
 		Registerer:        reg,
 		Now:               clock.Now,
 		RequestsPerSecond: -1,
 		Timeout:           10 * time.Second,
-	})
+	}
+	for _, c := range configure {
+		c(&opts)
+	}
+	p, err := metal.NewProvider(opts)
 	require.NoError(t, err)
 	c, err := p.Client(metal.Credentials{Token: simToken, ProjectID: simProject})
 	require.NoError(t, err)
@@ -218,8 +222,9 @@ func TestSimListDevicesReadsEveryPage(t *testing.T) {
 	assert.Equal(t, "pool-b-1", byName[0].Hostname)
 }
 
+// A Retry-After longer than the client waits in a call (MaxLimiterWait).
 func TestSimThrottleHonoursRetryAfter(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, simulator.Timings{}, func(o *metal.Options) { o.MaxLimiterWait = time.Second })
 	d := e.activeDevice(t, "node-1")
 	e.sim.ResetRequests()
 	e.sim.InjectFault(simulator.Fault{
@@ -249,6 +254,27 @@ func TestSimThrottleHonoursRetryAfter(t *testing.T) {
 	assert.Equal(t, 1.0, e.count(t, metal.OpListDevices, "throttled"))
 	assert.GreaterOrEqual(t, e.count(t, metal.OpGetDevice, "200"), 2.0)
 	assert.Equal(t, 0.0, e.count(t, metal.OpListDevices, "200"))
+}
+
+// A short Retry-After is waited out and the refused call made again, except
+// a create: its Instance looks for the device by tag before creating again.
+func TestSimShortRetryAfterIsWaitedOut(t *testing.T) {
+	// The client's clock must run for a real wait.
+	e := newSimEnv(t, simulator.Timings{}, func(o *metal.Options) { o.Now = nil; o.MaxLimiterWait = 5 * time.Second })
+	d := e.activeDevice(t, "node-1")
+	e.sim.ResetRequests()
+	for _, op := range []string{simulator.OpFindDeviceByID, simulator.OpCreateDevice} {
+		e.sim.InjectFault(simulator.Fault{Kind: simulator.FaultRateLimit, Operations: []string{op}, Count: 1, RetryAfter: time.Second})
+	}
+	got, err := e.client.GetDevice(e.ctx, d.ID)
+	require.NoError(t, err)
+	assert.Equal(t, d.ID, got.ID)
+	assert.Equal(t, []int{429, 200}, statuses(e.sim.RequestsFor(simulator.OpFindDeviceByID)))
+
+	_, err = e.client.CreateDevice(e.ctx, deviceRequest("node-2"))
+	require.Error(t, err)
+	assert.True(t, metal.IsThrottled(err))
+	assert.Equal(t, []int{429}, statuses(e.sim.RequestsFor(simulator.OpCreateDevice)), "a create was sent again")
 }
 
 func TestSimCreateIsNotResentAfterAFailure(t *testing.T) {
