@@ -97,7 +97,7 @@ func (c *sdkClient) ListDevices(ctx context.Context, opts ListDevicesOptions) ([
 	devices, err := paginate(ctx, c, OpListDevices,
 		func(ctx context.Context, page int32) ([]metalv1.Device, *metalv1.Meta, *http.Response, error) {
 			r := c.api.DevicesApi.FindProjectDevices(ctx, c.projectID).
-				Include(deviceIncludes).Page(page).PerPage(perPage)
+				Include(deviceIncludes).Exclude(deviceExcludes).Page(page).PerPage(perPage)
 			if opts.Tag != "" {
 				r = r.Tag(opts.Tag)
 			}

@@ -211,6 +211,9 @@ func TestSimListDevicesReadsEveryPage(t *testing.T) {
 	require.Len(t, reqs, 2)
 	assert.Contains(t, reqs[0].Query, "per_page=100")
 	assert.Contains(t, reqs[1].Query, "page=2")
+	for _, r := range reqs {
+		assert.Contains(t, r.Query, "exclude=userdata", "lists do not fetch the join token either")
+	}
 
 	all, err := e.client.ListDevices(e.ctx, metal.ListDevicesOptions{})
 	require.NoError(t, err)
