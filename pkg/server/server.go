@@ -29,6 +29,7 @@ import (
 // shutdown so the process exits 0.
 func Run(ctx context.Context, cfg *config.Config) error {
 	logrus.Infof("harvester-equinix-addon %s starting", version.FriendlyVersion())
+	applyMemoryLimit()
 	restConfig, err := kubeconfig.GetNonInteractiveClientConfig(cfg.Kubeconfig).ClientConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)

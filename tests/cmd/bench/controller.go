@@ -29,6 +29,8 @@ type controllerOptions struct {
 	// extra are flags appended as given (--controller-arg), for profiling
 	// (--debug serves pprof) or trying a setting.
 	extra []string
+	// goMemLimit is the GOMEMLIMIT value, empty for none.
+	goMemLimit string
 }
 
 // controller is the real addon binary running as a child process.
@@ -81,6 +83,9 @@ func (e *env) startController(ctx context.Context, name, metalURL string, opts c
 	// Every setting comes from the flags, none from the environment of the
 	// machine running the benchmark.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	if opts.goMemLimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+opts.goMemLimit)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// The controller must not outlive an interrupted benchmark.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

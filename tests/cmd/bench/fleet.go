@@ -24,7 +24,7 @@ func (b *bench) controllerOptions(sweep time.Duration) controllerOptions {
 	return controllerOptions{
 		threads: b.cfg.threads, pollInterval: b.cfg.pollInterval, sweepInterval: sweep,
 		requestsPerSecond: b.cfg.metalRPS, burst: int(b.cfg.metalRPS),
-		extra: b.cfg.controllerArgs.Value(),
+		extra: b.cfg.controllerArgs.Value(), goMemLimit: b.goMemLimit,
 	}
 }
 

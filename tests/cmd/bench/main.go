@@ -54,6 +54,9 @@ type config struct {
 	scalePools     int
 	scaleTimeout   time.Duration
 
+	// memoryLimit is the pod memory limit the controller runs under.
+	memoryLimit string
+
 	throttleProbability float64
 	throttleRetryAfter  time.Duration
 }
@@ -63,6 +66,8 @@ type bench struct {
 	cfg *config
 	env *env
 	log logrus.FieldLogger
+	// goMemLimit is what --memory-limit gives the controller as GOMEMLIMIT.
+	goMemLimit string
 }
 
 // scenario is one figure of the benchmark.
@@ -144,6 +149,9 @@ func flags(cfg *config) []cli.Flag {
 			Usage: "pools of the scale scenario"},
 		&cli.DurationFlag{Name: "scale-timeout", EnvVars: []string{"BENCH_SCALE_TIMEOUT"}, Value: 30 * time.Minute, Destination: &cfg.scaleTimeout,
 			Usage: "longest wait for the scale scenario to converge"},
+		&cli.StringFlag{Name: "memory-limit", EnvVars: []string{"BENCH_MEMORY_LIMIT"}, Value: chartMemoryLimit, Destination: &cfg.memoryLimit,
+			Usage: "pod memory limit to run the controller under, as the chart's resources.limits.memory (its default); " +
+				"the controller gets GOMEMLIMIT at the share it takes of a cgroup limit in a pod. \"none\" runs it unlimited"},
 		&cli.Float64Flag{Name: "throttle-probability", EnvVars: []string{"BENCH_THROTTLE_PROBABILITY"}, Value: 0.3, Destination: &cfg.throttleProbability,
 			Usage: "share of Metal calls answered 429"},
 		&cli.DurationFlag{Name: "throttle-retry-after", EnvVars: []string{"BENCH_THROTTLE_RETRY_AFTER"}, Value: time.Second, Destination: &cfg.throttleRetryAfter,
@@ -195,6 +203,10 @@ func run(ctx context.Context, cfg *config) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
+	limit, err := goMemLimit(cfg.memoryLimit)
+	if err != nil {
+		return err
+	}
 	logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "15:04:05"})
 	log := logrus.WithField("component", "bench")
 	machine, err := describeMachine(ctx)
@@ -216,7 +228,7 @@ func run(ctx context.Context, cfg *config) error {
 		return err
 	}
 	defer e.stop()
-	b := &bench{cfg: cfg, env: e, log: log}
+	b := &bench{cfg: cfg, env: e, log: log, goMemLimit: limit}
 	rep := &report{machine: machine, started: started}
 	for _, s := range selected {
 		if err := ctx.Err(); err != nil {

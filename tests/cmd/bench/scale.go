@@ -16,7 +16,7 @@ const rssTarget = 200 << 20
 // reconcile latency percentiles.
 func runScale(ctx context.Context, b *bench) (result, error) {
 	cfg := b.cfg
-	res := result{details: []string{scaleMethod(cfg), ""}}
+	res := result{details: []string{scaleMethod(cfg, b.goMemLimit), ""}}
 	// Heartbeats every minute: 2,000 nodes at the usual 10s would be 200
 	// node writes a second, which this two-core machine's apiserver, not
 	// the controller, would pay for.
@@ -72,15 +72,21 @@ func runScale(ctx context.Context, b *bench) (result, error) {
 	return res, nil
 }
 
-func scaleMethod(cfg *config) string {
+func scaleMethod(cfg *config, goMemLimit string) string {
+	memory := "no memory limit (--memory-limit none)"
+	if goMemLimit != "" {
+		memory = fmt.Sprintf("GOMEMLIMIT=%s, which the controller sets itself in a pod with the memory limit %s (--memory-limit)",
+			goMemLimit, cfg.memoryLimit)
+	}
 	return fmt.Sprintf("%d pools of %d %s servers created at once against one controller binary (--threads %d, "+
 		"--metal-requests-per-second %.0f, default --poll-interval %s and --orphan-sweep-interval 10m); zero device "+
 		"timings, a %s install, node heartbeats every 60s. Convergence: first pool created → every Instance `managed` "+
 		"(timeout %s). Peak RSS is VmHWM of the controller process from /proc/<pid>/status. Latency percentiles are "+
 		"estimated from the lasso_controller_reconcile_time_seconds histogram (default buckets 5ms…10s, linear "+
-		"interpolation inside a bucket, as histogram_quantile does), over every handler run of the Instance controller.",
+		"interpolation inside a bucket, as histogram_quantile does), over every handler run of the Instance controller. "+
+		"The controller runs with %s.",
 		cfg.scalePools, perPool(cfg.scaleInstances, cfg.scalePools), cfg.networkType, cfg.threads, cfg.metalRPS,
-		cfg.pollInterval, cfg.installTime, cfg.scaleTimeout)
+		cfg.pollInterval, cfg.installTime, cfg.scaleTimeout, memory)
 }
 
 // handlerTable shows one controller's histograms handler by handler.
