@@ -22,6 +22,10 @@ var deviceIncludes = []string{"plan", "metro", "operating_system", "hardware_res
 // the model ignores them anyway.
 var deviceExcludes = []string{"userdata", "root_password"}
 
+// briefExcludes also leaves out the ports and addresses, for lists that only
+// need to know which devices exist (ListDevicesOptions.Brief).
+var briefExcludes = []string{"userdata", "root_password", "network_ports", "ip_addresses"}
+
 func (c *sdkClient) CreateDevice(ctx context.Context, req CreateDeviceRequest) (*Device, error) {
 	in := createInput(req)
 	var d *metalv1.Device
@@ -94,10 +98,16 @@ func (c *sdkClient) GetDevice(ctx context.Context, id string) (*Device, error) {
 }
 
 func (c *sdkClient) ListDevices(ctx context.Context, opts ListDevicesOptions) ([]Device, error) {
-	devices, err := paginate(ctx, c, OpListDevices,
+	includes, excludes := deviceIncludes, deviceExcludes
+	if opts.Brief {
+		includes, excludes = nil, briefExcludes
+	}
+	return paginate(ctx, c, OpListDevices,
 		func(ctx context.Context, page int32) ([]metalv1.Device, *metalv1.Meta, *http.Response, error) {
-			r := c.api.DevicesApi.FindProjectDevices(ctx, c.projectID).
-				Include(deviceIncludes).Exclude(deviceExcludes).Page(page).PerPage(perPage)
+			r := c.api.DevicesApi.FindProjectDevices(ctx, c.projectID).Exclude(excludes).Page(page).PerPage(perPage)
+			if len(includes) > 0 {
+				r = r.Include(includes)
+			}
 			if opts.Tag != "" {
 				r = r.Tag(opts.Tag)
 			}
@@ -112,17 +122,11 @@ func (c *sdkClient) ListDevices(ctx context.Context, opts ListDevicesOptions) ([
 				return nil, nil, resp, err
 			}
 			return list.Devices, list.Meta, resp, err
+		},
+		func(sd *metalv1.Device) (Device, bool) {
+			d := fromDevice(sd)
+			return *d, matchesDevice(d, opts)
 		})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Device, 0, len(devices))
-	for i := range devices {
-		if d := fromDevice(&devices[i]); matchesDevice(d, opts) {
-			out = append(out, *d)
-		}
-	}
-	return out, nil
 }
 
 // matchesDevice filters again on our side: adoption by tag must be exact,
@@ -221,20 +225,13 @@ func (c *sdkClient) ListDeviceEvents(ctx context.Context, id string) ([]Event, e
 	if err := requireID(OpListDeviceEvents, "device ID", id); err != nil {
 		return nil, err
 	}
-	events, err := paginate(ctx, c, OpListDeviceEvents,
+	return paginate(ctx, c, OpListDeviceEvents,
 		func(ctx context.Context, page int32) ([]metalv1.Event, *metalv1.Meta, *http.Response, error) {
 			list, resp, err := c.api.EventsApi.FindDeviceEvents(ctx, id).Page(page).PerPage(perPage).Execute()
 			if list == nil {
 				return nil, nil, resp, err
 			}
 			return list.Events, list.Meta, resp, err
-		})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Event, 0, len(events))
-	for i := range events {
-		out = append(out, fromEvent(&events[i]))
-	}
-	return out, nil
+		},
+		func(e *metalv1.Event) (Event, bool) { return fromEvent(e), true })
 }

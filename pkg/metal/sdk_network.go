@@ -109,7 +109,7 @@ func (c *sdkClient) ListIPReservations(ctx context.Context, opts ListIPReservati
 	for _, t := range opts.Types {
 		types = append(types, metalv1.FindIPReservationsTypesParameterInner(t))
 	}
-	items, err := paginate(ctx, c, OpListIPReservations,
+	return paginate(ctx, c, OpListIPReservations,
 		func(ctx context.Context, page int32) ([]metalv1.IPReservationListIpAddressesInner, *metalv1.Meta, *http.Response, error) {
 			r := c.api.IPAddressesApi.FindIPReservations(ctx, c.projectID).
 				Include([]string{"assignments"}).Page(page).PerPage(perPage)
@@ -121,21 +121,15 @@ func (c *sdkClient) ListIPReservations(ctx context.Context, opts ListIPReservati
 				return nil, nil, resp, err
 			}
 			return list.IpAddresses, list.Meta, resp, err
+		},
+		func(item *metalv1.IPReservationListIpAddressesInner) (IPReservation, bool) {
+			// VRF reservations are not ours to manage.
+			if item.IPReservation == nil {
+				return IPReservation{}, false
+			}
+			r := fromIPReservation(item.IPReservation)
+			return *r, opts.Tag == "" || hasString(r.Tags, opts.Tag)
 		})
-	if err != nil {
-		return nil, err
-	}
-	var out []IPReservation
-	for _, item := range items {
-		// VRF reservations are not ours to manage.
-		if item.IPReservation == nil {
-			continue
-		}
-		if r := fromIPReservation(item.IPReservation); opts.Tag == "" || hasString(r.Tags, opts.Tag) {
-			out = append(out, *r)
-		}
-	}
-	return out, nil
 }
 
 func hasString(list []string, s string) bool {

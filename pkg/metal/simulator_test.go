@@ -225,6 +225,34 @@ func TestSimListDevicesReadsEveryPage(t *testing.T) {
 	assert.Equal(t, "pool-b-1", byName[0].Hostname)
 }
 
+// A brief list (the orphan sweep's) asks for no expansions and no ports or
+// addresses, yet still tells the devices apart.
+func TestSimBriefListCarriesIdentityOnly(t *testing.T) {
+	e := newSimEnv(t, simulator.Timings{})
+	full := e.activeDevice(t, "node-1")
+	e.sim.ResetRequests()
+
+	devices, err := e.client.ListDevices(e.ctx, metal.ListDevicesOptions{Tag: "cluster:test", Brief: true})
+	require.NoError(t, err)
+	require.Len(t, devices, 1)
+	d := devices[0]
+	assert.Equal(t, full.ID, d.ID)
+	assert.Equal(t, "node-1", d.Hostname)
+	assert.Equal(t, full.State, d.State)
+	assert.Equal(t, full.Tags, d.Tags)
+	assert.Equal(t, full.CreatedAt.Unix(), d.CreatedAt.Unix())
+	assert.Empty(t, d.Ports)
+	assert.Empty(t, d.PublicIPv4())
+	assert.Empty(t, d.Plan, "the plan stays a reference")
+
+	reqs := e.sim.RequestsFor(simulator.OpFindProjectDevices)
+	require.Len(t, reqs, 1)
+	assert.NotContains(t, reqs[0].Query, "include=")
+	for _, field := range []string{"userdata", "network_ports", "ip_addresses"} {
+		assert.Contains(t, reqs[0].Query, field)
+	}
+}
+
 // A Retry-After longer than the client waits in a call (MaxLimiterWait).
 func TestSimThrottleHonoursRetryAfter(t *testing.T) {
 	e := newSimEnv(t, simulator.Timings{}, func(o *metal.Options) { o.MaxLimiterWait = time.Second })

@@ -472,6 +472,10 @@ type ListDevicesOptions struct {
 	Tag      string
 	Hostname string
 	Metro    string
+	// Brief lists only what tells devices apart: ID, hostname, state, tags,
+	// creation time. Plan, metro and OS stay references; no ports, no
+	// addresses. For lists across a whole project (the orphan sweep).
+	Brief bool
 }
 
 // CreateVLANRequest describes a VLAN to create. VXLAN 0 lets the API pick.

@@ -131,7 +131,7 @@ func (s *Sweeper) sweepProject(ctx context.Context, p project, insts []*v1.Insta
 	if err != nil {
 		return err
 	}
-	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: common.ClusterTag(s.deps.ClusterID)})
+	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: common.ClusterTag(s.deps.ClusterID), Brief: true})
 	if err != nil {
 		return fmt.Errorf("listing devices of project %s: %w", p.creds.ProjectID, err)
 	}
