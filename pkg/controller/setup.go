@@ -5,6 +5,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rancher/lasso/pkg/cache"
@@ -14,10 +15,12 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/rancher/wrangler/v3/pkg/schemes"
 	"github.com/rancher/wrangler/v3/pkg/start"
+	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -92,11 +95,23 @@ func newSharedControllerFactory(restConfig *rest.Config, s *runtime.Scheme, rl w
 
 // Start registers every controller and starts the factories.
 func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error {
-	f, err := NewFactories(restConfig, cfg.Namespace)
+	k8s, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	var f *Factories
+	var clusterID string
+	err = untilReachable(ctx, startupBackoff, func(ctx context.Context) error {
+		if f, err = NewFactories(restConfig, cfg.Namespace); err != nil {
+			return err
+		}
+		clusterID, err = resolveClusterID(ctx, k8s, cfg.ClusterID)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	deps, err := newDeps(ctx, restConfig, cfg, f)
+	deps, err := newDeps(ctx, k8s, clusterID, cfg, f)
 	if err != nil {
 		return err
 	}
@@ -106,6 +121,29 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 		}
 	}
 	return start.All(ctx, cfg.Threads, f.Equinix, f.Harvester, f.Core)
+}
+
+// startupBackoff paces the start-up's first calls while the apiserver is
+// unreachable: quickly at first, then every 10 seconds.
+var startupBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 10 * time.Second, Steps: math.MaxInt32}
+
+// untilReachable runs step until it succeeds or ctx ends. A pod starting while
+// the apiserver restarts (an upgrade, a control-plane node reboot) waits for it
+// here, unready, instead of exiting into a crash loop. The steps are the
+// start-up's reads, with no side effects to undo.
+func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx context.Context) error) error {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		if last = step(ctx); last != nil {
+			logrus.Warnf("waiting for the Kubernetes API: %v", last)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w (last error: %w)", err, last)
+	}
+	return err
 }
 
 // RegisterFunc wires one controller.
@@ -120,15 +158,7 @@ var registerFuncs = []RegisterFunc{
 	sweep.Register,
 }
 
-func newDeps(ctx context.Context, restConfig *rest.Config, cfg *config.Config, f *Factories) (*common.Deps, error) {
-	k8s, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	clusterID, err := resolveClusterID(ctx, k8s, cfg.ClusterID)
-	if err != nil {
-		return nil, err
-	}
+func newDeps(ctx context.Context, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {
 	provider, err := metal.NewProvider(metal.Options{
 		BaseURL:           cfg.MetalAPIURL,
 		Timeout:           cfg.MetalTimeout,

@@ -117,6 +117,9 @@ func (a *Addon) Log() string {
 // MetricsURL is where the binary serves /metrics.
 func (a *Addon) MetricsURL() string { return "http://" + a.httpAddr + "/metrics" }
 
+// HealthURL is the URL of /healthz or /readyz of the binary.
+func (a *Addon) HealthURL(path string) string { return "http://" + a.httpAddr + path }
+
 // Start runs the binary; it must not be running.
 func (a *Addon) Start() {
 	a.t.Helper()

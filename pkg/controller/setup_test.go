@@ -1,0 +1,42 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+var fastBackoff = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30}
+
+func TestUntilReachableRetriesUntilTheAPIAnswers(t *testing.T) {
+	calls := 0
+	err := untilReachable(context.Background(), fastBackoff, func(context.Context) error {
+		calls++
+		if calls < 3 {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 3, calls)
+}
+
+func TestUntilReachableEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	err := untilReachable(ctx, fastBackoff, func(context.Context) error {
+		calls++
+		if calls == 2 {
+			cancel()
+		}
+		return errors.New("connection refused")
+	})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "connection refused", "the last failure is named")
+	assert.ErrorIs(t, err, context.Canceled)
+}

@@ -1,0 +1,52 @@
+package lifecycle
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// A controller that starts while the kube-apiserver is down (a pod scheduled
+// during a control-plane restart) waits for it, unready, and then works; it
+// does not exit. Found by the fault campaign (seed 253): a restart of the
+// controller landed inside an apiserver restart and the process exited.
+func TestStartsWhileTheAPIServerIsDown(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{NoController: true})
+	env.Cluster.StopAPIServer()
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			require.NoError(t, env.Cluster.StartAPIServer(env.Ctx))
+		}
+	})
+
+	a := framework.StartAddon(t, env, framework.AddonOptions{})
+	require.Eventually(t, func() bool { return strings.Contains(a.Log(), "waiting for the Kubernetes API") },
+		30*time.Second, 50*time.Millisecond, "the controller should say what it waits for:\n%s", a.Log())
+	assert.Equal(t, http.StatusServiceUnavailable, readyz(t, a), "not ready while it cannot reach the apiserver")
+
+	require.NoError(t, env.Cluster.StartAPIServer(env.Ctx))
+	restarted = true
+	require.Eventually(t, func() bool { return readyz(t, a) == http.StatusOK }, time.Minute, 100*time.Millisecond,
+		"ready once the apiserver is back:\n%s", a.Log())
+
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "late-apiserver"))
+	env.WaitPoolReady(pool.Name, int(pool.Spec.Count), 2*time.Minute)
+	a.AssertNoSecretLeaks()
+}
+
+func readyz(t *testing.T, a *framework.Addon) int {
+	t.Helper()
+	resp, err := http.Get(a.HealthURL("/readyz"))
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
