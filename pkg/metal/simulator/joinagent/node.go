@@ -2,6 +2,7 @@ package joinagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
@@ -31,10 +33,16 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 		labels["node-role.harvesterhci.io/"+ic.Role] = "true"
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ic.Hostname, Labels: labels}}
-	created, err := a.opts.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		created, err = a.opts.Kube.CoreV1().Nodes().Get(ctx, ic.Hostname, metav1.GetOptions{})
-	}
+	var created *corev1.Node
+	// A kubelet keeps trying to register while the apiserver is away (a
+	// restart, an upgrade); giving up would leave a server that never joins.
+	err := retry.OnError(registerBackoff, transient, func() (err error) {
+		created, err = a.opts.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			created, err = a.opts.Kube.CoreV1().Nodes().Get(ctx, ic.Hostname, metav1.GetOptions{})
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -52,7 +60,7 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 	}
 	// Controllers (the addon labels its nodes) may update the Node between our
 	// create and this status write; a kubelet retries on conflict too.
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.OnError(registerBackoff, func(err error) bool { return apierrors.IsConflict(err) || transient(err) }, func() error {
 		created.Status = status
 		_, err := a.opts.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
@@ -77,6 +85,24 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 	a.nodes[ic.Hostname] = &nodeState{deviceID: n.DeviceID, heartbeat: true, mgmtMACs: ic.MACs, vlan: ic.VLANID}
 	a.byDevice[n.DeviceID] = ic.Hostname
 	return nil
+}
+
+// registerBackoff retries registration for about two minutes, longer than
+// a kube-apiserver restart takes.
+var registerBackoff = wait.Backoff{Duration: 100 * time.Millisecond, Factor: 1.5, Jitter: 0.1, Cap: 5 * time.Second, Steps: 32}
+
+// transient tells a failure worth retrying (the apiserver unreachable,
+// overloaded or restarting) from an answer (invalid, forbidden).
+func transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true // no answer at all: refused, reset, timed out
+	}
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
 }
 
 func versionOf(iso string) string {
