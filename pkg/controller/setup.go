@@ -132,18 +132,20 @@ var startupBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, J
 // here, unready, instead of exiting into a crash loop. The steps are the
 // start-up's reads, with no side effects to undo.
 func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx context.Context) error) error {
-	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		if last = step(ctx); last != nil {
-			logrus.Warnf("waiting for the Kubernetes API: %v", last)
-			return false, nil
+	// A manual loop, not wait.ExponentialBackoff: that one stops for good
+	// once the delay reaches Cap, and this must wait as long as it takes.
+	for {
+		last := step(ctx)
+		if last == nil {
+			return nil
 		}
-		return true, nil
-	})
-	if err != nil && last != nil {
-		return fmt.Errorf("%w (last error: %w)", err, last)
+		logrus.Warnf("waiting for the Kubernetes API: %v", last)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), last)
+		case <-time.After(backoff.Step()):
+		}
 	}
-	return err
 }
 
 // RegisterFunc wires one controller.

@@ -11,19 +11,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-var fastBackoff = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30}
+// fastBackoff reaches its cap at once, as startupBackoff does after a few
+// seconds: the wait must go on past it.
+var fastBackoff = wait.Backoff{Duration: time.Millisecond, Factor: 2, Cap: 2 * time.Millisecond, Steps: 1 << 30}
 
 func TestUntilReachableRetriesUntilTheAPIAnswers(t *testing.T) {
 	calls := 0
 	err := untilReachable(context.Background(), fastBackoff, func(context.Context) error {
 		calls++
-		if calls < 3 {
+		if calls < 20 {
 			return errors.New("connection refused")
 		}
 		return nil
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 3, calls)
+	assert.Equal(t, 20, calls)
 }
 
 func TestUntilReachableEndsWithItsContext(t *testing.T) {

@@ -27,8 +27,10 @@ func TestStartsWhileTheAPIServerIsDown(t *testing.T) {
 	})
 
 	a := framework.StartAddon(t, env, framework.AddonOptions{})
-	require.Eventually(t, func() bool { return strings.Contains(a.Log(), "waiting for the Kubernetes API") },
-		30*time.Second, 50*time.Millisecond, "the controller should say what it waits for:\n%s", a.Log())
+	// Seven failed attempts take the start-up backoff past its 10s cap, where
+	// a wait.ExponentialBackoff would have given up.
+	require.Eventually(t, func() bool { return strings.Count(a.Log(), "waiting for the Kubernetes API") >= 7 },
+		time.Minute, 100*time.Millisecond, "the controller should keep saying what it waits for:\n%s", a.Log())
 	assert.Equal(t, http.StatusServiceUnavailable, readyz(t, a), "not ready while it cannot reach the apiserver")
 
 	require.NoError(t, env.Cluster.StartAPIServer(env.Ctx))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 	var created *corev1.Node
 	// A kubelet keeps trying to register while the apiserver is away (a
 	// restart, an upgrade); giving up would leave a server that never joins.
-	err := retry.OnError(registerBackoff, transient, func() (err error) {
+	err := retryFor(ctx, transient, func() (err error) {
 		created, err = a.opts.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			created, err = a.opts.Kube.CoreV1().Nodes().Get(ctx, ic.Hostname, metav1.GetOptions{})
@@ -60,7 +61,7 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 	}
 	// Controllers (the addon labels its nodes) may update the Node between our
 	// create and this status write; a kubelet retries on conflict too.
-	err = retry.OnError(registerBackoff, func(err error) bool { return apierrors.IsConflict(err) || transient(err) }, func() error {
+	err = retryFor(ctx, func(err error) bool { return apierrors.IsConflict(err) || transient(err) }, func() error {
 		created.Status = status
 		_, err := a.opts.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
@@ -87,9 +88,31 @@ func (a *Agent) register(ctx context.Context, n simulator.Notification, ic insta
 	return nil
 }
 
-// registerBackoff retries registration for about two minutes, longer than
-// a kube-apiserver restart takes.
-var registerBackoff = wait.Backoff{Duration: 100 * time.Millisecond, Factor: 1.5, Jitter: 0.1, Cap: 5 * time.Second, Steps: 32}
+// Registration is retried for registerPatience, longer than a kube-apiserver
+// restart takes, at delays growing to registerBackoff's cap.
+var (
+	registerBackoff  = wait.Backoff{Duration: 100 * time.Millisecond, Factor: 1.5, Jitter: 0.1, Cap: 5 * time.Second, Steps: math.MaxInt32}
+	registerPatience = 2 * time.Minute
+)
+
+// retryFor runs fn until it succeeds, fails for good, registerPatience has
+// passed or ctx ends. (retry.OnError would stop once the delay reaches the
+// backoff's cap: wait.Backoff zeroes its steps there.)
+func retryFor(ctx context.Context, retriable func(error) bool, fn func() error) error {
+	b := registerBackoff
+	deadline := time.Now().Add(registerPatience)
+	for {
+		err := fn()
+		if err == nil || !retriable(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(b.Step()):
+		}
+	}
+}
 
 // transient tells a failure worth retrying (the apiserver unreachable,
 // overloaded or restarting) from an answer (invalid, forbidden).

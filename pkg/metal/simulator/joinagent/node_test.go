@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +45,7 @@ func TestRegisterRetriesWhileTheAPIServerIsAway(t *testing.T) {
 	failures := 0
 	for _, verb := range []string{"create", "update"} {
 		kube.PrependReactor(verb, "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
-			if failures < 6 {
+			if failures < 20 {
 				failures++
 				return true, nil, fmt.Errorf("dial tcp 127.0.0.1:6443: %w", syscall.ECONNREFUSED)
 			}
@@ -51,13 +53,15 @@ func TestRegisterRetriesWhileTheAPIServerIsAway(t *testing.T) {
 		})
 	}
 	old := registerBackoff
-	registerBackoff = wait.Backoff{Duration: 1, Steps: 10}
+	// The cap is reached at once, as the real backoff's is after seconds:
+	// the retries must go on past it.
+	registerBackoff = wait.Backoff{Duration: time.Millisecond, Factor: 2, Cap: 2 * time.Millisecond, Steps: math.MaxInt32}
 	t.Cleanup(func() { registerBackoff = old })
 
 	a := New(nil, Options{Kube: kube})
 	ic := installConfig{Hostname: "node-1", MACs: []string{"aa:bb:cc:00:00:01"}, ISOURL: "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-amd64.iso"}
 	require.NoError(t, a.register(context.Background(), simulator.Notification{DeviceID: "d1"}, ic))
-	assert.Equal(t, 6, failures)
+	assert.Equal(t, 20, failures)
 
 	n, err := kube.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
 	require.NoError(t, err)
