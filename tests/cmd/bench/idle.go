@@ -55,6 +55,8 @@ func idleMethod(cfg *config) string {
 func (b *bench) idleWindow(ctx context.Context, fl *fleet, sweep time.Duration) (row, []string, error) {
 	cfg := b.cfg
 	fl.stopController()
+	// The restart's cost starts here, not with the provisioning before it.
+	fl.metal.sim.ResetRequests()
 	name := fmt.Sprintf("idle-sweep-%s", shortDuration(sweep))
 	if err := fl.startController(ctx, name, b.controllerOptions(sweep)); err != nil {
 		return row{}, nil, err
