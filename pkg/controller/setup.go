@@ -18,13 +18,14 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
@@ -45,6 +46,32 @@ type Factories struct {
 	Equinix   *equinix.Factory
 	Harvester *harvester.Factory
 	Core      *core.Factory
+
+	clients client.SharedClientFactory
+}
+
+// watchedKinds are the kinds the controllers cache: their REST mappings are
+// resolved, once, before the factories start.
+var watchedKinds = []schema.GroupVersionKind{
+	v1.SchemeGroupVersion.WithKind("InstancePool"),
+	v1.SchemeGroupVersion.WithKind("Instance"),
+	v1beta1.SchemeGroupVersion.WithKind("Setting"),
+	corev1.SchemeGroupVersion.WithKind("Node"),
+	corev1.SchemeGroupVersion.WithKind("Secret"),
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+}
+
+// ResolveKinds fills the shared discovery cache. The factories look kinds up
+// when they start and fail for good if the apiserver is away then; once
+// cached, the lookups need no apiserver, and the informers retry by
+// themselves.
+func (f *Factories) ResolveKinds() error {
+	for _, gvk := range watchedKinds {
+		if _, _, err := f.clients.ResourceForGVK(gvk); err != nil {
+			return fmt.Errorf("resolving %s: %w", gvk.Kind, err)
+		}
+	}
+	return nil
 }
 
 // NewFactories builds the factories on one shared controller factory with an
@@ -57,10 +84,11 @@ func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error)
 	rateLimiter := workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 5*time.Minute)
 	// wrangler's schemes.All holds every type its generated controllers (ours and
 	// core) registered; our clientset's scheme alone lacks the core types.
-	shared, err := newSharedControllerFactory(restConfig, schemes.All, rateLimiter, namespace)
+	clients, err := client.NewSharedClientFactory(restConfig, &client.SharedClientFactoryOptions{Scheme: schemes.All})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("client factory: %w", err)
 	}
+	shared := newSharedControllerFactory(clients, rateLimiter, namespace)
 	opts := &generic.FactoryOptions{SharedControllerFactory: shared}
 	eq, err := equinix.NewFactoryFromConfigWithOptions(restConfig, opts)
 	if err != nil {
@@ -74,14 +102,10 @@ func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error)
 	if err != nil {
 		return nil, fmt.Errorf("core factory: %w", err)
 	}
-	return &Factories{Equinix: eq, Harvester: hv, Core: co}, nil
+	return &Factories{Equinix: eq, Harvester: hv, Core: co, clients: clients}, nil
 }
 
-func newSharedControllerFactory(restConfig *rest.Config, s *runtime.Scheme, rl workqueue.TypedRateLimiter[any], namespace string) (lassocontroller.SharedControllerFactory, error) {
-	cf, err := client.NewSharedClientFactory(restConfig, &client.SharedClientFactoryOptions{Scheme: s})
-	if err != nil {
-		return nil, fmt.Errorf("client factory: %w", err)
-	}
+func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.TypedRateLimiter[any], namespace string) lassocontroller.SharedControllerFactory {
 	cacheFactory := cache.NewSharedCachedFactory(cf, &cache.SharedCacheFactoryOptions{
 		KindNamespace: map[schema.GroupVersionKind]string{
 			corev1.SchemeGroupVersion.WithKind("Secret"):    namespace,
@@ -90,7 +114,7 @@ func newSharedControllerFactory(restConfig *rest.Config, s *runtime.Scheme, rl w
 	})
 	return lassocontroller.NewSharedControllerFactory(cacheFactory, &lassocontroller.SharedControllerFactoryOptions{
 		DefaultRateLimiter: rl,
-	}), nil
+	})
 }
 
 // Start registers every controller and starts the factories.
@@ -103,6 +127,9 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 	var clusterID string
 	err = untilReachable(ctx, startupBackoff, func(ctx context.Context) error {
 		if f, err = NewFactories(restConfig, cfg.Namespace); err != nil {
+			return err
+		}
+		if err = f.ResolveKinds(); err != nil {
 			return err
 		}
 		clusterID, err = resolveClusterID(ctx, k8s, cfg.ClusterID)

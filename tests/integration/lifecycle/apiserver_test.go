@@ -8,7 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -51,4 +56,28 @@ func readyz(t *testing.T, a *framework.Addon) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// Once the kinds are resolved, the factories' own lookups (lasso maps each
+// controller's resource to its kind after the caches sync, to size its
+// workers) need no apiserver. Found by the fault campaign (seed 326): the
+// apiserver restarted between the caches' sync and that lookup, and the
+// process exited.
+func TestResolvedKindsOutliveTheAPIServer(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{NoController: true})
+	f, err := controller.NewFactories(env.Cluster.RESTConfig, framework.Namespace)
+	require.NoError(t, err)
+	require.NoError(t, f.ResolveKinds())
+
+	env.Cluster.StopAPIServer()
+	t.Cleanup(func() { require.NoError(t, env.Cluster.StartAPIServer(env.Ctx)) })
+	clients := f.Equinix.ControllerFactory().SharedCacheFactory().SharedClientFactory()
+	for _, gvr := range []schema.GroupVersionResource{
+		v1.SchemeGroupVersion.WithResource("instances"), v1.SchemeGroupVersion.WithResource("instancepools"),
+		corev1.SchemeGroupVersion.WithResource("nodes"), corev1.SchemeGroupVersion.WithResource("secrets"),
+		corev1.SchemeGroupVersion.WithResource("configmaps"), v1beta1.SchemeGroupVersion.WithResource("settings"),
+	} {
+		_, err := clients.GVKForResource(gvr)
+		assert.NoError(t, err, "%s with the apiserver away", gvr)
+	}
 }
