@@ -2,22 +2,36 @@ package common
 
 import "time"
 
+// RelatedDelay is how long an object waits after a change of something it
+// depends on (a pool's Instances, an Instance's Node) before it runs again:
+// such changes come in bursts (a node's registration, status and labels; a
+// pool's servers converging together), and one run sees them all.
+const RelatedDelay = time.Second
+
 // delayedEnqueuer is what a generated cluster-scoped controller offers.
 type delayedEnqueuer interface {
 	EnqueueAfter(name string, duration time.Duration)
 }
 
-// Immediate adapts a controller for relatedresource watches so that a
-// related change re-runs the object at once. The controller's own Enqueue
-// goes through the workqueue's rate limiter (lasso's AddRateLimited): each
-// call waits out, and lengthens, the item's failure backoff. After an
-// apiserver outage a pool's backoff had grown to minutes and its Instances'
-// changes could not bring its next run forward (fault campaign, seed 146).
-// Failures still back off: the handler's own error requeues as before.
-func Immediate(c delayedEnqueuer) ImmediateEnqueuer { return ImmediateEnqueuer{c: c} }
+// After adapts a controller for relatedresource watches so that a related
+// change re-runs the object after delay, whatever happened to it before.
+// The controller's own Enqueue goes through the workqueue's rate limiter
+// (lasso's AddRateLimited): each call waits out, and lengthens, the item's
+// failure backoff. After an apiserver outage a pool's backoff had grown to
+// minutes and its Instances' changes could not bring its next run forward
+// (fault campaign, seed 146). A delay still lets a burst of changes share
+// one run: the workqueue keeps an item's earliest due time. Failures still
+// back off: the handler's own error requeues as before.
+func After(c delayedEnqueuer, delay time.Duration) RelatedEnqueuer {
+	return RelatedEnqueuer{c: c, delay: delay}
+}
 
-// ImmediateEnqueuer is a relatedresource.ClusterScopedEnqueuer.
-type ImmediateEnqueuer struct{ c delayedEnqueuer }
+// RelatedEnqueuer is a relatedresource.ClusterScopedEnqueuer.
+type RelatedEnqueuer struct {
+	c     delayedEnqueuer
+	delay time.Duration
+}
 
-// Enqueue adds name to the workqueue now, outside the rate limiter.
-func (e ImmediateEnqueuer) Enqueue(name string) { e.c.EnqueueAfter(name, 0) }
+// Enqueue adds name to the workqueue after the delay, outside the rate
+// limiter.
+func (e RelatedEnqueuer) Enqueue(name string) { e.c.EnqueueAfter(name, e.delay) }

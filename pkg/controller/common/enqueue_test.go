@@ -14,10 +14,10 @@ func (r *recordingController) EnqueueAfter(name string, d time.Duration) {
 	r.calls = append(r.calls, name+"@"+d.String())
 }
 
-func TestImmediateEnqueuesWithoutDelay(t *testing.T) {
+func TestAfterEnqueuesWithAFixedDelay(t *testing.T) {
 	rec := &recordingController{}
-	var enq relatedresource.ClusterScopedEnqueuer = Immediate(rec)
+	var enq relatedresource.ClusterScopedEnqueuer = After(rec, time.Second)
 	enq.Enqueue("pool-a")
 	enq.Enqueue("pool-a")
-	assert.Equal(t, []string{"pool-a@0s", "pool-a@0s"}, rec.calls, "no backoff, however often it is called")
+	assert.Equal(t, []string{"pool-a@1s", "pool-a@1s"}, rec.calls, "no backoff, however often it is called")
 }

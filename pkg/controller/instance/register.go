@@ -51,10 +51,10 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	deps.Instances.OnRemove(ctx, HandlerRemove, h.RemoveInstance)
 	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
 	deps.Instances.OnChange(ctx, HandlerNetwork, h.ConvergeNetwork)
-	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.Immediate(deps.Instances), deps.Nodes)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.waitingInstances), common.Immediate(deps.Instances), deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.Immediate(deps.Instances), deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.waitingInstances), common.Immediate(deps.Instances), deps.Settings)
+	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.Settings)
 	return nil
 }
 

@@ -42,10 +42,10 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	})
 	deps.Pools.OnRemove(ctx, HandlerRemove, h.RemovePool)
 	deps.Pools.OnChange(ctx, HandlerSync, h.SyncPool)
-	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.Immediate(deps.Pools), deps.Instances)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.Immediate(deps.Pools), deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.Immediate(deps.Pools), deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.Immediate(deps.Pools), deps.Settings)
+	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.ConfigMaps)
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Settings)
 	return nil
 }
 
