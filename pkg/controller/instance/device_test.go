@@ -3,7 +3,6 @@ package instance
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/metaltest"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
 )
@@ -57,14 +57,7 @@ type createWorld struct {
 
 func newCreateWorld(t *testing.T) *createWorld {
 	t.Helper()
-	sim := simulator.New(simulator.Options{Seed: 1})
-	sim.AddProject(testToken, testProject)
-	srv := httptest.NewServer(sim.Handler())
-	t.Cleanup(srv.Close)
-	provider, err := metal.NewProvider(metal.Options{BaseURL: srv.URL + "/metal/v1", RequestsPerSecond: -1, Timeout: 5 * time.Second})
-	require.NoError(t, err)
-	client, err := provider.Client(metal.Credentials{Token: testToken, ProjectID: testProject})
-	require.NoError(t, err)
+	sim, client := metaltest.NewClient(t, testToken, testProject)
 
 	const ns = "harvester-system"
 	cfg := &config.Config{Namespace: ns, JoinTokenSecret: "equinix-addon", JoinTokenKey: "JOIN_TOKEN",

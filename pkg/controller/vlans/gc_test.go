@@ -2,7 +2,6 @@ package vlans
 
 import (
 	"context"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal/metaltest"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
 )
 
@@ -21,15 +21,7 @@ const (
 
 func newClient(t *testing.T) (*simulator.Simulator, metal.Client) {
 	t.Helper()
-	sim := simulator.New(simulator.Options{Seed: 1})
-	sim.AddProject(token, project)
-	srv := httptest.NewServer(sim.Handler())
-	t.Cleanup(srv.Close)
-	provider, err := metal.NewProvider(metal.Options{BaseURL: srv.URL + "/metal/v1", RequestsPerSecond: -1, Timeout: 5 * time.Second})
-	require.NoError(t, err)
-	client, err := provider.Client(metal.Credentials{Token: token, ProjectID: project})
-	require.NoError(t, err)
-	return sim, client
+	return metaltest.NewClient(t, token, project)
 }
 
 // The servers of a new pool reach their networking together: one of them
