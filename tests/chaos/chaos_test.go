@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -224,6 +225,7 @@ func (r *run) tearDown() {
 	if r.t.Failed() || os.Getenv("CHAOS_VERBOSE") != "" {
 		r.t.Logf("actions of seed %d:\n%s", r.plan.Seed, strings.Join(r.notes, "\n"))
 		r.t.Logf("controller log tail:\n%s", tail(r.addon.Log(), 60))
+		r.keepLog()
 	}
 	removeLeftovers(r.t, r.env, runPrefix(r.plan.Seed))
 	r.foreign.remove(r.env)
@@ -232,6 +234,26 @@ func (r *run) tearDown() {
 		// Events of finished runs would only slow down every later scan.
 		_ = r.env.Kube.CoreV1().Events(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
+}
+
+// keepLog copies the controller's whole log (every restart of this run) to
+// $CHAOS_LOG_DIR/seed-N.log: a 60-line tail rarely reaches back to the
+// moment a violation was caused.
+func (r *run) keepLog() {
+	dir := os.Getenv("CHAOS_LOG_DIR")
+	if dir == "" {
+		return
+	}
+	path := filepath.Join(dir, fmt.Sprintf("seed-%d.log", r.plan.Seed))
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = os.WriteFile(path, []byte(r.addon.Log()), 0o644)
+	}
+	if err != nil {
+		r.t.Logf("could not keep the controller log: %v", err)
+		return
+	}
+	r.t.Logf("controller log of seed %d: %s", r.plan.Seed, path)
 }
 
 func tail(s string, n int) string {
