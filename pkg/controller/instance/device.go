@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -27,17 +29,23 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 	r.credentialsOK()
 	switch len(devs) {
 	case 0:
-		if r.createSent() {
-			// A create went out and its device is not listed: it was deleted
-			// before this Instance recorded it (or, rarely, the create never
-			// landed). Another create would give this Instance a second
-			// server; the pool replaces the Instance instead.
-			msg := "the device created for this Instance no longer exists in Equinix Metal (it was removed before its ID was recorded); the pool replaces this server"
-			conditions.False(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, common.ReasonDeviceGone, msg)
-			r.deviceGone(msg)
+		if !r.createSent() {
+			return r.createDevice(client)
+		}
+		if left := r.createSettleLeft(); left > 0 {
+			// The create may still be running in the API (its client gave
+			// up, or this process died waiting): it is adopted if it lands.
+			r.requeue(left)
 			return false, nil
 		}
-		return r.createDevice(client)
+		// A create went out and, long after, its device is not listed: it
+		// never landed, or it was deleted before this Instance recorded it.
+		// Another create could give this Instance a second server (lessons:
+		// never resend a create); the pool replaces the Instance instead.
+		msg := "no device created for this Instance exists in Equinix Metal (the create's answer was lost and no device appeared, or the device was removed before its ID was recorded); the pool replaces this server"
+		conditions.False(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, common.ReasonDeviceGone, msg)
+		r.deviceGone(msg)
+		return false, nil
 	case 1:
 		r.adopt(&devs[0])
 		return true, r.persist()
@@ -87,6 +95,9 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	// and if it is gone by then, the intent says a device existed.
 	conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, reasonCreateSent,
 		fmt.Sprintf("creating a device (plan %s, metro %s)", req.Plan, req.Metro))
+	// The transition time dates the create, on the run's clock: the settle
+	// wait counts from it.
+	conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated).LastTransitionTime = metav1.NewTime(r.now())
 	if err := r.persist(); err != nil {
 		return false, err
 	}
@@ -115,28 +126,51 @@ func (r *run) createSent() bool {
 	return c != nil && (c.Reason == reasonCreateSent || c.Reason == common.ReasonDeviceGone)
 }
 
+// createSettle is how long after a create whose answer was lost its device
+// may still appear. The client gave up after one --metal-timeout; the API
+// keeps running the request, and is taken to finish within one more.
+func (r *run) createSettle() time.Duration { return 2 * r.h.deps.Cfg.MetalTimeout }
+
+// createSettleLeft is how much longer a create in flight may still land.
+func (r *run) createSettleLeft() time.Duration {
+	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+	if c == nil || c.Reason != reasonCreateSent {
+		return 0
+	}
+	return c.LastTransitionTime.Add(r.createSettle()).Sub(r.now())
+}
+
 // createFailed handles a failed create. A refusal (throttled, invalid, no
 // capacity, credentials) stored nothing: the intent goes and the create is
 // tried again later. After a lost answer (transport error, timeout, 5xx) the
-// device may exist: it is looked for at once, adopted if there, and the
-// intent dropped if not; if the list fails too, the intent stays and the next
-// pass decides.
+// device may exist, or appear later: the API can store it after the client
+// gave up. It is looked for at once and adopted if there; otherwise the
+// intent stays and the create is never resent. Passes within createSettle
+// adopt the device if it lands; after that the Instance is given up.
 func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 	switch metal.ClassOf(err) {
 	case metal.ClassTransient, metal.ClassUnknown:
 		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
-		switch {
-		case lerr == nil && len(devs) == 1:
+		if lerr == nil && len(devs) == 1 {
 			r.adopt(&devs[0])
 			return true, r.persist()
-		case lerr == nil && len(devs) == 0:
-			conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
 		}
+		settle := r.createSettle()
+		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, reasonCreateUnconfirmed,
+			"the answer to the device create was lost (%s); the device is adopted if it appears within %s, and the create is not sent again",
+			metalMessage(err), settle)
+		conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, reasonCreateSent,
+			fmt.Sprintf("the answer to the device create was lost (%s); waiting up to %s for the device to appear", metalMessage(err), settle))
+		r.requeue(r.createSettleLeft())
+		return false, nil
 	default:
 		conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+		return false, r.metalFailure("creating the device", v1.InstanceDeviceCreated, err)
 	}
-	return false, r.metalFailure("creating the device", v1.InstanceDeviceCreated, err)
 }
+
+// reasonCreateUnconfirmed is the Event of a create whose answer was lost.
+const reasonCreateUnconfirmed = "CreateUnconfirmed"
 
 func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 	spec := &r.inst.Spec

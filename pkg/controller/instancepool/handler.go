@@ -141,8 +141,8 @@ func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStat
 
 // replaceFailed deletes the servers that failed: before joining (the device
 // failed, or the startup timeout passed), counting the failures in a row; and
-// after joining, when the device vanished (drift), which is no provisioning
-// failure. The scale step then creates their replacements. Once
+// without counting, after joining when the device vanished (drift), or when
+// no device was ever recorded (a create whose answer was lost). The scale step then creates their replacements. Once
 // maxProvisionAttempts servers in a row have failed before joining, the pool
 // stops and says so until its spec changes.
 func (r *poolRun) replaceFailed(now time.Time) error {
@@ -172,6 +172,15 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 			continue
 		}
 		reason := ""
+		if inst.Status.Status == v1.PhaseFailed && inst.Status.InstanceID == "" {
+			// No device was ever recorded: its create's answer was lost, and
+			// the device never appeared or was removed at once. That says
+			// nothing about the pool's template, so it is not counted.
+			if err := r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
+				return err
+			}
+			continue
+		}
 		if inst.Status.Status == v1.PhaseFailed {
 			reason = failureMessage(inst)
 		} else if out, left := timedOut(inst, startup, now); out {

@@ -17,11 +17,18 @@ import (
 // of that project (no client-side rate limit). The server stops with the test.
 func NewClient(t testing.TB, token, projectID string) (*simulator.Simulator, metal.Client) {
 	t.Helper()
+	return NewClientTimeout(t, token, projectID, 5*time.Second)
+}
+
+// NewClientTimeout is NewClient with the client's per-request timeout, for
+// tests of calls the client gives up on while the API still applies them.
+func NewClientTimeout(t testing.TB, token, projectID string, timeout time.Duration) (*simulator.Simulator, metal.Client) {
+	t.Helper()
 	sim := simulator.New(simulator.Options{Seed: 1})
 	sim.AddProject(token, projectID)
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
-	provider, err := metal.NewProvider(metal.Options{BaseURL: srv.URL + "/metal/v1", RequestsPerSecond: -1, Timeout: 5 * time.Second})
+	provider, err := metal.NewProvider(metal.Options{BaseURL: srv.URL + "/metal/v1", RequestsPerSecond: -1, Timeout: timeout})
 	require.NoError(t, err)
 	client, err := provider.Client(metal.Credentials{Token: token, ProjectID: projectID})
 	require.NoError(t, err)

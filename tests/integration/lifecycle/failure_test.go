@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -98,5 +99,40 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	}
 	require.NotNil(t, ev, "no ProvisionFailed Event on %s", left[0].Name)
 	assert.Equal(t, corev1.EventTypeWarning, ev.Type)
+	env.AssertNoSecretLeaks()
+}
+
+// Creates whose answer is lost (a 502 before the API stored anything) are
+// never sent again for the same Instance: each Instance waits out the settle
+// time (2 × --metal-timeout) for a device that might still land, then fails,
+// and the pool replaces it. Such failures say nothing about the pool's
+// template, so even maxProvisionAttempts=1 does not stop the pool.
+func TestLostCreatesAreReplacedNotCounted(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{Configure: func(c *config.Config) { c.MetalTimeout = time.Second }})
+	l := newLedger(t, env)
+	insts := watchInstances(t, env)
+	fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultServerError, Status: 502, Count: 2,
+		Operations: []string{simulator.OpCreateDevice}})
+	p := framework.ParsePool(t, framework.SeedSample, "lost-creates")
+	p.Spec.Remediation.MaxProvisionAttempts = 1
+	pool := env.CreatePool(p)
+
+	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
+	require.Equal(t, 2, env.Sim.FaultFired(fault))
+	assert.Nil(t, poolCondition(env, pool.Name, v1.PoolProvisioningFailed), "lost creates counted as provisioning failures")
+	gaveUp := insts.seen(func(i *v1.Instance) bool {
+		return i.Spec.PoolName == pool.Name && i.Status.Status == v1.PhaseFailed && i.Status.InstanceID == ""
+	})
+	names := map[string]bool{}
+	for _, i := range gaveUp {
+		names[i.Name] = true
+	}
+	require.Len(t, names, 2, "each lost create should have failed its own Instance")
+	for name := range names {
+		assertWarning(t, env, name, "CreateUnconfirmed")
+	}
+	assert.Len(t, env.Sim.RequestsFor(simulator.OpCreateDevice), 3, "creates sent (two lost, one answered)")
+	assert.Equal(t, 1, l.createdCount())
+	assert.Len(t, env.Sim.Devices(framework.ProjectID), 1)
 	env.AssertNoSecretLeaks()
 }
