@@ -142,9 +142,10 @@ func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStat
 // replaceFailed deletes the servers that failed: before joining (the device
 // failed, or the startup timeout passed), counting the failures in a row; and
 // without counting, after joining when the device vanished (drift), or when
-// no device was ever recorded (a create whose answer was lost). The scale step then creates their replacements. Once
-// maxProvisionAttempts servers in a row have failed before joining, the pool
-// stops and says so until its spec changes.
+// no device was ever recorded (a create whose answer was lost). The scale
+// step then creates their replacements. Once maxProvisionAttempts servers in
+// a row have failed before joining, the pool stops and says so until its spec
+// changes.
 func (r *poolRun) replaceFailed(now time.Time) error {
 	st := &r.pool.Status
 	if st.FailedGeneration != 0 && st.FailedGeneration != r.pool.Generation {
