@@ -164,24 +164,16 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 		startup = d.Duration
 	}
 	for _, inst := range active(r.insts) {
-		if inst.Status.JoinedAt != nil {
-			if inst.Status.Status == v1.PhaseFailed {
-				if err := r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		reason := ""
-		if inst.Status.Status == v1.PhaseFailed && inst.Status.InstanceID == "" {
-			// No device was ever recorded: its create's answer was lost, and
-			// the device never appeared or was removed at once. That says
-			// nothing about the pool's template, so it is not counted.
+		if failedUncounted(inst) {
 			if err := r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
 				return err
 			}
 			continue
 		}
+		if inst.Status.JoinedAt != nil {
+			continue
+		}
+		reason := ""
 		if inst.Status.Status == v1.PhaseFailed {
 			reason = failureMessage(inst)
 		} else if out, left := timedOut(inst, startup, now); out {
@@ -198,6 +190,14 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// failedUncounted says whether a failed server says nothing about the pool's
+// template: it joined before failing (its device vanished), or no device was
+// ever recorded for it (its create's answer was lost, and the device never
+// appeared or was removed at once).
+func failedUncounted(inst *v1.Instance) bool {
+	return inst.Status.Status == v1.PhaseFailed && (inst.Status.JoinedAt != nil || inst.Status.InstanceID == "")
 }
 
 func (r *poolRun) failedBeforeJoin(inst *v1.Instance, reason string) error {
