@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator/standalone"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/standalone"
 )
 
 // simulatorFlags are the raw values of the simulator command's flags.

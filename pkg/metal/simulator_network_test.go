@@ -9,20 +9,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // Network, address, BGP and catalog calls against the simulator.
 
 func TestSimPortOperations(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	d := e.activeDevice(t, "node-1")
 	bond0, _ := d.Port("bond0")
 	eth1, _ := d.Port("eth1")
 
 	// Converting to the layer the bond is in is success.
 	require.NoError(t, e.client.ConvertLayer3(e.ctx, bond0.ID))
-	assert.Equal(t, []int{422}, statuses(e.sim.RequestsFor(simulator.OpConvertLayer3)))
+	assert.Equal(t, []int{422}, statuses(e.sim.RequestsFor(metalsim.OpConvertLayer3)))
 
 	v1, err := e.client.CreateVLAN(e.ctx, metal.CreateVLANRequest{Metro: "da", VXLAN: 1001, Description: "harvester"})
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestSimPortOperations(t *testing.T) {
 
 	require.NoError(t, e.client.UnassignVLAN(e.ctx, eth1.ID, v1.ID))
 	require.NoError(t, e.client.UnassignVLAN(e.ctx, eth1.ID, v1.ID), "unassigning what is not assigned is success")
-	assert.Equal(t, []int{200, 422}, statuses(e.sim.RequestsFor(simulator.OpUnassignPort)))
+	assert.Equal(t, []int{200, 422}, statuses(e.sim.RequestsFor(metalsim.OpUnassignPort)))
 	require.NoError(t, e.client.UnassignVLAN(e.ctx, eth1.ID, v2.ID))
 	require.NoError(t, e.client.BondPort(e.ctx, eth1.ID, false))
 	dev, err = e.client.GetDevice(e.ctx, d.ID)
@@ -67,7 +67,7 @@ func TestSimPortOperations(t *testing.T) {
 	// Layer 2 and back: the second conversion of each kind is success.
 	require.NoError(t, e.client.ConvertLayer2(e.ctx, bond0.ID))
 	require.NoError(t, e.client.ConvertLayer2(e.ctx, bond0.ID))
-	assert.Equal(t, []int{200, 422}, statuses(e.sim.RequestsFor(simulator.OpConvertLayer2)))
+	assert.Equal(t, []int{200, 422}, statuses(e.sim.RequestsFor(metalsim.OpConvertLayer2)))
 	dev, err = e.client.GetDevice(e.ctx, d.ID)
 	require.NoError(t, err)
 	assert.Equal(t, metal.NetworkTypeLayer2Bonded, dev.NetworkType())
@@ -95,7 +95,7 @@ func TestSimPortOperations(t *testing.T) {
 }
 
 func TestSimVLANs(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	v, err := e.client.CreateVLAN(e.ctx, metal.CreateVLANRequest{Metro: "da", VXLAN: 1500, Description: "storage", Tags: []string{"cluster:test"}})
 	require.NoError(t, err)
 	assert.Equal(t, 1500, v.VXLAN)
@@ -125,7 +125,7 @@ func TestSimVLANs(t *testing.T) {
 }
 
 func TestSimElasticIP(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	d := e.activeDevice(t, "node-1")
 
 	res, err := e.client.ReserveIPs(e.ctx, metal.ReserveIPsRequest{Metro: "da", Tags: []string{"eip:vip"}})
@@ -171,7 +171,7 @@ func addresses(ips []metal.IPAddress) []string {
 }
 
 func TestSimBGP(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	d := e.activeDevice(t, "node-1")
 
 	cfg, err := e.client.GetBGPConfig(e.ctx)
@@ -180,7 +180,7 @@ func TestSimBGP(t *testing.T) {
 
 	require.NoError(t, e.client.CreateBGPConfig(e.ctx, metal.BGPConfigRequest{ASN: 65000, DeploymentType: metal.BGPDeploymentLocal}))
 	require.NoError(t, e.client.CreateBGPConfig(e.ctx, metal.BGPConfigRequest{ASN: 65000}), "enabling twice is success")
-	assert.Equal(t, []int{422}, statuses(e.sim.RequestsFor(simulator.OpRequestBgpConfig))[1:])
+	assert.Equal(t, []int{422}, statuses(e.sim.RequestsFor(metalsim.OpRequestBgpConfig))[1:])
 	cfg, err = e.client.GetBGPConfig(e.ctx)
 	require.NoError(t, err)
 	assert.True(t, cfg.Enabled())
@@ -188,7 +188,7 @@ func TestSimBGP(t *testing.T) {
 
 	require.NoError(t, e.client.CreateBGPSession(e.ctx, d.ID, metal.BGPSessionRequest{}))
 	require.NoError(t, e.client.CreateBGPSession(e.ctx, d.ID, metal.BGPSessionRequest{AddressFamily: "ipv4"}), "a duplicate session is success")
-	assert.Equal(t, []int{201, 422}, statuses(e.sim.RequestsFor(simulator.OpCreateBgpSession)))
+	assert.Equal(t, []int{201, 422}, statuses(e.sim.RequestsFor(metalsim.OpCreateBgpSession)))
 
 	neighbors, err := e.client.ListBGPNeighbors(e.ctx, d.ID)
 	require.NoError(t, err)
@@ -198,7 +198,7 @@ func TestSimBGP(t *testing.T) {
 }
 
 func TestSimPlans(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	plans, err := e.client.ListPlans(e.ctx)
 	require.NoError(t, err)
 	var found *metal.Plan
@@ -214,7 +214,7 @@ func TestSimPlans(t *testing.T) {
 }
 
 func TestSimMetricsLatency(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	_, err := e.client.ListPlans(e.ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, e.count(t, metal.OpListPlans, "200"))

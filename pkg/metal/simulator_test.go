@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // The SDK-backed client against the in-repo simulator: the real SDK, real
@@ -26,17 +26,17 @@ const (
 
 type simEnv struct {
 	ctx    context.Context
-	sim    *simulator.Simulator
-	clock  *simulator.FakeClock
+	sim    *metalsim.Simulator
+	clock  *metalsim.FakeClock
 	reg    *prometheus.Registry
 	url    string
 	client metal.Client
 }
 
-func newSimEnv(t *testing.T, timings simulator.Timings, configure ...func(*metal.Options)) *simEnv {
+func newSimEnv(t *testing.T, timings metalsim.Timings, configure ...func(*metal.Options)) *simEnv {
 	t.Helper()
-	clock := simulator.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	sim := simulator.New(simulator.Options{Clock: clock, Timings: timings, Seed: 7})
+	clock := metalsim.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	sim := metalsim.New(metalsim.Options{Clock: clock, Timings: timings, Seed: 7})
 	sim.AddProject(simToken, simProject)
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
@@ -110,7 +110,7 @@ func (e *simEnv) count(t *testing.T, op, code string) float64 {
 	return 0
 }
 
-func statuses(reqs []simulator.Request) []int {
+func statuses(reqs []metalsim.Request) []int {
 	out := make([]int, 0, len(reqs))
 	for _, r := range reqs {
 		out = append(out, r.Status)
@@ -119,7 +119,7 @@ func statuses(reqs []simulator.Request) []int {
 }
 
 func TestSimDeviceLifecycle(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	d := e.activeDevice(t, "node-1")
 
 	assert.Equal(t, "node-1", d.Hostname)
@@ -141,7 +141,7 @@ func TestSimDeviceLifecycle(t *testing.T) {
 		assert.NotEmpty(t, p.ID)
 	}
 	assert.NotContains(t, fmt.Sprintf("%+v", *d), "join-token-secret")
-	gets := e.sim.RequestsFor(simulator.OpFindDeviceByID)
+	gets := e.sim.RequestsFor(metalsim.OpFindDeviceByID)
 	require.NotEmpty(t, gets)
 	assert.Contains(t, gets[0].Query, "exclude=userdata", "the join token is not even fetched")
 
@@ -185,7 +185,7 @@ func TestSimDeviceLifecycle(t *testing.T) {
 }
 
 func TestSimListDevicesReadsEveryPage(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	const ours = 105
 	for i := range ours {
 		_, err := e.client.CreateDevice(e.ctx, deviceRequest(fmt.Sprintf("pool-a-%03d", i), "pool:a"))
@@ -207,7 +207,7 @@ func TestSimListDevicesReadsEveryPage(t *testing.T) {
 	}
 	assert.Len(t, seen, ours, "no device twice")
 
-	reqs := e.sim.RequestsFor(simulator.OpFindProjectDevices)
+	reqs := e.sim.RequestsFor(metalsim.OpFindProjectDevices)
 	require.Len(t, reqs, 2)
 	assert.Contains(t, reqs[0].Query, "per_page=100")
 	assert.Contains(t, reqs[1].Query, "page=2")
@@ -228,7 +228,7 @@ func TestSimListDevicesReadsEveryPage(t *testing.T) {
 // A brief list (the orphan sweep's) asks for no expansions and no ports or
 // addresses, yet still tells the devices apart.
 func TestSimBriefListCarriesIdentityOnly(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	full := e.activeDevice(t, "node-1")
 	e.sim.ResetRequests()
 
@@ -245,7 +245,7 @@ func TestSimBriefListCarriesIdentityOnly(t *testing.T) {
 	assert.Empty(t, d.PublicIPv4())
 	assert.Empty(t, d.Plan, "the plan stays a reference")
 
-	reqs := e.sim.RequestsFor(simulator.OpFindProjectDevices)
+	reqs := e.sim.RequestsFor(metalsim.OpFindProjectDevices)
 	require.Len(t, reqs, 1)
 	assert.NotContains(t, reqs[0].Query, "include=")
 	for _, field := range []string{"userdata", "network_ports", "ip_addresses"} {
@@ -255,11 +255,11 @@ func TestSimBriefListCarriesIdentityOnly(t *testing.T) {
 
 // A Retry-After longer than the client waits in a call (MaxLimiterWait).
 func TestSimThrottleHonoursRetryAfter(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{}, func(o *metal.Options) { o.MaxLimiterWait = time.Second })
+	e := newSimEnv(t, metalsim.Timings{}, func(o *metal.Options) { o.MaxLimiterWait = time.Second })
 	d := e.activeDevice(t, "node-1")
 	e.sim.ResetRequests()
-	e.sim.InjectFault(simulator.Fault{
-		Kind: simulator.FaultRateLimit, Operations: []string{simulator.OpFindDeviceByID},
+	e.sim.InjectFault(metalsim.Fault{
+		Kind: metalsim.FaultRateLimit, Operations: []string{metalsim.OpFindDeviceByID},
 		Count: 1, RetryAfter: 5 * time.Second,
 	})
 
@@ -279,7 +279,7 @@ func TestSimThrottleHonoursRetryAfter(t *testing.T) {
 	got, err := e.client.GetDevice(e.ctx, d.ID)
 	require.NoError(t, err)
 	assert.Equal(t, d.ID, got.ID)
-	assert.Equal(t, []int{429, 200}, statuses(e.sim.RequestsFor(simulator.OpFindDeviceByID)))
+	assert.Equal(t, []int{429, 200}, statuses(e.sim.RequestsFor(metalsim.OpFindDeviceByID)))
 
 	assert.Equal(t, 1.0, e.count(t, metal.OpGetDevice, "429"))
 	assert.Equal(t, 1.0, e.count(t, metal.OpListDevices, "throttled"))
@@ -291,45 +291,45 @@ func TestSimThrottleHonoursRetryAfter(t *testing.T) {
 // a create: its Instance looks for the device by tag before creating again.
 func TestSimShortRetryAfterIsWaitedOut(t *testing.T) {
 	// The client's clock must run for a real wait.
-	e := newSimEnv(t, simulator.Timings{}, func(o *metal.Options) { o.Now = nil; o.MaxLimiterWait = 5 * time.Second })
+	e := newSimEnv(t, metalsim.Timings{}, func(o *metal.Options) { o.Now = nil; o.MaxLimiterWait = 5 * time.Second })
 	d := e.activeDevice(t, "node-1")
 	e.sim.ResetRequests()
-	for _, op := range []string{simulator.OpFindDeviceByID, simulator.OpCreateDevice} {
-		e.sim.InjectFault(simulator.Fault{Kind: simulator.FaultRateLimit, Operations: []string{op}, Count: 1, RetryAfter: time.Second})
+	for _, op := range []string{metalsim.OpFindDeviceByID, metalsim.OpCreateDevice} {
+		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultRateLimit, Operations: []string{op}, Count: 1, RetryAfter: time.Second})
 	}
 	got, err := e.client.GetDevice(e.ctx, d.ID)
 	require.NoError(t, err)
 	assert.Equal(t, d.ID, got.ID)
-	assert.Equal(t, []int{429, 200}, statuses(e.sim.RequestsFor(simulator.OpFindDeviceByID)))
+	assert.Equal(t, []int{429, 200}, statuses(e.sim.RequestsFor(metalsim.OpFindDeviceByID)))
 
 	_, err = e.client.CreateDevice(e.ctx, deviceRequest("node-2"))
 	require.Error(t, err)
 	assert.True(t, metal.IsThrottled(err))
-	assert.Equal(t, []int{429}, statuses(e.sim.RequestsFor(simulator.OpCreateDevice)), "a create was sent again")
+	assert.Equal(t, []int{429}, statuses(e.sim.RequestsFor(metalsim.OpCreateDevice)), "a create was sent again")
 }
 
 func TestSimCreateIsNotResentAfterAFailure(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault simulator.Fault
+		fault metalsim.Fault
 		code  string
 	}{
 		{name: "500 after the create was stored", code: "500",
-			fault: simulator.Fault{Kind: simulator.FaultServerError, Operations: []string{simulator.OpCreateDevice}, AfterStore: true, Count: 1}},
+			fault: metalsim.Fault{Kind: metalsim.FaultServerError, Operations: []string{metalsim.OpCreateDevice}, AfterStore: true, Count: 1}},
 		{name: "503 from an intermediary after the create was stored", code: "503",
-			fault: simulator.Fault{Kind: simulator.FaultServerError, Status: 503, Operations: []string{simulator.OpCreateDevice}, AfterStore: true, Count: 1}},
+			fault: metalsim.Fault{Kind: metalsim.FaultServerError, Status: 503, Operations: []string{metalsim.OpCreateDevice}, AfterStore: true, Count: 1}},
 		{name: "connection dropped after the create was stored", code: "error",
-			fault: simulator.Fault{Kind: simulator.FaultDropConnection, Operations: []string{simulator.OpCreateDevice}, AfterStore: true, Count: 1}},
+			fault: metalsim.Fault{Kind: metalsim.FaultDropConnection, Operations: []string{metalsim.OpCreateDevice}, AfterStore: true, Count: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newSimEnv(t, simulator.Timings{})
+			e := newSimEnv(t, metalsim.Timings{})
 			e.sim.InjectFault(tt.fault)
 
 			_, err := e.client.CreateDevice(e.ctx, deviceRequest("node-1", "instance:uid-1"))
 			require.Error(t, err)
 			assert.True(t, metal.IsTransient(err), err.Error())
-			assert.Len(t, e.sim.RequestsFor(simulator.OpCreateDevice), 1, "the create is sent once")
+			assert.Len(t, e.sim.RequestsFor(metalsim.OpCreateDevice), 1, "the create is sent once")
 			assert.Equal(t, 1.0, e.count(t, metal.OpCreateDevice, tt.code))
 
 			// The next pass adopts the stored device by tag.
@@ -337,17 +337,17 @@ func TestSimCreateIsNotResentAfterAFailure(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, found, 1)
 			assert.Equal(t, "node-1", found[0].Hostname)
-			assert.Len(t, e.sim.RequestsFor(simulator.OpCreateDevice), 1)
+			assert.Len(t, e.sim.RequestsFor(metalsim.OpCreateDevice), 1)
 		})
 	}
 }
 
 func TestSimErrorClasses(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	d := e.activeDevice(t, "node-1")
 
 	t.Run("403 on GET is Forbidden, confirmed by a tag list", func(t *testing.T) {
-		id := e.sim.InjectFault(simulator.Fault{Kind: simulator.FaultForbidden, Operations: []string{simulator.OpFindDeviceByID}, Count: 1})
+		id := e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultForbidden, Operations: []string{metalsim.OpFindDeviceByID}, Count: 1})
 		_, err := e.client.GetDevice(e.ctx, d.ID)
 		require.Error(t, err)
 		assert.Equal(t, metal.ClassForbidden, metal.ClassOf(err))
@@ -389,14 +389,14 @@ func TestSimErrorClasses(t *testing.T) {
 	})
 
 	t.Run("500 is Transient", func(t *testing.T) {
-		e.sim.InjectFault(simulator.Fault{Kind: simulator.FaultServerError, Status: 502, Operations: []string{simulator.OpFindDeviceByID}, Count: 1})
+		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 502, Operations: []string{metalsim.OpFindDeviceByID}, Count: 1})
 		_, err := e.client.GetDevice(e.ctx, d.ID)
 		require.Error(t, err)
 		assert.True(t, metal.IsTransient(err))
 	})
 
 	t.Run("no capacity", func(t *testing.T) {
-		e.sim.InjectFault(simulator.Fault{Kind: simulator.FaultNoCapacity, Count: 1})
+		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultNoCapacity, Count: 1})
 		_, err := e.client.CreateDevice(e.ctx, deviceRequest("node-2"))
 		require.Error(t, err)
 		assert.Equal(t, metal.ClassNoCapacity, metal.ClassOf(err), err.Error())
@@ -413,7 +413,7 @@ func TestSimErrorClasses(t *testing.T) {
 }
 
 func TestSimDeleteWhileProvisioningIsBusy(t *testing.T) {
-	e := newSimEnv(t, simulator.DefaultTimings())
+	e := newSimEnv(t, metalsim.DefaultTimings())
 	d, err := e.client.CreateDevice(e.ctx, deviceRequest("node-1"))
 	require.NoError(t, err)
 
@@ -440,7 +440,7 @@ func statusOf(t *testing.T, err error) int {
 }
 
 func TestSimDeviceEventsReadEveryPage(t *testing.T) {
-	e := newSimEnv(t, simulator.Timings{})
+	e := newSimEnv(t, metalsim.Timings{})
 	d := e.activeDevice(t, "node-1")
 	before, err := e.client.ListDeviceEvents(e.ctx, d.ID)
 	require.NoError(t, err)
@@ -451,5 +451,5 @@ func TestSimDeviceEventsReadEveryPage(t *testing.T) {
 	events, err := e.client.ListDeviceEvents(e.ctx, d.ID)
 	require.NoError(t, err)
 	assert.Len(t, events, len(before)+120)
-	assert.Len(t, e.sim.RequestsFor(simulator.OpFindDeviceEvents), (len(before)+120+99)/100)
+	assert.Len(t, e.sim.RequestsFor(metalsim.OpFindDeviceEvents), (len(before)+120+99)/100)
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -87,7 +87,7 @@ type run struct {
 	kills      *killSwitch
 	passwords  *passwords
 	foreign    foreign
-	faults     map[int]simulator.FaultID
+	faults     map[int]metalsim.FaultID
 	// running is whether the campaign believes the controller runs: false
 	// after a kill action, until the next start.
 	running bool
@@ -112,7 +112,7 @@ func setUp(t *testing.T, pl plan) *run {
 	require.NoError(t, err)
 	r := &run{
 		t: t, plan: pl, env: env, metal: client, clusterTag: common.ClusterTag(string(ns.UID)),
-		faults: map[int]simulator.FaultID{},
+		faults: map[int]metalsim.FaultID{},
 	}
 	r.ledger = newLedger(r.clusterTag)
 	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))

@@ -8,7 +8,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // The ledger flags a second device for one Instance, two at once, and a
@@ -16,25 +16,25 @@ import (
 // and one device per Instance pass.
 func TestLedgerViolations(t *testing.T) {
 	ours := common.ClusterTag("ours")
-	created := func(id, uid string, tags ...string) simulator.Notification {
+	created := func(id, uid string, tags ...string) metalsim.Notification {
 		if uid != "" {
 			tags = append(tags, common.InstanceTag(uid))
 		}
-		return simulator.Notification{Type: simulator.DeviceCreated, DeviceID: id, Tags: tags}
+		return metalsim.Notification{Type: metalsim.DeviceCreated, DeviceID: id, Tags: tags}
 	}
-	deleted := func(id string, tags ...string) simulator.Notification {
-		return simulator.Notification{Type: simulator.DeviceDeleted, DeviceID: id, Tags: tags}
+	deleted := func(id string, tags ...string) metalsim.Notification {
+		return metalsim.Notification{Type: metalsim.DeviceDeleted, DeviceID: id, Tags: tags}
 	}
 	cases := []struct {
 		name  string
-		notes []simulator.Notification
+		notes []metalsim.Notification
 		want  int
 	}{
-		{"one device per instance", []simulator.Notification{created("d1", "u1", ours), created("d2", "u2", ours), deleted("d1", ours)}, 0},
-		{"another cluster's devices are not ours", []simulator.Notification{created("d1", "u1", common.ClusterTag("other")), created("d2", "u1", common.ClusterTag("other"))}, 0},
-		{"a replacement device for the same instance", []simulator.Notification{created("d1", "u1", ours), deleted("d1", ours), created("d2", "u1", ours)}, 1},
-		{"two devices at once", []simulator.Notification{created("d1", "u1", ours), created("d2", "u1", ours)}, 2},
-		{"no instance tag", []simulator.Notification{created("d1", "", ours)}, 1},
+		{"one device per instance", []metalsim.Notification{created("d1", "u1", ours), created("d2", "u2", ours), deleted("d1", ours)}, 0},
+		{"another cluster's devices are not ours", []metalsim.Notification{created("d1", "u1", common.ClusterTag("other")), created("d2", "u1", common.ClusterTag("other"))}, 0},
+		{"a replacement device for the same instance", []metalsim.Notification{created("d1", "u1", ours), deleted("d1", ours), created("d2", "u1", ours)}, 1},
+		{"two devices at once", []metalsim.Notification{created("d1", "u1", ours), created("d2", "u1", ours)}, 2},
+		{"no instance tag", []metalsim.Notification{created("d1", "", ours)}, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -42,20 +42,20 @@ func newLedger(clusterTag string) *ledger {
 	}
 }
 
-func (l *ledger) observe(n simulator.Notification) {
+func (l *ledger) observe(n metalsim.Notification) {
 	if !common.HasTag(n.Tags, l.clusterTag) {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch n.Type {
-	case simulator.DeviceCreated:
+	case metalsim.DeviceCreated:
 		uid, _ := common.TagValue(n.Tags, common.TagInstance)
 		l.created[uid] = append(l.created[uid], n.DeviceID)
 		l.uidOf[n.DeviceID] = uid
 		l.alive[uid]++
 		l.maxAlive[uid] = max(l.maxAlive[uid], l.alive[uid])
-	case simulator.DeviceDeleted:
+	case metalsim.DeviceDeleted:
 		if uid, ok := l.uidOf[n.DeviceID]; ok && !l.gone[n.DeviceID] {
 			l.gone[n.DeviceID] = true
 			l.alive[uid]--
@@ -156,7 +156,7 @@ func (k *killSwitch) takeFired() (string, int) {
 	return what, down
 }
 
-func (k *killSwitch) observe(n simulator.Notification) {
+func (k *killSwitch) observe(n metalsim.Notification) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.armed == "" || k.suspended || !common.HasTag(n.Tags, k.clusterTag) || !triggered(k.armed, n) {
@@ -169,20 +169,20 @@ func (k *killSwitch) observe(n simulator.Notification) {
 	}
 }
 
-func triggered(trigger string, n simulator.Notification) bool {
+func triggered(trigger string, n metalsim.Notification) bool {
 	switch trigger {
 	case onCreated:
-		return n.Type == simulator.DeviceCreated
+		return n.Type == metalsim.DeviceCreated
 	case onActive:
-		return n.Type == simulator.DeviceStateChanged && n.State == metalv1.DEVICESTATE_ACTIVE
+		return n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_ACTIVE
 	case onNetwork:
-		return n.Type == simulator.DeviceNetworkChanged && n.State == metalv1.DEVICESTATE_ACTIVE
+		return n.Type == metalsim.DeviceNetworkChanged && n.State == metalv1.DEVICESTATE_ACTIVE
 	case onUpdated:
-		return n.Type == simulator.DeviceUpdated
+		return n.Type == metalsim.DeviceUpdated
 	case onReinstall:
-		return n.Type == simulator.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING
+		return n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING
 	case onDeprovision:
-		return n.Type == simulator.DeviceStateChanged && n.State == metalv1.DEVICESTATE_DEPROVISIONING
+		return n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_DEPROVISIONING
 	}
 	return false
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // actionKind names one chaos action.
@@ -67,15 +67,15 @@ var metros = []string{"SG", "sg", "DA"}
 // operation.
 var faultOps = [][]string{
 	nil,
-	{simulator.OpCreateDevice},
-	{simulator.OpCreateDevice, simulator.OpFindProjectDevices},
-	{simulator.OpFindDeviceByID},
-	{simulator.OpDeleteDevice},
-	{simulator.OpPerformAction, simulator.OpFindDeviceEvents},
-	{simulator.OpUpdateDevice},
-	{simulator.OpAssignPort, simulator.OpUnassignPort, simulator.OpBondPort, simulator.OpDisbondPort,
-		simulator.OpConvertLayer2, simulator.OpConvertLayer3},
-	{simulator.OpCreateVirtualNetwork, simulator.OpFindVirtualNetworks, simulator.OpDeleteVirtualNetwork},
+	{metalsim.OpCreateDevice},
+	{metalsim.OpCreateDevice, metalsim.OpFindProjectDevices},
+	{metalsim.OpFindDeviceByID},
+	{metalsim.OpDeleteDevice},
+	{metalsim.OpPerformAction, metalsim.OpFindDeviceEvents},
+	{metalsim.OpUpdateDevice},
+	{metalsim.OpAssignPort, metalsim.OpUnassignPort, metalsim.OpBondPort, metalsim.OpDisbondPort,
+		metalsim.OpConvertLayer2, metalsim.OpConvertLayer3},
+	{metalsim.OpCreateVirtualNetwork, metalsim.OpFindVirtualNetworks, metalsim.OpDeleteVirtualNetwork},
 }
 
 // metalTimeout is the controller's --metal-timeout in the campaign; the long
@@ -99,7 +99,7 @@ type poolSpec struct {
 
 // faultSpec is one injected Metal API fault.
 type faultSpec struct {
-	Kind        simulator.FaultKind
+	Kind        metalsim.FaultKind
 	Ops         []string
 	Probability float64
 	Status      int
@@ -348,16 +348,16 @@ func (p *planner) fault() faultSpec {
 	}
 	switch p.rng.Intn(6) {
 	case 0:
-		f.Kind = simulator.FaultRateLimit
+		f.Kind = metalsim.FaultRateLimit
 		f.RetryAfter = time.Duration(1+p.rng.Intn(2)) * time.Second
 	case 1:
-		f.Kind = simulator.FaultServerError
+		f.Kind = metalsim.FaultServerError
 		f.Status = []int{500, 502, 503, 504}[p.rng.Intn(4)]
 	case 2:
-		f.Kind, f.AfterStore = simulator.FaultServerError, true
+		f.Kind, f.AfterStore = metalsim.FaultServerError, true
 		f.Status = []int{500, 502, 503, 504}[p.rng.Intn(4)]
 	case 3:
-		f.Kind = simulator.FaultLatency
+		f.Kind = metalsim.FaultLatency
 		f.Probability = 0.2 + p.rng.Float64()*0.8
 		f.Latency = time.Duration(20+p.rng.Intn(980)) * time.Millisecond
 		if f.Ops == nil {
@@ -366,9 +366,9 @@ func (p *planner) fault() faultSpec {
 			f.Latency = metalTimeout + 500*time.Millisecond
 		}
 	case 4:
-		f.Kind = simulator.FaultDropConnection
+		f.Kind = metalsim.FaultDropConnection
 	default:
-		f.Kind, f.AfterStore = simulator.FaultDropConnection, true
+		f.Kind, f.AfterStore = metalsim.FaultDropConnection, true
 	}
 	return f
 }
@@ -432,8 +432,8 @@ func (f faultSpec) String() string {
 }
 
 // fault is the simulator's form of the spec.
-func (f faultSpec) fault() simulator.Fault {
-	return simulator.Fault{
+func (f faultSpec) fault() metalsim.Fault {
+	return metalsim.Fault{
 		Kind: f.Kind, Operations: f.Ops, Probability: f.Probability, Status: f.Status,
 		Latency: f.Latency, RetryAfter: f.RetryAfter, AfterStore: f.AfterStore,
 	}

@@ -28,8 +28,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
@@ -52,7 +52,7 @@ type Env struct {
 	Cluster *cluster.Cluster
 	Kube    kubernetes.Interface
 	Client  versioned.Interface
-	Sim     *simulator.Simulator
+	Sim     *metalsim.Simulator
 	SimURL  string
 	Agent   *joinagent.Agent
 	IPXEURL string
@@ -66,7 +66,7 @@ type Env struct {
 // Options tune an Env.
 type Options struct {
 	// Timings of the simulated devices; zero means FastTimings.
-	Timings *simulator.Timings
+	Timings *metalsim.Timings
 	// InstallTime of the join agent (default 300ms).
 	InstallTime time.Duration
 	// PollInterval of the controller (default 300ms).
@@ -87,8 +87,8 @@ type Options struct {
 
 // FastTimings make devices move in tens of milliseconds: the default
 // durations scaled by 1/2000 (a 3-minute iPXE boot takes 90ms).
-func FastTimings() simulator.Timings {
-	return simulator.DefaultTimings().Scale(1.0 / 2000)
+func FastTimings() metalsim.Timings {
+	return metalsim.DefaultTimings().Scale(1.0 / 2000)
 }
 
 // New builds the world on the package's shared cluster and starts the
@@ -113,7 +113,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	if opts.Timings != nil {
 		timings = *opts.Timings
 	}
-	e.Sim = simulator.New(simulator.Options{Timings: timings, Seed: 1, RateLimit: opts.RateLimit})
+	e.Sim = metalsim.New(metalsim.Options{Timings: timings, Seed: 1, RateLimit: opts.RateLimit})
 	e.Sim.AddProject(MetalToken, ProjectID)
 	srv := httptest.NewServer(e.Sim.Handler())
 	t.Cleanup(srv.Close)

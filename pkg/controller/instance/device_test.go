@@ -20,8 +20,8 @@ import (
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/metaltest"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
 )
 
@@ -48,7 +48,7 @@ func (s *statusStore) UpdateStatus(inst *v1.Instance) (*v1.Instance, error) {
 }
 
 type createWorld struct {
-	sim    *simulator.Simulator
+	sim    *metalsim.Simulator
 	client metal.Client
 	store  *statusStore
 	h      *Handler
@@ -106,7 +106,7 @@ func (w *createWorld) pass() (bool, error) {
 
 // creates counts the creates that reached the API.
 func (w *createWorld) creates() int {
-	return len(w.sim.RequestsFor(simulator.OpCreateDevice))
+	return len(w.sim.RequestsFor(metalsim.OpCreateDevice))
 }
 
 // A create whose device was stored but never recorded — the status write
@@ -118,10 +118,10 @@ func (w *createWorld) creates() int {
 // for the same Instance.
 func TestCreateIsNeverSentTwiceForOneInstance(t *testing.T) {
 	w := newCreateWorld(t)
-	w.sim.InjectFault(simulator.Fault{Kind: simulator.FaultLatency, Latency: time.Millisecond, Operations: []string{simulator.OpCreateDevice}})
+	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultLatency, Latency: time.Millisecond, Operations: []string{metalsim.OpCreateDevice}})
 	var created string
-	t.Cleanup(w.sim.Subscribe(func(n simulator.Notification) {
-		if n.Type == simulator.DeviceCreated {
+	t.Cleanup(w.sim.Subscribe(func(n metalsim.Notification) {
+		if n.Type == metalsim.DeviceCreated {
 			created = n.DeviceID
 			w.store.down = true // the apiserver goes away while the create is answered
 		}
@@ -159,23 +159,23 @@ func TestCreateIsNeverSentTwiceForOneInstance(t *testing.T) {
 func TestLostOrRefusedCreates(t *testing.T) {
 	cases := []struct {
 		name  string
-		fault simulator.Fault
+		fault metalsim.Fault
 		// creates sent; the device is always stored once.
 		sent   int
 		reason string
 	}{
 		// The client holds further calls until the 429's Retry-After (1s).
-		{name: "refused with 429", fault: simulator.Fault{Kind: simulator.FaultRateLimit, RetryAfter: time.Millisecond},
+		{name: "refused with 429", fault: metalsim.Fault{Kind: metalsim.FaultRateLimit, RetryAfter: time.Millisecond},
 			sent: 2, reason: common.ReasonDeviceCreated},
-		{name: "connection dropped after storing", fault: simulator.Fault{Kind: simulator.FaultDropConnection, AfterStore: true},
+		{name: "connection dropped after storing", fault: metalsim.Fault{Kind: metalsim.FaultDropConnection, AfterStore: true},
 			sent: 1, reason: common.ReasonDeviceAdopted},
-		{name: "5xx after storing", fault: simulator.Fault{Kind: simulator.FaultServerError, Status: 500, AfterStore: true},
+		{name: "5xx after storing", fault: metalsim.Fault{Kind: metalsim.FaultServerError, Status: 500, AfterStore: true},
 			sent: 1, reason: common.ReasonDeviceAdopted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newCreateWorld(t)
-			tc.fault.Operations, tc.fault.Count = []string{simulator.OpCreateDevice}, 1
+			tc.fault.Operations, tc.fault.Count = []string{metalsim.OpCreateDevice}, 1
 			w.sim.InjectFault(tc.fault)
 			require.Eventually(t, func() bool {
 				done, _ := w.pass()
@@ -207,8 +207,8 @@ func (w *createWorld) assertAdopted(t *testing.T, sent int, reason string) {
 // race; TestLateCreateIsAdopted fixes the order that lost the race.
 func TestTimedOutCreateIsAdoptedNotResent(t *testing.T) {
 	w := newCreateWorldTimeout(t, 200*time.Millisecond)
-	w.sim.InjectFault(simulator.Fault{Kind: simulator.FaultLatency, Latency: time.Second, Count: 1,
-		Operations: []string{simulator.OpCreateDevice}})
+	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultLatency, Latency: time.Second, Count: 1,
+		Operations: []string{metalsim.OpCreateDevice}})
 	require.Eventually(t, func() bool {
 		done, err := w.pass()
 		require.NoError(t, err, "a lost answer is a wait, not an error")
@@ -221,7 +221,7 @@ func TestTimedOutCreateIsAdoptedNotResent(t *testing.T) {
 // than the pass's own look: a pass within the settle wait adopts it.
 func TestLateCreateIsAdopted(t *testing.T) {
 	w := newCreateWorld(t)
-	w.sim.InjectFault(simulator.Fault{Kind: simulator.FaultDropConnection, Count: 1, Operations: []string{simulator.OpCreateDevice}})
+	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultDropConnection, Count: 1, Operations: []string{metalsim.OpCreateDevice}})
 	done, err := w.pass()
 	require.NoError(t, err)
 	require.False(t, done)
@@ -253,13 +253,13 @@ func TestLateCreateIsAdopted(t *testing.T) {
 // again: after the settle wait the Instance fails, and its pool replaces it
 // (without counting a provisioning failure).
 func TestUnconfirmedCreateIsNeverResent(t *testing.T) {
-	for name, fault := range map[string]simulator.Fault{
-		"5xx before storing":                {Kind: simulator.FaultServerError, Status: 503},
-		"connection dropped before storing": {Kind: simulator.FaultDropConnection},
+	for name, fault := range map[string]metalsim.Fault{
+		"5xx before storing":                {Kind: metalsim.FaultServerError, Status: 503},
+		"connection dropped before storing": {Kind: metalsim.FaultDropConnection},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newCreateWorld(t)
-			fault.Operations, fault.Count = []string{simulator.OpCreateDevice}, 1
+			fault.Operations, fault.Count = []string{metalsim.OpCreateDevice}, 1
 			w.sim.InjectFault(fault)
 			done, err := w.pass()
 			require.NoError(t, err)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/metaltest"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
 )
 
 const (
@@ -19,7 +19,7 @@ const (
 	project = "0d7e3c1a-5b2f-4e6d-9c8b-7a6f5e4d3c2b"
 )
 
-func newClient(t *testing.T) (*simulator.Simulator, metal.Client) {
+func newClient(t *testing.T) (*metalsim.Simulator, metal.Client) {
 	t.Helper()
 	return metaltest.NewClient(t, token, project)
 }
@@ -42,8 +42,8 @@ func TestConcurrentEnsureListsAndCreatesOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.Len(t, sim.RequestsFor(simulator.OpFindVirtualNetworks), 1, "metro lists")
-	assert.Len(t, sim.RequestsFor(simulator.OpCreateVirtualNetwork), 2, "VLAN creates")
+	assert.Len(t, sim.RequestsFor(metalsim.OpFindVirtualNetworks), 1, "metro lists")
+	assert.Len(t, sim.RequestsFor(metalsim.OpCreateVirtualNetwork), 2, "VLAN creates")
 	for _, ids := range results {
 		assert.Equal(t, results[0], ids)
 		assert.Len(t, ids, 2)
@@ -62,10 +62,10 @@ func TestEnsureResolvesAttachedVLANs(t *testing.T) {
 
 	_, _, err = Ensure(context.Background(), client, cache, "cluster", "sg", []int{1000}, []string{ids[1000]})
 	require.NoError(t, err)
-	assert.Len(t, sim.RequestsFor(simulator.OpFindVirtualNetworks), 1, "known IDs come from the cache")
+	assert.Len(t, sim.RequestsFor(metalsim.OpFindVirtualNetworks), 1, "known IDs come from the cache")
 
 	got, _, err := Ensure(context.Background(), client, cache, "cluster", "sg", []int{1000}, []string{other.ID})
 	require.NoError(t, err)
-	assert.Len(t, sim.RequestsFor(simulator.OpFindVirtualNetworks), 2, "an unknown ID lists again")
+	assert.Len(t, sim.RequestsFor(metalsim.OpFindVirtualNetworks), 2, "an unknown ID lists again")
 	assert.Equal(t, other.ID, got[2000])
 }

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // metalOptions are the simulator settings every scenario shares, with the
@@ -72,7 +72,7 @@ func (f *fleet) startController(ctx context.Context, name string, copts controll
 // have synced.
 func (f *fleet) waitSweep(ctx context.Context) error {
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		for _, r := range f.metal.sim.RequestsFor(simulator.OpFindProjectDevices) {
+		for _, r := range f.metal.sim.RequestsFor(metalsim.OpFindProjectDevices) {
 			if isSweepList(r) {
 				return true, nil
 			}
@@ -99,8 +99,8 @@ func (f *fleet) stop() {
 
 // calls is the Metal API traffic since the last reset, without the sweep's
 // device lists.
-func (f *fleet) calls() []simulator.Request {
-	var out []simulator.Request
+func (f *fleet) calls() []metalsim.Request {
+	var out []metalsim.Request
 	for _, r := range apiCalls(f.metal.sim.Requests()) {
 		if !isSweepList(r) {
 			out = append(out, r)

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // idleSettle is how long a restarted controller is given to resync every
@@ -76,7 +76,7 @@ func (b *bench) idleWindow(ctx context.Context, fl *fleet, sweep time.Duration) 
 	calls := apiCalls(fl.metal.sim.Requests())
 	minutes := cfg.idleWindow.Minutes()
 	periodic := countOps(calls, isPeriodicList)
-	other := countOps(calls, func(r simulator.Request) bool { return !isPeriodicList(r) })
+	other := countOps(calls, func(r metalsim.Request) bool { return !isPeriodicList(r) })
 	if n := len(fl.b.env.instanceList()); n != cfg.fleetInstances {
 		return row{}, nil, fmt.Errorf("%s: %d Instances, want %d", name, n, cfg.fleetInstances)
 	}

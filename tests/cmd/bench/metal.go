@@ -12,8 +12,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // apiPrefix is where the simulator serves the Metal API; the metadata
@@ -32,7 +32,7 @@ type metalOptions struct {
 // metal is a fresh simulator with instant device timings, its node-join
 // agent, and a clock on how long the simulator spends answering.
 type metalWorld struct {
-	sim      *simulator.Simulator
+	sim      *metalsim.Simulator
 	agent    *joinagent.Agent
 	url      string
 	handling *handlingClock
@@ -46,7 +46,7 @@ func startMetal(ctx context.Context, kube kubernetes.Interface, opts metalOption
 	ctx, cancel := context.WithCancel(ctx)
 	// Zero Timings: every device step completes on the next access, so what
 	// is measured is the controller, not simulated waiting.
-	sim := simulator.New(simulator.Options{Timings: simulator.Timings{}, Seed: opts.seed})
+	sim := metalsim.New(metalsim.Options{Timings: metalsim.Timings{}, Seed: opts.seed})
 	sim.AddProject(metalToken, projectID)
 	clock := &handlingClock{}
 	m := &metalWorld{sim: sim, handling: clock, cancel: cancel}

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // minCall is one step of the minimum call sequence of a server: the
@@ -24,20 +24,20 @@ type minSequence []minCall
 
 // provisionMinimum is what every server needs whatever its network type.
 var provisionMinimum = minSequence{
-	{simulator.OpFindProjectDevices, 1, "adoption check: list devices by the Instance's tag before creating (a create whose answer was lost must be adopted, never repeated)"},
-	{simulator.OpCreateDevice, 1, "create the device, booting the iPXE shell (custom_ipxe, script as userdata)"},
-	{simulator.OpFindDeviceByID, 1, "one read that sees it active, with the ports' MACs (the join config's hwAddr) and their current network state"},
-	{simulator.OpUpdateDevice, 1, "put the installer iPXE script URL and the join configuration (userdata) on the device"},
-	{simulator.OpPerformAction, 1, "reinstall with the Harvester installer"},
-	{simulator.OpUpdateDevice, 1, "after the join: clear the join configuration, which holds the join token, from the userdata"},
+	{metalsim.OpFindProjectDevices, 1, "adoption check: list devices by the Instance's tag before creating (a create whose answer was lost must be adopted, never repeated)"},
+	{metalsim.OpCreateDevice, 1, "create the device, booting the iPXE shell (custom_ipxe, script as userdata)"},
+	{metalsim.OpFindDeviceByID, 1, "one read that sees it active, with the ports' MACs (the join config's hwAddr) and their current network state"},
+	{metalsim.OpUpdateDevice, 1, "put the installer iPXE script URL and the join configuration (userdata) on the device"},
+	{metalsim.OpPerformAction, 1, "reinstall with the Harvester installer"},
+	{metalsim.OpUpdateDevice, 1, "after the join: clear the join configuration, which holds the join token, from the userdata"},
 }
 
 // vlanMinimum is the pool's share of VLAN work; perPool servers share it.
 func vlanMinimum(vlans, perPool int) minSequence {
 	n := float64(perPool)
 	return minSequence{
-		{simulator.OpFindVirtualNetworks, 1 / n, "the metro's VLANs, once per pool: reuse the existing, create only the missing (a VXLAN is unique per metro)"},
-		{simulator.OpCreateVirtualNetwork, float64(vlans) / n, fmt.Sprintf("%d VLANs created once per pool, by its first server", vlans)},
+		{metalsim.OpFindVirtualNetworks, 1 / n, "the metro's VLANs, once per pool: reuse the existing, create only the missing (a VXLAN is unique per metro)"},
+		{metalsim.OpCreateVirtualNetwork, float64(vlans) / n, fmt.Sprintf("%d VLANs created once per pool, by its first server", vlans)},
 	}
 }
 
@@ -51,26 +51,26 @@ const readBack = "read the device back: the API answers a bond change or convers
 var portMinimum = map[string]minSequence{
 	v1.NetworkTypeLayer3: nil,
 	v1.NetworkTypeHybrid: {
-		{simulator.OpDisbondPort, 1, "eth1 leaves bond0: hybrid carries the VLANs on the odd-numbered ports"},
-		{simulator.OpFindDeviceByID, 1, readBack},
-		{simulator.OpAssignPort, 2, "VLANs 1000 and 1001 onto eth1"},
+		{metalsim.OpDisbondPort, 1, "eth1 leaves bond0: hybrid carries the VLANs on the odd-numbered ports"},
+		{metalsim.OpFindDeviceByID, 1, readBack},
+		{metalsim.OpAssignPort, 2, "VLANs 1000 and 1001 onto eth1"},
 	},
 	v1.NetworkTypeHybridBonded: {
-		{simulator.OpAssignPort, 2, "VLANs 1000 and 1001 onto bond0, which stays layer 3"},
+		{metalsim.OpAssignPort, 2, "VLANs 1000 and 1001 onto bond0, which stays layer 3"},
 	},
 	v1.NetworkTypeLayer2Bonded: {
-		{simulator.OpAssignPort, 2, "before the install: VLANs 1000 and 1001 onto bond0 (hybrid-bonded, management VLAN tagged)"},
-		{simulator.OpConvertLayer2, 1, "after the join: bond0 to layer 2"},
-		{simulator.OpFindDeviceByID, 1, readBack},
+		{metalsim.OpAssignPort, 2, "before the install: VLANs 1000 and 1001 onto bond0 (hybrid-bonded, management VLAN tagged)"},
+		{metalsim.OpConvertLayer2, 1, "after the join: bond0 to layer 2"},
+		{metalsim.OpFindDeviceByID, 1, readBack},
 	},
 	v1.NetworkTypeLayer2Individual: {
-		{simulator.OpAssignPort, 1, "before the install: management VLAN 1000 onto bond0 (hybrid-bonded)"},
-		{simulator.OpUnassignPort, 1, "after the join: VLAN 1000 off bond0 before the bond is split"},
-		{simulator.OpConvertLayer2, 1, "bond0 to layer 2"},
-		{simulator.OpFindDeviceByID, 1, readBack},
-		{simulator.OpDisbondPort, 1, "split bond0: eth0 and eth1 leave it in one bulk call"},
-		{simulator.OpFindDeviceByID, 1, readBack},
-		{simulator.OpAssignPort, 3, "VLAN 1000 onto eth0; 1000 and 1001 onto eth1"},
+		{metalsim.OpAssignPort, 1, "before the install: management VLAN 1000 onto bond0 (hybrid-bonded)"},
+		{metalsim.OpUnassignPort, 1, "after the join: VLAN 1000 off bond0 before the bond is split"},
+		{metalsim.OpConvertLayer2, 1, "bond0 to layer 2"},
+		{metalsim.OpFindDeviceByID, 1, readBack},
+		{metalsim.OpDisbondPort, 1, "split bond0: eth0 and eth1 leave it in one bulk call"},
+		{metalsim.OpFindDeviceByID, 1, readBack},
+		{metalsim.OpAssignPort, 3, "VLAN 1000 onto eth0; 1000 and 1001 onto eth1"},
 	},
 }
 

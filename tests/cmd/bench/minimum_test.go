@@ -10,8 +10,8 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // freshPorts is a new c3.small.x86 device: eth0 and eth1 bonded in bond0,
@@ -25,9 +25,9 @@ func freshPorts() []metal.Port {
 }
 
 var stepOps = map[network.Op]string{
-	network.OpAssign: simulator.OpAssignPort, network.OpUnassign: simulator.OpUnassignPort,
-	network.OpBond: simulator.OpBondPort, network.OpDisbond: simulator.OpDisbondPort,
-	network.OpToLayer2: simulator.OpConvertLayer2, network.OpToLayer3: simulator.OpConvertLayer3,
+	network.OpAssign: metalsim.OpAssignPort, network.OpUnassign: metalsim.OpUnassignPort,
+	network.OpBond: metalsim.OpBondPort, network.OpDisbond: metalsim.OpDisbondPort,
+	network.OpToLayer2: metalsim.OpConvertLayer2, network.OpToLayer3: metalsim.OpConvertLayer3,
 }
 
 // apply lands a step on the ports as the API eventually does.
@@ -93,8 +93,8 @@ func TestPortMinimumMatchesThePlanner(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			calls, structural := plan(t, typ)
 			written := portMinimum[typ].byOp()
-			assert.InDelta(t, structural, written[simulator.OpFindDeviceByID], 1e-9, "read-backs")
-			delete(written, simulator.OpFindDeviceByID)
+			assert.InDelta(t, structural, written[metalsim.OpFindDeviceByID], 1e-9, "read-backs")
+			delete(written, metalsim.OpFindDeviceByID)
 			assert.Equal(t, calls, written)
 		})
 	}
@@ -125,18 +125,18 @@ func TestExcess(t *testing.T) {
 
 func TestDeviceSequences(t *testing.T) {
 	dev := metalv1.Device{Id: metalv1.PtrString("d1"), NetworkPorts: []metalv1.Port{{Id: metalv1.PtrString("p1")}}}
-	reqs := []simulator.Request{
-		{Path: "/metal/v1/projects/p/devices", Operation: simulator.OpCreateDevice},
-		{Path: "/metal/v1/devices/d1", Operation: simulator.OpFindDeviceByID},
-		{Path: "/metal/v1/devices/d1", Operation: simulator.OpFindDeviceByID},
-		{Path: "/metal/v1/ports/p1/disbond", Operation: simulator.OpDisbondPort},
-		{Path: "/metal/v1/devices/d1/actions", Operation: simulator.OpPerformAction},
-		{Path: "/metal/v1/devices/d2", Operation: simulator.OpFindDeviceByID},
+	reqs := []metalsim.Request{
+		{Path: "/metal/v1/projects/p/devices", Operation: metalsim.OpCreateDevice},
+		{Path: "/metal/v1/devices/d1", Operation: metalsim.OpFindDeviceByID},
+		{Path: "/metal/v1/devices/d1", Operation: metalsim.OpFindDeviceByID},
+		{Path: "/metal/v1/ports/p1/disbond", Operation: metalsim.OpDisbondPort},
+		{Path: "/metal/v1/devices/d1/actions", Operation: metalsim.OpPerformAction},
+		{Path: "/metal/v1/devices/d2", Operation: metalsim.OpFindDeviceByID},
 	}
 	seqs := deviceSequences(reqs, []metalv1.Device{dev})
 	assert.Equal(t, map[string][]string{
-		"d1": {simulator.OpFindDeviceByID, simulator.OpFindDeviceByID, simulator.OpDisbondPort, simulator.OpPerformAction},
-		"d2": {simulator.OpFindDeviceByID},
+		"d1": {metalsim.OpFindDeviceByID, metalsim.OpFindDeviceByID, metalsim.OpDisbondPort, metalsim.OpPerformAction},
+		"d2": {metalsim.OpFindDeviceByID},
 	}, seqs)
 	delete(seqs, "d2")
 	seq, n := typicalSequence(seqs)

@@ -12,13 +12,13 @@ import (
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // apiCalls keeps the Metal API requests of the simulator's log: the metadata
 // service the simulated servers talk to is not the controller's cost.
-func apiCalls(log []simulator.Request) []simulator.Request {
-	out := make([]simulator.Request, 0, len(log))
+func apiCalls(log []metalsim.Request) []metalsim.Request {
+	out := make([]metalsim.Request, 0, len(log))
 	for _, r := range log {
 		if strings.HasPrefix(r.Path, apiPrefix+"/") {
 			out = append(out, r)
@@ -29,8 +29,8 @@ func apiCalls(log []simulator.Request) []simulator.Request {
 
 // isSweepList tells the periodic sweep's device list (by this cluster's tag)
 // from the per-Instance adoption list (by the Instance's tag).
-func isSweepList(r simulator.Request) bool {
-	if r.Operation != simulator.OpFindProjectDevices {
+func isSweepList(r metalsim.Request) bool {
+	if r.Operation != metalsim.OpFindProjectDevices {
 		return false
 	}
 	q, err := url.ParseQuery(r.Query)
@@ -39,14 +39,14 @@ func isSweepList(r simulator.Request) bool {
 
 // isPeriodicList is what the sweep sends: its device list and the VLAN list
 // of its VLAN garbage collection. Nothing else may run while servers idle.
-func isPeriodicList(r simulator.Request) bool {
-	return isSweepList(r) || r.Operation == simulator.OpFindVirtualNetworks
+func isPeriodicList(r metalsim.Request) bool {
+	return isSweepList(r) || r.Operation == metalsim.OpFindVirtualNetworks
 }
 
 // opCounts counts requests by operation.
 type opCounts map[string]int
 
-func countOps(reqs []simulator.Request, keep func(simulator.Request) bool) opCounts {
+func countOps(reqs []metalsim.Request, keep func(metalsim.Request) bool) opCounts {
 	out := opCounts{}
 	for _, r := range reqs {
 		if keep == nil || keep(r) {
@@ -92,10 +92,10 @@ func (c opCounts) perMinute(minutes float64) string {
 }
 
 // successfulCreates counts createDevice requests the simulator stored.
-func successfulCreates(reqs []simulator.Request) int {
+func successfulCreates(reqs []metalsim.Request) int {
 	n := 0
 	for _, r := range reqs {
-		if r.Operation == simulator.OpCreateDevice && r.Status == http.StatusCreated {
+		if r.Operation == metalsim.OpCreateDevice && r.Status == http.StatusCreated {
 			n++
 		}
 	}
@@ -103,7 +103,7 @@ func successfulCreates(reqs []simulator.Request) int {
 }
 
 // throttledCount counts 429 answers.
-func throttledCount(reqs []simulator.Request) int {
+func throttledCount(reqs []metalsim.Request) int {
 	n := 0
 	for _, r := range reqs {
 		if r.Status == http.StatusTooManyRequests {
@@ -116,7 +116,7 @@ func throttledCount(reqs []simulator.Request) int {
 // writeRequestLog keeps a scenario's Metal API traffic for analysis: one
 // line per request, its time from the first, method, path, operation and
 // status. The log never holds a token or a body.
-func writeRequestLog(path string, reqs []simulator.Request) error {
+func writeRequestLog(path string, reqs []metalsim.Request) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func writeRequestLog(path string, reqs []simulator.Request) error {
 // deviceSequences lists, per device, the operations addressed to it or to
 // one of its ports, in order: what one server cost beyond the project-wide
 // list, create and VLAN calls.
-func deviceSequences(reqs []simulator.Request, devices []metalv1.Device) map[string][]string {
+func deviceSequences(reqs []metalsim.Request, devices []metalv1.Device) map[string][]string {
 	portOwner := map[string]string{}
 	for _, d := range devices {
 		for _, p := range d.GetNetworkPorts() {

@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
-func listByTag(tag string) simulator.Request {
-	return simulator.Request{
-		Method: "GET", Path: "/metal/v1/projects/p/devices", Operation: simulator.OpFindProjectDevices, Status: 200,
+func listByTag(tag string) metalsim.Request {
+	return metalsim.Request{
+		Method: "GET", Path: "/metal/v1/projects/p/devices", Operation: metalsim.OpFindProjectDevices, Status: 200,
 		Query: url.Values{"tag": {tag}, "page": {"1"}, "per_page": {"100"}}.Encode(),
 	}
 }
@@ -21,15 +21,15 @@ func listByTag(tag string) simulator.Request {
 func TestClassifyRequests(t *testing.T) {
 	sweep := listByTag(common.ClusterTag(clusterID))
 	adopt := listByTag(common.InstanceTag("6f1c"))
-	vlans := simulator.Request{Path: "/metal/v1/projects/p/virtual-networks", Operation: simulator.OpFindVirtualNetworks, Status: 200}
-	get := simulator.Request{Path: "/metal/v1/devices/d", Operation: simulator.OpFindDeviceByID, Status: 200}
-	create := simulator.Request{Path: "/metal/v1/projects/p/devices", Operation: simulator.OpCreateDevice, Status: 201}
-	refused := simulator.Request{Path: "/metal/v1/projects/p/devices", Operation: simulator.OpCreateDevice, Status: 429}
-	metadata := simulator.Request{Path: "/metadata", Operation: simulator.OpMetadata, Status: 200}
+	vlans := metalsim.Request{Path: "/metal/v1/projects/p/virtual-networks", Operation: metalsim.OpFindVirtualNetworks, Status: 200}
+	get := metalsim.Request{Path: "/metal/v1/devices/d", Operation: metalsim.OpFindDeviceByID, Status: 200}
+	create := metalsim.Request{Path: "/metal/v1/projects/p/devices", Operation: metalsim.OpCreateDevice, Status: 201}
+	refused := metalsim.Request{Path: "/metal/v1/projects/p/devices", Operation: metalsim.OpCreateDevice, Status: 429}
+	metadata := metalsim.Request{Path: "/metadata", Operation: metalsim.OpMetadata, Status: 200}
 
 	cases := []struct {
 		name                string
-		req                 simulator.Request
+		req                 metalsim.Request
 		sweepList, periodic bool
 	}{
 		{"the sweep's list", sweep, true, true},
@@ -44,17 +44,17 @@ func TestClassifyRequests(t *testing.T) {
 		})
 	}
 
-	log := []simulator.Request{sweep, adopt, get, create, refused, metadata, get}
+	log := []metalsim.Request{sweep, adopt, get, create, refused, metadata, get}
 	api := apiCalls(log)
 	assert.Len(t, api, 6, "the metadata service is not the controller's cost")
 	assert.Equal(t, 1, successfulCreates(api))
 	assert.Equal(t, 1, throttledCount(api))
 	counts := countOps(api, nil)
 	assert.Equal(t, 6, counts.total())
-	assert.Equal(t, []string{simulator.OpCreateDevice, simulator.OpFindDeviceByID, simulator.OpFindProjectDevices}, counts.ops())
+	assert.Equal(t, []string{metalsim.OpCreateDevice, metalsim.OpFindDeviceByID, metalsim.OpFindProjectDevices}, counts.ops())
 	assert.Equal(t, "createDevice 1.00, findDeviceById 1.00, findProjectDevices 1.00", counts.perMinute(2))
 	assert.Equal(t, "none", opCounts{}.perMinute(1))
-	assert.Equal(t, opCounts{simulator.OpFindProjectDevices: 1}, countOps(api, isPeriodicList))
+	assert.Equal(t, opCounts{metalsim.OpFindProjectDevices: 1}, countOps(api, isPeriodicList))
 }
 
 func TestShortDuration(t *testing.T) {

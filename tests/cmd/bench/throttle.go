@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // runThrottle is the overhead run with the simulator answering a share of
@@ -21,8 +21,8 @@ func runThrottle(ctx context.Context, b *bench) (result, error) {
 		return res, err
 	}
 	defer fl.stop()
-	fl.metal.sim.InjectFault(simulator.Fault{
-		Kind: simulator.FaultRateLimit, Probability: cfg.throttleProbability, RetryAfter: cfg.throttleRetryAfter,
+	fl.metal.sim.InjectFault(metalsim.Fault{
+		Kind: metalsim.FaultRateLimit, Probability: cfg.throttleProbability, RetryAfter: cfg.throttleRetryAfter,
 	})
 	before, err := fl.snapshot(ctx)
 	if err != nil {

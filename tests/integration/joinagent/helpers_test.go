@@ -20,8 +20,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
@@ -51,7 +51,7 @@ type world struct {
 	t       *testing.T
 	ctx     context.Context
 	kube    kubernetes.Interface
-	sim     *simulator.Simulator
+	sim     *metalsim.Simulator
 	agent   *joinagent.Agent
 	metal   *metalv1.APIClient
 	ipxeURL string
@@ -67,7 +67,7 @@ func newWorld(t *testing.T) *world {
 	kube, err := kubernetes.NewForConfig(c.RESTConfig)
 	require.NoError(t, err)
 
-	sim := simulator.New(simulator.Options{Timings: simulator.DefaultTimings().Scale(1.0 / 2000), Seed: 7})
+	sim := metalsim.New(metalsim.Options{Timings: metalsim.DefaultTimings().Scale(1.0 / 2000), Seed: 7})
 	sim.AddProject(metalToken, projectID)
 	api := httptest.NewServer(sim.Handler())
 	t.Cleanup(api.Close)
@@ -116,7 +116,7 @@ func render(t *testing.T, in harvester.JoinConfigInput) string {
 // when the test ends; Nodes outlive the per-test simulator.
 func (w *world) createDevice(hostname string, in metalv1.DeviceCreateInMetroInput) string {
 	w.t.Helper()
-	in.Metro, in.Plan, in.OperatingSystem, in.Hostname = "da", "c3.small.x86", simulator.OSCustomIPXE, metalv1.PtrString(hostname)
+	in.Metro, in.Plan, in.OperatingSystem, in.Hostname = "da", "c3.small.x86", metalsim.OSCustomIPXE, metalv1.PtrString(hostname)
 	dev, _, err := w.metal.DevicesApi.CreateDevice(w.ctx, projectID).
 		CreateDeviceRequest(metalv1.CreateDeviceRequest{DeviceCreateInMetroInput: &in}).Execute()
 	require.NoError(w.t, err)

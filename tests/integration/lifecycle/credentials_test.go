@@ -18,7 +18,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -82,7 +82,7 @@ func assertWarning(t *testing.T, env *framework.Env, name, reason string) {
 func assertNoMetalDevices(t *testing.T, env *framework.Env) {
 	t.Helper()
 	assert.Empty(t, env.Sim.Devices(framework.ProjectID), "a device exists")
-	assert.Empty(t, env.Sim.RequestsFor(simulator.OpCreateDevice), "a device create was sent")
+	assert.Empty(t, env.Sim.RequestsFor(metalsim.OpCreateDevice), "a device create was sent")
 }
 
 // assertAbsent checks objects, Events and the in-process log for values
@@ -232,8 +232,8 @@ func TestTokenRotationWhileProvisioning(t *testing.T) {
 	// rotation lands in the middle of its provisioning chain.
 	created := make(chan struct{})
 	var once sync.Once
-	t.Cleanup(env.Sim.Subscribe(func(n simulator.Notification) {
-		if n.Type == simulator.DeviceCreated {
+	t.Cleanup(env.Sim.Subscribe(func(n metalsim.Notification) {
+		if n.Type == metalsim.DeviceCreated {
 			once.Do(func() { close(created) })
 		}
 	}))
@@ -281,8 +281,8 @@ func TestTokenRevokedMidProvisionRecovers(t *testing.T) {
 
 	revoked := make(chan struct{})
 	var once sync.Once
-	t.Cleanup(env.Sim.Subscribe(func(n simulator.Notification) {
-		if n.Type == simulator.DeviceCreated {
+	t.Cleanup(env.Sim.Subscribe(func(n metalsim.Notification) {
+		if n.Type == metalsim.DeviceCreated {
 			once.Do(func() {
 				gate.revoke(framework.MetalToken)
 				close(revoked)

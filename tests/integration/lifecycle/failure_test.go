@@ -12,7 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -27,7 +27,7 @@ func TestFailedProvisionIsReplaced(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
 	l := newLedger(t, env)
 	insts := watchInstances(t, env)
-	fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultProvisionFailure, Count: 1})
+	fault := env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultProvisionFailure, Count: 1})
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "fails-once"))
 
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
@@ -58,7 +58,7 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	const attempts = 2
 	env := framework.New(t, &shared, framework.Options{})
 	l := newLedger(t, env)
-	fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultProvisionFailure})
+	fault := env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultProvisionFailure})
 	p := framework.ParsePool(t, framework.SeedSample, "fails-always")
 	p.Spec.Remediation.MaxProvisionAttempts = attempts
 	pool := env.CreatePool(p)
@@ -70,7 +70,7 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	assert.Equal(t, attempts, l.createdCount())
 	require.Never(t, func() bool { return l.createdCount() > attempts }, 3*time.Second, 100*time.Millisecond,
 		"the pool kept creating devices after ProvisioningFailed")
-	assert.Equal(t, attempts, len(env.Sim.RequestsFor(simulator.OpCreateDevice)))
+	assert.Equal(t, attempts, len(env.Sim.RequestsFor(metalsim.OpCreateDevice)))
 	// The last failed server stays for inspection, its device still owned.
 	left := env.Instances(pool.Name)
 	require.Len(t, left, 1)
@@ -111,8 +111,8 @@ func TestLostCreatesAreReplacedNotCounted(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{Configure: func(c *config.Config) { c.MetalTimeout = time.Second }})
 	l := newLedger(t, env)
 	insts := watchInstances(t, env)
-	fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultServerError, Status: 502, Count: 2,
-		Operations: []string{simulator.OpCreateDevice}})
+	fault := env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 502, Count: 2,
+		Operations: []string{metalsim.OpCreateDevice}})
 	p := framework.ParsePool(t, framework.SeedSample, "lost-creates")
 	p.Spec.Remediation.MaxProvisionAttempts = 1
 	pool := env.CreatePool(p)
@@ -131,7 +131,7 @@ func TestLostCreatesAreReplacedNotCounted(t *testing.T) {
 	for name := range names {
 		assertWarning(t, env, name, "CreateUnconfirmed")
 	}
-	assert.Len(t, env.Sim.RequestsFor(simulator.OpCreateDevice), 3, "creates sent (two lost, one answered)")
+	assert.Len(t, env.Sim.RequestsFor(metalsim.OpCreateDevice), 3, "creates sent (two lost, one answered)")
 	assert.Equal(t, 1, l.createdCount())
 	assert.Len(t, env.Sim.Devices(framework.ProjectID), 1)
 	env.AssertNoSecretLeaks()

@@ -19,7 +19,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -39,16 +39,16 @@ func newLedger(t *testing.T, env *framework.Env) *ledger {
 	return l
 }
 
-func (l *ledger) observe(n simulator.Notification) {
+func (l *ledger) observe(n metalsim.Notification) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case n.Type == simulator.DeviceCreated:
+	case n.Type == metalsim.DeviceCreated:
 		uid, _ := common.TagValue(n.Tags, common.TagInstance)
 		l.created[uid] = append(l.created[uid], n.DeviceID)
-	case n.Type == simulator.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING:
+	case n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING:
 		l.reinstalls[n.DeviceID]++
-	case n.Type == simulator.DeviceStateChanged && n.State == metalv1.DEVICESTATE_FAILED:
+	case n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_FAILED:
 		l.failed[n.DeviceID] = true
 	}
 }
@@ -106,7 +106,7 @@ func (l *ledger) assertOneDevicePerInstance(t *testing.T, env *framework.Env, in
 		}
 	}
 	var ok201 int
-	for _, r := range env.Sim.RequestsFor(simulator.OpCreateDevice) {
+	for _, r := range env.Sim.RequestsFor(metalsim.OpCreateDevice) {
 		if r.Status == 201 {
 			ok201++
 		}

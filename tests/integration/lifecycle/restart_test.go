@@ -12,7 +12,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -25,7 +25,7 @@ type killCtx struct {
 	// Set before the returned channel closes: whether the process died of
 	// the SIGKILL (it was running), and the device transition that fired it.
 	sigkilled bool
-	cause     *simulator.Notification
+	cause     *metalsim.Notification
 }
 
 // killPoint arms a trigger that SIGKILLs the controller and returns a channel
@@ -45,11 +45,11 @@ func onInstance(pred func(watch.EventType, *v1.Instance) bool) killPoint {
 // onDevice kills inside the simulator's notification of the first device
 // transition matching pred, that is before the request that caused it is
 // answered: the controller never sees the answer.
-func onDevice(pred func(simulator.Notification) bool) killPoint {
+func onDevice(pred func(metalsim.Notification) bool) killPoint {
 	return func(k *killCtx) <-chan struct{} {
 		done := make(chan struct{})
 		var once sync.Once
-		unsubscribe := k.env.Sim.Subscribe(func(n simulator.Notification) {
+		unsubscribe := k.env.Sim.Subscribe(func(n metalsim.Notification) {
 			if !pred(n) {
 				return
 			}
@@ -83,20 +83,20 @@ func TestSIGKILLAtEachStepNeverDuplicatesDevices(t *testing.T) {
 		adopts bool
 	}{
 		{name: "instance-created", kill: onInstance(func(typ watch.EventType, _ *v1.Instance) bool { return typ == watch.Added })},
-		{name: "create-stored", adopts: true, kill: onDevice(func(n simulator.Notification) bool { return n.Type == simulator.DeviceCreated })},
+		{name: "create-stored", adopts: true, kill: onDevice(func(n metalsim.Notification) bool { return n.Type == metalsim.DeviceCreated })},
 		{name: "provisioning", kill: onInstance(phaseIs(v1.PhaseProvisioning))},
-		{name: "networking", kill: onDevice(func(n simulator.Notification) bool {
+		{name: "networking", kill: onDevice(func(n metalsim.Notification) bool {
 			// The first port change of an active device: the networking chain
 			// is mid-way to the install state, which comes before the reinstall.
-			return n.Type == simulator.DeviceNetworkChanged && n.State == metalv1.DEVICESTATE_ACTIVE
+			return n.Type == metalsim.DeviceNetworkChanged && n.State == metalv1.DEVICESTATE_ACTIVE
 		})},
-		{name: "reinstall-sent", kill: onDevice(func(n simulator.Notification) bool {
-			return n.Type == simulator.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING
+		{name: "reinstall-sent", kill: onDevice(func(n metalsim.Notification) bool {
+			return n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING
 		})},
 		{name: "joining", kill: onInstance(phaseIs(v1.PhaseJoining))},
 		// With leader election the next process waits out the dead leader's
 		// Lease, as a replacement pod does, and then adopts the lost create.
-		{name: "create-stored-leader", leaderElect: true, adopts: true, kill: onDevice(func(n simulator.Notification) bool { return n.Type == simulator.DeviceCreated })},
+		{name: "create-stored-leader", leaderElect: true, adopts: true, kill: onDevice(func(n metalsim.Notification) bool { return n.Type == metalsim.DeviceCreated })},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,15 +138,15 @@ func TestSIGKILLAtEachStepNeverDuplicatesDevices(t *testing.T) {
 func TestLostCreateIsAdoptedNotResent(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
 	l := newLedger(t, env)
-	fault := env.Sim.InjectFault(simulator.Fault{
-		Kind: simulator.FaultDropConnection, AfterStore: true,
-		Operations: []string{simulator.OpCreateDevice}, Count: 1,
+	fault := env.Sim.InjectFault(metalsim.Fault{
+		Kind: metalsim.FaultDropConnection, AfterStore: true,
+		Operations: []string{metalsim.OpCreateDevice}, Count: 1,
 	})
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "lost-create"))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
 
 	assert.Equal(t, 1, env.Sim.FaultFired(fault), "the create's answer was never dropped")
-	creates := env.Sim.RequestsFor(simulator.OpCreateDevice)
+	creates := env.Sim.RequestsFor(metalsim.OpCreateDevice)
 	require.Len(t, creates, 1, "the create was sent again")
 	assert.True(t, creates[0].Dropped)
 
@@ -164,7 +164,7 @@ func TestLostCreateIsAdoptedNotResent(t *testing.T) {
 
 // assertAdopted checks that the Instance whose create answer was cut found
 // its device by tag rather than creating another.
-func assertAdopted(t *testing.T, env *framework.Env, insts []v1.Instance, cause *simulator.Notification) {
+func assertAdopted(t *testing.T, env *framework.Env, insts []v1.Instance, cause *metalsim.Notification) {
 	t.Helper()
 	require.NotNil(t, cause)
 	uid, ok := common.TagValue(cause.Tags, common.TagInstance)
@@ -201,15 +201,15 @@ func TestLostReinstallAnswerReinstallsOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := framework.New(t, &shared, framework.Options{})
 			l := newLedger(t, env)
-			fault := env.Sim.InjectFault(simulator.Fault{
-				Kind: simulator.FaultDropConnection, AfterStore: tc.afterStore,
-				Operations: []string{simulator.OpPerformAction}, Count: 1,
+			fault := env.Sim.InjectFault(metalsim.Fault{
+				Kind: metalsim.FaultDropConnection, AfterStore: tc.afterStore,
+				Operations: []string{metalsim.OpPerformAction}, Count: 1,
 			})
 			pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "lost-reinstall-"+tc.name))
 			env.WaitPoolReady(pool.Name, 1, 90*time.Second)
 
 			assert.Equal(t, 1, env.Sim.FaultFired(fault))
-			assert.Len(t, env.Sim.RequestsFor(simulator.OpPerformAction), tc.requests)
+			assert.Len(t, env.Sim.RequestsFor(metalsim.OpPerformAction), tc.requests)
 			l.assertOneDevicePerInstance(t, env, env.Instances(pool.Name))
 			env.AssertNoSecretLeaks()
 		})

@@ -9,7 +9,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -21,9 +21,9 @@ import (
 // pool hits the same race now and then.
 func TestConcurrentVLANCreatesDoNotStallNetworking(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
-	env.Sim.InjectFault(simulator.Fault{
-		Kind: simulator.FaultLatency, Latency: time.Second,
-		Operations: []string{simulator.OpCreateVirtualNetwork},
+	env.Sim.InjectFault(metalsim.Fault{
+		Kind: metalsim.FaultLatency, Latency: time.Second,
+		Operations: []string{metalsim.OpCreateVirtualNetwork},
 	})
 	insts := watchInstances(t, env)
 	p := framework.ParsePool(t, framework.SeedSample, "vlan-race")
@@ -32,7 +32,7 @@ func TestConcurrentVLANCreatesDoNotStallNetworking(t *testing.T) {
 
 	env.WaitPoolReady(pool.Name, 2, time.Minute)
 	var refused int
-	for _, r := range env.Sim.RequestsFor(simulator.OpCreateVirtualNetwork) {
+	for _, r := range env.Sim.RequestsFor(metalsim.OpCreateVirtualNetwork) {
 		if r.Status == 422 {
 			refused++
 		}

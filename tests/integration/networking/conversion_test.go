@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -24,7 +24,7 @@ func TestSlowConversionIsSentOnceAndWaitedFor(t *testing.T) {
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
 	inst := waitJoinedNetwork(t, env, pool.Name, v1.NetworkTypeLayer2Individual)
 
-	conversions := env.Sim.RequestsFor(simulator.OpConvertLayer2)
+	conversions := env.Sim.RequestsFor(metalsim.OpConvertLayer2)
 	assert.Len(t, conversions, 1, "convertLayer2 requests: %+v", conversions)
 	for _, ev := range env.Events(inst.Name) {
 		if ev.Type == corev1.EventTypeWarning {

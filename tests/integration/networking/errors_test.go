@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -28,15 +28,15 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 		// joined: the step runs after the join (a layer-2 conversion).
 		joined bool
 	}{
-		{"VLAN assignment", framework.SeedHybrid, v1.NetworkTypeHybrid, simulator.OpAssignPort, "assign VLAN 1000 to eth1", false},
-		{"disbond", framework.SeedHybrid, v1.NetworkTypeHybrid, simulator.OpDisbondPort, "disbond eth1", false},
-		{"layer-2 conversion after the join", framework.SeedLayer2Bonded, v1.NetworkTypeLayer2Bonded, simulator.OpConvertLayer2, "convert-layer-2 on bond0", true},
+		{"VLAN assignment", framework.SeedHybrid, v1.NetworkTypeHybrid, metalsim.OpAssignPort, "assign VLAN 1000 to eth1", false},
+		{"disbond", framework.SeedHybrid, v1.NetworkTypeHybrid, metalsim.OpDisbondPort, "disbond eth1", false},
+		{"layer-2 conversion after the join", framework.SeedLayer2Bonded, v1.NetworkTypeLayer2Bonded, metalsim.OpConvertLayer2, "convert-layer-2 on bond0", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := framework.New(t, &shared, framework.Options{})
 			const refusal = "The port cannot take this change now (injected)"
-			fault := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultServerError, Status: 422,
+			fault := env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 422,
 				Operations: []string{tc.op}, Message: refusal})
 			pool := env.CreatePool(framework.SeedPoolWith(t, "net-refused", tc.networking))
 
@@ -64,7 +64,7 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 				// The install state keeps the management VLAN on bond0.
 				assert.Equal(t, corev1.ConditionTrue, nodeReady(t, env, inst.Name).Status)
 			} else {
-				assert.Empty(t, env.Sim.RequestsFor(simulator.OpPerformAction), "the installer must not start on unconverged ports")
+				assert.Empty(t, env.Sim.RequestsFor(metalsim.OpPerformAction), "the installer must not start on unconverged ports")
 				assert.Equal(t, v1.PhaseNetworking, inst.Status.Status)
 			}
 
@@ -81,11 +81,11 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 // for, without a failure condition, and the ports converge.
 func TestThrottledPortCallsBackOffAndRecover(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
-	disbond429 := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultRateLimit, Operations: []string{simulator.OpDisbondPort},
+	disbond429 := env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultRateLimit, Operations: []string{metalsim.OpDisbondPort},
 		Count: 1, RetryAfter: time.Second})
-	assign429 := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultRateLimit, Operations: []string{simulator.OpAssignPort},
+	assign429 := env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultRateLimit, Operations: []string{metalsim.OpAssignPort},
 		Count: 2, RetryAfter: time.Second})
-	assign503 := env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultServerError, Status: 503, Operations: []string{simulator.OpAssignPort},
+	assign503 := env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 503, Operations: []string{metalsim.OpAssignPort},
 		Count: 1})
 	pool := env.CreatePool(framework.SeedPoolWith(t, "net-throttled", framework.SeedHybrid))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
@@ -94,7 +94,7 @@ func TestThrottledPortCallsBackOffAndRecover(t *testing.T) {
 	assert.Equal(t, 1, env.Sim.FaultFired(disbond429))
 	assert.Equal(t, 2, env.Sim.FaultFired(assign429))
 	assert.Equal(t, 1, env.Sim.FaultFired(assign503))
-	for _, op := range []string{simulator.OpDisbondPort, simulator.OpAssignPort} {
+	for _, op := range []string{metalsim.OpDisbondPort, metalsim.OpAssignPort} {
 		reqs := env.Sim.RequestsFor(op)
 		for i, r := range reqs {
 			if r.Status != 429 || i+1 == len(reqs) {
@@ -104,8 +104,8 @@ func TestThrottledPortCallsBackOffAndRecover(t *testing.T) {
 			assert.GreaterOrEqual(t, wait, 900*time.Millisecond, "%s retried %s after a 429 asking for 1s", op, wait)
 		}
 	}
-	assert.Len(t, env.Sim.RequestsFor(simulator.OpDisbondPort), 2, "disbond: one 429, one success")
-	assert.Len(t, env.Sim.RequestsFor(simulator.OpAssignPort), 5, "assign: two 429s, one 503, two successes")
+	assert.Len(t, env.Sim.RequestsFor(metalsim.OpDisbondPort), 2, "disbond: one 429, one success")
+	assert.Len(t, env.Sim.RequestsFor(metalsim.OpAssignPort), 5, "assign: two 429s, one 503, two successes")
 	assert.Zero(t, countWarnings(env, inst.Name, "eth1"), "a throttled port call is no failure to warn about")
 	assertPorts(t, caseOf(t, v1.NetworkTypeHybrid).ports, readDevice(t, env, inst.Status.InstanceID))
 	require.Equal(t, corev1.ConditionTrue, nodeReady(t, env, inst.Name).Status)

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -24,12 +24,12 @@ const metro = "sg"
 
 // portOperations are the Metal calls on ports; a converged device needs none.
 var portOperations = map[string]bool{
-	simulator.OpFindPortByID: true, simulator.OpAssignPort: true, simulator.OpUnassignPort: true,
-	simulator.OpBondPort: true, simulator.OpDisbondPort: true,
-	simulator.OpConvertLayer2: true, simulator.OpConvertLayer3: true,
-	simulator.OpAssignNativeVlan: true, simulator.OpDeleteNativeVlan: true,
-	simulator.OpCreatePortVlanAssignmentBatch: true, simulator.OpFindPortVlanAssignmentBatches: true,
-	simulator.OpFindPortVlanAssignmentBatchByID: true,
+	metalsim.OpFindPortByID: true, metalsim.OpAssignPort: true, metalsim.OpUnassignPort: true,
+	metalsim.OpBondPort: true, metalsim.OpDisbondPort: true,
+	metalsim.OpConvertLayer2: true, metalsim.OpConvertLayer3: true,
+	metalsim.OpAssignNativeVlan: true, metalsim.OpDeleteNativeVlan: true,
+	metalsim.OpCreatePortVlanAssignmentBatch: true, metalsim.OpFindPortVlanAssignmentBatches: true,
+	metalsim.OpFindPortVlanAssignmentBatchByID: true,
 }
 
 // portNames maps the device's port IDs to their names, from the simulator's
@@ -46,7 +46,7 @@ func portNames(t *testing.T, env *framework.Env, deviceID string) map[string]str
 }
 
 // portCall renders a logged port request as "operation port [query]".
-func portCall(r simulator.Request, names map[string]string) string {
+func portCall(r metalsim.Request, names map[string]string) string {
 	parts := strings.Split(strings.TrimPrefix(r.Path, "/metal/v1/ports/"), "/")
 	name := names[parts[0]]
 	if name == "" {
@@ -61,10 +61,10 @@ func portCall(r simulator.Request, names map[string]string) string {
 
 // callsAroundReinstall splits the successful port calls of the log at the
 // reinstall that started the installer.
-func callsAroundReinstall(reqs []simulator.Request, names map[string]string) (before, after []string, reinstalls int) {
+func callsAroundReinstall(reqs []metalsim.Request, names map[string]string) (before, after []string, reinstalls int) {
 	for _, r := range reqs {
 		switch {
-		case r.Operation == simulator.OpPerformAction && r.Status < 300:
+		case r.Operation == metalsim.OpPerformAction && r.Status < 300:
 			reinstalls++
 		case portOperations[r.Operation] && r.Status < 300:
 			if reinstalls == 0 {
@@ -78,7 +78,7 @@ func callsAroundReinstall(reqs []simulator.Request, names map[string]string) (be
 }
 
 // countByOperation counts the logged requests per operation.
-func countByOperation(reqs []simulator.Request) map[string]int {
+func countByOperation(reqs []metalsim.Request) map[string]int {
 	out := map[string]int{}
 	for _, r := range reqs {
 		out[r.Operation]++
@@ -227,8 +227,8 @@ func touchInstance(t *testing.T, env *framework.Env, name string) {
 }
 
 // portRequests returns the logged requests that touched ports.
-func portRequests(reqs []simulator.Request) []simulator.Request {
-	var out []simulator.Request
+func portRequests(reqs []metalsim.Request) []metalsim.Request {
+	var out []metalsim.Request
 	for _, r := range reqs {
 		if portOperations[r.Operation] {
 			out = append(out, r)
@@ -241,13 +241,13 @@ func portRequests(reqs []simulator.Request) []simulator.Request {
 // the Harvester installer ran on.
 type bootRecorder struct {
 	mu    sync.Mutex
-	boots []simulator.NetworkState
+	boots []metalsim.NetworkState
 }
 
 func recordInstallerBoots(env *framework.Env) *bootRecorder {
 	rec := &bootRecorder{}
-	unsubscribe := env.Sim.Subscribe(func(n simulator.Notification) {
-		if n.Type == simulator.DeviceBooted && n.Boot != nil && n.Boot.Reason == simulator.BootReinstall {
+	unsubscribe := env.Sim.Subscribe(func(n metalsim.Notification) {
+		if n.Type == metalsim.DeviceBooted && n.Boot != nil && n.Boot.Reason == metalsim.BootReinstall {
 			rec.mu.Lock()
 			rec.boots = append(rec.boots, n.Network)
 			rec.mu.Unlock()
@@ -257,19 +257,19 @@ func recordInstallerBoots(env *framework.Env) *bootRecorder {
 	return rec
 }
 
-func (b *bootRecorder) all() []simulator.NetworkState {
+func (b *bootRecorder) all() []metalsim.NetworkState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]simulator.NetworkState(nil), b.boots...)
+	return append([]metalsim.NetworkState(nil), b.boots...)
 }
 
-func portState(ns simulator.NetworkState, name string) (simulator.PortState, bool) {
+func portState(ns metalsim.NetworkState, name string) (metalsim.PortState, bool) {
 	for _, p := range ns.Ports {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return simulator.PortState{}, false
+	return metalsim.PortState{}, false
 }
 
 func ints32(xs []int32) []int {

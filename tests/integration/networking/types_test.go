@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -196,7 +196,7 @@ func nilIfEmpty(xs []int) []int {
 
 // assertInstall checks the ports the installer ran on and what it was
 // configured with.
-func assertInstall(t *testing.T, env *framework.Env, tc typeCase, boots []simulator.NetworkState) {
+func assertInstall(t *testing.T, env *framework.Env, tc typeCase, boots []metalsim.NetworkState) {
 	t.Helper()
 	require.Len(t, boots, 1, "one installer boot")
 	results := env.Agent.Results()
@@ -240,5 +240,5 @@ func assertConvergedIsIdle(t *testing.T, env *framework.Env, inst v1.Instance) {
 	reqs := env.Sim.Requests()
 	t.Logf("re-plan of a converged server: %s", formatCounts(countByOperation(reqs)))
 	assert.Empty(t, portRequests(reqs), "a re-plan of a converged server called a port operation")
-	assert.Equal(t, 1, countByOperation(reqs)[simulator.OpFindDeviceByID], "a re-plan reads the device once")
+	assert.Equal(t, 1, countByOperation(reqs)[metalsim.OpFindDeviceByID], "a re-plan reads the device once")
 }

@@ -12,7 +12,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -56,7 +56,7 @@ func TestVLANChangesInPlaceAndPoolRemovalKeepsForeignVLANs(t *testing.T) {
 	t.Logf("VLAN list change: %s", formatCounts(countByOperation(reqs)))
 	assert.Equal(t, []string{"unassignPort eth1", "assignPort eth1"}, calls, "exactly the changed assignments")
 	counts := countByOperation(reqs)
-	for _, op := range []string{simulator.OpPerformAction, simulator.OpCreateDevice, simulator.OpDeleteDevice, simulator.OpUpdateDevice} {
+	for _, op := range []string{metalsim.OpPerformAction, metalsim.OpCreateDevice, metalsim.OpDeleteDevice, metalsim.OpUpdateDevice} {
 		assert.Zero(t, counts[op], "%s during an in-place VLAN change", op)
 	}
 	after := onlyInstance(t, env, pool.Name)

@@ -21,7 +21,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -95,7 +95,7 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	}})
 
 	// One provision fails (a provision failure, replaced).
-	env.Sim.InjectFault(simulator.Fault{Kind: simulator.FaultProvisionFailure, Operations: []string{simulator.OpCreateDevice}, Count: 1})
+	env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultProvisionFailure, Operations: []string{metalsim.OpCreateDevice}, Count: 1})
 	p := framework.ParsePool(t, framework.SeedSample, "metrics")
 	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	pool := env.CreatePool(p)

@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal/simulator"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -148,8 +148,8 @@ func TestUserdataClearedAfterJoin(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
 	// What the installer read at the reinstall boot: the join configuration.
 	var installUserdata atomic.Value
-	unsubscribe := env.Sim.Subscribe(func(n simulator.Notification) {
-		if n.Type == simulator.DeviceBooted && n.Boot != nil && n.Boot.Reason == simulator.BootReinstall {
+	unsubscribe := env.Sim.Subscribe(func(n metalsim.Notification) {
+		if n.Type == metalsim.DeviceBooted && n.Boot != nil && n.Boot.Reason == metalsim.BootReinstall {
 			installUserdata.Store(n.Userdata)
 		}
 	})

@@ -1,0 +1,151 @@
+// Package metalsim is an in-memory Equinix Metal API that the real
+// equinix-sdk-go v0.66.0 client (services/metalv1) cannot tell from the
+// real service. Equinix Metal shut down on 2026-06-30, so this is the only
+// test target for pkg/metal and the controllers.
+//
+// Every response body is a metalv1 model marshalled by the SDK's own
+// MarshalJSON, with Content-Type application/json, the SDK's field names and
+// enum values, and the status codes the real API used. The facts it follows
+// are in docs/metal-api.md; behaviour that could not be confirmed against the
+// live API is marked "inferred" below.
+//
+// # Quick start
+//
+//	clock := metalsim.NewFakeClock(time.Now())
+//	sim := metalsim.New(metalsim.Options{Clock: clock, Timings: metalsim.DefaultTimings(), Seed: 1})
+//	sim.AddProject("token", projectID)
+//	srv := httptest.NewServer(sim.Handler())   // or metalsim.NewServer(sim, "")
+//
+//	cfg := metalv1.NewConfiguration()
+//	cfg.Servers = metalv1.ServerConfigurations{{URL: srv.URL + "/metal/v1"}}
+//	cfg.AddDefaultHeader("X-Auth-Token", "token")
+//	client := metalv1.NewAPIClient(cfg)
+//
+//	clock.Advance(4 * time.Minute) // queued -> provisioning -> active
+//	sim.Tick()                     // optional: notify observers without a request
+//
+// # Public API
+//
+//   - New(Options) *Simulator; Options{Clock, Timings, Seed, RateLimit,
+//     RateLimitWindow}. A nil Clock is the real clock; the zero Timings makes
+//     every step complete on the next access (DefaultTimings has realistic
+//     durations, Timings.Scale shrinks them for a standalone server).
+//   - AddProject(token, projectID): a token may hold several projects.
+//   - AddHardwareReservation(projectID, plan, metro) (id, error).
+//   - Handler() http.Handler; NewServer(sim, addr) (*Server, error) with
+//     Server.URL ending in /metal/v1, Server.RootURL and Server.Close.
+//   - Requests(), RequestsFor(op), ResetRequests(): the request log (method,
+//     path, query, operation, status, simulator time, fault; never a token).
+//   - InjectFault(Fault) FaultID, RemoveFault, ClearFaults, FaultFired.
+//   - Devices(projectID), Device(id), DeviceNetwork(id), DeviceEvents(id):
+//     deep copies with every nested object included.
+//   - DeleteDeviceOutOfBand(id), AddDeviceEvent(deviceID, type, body).
+//   - Subscribe(func(Notification)) (unsubscribe func()), Tick(),
+//     RunTicker(ctx, interval).
+//   - NewFakeClock(start) *FakeClock with Now, Advance and Set.
+//
+// Package standalone (Start) serves a simulator on the real clock with a
+// ticker, a progress log and optionally the node-join agent; it backs the
+// `harvester-equinix-addon simulator` command, which prints its base URL as
+// the first line of stdout.
+//
+// Operation names (OpCreateDevice = "createDevice", ...) are the OpenAPI
+// operationIds behind the SDK methods; faults and the request log use them.
+//
+// # Endpoints under /metal/v1
+//
+// Devices: POST/GET /projects/{id}/devices, GET/PUT/DELETE /devices/{id},
+// POST /devices/{id}/actions, GET /devices/{id}/userdata,
+// GET /devices/{id}/events, GET /events/{id}. Ports: GET /ports/{id},
+// POST /ports/{id}/{assign,unassign,bond,disbond}, POST
+// /ports/{id}/convert/{layer-2,layer-3}, POST/DELETE /ports/{id}/native-vlan,
+// POST/GET /ports/{id}/vlan-assignments/batches[/{batch_id}]. VLANs:
+// POST/GET /projects/{id}/virtual-networks, GET/DELETE /virtual-networks/{id}.
+// IPs: POST/GET /projects/{id}/ips, GET/DELETE /ips/{id}, POST/GET
+// /devices/{id}/ips. BGP: POST /projects/{id}/bgp-configs, GET
+// /projects/{id}/bgp-config, POST/GET /devices/{id}/bgp/sessions, GET
+// /devices/{id}/bgp/neighbors, GET/DELETE /bgp/sessions/{id}. Catalog: GET
+// /plans, GET /locations/metros[/{id}]. Anything else answers a JSON 404.
+//
+// Authentication is the X-Auth-Token header; a missing or unknown token gets
+// 401 {"error":"Invalid authentication token"}. Objects of a project the
+// token does not hold answer 403 ("You are not authorized to view this
+// device") for operations whose spec lists a 403, and 404 otherwise
+// (inferred rule).
+//
+// # Devices
+//
+// States follow the API: queued -> provisioning -> active (or failed with
+// FaultProvisionFailure); a custom_ipxe device turns active the moment its
+// iPXE script is handed out (Timings.IPXEBoot), a regular OS after
+// Timings.Provision. Reinstall: reinstalling -> active (the disk wipe is
+// skipped only with preserve_data and deprovision_fast). power_off:
+// powering_off -> inactive; power_on: powering_on -> active; reboot and
+// rescue keep the device active. Delete: deprovisioning -> gone (GET 404).
+// Deleting while queued or provisioning answers 422 "Cannot delete a device
+// while it is provisioning"; deleting a locked, reinstalling or already
+// deprovisioning device answers 422 too (inferred); force_delete is accepted
+// but overrides none of these.
+//
+// The custom iPXE rules of the spec are enforced with 422s: custom_ipxe
+// needs ipxe_script_url or userdata starting with #!ipxe, not both, and
+// ipxe_script_url needs custom_ipxe. Facility-based creates are refused.
+//
+// Nested project, plan, metro, facility and hardware_reservation objects are
+// {"href": ...} unless named in include (plan, metro and facility keep the
+// href in AdditionalProperties since their models have no Href field);
+// exclude reduces them to the href and drops other named fields. Port
+// virtual_networks are hrefs unless "virtual_networks" (or
+// "network_ports.virtual_networks") is included. Lists paginate with page and
+// per_page (default 10, clamped to 1-1000) and fill meta completely.
+//
+// Ports: eth0, eth1 and bond0 (4-NIC plans add eth2, eth3 and bond1), with
+// MACs unique for the simulator's life, shown once provisioning starts
+// (inferred: hardware is picked then). New devices are layer3: every eth
+// bonded, bond0 in layer 3 holding one public IPv4 /31, one public IPv6 /127
+// and one private IPv4 /31; bond1 starts in layer 2 (terraform-provider-packet
+// #306). Each port's network_type is derived from per-port bonded flags,
+// per-bond layer and VLANs. convert/layer-2 drops the device's addresses and
+// answers 422 "bond0 is already configured for Layer 2" on an L2 bond;
+// convert/layer-3 needs the VLANs removed, re-bonds the members, allocates new
+// addresses and answers 422 "bond0 is already layer3" on an L3 bond. With a
+// non-zero Timings.PortConversion the conversion answers with the unchanged
+// port and lands later, so clients must re-read. Native VLANs need the VLAN
+// on the port, at least two VLANs and a layer-2 port (inferred). Disbonding
+// every member of a layer-3 bond is refused (inferred).
+//
+// # Faults
+//
+// Fault{Kind, Operations, Probability, Count, ...} with kinds
+// FaultRateLimit (429 with Retry-After and X-RateLimit-*), FaultServerError
+// (500 JSON, 502/504 HTML, 503 text, or a custom body; with AfterStore the
+// request is applied first), FaultForbidden (403; GETs only unless
+// Operations are named), FaultLatency, FaultDropConnection (transport error;
+// with AfterStore a create is stored although the client never sees it),
+// FaultProvisionFailure and FaultNoCapacity (422 {"errors":["There aren't
+// available servers in that metro"]}), both narrowed by Plan and Metro.
+// Probabilities draw from a generator seeded with Options.Seed.
+//
+// # Notifications
+//
+// Subscribe receives a Notification for every device transition:
+// DeviceCreated, DeviceStateChanged, DeviceBooted (with Boot: reason, whether
+// iPXE ran, the script URL or the #!ipxe userdata), DevicePoweredOff,
+// DeviceNetworkChanged, DeviceUpdated and DeviceDeleted (OutOfBand for
+// DeleteDeviceOutOfBand). Each carries the userdata, the network state (type,
+// MACs per port, VLANs, addresses) and a full device snapshot. Transitions
+// are applied lazily on every request and on Tick; notifications are
+// delivered in order, outside the lock, before the triggering response is
+// written (unless another goroutine is already delivering), and callbacks may
+// call back into the Simulator. Treat them as read-only.
+//
+// # Metadata service
+//
+// GET /metadata (JSON, see Metadata), GET /userdata (raw), POST /events
+// (UserState, recorded as an EventUserState device event) and POST
+// /phone-home are served outside /metal/v1 without a token. The calling
+// device is named by the X-Simulator-Device-ID header (DeviceIDHeader) since
+// source-address routing is impossible here (inferred). A device that is not
+// active answers 404; one in pure layer 2 answers 503 because the real
+// service is unreachable from there.
+package metalsim

@@ -1,0 +1,145 @@
+package metalsim
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/equinix/equinix-sdk-go/services/metalv1"
+)
+
+// The internal model. API-shaped data lives in metalv1 structs (device.obj,
+// vlan.obj, events, sessions, batches) so responses are always produced by
+// the SDK's own MarshalJSON; the rest is the simulation state that computed
+// fields (state, ports, addresses, network types) are derived from.
+
+type project struct {
+	id        string
+	name      string
+	createdAt time.Time
+	userID    string
+	bgp       *bgpConfig
+}
+
+func projectHref(id string) string { return apiPrefix + "/projects/" + id }
+
+type device struct {
+	// obj holds the stored API fields; renderDevice adds the computed ones.
+	obj     metalv1.Device
+	project *project
+	plan    planInfo
+	metro   metroInfo
+	os      osInfo
+
+	state metalv1.DeviceState
+	// stateAt is when the current state was entered and stateDone when a
+	// transitional state is scheduled to end (for provisioning_percentage).
+	stateAt, stateDone time.Time
+	// gen is bumped whenever a new operation is scheduled, so a timer set up
+	// by an older operation recognises that it is stale.
+	gen           uint64
+	seq           uint64 // creation order, the order of project lists
+	failProvision bool
+	gone          bool
+
+	ports       []*port
+	ips         []*ipAssignment
+	events      []metalv1.Event
+	reservation *hwReservation
+	sessions    []*bgpSession
+}
+
+func (d *device) id() string       { return d.obj.GetId() }
+func (d *device) hostname() string { return d.obj.GetHostname() }
+
+func deviceHref(id string) string { return apiPrefix + "/devices/" + id }
+
+type port struct {
+	id, name string
+	dev      *device
+	mac      string  // physical ports only
+	bond     *port   // physical ports: the bond they belong to
+	members  []*port // bond ports: their physical ports
+	bonded   bool    // physical ports only
+	layer2   bool    // bond ports only
+	vlans    []*vlan // in assignment order
+	native   *vlan
+	// converting marks a bond with a delayed layer conversion in flight.
+	converting bool
+}
+
+func (p *port) isBond() bool { return p.members != nil }
+
+func portHref(id string) string { return apiPrefix + "/ports/" + id }
+
+type vlan struct {
+	obj     metalv1.VirtualNetwork
+	project *project
+	metro   metroInfo
+}
+
+func (v *vlan) id() string   { return v.obj.GetId() }
+func (v *vlan) vxlan() int32 { return v.obj.GetVxlan() }
+
+func vlanHref(id string) string { return apiPrefix + "/virtual-networks/" + id }
+
+type ipBlock struct {
+	id         string
+	project    *project
+	metro      metroInfo // zero for global_ipv4
+	kind       metalv1.IPReservationType
+	prefix     netip.Prefix
+	management bool
+	device     *device // owner of a management block
+	tags       []string
+	details    string
+	customdata map[string]interface{}
+	state      string
+	createdAt  time.Time
+	seq        uint64
+	assigned   []*ipAssignment
+}
+
+type ipAssignment struct {
+	id         string
+	block      *ipBlock
+	device     *device
+	prefix     netip.Prefix // the assigned address with its own prefix length
+	management bool
+	createdAt  time.Time
+}
+
+func ipHref(id string) string { return apiPrefix + "/ips/" + id }
+
+type bgpConfig struct {
+	obj metalv1.BgpConfig
+	md5 string
+}
+
+type bgpSession struct {
+	obj    metalv1.BgpSession
+	device *device
+}
+
+type vlanBatch struct {
+	obj   metalv1.PortVlanAssignmentBatch
+	port  *port
+	items []batchItem
+}
+
+type batchItem struct {
+	ref    string // vxlan or VLAN UUID as sent
+	assign bool
+	native bool
+}
+
+type hwReservation struct {
+	id, shortID     string
+	project         *project
+	plan            planInfo
+	metro           metroInfo
+	device          *device
+	provisionableAt time.Time
+	createdAt       time.Time
+}
+
+func hwReservationHref(id string) string { return apiPrefix + "/hardware-reservations/" + id }

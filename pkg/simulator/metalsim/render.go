@@ -1,0 +1,225 @@
+package metalsim
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/equinix/equinix-sdk-go/services/metalv1"
+)
+
+// includes holds a request's include and exclude parameters. Nested objects
+// are rendered as {"href": ...} unless included; excluded fields are
+// dropped (or reduced to their href).
+type includes struct {
+	include, exclude map[string]bool
+	all              bool
+}
+
+func (c *call) includes() includes {
+	in := includes{include: map[string]bool{}, exclude: map[string]bool{}}
+	for _, v := range c.list("include") {
+		in.include[v] = true
+	}
+	for _, v := range c.list("exclude") {
+		in.exclude[v] = true
+	}
+	return in
+}
+
+// everything includes every nested object, for snapshots handed to Go
+// callers.
+var everything = includes{all: true}
+
+// has reports whether name is included. Dotted names ("network_ports.
+// virtual_networks") match on their last element too, since the API took
+// both forms.
+func (in includes) has(names ...string) bool {
+	if in.all {
+		return true
+	}
+	for _, n := range names {
+		if in.include[n] {
+			return true
+		}
+		for k := range in.include {
+			if strings.HasSuffix(k, "."+n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (in includes) excluded(name string) bool { return !in.all && in.exclude[name] }
+
+// hrefOnly carries an href on models that have no Href field (plan, metro,
+// facility); the SDK keeps it in AdditionalProperties.
+func hrefOnly(href string) map[string]interface{} { return map[string]interface{}{"href": href} }
+
+func (s *Simulator) renderDevice(d *device, in includes, now time.Time) metalv1.Device {
+	out := d.obj
+	out.Tags = append([]string{}, d.obj.Tags...)
+	out.State = ptr(d.state)
+	out.OperatingSystem = d.os.operatingSystem()
+	out.ProjectLite = &metalv1.DeviceProjectLite{Href: projectHref(d.project.id)}
+	out.Actions = deviceActions(d.state)
+	out.NetworkPorts = s.renderPorts(d, in.has("virtual_networks", "native_virtual_network"))
+	out.IpAddresses = []metalv1.IPAssignment{}
+	for _, a := range d.ips {
+		out.IpAddresses = append(out.IpAddresses, s.renderAssignment(a))
+	}
+	if d.state == metalv1.DEVICESTATE_QUEUED || d.state == metalv1.DEVICESTATE_PROVISIONING {
+		out.ProvisioningPercentage = ptr(provisioningPercentage(d, now))
+	}
+	s.renderDeviceRelations(&out, d, in)
+	if len(in.exclude) > 0 && !in.all {
+		clearJSONFields(&out, without(in.exclude, deviceRelations...))
+	}
+	return out
+}
+
+// deviceRelations are the nested objects that exclude reduces to an href
+// instead of dropping.
+var deviceRelations = []string{"project", "plan", "metro", "facility", "hardware_reservation"}
+
+func without(set map[string]bool, names ...string) map[string]bool {
+	out := make(map[string]bool, len(set))
+	for k, v := range set {
+		out[k] = v
+	}
+	for _, n := range names {
+		delete(out, n)
+	}
+	return out
+}
+
+func (s *Simulator) renderDeviceRelations(out *metalv1.Device, d *device, in includes) {
+	if in.has("project") && !in.excluded("project") {
+		out.Project = renderProject(d.project)
+	} else {
+		out.Project = &metalv1.Project{Href: ptr(projectHref(d.project.id))}
+	}
+	if in.has("plan") && !in.excluded("plan") {
+		out.Plan = ptr(d.plan.plan())
+	} else {
+		out.Plan = &metalv1.Plan{AdditionalProperties: hrefOnly(planHref(d.plan))}
+	}
+	if in.has("metro") && !in.excluded("metro") {
+		out.Metro = d.metro.deviceMetro()
+	} else {
+		out.Metro = &metalv1.DeviceMetro{AdditionalProperties: hrefOnly(metroHref(d.metro))}
+	}
+	if in.has("facility") && !in.excluded("facility") {
+		out.Facility = d.metro.facility()
+	} else {
+		out.Facility = &metalv1.Facility{AdditionalProperties: hrefOnly(apiPrefix + "/facilities/" + d.metro.facilityID)}
+	}
+	if r := d.reservation; r != nil {
+		if in.has("hardware_reservation") && !in.excluded("hardware_reservation") {
+			out.HardwareReservation = renderHardwareReservation(r)
+		} else {
+			out.HardwareReservation = &metalv1.HardwareReservation{Href: ptr(hwReservationHref(r.id))}
+		}
+	}
+}
+
+func renderProject(p *project) *metalv1.Project {
+	return &metalv1.Project{
+		Id:        ptr(p.id),
+		Href:      ptr(projectHref(p.id)),
+		Name:      ptr(p.name),
+		CreatedAt: ptr(p.createdAt),
+		UpdatedAt: ptr(p.createdAt),
+		BgpConfig: &metalv1.Href{Href: projectHref(p.id) + "/bgp-config"},
+	}
+}
+
+func renderHardwareReservation(r *hwReservation) *metalv1.HardwareReservation {
+	out := &metalv1.HardwareReservation{
+		Id:            ptr(r.id),
+		ShortId:       ptr(r.shortID),
+		Href:          ptr(hwReservationHref(r.id)),
+		CreatedAt:     ptr(r.createdAt),
+		Provisionable: ptr(r.device == nil),
+		Spare:         ptr(false),
+		NeedOfService: ptr(false),
+		Plan:          &metalv1.Plan{AdditionalProperties: hrefOnly(planHref(r.plan))},
+		Project:       &metalv1.Project{Href: ptr(projectHref(r.project.id))},
+		Facility:      &metalv1.Facility{AdditionalProperties: hrefOnly(apiPrefix + "/facilities/" + r.metro.facilityID)},
+	}
+	if r.device != nil {
+		out.Device = &metalv1.Device{Href: ptr(deviceHref(r.device.id()))}
+	}
+	return out
+}
+
+// deviceActions lists the actions the device accepts in state.
+func deviceActions(state metalv1.DeviceState) []metalv1.DeviceActionsInner {
+	names := map[string]string{
+		"power_on": "Power On", "power_off": "Power Off", "reboot": "Reboot",
+		"reinstall": "Reinstall", "rescue": "Rescue",
+	}
+	out := []metalv1.DeviceActionsInner{}
+	for _, a := range allowedActions[state] {
+		out = append(out, metalv1.DeviceActionsInner{Type: ptr(a), Name: ptr(names[a])})
+	}
+	return out
+}
+
+func provisioningPercentage(d *device, now time.Time) float32 {
+	if d.state == metalv1.DEVICESTATE_QUEUED {
+		return 0
+	}
+	total := d.stateDone.Sub(d.stateAt)
+	if total <= 0 {
+		return 99
+	}
+	pct := float32(now.Sub(d.stateAt)) / float32(total) * 100
+	return min(max(pct, 0), 99)
+}
+
+// snapshotLocked returns a deep copy of the device with everything included.
+// The JSON round trip through the SDK both copies and proves decodability.
+func (s *Simulator) snapshotLocked(d *device, now time.Time) metalv1.Device {
+	dev := s.renderDevice(d, everything, now)
+	var out metalv1.Device
+	if err := roundTrip(dev, &out); err != nil {
+		// The render only uses SDK types, so this cannot fail short of an SDK
+		// bug; surface it loudly rather than hand out a half-copied device.
+		panic(fmt.Sprintf("simulator: copy device %s: %v", d.id(), err))
+	}
+	return out
+}
+
+func roundTrip(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("marshal: %w", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("unmarshal: %w", err)
+	}
+	return nil
+}
+
+func copyEvent(e metalv1.Event) metalv1.Event {
+	out := e
+	out.Relationships = append([]metalv1.Href(nil), e.Relationships...)
+	return out
+}
+
+// clearJSONFields zeroes the fields of the struct behind ptr whose JSON
+// name is in names, implementing the API's exclude parameter.
+func clearJSONFields(ptr any, names map[string]bool) {
+	v := reflect.ValueOf(ptr).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if names[name] {
+			v.Field(i).Set(reflect.Zero(t.Field(i).Type))
+		}
+	}
+}

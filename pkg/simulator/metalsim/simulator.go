@@ -1,0 +1,295 @@
+package metalsim
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/equinix/equinix-sdk-go/services/metalv1"
+)
+
+// ErrNotFound is returned by Simulator methods given an unknown object ID.
+var ErrNotFound = errors.New("not found")
+
+// Options configure a Simulator.
+type Options struct {
+	// Clock drives every transition; nil means the real clock.
+	Clock Clock
+	// Timings are the durations of asynchronous work. The zero value makes
+	// every step complete on the next access; see DefaultTimings.
+	Timings Timings
+	// Seed makes probabilistic faults and generated IDs reproducible.
+	Seed int64
+	// RateLimit, when positive, makes every response carry X-RateLimit-*
+	// headers and answers 429 once a token made more than RateLimit
+	// requests in the current RateLimitWindow (default one minute) of the
+	// simulator's clock.
+	RateLimit       int
+	RateLimitWindow time.Duration
+}
+
+// Simulator is an in-memory Equinix Metal API. All state sits behind one
+// mutex; transitions are evaluated lazily from the Clock on every access.
+type Simulator struct {
+	clock   Clock
+	timings Timings
+	rate    rateLimiter
+
+	mu           sync.Mutex
+	ids          *idSource
+	faultRand    *rand.Rand
+	tokens       map[string]map[string]bool
+	projects     map[string]*project
+	devices      map[string]*device
+	ports        map[string]*port
+	vlans        map[string]*vlan
+	blocks       map[string]*ipBlock
+	assignments  map[string]*ipAssignment
+	sessions     map[string]*bgpSession
+	batches      map[string]*vlanBatch
+	reservations map[string]*hwReservation
+	timers       timerQueue
+	timerSeq     uint64
+	eventSeq     uint64
+	objSeq       uint64
+	alloc        allocator
+	faults       []*faultEntry
+	faultSeq     FaultID
+	requests     []Request
+	subs         map[int]func(Notification)
+	subSeq       int
+	pending      []Notification
+
+	delivering sync.Mutex
+	handler    http.Handler
+}
+
+// New returns a Simulator with no projects; add them with AddProject.
+func New(opts Options) *Simulator {
+	clock := opts.Clock
+	if clock == nil {
+		clock = realClock{}
+	}
+	window := opts.RateLimitWindow
+	if window <= 0 {
+		window = time.Minute
+	}
+	s := &Simulator{
+		clock:        clock,
+		timings:      opts.Timings,
+		rate:         rateLimiter{limit: opts.RateLimit, window: window, windows: map[string]*rateWindow{}},
+		ids:          newIDSource(opts.Seed),
+		faultRand:    rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
+		tokens:       map[string]map[string]bool{},
+		projects:     map[string]*project{},
+		devices:      map[string]*device{},
+		ports:        map[string]*port{},
+		vlans:        map[string]*vlan{},
+		blocks:       map[string]*ipBlock{},
+		assignments:  map[string]*ipAssignment{},
+		sessions:     map[string]*bgpSession{},
+		batches:      map[string]*vlanBatch{},
+		reservations: map[string]*hwReservation{},
+		alloc:        newAllocator(),
+		subs:         map[int]func(Notification){},
+	}
+	s.handler = s.routes()
+	return s
+}
+
+// Handler serves the API under /metal/v1 and the metadata service under
+// /metadata and /userdata.
+func (s *Simulator) Handler() http.Handler { return s.handler }
+
+// Now returns the simulator clock's time.
+func (s *Simulator) Now() time.Time { return s.clock.Now() }
+
+// AddProject lets token act on projectID, creating the project if needed.
+// A token may be given several projects and a project several tokens.
+func (s *Simulator) AddProject(token, projectID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.projects[projectID]; !ok {
+		s.projects[projectID] = &project{
+			id:        projectID,
+			name:      "project-" + shortID(projectID),
+			createdAt: s.clock.Now(),
+			userID:    s.ids.uuid(),
+		}
+	}
+	if s.tokens[token] == nil {
+		s.tokens[token] = map[string]bool{}
+	}
+	s.tokens[token][projectID] = true
+}
+
+// AddHardwareReservation adds a provisionable hardware reservation of plan
+// in metro to the project and returns its ID, for creates with
+// hardware_reservation_id.
+func (s *Simulator) AddHardwareReservation(projectID, planSlug, metroCode string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.projects[projectID]
+	if !ok {
+		return "", fmt.Errorf("project %s: %w", projectID, ErrNotFound)
+	}
+	plan, ok := findPlan(planSlug)
+	if !ok {
+		return "", fmt.Errorf("plan %s: %w", planSlug, ErrNotFound)
+	}
+	metro, ok := findMetro(metroCode)
+	if !ok {
+		return "", fmt.Errorf("metro %s: %w", metroCode, ErrNotFound)
+	}
+	now := s.clock.Now()
+	id := s.ids.uuid()
+	s.reservations[id] = &hwReservation{
+		id: id, shortID: shortID(id), project: p, plan: plan, metro: metro,
+		provisionableAt: now, createdAt: now,
+	}
+	return id, nil
+}
+
+// Tick applies every transition that is due and delivers the resulting
+// notifications, so observers react even when no client is polling.
+func (s *Simulator) Tick() {
+	s.locked(func() { s.advanceLocked(s.clock.Now()) })
+	s.deliver()
+}
+
+// locked runs fn under the simulator lock.
+func (s *Simulator) locked(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn()
+}
+
+// RunTicker calls Tick every interval until ctx is done. It is meant for a
+// simulator on the real clock; with a FakeClock call Tick after Advance.
+func (s *Simulator) RunTicker(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Tick()
+		}
+	}
+}
+
+// Devices returns deep copies of the project's devices with every nested
+// object included, ordered by creation time.
+func (s *Simulator) Devices(projectID string) []metalv1.Device {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.advanceLocked(now)
+	var out []metalv1.Device
+	for _, d := range s.projectDevicesLocked(projectID) {
+		out = append(out, s.snapshotLocked(d, now))
+	}
+	return out
+}
+
+// Device returns a deep copy of one device with every nested object
+// included, and whether it exists.
+func (s *Simulator) Device(id string) (metalv1.Device, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.advanceLocked(now)
+	d, ok := s.devices[id]
+	if !ok {
+		return metalv1.Device{}, false
+	}
+	return s.snapshotLocked(d, now), true
+}
+
+// DeviceNetwork returns the device's network as its host sees it.
+func (s *Simulator) DeviceNetwork(id string) (NetworkState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked(s.clock.Now())
+	d, ok := s.devices[id]
+	if !ok {
+		return NetworkState{}, fmt.Errorf("device %s: %w", id, ErrNotFound)
+	}
+	return s.networkStateLocked(d), nil
+}
+
+// DeviceEvents returns copies of the device's events, newest first.
+func (s *Simulator) DeviceEvents(id string) ([]metalv1.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked(s.clock.Now())
+	d, ok := s.devices[id]
+	if !ok {
+		return nil, fmt.Errorf("device %s: %w", id, ErrNotFound)
+	}
+	out := make([]metalv1.Event, 0, len(d.events))
+	for i := len(d.events) - 1; i >= 0; i-- {
+		out = append(out, copyEvent(d.events[i]))
+	}
+	return out, nil
+}
+
+// AddDeviceEvent records an event on the device as if the platform had
+// logged it; body may use "{{ device }}" for the hostname. A join agent uses
+// it to report install outcomes.
+func (s *Simulator) AddDeviceEvent(deviceID, eventType, body string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.advanceLocked(now)
+	d, ok := s.devices[deviceID]
+	if !ok {
+		return fmt.Errorf("device %s: %w", deviceID, ErrNotFound)
+	}
+	s.recordEventLocked(d, now, eventType, "info", body)
+	return nil
+}
+
+// DeleteDeviceOutOfBand removes a device at once, as if someone deleted it
+// in the portal or the platform reclaimed it: no deprovisioning state, the
+// next GET answers 404.
+func (s *Simulator) DeleteDeviceOutOfBand(id string) error {
+	var err error
+	s.locked(func() {
+		now := s.clock.Now()
+		s.advanceLocked(now)
+		d, ok := s.devices[id]
+		if !ok {
+			err = fmt.Errorf("device %s: %w", id, ErrNotFound)
+			return
+		}
+		s.removeDeviceLocked(d, now, true)
+	})
+	s.deliver()
+	return err
+}
+
+func (s *Simulator) projectDevicesLocked(projectID string) []*device {
+	var out []*device
+	for _, d := range s.devices {
+		if d.project.id == projectID {
+			out = append(out, d)
+		}
+	}
+	slices.SortFunc(out, func(a, b *device) int {
+		return cmp.Compare(a.seq, b.seq)
+	})
+	return out
+}
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}

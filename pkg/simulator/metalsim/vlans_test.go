@@ -1,0 +1,141 @@
+package metalsim
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/equinix/equinix-sdk-go/services/metalv1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestVirtualNetworkLifecycle(t *testing.T) {
+	e := newEnv(t)
+	vlans := e.client.VLANsApi
+
+	explicit := e.createVLAN("da", 1001)
+	assert.Equal(t, int32(1001), explicit.GetVxlan())
+	assert.Equal(t, "da", explicit.GetMetroCode())
+	assert.Equal(t, "test", explicit.GetDescription())
+	assert.Equal(t, "/metal/v1/virtual-networks/"+explicit.GetId(), explicit.GetHref())
+
+	auto := e.createVLAN("da", 0)
+	assert.Equal(t, int32(1000), auto.GetVxlan(), "the lowest free vxlan in 1000-1999")
+	auto2 := e.createVLAN("da", 0)
+	assert.Equal(t, int32(1002), auto2.GetVxlan())
+	sameVXLANOtherMetro := e.createVLAN("am", 1001)
+	assert.Equal(t, "am", sameVXLANOtherMetro.GetMetroCode())
+
+	tagged, _, err := vlans.CreateVirtualNetwork(e.ctx, testProject).VirtualNetworkCreateInput(metalv1.VirtualNetworkCreateInput{
+		Metro: ptr("da"), Vxlan: ptr(int32(3999)), Tags: []string{"cluster:x"},
+	}).Execute()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cluster:x"}, tagged.Tags)
+
+	t.Run("invalid requests", func(t *testing.T) {
+		for name, in := range map[string]metalv1.VirtualNetworkCreateInput{
+			"duplicate vxlan in metro": {Metro: ptr("da"), Vxlan: ptr(int32(1001))},
+			"vxlan too low":            {Metro: ptr("da"), Vxlan: ptr(int32(1))},
+			"vxlan too high":           {Metro: ptr("da"), Vxlan: ptr(int32(4000))},
+			"unknown metro":            {Metro: ptr("zz")},
+			"no metro":                 {Description: ptr("x")},
+		} {
+			t.Run(name, func(t *testing.T) {
+				_, resp, err := vlans.CreateVirtualNetwork(e.ctx, testProject).VirtualNetworkCreateInput(in).Execute()
+				requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "")
+			})
+		}
+	})
+
+	t.Run("list with metro filter", func(t *testing.T) {
+		all, resp, err := vlans.FindVirtualNetworks(e.ctx, testProject).Execute()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Len(t, all.VirtualNetworks, 5)
+		am, _, err := vlans.FindVirtualNetworks(e.ctx, testProject).Metro("am").Execute()
+		require.NoError(t, err)
+		require.Len(t, am.VirtualNetworks, 1)
+		assert.Equal(t, sameVXLANOtherMetro.GetId(), am.VirtualNetworks[0].GetId())
+		other, _, err := e.other.VLANsApi.FindVirtualNetworks(e.ctx, otherProject).Execute()
+		require.NoError(t, err)
+		assert.Empty(t, other.VirtualNetworks)
+	})
+
+	t.Run("delete refused while assigned", func(t *testing.T) {
+		d := e.createActive("node-1")
+		n := netClient{env: e, deviceID: d.GetId()}
+		n.assign("bond0", explicit.GetId())
+		resp, err := vlans.DeleteVirtualNetwork(e.ctx, explicit.GetId()).Execute()
+		requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "unassign it first")
+		n.unassign("bond0", explicit.GetId())
+		resp, err = vlans.DeleteVirtualNetwork(e.ctx, explicit.GetId()).Execute()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+		_, resp, err = vlans.GetVirtualNetwork(e.ctx, explicit.GetId()).Execute()
+		requireAPIError(t, resp, err, http.StatusNotFound, "")
+	})
+
+	t.Run("another project's VLAN", func(t *testing.T) {
+		_, resp, err := e.other.VLANsApi.GetVirtualNetwork(e.ctx, auto.GetId()).Execute()
+		requireAPIError(t, resp, err, http.StatusForbidden, "not authorized")
+	})
+}
+
+func TestVLANAssignmentBatch(t *testing.T) {
+	e := newEnv(t)
+	tm := DefaultTimings()
+	e.createVLAN("da", 1001)
+	e.createVLAN("da", 1002)
+	d := e.createActive("node-1")
+	n := netClient{env: e, deviceID: d.GetId()}
+	n.convert("bond0", true)
+	bond0 := n.portID("bond0")
+	ports := e.client.PortsApi
+
+	batch, resp, err := ports.CreatePortVlanAssignmentBatch(e.ctx, bond0).PortVlanAssignmentBatchCreateInput(
+		metalv1.PortVlanAssignmentBatchCreateInput{VlanAssignments: []metalv1.PortVlanAssignmentBatchCreateInputVlanAssignmentsInner{
+			{Vlan: ptr("1001"), State: ptr(metalv1.PORTVLANASSIGNMENTBATCHVLANASSIGNMENTSINNERSTATE_ASSIGNED)},
+			{Vlan: ptr("1002"), State: ptr(metalv1.PORTVLANASSIGNMENTBATCHVLANASSIGNMENTSINNERSTATE_ASSIGNED), Native: ptr(true)},
+		}}).Execute()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
+	assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_QUEUED, batch.GetState())
+	assert.Equal(t, int32(2), batch.GetQuantity())
+	assert.Equal(t, int32(1001), batch.VlanAssignments[0].GetVlan())
+
+	_, resp, err = ports.CreatePortVlanAssignmentBatch(e.ctx, bond0).PortVlanAssignmentBatchCreateInput(
+		metalv1.PortVlanAssignmentBatchCreateInput{VlanAssignments: []metalv1.PortVlanAssignmentBatchCreateInputVlanAssignmentsInner{{Vlan: ptr("1001")}}}).Execute()
+	requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "in progress")
+
+	getBatch := func() *metalv1.PortVlanAssignmentBatch {
+		b, _, err := ports.FindPortVlanAssignmentBatchByPortIdAndBatchId(e.ctx, bond0, batch.GetId()).Execute()
+		require.NoError(t, err)
+		return b
+	}
+	e.clock.Advance(tm.BatchCompletion / 2)
+	assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_IN_PROGRESS, getBatch().GetState())
+	e.clock.Advance(tm.BatchCompletion / 2)
+	done := getBatch()
+	assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_COMPLETED, done.GetState())
+	assert.Empty(t, done.ErrorMessages)
+	port := e.getPort(bond0)
+	assert.Len(t, port.VirtualNetworks, 2)
+	assert.Equal(t, int32(1002), port.NativeVirtualNetwork.GetVxlan())
+
+	t.Run("a failing batch reports its errors", func(t *testing.T) {
+		failing, _, err := ports.CreatePortVlanAssignmentBatch(e.ctx, bond0).PortVlanAssignmentBatchCreateInput(
+			metalv1.PortVlanAssignmentBatchCreateInput{VlanAssignments: []metalv1.PortVlanAssignmentBatchCreateInputVlanAssignmentsInner{
+				{Vlan: ptr("1999"), State: ptr(metalv1.PORTVLANASSIGNMENTBATCHVLANASSIGNMENTSINNERSTATE_ASSIGNED)},
+			}}).Execute()
+		require.NoError(t, err)
+		e.clock.Advance(tm.BatchCompletion)
+		got, _, err := ports.FindPortVlanAssignmentBatchByPortIdAndBatchId(e.ctx, bond0, failing.GetId()).Execute()
+		require.NoError(t, err)
+		assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_FAILED, got.GetState())
+		require.Len(t, got.ErrorMessages, 1)
+		assert.Contains(t, got.ErrorMessages[0], "not found")
+		list, _, err := ports.FindPortVlanAssignmentBatches(e.ctx, bond0).Execute()
+		require.NoError(t, err)
+		assert.Len(t, list.Batches, 2)
+	})
+}
