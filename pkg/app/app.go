@@ -1,5 +1,5 @@
 // Package app is the command line: flags (each mirrored by an environment
-// variable) parsed into config.Flags, then handed to the server.
+// variable) parsed into a config.Config, validated, then handed to the server.
 package app
 
 import (
@@ -29,28 +29,27 @@ func Run(args []string) int {
 
 // New builds the cli application.
 func New() *cli.App {
-	var f config.Flags
+	var cfg config.Config
 	app := &cli.App{
 		Name:    "harvester-equinix-addon",
 		Usage:   "provision pools of Equinix Metal servers that install Harvester and join this cluster",
 		Version: version.FriendlyVersion(),
-		Flags:   controllerFlags(&f),
+		Flags:   controllerFlags(&cfg),
 		Action: func(c *cli.Context) error {
-			cfg, err := config.New(f)
-			if err != nil {
+			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			setupLogging(cfg)
+			setupLogging(&cfg)
 			ctx, cancel := signalContext(c.Context)
 			defer cancel()
-			return server.Run(ctx, cfg)
+			return server.Run(ctx, &cfg)
 		},
 		Commands: []*cli.Command{simulatorCommand()},
 	}
 	return app
 }
 
-func controllerFlags(f *config.Flags) []cli.Flag {
+func controllerFlags(f *config.Config) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "kubeconfig", EnvVars: []string{"KUBECONFIG"}, Destination: &f.Kubeconfig,
 			Usage: "kubeconfig file; empty means in-cluster"},
@@ -70,7 +69,7 @@ func controllerFlags(f *config.Flags) []cli.Flag {
 			Usage: "take a Lease before reconciling, so that only one replica acts"},
 		&cli.StringFlag{Name: "leader-lock-name", EnvVars: []string{"LEADER_LOCK_NAME"}, Value: "harvester-equinix-addon", Destination: &f.LeaderLockName,
 			Usage: "name of the leader-election Lease in --namespace"},
-		&cli.StringFlag{Name: "log-level", EnvVars: []string{"LOG_LEVEL"}, Value: "info", Destination: &f.LogLevel,
+		&cli.StringFlag{Name: "log-level", EnvVars: []string{"LOG_LEVEL"}, Value: "info", Destination: &f.LogLevelName,
 			Usage: "panic, fatal, error, warn, info, debug or trace"},
 		&cli.StringFlag{Name: "log-format", EnvVars: []string{"LOG_FORMAT"}, Value: "text", Destination: &f.LogFormat,
 			Usage: "text or json"},
@@ -110,6 +109,10 @@ func controllerFlags(f *config.Flags) []cli.Flag {
 			Usage: "first wait before replacing a server that failed to join; doubles per failure in a row, up to 10m"},
 		&cli.BoolFlag{Name: "orphan-dry-run", EnvVars: []string{"ORPHAN_DRY_RUN"}, Destination: &f.OrphanDryRun,
 			Usage: "only report orphaned devices, never delete them"},
+		&cli.DurationFlag{Name: "create-backoff", EnvVars: []string{"CREATE_BACKOFF"}, Value: time.Minute, Destination: &f.CreateBackoff,
+			Usage: "first wait after Equinix Metal refused a device create (no capacity, invalid request); doubles per refusal in a row, up to 30m"},
+		&cli.BoolFlag{Name: "check-release-artifacts", EnvVars: []string{"CHECK_RELEASE_ARTIFACTS"}, Value: true, Destination: &f.CheckReleaseArtifacts,
+			Usage: "check that the Harvester release's ISO exists (HTTP HEAD) before creating a server for it"},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -16,41 +17,8 @@ import (
 // to it, so it must end in /metal/v1.
 const DefaultMetalAPIURL = "https://api.equinix.com/metal/v1"
 
-// Flags holds raw values as the CLI parsed them.
-type Flags struct {
-	Kubeconfig     string
-	Namespace      string
-	SecretName     string
-	Threads        int
-	MetalAPIURL    string
-	HTTPAddress    string
-	LeaderElect    bool
-	LeaderLockName string
-	LogLevel       string
-	LogFormat      string
-	Debug          bool
-	MetalTimeout   time.Duration
-
-	MetalRequestsPerSecond float64
-	MetalBurst             int
-	KubeAPIQPS             float64
-	KubeAPIBurst           int
-	ClusterID              string
-	ClusterURL             string
-	JoinTokenSecret        string
-	JoinTokenKey           string
-	RancherdConfig         string
-	IPXEAddress            string
-	IPXEPublicURL          string
-	IPXENodePort           int
-	PollInterval           time.Duration
-	OrphanSweepInterval    time.Duration
-	OrphanGracePeriod      time.Duration
-	OrphanDryRun           bool
-	ReplacementBackoff     time.Duration
-}
-
-// Config is the validated controller configuration.
+// Config is the controller configuration. The command line fills it (each
+// flag's Destination is a field here) and Validate checks and normalizes it.
 type Config struct {
 	Kubeconfig     string
 	Namespace      string
@@ -60,10 +28,13 @@ type Config struct {
 	HTTPAddress    string
 	LeaderElect    bool
 	LeaderLockName string
-	LogLevel       logrus.Level
-	LogFormat      string
-	Debug          bool
-	MetalTimeout   time.Duration
+	// LogLevelName is the --log-level as given; LogLevel is what Validate
+	// made of it.
+	LogLevelName string
+	LogLevel     logrus.Level
+	LogFormat    string
+	Debug        bool
+	MetalTimeout time.Duration
 
 	// MetalRequestsPerSecond and MetalBurst bound the calls to one Metal project,
 	// shared by every worker, so a large pool stays under the API's limits.
@@ -103,43 +74,27 @@ type Config struct {
 	// ReplacementBackoff is the first wait before a server that failed to join
 	// is replaced; it doubles with each failure in a row, up to 10 minutes.
 	ReplacementBackoff time.Duration
+	// CreateBackoff is the first wait after Equinix Metal refused a device
+	// create (no capacity, an invalid request); it doubles with each refusal
+	// in a row, up to 30 minutes.
+	CreateBackoff time.Duration
+	// CheckReleaseArtifacts asks for the Harvester release's ISO (HTTP HEAD)
+	// before a server is created for it: a version with no artifacts would
+	// only fail at the startup timeout, after a paid server ran for nothing.
+	CheckReleaseArtifacts bool
+	// ReleaseTransport, when set, carries those checks (tests; proxies come
+	// from the environment otherwise).
+	ReleaseTransport http.RoundTripper
 }
 
-// New validates flags into a Config. Every problem is reported at once so a user
-// fixes them in one pass.
-func New(f Flags) (*Config, error) {
+// Validate checks the configuration and normalizes it (trailing slashes, the
+// log level). Every problem is reported at once so a user fixes them in one
+// pass.
+func (cfg *Config) Validate() error {
 	var errs []error
-	cfg := &Config{
-		Kubeconfig:     f.Kubeconfig,
-		Namespace:      f.Namespace,
-		SecretName:     f.SecretName,
-		Threads:        f.Threads,
-		MetalAPIURL:    strings.TrimRight(f.MetalAPIURL, "/"),
-		HTTPAddress:    f.HTTPAddress,
-		LeaderElect:    f.LeaderElect,
-		LeaderLockName: f.LeaderLockName,
-		LogFormat:      f.LogFormat,
-		Debug:          f.Debug,
-		MetalTimeout:   f.MetalTimeout,
-
-		MetalRequestsPerSecond: f.MetalRequestsPerSecond,
-		MetalBurst:             f.MetalBurst,
-		KubeAPIQPS:             f.KubeAPIQPS,
-		KubeAPIBurst:           f.KubeAPIBurst,
-		ClusterID:              f.ClusterID,
-		ClusterURL:             strings.TrimRight(f.ClusterURL, "/"),
-		JoinTokenSecret:        f.JoinTokenSecret,
-		JoinTokenKey:           f.JoinTokenKey,
-		RancherdConfig:         f.RancherdConfig,
-		IPXEAddress:            f.IPXEAddress,
-		IPXEPublicURL:          strings.TrimRight(f.IPXEPublicURL, "/"),
-		IPXENodePort:           f.IPXENodePort,
-		PollInterval:           f.PollInterval,
-		OrphanSweepInterval:    f.OrphanSweepInterval,
-		OrphanGracePeriod:      f.OrphanGracePeriod,
-		OrphanDryRun:           f.OrphanDryRun,
-		ReplacementBackoff:     f.ReplacementBackoff,
-	}
+	cfg.MetalAPIURL = strings.TrimRight(cfg.MetalAPIURL, "/")
+	cfg.ClusterURL = strings.TrimRight(cfg.ClusterURL, "/")
+	cfg.IPXEPublicURL = strings.TrimRight(cfg.IPXEPublicURL, "/")
 	if cfg.Namespace == "" {
 		errs = append(errs, errors.New("--namespace must not be empty"))
 	}
@@ -195,7 +150,10 @@ func New(f Flags) (*Config, error) {
 	if cfg.ReplacementBackoff < 0 {
 		errs = append(errs, fmt.Errorf("--replacement-backoff must not be negative"))
 	}
-	level, err := logrus.ParseLevel(f.LogLevel)
+	if cfg.CreateBackoff < time.Second {
+		errs = append(errs, fmt.Errorf("--create-backoff must be at least 1s, got %s", cfg.CreateBackoff))
+	}
+	level, err := logrus.ParseLevel(cfg.LogLevelName)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--log-level: %w", err))
 	}
@@ -208,10 +166,7 @@ func New(f Flags) (*Config, error) {
 	default:
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", cfg.LogFormat))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return errors.Join(errs...)
 }
 
 func validateMetalURL(raw string) error {

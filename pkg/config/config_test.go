@@ -9,52 +9,55 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func validFlags() Flags {
-	return Flags{
+func validConfig() Config {
+	return Config{
 		Namespace: "harvester-system", SecretName: "equinix-addon", Threads: 5,
 		MetalAPIURL: DefaultMetalAPIURL, HTTPAddress: ":8080", LeaderElect: true,
-		LeaderLockName: "harvester-equinix-addon", LogLevel: "info", LogFormat: "text",
+		LeaderLockName: "harvester-equinix-addon", LogLevelName: "info", LogFormat: "text",
 		MetalTimeout: 30 * time.Second, MetalRequestsPerSecond: 10, MetalBurst: 20, KubeAPIQPS: 50, KubeAPIBurst: 100,
 		JoinTokenSecret: "equinix-addon", JoinTokenKey: "JOIN_TOKEN", IPXEAddress: ":8081",
 		PollInterval: 15 * time.Second, OrphanSweepInterval: 10 * time.Minute, OrphanGracePeriod: 30 * time.Minute,
+		CreateBackoff: time.Minute,
 	}
 }
 
 func TestNew(t *testing.T) {
 	cases := []struct {
 		name    string
-		mutate  func(*Flags)
+		mutate  func(*Config)
 		wantErr []string
 		check   func(t *testing.T, c *Config)
 	}{
-		{name: "defaults are valid", mutate: func(*Flags) {}, check: func(t *testing.T, c *Config) {
+		{name: "defaults are valid", mutate: func(*Config) {}, check: func(t *testing.T, c *Config) {
 			assert.Equal(t, logrus.InfoLevel, c.LogLevel)
 			assert.Equal(t, "https://api.equinix.com/metal/v1", c.MetalAPIURL)
 		}},
-		{name: "debug raises the log level", mutate: func(f *Flags) { f.Debug = true }, check: func(t *testing.T, c *Config) {
+		{name: "debug raises the log level", mutate: func(f *Config) { f.Debug = true }, check: func(t *testing.T, c *Config) {
 			assert.Equal(t, logrus.DebugLevel, c.LogLevel)
 		}},
-		{name: "trailing slash trimmed", mutate: func(f *Flags) { f.MetalAPIURL = "http://127.0.0.1:9/metal/v1/" }, check: func(t *testing.T, c *Config) {
+		{name: "trailing slash trimmed", mutate: func(f *Config) { f.MetalAPIURL = "http://127.0.0.1:9/metal/v1/" }, check: func(t *testing.T, c *Config) {
 			assert.Equal(t, "http://127.0.0.1:9/metal/v1", c.MetalAPIURL)
 		}},
-		{name: "metal URL without /metal/v1", mutate: func(f *Flags) { f.MetalAPIURL = "https://api.equinix.com" },
+		{name: "metal URL without /metal/v1", mutate: func(f *Config) { f.MetalAPIURL = "https://api.equinix.com" },
 			wantErr: []string{"must end in /metal/v1"}},
-		{name: "every problem reported at once", mutate: func(f *Flags) { f.Threads = 0; f.Namespace = ""; f.LogLevel = "loud" },
+		{name: "every problem reported at once", mutate: func(f *Config) { f.Threads = 0; f.Namespace = ""; f.LogLevelName = "loud" },
 			wantErr: []string{"--threads", "--namespace", "--log-level"}},
-		{name: "http cluster URL refused", mutate: func(f *Flags) { f.ClusterURL = "http://10.0.0.1" },
+		{name: "http cluster URL refused", mutate: func(f *Config) { f.ClusterURL = "http://10.0.0.1" },
 			wantErr: []string{"--cluster-url"}},
-		{name: "bad http address", mutate: func(f *Flags) { f.HTTPAddress = "8080" },
+		{name: "bad http address", mutate: func(f *Config) { f.HTTPAddress = "8080" },
 			wantErr: []string{"--http-address"}},
-		{name: "kube API limit not positive", mutate: func(f *Flags) { f.KubeAPIQPS = 0 },
+		{name: "kube API limit not positive", mutate: func(f *Config) { f.KubeAPIQPS = 0 },
 			wantErr: []string{"--kube-api-qps"}},
-		{name: "poll interval too short", mutate: func(f *Flags) { f.PollInterval = time.Millisecond },
+		{name: "create backoff too short", mutate: func(f *Config) { f.CreateBackoff = time.Millisecond },
+			wantErr: []string{"--create-backoff"}},
+		{name: "poll interval too short", mutate: func(f *Config) { f.PollInterval = time.Millisecond },
 			wantErr: []string{"--poll-interval"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := validFlags()
-			tc.mutate(&f)
-			cfg, err := New(f)
+			cfg := validConfig()
+			tc.mutate(&cfg)
+			err := cfg.Validate()
 			if len(tc.wantErr) > 0 {
 				require.Error(t, err)
 				for _, w := range tc.wantErr {
@@ -64,7 +67,7 @@ func TestNew(t *testing.T) {
 			}
 			require.NoError(t, err)
 			if tc.check != nil {
-				tc.check(t, cfg)
+				tc.check(t, &cfg)
 			}
 		})
 	}
