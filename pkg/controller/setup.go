@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
@@ -30,11 +31,13 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
+	harvesterpkg "github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -79,7 +82,8 @@ func (f *Factories) ResolveKinds() error {
 // call is retried quickly at first and then no more often than every 5 minutes.
 //
 // Secrets and ConfigMaps are cached from the addon's namespace only, so its RBAC
-// needs no cluster-wide Secret access.
+// needs no cluster-wide Secret access, and Secrets only when they carry the
+// addon's label.
 func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error) {
 	rateLimiter := workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 5*time.Minute)
 	// wrangler's schemes.All holds every type its generated controllers (ours and
@@ -106,10 +110,16 @@ func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error)
 }
 
 func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.TypedRateLimiter[any], namespace string) lassocontroller.SharedControllerFactory {
+	secretGVK := corev1.SchemeGroupVersion.WithKind("Secret")
 	cacheFactory := cache.NewSharedCachedFactory(cf, &cache.SharedCacheFactoryOptions{
 		KindNamespace: map[schema.GroupVersionKind]string{
-			corev1.SchemeGroupVersion.WithKind("Secret"):    namespace,
+			secretGVK: namespace,
 			corev1.SchemeGroupVersion.WithKind("ConfigMap"): namespace,
+		},
+		// Only the Secrets the addon reads or writes enter the process;
+		// Harvester keeps many others in its namespace.
+		KindTweakList: map[schema.GroupVersionKind]cache.TweakListOptionsFunc{
+			secretGVK: func(o *metav1.ListOptions) { o.LabelSelector = v1.LabelSecret },
 		},
 	})
 	return lassocontroller.NewSharedControllerFactory(cacheFactory, &lassocontroller.SharedControllerFactoryOptions{
@@ -138,7 +148,7 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 	if err != nil {
 		return err
 	}
-	deps, err := newDeps(ctx, k8s, clusterID, cfg, f)
+	deps, err := newDeps(ctx, restConfig, k8s, clusterID, cfg, f)
 	if err != nil {
 		return err
 	}
@@ -187,7 +197,7 @@ var registerFuncs = []RegisterFunc{
 	sweep.Register,
 }
 
-func newDeps(ctx context.Context, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {
+func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {
 	provider, err := metal.NewProvider(metal.Options{
 		BaseURL:           cfg.MetalAPIURL,
 		Timeout:           cfg.MetalTimeout,
@@ -201,20 +211,32 @@ func newDeps(ctx context.Context, k8s kubernetes.Interface, clusterID string, cf
 	eq := f.Equinix.Equinix().V1()
 	core := f.Core.Core().V1()
 	hv := f.Harvester.Harvesterhci().V1beta1()
+	meta, err := metadata.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	secrets := credentials.NewLookup(core.Secret().Cache(), secretMetadata(ctx, meta))
+	var releases *harvesterpkg.ReleaseChecker
+	if cfg.CheckReleaseArtifacts {
+		releases = harvesterpkg.NewReleaseChecker(cfg.ReleaseTransport, cfg.MetalTimeout)
+	}
 	return &common.Deps{
-		Cfg:         cfg,
-		ClusterID:   clusterID,
-		Pools:       eq.InstancePool(),
-		Instances:   eq.Instance(),
-		Nodes:       core.Node(),
-		Secrets:     core.Secret(),
-		ConfigMaps:  core.ConfigMap(),
-		Settings:    hv.Setting(),
-		K8s:         k8s,
-		Metal:       provider,
-		Credentials: credentials.NewResolver(core.Secret().Cache(), cfg.Namespace, cfg.SecretName),
-		JoinInfo:    joininfo.NewResolver(cfg, core.ConfigMap().Cache(), core.Secret().Cache(), hv.Setting().Cache()),
-		Recorder:    common.NewRecorder(ctx, k8s),
+		Cfg:          cfg,
+		ClusterID:    clusterID,
+		Pools:        eq.InstancePool(),
+		Instances:    eq.Instance(),
+		Nodes:        core.Node(),
+		Secrets:      core.Secret(),
+		ConfigMaps:   core.ConfigMap(),
+		Settings:     hv.Setting(),
+		K8s:          k8s,
+		Metal:        provider,
+		SecretLookup: secrets,
+		Credentials:  credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
+		JoinInfo:     joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
+		Ledger:       ledger.New(core.ConfigMap(), cfg.Namespace),
+		Releases:     releases,
+		Recorder:     common.NewRecorder(ctx, k8s),
 	}, nil
 }
 
@@ -229,4 +251,14 @@ func resolveClusterID(ctx context.Context, k8s kubernetes.Interface, configured 
 		return "", fmt.Errorf("reading namespace kube-system for the cluster ID (or set --cluster-id): %w", err)
 	}
 	return string(ns.UID), nil
+}
+
+// secretMetadata asks the apiserver for a Secret's metadata only, so that a
+// Secret outside the labelled cache is seen (to exist, and whose it is)
+// without its data ever reaching the process.
+func secretMetadata(ctx context.Context, meta metadata.Interface) credentials.MetadataFunc {
+	secrets := corev1.SchemeGroupVersion.WithResource("secrets")
+	return func(namespace, name string) (*metav1.PartialObjectMetadata, error) {
+		return meta.Resource(secrets).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
 }

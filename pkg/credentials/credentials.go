@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -39,16 +39,22 @@ type Ref struct{ Namespace, Name string }
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
+// SecretGetter reads a Secret by namespace and name: the Secret cache, or
+// a Lookup over it.
+type SecretGetter interface {
+	Get(namespace, name string) (*corev1.Secret, error)
+}
+
 // Resolver finds the Secret a pool names and reads it.
 type Resolver struct {
-	secrets          corecontrollers.SecretCache
+	secrets          SecretGetter
 	defaultNamespace string
 	defaultName      string
 }
 
 // NewResolver uses the controller's namespace and default Secret name for pools
 // that name no Secret of their own.
-func NewResolver(secrets corecontrollers.SecretCache, namespace, name string) *Resolver {
+func NewResolver(secrets SecretGetter, namespace, name string) *Resolver {
 	return &Resolver{secrets: secrets, defaultNamespace: namespace, defaultName: name}
 }
 
@@ -67,7 +73,8 @@ func (r *Resolver) For(ref *v1.SecretReference) (metal.Credentials, error) {
 	sec, err := r.secrets.Get(resolved.Namespace, resolved.Name)
 	if apierrors.IsNotFound(err) {
 		return metal.Credentials{}, &Error{Reason: ReasonSecretNotFound,
-			Message: fmt.Sprintf("Secret %s not found: create it with keys %s and %s", resolved, TokenKey, ProjectKey)}
+			Message: fmt.Sprintf("Secret %s not found: create it with keys %s and %s, labelled %s=%s",
+				resolved, TokenKey, ProjectKey, v1.LabelSecret, v1.SecretCredentials)}
 	}
 	if err != nil {
 		return metal.Credentials{}, fmt.Errorf("reading Secret %s: %w", resolved, err)

@@ -75,3 +75,16 @@ func ArtifactsFor(version string) (Artifacts, error) {
 		ISOURL:     rancher + "/harvester-" + version + "-amd64.iso",
 	}, nil
 }
+
+// ISOURL is the installer ISO a server of version installs: override when
+// set, else the release's own.
+func ISOURL(version, override string) (string, error) {
+	if override != "" {
+		return override, nil
+	}
+	art, err := ArtifactsFor(version)
+	if err != nil {
+		return "", err
+	}
+	return art.ISOURL, nil
+}

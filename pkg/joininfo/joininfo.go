@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
@@ -52,13 +53,19 @@ func (j Join) GoString() string { return "joininfo.Join{" + j.String() + "}" }
 type Resolver struct {
 	cfg        *config.Config
 	configMaps corecontrollers.ConfigMapCache
-	secrets    corecontrollers.SecretCache
+	secrets    secretGetter
 	settings   harvestercontrollers.SettingCache
 	readFile   func(string) ([]byte, error)
 }
 
+// secretGetter reads a Secret: the Secret cache, or credentials.Lookup
+// over it, which explains a Secret that exists without the addon's label.
+type secretGetter interface {
+	Get(namespace, name string) (*corev1.Secret, error)
+}
+
 // NewResolver builds a resolver over the caches.
-func NewResolver(cfg *config.Config, configMaps corecontrollers.ConfigMapCache, secrets corecontrollers.SecretCache, settings harvestercontrollers.SettingCache) *Resolver {
+func NewResolver(cfg *config.Config, configMaps corecontrollers.ConfigMapCache, secrets secretGetter, settings harvestercontrollers.SettingCache) *Resolver {
 	return &Resolver{cfg: cfg, configMaps: configMaps, secrets: secrets, settings: settings, readFile: os.ReadFile}
 }
 

@@ -64,6 +64,9 @@ func fromDevice(d *metalv1.Device) *Device {
 	if d.OperatingSystem != nil {
 		out.OperatingSystem = d.OperatingSystem.GetSlug()
 	}
+	if d.Project != nil {
+		out.ProjectID = idOf(d.Project.Id, d.Project.Href)
+	}
 	if d.HardwareReservation != nil {
 		out.HardwareReservationID = idOf(d.HardwareReservation.Id, d.HardwareReservation.Href)
 	}

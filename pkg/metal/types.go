@@ -92,6 +92,9 @@ type Device struct {
 	Hostname string
 	State    DeviceState
 	Tags     []string
+	// ProjectID is the project the device belongs to, when the API said
+	// (it names the project even as a bare reference).
+	ProjectID string
 	// Plan is the plan slug, e.g. c3.small.x86.
 	Plan string
 	// Metro is the lowercase metro code, e.g. da.

@@ -9,9 +9,11 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	harvestercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io/v1beta1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -32,8 +34,16 @@ type Deps struct {
 	// K8s is a plain client for what has no cache here (pods of a node to drain).
 	K8s kubernetes.Interface
 
-	Metal       metal.Provider
-	Credentials *credentials.Resolver
-	JoinInfo    *joininfo.Resolver
-	Recorder    record.EventRecorder
+	Metal metal.Provider
+	// SecretLookup reads Secrets outside the labelled cache's view by
+	// metadata only.
+	SecretLookup *credentials.Lookup
+	Credentials  *credentials.Resolver
+	JoinInfo     *joininfo.Resolver
+	// Releases checks a release's ISO exists before a server is created for
+	// it; nil when --check-release-artifacts is off.
+	Releases *harvester.ReleaseChecker
+	// Ledger remembers every project and metro the addon made objects in.
+	Ledger   *ledger.Ledger
+	Recorder record.EventRecorder
 }

@@ -22,6 +22,14 @@ import (
 // that failed in transit may have been stored, and the next pass adopts it.
 // It reports whether the Instance now has a device.
 func (r *run) ensureDevice(client metal.Client) (bool, error) {
+	if left := waitLeft(r.inst.Status.CreateRetry, r.now()); left > 0 {
+		// The last create was refused, so nothing was stored: the list
+		// before the next create waits with it. Without this, the status
+		// write recording the refusal re-ran the Instance at once, and
+		// refused creates went out back to back.
+		r.requeue(left)
+		return false, nil
+	}
 	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
 	if err != nil {
 		return false, r.metalFailure("listing devices to adopt", v1.InstanceDeviceCreated, err)
@@ -47,6 +55,12 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		r.deviceGone(msg)
 		return false, nil
 	case 1:
+		if r.inst.Status.ProjectID == "" {
+			// Found by a tag list of this project.
+			if err := r.recordProject(client.ProjectID()); err != nil {
+				return false, err
+			}
+		}
 		r.adopt(&devs[0])
 		return true, r.persist()
 	default:
@@ -65,8 +79,10 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 	}
 }
 
+// adopt takes a device found by this Instance's tag.
 func (r *run) adopt(dev *metal.Device) {
 	r.inst.Status.InstanceID = dev.ID
+	r.inst.Status.CreateRetry = nil
 	created := metav1.NewTime(dev.CreatedAt)
 	if dev.CreatedAt.IsZero() {
 		created = metav1.NewTime(r.now())
@@ -92,7 +108,12 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	// The intent is stored before the call, as for the reinstall: a device
 	// stored by a create whose ID never reached the status (a crash, a lost
 	// answer, a failed status write) is adopted by its tag on the next pass,
-	// and if it is gone by then, the intent says a device existed.
+	// and if it is gone by then, the intent says a device existed. The
+	// project goes with it, so no other project's answer can ever be read as
+	// "the device is gone".
+	if err := r.recordProject(client.ProjectID()); err != nil {
+		return false, err
+	}
 	conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, reasonCreateSent,
 		fmt.Sprintf("creating a device (plan %s, metro %s)", req.Plan, req.Metro))
 	// The transition time dates the create, on the run's clock: the settle
@@ -106,6 +127,7 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 		return r.createFailed(client, err)
 	}
 	r.inst.Status.InstanceID = dev.ID
+	r.inst.Status.CreateRetry = nil
 	r.inst.Status.DeviceCreatedAt = nowTime(r)
 	r.setPhase(v1.PhaseProvisioning)
 	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, common.ReasonDeviceCreated,
@@ -164,8 +186,46 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 		r.requeue(r.createSettleLeft())
 		return false, nil
 	default:
-		conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
-		return false, r.metalFailure("creating the device", v1.InstanceDeviceCreated, err)
+		r.createRefused(err)
+		return false, nil
+	}
+}
+
+// createRefused records a create the API refused. Nothing was stored, so the
+// intent goes; the next create (and the list before it) waits as the
+// refusal asks, in the status, so that neither the status write nor a
+// restart brings it forward.
+func (r *run) createRefused(err error) {
+	conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+	class := metal.ClassOf(err)
+	reason := common.ReasonInvalidRequest
+	switch class {
+	case metal.ClassNoCapacity:
+		reason = common.ReasonNoCapacity
+	case metal.ClassThrottled:
+		reason = common.ReasonThrottled
+	case metal.ClassUnauthorized, metal.ClassForbidden:
+		reason = common.ReasonCredentialsInvalid
+	}
+	r.pace(&r.inst.Status.CreateRetry, err, reason, r.h.deps.Cfg.CreateBackoff, maxCreateBackoff)
+	retry := r.inst.Status.CreateRetry
+	next := fmt.Sprintf("the next create is sent at %s", retry.NotBefore.UTC().Format(time.RFC3339))
+	if retry.Failures > 0 {
+		next += fmt.Sprintf(" (%d refused in a row; the wait doubles up to %s)", retry.Failures, maxCreateBackoff)
+	}
+	switch class {
+	case metal.ClassThrottled:
+		// Quiet: throttling is not a problem of this server.
+	case metal.ClassUnauthorized, metal.ClassForbidden:
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid,
+			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
+				r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), metalMessage(err), next))
+	case metal.ClassNoCapacity:
+		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.inst.Spec.Plan, r.inst.Spec.Metro, metalMessage(err), next))
+	default:
+		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+			fmt.Sprintf("Equinix Metal rejected the device create: %s; %s", metalMessage(err), next))
 	}
 }
 
@@ -245,6 +305,17 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 		return nil, r.metalFailure("reading the device", v1.InstanceDeviceActive, err)
 	}
 	r.credentialsOK()
+	if r.inst.Status.ProjectID == "" {
+		// Made before the project was recorded: the device says where it
+		// lives (a token may read devices of several projects).
+		project := dev.ProjectID
+		if project == "" {
+			project = client.ProjectID()
+		}
+		if err := r.recordProject(project); err != nil {
+			return nil, err
+		}
+	}
 	st := &r.inst.Status
 	st.DeviceState = string(dev.State)
 	st.PublicIP = dev.PublicIPv4()

@@ -17,6 +17,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -84,8 +86,11 @@ func newCreateWorldTimeout(t *testing.T, timeout time.Duration) *createWorld {
 			Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly", ManagementInterface: []string{"eth0"}, BootMode: v1.BootModeReinstall,
 		}},
 	}
+	secrets := fakecache.NewStore[*corev1.Secret, *corev1.SecretList]("secrets")
 	return &createWorld{sim: sim, client: client, store: store, inst: inst, h: &Handler{ctx: context.Background(), deps: &common.Deps{
 		Cfg: cfg, ClusterID: "cluster", Instances: store, JoinInfo: join, Recorder: record.NewFakeRecorder(100),
+		Secrets: secrets, SecretLookup: credentials.NewLookup(secrets.Cache(), nil),
+		Ledger: ledger.New(fakecache.NewStore[*corev1.ConfigMap, *corev1.ConfigMapList]("configmaps"), ns),
 	}}}
 }
 

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -74,15 +73,4 @@ func metalMessage(err error) string {
 		return e.Message
 	}
 	return err.Error()
-}
-
-// credentialsOK records that the credentials worked. Only a recovery from a
-// refusal is worth an Event; the first success is not news.
-func (r *run) credentialsOK() {
-	const msg = "the Equinix Metal credentials work"
-	if conditions.IsFalse(r.inst.Status.Conditions, v1.InstanceCredentialsReady) {
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, common.ReasonCredentialsReady, msg)
-		return
-	}
-	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceCredentialsReady, common.ReasonCredentialsReady, msg)
 }

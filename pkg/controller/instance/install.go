@@ -1,8 +1,12 @@
 package instance
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,22 +61,23 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 		ISOURL:        spec.ISOURL,
 		Labels:        map[string]string{common.LabelPool: spec.PoolName},
 	}
-	if in.config.ISOURL == "" {
-		art, err := harvester.ArtifactsFor(version)
-		if err != nil {
-			return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: joininfo.ReasonVersionUnknown, Message: err.Error()})
-		}
-		in.config.ISOURL = art.ISOURL
+	if in.config.ISOURL, err = harvester.ISOURL(version, spec.ISOURL); err != nil {
+		return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: joininfo.ReasonVersionUnknown, Message: err.Error()})
 	}
 	if in.scriptURL, err = r.scriptURL(version); err != nil {
 		return installInputs{}, false, r.joinInfoFailure(err)
 	}
 	if dev == nil {
+		if r.releaseMissing(in.config.ISOURL, version) {
+			return installInputs{}, false, nil
+		}
+		// Before any paid server exists, the console Secret must be ours:
+		// a name taken by someone else's Secret stops here, not after.
+		hash, ok, err := r.passwordHash()
+		if err != nil || !ok {
+			return installInputs{}, false, err
+		}
 		if in.config.SingleBoot {
-			hash, err := r.passwordHash()
-			if err != nil {
-				return installInputs{}, false, err
-			}
 			in.config.PasswordHash = hash
 		}
 		return in, true, nil
@@ -85,12 +90,44 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 		return installInputs{}, false, nil
 	}
 	in.config.MACs = macs
-	hash, err := r.passwordHash()
-	if err != nil {
+	hash, ok, err := r.passwordHash()
+	if err != nil || !ok {
 		return installInputs{}, false, err
 	}
 	in.config.PasswordHash = hash
 	return in, true, nil
+}
+
+// ReasonReleaseNotFound says the release's installer ISO does not exist.
+const ReasonReleaseNotFound = "ReleaseNotFound"
+
+// releaseRecheck is how often a missing release is looked for again; a
+// pool edit brings the Instance back at once.
+const releaseRecheck = 10 * time.Minute
+
+// releaseMissing asks, before a paid server is created, whether the ISO it
+// would install exists. Only a definite "not there" stops the create: a
+// check that cannot be answered (no route out, a 5xx) lets it go on, since
+// the servers may well reach what the controller cannot.
+func (r *run) releaseMissing(isoURL, version string) bool {
+	if r.h.deps.Releases == nil {
+		return false
+	}
+	err := r.h.deps.Releases.Check(r.h.ctx, isoURL)
+	if errors.Is(err, harvester.ErrReleaseMissing) {
+		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, ReasonReleaseNotFound, fmt.Sprintf(
+			"the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) of the pool to a published release",
+			version, err))
+		if r.inst.Status.InstanceID == "" {
+			r.setPhase(v1.PhasePending)
+		}
+		r.requeue(releaseRecheck)
+		return true
+	}
+	if err != nil {
+		logrus.Debugf("instance %s: could not check the installer ISO %s, going on: %v", r.inst.Name, isoURL, err)
+	}
+	return false
 }
 
 func (r *run) scriptURL(version string) (string, error) {
@@ -251,19 +288,68 @@ func (r *run) markInstallStarted(at metav1.Time, message string) {
 
 // passwordHash returns the hash of the Instance's console password, creating
 // the Secret that keeps the clear text the first time. Only the hash ever goes
-// into the device's userdata.
-func (r *run) passwordHash() (string, error) {
-	name := r.inst.Name + "-console"
-	ns := r.h.deps.Cfg.Namespace
+// into the device's userdata. ok is false when a Secret of that name exists
+// that is not this Instance's (the condition says so).
+func (r *run) passwordHash() (hash string, ok bool, err error) {
+	sec, ok, err := r.passwordSecret()
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	r.inst.Status.PasswordSecret = sec.Name
+	hash, err = harvester.HashPassword(string(sec.Data[PasswordKey]))
+	return hash, err == nil, err
+}
+
+// reasonPasswordSecretTaken says the console Secret's name is taken.
+const reasonPasswordSecretTaken = "PasswordSecretTaken"
+
+// passwordSecret returns the Instance's console Secret, creating it if
+// needed. A Secret of that name that does not carry this Instance's owner
+// reference is someone else's: it is neither used nor, later, deleted.
+func (r *run) passwordSecret() (*corev1.Secret, bool, error) {
+	name, ns := r.inst.Name+"-console", r.h.deps.Cfg.Namespace
 	sec, err := r.h.deps.Secrets.Cache().Get(ns, name)
 	if apierrors.IsNotFound(err) {
 		sec, err = r.createPasswordSecret(ns, name)
 	}
-	if err != nil {
-		return "", fmt.Errorf("console password Secret %s/%s: %w", ns, name, err)
+	if apierrors.IsAlreadyExists(err) {
+		sec, err = r.existingPasswordSecret(ns, name)
 	}
-	r.inst.Status.PasswordSecret = name
-	return harvester.HashPassword(string(sec.Data[PasswordKey]))
+	if err != nil {
+		return nil, false, fmt.Errorf("console password Secret %s/%s: %w", ns, name, err)
+	}
+	if sec == nil || !ownedBy(sec.OwnerReferences, r.inst) {
+		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reasonPasswordSecretTaken, fmt.Sprintf(
+			"Secret %s/%s exists and does not belong to this Instance (it has no owner reference to it), so the addon neither uses nor deletes it; rename or delete it to let the server be provisioned",
+			ns, name))
+		r.requeue(invalidRetry)
+		return nil, false, nil
+	}
+	return sec, true, nil
+}
+
+// existingPasswordSecret reads a console Secret the cache does not show: by
+// metadata first, and its data only once it is known to be this Instance's.
+func (r *run) existingPasswordSecret(ns, name string) (*corev1.Secret, error) {
+	meta, err := r.h.deps.SecretLookup.Metadata(ns, name)
+	if err != nil {
+		return nil, err
+	}
+	if !ownedBy(meta.OwnerReferences, r.inst) {
+		return nil, nil
+	}
+	return r.h.deps.Secrets.Get(ns, name, metav1.GetOptions{})
+}
+
+// ownedBy reports whether refs name the Instance (by UID: a recreated
+// Instance of the same name is another owner).
+func ownedBy(refs []metav1.OwnerReference, inst *v1.Instance) bool {
+	for _, ref := range refs {
+		if ref.UID == inst.UID && ref.Kind == "Instance" {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
@@ -275,7 +361,14 @@ func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns,
-			Labels: map[string]string{common.LabelInstance: r.inst.Name, common.LabelPool: r.inst.Spec.PoolName},
+			Labels: map[string]string{
+				v1.LabelSecret:       v1.SecretConsole,
+				common.LabelInstance: r.inst.Name,
+				common.LabelPool:     r.inst.Spec.PoolName,
+			},
+			// The owner reference is what makes the Secret this Instance's:
+			// only then is it used and deleted, and Kubernetes' garbage
+			// collector deletes it with the Instance even if the addon is gone.
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1.SchemeGroupVersion.String(), Kind: "Instance",
 				Name: r.inst.Name, UID: r.inst.UID, Controller: &controller,
@@ -284,9 +377,5 @@ func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{PasswordKey: []byte(password), "username": []byte("rancher")},
 	}
-	created, err := r.h.deps.Secrets.Create(sec)
-	if apierrors.IsAlreadyExists(err) {
-		return r.h.deps.Secrets.Get(ns, name, metav1.GetOptions{})
-	}
-	return created, err
+	return r.h.deps.Secrets.Create(sec)
 }

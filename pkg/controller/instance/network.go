@@ -250,18 +250,24 @@ func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase net
 	}
 	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, "Converged", msg)
 	if dropped {
-		deleted, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
-		if len(deleted) > 0 {
-			r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
-		}
-		if err != nil {
+		if err := r.collectVLANs(client); err != nil {
 			return r.networkFailure("deleting VLANs no longer used", err)
-		}
-		for _, vx := range deleted {
-			r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANDeleted", "deleted VLAN %d: no server uses it any more", vx)
 		}
 	}
 	return nil
+}
+
+// collectVLANs deletes the addon's VLANs of the Instance's metro that no
+// server uses or wants any more, after a VLAN left this device.
+func (r *run) collectVLANs(client metal.Client) error {
+	deleted, _, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
+	if len(deleted) > 0 {
+		r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
+	}
+	for _, vx := range deleted {
+		r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANDeleted", "deleted VLAN %d: no server uses it any more", vx)
+	}
+	return err
 }
 
 // networkFailure names the step and the port in the condition; the error

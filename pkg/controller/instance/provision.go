@@ -2,6 +2,7 @@ package instance
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,7 +10,6 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -87,42 +87,47 @@ func (r *run) provision() error {
 	return r.trackNode()
 }
 
-// clearUserdata removes the join configuration from the device, once, after
-// the node has joined: it holds the cluster's join token, which anyone with
-// read access to the Metal project (and the device's metadata endpoint) could
-// otherwise read for the server's whole life. Failing here costs nothing but
-// that exposure, so it is reported once and not retried.
+// clearUserdata removes the join configuration from the device after the
+// node has joined: it holds the cluster's join token, which anyone with read
+// access to the Metal project (and the device's metadata endpoint) could
+// otherwise read for the server's whole life. UserdataCleared is set only
+// once the API took the update; failures are retried, paced in the status.
 func (r *run) clearUserdata() error {
-	r.inst.Status.UserdataCleared = true
+	st := &r.inst.Status
+	if left := waitLeft(st.UserdataClearRetry, r.now()); left > 0 {
+		r.requeue(left)
+		return r.trackNode()
+	}
 	client, err := r.metalClient()
-	if client == nil || err != nil {
+	if err != nil {
 		return err
 	}
+	if client == nil {
+		// The credentials condition says why; their Secret's watch, or
+		// this requeue, brings the Instance back.
+		r.requeue(authRetry)
+		return r.trackNode()
+	}
 	empty := metal.Sensitive("")
-	if _, err := client.UpdateDevice(r.h.ctx, r.inst.Status.InstanceID, metal.DeviceUpdate{Userdata: &empty}); err != nil {
-		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, "UserdataNotCleared",
-			"could not clear the join configuration from device %s's userdata: %s", r.inst.Status.InstanceID, metalMessage(err))
+	_, err = client.UpdateDevice(r.h.ctx, st.InstanceID, metal.DeviceUpdate{Userdata: &empty})
+	switch {
+	case err == nil, metal.IsNotFound(err):
+		// A device that is gone took its userdata with it; the sweep
+		// reports the device itself.
+		st.UserdataCleared = true
+		st.UserdataClearRetry = nil
+	default:
+		// From twice the poll interval (30s by default), doubling.
+		wait := r.pace(&st.UserdataClearRetry, err, reasonUserdataNotCleared, 2*r.h.deps.Cfg.PollInterval, maxUserdataClearBackoff)
+		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, reasonUserdataNotCleared,
+			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
+			st.InstanceID, metalMessage(err), wait.Round(time.Second))
 	}
 	return r.trackNode()
 }
 
-// metalClient returns the pool's Metal client, or nil after recording why the
-// credentials cannot be used (the Secret watch brings the Instance back).
-func (r *run) metalClient() (metal.Client, error) {
-	creds, err := r.h.deps.Credentials.For(r.inst.Spec.CredentialsSecret)
-	if cerr, ok := credentials.AsError(err); ok {
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	client, err := r.h.deps.Metal.Client(creds)
-	if err != nil {
-		return nil, fmt.Errorf("building the Metal client: %w", err)
-	}
-	return cachedClient{Client: client, cache: r.h.devices}, nil
-}
+// reasonUserdataNotCleared is the Event of a failed userdata clear.
+const reasonUserdataNotCleared = "UserdataNotCleared"
 
 // deviceUsable maps the device state onto the Instance and says whether the
 // chain can go on.

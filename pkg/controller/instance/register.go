@@ -41,6 +41,8 @@ type Handler struct {
 	deps    *common.Deps
 	devices *deviceCache
 	vlanIDs *vlans.IDCache
+	// now is the clock of the chains (time.Now when nil).
+	now func() time.Time
 }
 
 // Register wires the Instance chains. The remove handler is registered first:

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -44,6 +44,11 @@ func (r *run) cleanup() (bool, error) {
 		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, common.ReasonDeleting,
 			fmt.Sprintf("removing device %q and node %s", r.inst.Status.InstanceID, r.inst.Name))
 	}
+	if r.noDeviceRequested() {
+		// Nothing was ever asked of Equinix Metal, so there is nothing to
+		// release there: no credentials are needed to let the Instance go.
+		return true, r.deletePasswordSecret()
+	}
 	if done, err := r.maintenance(); err != nil || !done {
 		return false, err
 	}
@@ -63,15 +68,8 @@ func (r *run) cleanup() (bool, error) {
 		return false, err
 	}
 	// The device's ports are gone with it: VLANs only it used can go too.
-	deleted, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
-	if len(deleted) > 0 {
-		r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
-	}
-	if err != nil {
+	if err := r.collectVLANs(client); err != nil {
 		return false, r.metalFailure("deleting VLANs no longer used", v1.InstanceDeleting, err)
-	}
-	for _, vx := range deleted {
-		r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANDeleted", "deleted VLAN %d: no server uses it any more", vx)
 	}
 	if err := r.deletePasswordSecret(); err != nil {
 		return false, err
@@ -162,14 +160,41 @@ func (r *run) deleteNode() error {
 	return nil
 }
 
+// deletePasswordSecret deletes the console Secret if it is this Instance's
+// (its owner reference), and only that version of it (UID precondition).
 func (r *run) deletePasswordSecret() error {
-	name := r.inst.Status.PasswordSecret
+	name, ns := r.inst.Status.PasswordSecret, r.h.deps.Cfg.Namespace
 	if name == "" {
 		name = r.inst.Name + "-console"
 	}
-	err := r.h.deps.Secrets.Delete(r.h.deps.Cfg.Namespace, name, &metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting Secret %s/%s: %w", r.h.deps.Cfg.Namespace, name, err)
+	sec, err := r.h.deps.Secrets.Cache().Get(ns, name)
+	if apierrors.IsNotFound(err) {
+		// Never made, gone, or not the addon's (the cache holds only
+		// labelled Secrets); the garbage collector deletes an owned one
+		// the cache has not seen yet.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading Secret %s/%s: %w", ns, name, err)
+	}
+	if !ownedBy(sec.OwnerReferences, r.inst) {
+		return nil
+	}
+	err = r.h.deps.Secrets.Delete(ns, name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sec.UID}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting Secret %s/%s: %w", ns, name, err)
 	}
 	return nil
+}
+
+// noDeviceRequested reports whether no device create was ever sent for this
+// Instance: the project is recorded (and stored) before the first create, a
+// refused create stored nothing, and an adopted or created device has an ID.
+func (r *run) noDeviceRequested() bool {
+	st := &r.inst.Status
+	if st.InstanceID != "" || st.ProjectID != "" {
+		return false
+	}
+	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
+	return c == nil || (c.Status == metav1.ConditionFalse && c.Reason != common.ReasonDeviceGone && c.Reason != common.ReasonDuplicateDevices)
 }

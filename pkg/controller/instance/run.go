@@ -27,7 +27,11 @@ type run struct {
 }
 
 func (h *Handler) newRun(inst *v1.Instance) *run {
-	return &run{h: h, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy(), now: time.Now}
+	now := h.now
+	if now == nil {
+		now = time.Now
+	}
+	return &run{h: h, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy(), now: now}
 }
 
 // requeue asks to look again within d (the shortest request wins).
@@ -77,6 +81,7 @@ var warningReasons = map[string]bool{
 	"StepFailed": true, "PortMissing": true, common.ReasonNodeNotReady: true, "NodeGone": true,
 	"NodeNameTaken": true, "InvalidConfiguration": true, "MaintenanceRefused": true,
 	"ClusterURLMissing": true, "JoinTokenMissing": true, "VersionUnknown": true, "IPXEURLMissing": true,
+	ReasonProjectMismatch: true, ReasonReleaseNotFound: true, reasonPasswordSecretTaken: true, "SecretNotLabelled": true,
 }
 
 func (r *run) setPhase(phase string) { r.inst.Status.Status = phase }

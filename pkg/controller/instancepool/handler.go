@@ -1,6 +1,7 @@
 package instancepool
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -30,6 +33,9 @@ type poolRun struct {
 	backingOff time.Duration
 	// scaleDownHeld says why a scale-down could not remove enough servers.
 	scaleDownHeld string
+	// projectChanged is set while the credentials Secret names another
+	// project than the pool's servers were made in: no server is created.
+	projectChanged bool
 }
 
 // SyncPool keeps the pool at count Instances and reports its status.
@@ -109,8 +115,16 @@ func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
 // call: a readable credentials Secret and the join information. A refusal by
 // the API is seen by the Instances and summarized here.
 func (r *poolRun) checkInputs() {
-	if _, err := r.h.deps.Credentials.For(r.pool.Spec.CredentialsSecret); err != nil {
+	creds, err := r.h.deps.Credentials.For(r.pool.Spec.CredentialsSecret)
+	moved := ""
+	if err == nil {
+		moved = r.projectMoved(creds.ProjectID)
+	}
+	r.projectChanged = moved != ""
+	if err != nil {
 		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsMissing, err.Error(), true)
+	} else if moved != "" {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, ReasonProjectChanged, moved, true)
 	} else if refused := r.instanceCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse); refused != nil {
 		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message, true)
 	} else {
@@ -118,15 +132,34 @@ func (r *poolRun) checkInputs() {
 			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.deps.Credentials.RefFor(r.pool.Spec.CredentialsSecret)), false)
 	}
 	_, joinErr := r.h.deps.JoinInfo.Join()
+	version := ""
 	if joinErr == nil {
-		_, joinErr = r.h.deps.JoinInfo.Version(r.pool.Spec.HarvesterVersion)
+		version, joinErr = r.h.deps.JoinInfo.Version(r.pool.Spec.HarvesterVersion)
 	}
 	if joinErr != nil {
 		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, common.ReasonJoinInfoMissing, joinErr.Error(), true)
+	} else if missing := r.releaseMissing(version); missing != "" {
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, instance.ReasonReleaseNotFound, missing, true)
 	} else {
 		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, common.ReasonJoinInfoReady,
 			"the cluster URL, join token and Harvester version are known", false)
 	}
+}
+
+// releaseMissing says why the pool's release cannot be installed, when its
+// ISO is known not to exist; "" when it exists or the check cannot tell.
+func (r *poolRun) releaseMissing(version string) string {
+	if r.h.deps.Releases == nil {
+		return ""
+	}
+	iso, err := harvester.ISOURL(version, r.pool.Spec.ISOURL)
+	if err != nil {
+		return ""
+	}
+	if err := r.h.deps.Releases.Check(r.h.ctx, iso); errors.Is(err, harvester.ErrReleaseMissing) {
+		return fmt.Sprintf("the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) to a published release", version, err)
+	}
+	return ""
 }
 
 // instanceCondition returns the first active Instance condition with that status.
@@ -330,24 +363,40 @@ func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
 
 // syncInPlace copies the pool's VLAN lists onto its Instances made from the
 // same server template; the networking chain then converges their ports
-// without reinstalling anything.
+// without reinstalling anything. An Instance that never asked for a device
+// is not a server yet: it takes the whole template (a fixed Harvester
+// version, SSH keys, tags), which otherwise reach only servers created later.
 func (r *poolRun) syncInPlace() error {
 	hash := TemplateHash(&r.pool.Spec.InstanceTemplate)
 	want := r.pool.Spec.NetworkingConfiguration.InterfaceConfiguration
 	for _, inst := range active(r.insts) {
-		if inst.Annotations[common.AnnotationTemplateHash] != hash ||
-			equality.Semantic.DeepEqual(inst.Spec.NetworkingConfiguration.InterfaceConfiguration, want) {
+		if inst.Annotations[common.AnnotationTemplateHash] != hash {
 			continue
 		}
 		upd := inst.DeepCopy()
-		upd.Spec.NetworkingConfiguration.InterfaceConfiguration = nil
-		for _, ic := range want {
-			upd.Spec.NetworkingConfiguration.InterfaceConfiguration = append(upd.Spec.NetworkingConfiguration.InterfaceConfiguration, *ic.DeepCopy())
+		reason, what := "VLANsChanged", "the pool's new VLAN list"
+		if notAServerYet(inst) {
+			upd.Spec.InstanceTemplate = *r.pool.Spec.InstanceTemplate.DeepCopy()
+			reason, what = "TemplateChanged", "the pool's template (it has no server yet)"
+		} else {
+			upd.Spec.NetworkingConfiguration.InterfaceConfiguration = nil
+			for _, ic := range want {
+				upd.Spec.NetworkingConfiguration.InterfaceConfiguration = append(upd.Spec.NetworkingConfiguration.InterfaceConfiguration, *ic.DeepCopy())
+			}
+		}
+		if equality.Semantic.DeepEqual(inst.Spec, upd.Spec) {
+			continue
 		}
 		if _, err := r.h.deps.Instances.Update(upd); err != nil {
-			return fmt.Errorf("updating the VLANs of instance %s: %w", inst.Name, err)
+			return fmt.Errorf("updating instance %s: %w", inst.Name, err)
 		}
-		r.h.deps.Recorder.Eventf(r.pool, corev1.EventTypeNormal, "VLANsChanged", "instance %s takes the pool's new VLAN list", inst.Name)
+		r.h.deps.Recorder.Eventf(r.pool, corev1.EventTypeNormal, reason, "instance %s takes %s", inst.Name, what)
 	}
 	return nil
+}
+
+// notAServerYet reports whether no device create was ever sent for the
+// Instance: the project is recorded before the first one.
+func notAServerYet(inst *v1.Instance) bool {
+	return inst.Status.InstanceID == "" && inst.Status.ProjectID == ""
 }

@@ -88,7 +88,7 @@ func targetSize(count int, rolling bool, outdated int) int {
 
 func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
 	st := r.pool.Status
-	if st.FailedGeneration != 0 {
+	if st.FailedGeneration != 0 || r.projectChanged {
 		return nil
 	}
 	if r.rolling && len(cur) >= int(r.pool.Spec.Count) {
@@ -258,8 +258,11 @@ func (r *poolRun) summarize() {
 	if ready == want && len(cur) == want {
 		r.setCondition(v1.PoolReady, metav1.ConditionTrue, "AllReady", fmt.Sprintf("all %d servers are managed with a Ready node", want), false)
 	} else {
-		r.setCondition(v1.PoolReady, metav1.ConditionFalse, "NotAllReady",
-			fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want), false)
+		msg := fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want)
+		if waits := serverWaits(r.insts); waits != "" {
+			msg += "; " + waits
+		}
+		r.setCondition(v1.PoolReady, metav1.ConditionFalse, "NotAllReady", msg, false)
 	}
 
 	switch {

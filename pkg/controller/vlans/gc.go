@@ -6,6 +6,7 @@ package vlans
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -184,16 +185,20 @@ func Wanted(insts []*v1.Instance, metro string, sameProject func(*v1.Instance) b
 }
 
 // GC deletes this cluster's VLANs in metro that no device uses and no
-// Instance wants. It returns the VXLANs it deleted. A VLAN still in use, or
-// one the API refuses to delete now, is left for the next pass.
-func GC(ctx context.Context, client metal.Client, clusterID, metro string, wanted map[int]bool) ([]int, error) {
+// Instance wants. It returns the VXLANs it deleted and how many of this
+// cluster's VLANs it kept. A VLAN still in use, or one the API refuses to
+// delete now, is left for the next pass.
+func GC(ctx context.Context, client metal.Client, clusterID, metro string, wanted map[int]bool) (deleted []int, kept int, err error) {
 	vlans, err := client.ListVLANs(ctx, metro)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var deleted []int
 	for _, v := range vlans {
-		if !common.HasTag(v.Tags, common.ClusterTag(clusterID)) || wanted[v.VXLAN] || v.AssignedDevices > 0 {
+		if !slices.Contains(v.Tags, common.ClusterTag(clusterID)) {
+			continue
+		}
+		if wanted[v.VXLAN] || v.AssignedDevices > 0 {
+			kept++
 			continue
 		}
 		if err := client.DeleteVLAN(ctx, v.ID); err != nil {
@@ -202,24 +207,28 @@ func GC(ctx context.Context, client metal.Client, clusterID, metro string, wante
 				continue
 			case metal.ClassBusy, metal.ClassInvalid:
 				// Still assigned somewhere the list did not show yet.
+				kept++
 				continue
 			}
-			return deleted, fmt.Errorf("deleting VLAN %d in metro %s: %w", v.VXLAN, metro, err)
+			return deleted, kept, fmt.Errorf("deleting VLAN %d in metro %s: %w", v.VXLAN, metro, err)
 		}
 		deleted = append(deleted, v.VXLAN)
 	}
-	return deleted, nil
+	return deleted, kept, nil
 }
 
 // CollectGarbage runs GC for metro with what every Instance of the same Metal
 // project wants, as the Instance cache shows it.
-func CollectGarbage(ctx context.Context, deps *common.Deps, client metal.Client, metro string) ([]int, error) {
+func CollectGarbage(ctx context.Context, deps *common.Deps, client metal.Client, metro string) ([]int, int, error) {
 	insts, err := deps.Instances.Cache().List(labels.Everything())
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	project := client.ProjectID()
 	sameProject := func(i *v1.Instance) bool {
+		if i.Status.ProjectID != "" {
+			return i.Status.ProjectID == project
+		}
 		creds, err := deps.Credentials.For(i.Spec.CredentialsSecret)
 		// An Instance whose credentials cannot be read might be in this project:
 		// keep what it wants rather than delete a VLAN it may use.

@@ -114,7 +114,8 @@ func (e *env) harvesterObjects(ctx context.Context) error {
 		}},
 		{"credentials Secret", func() error {
 			_, err := core.Secrets(namespace).Create(ctx, &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: secretName},
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: secretName,
+					Labels: map[string]string{v1.LabelSecret: v1.SecretCredentials}},
 				Data: map[string][]byte{
 					"METAL_AUTH_TOKEN": []byte(metalToken), "PROJECT_ID": []byte(projectID), "JOIN_TOKEN": []byte(joinToken),
 				},

@@ -46,6 +46,19 @@ type InstanceSpec struct {
 	InstanceTemplate `json:",inline"`
 }
 
+// RetryStatus paces a Metal call that failed: it is stored with the failure,
+// so the pace survives restarts and is not undone by the status write itself
+// re-running the Instance.
+type RetryStatus struct {
+	// Failures counts the failures in a row.
+	Failures int32 `json:"failures"`
+	// NotBefore is when the call may be sent again.
+	NotBefore metav1.Time `json:"notBefore"`
+	// Reason is the condition reason of the last failure.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
 // InstanceStatus reports the server and its node.
 type InstanceStatus struct {
 	// Status is a one-word phase: pending, provisioning, networking, installing,
@@ -55,6 +68,26 @@ type InstanceStatus struct {
 	// InstanceID is the Equinix Metal device ID.
 	// +optional
 	InstanceID string `json:"instanceID,omitempty"`
+	// ProjectID is the Equinix Metal project the device was made in, recorded
+	// before the first create is sent. The addon acts on this server only with
+	// credentials of this project: a Secret that now names another project is
+	// refused (CredentialsReady=False, ProjectMismatch) rather than read as
+	// "the device is gone".
+	// +optional
+	ProjectID string `json:"projectID,omitempty"`
+	// Metro is the metro (lowercase) the device was made in, recorded with
+	// ProjectID.
+	// +optional
+	Metro string `json:"metro,omitempty"`
+	// CreateRetry is set while device creates are refused (no capacity, an
+	// invalid request, throttling, credentials): no create, and no list
+	// before it, is sent before notBefore.
+	// +optional
+	CreateRetry *RetryStatus `json:"createRetry,omitempty"`
+	// UserdataClearRetry is set while clearing the join configuration from
+	// the device's userdata keeps failing.
+	// +optional
+	UserdataClearRetry *RetryStatus `json:"userdataClearRetry,omitempty"`
 	// DeviceState is the device state last read from Equinix Metal.
 	// +optional
 	DeviceState string `json:"deviceState,omitempty"`

@@ -1,0 +1,77 @@
+package instance
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// ReasonProjectMismatch says the Instance's credentials now name another
+// project than the one its device was made in.
+const ReasonProjectMismatch = "ProjectMismatch"
+
+// metalClient returns the Metal client of the Instance's credentials, or nil
+// after recording why they cannot be used (the Secret watch brings the
+// Instance back). Credentials of another project than the one the device was
+// made in are refused: their API would answer 403 or 404 for the device,
+// which must never read as "gone" while the device is billed elsewhere.
+func (r *run) metalClient() (metal.Client, error) {
+	creds, err := r.h.deps.Credentials.For(r.inst.Spec.CredentialsSecret)
+	if cerr, ok := credentials.AsError(err); ok {
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if recorded := r.inst.Status.ProjectID; recorded != "" && creds.ProjectID != recorded {
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, ReasonProjectMismatch, fmt.Sprintf(
+			"Secret %s now names Equinix Metal project %s, but %s project %s; the addon acts on this server only with credentials of project %s: put them back in the Secret, or point spec.credentialsSecret at a Secret that has them (to move a pool to another project, give the pool a new Secret: it rolls its servers out)",
+			r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.inst.Status.InstanceID), recorded, recorded))
+		r.requeue(authRetry)
+		return nil, nil
+	}
+	client, err := r.h.deps.Metal.Client(creds)
+	if err != nil {
+		return nil, fmt.Errorf("building the Metal client: %w", err)
+	}
+	return cachedClient{Client: client, cache: r.h.devices}, nil
+}
+
+func deviceIn(id string) string {
+	if id == "" {
+		return "this server's device create was sent to"
+	}
+	return "this server's device " + id + " was made in"
+}
+
+// recordProject notes, before the first create is sent, the project and
+// metro the device is made in, on the Instance and in the ledger the orphan
+// sweep reads. The caller persists the status before the create.
+func (r *run) recordProject(project string) error {
+	metro := strings.ToLower(r.inst.Spec.Metro)
+	if err := r.h.deps.Ledger.Record(project, metro); err != nil {
+		return err
+	}
+	r.inst.Status.ProjectID = project
+	r.inst.Status.Metro = metro
+	return nil
+}
+
+// credentialsOK records that the credentials worked. Only a recovery from a
+// refusal is worth an Event; the first success is not news.
+func (r *run) credentialsOK() {
+	const msg = "the Equinix Metal credentials work"
+	if conditions.IsFalse(r.inst.Status.Conditions, v1.InstanceCredentialsReady) {
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, common.ReasonCredentialsReady, msg)
+		return
+	}
+	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceCredentialsReady, common.ReasonCredentialsReady, msg)
+}
