@@ -18,6 +18,9 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -41,6 +44,9 @@ type Options struct {
 	// ControllerManager also runs kube-controller-manager's garbage collector and
 	// namespace controllers, for tests that rely on ownerReference cascading.
 	ControllerManager bool
+	// AuditLog makes the apiserver write an audit log of every request's
+	// metadata (who, verb, resource), read back with AuditEvents.
+	AuditLog bool
 	// Detach starts the processes in their own process group and does not tie
 	// them to this process's life, for `make dev-up`.
 	Detach bool
@@ -199,21 +205,29 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 			}
 			c.apiPort = port
 		}
-		p, err := c.spawn("kube-apiserver",
+		args := []string{
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-			"--secure-port="+strconv.Itoa(c.apiPort),
-			"--etcd-servers="+c.etcdURL,
-			"--tls-cert-file="+c.pki.servingCert, "--tls-private-key-file="+c.pki.servKey,
-			"--client-ca-file="+c.pki.caCert,
-			"--service-account-key-file="+c.pki.saPublic,
-			"--service-account-signing-key-file="+c.pki.saPrivate,
+			"--secure-port=" + strconv.Itoa(c.apiPort),
+			"--etcd-servers=" + c.etcdURL,
+			"--tls-cert-file=" + c.pki.servingCert, "--tls-private-key-file=" + c.pki.servKey,
+			"--client-ca-file=" + c.pki.caCert,
+			"--service-account-key-file=" + c.pki.saPublic,
+			"--service-account-signing-key-file=" + c.pki.saPrivate,
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-cluster-ip-range=10.0.0.0/24",
 			"--authorization-mode=RBAC",
 			"--endpoint-reconciler-type=none",
 			"--allow-privileged=true",
 			"--profiling=false",
-		)
+		}
+		if c.opts.AuditLog {
+			audit, err := c.auditArgs()
+			if err != nil {
+				return err
+			}
+			args = append(args, audit...)
+		}
+		p, err := c.spawn("kube-apiserver", args...)
 		if err != nil {
 			return err
 		}
@@ -411,4 +425,38 @@ func retryPorts(n int, fn func() error) error {
 		}
 	}
 	return err
+}
+
+// ServiceAccountConfig returns a REST config and a kubeconfig file that
+// authenticate as ServiceAccount namespace/name with a token from the
+// TokenRequest API, as a pod of that ServiceAccount would. The
+// ServiceAccount must exist.
+func (c *Cluster) ServiceAccountConfig(ctx context.Context, namespace, name string) (*rest.Config, string, error) {
+	k8s, err := kubernetes.NewForConfig(c.RESTConfig)
+	if err != nil {
+		return nil, "", err
+	}
+	// Long enough for the longest fault campaign; the apiserver caps nothing.
+	expiry := int64((48 * time.Hour).Seconds())
+	tok, err := k8s.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("token for ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["hea"] = &clientcmdapi.Cluster{Server: c.APIServerURL(), CertificateAuthorityData: c.pki.caPEM}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["hea"] = &clientcmdapi.Context{Cluster: "hea", AuthInfo: name}
+	cfg.CurrentContext = "hea"
+	path := filepath.Join(c.dir, "kubeconfig-"+namespace+"-"+name)
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return nil, "", err
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	rc.QPS, rc.Burst = c.RESTConfig.QPS, c.RESTConfig.Burst
+	return rc, path, nil
 }

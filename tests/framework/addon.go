@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
@@ -48,6 +49,8 @@ type AddonOptions struct {
 	// LeaderElect runs the binary with --leader-elect=true on a Lease of its
 	// own, so that a killed leader's Lease must expire before the next run acts.
 	LeaderElect bool
+	// LockName names that Lease (default: one of the test's own).
+	LockName string
 }
 
 // StartAddon builds (once per test binary) and starts the controller. It is
@@ -64,6 +67,12 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 		secrets:     map[string]bool{MetalToken: true, JoinToken: true},
 	}
 	a.httpAddr = freeAddr(t)
+	if opts.LockName != "" {
+		a.lockName = opts.LockName
+	}
+	if a.leaderElect && env.Identity != nil && a.lockName != Release {
+		env.grantLease(a.lockName)
+	}
 	t.Cleanup(func() {
 		a.Stop()
 		a.AssertLogClean()
@@ -82,8 +91,12 @@ func freeAddr(t testing.TB) string {
 
 func (a *Addon) args() []string {
 	e := a.env
+	kubeconfig := e.Cluster.Kubeconfig
+	if e.Identity != nil {
+		kubeconfig = e.Identity.Kubeconfig
+	}
 	return append([]string{
-		"--kubeconfig", e.Cluster.Kubeconfig,
+		"--kubeconfig", kubeconfig,
 		"--namespace", Namespace,
 		"--secret-name", SecretName,
 		"--threads", "5",
@@ -101,6 +114,10 @@ func (a *Addon) args() []string {
 		"--orphan-grace-period", "1h",
 		"--orphan-dry-run",
 		"--replacement-backoff", "200ms",
+		"--create-backoff", "2s",
+		// The release site is out of reach here; the in-process controller
+		// checks against a stand-in instead.
+		"--check-release-artifacts=false",
 		"--leader-elect=" + strconv.FormatBool(a.leaderElect),
 		"--leader-lock-name", a.lockName,
 		// Debug logs the most; a secret must not leak even there.
@@ -260,4 +277,27 @@ func (a *Addon) AssertLogClean() {
 			a.t.Errorf("a secret value leaked into the controller's log (near %q)", log[max(0, i-80):i])
 		}
 	}
+}
+
+// grantLease lets the chart's ServiceAccount use a Lease of another name than
+// the chart's: each test that elects a leader takes a Lease of its own, so
+// that no test waits for the Lease a killed controller of an earlier test
+// left behind. The rule is the chart's own, for that name.
+func (e *Env) grantLease(name string) {
+	e.T.Helper()
+	ctx := e.Ctx
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "lease-" + name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+			ResourceNames: []string{name}, Verbs: []string{"get", "update"}}},
+	}
+	_, err := e.Kube.RbacV1().Roles(Namespace).Create(ctx, role, metav1.CreateOptions{})
+	require.NoError(e.T, ignoreExists(err))
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "lease-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: Release, Namespace: Namespace}},
+	}
+	_, err = e.Kube.RbacV1().RoleBindings(Namespace).Create(ctx, binding, metav1.CreateOptions{})
+	require.NoError(e.T, ignoreExists(err))
 }

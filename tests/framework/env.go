@@ -21,13 +21,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -56,6 +60,9 @@ type Env struct {
 	SimURL  string
 	Agent   *joinagent.Agent
 	IPXEURL string
+	// Identity is the chart's ServiceAccount the controller runs as (nil
+	// with Options.ClusterAdmin).
+	Identity *Identity
 
 	cancel     context.CancelFunc
 	ctrlCancel context.CancelFunc
@@ -83,6 +90,9 @@ type Options struct {
 	// NoMaintenanceEmulator leaves maintenance requests unanswered, as on a
 	// cluster where Harvester never completes them.
 	NoMaintenanceEmulator bool
+	// ClusterAdmin runs the controller as cluster-admin instead of the
+	// chart's ServiceAccount and RBAC.
+	ClusterAdmin bool
 }
 
 // FastTimings make devices move in tens of milliseconds: the default
@@ -108,6 +118,9 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	require.NoError(t, err)
 	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)))
 	e.harvesterCluster(opts)
+	if !opts.ClusterAdmin {
+		e.Identity = ChartIdentity(t, c)
+	}
 
 	timings := FastTimings()
 	if opts.Timings != nil {
@@ -157,6 +170,11 @@ func (e *Env) Config(opts Options) *config.Config {
 		PollInterval: poll, OrphanSweepInterval: time.Hour, OrphanGracePeriod: time.Hour, OrphanDryRun: true,
 		LeaderLockName:     "harvester-equinix-addon",
 		ReplacementBackoff: 200 * time.Millisecond,
+		CreateBackoff:      2 * time.Second,
+		// The release check runs against a stand-in for the release site,
+		// which serves the ISOs of every Harvester v1 release.
+		CheckReleaseArtifacts: true,
+		ReleaseTransport:      releaseSite{},
 	}
 	if opts.Configure != nil {
 		opts.Configure(cfg)
@@ -178,7 +196,7 @@ func (e *Env) harvesterCluster(opts Options) {
 	if !opts.NoJoinToken {
 		data["JOIN_TOKEN"] = []byte(JoinToken)
 	}
-	e.apply(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName}, Data: data})
+	e.apply(CredentialsSecret(SecretName, data))
 	settings := e.Client.HarvesterhciV1beta1().Settings()
 	_, err = settings.Get(ctx, harvester.ServerVersionSettingName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -235,11 +253,21 @@ func (e *Env) apply(obj interface{}) {
 
 // SetSecretData replaces the credentials Secret's data.
 func (e *Env) SetSecretData(data map[string]string) {
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName}, Data: map[string][]byte{}}
+	raw := map[string][]byte{}
 	for k, v := range data {
-		sec.Data[k] = []byte(v)
+		raw[k] = []byte(v)
 	}
-	e.apply(sec)
+	e.apply(CredentialsSecret(SecretName, raw))
+}
+
+// CredentialsSecret is a credentials Secret as an operator creates it: in
+// the addon's namespace, labelled for the addon to read.
+func CredentialsSecret(name string, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name,
+			Labels: map[string]string{v1.LabelSecret: v1.SecretCredentials}},
+		Data: data,
+	}
 }
 
 // StartController runs the controller in this process until StopController.
@@ -249,7 +277,11 @@ func (e *Env) StartController(cfg *config.Config) {
 	ctx, cancel := context.WithCancel(e.Ctx)
 	e.ctrlCancel = cancel
 	e.ctrlDone = make(chan error, 1)
-	go func() { e.ctrlDone <- controller.Start(ctx, e.Cluster.RESTConfig, cfg) }()
+	restConfig := e.Cluster.RESTConfig
+	if e.Identity != nil {
+		restConfig = e.Identity.RESTConfig
+	}
+	go func() { e.ctrlDone <- controller.Start(ctx, restConfig, cfg) }()
 }
 
 // StopController stops the in-process controller and waits for it.
@@ -323,4 +355,44 @@ func runCmd(dir, name string, args ...string) error {
 		return fmt.Errorf("%s %v: %w\n%s", name, args, err, out)
 	}
 	return nil
+}
+
+// MetalClient is a client of the simulator for project, as the tests' own
+// eyes on Equinix Metal (no client-side rate limit).
+func (e *Env) MetalClient(token, project string) metal.Client {
+	e.T.Helper()
+	provider, err := metal.NewProvider(metal.Options{BaseURL: e.SimURL, RequestsPerSecond: -1})
+	require.NoError(e.T, err)
+	client, err := provider.Client(metal.Credentials{Token: token, ProjectID: project})
+	require.NoError(e.T, err)
+	return client
+}
+
+// SetServerVersion sets the cluster's Harvester version (Setting
+// server-version), as an upgrade of the cluster would.
+func SetServerVersion(e *Env, version string) error {
+	dyn, err := dynamic.NewForConfig(e.Cluster.RESTConfig)
+	if err != nil {
+		return err
+	}
+	patch := []byte(fmt.Sprintf(`{"value":%q}`, version))
+	_, err = dyn.Resource(schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}).
+		Patch(e.Ctx, harvester.ServerVersionSettingName, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// OrphanDevice creates a device tagged with this cluster (and a pool that
+// does not exist) that no Instance claims, as a create that landed after its
+// Instance was gone leaves one.
+func OrphanDevice(t testing.TB, e *Env, hostname string) string {
+	t.Helper()
+	ns, err := e.Kube.CoreV1().Namespaces().Get(e.Ctx, "kube-system", metav1.GetOptions{})
+	require.NoError(t, err)
+	dev, err := e.MetalClient(MetalToken, ProjectID).CreateDevice(e.Ctx, metal.CreateDeviceRequest{
+		Hostname: hostname, Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly",
+		OperatingSystem: "custom_ipxe", IPXEScriptURL: "http://example.invalid/none.ipxe",
+		Tags: []string{common.ClusterTag(string(ns.UID)), common.PoolTag("gone-" + hostname)},
+	})
+	require.NoError(t, err)
+	return dev.ID
 }

@@ -2,13 +2,17 @@ package health
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	metalv1 "github.com/equinix/equinix-sdk-go/services/metalv1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -81,4 +85,62 @@ func cleanup(env *framework.Env, ids ...string) {
 	for _, id := range ids {
 		_ = env.Sim.DeleteDeviceOutOfBand(id)
 	}
+}
+
+// When a person removes an Instance's finalizer by hand in the middle of its
+// deletion, the sweep deletes its device (an orphan now) and then the Node
+// the addon labelled, which the kubelet of a deleted server can no longer
+// keep Ready. Before, that cordoned Node stayed forever.
+func TestOrphanedNodeIsSwept(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{NoMaintenanceEmulator: true, Configure: func(c *configT) {
+		c.OrphanSweepInterval, c.OrphanGracePeriod, c.OrphanDryRun = 300*time.Millisecond, 0, false
+	}})
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "finalizer-by-hand"))
+	env.WaitPoolReady(pool.Name, 1, time.Minute)
+	inst := env.Instances(pool.Name)[0]
+
+	// The deletion waits for maintenance mode, which nothing completes here.
+	require.NoError(t, env.Client.EquinixV1().InstancePools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
+	env.Eventually(func() bool {
+		node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && node.Annotations["harvesterhci.io/drain-requested"] == "true"
+	}, 30*time.Second, "maintenance was not requested")
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	_, err := env.Client.EquinixV1().Instances().Patch(env.Ctx, inst.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	require.NoError(t, err)
+
+	env.Eventually(func() bool { return !exists(env, inst.Status.InstanceID) }, time.Minute, "the orphaned device was not swept")
+	env.Eventually(func() bool {
+		_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, time.Minute, "the orphaned Node was not swept")
+	assert.True(t, env.EventRecorded("harvester-system", "OrphanNodeDeleted"))
+}
+
+// A Node that carries the instance label but is not named like the
+// Instance, or that is still Ready, is never swept.
+func TestSweepLeavesNodesItDoesNotOwn(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{Configure: func(c *configT) {
+		c.OrphanSweepInterval, c.OrphanGracePeriod, c.OrphanDryRun = 200*time.Millisecond, 0, false
+	}})
+	foreign := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses-node",
+		Labels: map[string]string{common.LabelInstance: "some-instance"}}}
+	_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, foreign, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, foreign.Name, metav1.DeleteOptions{}) })
+	// Several sweeps run; the Node must survive them all.
+	env.Eventually(func() bool { return sweeps(env) >= 3 }, 30*time.Second, "no sweep ran")
+	_, err = env.Kube.CoreV1().Nodes().Get(env.Ctx, foreign.Name, metav1.GetOptions{})
+	assert.NoError(t, err, "a Node the addon does not own was deleted")
+}
+
+// sweeps counts the sweep's project lists so far.
+func sweeps(env *framework.Env) int {
+	n := 0
+	for _, r := range env.Sim.RequestsFor("findProjectDevices") {
+		if strings.Contains(r.Query, "tag=equinix.harvesterhci.io%2Fcluster") {
+			n++
+		}
+	}
+	return n
 }

@@ -1,0 +1,198 @@
+package framework
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+)
+
+// Release is how Harvester installs the chart: release and namespace named
+// after the Addon CR. The ServiceAccount, its roles and its bindings are
+// named after the release.
+const (
+	Release     = "harvester-equinix-addon"
+	HelmVersion = "v3.22.0"
+)
+
+// Identity is the chart's ServiceAccount with the chart's own RBAC, as the
+// controller's pod runs.
+type Identity struct {
+	RESTConfig *rest.Config
+	Kubeconfig string
+	// Rules are the rendered ClusterRole and Role rules.
+	ClusterRules, NamespaceRules []rbacv1.PolicyRule
+}
+
+var (
+	identityMu sync.Mutex
+	identities = map[*cluster.Cluster]*Identity{}
+)
+
+// ChartIdentity renders the chart (helm template), applies its
+// ServiceAccount, ClusterRole, Role and bindings to the cluster, and returns
+// credentials of that ServiceAccount. The integration tests run the
+// controller with them, so a verb the chart lacks fails the tests that need
+// it. Once per cluster.
+func ChartIdentity(t testing.TB, c *cluster.Cluster) *Identity {
+	t.Helper()
+	identityMu.Lock()
+	defer identityMu.Unlock()
+	if id, ok := identities[c]; ok {
+		return id
+	}
+	id, err := applyChartIdentity(context.Background(), t, c)
+	if err != nil {
+		t.Fatalf("running the controller under the chart's RBAC: %v", err)
+	}
+	identities[c] = id
+	return id
+}
+
+func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster) (*Identity, error) {
+	out, err := helmTemplate(t)
+	if err != nil {
+		return nil, err
+	}
+	k8s, err := kubernetes.NewForConfig(c.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := k8s.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	id := &Identity{}
+	docs, err := splitManifests(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range docs {
+		if err := applyRBAC(ctx, k8s, u, id); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	id.RESTConfig, id.Kubeconfig, err = c.ServiceAccountConfig(ctx, Namespace, Release)
+	return id, err
+}
+
+func applyRBAC(ctx context.Context, k8s kubernetes.Interface, u *unstructured.Unstructured, id *Identity) error {
+	conv := runtime.DefaultUnstructuredConverter
+	switch u.GetKind() {
+	case "ServiceAccount":
+		sa := &corev1.ServiceAccount{}
+		if err := conv.FromUnstructured(u.Object, sa); err != nil {
+			return err
+		}
+		_, err := k8s.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{})
+		return ignoreExists(err)
+	case "ClusterRole":
+		r := &rbacv1.ClusterRole{}
+		if err := conv.FromUnstructured(u.Object, r); err != nil {
+			return err
+		}
+		id.ClusterRules = append(id.ClusterRules, r.Rules...)
+		_, err := k8s.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{})
+		return ignoreExists(err)
+	case "ClusterRoleBinding":
+		b := &rbacv1.ClusterRoleBinding{}
+		if err := conv.FromUnstructured(u.Object, b); err != nil {
+			return err
+		}
+		_, err := k8s.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{})
+		return ignoreExists(err)
+	case "Role":
+		r := &rbacv1.Role{}
+		if err := conv.FromUnstructured(u.Object, r); err != nil {
+			return err
+		}
+		id.NamespaceRules = append(id.NamespaceRules, r.Rules...)
+		_, err := k8s.RbacV1().Roles(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+		return ignoreExists(err)
+	case "RoleBinding":
+		b := &rbacv1.RoleBinding{}
+		if err := conv.FromUnstructured(u.Object, b); err != nil {
+			return err
+		}
+		_, err := k8s.RbacV1().RoleBindings(b.Namespace).Create(ctx, b, metav1.CreateOptions{})
+		return ignoreExists(err)
+	}
+	return nil
+}
+
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// helmTemplate renders the chart with private helm folders, so no user or
+// CI repository configuration leaks in.
+func helmTemplate(t testing.TB) (string, error) {
+	bin := filepath.Join(cluster.HelmBinDir(HelmVersion), "helm")
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") == "true" {
+			return "", fmt.Errorf("helm %s is missing: %w", HelmVersion, err)
+		}
+		t.Skipf("no helm %s (%v); `make test` builds it", HelmVersion, err)
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	home := t.TempDir()
+	cmd := exec.Command(bin, "template", Release, filepath.Join(root, "charts", Release), "--namespace", Namespace)
+	cmd.Env = append(os.Environ(),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("helm template: %w\n%s", err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+func splitManifests(doc string) ([]*unstructured.Unstructured, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(doc)))
+	var objs []*unstructured.Unstructured
+	for {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		obj := map[string]interface{}{}
+		if err := yaml.Unmarshal(raw, &obj); err != nil {
+			return nil, err
+		}
+		if len(obj) > 0 {
+			objs = append(objs, &unstructured.Unstructured{Object: obj})
+		}
+	}
+}

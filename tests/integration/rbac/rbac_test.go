@@ -1,0 +1,232 @@
+// Package rbac runs a whole lifecycle under the chart's own RBAC with the
+// apiserver's audit log on, and checks the grants against what the
+// controller did: a verb it needed and lacked shows as a 403, a verb it was
+// granted and never used as surplus. Every other integration package runs
+// the controller under the same RBAC, so a missing verb fails there too.
+package rbac
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
+	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+var shared cluster.Shared
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunMain(m, cluster.Options{AuditLog: true, ControllerManager: true}, &shared))
+}
+
+// grant is one (API group, resource, verb) the chart grants, with the names
+// it is limited to.
+type grant struct {
+	group, resource, verb string
+}
+
+func (g grant) String() string {
+	if g.group == "" {
+		return g.verb + " " + g.resource
+	}
+	return g.verb + " " + g.resource + "." + g.group
+}
+
+// notProvoked are grants a single lifecycle cannot be relied on to use,
+// each with the reason it is granted all the same.
+var notProvoked = map[grant]string{
+	// The recorder patches an Event it already sent (its count) only when
+	// the same Event repeats within minutes.
+	{"", "events", "patch"}: "repeated Events are aggregated by patching",
+	// Informers stream their first list as a watch where the apiserver
+	// supports it, as this one does; Harvester's apiservers answer a list.
+	{"equinix.harvesterhci.io", "instancepools", "list"}: "informers list on apiservers without streaming lists",
+	{"equinix.harvesterhci.io", "instances", "list"}:     "informers list on apiservers without streaming lists",
+	{"", "nodes", "list"}:                                "informers list on apiservers without streaming lists",
+	{"", "secrets", "list"}:                              "informers list on apiservers without streaming lists",
+	{"", "configmaps", "list"}:                           "informers list on apiservers without streaming lists",
+	{"harvesterhci.io", "settings", "list"}:              "informers list on apiservers without streaming lists",
+	// Setting blockOwnerDeletion on an Instance's owner reference to its
+	// pool is checked by the OwnerReferencesPermissionEnforcement
+	// admission plugin, where it is on, without a request of its own.
+	{"equinix.harvesterhci.io", "instancepools/finalizers", "update"}: "blockOwnerDeletion on Instances",
+}
+
+func TestChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{NoController: true})
+	require.NotNil(t, env.Identity)
+	user := "system:serviceaccount:" + framework.Namespace + ":" + framework.Release
+	addon := framework.StartAddon(t, env, framework.AddonOptions{
+		LeaderElect: true, LockName: framework.Release,
+		ExtraArgs: []string{"--orphan-sweep-interval", "300ms", "--orphan-grace-period", "0s", "--orphan-dry-run=false"},
+	})
+	lifecycle(t, env)
+	addon.Stop()
+
+	events, err := env.Cluster.AuditEvents()
+	require.NoError(t, err)
+	used := map[grant]bool{}
+	var forbidden []string
+	for _, ev := range events {
+		if ev.User.Username != user || ev.ObjectRef == nil || ev.Stage != "ResponseComplete" {
+			continue
+		}
+		resource := ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			resource += "/" + ev.ObjectRef.Subresource
+		}
+		g := grant{ev.ObjectRef.APIGroup, resource, ev.Verb}
+		if ev.ResponseStatus != nil && ev.ResponseStatus.Code == 403 {
+			forbidden = append(forbidden, fmt.Sprintf("%s (%s/%s)", g, ev.ObjectRef.Namespace, ev.ObjectRef.Name))
+			continue
+		}
+		used[g] = true
+	}
+	assert.Empty(t, forbidden, "the controller was refused calls the chart does not grant")
+	var surplus []string
+	for _, g := range grants(env.Identity.ClusterRules, env.Identity.NamespaceRules) {
+		if !used[g] && notProvoked[g] == "" {
+			surplus = append(surplus, g.String())
+		}
+	}
+	sort.Strings(surplus)
+	assert.Empty(t, surplus, "the chart grants verbs the controller never used in a whole lifecycle")
+}
+
+func grants(ruleSets ...[]rbacv1.PolicyRule) []grant {
+	var out []grant
+	for _, rules := range ruleSets {
+		for _, r := range rules {
+			for _, group := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, verb := range r.Verbs {
+						out = append(out, grant{group, res, verb})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// lifecycle is what a user and the cluster do to the addon in a life: a
+// pool grows to two servers and shrinks to one (maintenance, device and Node
+// deletion, the console Secret going), a server is removed on a Harvester
+// without maintenance mode (cordon and drain), an orphaned device is swept,
+// and the pool is deleted.
+func lifecycle(t *testing.T, env *framework.Env) {
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "rbac"))
+	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
+
+	// A second metro extends the ledger; a pool naming a Secret without the
+	// addon's label is told so (a metadata read finds it) and, having never
+	// asked for a server, is deleted at once.
+	other := framework.ParsePool(t, framework.SeedSample, "rbac-da")
+	other.Spec.Metro = "DA"
+	other = env.CreatePool(other)
+	unlabelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: framework.Namespace, Name: "rbac-unlabelled"},
+		Data: map[string][]byte{"METAL_AUTH_TOKEN": []byte(framework.MetalToken), "PROJECT_ID": []byte(framework.ProjectID)}}
+	_, err := env.Kube.CoreV1().Secrets(framework.Namespace).Create(env.Ctx, unlabelled, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Secrets(framework.Namespace).Delete(context.Background(), unlabelled.Name, metav1.DeleteOptions{})
+	})
+	bad := framework.ParsePool(t, framework.SeedSample, "rbac-unlabelled")
+	bad.Spec.CredentialsSecret = &v1.SecretReference{Name: unlabelled.Name}
+	bad = env.CreatePool(bad)
+	env.Eventually(func() bool {
+		p := env.Pool(bad.Name)
+		c := conditions.Get(p.Status.Conditions, v1.PoolCredentialsReady)
+		return c != nil && strings.Contains(c.Message, "lacks label")
+	}, time.Minute, "the pool did not say its Secret lacks the label")
+	env.DeletePoolAndWait(bad.Name)
+	env.WaitPoolReady(other.Name, 1, 2*time.Minute)
+	env.DeletePoolAndWait(other.Name)
+	scale(t, env, pool.Name, 2)
+	env.WaitPoolReady(pool.Name, 2, 2*time.Minute)
+
+	// A server removed where Harvester has no maintenance mode (before
+	// v1.2) is cordoned and drained by the addon itself.
+	setVersion(t, env, "v1.1.2")
+	victim := env.Instances(pool.Name)[1].Name
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "drained-" + victim},
+		Spec: corev1.PodSpec{NodeName: victim, TerminationGracePeriodSeconds: new(int64),
+			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}},
+	}
+	_, err = env.Kube.CoreV1().Pods("default").Create(env.Ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, victim, types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+common.AnnotationDelete+`":"true"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	scale(t, env, pool.Name, 1)
+	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
+	setVersion(t, env, framework.HarvesterVersion)
+
+	// A device of this cluster that no Instance claims, and a project the
+	// ledger remembers that no Secret names (reported at every sweep).
+	orphan := framework.OrphanDevice(t, env, "rbac-orphan")
+	env.Eventually(func() bool { _, ok := env.Sim.Device(orphan); return !ok }, time.Minute, "the orphan was not swept")
+	rememberProject(t, env, "00000000-0000-0000-0000-00000000dead")
+	env.Eventually(func() bool { return countEvents(env, framework.Namespace, "ProjectUnreachable") >= 2 }, time.Minute,
+		"the sweep did not report the project twice")
+	env.DeletePoolAndWait(pool.Name)
+}
+
+func scale(t *testing.T, env *framework.Env, name string, count int32) {
+	t.Helper()
+	p := env.Pool(name)
+	require.NotNil(t, p)
+	p.Spec.Count = count
+	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+func setVersion(t *testing.T, env *framework.Env, version string) {
+	t.Helper()
+	require.NoError(t, framework.SetServerVersion(env, version))
+}
+
+// rememberProject adds a project to the ledger as the addon would have.
+func rememberProject(t *testing.T, env *framework.Env, project string) {
+	t.Helper()
+	ctx := context.Background()
+	cms := env.Kube.CoreV1().ConfigMaps(framework.Namespace)
+	cm, err := cms.Get(ctx, ledger.ConfigMapName, metav1.GetOptions{})
+	require.NoError(t, err)
+	entries := map[string][]string{}
+	require.NoError(t, json.Unmarshal([]byte(cm.Data["projects"]), &entries))
+	entries[project] = []string{"sg"}
+	raw, err := json.Marshal(entries)
+	require.NoError(t, err)
+	cm.Data["projects"] = string(raw)
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+func countEvents(env *framework.Env, name, reason string) int {
+	n := 0
+	for _, ev := range env.Events(name) {
+		if ev.Reason == reason {
+			n += int(max(ev.Count, 1))
+		}
+	}
+	return n
+}
