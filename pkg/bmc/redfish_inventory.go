@@ -311,4 +311,3 @@ func healthState(h string) State {
 	}
 	return StateUnknown
 }
-
