@@ -109,6 +109,14 @@ func (e Endpoint) Validate() error {
 	if e.Username == "" {
 		return invalid("username is empty")
 	}
+	// IPMI 2.0 carries at most 16 bytes of user name and 20 of password; a
+	// longer one could never log in, whatever the BMC holds.
+	if e.Protocol == ProtocolIPMI && len(e.Username) > 16 {
+		return invalid("IPMI user names are at most 16 bytes, this one has %d", len(e.Username))
+	}
+	if e.Protocol == ProtocolIPMI && len(e.Password) > 20 {
+		return invalid("IPMI passwords are at most 20 bytes, this one has %d", len(e.Password))
+	}
 	if e.Timeout < 0 {
 		return invalid("timeout %s is negative", e.Timeout)
 	}

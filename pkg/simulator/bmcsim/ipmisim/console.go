@@ -68,8 +68,17 @@ func (s *Sim) Command(line string) (string, error) {
 		return "", fmt.Errorf("write ipmi_sim console: %w", err)
 	}
 	out, err := s.readPrompt()
-	out = strings.TrimSpace(strings.ReplaceAll(out, "\r", ""))
-	out = strings.TrimSpace(strings.TrimPrefix(out, line))
+	out = strings.ReplaceAll(out, "\r", "")
+	// The message trace goes to every console, so the text before the
+	// prompt may start with traced messages. ipmi_sim runs one event loop:
+	// the echo of the command, its output and the prompt come in one
+	// piece, so the answer is what follows the last echo.
+	if i := strings.LastIndex(out, line+"\n"); i >= 0 {
+		out = out[i+len(line)+1:]
+	} else if strings.HasSuffix(out, line) {
+		out = ""
+	}
+	out = strings.TrimSpace(out)
 	if err != nil {
 		return out, err
 	}

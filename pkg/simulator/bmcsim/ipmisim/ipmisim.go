@@ -101,9 +101,11 @@ func Start(opts Options) (*Sim, error) {
 		return nil, err
 	}
 	// Trace every message, so tests can count the commands the BMC got.
-	if _, err := s.Command("debug msg"); err != nil {
+	// The trace goes to every console; watch reads it on stdout (where a
+	// prompt may precede a line), and Command skips it on the TCP console.
+	if _, err := io.WriteString(s.stdin, "debug msg\n"); err != nil {
 		_ = s.kill()
-		return nil, err
+		return nil, fmt.Errorf("enable ipmi_sim message trace: %w", err)
 	}
 	return s, nil
 }
@@ -165,7 +167,7 @@ func writeFiles(opts Options, port, consolePort int) error {
 
 // watch reads ipmi_sim's output until it exits, recording every Chassis
 // Control request (NetFn 0x00, command 0x02). A traced request is
-// "Receive message:", a line with netfn and cmd, a line with rq_lun and
+// "Receive message:" (maybe after a prompt), a line with netfn and cmd, a line with rq_lun and
 // rq_seq, and a line of data bytes.
 func (s *Sim) watch(out io.Reader) {
 	defer close(s.exited)
@@ -188,7 +190,7 @@ func (s *Sim) watch(out io.Reader) {
 					s.controls = append(s.controls, byte(b))
 				}
 			}
-		case prev == "Receive message:" && strings.Contains(line, " netfn=0x0 cmd=0x2 "):
+		case strings.HasSuffix(prev, "Receive message:") && strings.Contains(line, " netfn=0x0 cmd=0x2 "):
 			pending = 2
 		}
 		s.outMu.Unlock()
