@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -21,11 +22,12 @@ type redfishClient struct {
 	ep   Endpoint
 	http *http.Client
 
-	mu        sync.Mutex
-	api       *gofish.APIClient
-	basicAuth bool
-	systemURI string
-	closed    bool
+	mu         sync.Mutex
+	api        *gofish.APIClient
+	noSessions bool // the service root has no Sessions link
+	basicAuth  bool
+	systemURI  string
+	closed     bool
 }
 
 func dialRedfish(ctx context.Context, ep Endpoint) (*redfishClient, error) {
@@ -39,6 +41,9 @@ func dialRedfish(ctx context.Context, ep Endpoint) (*redfishClient, error) {
 	}
 	if anon.Service == nil || (anon.Service.RedfishVersion == "" && !strings.Contains(anon.Service.ODataType, "ServiceRoot")) {
 		return nil, newError("Dial", ep, ProtocolMismatch, "the answer at /redfish/v1/ is JSON but not a Redfish service root", nil)
+	}
+	if c.noSessions, err = lacksSessions(anon); err != nil {
+		return nil, c.fail(ctx, "Dial", err, stageRoot)
 	}
 	if err := c.login(ctx); err != nil {
 		return nil, err
@@ -87,20 +92,43 @@ func (c *redfishClient) config(withCredentials, basic bool) gofish.ClientConfig 
 	return cfg
 }
 
-// login opens a session. A BMC without a session service (404, 405, 501
-// on the login) gets HTTP basic auth instead, checked by reading the
-// Systems collection.
+// lacksSessions reads the service root's Links.Sessions, which gofish
+// keeps to itself: without it there is no session to open.
+func lacksSessions(api *gofish.APIClient) (bool, error) {
+	resp, err := api.Get(schemas.DefaultServiceRoot)
+	defer schemas.DeferredCleanupHTTPResponse(resp)
+	if err != nil {
+		return false, err
+	}
+	var root struct {
+		Links struct {
+			Sessions struct {
+				ID string `json:"@odata.id"`
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&root); err != nil {
+		return false, err
+	}
+	return root.Links.Sessions.ID == "", nil
+}
+
+// login opens a session. A BMC without a session service (no Sessions
+// link, or 404, 405, 501 on the login) gets HTTP basic auth instead,
+// checked by reading the Systems collection.
 func (c *redfishClient) login(ctx context.Context) error {
-	api, err := gofish.ConnectContext(ctx, c.config(true, false))
-	if err == nil {
-		c.api, c.basicAuth = api, false
-		return nil
+	if !c.noSessions {
+		api, err := gofish.ConnectContext(ctx, c.config(true, false))
+		if err == nil {
+			c.api, c.basicAuth = api, false
+			return nil
+		}
+		var rfErr *schemas.Error
+		if !errors.As(err, &rfErr) || !slices.Contains([]int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented}, rfErr.HTTPReturnedStatusCode) {
+			return c.fail(ctx, "Dial", err, stageLogin)
+		}
 	}
-	var rfErr *schemas.Error
-	if !errors.As(err, &rfErr) || !slices.Contains([]int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented}, rfErr.HTTPReturnedStatusCode) {
-		return c.fail(ctx, "Dial", err, stageLogin)
-	}
-	api, err = gofish.ConnectContext(ctx, c.config(true, true))
+	api, err := gofish.ConnectContext(ctx, c.config(true, true))
 	if err == nil {
 		_, err = api.Service.Systems()
 	}
@@ -138,6 +166,9 @@ func (c *redfishClient) do(ctx context.Context, op string, fn func(api *gofish.A
 	}
 	err := fn(c.api.WithContext(ctx))
 	if err != nil && !c.basicAuth && isStatus(err, http.StatusUnauthorized) {
+		// End the refused session in case the BMC still counts it; most
+		// BMCs allow only a handful of sessions at a time.
+		c.logout()
 		if lerr := c.login(ctx); lerr != nil {
 			return lerr
 		}

@@ -34,6 +34,9 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 	// Redfish specification requires; everything else needs credentials.
 	switch {
 	case path == root || path == root+"/odata" || path == root+"/$metadata":
+	case strings.HasPrefix(path, root+"/SessionService") && b.opts.NoSessionService:
+		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", fmt.Sprintf("The resource at the URI %s was not found.", path))
+		return
 	case path == sessionsPath && r.Method == http.MethodPost:
 		b.login(w, r)
 		return

@@ -102,6 +102,9 @@ type Options struct {
 	// LogPageSize is how many entries one page of the Entries collection
 	// holds before Members@odata.nextLink; 0 means 50.
 	LogPageSize int
+	// NoSessionService leaves out the SessionService, as some older BMCs
+	// do: clients must use HTTP basic auth.
+	NoSessionService bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

@@ -122,8 +122,10 @@ func (b *BMC) serviceRoot() map[string]any {
 	s["Id"], s["Name"], s["RedfishVersion"], s["UUID"] = "RootService", "Root Service", "1.15.0", b.hw.UUID
 	s["Vendor"], s["Product"] = b.hw.Manufacturer, "harvester-equinix-addon BMC simulator"
 	s["Systems"], s["Chassis"], s["Managers"] = link(root+"/Systems"), link(root+"/Chassis"), link(root+"/Managers")
-	s["SessionService"] = link(root + "/SessionService")
-	s["Links"] = map[string]any{"Sessions": link(sessionsPath)}
+	if !b.opts.NoSessionService {
+		s["SessionService"] = link(root + "/SessionService")
+		s["Links"] = map[string]any{"Sessions": link(sessionsPath)}
+	}
 	return s
 }
 
