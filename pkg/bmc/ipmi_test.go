@@ -39,8 +39,8 @@ func TestIPMIHealthOfEachSensorKind(t *testing.T) {
 	tg, sim := ipmiTarget(t)
 	ctx := context.Background()
 	c := dial(t, tg.ep)
-	require.NoError(t, sim.SetSensorValue(1, 0x58)) // CPU1 Temp 88: above non-critical 85
-	require.NoError(t, sim.SetSensorValue(2, 0x08)) // FAN1 800 RPM: below critical 1000
+	require.NoError(t, sim.SetSensorValue(1, 0x58))  // CPU1 Temp 88: above non-critical 85
+	require.NoError(t, sim.SetSensorValue(2, 0x08))  // FAN1 800 RPM: below critical 1000
 	require.NoError(t, sim.SetSensorBit(4, 2, true)) // drive: predictive failure
 	require.NoError(t, sim.SetSensorBit(5, 1, true)) // DIMM: uncorrectable ECC
 	require.NoError(t, sim.SetSensorBit(6, 0, true)) // CPU: IERR
