@@ -7,6 +7,7 @@ import (
 	"time"
 
 	ipmiclient "github.com/bougou/go-ipmi/pkg/client"
+	"github.com/bougou/go-ipmi/pkg/types"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/stretchr/testify/require"
@@ -117,8 +118,11 @@ func clearSEL(t *testing.T, sim *ipmisim.Sim) {
 	ctx := context.Background()
 	c, err := ipmiclient.NewClient(sim.Host, sim.Port, testUser, testPassword)
 	require.NoError(t, err)
+	// Name the cipher suite: asking ipmi_sim for its list times out.
+	c.WithCipherSuiteID(types.CipherSuiteID3)
 	require.NoError(t, c.Connect(ctx))
-	defer func() { _ = c.Close(ctx) }()
+	// ipmi_sim ends a session without answering Close Session: do not wait.
+	defer func() { _ = c.WithTimeout(100 * time.Millisecond).WithRetry(0).Close(ctx) }()
 	res, err := c.ReserveSEL(ctx)
 	require.NoError(t, err)
 	_, err = c.ClearSEL(ctx, res.ReservationID)

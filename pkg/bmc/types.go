@@ -25,7 +25,9 @@ type Client interface {
 	// after an error the command may or may not have run, and the caller
 	// decides, after reading PowerState, whether to ask again.
 	Power(ctx context.Context, action PowerAction) error
-	// Close logs out (Redfish session) or closes the IPMI session.
+	// Close logs out (Redfish session) or closes the IPMI session, waiting
+	// briefly for the BMC; a BMC that does not confirm expires the session
+	// by itself. Calls after Close fail with class Invalid.
 	Close() error
 }
 

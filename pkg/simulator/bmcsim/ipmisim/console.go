@@ -82,7 +82,8 @@ func (s *Sim) Command(line string) (string, error) {
 	if err != nil {
 		return out, err
 	}
-	if strings.Contains(strings.ToLower(out), "error") || strings.Contains(out, "Invalid") || strings.Contains(out, "Unknown command") {
+	// ipmi_sim marks its complaints with "**" (and ignores unknown words).
+	if strings.HasPrefix(out, "**") || strings.Contains(strings.ToLower(out), "error") {
 		return out, fmt.Errorf("ipmi_sim %q: %s", line, out)
 	}
 	return out, nil
