@@ -27,6 +27,7 @@ var contract = []struct {
 	{"a wrong password is Unauthorized and never printed", testWrongPassword},
 	{"the other protocol's port is a ProtocolMismatch", testWrongProtocol},
 	{"a slow BMC works within the timeout and fails beyond", testSlow},
+	{"an untrusted certificate is a TLS error; a CA bundle or the opt-out works", testTLS},
 }
 
 func TestContract(t *testing.T) {
@@ -239,4 +240,27 @@ func testSlow(t *testing.T, tg *target, _ Endpoint) {
 	assert.Equal(t, Transient, ClassOf(err), "%v", err)
 	_, err = Dial(ctx, ep)
 	assert.Contains(t, []Class{Unreachable, Transient}, ClassOf(err), "%v", err)
+}
+
+func testTLS(t *testing.T, tg *target, _ Endpoint) {
+	if tg.ep.Protocol == ProtocolIPMI {
+		t.Skip("IPMI has no TLS layer: RMCP+ authenticates and encrypts with the password")
+	}
+	ctx := context.Background()
+	untrusted := tg.ep
+	untrusted.CABundle = nil
+	_, err := Dial(ctx, untrusted)
+	require.Equal(t, TLS, ClassOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "CA bundle")
+	assert.Contains(t, err.Error(), "insecureSkipVerify")
+
+	c, err := Dial(ctx, tg.ep) // the BMC's CA in the bundle
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+
+	insecure := untrusted
+	insecure.InsecureSkipVerify = true
+	c, err = Dial(ctx, insecure)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
 }
