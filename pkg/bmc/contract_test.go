@@ -235,7 +235,7 @@ func testSlow(t *testing.T, tg *target, _ Endpoint) {
 	ep = tg.slow(t, 0)
 	ep.Timeout = time.Second
 	c = dial(t, ep)
-	tg.slow(t, 3*time.Second)
+	tg.slow(t, 2*time.Second)
 	_, err = c.PowerState(ctx)
 	assert.Equal(t, Transient, ClassOf(err), "%v", err)
 	_, err = Dial(ctx, ep)

@@ -72,8 +72,9 @@ var sensorSubsystem = map[types.SensorType]Subsystem{
 	types.SensorTypeProcessor:   SubsystemProcessors,
 }
 
-// discreteFaults lists, per sensor type, the sensor-specific offsets of
-// the IPMI specification (table 42-3) that mean a fault, and how bad.
+// discreteFaults lists, per sensor type, the sensor-specific offsets that
+// mean a fault, and how bad. Offsets that only report presence or a normal
+// state are left out.
 var discreteFaults = map[types.SensorType]map[uint8]State{
 	types.SensorTypeProcessor:   {0: StateCritical, 1: StateCritical, 2: StateCritical, 3: StateCritical, 4: StateCritical, 5: StateCritical, 6: StateCritical, 8: StateWarning, 10: StateWarning, 11: StateCritical, 12: StateWarning},
 	types.SensorTypePowerSupply: {1: StateCritical, 2: StateWarning, 3: StateCritical, 4: StateCritical, 5: StateWarning, 6: StateCritical},

@@ -56,8 +56,8 @@ func (s *Sim) readPrompt() (string, error) {
 	}
 }
 
-// Command runs one emulator command (ipmi_sim_cmd(5)) on the console and
-// returns what it printed, without the echoed command.
+// Command runs one emulator command (sel_add, sensor_set_value, ...) on
+// the console and returns what it printed, without the echoed command.
 func (s *Sim) Command(line string) (string, error) {
 	s.consoleMu.Lock()
 	defer s.consoleMu.Unlock()
