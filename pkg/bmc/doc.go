@@ -1,0 +1,88 @@
+// Package bmc is the seam between the addon and the baseboard management
+// controllers of nodes it did not provision: it reads a server's inventory,
+// health and system event log and powers it on, off or through a cycle,
+// over Redfish or IPMI. It is the only package that imports a BMC library;
+// callers see Endpoint, Client and *Error.
+//
+// # Libraries
+//
+// Redfish goes through github.com/stmcginnis/gofish (v0.23.0), the Go
+// Redfish client Seeder itself uses, kept current with the DMTF schema
+// (its schemas package is generated from it). IPMI goes through
+// github.com/bougou/go-ipmi (v0.9.1), a pure-Go IPMI 2.0 client: bmclib,
+// the other candidate, runs the ipmitool binary for IPMI and pins an old
+// gofish, and a controller image should not carry ipmitool.
+//
+// # Use
+//
+//	c, err := bmc.Dial(ctx, bmc.Endpoint{Protocol: bmc.ProtocolRedfish,
+//		Host: "10.0.0.5", Username: user, Password: bmc.Sensitive(pw), CABundle: ca})
+//	inv, err := c.Inventory(ctx)
+//	h, err := c.Health(ctx)                  // diff with the last reading
+//	entries, next, err := c.LogEntries(ctx, cursorFromStatus)
+//	err = c.Power(ctx, bmc.PowerActionReboot) // one command, never retried
+//	defer c.Close()
+//
+// Every error is an *Error; ClassOf gives its Class (Unreachable,
+// Unauthorized, ProtocolMismatch, TLS, Unsupported, Transient, Invalid).
+// Messages never hold the password: Endpoint and Sensitive print it as
+// "<redacted>", and errors are scrubbed before they are built.
+//
+// # Security
+//
+// TLS certificates are verified against the system roots plus CABundle;
+// InsecureSkipVerify turns that off only when set, and setting both is
+// refused. No proxy from the environment is used: a BMC is reached
+// directly on its management network. A Redfish Client logs in once with a
+// session (basic auth only when the BMC has no session service) and logs
+// out on Close; a session the BMC dropped is reopened once. IPMI offers
+// cipher suites 17 and 3 only, so a wrong password costs two failed
+// logins, not one per suite the library knows (BMCs lock accounts).
+//
+// # Power
+//
+// Power sends exactly one command: Redfish Reset with On, ForceOff (the
+// hard off Seeder's shutdown uses) or PowerCycle (ForceRestart when the BMC
+// lists no PowerCycle), IPMI Chassis Control up, down or cycle. IPMI
+// retransmission is off for it, since a repeated datagram is a second
+// command. A Redfish request refused with 401 because the BMC dropped the
+// session was not carried out; it is sent again once after a new login.
+//
+// # Health
+//
+// Redfish health comes from the chassis Thermal (temperatures, fans) and
+// Power (power supplies) resources and the system's processors, memory and
+// drives, IPMI health from the sensors of the SDR repository (thresholds,
+// and the fault offsets of discrete sensors) and the chassis status fault
+// bits. A subsystem without a reading is Unknown. Messages name the parts
+// that are not OK and never carry readings, so an unchanged BMC reads the
+// same twice and a controller emits an Event only on a change.
+//
+// # System event log and the cursor
+//
+// LogEntries returns entries strictly after the cursor, oldest first, and
+// the next cursor; it is opaque (base64 JSON) and meant to be kept in a
+// status field. It records the last entry handed out (ID, time, a digest of
+// its content) and, for IPMI, the SEL's last erase time. On the next poll:
+//
+//   - the erase time changed: the SEL was cleared, every entry is new;
+//   - the last entry is still there: what follows it is new;
+//   - it is gone (a Redfish log cleared, or a log that wrapped): entries at
+//     or after its time are new; with no usable times, all are.
+//
+// So the same cursor never yields an entry twice, a cleared or wrapped log
+// is neither replayed nor skipped, and a restarted controller resumes from
+// its stored cursor. What cannot be done: entries written and cleared
+// between two polls are lost, and a BMC that deletes single entries could
+// hand out an entry of the same second again. Redfish entries are ordered
+// by Created time, then numeric Id; IPMI entries in SEL order. IPMI times
+// before the BMC's clock was set are relative and reported as zero.
+//
+// # Errors for wrong protocols
+//
+// A Redfish Dial to a port that refuses TCP sends an RMCP presence ping to
+// it: an answer means an IPMI port (ProtocolMismatch). An IPMI Dial to a
+// port that refuses UDP tries TCP: an open port means HTTPS, most likely
+// Redfish (ProtocolMismatch). A silent UDP port cannot be told from a dead
+// host and is Unreachable.
+package bmc

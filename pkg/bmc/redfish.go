@@ -1,0 +1,294 @@
+package bmc
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stmcginnis/gofish"
+	"github.com/stmcginnis/gofish/schemas"
+)
+
+type redfishClient struct {
+	ep   Endpoint
+	http *http.Client
+
+	mu         sync.Mutex
+	api        *gofish.APIClient
+	noSessions bool // the service root has no Sessions link
+	basicAuth  bool
+	systemURI  string
+	closed     bool
+}
+
+func dialRedfish(ctx context.Context, ep Endpoint) (*redfishClient, error) {
+	c := &redfishClient{ep: ep, http: newHTTPClient(ep)}
+	// Read the service root without credentials first: it is open to all
+	// by specification, and a failure here means the port is not Redfish,
+	// which must not be mistaken for a login failure.
+	anon, err := gofish.ConnectContext(ctx, c.config(false, false))
+	if err != nil {
+		return nil, c.fail(ctx, "Dial", err, stageRoot)
+	}
+	if anon.Service == nil || (anon.Service.RedfishVersion == "" && !strings.Contains(anon.Service.ODataType, "ServiceRoot")) {
+		return nil, newError("Dial", ep, ProtocolMismatch, "the answer at /redfish/v1/ is JSON but not a Redfish service root", nil)
+	}
+	if c.noSessions, err = lacksSessions(anon); err != nil {
+		return nil, c.fail(ctx, "Dial", err, stageRoot)
+	}
+	if err := c.login(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.findSystem(ctx); err != nil {
+		c.logout()
+		return nil, err
+	}
+	return c, nil
+}
+
+// newHTTPClient builds the transport: verification on unless the endpoint
+// opts out, the CA bundle added to the system roots, no proxy from the
+// environment (BMCs sit on management networks, and a proxy would see the
+// credentials), and every wait bounded by the endpoint's timeout.
+func newHTTPClient(ep Endpoint) *http.Client {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if len(ep.CABundle) > 0 {
+		pool.AppendCertsFromPEM(ep.CABundle) // Validate proved it parses
+	}
+	timeout := ep.timeout()
+	transport := &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, InsecureSkipVerify: ep.InsecureSkipVerify}, //nolint:gosec // only on explicit opt-in
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   2,
+	}
+	return &http.Client{Transport: transport, Timeout: timeout}
+}
+
+func (c *redfishClient) config(withCredentials, basic bool) gofish.ClientConfig {
+	cfg := gofish.ClientConfig{
+		Endpoint:          "https://" + c.ep.Address(),
+		HTTPClient:        c.http,
+		NoModifyTransport: true,
+		ReuseConnections:  true,
+	}
+	if withCredentials {
+		cfg.Username, cfg.Password, cfg.BasicAuth = c.ep.Username, string(c.ep.Password), basic
+	}
+	return cfg
+}
+
+// lacksSessions reads the service root's Links.Sessions, which gofish
+// keeps to itself: without it there is no session to open.
+func lacksSessions(api *gofish.APIClient) (bool, error) {
+	resp, err := api.Get(schemas.DefaultServiceRoot)
+	defer schemas.DeferredCleanupHTTPResponse(resp)
+	if err != nil {
+		return false, err
+	}
+	var root struct {
+		Links struct {
+			Sessions struct {
+				ID string `json:"@odata.id"`
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&root); err != nil {
+		return false, err
+	}
+	return root.Links.Sessions.ID == "", nil
+}
+
+// login opens a session. A BMC without a session service (no Sessions
+// link, or 404, 405, 501 on the login) gets HTTP basic auth instead,
+// checked by reading the Systems collection.
+func (c *redfishClient) login(ctx context.Context) error {
+	if !c.noSessions {
+		api, err := gofish.ConnectContext(ctx, c.config(true, false))
+		if err == nil {
+			c.api, c.basicAuth = api, false
+			return nil
+		}
+		var rfErr *schemas.Error
+		if !errors.As(err, &rfErr) || !slices.Contains([]int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented}, rfErr.HTTPReturnedStatusCode) {
+			return c.fail(ctx, "Dial", err, stageLogin)
+		}
+	}
+	api, err := gofish.ConnectContext(ctx, c.config(true, true))
+	if err == nil {
+		_, err = api.Service.Systems()
+	}
+	if err != nil {
+		return c.fail(ctx, "Dial", err, stageLogin)
+	}
+	c.api, c.basicAuth = api, true
+	return nil
+}
+
+// findSystem picks the first computer system by URI: the servers this
+// addon manages have exactly one.
+func (c *redfishClient) findSystem(ctx context.Context) error {
+	systems, err := c.api.WithContext(ctx).Service.Systems()
+	if err != nil {
+		return c.fail(ctx, "Dial", err, stageSession)
+	}
+	if len(systems) == 0 {
+		return newError("Dial", c.ep, Unsupported, "the Redfish service lists no computer system", nil)
+	}
+	slices.SortFunc(systems, func(a, b *schemas.ComputerSystem) int { return strings.Compare(a.ODataID, b.ODataID) })
+	c.systemURI = systems[0].ODataID
+	return nil
+}
+
+// do runs fn with the caller's context. When the BMC dropped the session
+// (401 with session auth), it logs in again and runs fn once more: the
+// first request was refused before anything happened, so even a power
+// command still reaches the BMC only once.
+func (c *redfishClient) do(ctx context.Context, op string, fn func(api *gofish.APIClient) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return closedError(op, c.ep)
+	}
+	err := fn(c.api.WithContext(ctx))
+	if err != nil && !c.basicAuth && isStatus(err, http.StatusUnauthorized) {
+		// End the refused session in case the BMC still counts it; most
+		// BMCs allow only a handful of sessions at a time.
+		c.logout()
+		if lerr := c.login(ctx); lerr != nil {
+			return lerr
+		}
+		err = fn(c.api.WithContext(ctx))
+	}
+	if err != nil {
+		return c.fail(ctx, op, err, stageSession)
+	}
+	return nil
+}
+
+func isStatus(err error, code int) bool {
+	var rfErr *schemas.Error
+	return errors.As(err, &rfErr) && rfErr.HTTPReturnedStatusCode == code
+}
+
+// fail classifies err. A refused connection gets one more look: when the
+// same port answers an RMCP ping, the user pointed Redfish at an IPMI port.
+func (c *redfishClient) fail(ctx context.Context, op string, err error, st stage) error {
+	var be *Error
+	if errors.As(err, &be) {
+		return be
+	}
+	if class, msg, ok := ctxErr(ctx); ok {
+		return newError(op, c.ep, class, msg, err)
+	}
+	class, msg := classifyRedfish(err, st)
+	if class == Unreachable && st == stageRoot && answersRMCP(ctx, c.ep) {
+		class, msg = ProtocolMismatch, fmt.Sprintf("port %d answers IPMI (RMCP over UDP), not HTTPS: set the protocol to %q", c.ep.port(), ProtocolIPMI)
+	}
+	return newError(op, c.ep, class, msg, err)
+}
+
+func (c *redfishClient) system(api *gofish.APIClient) (*schemas.ComputerSystem, error) {
+	return schemas.GetObject[schemas.ComputerSystem](api, c.systemURI)
+}
+
+func (c *redfishClient) PowerState(ctx context.Context) (PowerState, error) {
+	state := PowerUnknown
+	err := c.do(ctx, "PowerState", func(api *gofish.APIClient) error {
+		sys, err := c.system(api)
+		if err != nil {
+			return err
+		}
+		switch sys.PowerState {
+		case schemas.OnPowerState:
+			state = PowerOn
+		case schemas.OffPowerState:
+			state = PowerOff
+		}
+		return nil
+	})
+	return state, err
+}
+
+func (c *redfishClient) Power(ctx context.Context, action PowerAction) error {
+	if !action.valid() {
+		return invalidAction("Power", c.ep, action)
+	}
+	return c.do(ctx, "Power", func(api *gofish.APIClient) error {
+		sys, err := c.system(api)
+		if err != nil {
+			return err
+		}
+		allowed, err := sys.GetSupportedResetTypes()
+		if err != nil {
+			return err
+		}
+		reset, ok := resetTypeFor(action, allowed)
+		if !ok {
+			return newError("Power", c.ep, Unsupported, fmt.Sprintf("the BMC offers no reset type for %q (allowed: %v)", string(action), allowed), nil)
+		}
+		_, err = sys.Reset(reset)
+		return err
+	})
+}
+
+// resetTypeFor maps an action to a ResetType the BMC lists. An empty list
+// means the BMC did not say, and the common choice is sent. Reboot prefers
+// PowerCycle, which also starts a host that is off, over ForceRestart,
+// which many BMCs refuse then.
+func resetTypeFor(a PowerAction, allowed []schemas.ResetType) (schemas.ResetType, bool) {
+	prefs := map[PowerAction][]schemas.ResetType{
+		PowerActionOn:     {schemas.OnResetType, schemas.ForceOnResetType},
+		PowerActionOff:    {schemas.ForceOffResetType},
+		PowerActionReboot: {schemas.PowerCycleResetType, schemas.ForceRestartResetType},
+	}[a]
+	if len(allowed) == 0 {
+		if a == PowerActionReboot {
+			return schemas.ForceRestartResetType, true
+		}
+		return prefs[0], true
+	}
+	for _, p := range prefs {
+		if slices.Contains(allowed, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+func (c *redfishClient) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.logout()
+	return nil
+}
+
+// logout deletes the session, bounded by the timeout; a BMC that does not
+// answer will expire the session by itself.
+func (c *redfishClient) logout() {
+	if c.api == nil || c.basicAuth {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.ep.timeout())
+	defer cancel()
+	c.api.WithContext(ctx).Logout()
+	c.http.CloseIdleConnections()
+}

@@ -1,0 +1,48 @@
+// Package bmcsim is a Redfish BMC for tests: an http.Handler and an HTTPS
+// server with a certificate from its own CA, answering like a server's BMC
+// would, with JSON that follows the DMTF schema (@odata.id, @odata.type and
+// @odata.context on every resource). No Redfish mock server is packaged for
+// any registry reachable here, so the project carries its own, in the style
+// of the Metal simulator (pkg/simulator/metalsim).
+//
+// # Quick start
+//
+//	sim := bmcsim.New(bmcsim.Options{Username: "root", Password: "pw"})
+//	srv, _ := bmcsim.NewServer(sim, "")    // https://127.0.0.1:port
+//	ep := bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: srv.Host, Port: srv.Port,
+//		CABundle: srv.CACertPEM, Username: "root", Password: "pw"}
+//
+// # Resources
+//
+// /redfish/v1/ (service root, open to all), SessionService and Sessions
+// (POST login answering X-Auth-Token and Location, DELETE logout), HTTP
+// basic auth, Systems/1 (ComputerSystem with Manufacturer, Model,
+// SerialNumber, BiosVersion, PowerState, ProcessorSummary, MemorySummary,
+// Status and the Reset action with its AllowableValues), Processors,
+// Memory, Storage/1 with Drives, EthernetInterfaces, Chassis/1 with Thermal
+// (temperatures and fans) and Power (power supplies, power control),
+// Managers/1 with LogServices/SEL, its ClearLog action and Entries (members
+// expanded, paged with Members@odata.nextLink and $skip). Wrong or missing
+// credentials answer 401 with a Redfish error object; unknown paths 404.
+//
+// # Behaviour
+//
+// Reset: On, ForceOff, GracefulShutdown, ForceRestart, PowerCycle. Forced
+// actions act at once; the others pass through PoweringOn or PoweringOff
+// for Options.PowerTransition. ForceRestart of a host that is off answers
+// 409, as common BMCs do. The SEL holds Options.MaxLogEntries entries and
+// then overwrites the oldest; a clear restarts Ids at 1, as many BMCs do.
+//
+// # Test controls
+//
+// SetHealth(kind, name, health), AddLogEntry, ClearLog, SetPowerState,
+// PowerState, Resets (every accepted ResetType, in order), Sessions,
+// Requests; InjectFault(Fault{Kind, PathPrefix, Method, Count, Status,
+// Latency}) with FaultUnauthorized, FaultServerError and FaultLatency,
+// RemoveFault, ClearFaults, FaultFired; Server.GoAway and ComeBack close
+// and reopen the listener, so connections are refused meanwhile.
+//
+// Package ipmisim, beside this one, runs OpenIPMI's ipmi_sim, a real IPMI
+// 2.0 BMC, with the project's lan.conf, emulator commands and chassis
+// control script.
+package bmcsim

@@ -1,0 +1,240 @@
+package ipmisim
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"text/template"
+)
+
+//go:embed files
+var files embed.FS
+
+// ErrNotInstalled says ipmi_sim is not on PATH.
+var ErrNotInstalled = errors.New("ipmi_sim is not installed (Debian package openipmi; scripts/bmc-tools installs it)")
+
+// Options describe the simulated BMC.
+type Options struct {
+	// Username and Password of the administrator (required).
+	Username, Password string
+	// FRU product facts; defaults are a plausible server.
+	Manufacturer, Model, SerialNumber string
+	// Dir holds the configuration and the BMC's state (required; a test's
+	// t.TempDir()).
+	Dir string
+}
+
+// Sim is a running ipmi_sim.
+type Sim struct {
+	// Host and Port are the IPMI LAN address (UDP).
+	Host string
+	Port int
+
+	dir     string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	exited  chan struct{}
+	console net.Conn
+	reader  *bufio.Reader
+
+	consoleMu sync.Mutex
+
+	outMu    sync.Mutex
+	controls []byte   // Chassis Control request bytes received, in order
+	tail     []string // last lines of output, for failure messages
+}
+
+// Start writes lan.conf, bmc.emu, inventory.emu and the chassis control
+// script into opts.Dir and starts ipmi_sim on a free loopback UDP port.
+// It returns once the console answers.
+func Start(opts Options) (*Sim, error) {
+	bin, err := exec.LookPath("ipmi_sim")
+	if err != nil {
+		return nil, ErrNotInstalled
+	}
+	if opts.Username == "" || opts.Dir == "" {
+		return nil, errors.New("ipmisim: Username and Dir are required")
+	}
+	opts.Manufacturer = cmpOr(opts.Manufacturer, "Supermicro")
+	opts.Model = cmpOr(opts.Model, "SYS-510P-M")
+	opts.SerialNumber = cmpOr(opts.SerialNumber, "S123456X1234567")
+	port, err := freePort("udp")
+	if err != nil {
+		return nil, err
+	}
+	consolePort, err := freePort("tcp")
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFiles(opts, port, consolePort); err != nil {
+		return nil, err
+	}
+	s := &Sim{Host: "127.0.0.1", Port: port, dir: opts.Dir, exited: make(chan struct{})}
+	// Without -n ipmi_sim reads commands on stdin and writes its message
+	// trace (-d) on stdout; an open pipe keeps it from reading EOF.
+	s.cmd = exec.Command(bin, "-c", "lan.conf", "-f", "bmc.emu", "-s", "state", "-d")
+	s.cmd.Dir = opts.Dir
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("ipmi_sim stdin: %w", err)
+	}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("ipmi_sim stdout: %w", err)
+	}
+	s.cmd.Stderr = s.cmd.Stdout
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start ipmi_sim: %w", err)
+	}
+	go s.watch(out)
+	if err := s.connectConsole(consolePort); err != nil {
+		_ = s.kill()
+		return nil, err
+	}
+	// Trace every message, so tests can count the commands the BMC got.
+	// The trace goes to every console; watch reads it on stdout (where a
+	// prompt may precede a line), and Command skips it on the TCP console.
+	if _, err := io.WriteString(s.stdin, "debug msg\n"); err != nil {
+		_ = s.kill()
+		return nil, fmt.Errorf("enable ipmi_sim message trace: %w", err)
+	}
+	return s, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// freePort asks the kernel for a free loopback port. Another process could
+// take it before ipmi_sim binds it; on a test machine that is rare enough.
+func freePort(network string) (int, error) {
+	if network == "udp" {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("find a free UDP port: %w", err)
+		}
+		defer c.Close()
+		return c.LocalAddr().(*net.UDPAddr).Port, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free TCP port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func writeFiles(opts Options, port, consolePort int) error {
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "state"), 0o700); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	script, _ := files.ReadFile("files/chassis_control")
+	emu, _ := files.ReadFile("files/bmc.emu")
+	tmpl := template.Must(template.ParseFS(files, "files/lan.conf.tmpl"))
+	var conf bytes.Buffer
+	if err := tmpl.Execute(&conf, map[string]any{
+		"Port": port, "ConsolePort": consolePort, "Username": opts.Username, "Password": opts.Password,
+		"ChassisControl": filepath.Join(opts.Dir, "chassis_control"), "StateDir": filepath.Join(opts.Dir, "state"),
+	}); err != nil {
+		return fmt.Errorf("render lan.conf: %w", err)
+	}
+	inv, err := inventoryEmu(opts)
+	if err != nil {
+		return err
+	}
+	for name, content := range map[string][]byte{"lan.conf": conf.Bytes(), "bmc.emu": emu, "inventory.emu": []byte(inv)} {
+		if err := os.WriteFile(filepath.Join(opts.Dir, name), content, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(opts.Dir, "chassis_control"), script, 0o700); err != nil {
+		return fmt.Errorf("write chassis_control: %w", err)
+	}
+	return nil
+}
+
+// watch reads ipmi_sim's output until it exits, recording every Chassis
+// Control request (NetFn 0x00, command 0x02). A traced request is
+// "Receive message:" (maybe after a prompt), a line with netfn and cmd, a line with rq_lun and
+// rq_seq, and a line of data bytes.
+func (s *Sim) watch(out io.Reader) {
+	defer close(s.exited)
+	sc := bufio.NewScanner(out)
+	prev, pending := "", 0
+	for sc.Scan() {
+		line := sc.Text()
+		s.outMu.Lock()
+		s.tail = append(s.tail, line)
+		if len(s.tail) > 40 {
+			s.tail = s.tail[1:]
+		}
+		switch {
+		case pending > 1:
+			pending--
+		case pending == 1:
+			pending = 0
+			if f := strings.Fields(line); len(f) > 0 {
+				if b, err := strconv.ParseUint(f[0], 16, 8); err == nil {
+					s.controls = append(s.controls, byte(b))
+				}
+			}
+		case strings.HasSuffix(prev, "Receive message:") && strings.Contains(line, " netfn=0x0 cmd=0x2 "):
+			pending = 2
+		}
+		s.outMu.Unlock()
+		prev = line
+	}
+	_ = s.cmd.Wait()
+}
+
+// ChassisControls returns the Chassis Control requests the BMC received, as
+// their control byte (0 down, 1 up, 2 cycle, 3 hard reset, 5 soft off).
+func (s *Sim) ChassisControls() []byte {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	return append([]byte(nil), s.controls...)
+}
+
+// Output returns the last lines ipmi_sim printed.
+func (s *Sim) Output() string {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	return strings.Join(s.tail, "\n")
+}
+
+// PowerOn reads the power state the chassis control script keeps.
+func (s *Sim) PowerOn() (bool, error) {
+	b, err := os.ReadFile(filepath.Join(s.dir, "state", "power"))
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read power state: %w", err)
+	}
+	return strings.TrimSpace(string(b)) == "1", nil
+}
+
+// SetPower sets the power state directly, as the power button would,
+// without a command reaching the BMC.
+func (s *Sim) SetPower(on bool) error {
+	v := "0\n"
+	if on {
+		v = "1\n"
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "state", "power"), []byte(v), 0o600); err != nil {
+		return fmt.Errorf("set power state: %w", err)
+	}
+	return nil
+}

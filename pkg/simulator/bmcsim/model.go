@@ -1,0 +1,283 @@
+package bmcsim
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// PartKind names a kind of hardware part whose health a test can set.
+type PartKind string
+
+// Part kinds, each rendered where the Redfish schema puts it.
+const (
+	PartProcessor   PartKind = "Processor"   // Systems/1/Processors
+	PartMemory      PartKind = "Memory"      // Systems/1/Memory
+	PartDrive       PartKind = "Drive"       // Systems/1/Storage/1/Drives
+	PartTemperature PartKind = "Temperature" // Chassis/1/Thermal Temperatures
+	PartFan         PartKind = "Fan"         // Chassis/1/Thermal Fans
+	PartPowerSupply PartKind = "PowerSupply" // Chassis/1/Power PowerSupplies
+)
+
+// Health values of the Redfish Status object.
+const (
+	HealthOK       = "OK"
+	HealthWarning  = "Warning"
+	HealthCritical = "Critical"
+)
+
+// Part is one simulated component.
+type Part struct {
+	Kind   PartKind
+	ID     string
+	Name   string
+	Health string
+	// Absent parts render with Status.State "Absent" (an empty slot).
+	Absent bool
+	// Model is the processor or drive model, or the DIMM part number.
+	Model string
+	// SizeBytes is a drive's or DIMM's capacity.
+	SizeBytes int64
+	// MediaType (SSD/HDD) and Protocol (SATA/NVMe...) for drives.
+	MediaType string
+	Protocol  string
+	// Cores for processors.
+	Cores int
+}
+
+// NIC is one host Ethernet interface.
+type NIC struct {
+	ID, MAC   string
+	SpeedMbps int
+}
+
+// Hardware is the simulated machine's fixed facts.
+type Hardware struct {
+	Manufacturer, Model, SerialNumber, BIOSVersion, UUID string
+	Parts                                                []Part
+	NICs                                                 []NIC
+}
+
+// DefaultHardware is a two-socket server with four DIMMs, two drives, three
+// temperature sensors, four fans, two power supplies and two NICs.
+func DefaultHardware() Hardware {
+	gib := int64(1) << 30
+	parts := []Part{
+		{Kind: PartProcessor, ID: "CPU1", Name: "CPU 1", Model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", Cores: 32},
+		{Kind: PartProcessor, ID: "CPU2", Name: "CPU 2", Model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", Cores: 32},
+		{Kind: PartDrive, ID: "0", Name: "Disk 0", Model: "SAMSUNG MZ7L3480", SizeBytes: 480103981056, MediaType: "SSD", Protocol: "SATA"},
+		{Kind: PartDrive, ID: "1", Name: "Disk 1", Model: "SAMSUNG MZQL23T8", SizeBytes: 3840755982336, MediaType: "SSD", Protocol: "NVMe"},
+		{Kind: PartTemperature, ID: "0", Name: "CPU1 Temp"},
+		{Kind: PartTemperature, ID: "1", Name: "CPU2 Temp"},
+		{Kind: PartTemperature, ID: "2", Name: "Inlet Temp"},
+		{Kind: PartPowerSupply, ID: "0", Name: "PSU 1"},
+		{Kind: PartPowerSupply, ID: "1", Name: "PSU 2"},
+	}
+	for i := 1; i <= 4; i++ {
+		parts = append(parts, Part{Kind: PartMemory, ID: fmt.Sprintf("DIMM%d", i), Name: fmt.Sprintf("DIMM A%d", i), Model: "M393A4K40EB3-CWE", SizeBytes: 32 * gib})
+		parts = append(parts, Part{Kind: PartFan, ID: fmt.Sprint(i - 1), Name: fmt.Sprintf("Fan %d", i)})
+	}
+	for i := range parts {
+		parts[i].Health = HealthOK
+	}
+	return Hardware{
+		Manufacturer: "Supermicro", Model: "SYS-510P-M", SerialNumber: "S123456X1234567",
+		BIOSVersion: "2.1", UUID: "4c4c4544-0051-3010-8052-b4c04f4d4e32",
+		Parts: parts,
+		NICs:  []NIC{{ID: "NIC1", MAC: "3c:ec:ef:00:00:01", SpeedMbps: 25000}, {ID: "NIC2", MAC: "3c:ec:ef:00:00:02", SpeedMbps: 25000}},
+	}
+}
+
+// Options configure a BMC.
+type Options struct {
+	Username, Password string
+	// Hardware defaults to DefaultHardware().
+	Hardware *Hardware
+	// PowerTransition is how long PoweringOn/PoweringOff last; 0 makes
+	// every power change immediate.
+	PowerTransition time.Duration
+	// MaxLogEntries is the SEL size; older entries are overwritten when it
+	// is full (OverWritePolicy WrapsWhenFull). 0 means 1000.
+	MaxLogEntries int
+	// LogPageSize is how many entries one page of the Entries collection
+	// holds before Members@odata.nextLink; 0 means 50.
+	LogPageSize int
+	// NoSessionService leaves out the SessionService, as some older BMCs
+	// do: clients must use HTTP basic auth.
+	NoSessionService bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// BMC is the simulated Redfish service's state. All methods are safe for
+// concurrent use.
+type BMC struct {
+	opts Options
+	hw   Hardware
+
+	mu          sync.Mutex
+	power       string // On, Off, PoweringOn, PoweringOff
+	powerTarget string
+	powerAt     time.Time
+	resets      []string
+	sessions    map[string]string // id -> token
+	nextSession int
+	log         []logEntry
+	nextLogID   int
+	faults      []*faultState
+	fired       map[FaultID]int
+	nextFault   int
+	requests    int
+}
+
+type logEntry struct {
+	ID       int
+	Created  time.Time
+	Severity string
+	Message  string
+}
+
+// New returns a powered-on BMC with healthy hardware and an empty SEL.
+func New(opts Options) *BMC {
+	hw := DefaultHardware()
+	if opts.Hardware != nil {
+		hw = *opts.Hardware
+		hw.Parts = append([]Part(nil), hw.Parts...)
+	}
+	if opts.MaxLogEntries <= 0 {
+		opts.MaxLogEntries = 1000
+	}
+	if opts.LogPageSize <= 0 {
+		opts.LogPageSize = 50
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &BMC{opts: opts, hw: hw, power: "On", sessions: map[string]string{}, nextLogID: 1, fired: map[FaultID]int{}}
+}
+
+// SetHealth sets the Status.Health of one part, found by kind and Name.
+func (b *BMC) SetHealth(kind PartKind, name, health string) error {
+	switch health {
+	case HealthOK, HealthWarning, HealthCritical:
+	default:
+		return fmt.Errorf("health %q is not OK, Warning or Critical", health)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.hw.Parts {
+		if p := &b.hw.Parts[i]; p.Kind == kind && p.Name == name {
+			p.Health = health
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s named %q", kind, name)
+}
+
+// AddLogEntry appends a SEL entry (Severity OK, Warning or Critical) and
+// returns its Id. A full log drops its oldest entry.
+func (b *BMC) AddLogEntry(severity, message string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := logEntry{ID: b.nextLogID, Created: b.opts.Now().UTC(), Severity: severity, Message: message}
+	b.nextLogID++
+	b.log = append(b.log, e)
+	if over := len(b.log) - b.opts.MaxLogEntries; over > 0 {
+		b.log = append([]logEntry(nil), b.log[over:]...)
+	}
+	return fmt.Sprint(e.ID)
+}
+
+// ClearLog empties the SEL as the ClearLog action does. Ids start again at
+// 1, as many BMCs do, which is what makes a clear hard to detect.
+func (b *BMC) ClearLog() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.clearLogLocked()
+}
+
+func (b *BMC) clearLogLocked() {
+	b.log = nil
+	b.nextLogID = 1
+}
+
+// SetPowerState sets the power state at once ("On" or "Off"), as a person
+// pressing the power button would, without counting a Reset.
+func (b *BMC) SetPowerState(state string) error {
+	if state != "On" && state != "Off" {
+		return fmt.Errorf("power state %q is not On or Off", state)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.power, b.powerTarget = state, ""
+	return nil
+}
+
+// PowerState returns the current Redfish PowerState.
+func (b *BMC) PowerState() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.powerLocked()
+}
+
+// powerLocked settles a transition whose time has come.
+func (b *BMC) powerLocked() string {
+	if b.powerTarget != "" && !b.opts.Now().Before(b.powerAt) {
+		b.power, b.powerTarget = b.powerTarget, ""
+	}
+	return b.power
+}
+
+// Resets returns the ResetType of every Reset action accepted, in order.
+func (b *BMC) Resets() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.resets...)
+}
+
+// Sessions returns how many login sessions are open.
+func (b *BMC) Sessions() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.sessions)
+}
+
+// Requests returns how many HTTP requests reached the handler.
+func (b *BMC) Requests() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.requests
+}
+
+func (b *BMC) partsLocked(kind PartKind) []Part {
+	var out []Part
+	for _, p := range b.hw.Parts {
+		if p.Kind == kind {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rollupLocked is the worst health of present parts of the given kinds.
+func (b *BMC) rollupLocked(kinds ...PartKind) string {
+	worst := HealthOK
+	for _, p := range b.hw.Parts {
+		for _, k := range kinds {
+			if p.Kind == k && !p.Absent && rank(p.Health) > rank(worst) {
+				worst = p.Health
+			}
+		}
+	}
+	return worst
+}
+
+func rank(h string) int {
+	switch h {
+	case HealthWarning:
+		return 1
+	case HealthCritical:
+		return 2
+	}
+	return 0
+}
