@@ -138,23 +138,6 @@ type VLANRef struct {
 	VXLAN int
 }
 
-// IPAddress is an address assigned to a device (an IP assignment).
-type IPAddress struct {
-	ID      string
-	Address string
-	Network string
-	Netmask string
-	Gateway string
-	CIDR    int
-	// AddressFamily is 4 or 6.
-	AddressFamily int
-	Public        bool
-	// Management is true for the addresses the device got at provisioning.
-	Management bool
-	// DeviceID is the device the address is assigned to, when the API says so.
-	DeviceID string
-}
-
 // DeepCopy copies the device with its ports, VLAN references, addresses and
 // tags, so a cached device can be handed out without sharing slices.
 func (d *Device) DeepCopy() *Device {
@@ -318,75 +301,6 @@ type Event struct {
 	CreatedAt    time.Time
 }
 
-// IP reservation types.
-const (
-	IPReservationPublicIPv4  = "public_ipv4"
-	IPReservationGlobalIPv4  = "global_ipv4"
-	IPReservationPrivateIPv4 = "private_ipv4"
-	IPReservationPublicIPv6  = "public_ipv6"
-)
-
-// IPReservation is a reserved block of addresses, such as an Elastic IP.
-type IPReservation struct {
-	ID            string
-	Type          string
-	Address       string
-	Network       string
-	Netmask       string
-	Gateway       string
-	CIDR          int
-	AddressFamily int
-	Public        bool
-	Management    bool
-	// State is pending, created or denied.
-	State string
-	Metro string
-	Tags  []string
-	// Assignments are the device assignments of addresses in this block.
-	Assignments []IPAddress
-	CreatedAt   time.Time
-}
-
-// BGP deployment types.
-const (
-	BGPDeploymentLocal  = "local"
-	BGPDeploymentGlobal = "global"
-)
-
-// BGPConfig is the project's BGP configuration. A project without one has an
-// empty ID.
-type BGPConfig struct {
-	ID             string
-	ASN            int64
-	DeploymentType string
-	// Status is requested, enabled or disabled.
-	Status    string
-	MaxPrefix int
-}
-
-// Enabled reports whether the project has a usable BGP configuration.
-func (c *BGPConfig) Enabled() bool { return c.ID != "" && c.Status != "disabled" }
-
-// BGPNeighbor is what a device needs to peer with the Metal routers.
-type BGPNeighbor struct {
-	AddressFamily int
-	CustomerAS    int
-	CustomerIP    string
-	PeerAS        int
-	PeerIPs       []string
-	MD5Enabled    bool
-	MD5Password   Sensitive
-	Multihop      bool
-	RoutesIn      []BGPRoute
-	RoutesOut     []BGPRoute
-}
-
-// BGPRoute is a prefix a neighbor accepts or announces.
-type BGPRoute struct {
-	Route string
-	Exact bool
-}
-
 // Plan is a hardware plan.
 type Plan struct {
 	ID     string
@@ -484,37 +398,4 @@ type CreateVLANRequest struct {
 	VXLAN       int
 	Description string
 	Tags        []string
-}
-
-// ReserveIPsRequest asks for a block of addresses. Type defaults to
-// public_ipv4 and Quantity to 1.
-type ReserveIPsRequest struct {
-	Type     string
-	Quantity int
-	Metro    string
-	Tags     []string
-	Details  string
-}
-
-// ListIPReservationsOptions filters ListIPReservations. Tag is matched on our
-// side because the API has no tag filter for IP reservations; empty Types
-// lists every type.
-type ListIPReservationsOptions struct {
-	Tag   string
-	Types []string
-}
-
-// BGPConfigRequest enables BGP on the project.
-type BGPConfigRequest struct {
-	ASN            int64
-	DeploymentType string
-	MD5            Sensitive
-	UseCase        string
-}
-
-// BGPSessionRequest opens a BGP session for a device. AddressFamily is ipv4
-// (the default) or ipv6.
-type BGPSessionRequest struct {
-	AddressFamily string
-	DefaultRoute  bool
 }
