@@ -12,10 +12,10 @@ import (
 	"testing"
 )
 
-// md5Failures reads the kernel's count of segments dropped for a wrong TCP
-// MD5 signature, the proof that a wrong password reached a router and was
-// refused.
-func md5Failures(t *testing.T) int {
+// md5Drops reads a kernel counter of segments dropped by TCP MD5 checks,
+// the proof that a connection attempt reached a router and was refused:
+// TCPMD5Failure for a wrong signature, TCPMD5NotFound for a missing one.
+func md5Drops(t *testing.T, counter string) int {
 	t.Helper()
 	b, err := os.ReadFile("/proc/net/netstat")
 	if err != nil {
@@ -32,7 +32,7 @@ func md5Failures(t *testing.T) int {
 			continue
 		}
 		for i, k := range keys {
-			if k == "TCPMD5Failure" && i < len(fields) {
+			if k == counter && i < len(fields) {
 				n, err := strconv.Atoi(fields[i])
 				if err == nil {
 					return n
@@ -40,6 +40,6 @@ func md5Failures(t *testing.T) int {
 			}
 		}
 	}
-	t.Skip("the kernel does not count TCP MD5 failures")
+	t.Skipf("the kernel does not count %s", counter)
 	return 0
 }

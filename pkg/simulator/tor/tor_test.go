@@ -88,9 +88,9 @@ func TestRoutersCheckTheSessionParameters(t *testing.T) {
 	require.NoError(t, err)
 
 	require.True(t, e.tor.MD5Available())
-	before := md5Failures(t)
+	before := md5Drops(t, "TCPMD5Failure")
 	wrong := e.speakerFor(d.GetId(), "Wrong123456")
-	require.Eventually(t, func() bool { return md5Failures(t) > before }, 20*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return md5Drops(t, "TCPMD5Failure") > before }, 20*time.Second, 20*time.Millisecond,
 		"the routers refuse the segments signed with the wrong password")
 	n, err := wrong.Established(e.ctx)
 	require.NoError(t, err)
