@@ -20,9 +20,13 @@ var (
 	ErrWrongState = errors.New("wrong state")
 )
 
+// minReservationBits is the largest block the API reserved, a /24.
+const minReservationBits = 24
+
 // IPReservationSpec describes a reservation added by AddIPReservation.
 type IPReservationSpec struct {
-	// CIDR is the block, such as "147.75.10.8/29"; a bare address is a /32.
+	// CIDR is the block, /24 to /32, such as "147.75.10.8/29"; a bare
+	// address is a /32.
 	// Any IPv4 block is accepted, including private ranges, so a test
 	// cluster's VIP (say 10.0.0.10) can be an Elastic IP of the project.
 	CIDR string
@@ -41,8 +45,8 @@ type IPReservationSpec struct {
 // Addresses the simulator hands out later never overlap it.
 func (s *Simulator) AddIPReservation(projectID string, spec IPReservationSpec) (string, error) {
 	prefix, err := parseAssignAddress(strings.TrimSpace(spec.CIDR))
-	if err != nil || !prefix.Addr().Is4() || prefix != prefix.Masked() {
-		return "", fmt.Errorf("%w: %q is not an aligned IPv4 block", ErrInvalid, spec.CIDR)
+	if err != nil || !prefix.Addr().Is4() || prefix != prefix.Masked() || prefix.Bits() < minReservationBits {
+		return "", fmt.Errorf("%w: %q is not an aligned IPv4 block of /%d to /32", ErrInvalid, spec.CIDR, minReservationBits)
 	}
 	kind := metalv1.IPReservationType(spec.Type)
 	if kind == "" {

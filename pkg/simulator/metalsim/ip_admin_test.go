@@ -50,6 +50,7 @@ func TestAddIPReservation(t *testing.T) {
 			{CIDR: "nope", Metro: "da"},
 			{CIDR: "10.0.0.9/30", Metro: "da"},
 			{CIDR: "2604::1/128", Metro: "da"},
+			{CIDR: "0.0.0.0/0", Metro: "da"},
 			{CIDR: "10.1.0.1", Metro: "xx"},
 			{CIDR: "10.1.0.1", Metro: "da", Type: "private_ipv4"},
 		} {
