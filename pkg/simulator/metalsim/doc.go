@@ -41,7 +41,7 @@
 //     deep copies with every nested object included.
 //   - DeleteDeviceOutOfBand(id), AddDeviceEvent(deviceID, type, body).
 //   - AddIPReservation(projectID, IPReservationSpec) (id, error): a
-//     reservation of exactly the given block (any IPv4 block, say a test
+//     reservation of exactly the given block (any IPv4 /24 to /32, say a test
 //     cluster's VIP 10.0.0.10/32), in state created; pool addresses never
 //     overlap it. ApproveIPReservation(id) and DenyIPReservation(id) decide
 //     a pending one. Errors wrap ErrNotFound, ErrInvalid, ErrAddressInUse

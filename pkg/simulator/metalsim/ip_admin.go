@@ -27,7 +27,7 @@ const minReservationBits = 24
 type IPReservationSpec struct {
 	// CIDR is the block, /24 to /32, such as "147.75.10.8/29"; a bare
 	// address is a /32.
-	// Any IPv4 block is accepted, including private ranges, so a test
+	// Any such IPv4 block is accepted, including private ranges, so a test
 	// cluster's VIP (say 10.0.0.10) can be an Elastic IP of the project.
 	CIDR string
 	// Type is public_ipv4 (the default) or global_ipv4.
