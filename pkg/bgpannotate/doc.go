@@ -18,12 +18,15 @@
 //
 //   - without a project password (the CCM's default, METAL_BGP_PASS="")
 //     the annotations are all kube-vip needs;
-//   - with one, run kube-vip without --annotations and give it the peers
-//     from its own Secret through the bgp_peers variable (secretKeyRef),
-//     one entry per router, <address>:<AS>:<password>:<multihop>[:<port>],
-//     e.g. 169.254.255.1:65530:<password>:true,169.254.255.2:65530:<password>:true,
-//     with bgp_as 65000 and bgp_sourceip / bgp_routerid set to the node's
-//     private address (the src-ip annotation's value).
+//   - with one, kube-vip cannot use annotation mode: run it without
+//     --annotations and give it the peers from its own Secret through the
+//     bgp_peers variable (env valueFrom secretKeyRef), one entry per router,
+//     <address>:<AS>:<password>:<multihop>[:<port>], e.g.
+//     169.254.255.1:65530:<password>:true,169.254.255.2:65530:<password>:true,
+//     with bgp_as 65000 and bgp_sourceip and bgp_routerid set to the node's
+//     private address (what src-ip would say), per node, e.g. from the
+//     downward API's status.hostIP when the node's InternalIP is that
+//     address. The project's password is what GetBGPConfig returns (MD5).
 //
 // Routes to the peers. 169.254.255.1 and .2 are reached through the
 // private gateway: every node needs
