@@ -29,9 +29,10 @@
 // Binding 179 needs root, so the routers listen on Config.Port, by default
 // a free port picked at start; Port() returns it. The API has no field for
 // a BGP port, so it is conveyed out of band: a test passes it to its
-// speaker (SpeakerPeer.Port). Real kube-vip and the CCM assume 179;
-// kube-vip accepts a port only in its bgp_peers form
-// (<address>:<AS>:<password>:<multihop>:<port>), not from node annotations.
+// speaker (SpeakerPeer.Port). Real kube-vip always dials 179 (it parses a
+// port in its bgp_peers form but does not use it), so pointing a real
+// kube-vip at these routers takes Config.Port 179 as root, or a
+// redirection of 179 to Port (an iptables DNAT, also root).
 //
 // # What the routers check
 //
