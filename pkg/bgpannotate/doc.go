@@ -21,7 +21,7 @@
 //   - with one, kube-vip cannot use annotation mode: run it without
 //     --annotations and give it the peers from its own Secret through the
 //     bgp_peers variable (env valueFrom secretKeyRef), one entry per router,
-//     <address>:<AS>:<password>:<multihop>[:<port>], e.g.
+//     <address>:<AS>:<password>:<multihop>, e.g.
 //     169.254.255.1:65530:<password>:true,169.254.255.2:65530:<password>:true,
 //     with bgp_as 65000 and bgp_sourceip and bgp_routerid set to the node's
 //     private address (what src-ip would say), per node, e.g. from the
