@@ -229,7 +229,7 @@ func (s *Simulator) deleteIPAddress(c *call) (reply, error) {
 		return reply{}, c.forbidden("You are not authorized to view this IP address")
 	}
 	if b.management {
-		return reply{}, errConflict("The management block of a device cannot be released")
+		return reply{}, errConflict("A management block cannot be released")
 	}
 	// The API released an assigned reservation too, taking its assignments
 	// with it (packngo #183: an EIP deleted by its reservation ID while
