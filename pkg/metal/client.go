@@ -83,15 +83,27 @@ type VLANClient interface {
 
 // IPClient manages reserved addresses (Elastic IPs) and their assignments.
 type IPClient interface {
+	// ReserveIPs requests a block. Without WaitForApproval a request the
+	// API would hold for approval is refused (Invalid).
 	ReserveIPs(ctx context.Context, req ReserveIPsRequest) (*IPReservation, error)
 	// ListIPReservations lists the project's reservations with their
 	// assignments, all pages.
 	ListIPReservations(ctx context.Context, opts ListIPReservationsOptions) ([]IPReservation, error)
+	// GetIPReservation reads a reservation with its assignments; an
+	// assignment ID is Invalid (use GetIP).
 	GetIPReservation(ctx context.Context, id string) (*IPReservation, error)
+	// GetIP reads a reservation or an assignment by ID.
+	GetIP(ctx context.Context, id string) (*IP, error)
+	// ReleaseIPReservation releases a reservation, assigned or not; its
+	// assignments go with it. One already gone is NotFound.
 	ReleaseIPReservation(ctx context.Context, id string) error
-	// AssignIP assigns an address ("147.75.1.2/32" or bare) to a device.
+	// AssignIP assigns an address ("147.75.1.2/32" or bare) to a device. An
+	// address already assigned to that device is success (the existing
+	// assignment is returned); one assigned to another device is Busy until
+	// it is unassigned there.
 	AssignIP(ctx context.Context, deviceID, address string) (*IPAddress, error)
-	// UnassignIP removes an assignment by its ID.
+	// UnassignIP removes an assignment by its ID; one already gone is
+	// NotFound. Move an address by unassigning it, then assigning it.
 	UnassignIP(ctx context.Context, assignmentID string) error
 	ListDeviceIPs(ctx context.Context, deviceID string) ([]IPAddress, error)
 }
@@ -103,9 +115,18 @@ type BGPClient interface {
 	GetBGPConfig(ctx context.Context) (*BGPConfig, error)
 	// CreateBGPConfig requests BGP for the project; already enabled is
 	// success. Any 2xx is accepted (the spec says 204, mocks answered 201).
+	// The config is "requested" for a while before it is "enabled".
 	CreateBGPConfig(ctx context.Context, req BGPConfigRequest) error
 	// CreateBGPSession opens a session; an existing one is success.
 	CreateBGPSession(ctx context.Context, deviceID string, req BGPSessionRequest) error
+	// ListBGPSessions lists a device's sessions.
+	ListBGPSessions(ctx context.Context, deviceID string) ([]BGPSession, error)
+	// GetBGPSession reads a session; one gone (with its device) is NotFound.
+	GetBGPSession(ctx context.Context, id string) (*BGPSession, error)
+	// DeleteBGPSession closes a session; one already gone is NotFound.
+	DeleteBGPSession(ctx context.Context, id string) error
+	// ListBGPNeighbors returns what the device needs to peer, one entry per
+	// session (IPv4 and IPv6).
 	ListBGPNeighbors(ctx context.Context, deviceID string) ([]BGPNeighbor, error)
 }
 
@@ -138,6 +159,7 @@ const (
 	OpReserveIPs           = "ReserveIPs"
 	OpListIPReservations   = "ListIPReservations"
 	OpGetIPReservation     = "GetIPReservation"
+	OpGetIP                = "GetIP"
 	OpReleaseIPReservation = "ReleaseIPReservation"
 	OpAssignIP             = "AssignIP"
 	OpUnassignIP           = "UnassignIP"
@@ -145,6 +167,9 @@ const (
 	OpGetBGPConfig         = "GetBGPConfig"
 	OpCreateBGPConfig      = "CreateBGPConfig"
 	OpCreateBGPSession     = "CreateBGPSession"
+	OpListBGPSessions      = "ListBGPSessions"
+	OpGetBGPSession        = "GetBGPSession"
+	OpDeleteBGPSession     = "DeleteBGPSession"
 	OpListBGPNeighbors     = "ListBGPNeighbors"
 	OpListPlans            = "ListPlans"
 )

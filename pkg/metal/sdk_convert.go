@@ -105,24 +105,6 @@ func fromPort(p *metalv1.Port) Port {
 	return out
 }
 
-func fromIPAssignment(a *metalv1.IPAssignment) IPAddress {
-	out := IPAddress{
-		ID:            idOf(a.Id, a.Href),
-		Address:       a.GetAddress(),
-		Network:       a.GetNetwork(),
-		Netmask:       a.GetNetmask(),
-		Gateway:       a.GetGateway(),
-		CIDR:          int(a.GetCidr()),
-		AddressFamily: int(a.GetAddressFamily()),
-		Public:        a.GetPublic(),
-		Management:    a.GetManagement(),
-	}
-	if a.AssignedTo != nil && a.AssignedTo.Href != "" {
-		out.DeviceID = path.Base(a.AssignedTo.Href)
-	}
-	return out
-}
-
 func fromVirtualNetwork(v *metalv1.VirtualNetwork) *VirtualNetwork {
 	if v == nil {
 		return nil
@@ -151,70 +133,6 @@ func fromEvent(e *metalv1.Event) Event {
 		Interpolated: e.GetInterpolated(),
 		CreatedAt:    timeOf(e.CreatedAt),
 	}
-}
-
-func fromIPReservation(r *metalv1.IPReservation) *IPReservation {
-	if r == nil {
-		return nil
-	}
-	out := &IPReservation{
-		ID:            idOf(r.Id, r.Href),
-		Type:          string(r.Type),
-		Address:       r.GetAddress(),
-		Network:       r.GetNetwork(),
-		Netmask:       r.GetNetmask(),
-		Gateway:       r.GetGateway(),
-		CIDR:          int(r.GetCidr()),
-		AddressFamily: int(r.GetAddressFamily()),
-		Public:        r.GetPublic(),
-		Management:    r.GetManagement(),
-		State:         r.GetState(),
-		Tags:          append([]string(nil), r.Tags...),
-		CreatedAt:     timeOf(r.CreatedAt),
-	}
-	if r.Metro != nil {
-		out.Metro = strings.ToLower(r.Metro.GetCode())
-	}
-	for i := range r.Assignments {
-		out.Assignments = append(out.Assignments, fromIPAssignment(&r.Assignments[i]))
-	}
-	return out
-}
-
-func fromBGPConfig(c *metalv1.BgpConfig) *BGPConfig {
-	if c == nil {
-		return &BGPConfig{}
-	}
-	return &BGPConfig{
-		ID:             c.GetId(),
-		ASN:            c.GetAsn(),
-		DeploymentType: string(c.GetDeploymentType()),
-		Status:         string(c.GetStatus()),
-		MaxPrefix:      int(c.GetMaxPrefix()),
-	}
-}
-
-func fromBGPNeighbor(n *metalv1.BgpNeighborData) BGPNeighbor {
-	return BGPNeighbor{
-		AddressFamily: int(n.GetAddressFamily()),
-		CustomerAS:    int(n.GetCustomerAs()),
-		CustomerIP:    n.GetCustomerIp(),
-		PeerAS:        int(n.GetPeerAs()),
-		PeerIPs:       append([]string(nil), n.PeerIps...),
-		MD5Enabled:    n.GetMd5Enabled(),
-		MD5Password:   Sensitive(n.GetMd5Password()),
-		Multihop:      n.GetMultihop(),
-		RoutesIn:      fromBGPRoutes(n.RoutesIn),
-		RoutesOut:     fromBGPRoutes(n.RoutesOut),
-	}
-}
-
-func fromBGPRoutes(routes []metalv1.BgpRoute) []BGPRoute {
-	var out []BGPRoute
-	for _, r := range routes {
-		out = append(out, BGPRoute{Route: r.GetRoute(), Exact: r.GetExact()})
-	}
-	return out
 }
 
 func fromPlan(p *metalv1.Plan) Plan {

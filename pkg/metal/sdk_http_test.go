@@ -259,6 +259,13 @@ func TestEmptyIDsAreRefusedLocally(t *testing.T) {
 		OpDeleteDevice: func() error { return f.client.DeleteDevice(ctx, " ", true) },
 		OpAssignVLAN:   func() error { return f.client.AssignVLAN(ctx, "port-1", "") },
 		OpUnassignIP:   func() error { return f.client.UnassignIP(ctx, "") },
+		OpGetIP:        func() error { _, err := f.client.GetIP(ctx, ""); return err },
+		OpListBGPSessions: func() error {
+			_, err := f.client.ListBGPSessions(ctx, "")
+			return err
+		},
+		OpGetBGPSession:    func() error { _, err := f.client.GetBGPSession(ctx, " "); return err },
+		OpDeleteBGPSession: func() error { return f.client.DeleteBGPSession(ctx, "") },
 	}
 	for op, call := range calls {
 		t.Run(op, func(t *testing.T) {

@@ -2,6 +2,7 @@ package metalsim
 
 import (
 	"slices"
+	"time"
 	"unicode"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
@@ -33,26 +34,42 @@ func (s *Simulator) requestBgpConfig(c *call) (reply, error) {
 	if in.Asn < 1 || in.Asn > 4294967295 {
 		return reply{}, errInvalid("asn must be between 1 and 4294967295")
 	}
-	if in.Md5 != nil && !validMD5(*in.Md5) {
+	// An empty password means none: the Equinix CCM sends "" unless one
+	// is configured.
+	md5 := in.GetMd5()
+	if md5 != "" && !validMD5(md5) {
 		return reply{}, errInvalid("md5 must be 10 to 20 letters and digits with at least one lower case letter, one upper case letter and one digit")
 	}
-	status := metalv1.BGPCONFIGSTATUS_ENABLED
-	if in.DeploymentType == metalv1.BGPCONFIGREQUESTINPUTDEPLOYMENTTYPE_GLOBAL {
-		// Global BGP needed a manual review.
-		status = metalv1.BGPCONFIGSTATUS_REQUESTED
-	}
 	id := s.ids.uuid()
-	p.bgp = &bgpConfig{md5: in.GetMd5(), obj: metalv1.BgpConfig{
+	cfg := &bgpConfig{md5: md5, obj: metalv1.BgpConfig{
 		Id:             ptr(id),
 		Href:           ptr(apiPrefix + "/bgp-configs/" + id),
 		Asn:            ptr(in.Asn),
 		DeploymentType: ptr(metalv1.BgpConfigDeploymentType(in.DeploymentType)),
-		Status:         ptr(status),
+		Status:         ptr(metalv1.BGPCONFIGSTATUS_REQUESTED),
 		MaxPrefix:      ptr(int32(maxPrefix)),
 		CreatedAt:      ptr(c.now),
 		RequestedAt:    ptr(c.now),
 		Project:        &metalv1.Href{Href: projectHref(p.id)},
 	}}
+	if md5 != "" {
+		// The API returned the password with the config (the Equinix CCM
+		// reads it back from there).
+		cfg.obj.Md5 = *metalv1.NewNullableString(ptr(md5))
+	}
+	if in.UseCase != nil {
+		cfg.obj.AdditionalProperties = map[string]interface{}{"use_case": in.GetUseCase()}
+	}
+	p.bgp = cfg
+	if in.DeploymentType != metalv1.BGPCONFIGREQUESTINPUTDEPLOYMENTTYPE_GLOBAL {
+		// Global BGP needed a manual review and stays requested.
+		s.scheduleLocked(c.now, s.timings.BGPEnable, func(at time.Time) {
+			if p.bgp == cfg {
+				cfg.obj.Status = ptr(metalv1.BGPCONFIGSTATUS_ENABLED)
+				s.routersChangedLocked()
+			}
+		})
+	}
 	// The spec documents 204 without a body; the SDK returns no object.
 	return emptyReply(204)
 }
@@ -91,7 +108,7 @@ func (s *Simulator) findBgpConfig(c *call) (reply, error) {
 	cfg.Sessions = []metalv1.BgpSession{}
 	for _, d := range s.projectDevicesLocked(p.id) {
 		for _, bs := range d.sessions {
-			cfg.Sessions = append(cfg.Sessions, bs.obj)
+			cfg.Sessions = append(cfg.Sessions, s.renderSession(bs))
 		}
 	}
 	return jsonReply(200, cfg)
@@ -129,7 +146,7 @@ func (s *Simulator) createBgpSession(c *call) (reply, error) {
 		AddressFamily: family,
 		DefaultRoute:  ptr(in.GetDefaultRoute()),
 		Device:        &metalv1.Href{Href: deviceHref(d.id())},
-		Status:        ptr("up"),
+		Status:        ptr("unknown"),
 		LearnedRoutes: []string{},
 		CreatedAt:     ptr(c.now),
 		UpdatedAt:     ptr(c.now),
@@ -137,7 +154,8 @@ func (s *Simulator) createBgpSession(c *call) (reply, error) {
 	d.sessions = append(d.sessions, bs)
 	s.sessions[id] = bs
 	s.recordEventLocked(d, c.now, EventBGPSession, "success", "A BGP "+string(family)+" session was created for {{ device }}")
-	return jsonReply(201, bs.obj)
+	s.routersChangedLocked()
+	return jsonReply(201, s.renderSession(bs))
 }
 
 func (s *Simulator) findBgpSessions(c *call) (reply, error) {
@@ -147,7 +165,7 @@ func (s *Simulator) findBgpSessions(c *call) (reply, error) {
 	}
 	list := metalv1.BgpSessionList{BgpSessions: []metalv1.BgpSession{}}
 	for _, bs := range d.sessions {
-		list.BgpSessions = append(list.BgpSessions, bs.obj)
+		list.BgpSessions = append(list.BgpSessions, s.renderSession(bs))
 	}
 	return jsonReply(200, list)
 }
@@ -168,7 +186,16 @@ func (s *Simulator) findBgpSessionByID(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return jsonReply(200, bs.obj)
+	return jsonReply(200, s.renderSession(bs))
+}
+
+// renderSession adds what the routers report: status and learned routes.
+func (s *Simulator) renderSession(bs *bgpSession) metalv1.BgpSession {
+	out := bs.obj
+	status, routes := s.sessionStateLocked(bs)
+	out.Status = ptr(status)
+	out.LearnedRoutes = routes
+	return out
 }
 
 func (s *Simulator) deleteBgpSession(c *call) (reply, error) {
@@ -179,54 +206,6 @@ func (s *Simulator) deleteBgpSession(c *call) (reply, error) {
 	d := bs.device
 	d.sessions = slices.DeleteFunc(d.sessions, func(x *bgpSession) bool { return x == bs })
 	delete(s.sessions, bs.obj.GetId())
+	s.routersChangedLocked()
 	return emptyReply(204)
-}
-
-// getBgpNeighbors describes the peering of each session: the device's
-// private IPv4 (or public IPv6) against Equinix's two peers in AS 65530.
-func (s *Simulator) getBgpNeighbors(c *call) (reply, error) {
-	d, err := c.deviceLocked(c.pathValue("id"))
-	if err != nil {
-		return reply{}, err
-	}
-	out := metalv1.BgpSessionNeighbors{BgpNeighbors: []metalv1.BgpNeighborData{}}
-	for _, bs := range d.sessions {
-		out.BgpNeighbors = append(out.BgpNeighbors, neighborData(d, bs))
-	}
-	return jsonReply(200, out)
-}
-
-func neighborData(d *device, bs *bgpSession) metalv1.BgpNeighborData {
-	cfg := d.project.bgp
-	n := metalv1.BgpNeighborData{
-		AddressFamily: ptr(int32(4)),
-		CustomerAs:    ptr(int32(cfg.obj.GetAsn())),
-		PeerAs:        ptr(int32(metalPeerAS)),
-		PeerIps:       append([]string{}, peerIPv4...),
-		Multihop:      ptr(true),
-		Md5Enabled:    ptr(cfg.md5 != ""),
-		RoutesIn:      []metalv1.BgpRoute{},
-		RoutesOut:     []metalv1.BgpRoute{},
-	}
-	if cfg.md5 != "" {
-		n.Md5Password = ptr(cfg.md5)
-	}
-	if bs.obj.AddressFamily == metalv1.BGPSESSIONADDRESSFAMILY_IPV6 {
-		n.AddressFamily = ptr(int32(6))
-		n.PeerIps = append([]string{}, peerIPv6...)
-	}
-	for _, a := range d.ips {
-		if !a.management {
-			continue
-		}
-		v4 := a.prefix.Addr().Is4()
-		if (bs.obj.AddressFamily == metalv1.BGPSESSIONADDRESSFAMILY_IPV4 && v4 && a.block.kind == metalv1.IPRESERVATIONTYPE_PRIVATE_IPV4) ||
-			(bs.obj.AddressFamily == metalv1.BGPSESSIONADDRESSFAMILY_IPV6 && !v4) {
-			n.CustomerIp = ptr(a.prefix.Addr().String())
-		}
-	}
-	if bs.obj.GetDefaultRoute() {
-		n.RoutesIn = append(n.RoutesIn, metalv1.BgpRoute{Route: ptr("0.0.0.0/0"), Exact: ptr(true)})
-	}
-	return n
 }

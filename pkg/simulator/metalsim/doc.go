@@ -40,6 +40,14 @@
 //   - Devices(projectID), Device(id), DeviceNetwork(id), DeviceEvents(id):
 //     deep copies with every nested object included.
 //   - DeleteDeviceOutOfBand(id), AddDeviceEvent(deviceID, type, body).
+//   - AddIPReservation(projectID, IPReservationSpec) (id, error): a
+//     reservation of exactly the given block (any IPv4 /24 to /32, say a test
+//     cluster's VIP 10.0.0.10/32), in state created; pool addresses never
+//     overlap it. ApproveIPReservation(id) and DenyIPReservation(id) decide
+//     a pending one. Errors wrap ErrNotFound, ErrInvalid, ErrAddressInUse
+//     or ErrWrongState.
+//   - AttachRouters(Routers), DetachRouters, RouterPeers, ReportRouters,
+//     RouteOf: the hooks of a top-of-rack (package tor), see BGP below.
 //   - Subscribe(func(Notification)) (unsubscribe func()), Tick(),
 //     RunTicker(ctx, interval).
 //   - NewFakeClock(start) *FakeClock with Now, Advance and Set.
@@ -113,6 +121,64 @@
 // port and lands later, so clients must re-read. Native VLANs need the VLAN
 // on the port, at least two VLANs and a layer-2 port (inferred). Disbonding
 // every member of a layer-3 bond is refused (inferred).
+//
+// # IP addresses
+//
+// The public IPv4 /31 and IPv6 /127 of a device are blocks of its own that
+// go with it. Its private IPv4 /31 comes from the project's private /25 in
+// the metro (a private_ipv4 management reservation listed with the
+// project's IPs; another /25 is added when one is used up) and is the
+// assignment's parent_block, which the Equinix CCM annotates as
+// network-4-private. Addresses are never handed out twice.
+//
+// Reservations: public_ipv4 needs a metro, global_ipv4 has none; quantity a
+// power of two up to 256 (1 is a /32, 4 a /30, 8 a /29). Up to 4 addresses
+// are created at once; larger requests need an approval: refused with 422
+// when fail_on_approval_required is set, pending otherwise (until
+// ApproveIPReservation or DenyIPReservation, inferred limit). Lists
+// paginate and filter by types; include=assignments expands them. GET
+// /ips/{id} answers a reservation or an assignment (the SDK's oneOf).
+//
+// Assignments take "a.b.c.d", "a.b.c.d/32" or a sub-block, inside a
+// created reservation of the device's project and metro (global ones go
+// anywhere), on a device whose bond0 is in layer 3. An address outside
+// every reservation answers 422 {"errors":["Address is not reserved for
+// the project"]} and an address already assigned, to another device or to
+// the same one, 422 {"errors":["Address has already been taken"]}
+// (observed wordings; the same-device case is inferred). DELETE /ips/{id}
+// unassigns an assignment and releases a reservation, assigned or not: its
+// assignments go with it (the spec lists no 422 there, and packngo #183
+// saw an assigned EIP deleted that way); a device's management block
+// cannot be released (422). Assignments vanish with their device however
+// it goes (delete, out-of-band delete) and with a layer-2 conversion.
+//
+// # BGP
+//
+// POST /projects/{id}/bgp-configs answers 204; the config is "requested"
+// and turns "enabled" after Timings.BGPEnable (global BGP stays requested,
+// inferred). An empty md5 means none (the CCM sends ""); otherwise 10-20
+// letters and digits; GET bgp-config returns the password in md5 (the CCM
+// reads it there), and answers 200 with an empty id while BGP is off. A
+// second request answers 422 "already enabled" (inferred). Sessions can be
+// created once the config exists (422 "already has session" for a second
+// one of the family), are listed per device and by ID, and vanish with
+// their device. Neighbors: customer_as is the project's ASN, customer_ip
+// the private IPv4 (public IPv6 for ipv6 sessions), peer_as 65530,
+// peer_ips 169.254.255.1 and .2, multihop, md5_enabled and md5_password
+// from the project, routes_in the announceable prefixes (the project's
+// created Elastic IPs in the device's metro and its global IPs, exact for a
+// /32) and routes_out 0.0.0.0/0 when the session asked for the default
+// route.
+//
+// A session's status is "unknown" unless a top-of-rack is attached:
+// AttachRouters (called by tor.Start, before any device exists) makes the
+// routers' addresses the peer_ips and moves the private pool to where a
+// test speaker can bind (loopback); the routers read RouterPeers, and
+// report with ReportRouters, after which status is "up" or "down",
+// learned_routes lists the accepted prefixes and RouteOf(prefix) names the
+// device an Elastic IP is routed to. The routers are woken through the
+// channel AttachRouters returns whenever sessions, configs, reservations
+// or device addresses change.
 //
 // # Faults
 //

@@ -14,6 +14,10 @@ import (
 type allocator struct {
 	public4, private4, eip4, global4 uint32
 	public6                          uint64
+	// privateBase is where the projects' private /25s are carved from; a
+	// top-of-rack on loopback moves it into 127.0.0.0/8 so that test BGP
+	// speakers can bind the devices' private addresses.
+	privateBase netip.Addr
 }
 
 var (
@@ -24,7 +28,11 @@ var (
 	poolPublic6  = netip.MustParseAddr("2604:1380:4641:c500::")
 )
 
-func newAllocator() allocator { return allocator{} }
+// privateBlockBits is the size of a project's private IPv4 block in a metro:
+// a /25, replenished with further /25s as servers use it up.
+const privateBlockBits = 25
+
+func newAllocator() allocator { return allocator{privateBase: poolPrivate4} }
 
 // managementPublic4 returns the next /31 for a device's public IPv4.
 func (a *allocator) managementPublic4() netip.Prefix {
@@ -33,10 +41,10 @@ func (a *allocator) managementPublic4() netip.Prefix {
 	return p
 }
 
-// managementPrivate4 returns the next /31 for a device's private IPv4.
-func (a *allocator) managementPrivate4() netip.Prefix {
-	p := netip.PrefixFrom(addV4(poolPrivate4, a.private4), 31)
-	a.private4 += 2
+// privateBlock returns the next /25 for a project's private IPv4 space.
+func (a *allocator) privateBlock() netip.Prefix {
+	p := netip.PrefixFrom(addV4(a.privateBase, a.private4), privateBlockBits)
+	a.private4 += 1 << (32 - privateBlockBits)
 	return p
 }
 

@@ -19,45 +19,6 @@ const (
 	approvalQuantity = 4
 )
 
-// addManagementIPLocked gives d one management address of the wanted kind
-// from its own block, as provisioning did: a /31 for IPv4 and a /127 for
-// IPv6, the device using the second address and the first as gateway.
-func (s *Simulator) addManagementIPLocked(d *device, w ipWant, at time.Time) {
-	var prefix netip.Prefix
-	var kind metalv1.IPReservationType
-	switch {
-	case w.family == 6:
-		prefix, kind = s.alloc.managementPublic6(), metalv1.IPRESERVATIONTYPE_PUBLIC_IPV6
-	case w.public:
-		prefix, kind = s.alloc.managementPublic4(), metalv1.IPRESERVATIONTYPE_PUBLIC_IPV4
-	default:
-		prefix, kind = s.alloc.managementPrivate4(), metalv1.IPRESERVATIONTYPE_PRIVATE_IPV4
-	}
-	s.objSeq++
-	b := &ipBlock{
-		id: s.ids.uuid(), project: d.project, metro: d.metro, kind: kind, prefix: prefix,
-		management: true, device: d, state: "created", createdAt: at, seq: s.objSeq,
-	}
-	a := &ipAssignment{
-		id: s.ids.uuid(), block: b, device: d, management: true, createdAt: at,
-		prefix: netip.PrefixFrom(nthAddr(prefix, 1), prefix.Bits()),
-	}
-	b.assigned = []*ipAssignment{a}
-	d.ips = append(d.ips, a)
-	s.blocks[b.id] = b
-	s.assignments[a.id] = a
-}
-
-// unassignLocked removes an assignment; a management block goes with it.
-func (s *Simulator) unassignLocked(a *ipAssignment) {
-	a.device.ips = slices.DeleteFunc(a.device.ips, func(x *ipAssignment) bool { return x == a })
-	a.block.assigned = slices.DeleteFunc(a.block.assigned, func(x *ipAssignment) bool { return x == a })
-	delete(s.assignments, a.id)
-	if a.block.management {
-		delete(s.blocks, a.block.id)
-	}
-}
-
 func family(p netip.Prefix) int32 {
 	if p.Addr().Is4() {
 		return 4
@@ -197,11 +158,12 @@ func (s *Simulator) newReservationLocked(p *project, in metalv1.IPReservationReq
 	}
 	s.objSeq++
 	b := &ipBlock{
-		id: s.ids.uuid(), project: p, metro: m, kind: kind, prefix: s.alloc.elastic(q, global),
+		id: s.ids.uuid(), project: p, metro: m, kind: kind, prefix: s.freePrefixLocked(func() netip.Prefix { return s.alloc.elastic(q, global) }),
 		tags: append([]string{}, in.Tags...), details: in.GetDetails(), customdata: copyMap(in.Customdata),
 		state: state, createdAt: now, seq: s.objSeq,
 	}
 	s.blocks[b.id] = b
+	s.routersChangedLocked()
 	return b, nil
 }
 
@@ -266,77 +228,18 @@ func (s *Simulator) deleteIPAddress(c *call) (reply, error) {
 	if !c.projects[b.project.id] {
 		return reply{}, c.forbidden("You are not authorized to view this IP address")
 	}
-	switch {
-	case b.management:
-		return reply{}, errConflict("The management block of a device cannot be released")
-	case len(b.assigned) > 0:
-		return reply{}, errConflict("Unassign every address of this reservation before releasing it")
+	if b.management {
+		return reply{}, errConflict("A management block cannot be released")
+	}
+	// The API released an assigned reservation too, taking its assignments
+	// with it (packngo #183: an EIP deleted by its reservation ID while
+	// assigned was gone for good); the spec lists no 422 here.
+	for _, a := range slices.Clone(b.assigned) {
+		d := a.device
+		s.unassignLocked(a)
+		s.networkChangedLocked(d, c.now, EventIPUnassigned, fmt.Sprintf("%s was unassigned from {{ device }}", a.prefix.Addr()))
 	}
 	delete(s.blocks, b.id)
+	s.routersChangedLocked()
 	return emptyReply(204)
-}
-
-func (s *Simulator) createIPAssignment(c *call) (reply, error) {
-	d, err := c.deviceLocked(c.pathValue("id"))
-	if err != nil {
-		return reply{}, err
-	}
-	var in metalv1.IPAssignmentInput
-	if err := c.decode(&in); err != nil {
-		return reply{}, err
-	}
-	prefix, err := parseAssignAddress(in.Address)
-	if err != nil {
-		return reply{}, errInvalid(fmt.Sprintf("Address %s is not valid", in.Address))
-	}
-	b, err := s.assignableBlockLocked(d, prefix)
-	if err != nil {
-		return reply{}, err
-	}
-	a := &ipAssignment{id: s.ids.uuid(), block: b, device: d, prefix: prefix, createdAt: c.now}
-	b.assigned = append(b.assigned, a)
-	d.ips = append(d.ips, a)
-	s.assignments[a.id] = a
-	s.networkChangedLocked(d, c.now, EventIPAssigned, fmt.Sprintf("%s was assigned to {{ device }}", prefix))
-	return jsonReply(201, s.renderAssignment(a))
-}
-
-// assignableBlockLocked finds the project reservation containing prefix and
-// checks that it may be assigned to d.
-func (s *Simulator) assignableBlockLocked(d *device, prefix netip.Prefix) (*ipBlock, error) {
-	var block *ipBlock
-	for _, b := range s.blocks {
-		if b.project == d.project && !b.management && b.prefix.Contains(prefix.Addr()) && prefix.Bits() >= b.prefix.Bits() {
-			block = b
-			break
-		}
-	}
-	switch {
-	case block == nil:
-		return nil, errInvalid(fmt.Sprintf("Address %s is not part of a reservation of this project", prefix.Addr()))
-	case block.state != "created":
-		return nil, errInvalid("The reservation is still pending approval")
-	case block.metro.code != "" && block.metro.code != d.metro.code:
-		return nil, errInvalid(fmt.Sprintf("Addresses of metro %s cannot be assigned to a device in metro %s", block.metro.code, d.metro.code))
-	case d.port("bond0") == nil || d.port("bond0").layer2:
-		return nil, errConflict("Cannot assign an IP address to a device in Layer 2 mode")
-	}
-	for _, a := range s.assignments {
-		if a.prefix.Overlaps(prefix) {
-			return nil, errConflict("Address %s is already assigned", prefix.Addr())
-		}
-	}
-	return block, nil
-}
-
-func (s *Simulator) findIPAssignments(c *call) (reply, error) {
-	d, err := c.deviceLocked(c.pathValue("id"))
-	if err != nil {
-		return reply{}, err
-	}
-	list := metalv1.IPAssignmentList{IpAddresses: []metalv1.IPAssignment{}}
-	for _, a := range d.ips {
-		list.IpAddresses = append(list.IpAddresses, s.renderAssignment(a))
-	}
-	return jsonReply(200, list)
 }

@@ -125,7 +125,7 @@ func (s *Simulator) serveMetadata(c *call) (reply, error) {
 		md.Network.Addresses = append(md.Network.Addresses, s.renderAssignment(a))
 	}
 	for _, bs := range d.sessions {
-		md.BGPNeighbors = append(md.BGPNeighbors, neighborData(d, bs))
+		md.BGPNeighbors = append(md.BGPNeighbors, s.neighborData(d, bs))
 	}
 	return jsonReply(200, md)
 }

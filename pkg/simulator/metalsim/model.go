@@ -89,7 +89,9 @@ type ipBlock struct {
 	kind       metalv1.IPReservationType
 	prefix     netip.Prefix
 	management bool
-	device     *device // owner of a management block
+	// device owns a device-level management block (public IPv4 and IPv6);
+	// a project's private IPv4 block has none.
+	device     *device
 	tags       []string
 	details    string
 	customdata map[string]interface{}
@@ -97,6 +99,9 @@ type ipBlock struct {
 	createdAt  time.Time
 	seq        uint64
 	assigned   []*ipAssignment
+	// next is the offset of the next /31 a private project block hands
+	// out; it only grows, so no address is handed out twice.
+	next uint32
 }
 
 type ipAssignment struct {

@@ -66,6 +66,7 @@ type Simulator struct {
 	subs         map[int]func(Notification)
 	subSeq       int
 	pending      []Notification
+	routers      *routerState
 
 	delivering sync.Mutex
 	handler    http.Handler

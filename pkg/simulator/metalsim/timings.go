@@ -36,6 +36,9 @@ type Timings struct {
 	// ReservationRelease is how long a hardware reservation stays
 	// unprovisionable after its device is gone (about 4 minutes for real).
 	ReservationRelease time.Duration
+	// BGPEnable is how long a local BGP request stays "requested" before
+	// it is "enabled"; global BGP stays requested (it needed a review).
+	BGPEnable time.Duration
 }
 
 // DefaultTimings returns durations close to what the real service showed.
@@ -51,6 +54,7 @@ func DefaultTimings() Timings {
 		PortConversion:     10 * time.Second,
 		BatchCompletion:    20 * time.Second,
 		ReservationRelease: 4 * time.Minute,
+		BGPEnable:          time.Minute,
 	}
 }
 
@@ -73,5 +77,6 @@ func (t Timings) Scale(f float64) Timings {
 		PortConversion:     scale(t.PortConversion),
 		BatchCompletion:    scale(t.BatchCompletion),
 		ReservationRelease: scale(t.ReservationRelease),
+		BGPEnable:          scale(t.BGPEnable),
 	}
 }

@@ -50,7 +50,7 @@ func TestAllocatorNeverRepeats(t *testing.T) {
 	a := newAllocator()
 	seen := map[netip.Prefix]bool{}
 	for range 100 {
-		for _, p := range []netip.Prefix{a.managementPublic4(), a.managementPrivate4(), a.managementPublic6(), a.elastic(4, false), a.elastic(1, true)} {
+		for _, p := range []netip.Prefix{a.managementPublic4(), a.privateBlock(), a.managementPublic6(), a.elastic(4, false), a.elastic(1, true)} {
 			assert.False(t, seen[p], p.String())
 			seen[p] = true
 			assert.Equal(t, p.Masked(), p, "blocks are aligned")

@@ -55,10 +55,34 @@ type Config struct {
 	RateLimit int
 	// TickInterval defaults to DefaultTickInterval.
 	TickInterval time.Duration
+	// ElasticIPs are reservations of given blocks the projects hold from the
+	// start, such as the cluster's VIP; see ParseElasticIP.
+	ElasticIPs []ElasticIP
 	// Join, when set, runs the node-join agent against a real cluster.
 	Join *Join
 	// Log receives progress lines; nil means the standard logger.
 	Log logrus.FieldLogger
+}
+
+// ElasticIP is a reservation added at start. An empty ProjectID means the
+// first project.
+type ElasticIP struct {
+	ProjectID string
+	metalsim.IPReservationSpec
+}
+
+// ParseElasticIP reads "<block>@<metro>" (a public_ipv4 reservation, e.g.
+// "10.0.0.10/32@da") or "<block>" alone (global_ipv4), as a flag takes it.
+func ParseElasticIP(s string) (ElasticIP, error) {
+	block, metro, found := strings.Cut(strings.TrimSpace(s), "@")
+	if block == "" || (found && metro == "") {
+		return ElasticIP{}, fmt.Errorf("elastic IP %q: want <block>@<metro> or <block>", s)
+	}
+	spec := metalsim.IPReservationSpec{CIDR: block, Metro: metro, Type: "public_ipv4"}
+	if !found {
+		spec.Type = "global_ipv4"
+	}
+	return ElasticIP{IPReservationSpec: spec}, nil
 }
 
 // Join configures the node-join agent.
@@ -116,6 +140,16 @@ func Start(ctx context.Context, cfg Config) (*Simulator, error) {
 	})
 	for _, p := range cfg.Projects {
 		sim.AddProject(p.Token, p.ID)
+	}
+	for _, e := range cfg.ElasticIPs {
+		project := e.ProjectID
+		if project == "" {
+			project = cfg.Projects[0].ID
+		}
+		if _, err := sim.AddIPReservation(project, e.IPReservationSpec); err != nil {
+			return nil, fmt.Errorf("elastic IP %s: %w", e.CIDR, err)
+		}
+		log.WithField("project", project).Infof("elastic IP %s reserved", e.CIDR)
 	}
 	srv, err := metalsim.NewServer(sim, cfg.Listen)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 const (
@@ -188,4 +189,30 @@ func TestInstallTimeScales(t *testing.T) {
 			assert.Equal(t, tc.want, installTime(tc.cfg))
 		})
 	}
+}
+
+func TestElasticIPsAtStart(t *testing.T) {
+	vip, err := ParseElasticIP("10.0.0.10/32@da")
+	require.NoError(t, err)
+	global, err := ParseElasticIP("147.28.200.8/31")
+	require.NoError(t, err)
+	logger, _ := logtest.NewNullLogger()
+	s := start(t, Config{Projects: []Project{{Token: token, ID: projectID}}, ElasticIPs: []ElasticIP{vip, global}, Log: logger})
+	list, _, err := sdk(s.URL, token).IPAddressesApi.FindIPReservations(context.Background(), projectID).Execute()
+	require.NoError(t, err)
+	got := map[string]metalv1.IPReservationType{}
+	for _, item := range list.IpAddresses {
+		got[item.IPReservation.GetAddress()] = item.IPReservation.GetType()
+	}
+	assert.Equal(t, map[string]metalv1.IPReservationType{
+		"10.0.0.10": metalv1.IPRESERVATIONTYPE_PUBLIC_IPV4, "147.28.200.8": metalv1.IPRESERVATIONTYPE_GLOBAL_IPV4,
+	}, got)
+
+	for _, bad := range []string{"", "10.0.0.10@", "@da"} {
+		_, err := ParseElasticIP(bad)
+		assert.Error(t, err, bad)
+	}
+	_, err = Start(context.Background(), Config{Projects: []Project{{Token: token, ID: projectID}},
+		ElasticIPs: []ElasticIP{{IPReservationSpec: metalsim.IPReservationSpec{CIDR: "10.0.0.10", Metro: "nowhere"}}}})
+	assert.ErrorIs(t, err, metalsim.ErrInvalid)
 }
