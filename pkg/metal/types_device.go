@@ -199,4 +199,3 @@ func (p *Port) HasVLAN(id string, vxlan int) bool {
 	}
 	return false
 }
-
