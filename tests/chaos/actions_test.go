@@ -65,6 +65,10 @@ func (r *run) do(i int, s step) string {
 		return r.serverDown(s.Pick)
 	case actDeleteNode:
 		return r.deleteNode(s.Pick)
+	case actSwitchProject:
+		return r.switchProject(true)
+	case actRestoreProject:
+		return r.switchProject(false)
 	}
 	r.t.Fatalf("unknown action %q", s.Kind)
 	return ""

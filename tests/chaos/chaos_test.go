@@ -70,24 +70,27 @@ func runChaos(t *testing.T, seed int64) {
 	chaosTook := time.Since(begin)
 	r.quiesce()
 	r.check()
-	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s; %d violations",
+	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; %d violations",
 		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
-		r.phases, r.ledger.summary(), r.stats, r.violations)
+		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.violations)
 }
 
 // run is one run's world and what it saw.
 type run struct {
-	t          *testing.T
-	plan       plan
-	env        *framework.Env
-	addon      *framework.Addon
-	metal      metal.Client
+	t     *testing.T
+	plan  plan
+	env   *framework.Env
+	addon *framework.Addon
+	metal metal.Client
+	// metalB sees project B.
+	metalB     metal.Client
 	clusterTag string
 	ledger     *ledger
 	kills      *killSwitch
 	passwords  *passwords
 	foreign    foreign
 	faults     map[int]metalsim.FaultID
+	creates    *createLog
 	// running is whether the campaign believes the controller runs: false
 	// after a kill action, until the next start.
 	running bool
@@ -102,7 +105,8 @@ type run struct {
 }
 
 func setUp(t *testing.T, pl plan) *run {
-	env := framework.New(t, &shared, framework.Options{NoController: true, InstallTime: pl.InstallTime})
+	creates := &createLog{}
+	env := framework.New(t, &shared, framework.Options{NoController: true, InstallTime: pl.InstallTime, WrapMetal: creates.wrap})
 	removeLeftovers(t, env, "")
 	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -112,8 +116,11 @@ func setUp(t *testing.T, pl plan) *run {
 	require.NoError(t, err)
 	r := &run{
 		t: t, plan: pl, env: env, metal: client, clusterTag: common.ClusterTag(string(ns.UID)),
-		faults: map[int]metalsim.FaultID{},
+		faults: map[int]metalsim.FaultID{}, creates: creates,
 	}
+	r.setUpProjects()
+	r.metalB, err = provider.Client(metal.Credentials{Token: projectBToken, ProjectID: projectB})
+	require.NoError(t, err)
 	r.ledger = newLedger(r.clusterTag)
 	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))
 	r.foreign = createForeign(t, env, client, pl)

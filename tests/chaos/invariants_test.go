@@ -30,12 +30,19 @@ func (r *run) quiesce() {
 	r.env.Sim.ClearFaults()
 	r.kills.disarm()
 	r.notes = append(r.notes, "quiesce: controller "+r.ensureController())
+	r.notes = append(r.notes, "quiesce: "+r.switchProject(false))
 	for _, name := range r.env.Agent.NodeNames() {
 		// A node the chaos stopped or made NotReady works again; one whose
 		// server is gone is no longer the agent's.
 		_ = r.env.Agent.SetNodeReady(r.env.Ctx, name)
 	}
 	begin := time.Now()
+	// Instances made in project B while the Secret named it now refuse the
+	// restored Secret; the operator's remedy is a Secret of project B.
+	r.poll(30*time.Second, func() bool {
+		r.remedyProjects()
+		return r.unremedied() == 0
+	})
 	r.settle()
 	settled := time.Now()
 	r.addon.RememberPasswords()
@@ -212,7 +219,7 @@ func (r *run) waitReleased() {
 
 func (r *run) leftoverDevices() []metalv1.Device {
 	var out []metalv1.Device
-	for _, d := range r.env.Sim.Devices(framework.ProjectID) {
+	for _, d := range append(r.env.Sim.Devices(framework.ProjectID), r.projectBDevices()...) {
 		if _, ok := r.foreign.devices[d.GetId()]; !ok {
 			out = append(out, d)
 		}
@@ -221,9 +228,13 @@ func (r *run) leftoverDevices() []metalv1.Device {
 }
 
 func (r *run) ourVLANs() []metal.VirtualNetwork {
-	vlans, err := r.metal.ListVLANs(r.env.Ctx, "")
-	if err != nil {
-		return []metal.VirtualNetwork{{Description: "listing VLANs failed: " + err.Error()}}
+	var vlans []metal.VirtualNetwork
+	for _, client := range []metal.Client{r.metal, r.metalB} {
+		list, err := client.ListVLANs(r.env.Ctx, "")
+		if err != nil {
+			return []metal.VirtualNetwork{{Description: "listing VLANs failed: " + err.Error()}}
+		}
+		vlans = append(vlans, list...)
 	}
 	var out []metal.VirtualNetwork
 	for _, v := range vlans {
@@ -241,6 +252,9 @@ func (r *run) check() {
 	r.checkNetworkObjects()
 	for _, v := range r.ledger.violations() {
 		r.violation("%s", v)
+	}
+	for _, v := range r.creates.refusalViolations(runPrefix(r.plan.Seed)) {
+		r.violation("refused creates not paced: %s", v)
 	}
 	r.checkSecrets()
 	r.checkControllerLog()

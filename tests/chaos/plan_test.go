@@ -35,6 +35,10 @@ const (
 	actReady        actionKind = "ready"
 	actServerDown   actionKind = "server-down"
 	actDeleteNode   actionKind = "node-delete"
+	// actSwitchProject points the default credentials Secret at another
+	// project, in place; actRestoreProject points it back.
+	actSwitchProject  actionKind = "project-switch"
+	actRestoreProject actionKind = "project-restore"
 )
 
 // Kill triggers: the simulator notification inside which the controller is
@@ -156,6 +160,8 @@ type planner struct {
 	// openFaults maps a fault's step index to the step index it ends at.
 	openFaults map[int]int
 	apiRestart int
+	// switchedUntil is the step the project switch ends at (0: none open).
+	switchedUntil int
 }
 
 // newPlan decides a whole run from its seed.
@@ -200,6 +206,8 @@ func (p *planner) next(i int) {
 	case p.dueFault(i) >= 0:
 		s.Kind, s.FaultOf = actUnfault, p.dueFault(i)
 		delete(p.openFaults, s.FaultOf)
+	case p.switchedUntil > 0 && p.switchedUntil <= i:
+		s.Kind, p.switchedUntil = actRestoreProject, 0
 	default:
 		p.pick(&s, i)
 	}
@@ -240,6 +248,9 @@ func (p *planner) pick(s *step, i int) {
 	}
 	if p.apiRestart < 2 {
 		options = append(options, weighted{actAPIServer, 1})
+	}
+	if p.switchedUntil == 0 {
+		options = append(options, weighted{actSwitchProject, 1})
 	}
 	if len(missing) > 0 {
 		options = append(options, weighted{actCreatePool, 3})
@@ -292,6 +303,8 @@ func (p *planner) pick(s *step, i int) {
 	case actAPIServer:
 		p.apiRestart++
 		s.Graceful = p.rng.Intn(5) == 0
+	case actSwitchProject:
+		p.switchedUntil = i + 1 + p.rng.Intn(6)
 	case actNotReady:
 		s.Pick = p.rng.Intn(1 << 20)
 		if p.rng.Intn(2) == 0 {
@@ -346,7 +359,11 @@ func (p *planner) fault() faultSpec {
 	if f.Ops == nil {
 		f.Probability = 0.03 + p.rng.Float64()*0.15
 	}
-	switch p.rng.Intn(6) {
+	switch p.rng.Intn(7) {
+	case 6:
+		// Creates refused for as long as the fault lasts: the refusals
+		// must be paced, never sent back to back.
+		f.Kind, f.Ops, f.Probability = metalsim.FaultNoCapacity, []string{metalsim.OpCreateDevice}, 1
 	case 0:
 		f.Kind = metalsim.FaultRateLimit
 		f.RetryAfter = time.Duration(1+p.rng.Intn(2)) * time.Second

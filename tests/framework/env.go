@@ -7,6 +7,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -93,6 +94,9 @@ type Options struct {
 	// ClusterAdmin runs the controller as cluster-admin instead of the
 	// chart's ServiceAccount and RBAC.
 	ClusterAdmin bool
+	// WrapMetal wraps the simulator's handler, for tests that watch or
+	// alter the traffic on the wire.
+	WrapMetal func(http.Handler) http.Handler
 }
 
 // FastTimings make devices move in tens of milliseconds: the default
@@ -128,7 +132,11 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	}
 	e.Sim = metalsim.New(metalsim.Options{Timings: timings, Seed: 1, RateLimit: opts.RateLimit})
 	e.Sim.AddProject(MetalToken, ProjectID)
-	srv := httptest.NewServer(e.Sim.Handler())
+	var handler http.Handler = e.Sim.Handler()
+	if opts.WrapMetal != nil {
+		handler = opts.WrapMetal(handler)
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	e.SimURL = srv.URL + "/metal/v1"
 	go e.Sim.RunTicker(ctx, 20*time.Millisecond)

@@ -22,7 +22,9 @@ const ReasonProjectChanged = "ProjectChanged"
 func (r *poolRun) projectMoved(project string) string {
 	ref := r.h.deps.Credentials.RefFor(r.pool.Spec.CredentialsSecret)
 	byProject := map[string][]string{}
-	for _, inst := range active(r.insts) {
+	// Instances being deleted count too: only the old project's
+	// credentials can release their devices.
+	for _, inst := range r.insts {
 		recorded := inst.Status.ProjectID
 		if recorded == "" || recorded == project || r.h.deps.Credentials.RefFor(inst.Spec.CredentialsSecret) != ref {
 			continue
