@@ -155,7 +155,8 @@ func (a *Addon) Start() {
 	cmd := exec.Command(a.bin, a.args()...)
 	// A clean environment: every setting comes from the flags above, none
 	// from variables of the machine running the tests.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"KUBE_CACHE_MUTATION_DETECTOR=" + os.Getenv("KUBE_CACHE_MUTATION_DETECTOR")}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		a.mu.Unlock()

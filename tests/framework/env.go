@@ -110,6 +110,9 @@ func FastTimings() metalsim.Timings {
 func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	t.Helper()
 	c := shared.Require(t)
+	if os.Getenv("CI") == "true" && os.Getenv("KUBE_CACHE_MUTATION_DETECTOR") != "true" {
+		t.Fatalf("integration tests run with KUBE_CACHE_MUTATION_DETECTOR=true (scripts/test sets it), so that a controller changing a cached object fails them")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Env{T: t, Ctx: ctx, Cluster: c, cancel: cancel}
 	t.Cleanup(e.stop)

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
@@ -303,10 +304,24 @@ func (r *poolRun) deleteInstance(inst *v1.Instance, reason, message string) erro
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting instance %s: %w", inst.Name, err)
 	}
-	now := metav1.Now()
-	inst.DeletionTimestamp = &now // seen as deleting for the rest of this run
+	r.markDeleting(inst.UID)
 	r.h.deps.Recorder.Event(r.pool, corev1.EventTypeNormal, reason, message)
 	return nil
+}
+
+// markDeleting records that the run deleted an Instance, so that the rest of
+// the run counts it as being deleted. The run's Instances come from the
+// shared informer cache and are read-only: the entry is replaced by a copy
+// the run owns, never changed in place.
+func (r *poolRun) markDeleting(uid types.UID) {
+	now := metav1.Now()
+	for i, inst := range r.insts {
+		if inst.UID == uid && inst.DeletionTimestamp == nil {
+			marked := inst.DeepCopy()
+			marked.DeletionTimestamp = &now
+			r.insts[i] = marked
+		}
+	}
 }
 
 // RemovePool deletes every Instance of the pool and keeps the pool until they
