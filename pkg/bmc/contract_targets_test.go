@@ -8,9 +8,10 @@ import (
 
 	ipmiclient "github.com/bougou/go-ipmi/pkg/client"
 	"github.com/bougou/go-ipmi/pkg/types"
+	"github.com/stretchr/testify/require"
+
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
-	"github.com/stretchr/testify/require"
 )
 
 const (

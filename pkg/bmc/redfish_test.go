@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
 // A CA bundle does not make a certificate for another name acceptable.

@@ -21,12 +21,6 @@ const (
 	ProjectKey = "PROJECT_ID"
 )
 
-// Reasons carried by Error; they become condition reasons.
-const (
-	ReasonSecretNotFound   = "SecretNotFound"
-	ReasonSecretIncomplete = "SecretIncomplete"
-)
-
 // Error says why a Secret gave no usable credentials; its message names what is missing
 // and never a secret value.
 type Error = conditions.Error
@@ -72,7 +66,7 @@ func (r *Resolver) For(ref *v1.SecretReference) (metal.Credentials, error) {
 	resolved := r.RefFor(ref)
 	sec, err := r.secrets.Get(resolved.Namespace, resolved.Name)
 	if apierrors.IsNotFound(err) {
-		return metal.Credentials{}, &Error{Reason: ReasonSecretNotFound,
+		return metal.Credentials{}, &Error{Reason: v1.ReasonSecretNotFound,
 			Message: fmt.Sprintf("Secret %s not found: create it with keys %s and %s, labelled %s=%s",
 				resolved, TokenKey, ProjectKey, v1.LabelSecret, v1.SecretCredentials)}
 	}
@@ -91,7 +85,7 @@ func (r *Resolver) For(ref *v1.SecretReference) (metal.Credentials, error) {
 		missing = append(missing, ProjectKey)
 	}
 	if len(missing) > 0 {
-		return metal.Credentials{}, &Error{Reason: ReasonSecretIncomplete,
+		return metal.Credentials{}, &Error{Reason: v1.ReasonSecretIncomplete,
 			Message: fmt.Sprintf("Secret %s has no %s", resolved, strings.Join(missing, " and no "))}
 	}
 	return creds, nil

@@ -38,9 +38,9 @@ func TestFor(t *testing.T) {
 	}{
 		{name: "default secret", ref: nil, project: "proj-1"},
 		{name: "named secret", ref: &v1.SecretReference{Name: "other"}, project: "proj-2"},
-		{name: "missing secret", ref: &v1.SecretReference{Name: "nope"}, wantReason: ReasonSecretNotFound, wantMsg: "Secret harvester-system/nope not found"},
-		{name: "missing project", ref: &v1.SecretReference{Name: "no-project"}, wantReason: ReasonSecretIncomplete, wantMsg: "has no PROJECT_ID"},
-		{name: "empty", ref: &v1.SecretReference{Name: "empty"}, wantReason: ReasonSecretIncomplete, wantMsg: "has no METAL_AUTH_TOKEN and no PROJECT_ID"},
+		{name: "missing secret", ref: &v1.SecretReference{Name: "nope"}, wantReason: v1.ReasonSecretNotFound, wantMsg: "Secret harvester-system/nope not found"},
+		{name: "missing project", ref: &v1.SecretReference{Name: "no-project"}, wantReason: v1.ReasonSecretIncomplete, wantMsg: "has no PROJECT_ID"},
+		{name: "empty", ref: &v1.SecretReference{Name: "empty"}, wantReason: v1.ReasonSecretIncomplete, wantMsg: "has no METAL_AUTH_TOKEN and no PROJECT_ID"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,10 +13,6 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
-// ReasonSecretNotLabelled says a Secret exists but lacks v1.LabelSecret, so
-// the addon's cache does not hold it.
-const ReasonSecretNotLabelled = "SecretNotLabelled"
-
 // MetadataFunc reads a Secret's metadata only (labelled or not), so that its
 // data never reaches the process; a missing Secret is a NotFound error.
 type MetadataFunc func(namespace, name string) (*metav1.PartialObjectMetadata, error)
@@ -58,7 +54,7 @@ func (l *Lookup) Metadata(namespace, name string) (*metav1.PartialObjectMetadata
 }
 
 // Get returns a labelled Secret from the cache. A Secret that is not there
-// is a NotFound error, or an *Error with ReasonSecretNotLabelled when it
+// is a NotFound error, or an *Error with v1.ReasonSecretNotLabelled when it
 // exists without the label.
 func (l *Lookup) Get(namespace, name string) (*corev1.Secret, error) {
 	sec, err := l.cache.Get(namespace, name)
@@ -66,7 +62,7 @@ func (l *Lookup) Get(namespace, name string) (*corev1.Secret, error) {
 		return sec, err
 	}
 	if l.existsUnlabelled(namespace, name) {
-		return nil, &Error{Reason: ReasonSecretNotLabelled, Message: fmt.Sprintf(
+		return nil, &Error{Reason: v1.ReasonSecretNotLabelled, Message: fmt.Sprintf(
 			"Secret %s/%s exists but lacks label %s=%s, so the addon does not read it: kubectl -n %s label secret %s %s=%s",
 			namespace, name, v1.LabelSecret, v1.SecretCredentials, namespace, name, v1.LabelSecret, v1.SecretCredentials)}
 	}

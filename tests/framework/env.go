@@ -29,7 +29,6 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -402,7 +401,7 @@ func OrphanDevice(t testing.TB, e *Env, hostname string) string {
 	dev, err := e.MetalClient(MetalToken, ProjectID).CreateDevice(e.Ctx, metal.CreateDeviceRequest{
 		Hostname: hostname, Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly",
 		OperatingSystem: "custom_ipxe", IPXEScriptURL: "http://example.invalid/none.ipxe",
-		Tags: []string{common.ClusterTag(string(ns.UID)), common.PoolTag("gone-" + hostname)},
+		Tags: []string{v1.ClusterTag(string(ns.UID)), v1.PoolTag("gone-" + hostname)},
 	})
 	require.NoError(t, err)
 	return dev.ID

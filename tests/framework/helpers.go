@@ -21,7 +21,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
 // SeedSample is the InstancePool of the seed README, byte for byte.
@@ -149,7 +148,7 @@ func (e *Env) Pool(name string) *v1.InstancePool {
 // Instances lists a pool's Instances.
 func (e *Env) Instances(pool string) []v1.Instance {
 	list, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{common.LabelPool: pool}).String()})
+		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: pool}).String()})
 	if err != nil {
 		return nil
 	}
@@ -269,7 +268,7 @@ func Logs() string { return capture.Text() }
 func (e *Env) AssertNoSecretLeaks() {
 	e.T.Helper()
 	secrets := []string{MetalToken, JoinToken}
-	secs, err := e.Kube.CoreV1().Secrets(Namespace).List(e.Ctx, metav1.ListOptions{LabelSelector: common.LabelInstance})
+	secs, err := e.Kube.CoreV1().Secrets(Namespace).List(e.Ctx, metav1.ListOptions{LabelSelector: v1.LabelInstance})
 	require.NoError(e.T, err)
 	for _, s := range secs.Items {
 		if p := string(s.Data["password"]); p != "" {

@@ -11,41 +11,6 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-// Event reasons. Each is CamelCase and names a transition; the message is a
-// sentence for `kubectl describe`.
-const (
-	ReasonCredentialsMissing = "CredentialsMissing"
-	ReasonCredentialsInvalid = "CredentialsInvalid"
-	ReasonCredentialsReady   = "CredentialsReady"
-	ReasonJoinInfoMissing    = "JoinInfoMissing"
-	ReasonJoinInfoReady      = "JoinInfoReady"
-	ReasonDeviceCreated      = "DeviceCreated"
-	ReasonDeviceAdopted      = "DeviceAdopted"
-	ReasonDeviceCreateFailed = "DeviceCreateFailed"
-	ReasonDuplicateDevices   = "DuplicateDevices"
-	ReasonProvisioning       = "Provisioning"
-	ReasonDeviceActive       = "DeviceActive"
-	ReasonProvisionFailed    = "ProvisionFailed"
-	ReasonDeviceGone         = "DeviceGone"
-	ReasonPoweredOff         = "PoweredOff"
-	ReasonInstallConfigured  = "InstallConfigured"
-	ReasonInstallStarted     = "InstallStarted"
-	ReasonNodeJoined         = "NodeJoined"
-	ReasonNodeReady          = "NodeReady"
-	ReasonNodeNotReady       = "NodeNotReady"
-	ReasonDeleting           = "Deleting"
-	ReasonDeviceDeleted      = "DeviceDeleted"
-	ReasonNodeDeleted        = "NodeDeleted"
-	ReasonCleanupBlocked     = "CleanupBlocked"
-	ReasonThrottled          = "Throttled"
-	ReasonAPIError           = "MetalAPIError"
-	ReasonInvalidRequest     = "InvalidRequest"
-	ReasonNoCapacity         = "NoCapacity"
-	ReasonScalingUp          = "ScalingUp"
-	ReasonScalingDown        = "ScalingDown"
-	ReasonReplacing          = "Replacing"
-)
-
 // NewRecorder records Events through the API server, attributed to the addon.
 func NewRecorder(ctx context.Context, k8s kubernetes.Interface) record.EventRecorder {
 	b := record.NewBroadcaster(record.WithContext(ctx))

@@ -8,14 +8,9 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
-
-// ReasonProjectMismatch says the Instance's credentials now name another
-// project than the one its device was made in.
-const ReasonProjectMismatch = "ProjectMismatch"
 
 // metalClient returns the Metal client of the Instance's credentials, or nil
 // after recording why they cannot be used (the Secret watch brings the
@@ -32,10 +27,10 @@ func (r *run) metalClient() (metal.Client, error) {
 		return nil, err
 	}
 	if recorded := r.inst.Status.ProjectID; recorded != "" && creds.ProjectID != recorded {
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, ReasonProjectMismatch, fmt.Sprintf(
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
 			"Secret %s now names Equinix Metal project %s, but %s project %s; the addon acts on this server only with credentials of project %s: put them back in the Secret, or point spec.credentialsSecret at a Secret that has them (to move a pool to another project, give the pool a new Secret: it rolls its servers out)",
 			r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.inst.Status.InstanceID), recorded, recorded))
-		r.requeue(authRetry)
+		r.Requeue(authRetry)
 		return nil, nil
 	}
 	client, err := r.h.deps.Metal.Client(creds)
@@ -70,8 +65,8 @@ func (r *run) recordProject(project string) error {
 func (r *run) credentialsOK() {
 	const msg = "the Equinix Metal credentials work"
 	if conditions.IsFalse(r.inst.Status.Conditions, v1.InstanceCredentialsReady) {
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, common.ReasonCredentialsReady, msg)
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady, msg)
 		return
 	}
-	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceCredentialsReady, common.ReasonCredentialsReady, msg)
+	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceCredentialsReady, v1.ReasonCredentialsReady, msg)
 }

@@ -7,12 +7,10 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -27,10 +25,10 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		// before the next create waits with it. Without this, the status
 		// write recording the refusal re-ran the Instance at once, and
 		// refused creates went out back to back.
-		r.requeue(left)
+		r.Requeue(left)
 		return false, nil
 	}
-	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
 	if err != nil {
 		return false, r.metalFailure("listing devices to adopt", v1.InstanceDeviceCreated, err)
 	}
@@ -43,7 +41,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		if left := r.createSettleLeft(); left > 0 {
 			// The create may still be running in the API (its client gave
 			// up, or this process died waiting): it is adopted if it lands.
-			r.requeue(left)
+			r.Requeue(left)
 			return false, nil
 		}
 		// A create went out and, long after, its device is not listed: it
@@ -51,7 +49,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		// Another create could give this Instance a second server (lessons:
 		// never resend a create); the pool replaces the Instance instead.
 		msg := "no device created for this Instance exists in Equinix Metal (the create's answer was lost and no device appeared, or the device was removed before its ID was recorded); the pool replaces this server"
-		conditions.False(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, common.ReasonDeviceGone, msg)
+		conditions.False(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, v1.ReasonDeviceGone, msg)
 		r.deviceGone(msg)
 		return false, nil
 	case 1:
@@ -71,10 +69,10 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		sort.Strings(ids)
 		// Lessons: two matches is an error to surface, never to resolve by
 		// picking one (the other would be leaked or the wrong one deleted).
-		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, common.ReasonDuplicateDevices,
+		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonDuplicateDevices,
 			fmt.Sprintf("%d devices carry this Instance's tag (%s); delete the extra ones in Equinix Metal, the addon will adopt the one left",
 				len(devs), strings.Join(ids, ", ")))
-		r.requeue(invalidRetry)
+		r.Requeue(invalidRetry)
 		return false, nil
 	}
 }
@@ -89,7 +87,7 @@ func (r *run) adopt(dev *metal.Device) {
 	}
 	r.inst.Status.DeviceCreatedAt = &created
 	r.setPhase(v1.PhaseProvisioning)
-	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, common.ReasonDeviceAdopted,
+	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceAdopted,
 		fmt.Sprintf("adopted device %s, found by this Instance's tag", dev.ID))
 	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
 		// A single-boot device carries the installer from its creation.
@@ -114,7 +112,7 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	if err := r.recordProject(client.ProjectID()); err != nil {
 		return false, err
 	}
-	conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, reasonCreateSent,
+	conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
 		fmt.Sprintf("creating a device (plan %s, metro %s)", req.Plan, req.Metro))
 	// The transition time dates the create, on the run's clock: the settle
 	// wait counts from it.
@@ -130,7 +128,7 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	r.inst.Status.CreateRetry = nil
 	r.inst.Status.DeviceCreatedAt = nowTime(r)
 	r.setPhase(v1.PhaseProvisioning)
-	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, common.ReasonDeviceCreated,
+	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceCreated,
 		fmt.Sprintf("created device %s (plan %s, metro %s, %s billing)", dev.ID, req.Plan, req.Metro, req.BillingCycle))
 	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
 		r.markInstallStarted(*r.inst.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
@@ -138,14 +136,11 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	return true, r.persist()
 }
 
-// reasonCreateSent marks DeviceCreated while a create may be in flight.
-const reasonCreateSent = "CreateSent"
-
 // createSent reports whether a create was sent whose device was never
 // recorded, or was found gone since.
 func (r *run) createSent() bool {
 	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated)
-	return c != nil && (c.Reason == reasonCreateSent || c.Reason == common.ReasonDeviceGone)
+	return c != nil && (c.Reason == v1.ReasonCreateSent || c.Reason == v1.ReasonDeviceGone)
 }
 
 // createSettle is how long after a create whose answer was lost its device
@@ -156,7 +151,7 @@ func (r *run) createSettle() time.Duration { return 2 * r.h.deps.Cfg.MetalTimeou
 // createSettleLeft is how much longer a create in flight may still land.
 func (r *run) createSettleLeft() time.Duration {
 	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated)
-	if c == nil || c.Reason != reasonCreateSent {
+	if c == nil || c.Reason != v1.ReasonCreateSent {
 		return 0
 	}
 	return c.LastTransitionTime.Add(r.createSettle()).Sub(r.now())
@@ -172,18 +167,18 @@ func (r *run) createSettleLeft() time.Duration {
 func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 	switch metal.ClassOf(err) {
 	case metal.ClassTransient, metal.ClassUnknown:
-		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
 		if lerr == nil && len(devs) == 1 {
 			r.adopt(&devs[0])
 			return true, r.persist()
 		}
 		settle := r.createSettle()
-		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, reasonCreateUnconfirmed,
+		r.Eventf(r.inst, v1.ReasonCreateUnconfirmed,
 			"the answer to the device create was lost (%s); the device is adopted if it appears within %s, and the create is not sent again",
 			metalMessage(err), settle)
-		conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, reasonCreateSent,
+		conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
 			fmt.Sprintf("the answer to the device create was lost (%s); waiting up to %s for the device to appear", metalMessage(err), settle))
-		r.requeue(r.createSettleLeft())
+		r.Requeue(r.createSettleLeft())
 		return false, nil
 	default:
 		r.createRefused(err)
@@ -198,14 +193,14 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 func (r *run) createRefused(err error) {
 	conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
 	class := metal.ClassOf(err)
-	reason := common.ReasonInvalidRequest
+	reason := v1.ReasonInvalidRequest
 	switch class {
 	case metal.ClassNoCapacity:
-		reason = common.ReasonNoCapacity
+		reason = v1.ReasonNoCapacity
 	case metal.ClassThrottled:
-		reason = common.ReasonThrottled
+		reason = v1.ReasonThrottled
 	case metal.ClassUnauthorized, metal.ClassForbidden:
-		reason = common.ReasonCredentialsInvalid
+		reason = v1.ReasonCredentialsInvalid
 	}
 	r.pace(&r.inst.Status.CreateRetry, err, reason, r.h.deps.Cfg.CreateBackoff, maxCreateBackoff)
 	retry := r.inst.Status.CreateRetry
@@ -217,7 +212,7 @@ func (r *run) createRefused(err error) {
 	case metal.ClassThrottled:
 		// Quiet: throttling is not a problem of this server.
 	case metal.ClassUnauthorized, metal.ClassForbidden:
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid,
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
 				r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), metalMessage(err), next))
 	case metal.ClassNoCapacity:
@@ -228,9 +223,6 @@ func (r *run) createRefused(err error) {
 			fmt.Sprintf("Equinix Metal rejected the device create: %s; %s", metalMessage(err), next))
 	}
 }
-
-// reasonCreateUnconfirmed is the Event of a create whose answer was lost.
-const reasonCreateUnconfirmed = "CreateUnconfirmed"
 
 func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 	spec := &r.inst.Spec
@@ -274,9 +266,9 @@ func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 // deviceTags are the ownership tags, then the pool's own tags.
 func (r *run) deviceTags() []string {
 	tags := []string{
-		common.ClusterTag(r.h.deps.ClusterID),
-		common.PoolTag(r.inst.Spec.PoolName),
-		common.InstanceTag(string(r.inst.UID)),
+		v1.ClusterTag(r.h.deps.ClusterID),
+		v1.PoolTag(r.inst.Spec.PoolName),
+		v1.InstanceTag(string(r.inst.UID)),
 	}
 	return append(tags, r.inst.Spec.Tags...)
 }
@@ -331,7 +323,7 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 
 // confirmGone lists the project's devices by this Instance's tag.
 func (r *run) confirmGone(client metal.Client) (bool, error) {
-	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
 	if err != nil {
 		return false, r.metalFailure("listing devices to confirm a 403", v1.InstanceDeviceActive, err)
 	}

@@ -150,7 +150,7 @@ func TestCreateIsNeverSentTwiceForOneInstance(t *testing.T) {
 	assert.Empty(t, st.InstanceID)
 	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, common.ReasonDeviceGone, c.Reason)
+	assert.Equal(t, v1.ReasonDeviceGone, c.Reason)
 
 	// Later passes, until the pool deletes the Instance, send nothing either.
 	_, err = w.pass()
@@ -171,11 +171,11 @@ func TestLostOrRefusedCreates(t *testing.T) {
 	}{
 		// The client holds further calls until the 429's Retry-After (1s).
 		{name: "refused with 429", fault: metalsim.Fault{Kind: metalsim.FaultRateLimit, RetryAfter: time.Millisecond},
-			sent: 2, reason: common.ReasonDeviceCreated},
+			sent: 2, reason: v1.ReasonDeviceCreated},
 		{name: "connection dropped after storing", fault: metalsim.Fault{Kind: metalsim.FaultDropConnection, AfterStore: true},
-			sent: 1, reason: common.ReasonDeviceAdopted},
+			sent: 1, reason: v1.ReasonDeviceAdopted},
 		{name: "5xx after storing", fault: metalsim.Fault{Kind: metalsim.FaultServerError, Status: 500, AfterStore: true},
-			sent: 1, reason: common.ReasonDeviceAdopted},
+			sent: 1, reason: v1.ReasonDeviceAdopted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,7 +219,7 @@ func TestTimedOutCreateIsAdoptedNotResent(t *testing.T) {
 		require.NoError(t, err, "a lost answer is a wait, not an error")
 		return done
 	}, 5*time.Second, 50*time.Millisecond)
-	w.assertAdopted(t, 1, common.ReasonDeviceAdopted)
+	w.assertAdopted(t, 1, v1.ReasonDeviceAdopted)
 }
 
 // The API stores a device after the client gave up on its create, and later
@@ -232,7 +232,7 @@ func TestLateCreateIsAdopted(t *testing.T) {
 	require.False(t, done)
 	c := conditions.Get(w.store.stored.Status.Conditions, v1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, reasonCreateSent, c.Reason, "the intent stays after a lost answer")
+	assert.Equal(t, v1.ReasonCreateSent, c.Reason, "the intent stays after a lost answer")
 
 	// A pass before the landing waits; it sends nothing.
 	done, err = w.pass()
@@ -251,7 +251,7 @@ func TestLateCreateIsAdopted(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, done)
 	// Two creates reached the API: the controller's lost one and the landing.
-	w.assertAdopted(t, 2, common.ReasonDeviceAdopted)
+	w.assertAdopted(t, 2, v1.ReasonDeviceAdopted)
 }
 
 // A create whose answer was lost and whose device never appears is not sent
@@ -282,7 +282,7 @@ func TestUnconfirmedCreateIsNeverResent(t *testing.T) {
 			assert.Empty(t, st.InstanceID)
 			c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
 			require.NotNil(t, c)
-			assert.Equal(t, common.ReasonDeviceGone, c.Reason)
+			assert.Equal(t, v1.ReasonDeviceGone, c.Reason)
 		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -40,27 +39,27 @@ func (r *run) metalFailure(step, cond string, err error) error {
 			wait = r.h.deps.Cfg.PollInterval
 		}
 		logrus.Debugf("instance %s: %s throttled by the Metal API, retrying in %s", r.inst.Name, step, wait)
-		r.requeue(wait)
+		r.Requeue(wait)
 		return nil
 	case metal.ClassBusy:
 		r.poll()
 		return nil
 	case metal.ClassUnauthorized, metal.ClassForbidden:
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid,
+		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s: %s",
 				r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), step, metalMessage(err)))
-		r.requeue(authRetry)
+		r.Requeue(authRetry)
 		return nil
 	case metal.ClassInvalid:
-		r.setCondition(cond, metav1.ConditionFalse, common.ReasonInvalidRequest,
+		r.setCondition(cond, metav1.ConditionFalse, v1.ReasonInvalidRequest,
 			fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
-		r.requeue(invalidRetry)
+		r.Requeue(invalidRetry)
 		return nil
 	case metal.ClassNoCapacity:
-		r.setCondition(cond, metav1.ConditionFalse, common.ReasonNoCapacity,
+		r.setCondition(cond, metav1.ConditionFalse, v1.ReasonNoCapacity,
 			fmt.Sprintf("no capacity for plan %s in metro %s while %s: %s; retrying every %s",
 				r.inst.Spec.Plan, r.inst.Spec.Metro, step, metalMessage(err), capacityRetry))
-		r.requeue(capacityRetry)
+		r.Requeue(capacityRetry)
 		return nil
 	default:
 		return fmt.Errorf("%s: %w", step, err)

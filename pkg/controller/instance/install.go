@@ -7,14 +7,12 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -59,10 +57,10 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 		VLANID:        vlan,
 		InstallDevice: spec.InstallDevice,
 		ISOURL:        spec.ISOURL,
-		Labels:        map[string]string{common.LabelPool: spec.PoolName},
+		Labels:        map[string]string{v1.LabelPool: spec.PoolName},
 	}
 	if in.config.ISOURL, err = harvester.ISOURL(version, spec.ISOURL); err != nil {
-		return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: joininfo.ReasonVersionUnknown, Message: err.Error()})
+		return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: v1.ReasonVersionUnknown, Message: err.Error()})
 	}
 	if in.scriptURL, err = r.scriptURL(version); err != nil {
 		return installInputs{}, false, r.joinInfoFailure(err)
@@ -84,7 +82,7 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 	}
 	macs, missing := managementMACs(dev, spec.ManagementInterface)
 	if missing != "" {
-		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, "PortMissing",
+		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPortMissing,
 			fmt.Sprintf("device %s reports no MAC address for %s, a managementInterface of the pool; check the plan's ports", dev.ID, missing))
 		r.poll()
 		return installInputs{}, false, nil
@@ -97,9 +95,6 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 	in.config.PasswordHash = hash
 	return in, true, nil
 }
-
-// ReasonReleaseNotFound says the release's installer ISO does not exist.
-const ReasonReleaseNotFound = "ReleaseNotFound"
 
 // releaseRecheck is how often a missing release is looked for again; a
 // pool edit brings the Instance back at once.
@@ -115,13 +110,13 @@ func (r *run) releaseMissing(isoURL, version string) bool {
 	}
 	err := r.h.deps.Releases.Check(r.h.ctx, isoURL)
 	if errors.Is(err, harvester.ErrReleaseMissing) {
-		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, ReasonReleaseNotFound, fmt.Sprintf(
+		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonReleaseNotFound, fmt.Sprintf(
 			"the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) of the pool to a published release",
 			version, err))
 		if r.inst.Status.InstanceID == "" {
 			r.setPhase(v1.PhasePending)
 		}
-		r.requeue(releaseRecheck)
+		r.Requeue(releaseRecheck)
 		return true
 	}
 	if err != nil {
@@ -140,7 +135,7 @@ func (r *run) scriptURL(version string) (string, error) {
 	}
 	u, err := harvester.InstallerScriptURL(base, version, r.inst.Spec.BootMode, r.inst.Spec.ManagementBondingOptions)
 	if err != nil {
-		return "", &joininfo.Error{Reason: joininfo.ReasonIPXEURLMissing, Message: err.Error()}
+		return "", &joininfo.Error{Reason: v1.ReasonIPXEURLMissing, Message: err.Error()}
 	}
 	return u, nil
 }
@@ -173,9 +168,9 @@ func (r *run) joinInfoFailure(err error) error {
 }
 
 func (r *run) configFailure(err error) error {
-	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, "InvalidConfiguration",
+	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonInvalidConfiguration,
 		fmt.Sprintf("cannot render the Harvester join configuration: %v", err))
-	r.requeue(invalidRetry)
+	r.Requeue(invalidRetry)
 	return nil
 }
 
@@ -211,7 +206,7 @@ func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, er
 		return false, r.metalFailure("setting the installer on the device", v1.InstanceInstallConfigured, err)
 	}
 	r.inst.Status.HarvesterVersion = in.version
-	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, common.ReasonInstallConfigured,
+	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, v1.ReasonInstallConfigured,
 		fmt.Sprintf("installer iPXE script %s and a join configuration for Harvester %s (management MACs %s) are on device %s",
 			in.scriptURL, in.version, strings.Join(in.config.MACs, ", "), dev.ID))
 	return true, r.persist()
@@ -282,8 +277,8 @@ func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, er
 func (r *run) markInstallStarted(at metav1.Time, message string) {
 	r.inst.Status.InstallRequestedAt = &at
 	r.setPhase(v1.PhaseInstalling)
-	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceInstallConfigured, common.ReasonInstallConfigured, "the installer and join configuration are on the device")
-	r.setCondition(v1.InstanceInstalling, metav1.ConditionTrue, common.ReasonInstallStarted, message)
+	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceInstallConfigured, v1.ReasonInstallConfigured, "the installer and join configuration are on the device")
+	r.setCondition(v1.InstanceInstalling, metav1.ConditionTrue, v1.ReasonInstallStarted, message)
 }
 
 // passwordHash returns the hash of the Instance's console password, creating
@@ -299,9 +294,6 @@ func (r *run) passwordHash() (hash string, ok bool, err error) {
 	hash, err = harvester.HashPassword(string(sec.Data[PasswordKey]))
 	return hash, err == nil, err
 }
-
-// reasonPasswordSecretTaken says the console Secret's name is taken.
-const reasonPasswordSecretTaken = "PasswordSecretTaken"
 
 // passwordSecret returns the Instance's console Secret, creating it if
 // needed. A Secret of that name that does not carry this Instance's owner
@@ -319,10 +311,10 @@ func (r *run) passwordSecret() (*corev1.Secret, bool, error) {
 		return nil, false, fmt.Errorf("console password Secret %s/%s: %w", ns, name, err)
 	}
 	if sec == nil || !ownedBy(sec.OwnerReferences, r.inst) {
-		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reasonPasswordSecretTaken, fmt.Sprintf(
+		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPasswordSecretTaken, fmt.Sprintf(
 			"Secret %s/%s exists and does not belong to this Instance (it has no owner reference to it), so the addon neither uses nor deletes it; rename or delete it to let the server be provisioned",
 			ns, name))
-		r.requeue(invalidRetry)
+		r.Requeue(invalidRetry)
 		return nil, false, nil
 	}
 	return sec, true, nil
@@ -362,9 +354,9 @@ func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns,
 			Labels: map[string]string{
-				v1.LabelSecret:       v1.SecretConsole,
-				common.LabelInstance: r.inst.Name,
-				common.LabelPool:     r.inst.Spec.PoolName,
+				v1.LabelSecret:   v1.SecretConsole,
+				v1.LabelInstance: r.inst.Name,
+				v1.LabelPool:     r.inst.Spec.PoolName,
 			},
 			// The owner reference is what makes the Secret this Instance's:
 			// only then is it used and deleted, and Kubernetes' garbage

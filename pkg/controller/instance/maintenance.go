@@ -49,13 +49,13 @@ func (r *run) maintenance() (bool, error) {
 		if !modeAvailable {
 			how = "a cordon and drain (this Harvester release has no maintenance mode)"
 		}
-		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, "Maintenance",
+		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
 			fmt.Sprintf("requested %s for node %s; its server is deleted when that completes or after %s", how, node.Name, timeout))
 		r.poll()
 		return false, r.persist()
 	}
 	if r.now().After(st.MaintenanceRequestedAt.Add(timeout)) {
-		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, "MaintenanceTimeout",
+		r.Eventf(r.inst, v1.ReasonMaintenanceTimeout,
 			"node %s did not finish maintenance within %s; deleting its server anyway", node.Name, timeout)
 		return true, nil
 	}
@@ -68,7 +68,7 @@ func (r *run) maintenance() (bool, error) {
 		// Harvester drops the request when it judges the drain unsafe (its
 		// DrainPossible); say so, and wait out the timeout.
 		_, why := harvester.MaintenancePossible(r.listNodes(), node)
-		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, "MaintenanceRefused",
+		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenanceRefused,
 			fmt.Sprintf("Harvester refused maintenance mode for node %s (%s); the server is deleted at %s",
 				node.Name, why, st.MaintenanceRequestedAt.Add(timeout).UTC().Format(time.RFC3339)))
 	}
@@ -116,7 +116,7 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 	if _, err := r.h.deps.Nodes.Patch(node.Name, types.MergePatchType, []byte(patch)); err != nil {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
-	r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeNormal, "Maintenance", "requested maintenance of node %s before deleting its server", node.Name)
+	r.Eventf(r.inst, v1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
 	return nil
 }
 

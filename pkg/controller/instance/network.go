@@ -14,7 +14,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
@@ -74,7 +73,7 @@ func (h *Handler) stale(inst *v1.Instance) (bool, error) {
 // (a new generation) retries at once.
 func refusedRecently(inst *v1.Instance, now time.Time) bool {
 	c := conditions.Get(inst.Status.Conditions, v1.InstanceNetworkConfigured)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == common.ReasonInvalidRequest &&
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1.ReasonInvalidRequest &&
 		c.ObservedGeneration == inst.Generation && now.Sub(c.LastTransitionTime.Time) < invalidRetry
 }
 
@@ -128,7 +127,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		return r.networkFailure("finding or creating the VLANs", err)
 	}
 	for _, vx := range created {
-		r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANCreated", "created VLAN %d in metro %s", vx, metro)
+		r.Eventf(r.inst, v1.ReasonVLANCreated, "created VLAN %d in metro %s", vx, metro)
 	}
 	// dropped is set when a VLAN left the device for good (not just moved to
 	// another of its ports): only then may an addon VLAN have become unused.
@@ -136,7 +135,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 	for i := 0; ; i++ {
 		want, err := network.Want(dev.Ports, &r.inst.Spec.InstanceTemplate, phase)
 		if err != nil {
-			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "PortMissing", err.Error())
+			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonPortMissing, err.Error())
 			return nil
 		}
 		steps := network.Steps(dev.Ports, want, vlanIDs)
@@ -144,7 +143,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 			return r.networkConverged(client, dev, phase, hash, dropped)
 		}
 		if i == maxStepsPerPass || r.awaiting(steps[0]) {
-			r.requeue(r.h.deps.Cfg.PollInterval)
+			r.Requeue(r.h.deps.Cfg.PollInterval)
 			return nil
 		}
 		structural, failed, err := r.runSteps(client, steps)
@@ -168,16 +167,12 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		}
 		if !network.Landed(prev.Ports, dev.Ports, *structural) {
 			// The API answers before a conversion has finished: look again soon.
-			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, reasonConverging, waitingFor(*structural))
-			r.requeue(r.h.deps.Cfg.PollInterval)
+			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonConverging, waitingFor(*structural))
+			r.Requeue(r.h.deps.Cfg.PollInterval)
 			return nil
 		}
 	}
 }
-
-// reasonConverging marks NetworkConfigured while a structural step the API
-// accepted has not shown on the port yet.
-const reasonConverging = "Converging"
 
 // conversionWait is how long a structural step the API accepted may take to
 // show on the port before it is sent again, counted from when the ports
@@ -194,7 +189,7 @@ func waitingFor(s network.Step) string {
 // again.
 func (r *run) awaiting(s network.Step) bool {
 	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceNetworkConfigured)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reasonConverging &&
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1.ReasonConverging &&
 		c.Message == waitingFor(s) && r.now().Sub(c.LastTransitionTime.Time) < conversionWait
 }
 
@@ -248,7 +243,7 @@ func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase net
 	if phase == network.PhaseInstall && what != r.inst.Spec.NetworkingConfiguration.Type && r.inst.Spec.NetworkingConfiguration.Type != "" {
 		msg += fmt.Sprintf(" for the install; %s follows once the node has joined", r.inst.Spec.NetworkingConfiguration.Type)
 	}
-	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, "Converged", msg)
+	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, v1.ReasonConverged, msg)
 	if dropped {
 		if err := r.collectVLANs(client); err != nil {
 			return r.networkFailure("deleting VLANs no longer used", err)
@@ -265,7 +260,7 @@ func (r *run) collectVLANs(client metal.Client) error {
 		r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
 	}
 	for _, vx := range deleted {
-		r.h.deps.Recorder.Eventf(r.inst, "Normal", "VLANDeleted", "deleted VLAN %d: no server uses it any more", vx)
+		r.Eventf(r.inst, v1.ReasonVLANDeleted, "deleted VLAN %d: no server uses it any more", vx)
 	}
 	return err
 }
@@ -280,11 +275,11 @@ func (r *run) networkFailure(step string, err error) error {
 		// metalFailure names the step on NetworkConfigured. Passing through
 		// Unknown first makes lastTransitionTime the time of this refusal,
 		// which refusedRecently counts the retry from.
-		conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceNetworkConfigured, metav1.ConditionUnknown, "Retrying", "")
+		conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceNetworkConfigured, metav1.ConditionUnknown, v1.ReasonRetrying, "")
 	case metal.ClassNoCapacity:
 		// metalFailure names the step on NetworkConfigured itself.
 	default:
-		r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, "StepFailed",
+		r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonStepFailed,
 			fmt.Sprintf("%s: %s", step, metalMessage(err)))
 	}
 	return r.metalFailure(step, v1.InstanceNetworkConfigured, err)

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
 // clockSkew tolerates the Metal API's clock running behind ours when event
@@ -20,7 +19,7 @@ const clockSkew = time.Minute
 // install sets the hostname) that carries its instance label. A Node of that
 // name without the label is someone else's and is never touched.
 func OwnedNode(node *corev1.Node, instanceName string) bool {
-	return node != nil && node.Name == instanceName && node.Labels[common.LabelInstance] == instanceName
+	return node != nil && node.Name == instanceName && node.Labels[v1.LabelInstance] == instanceName
 }
 
 // NodeReady returns the Node's Ready condition, if it has one.
@@ -44,15 +43,15 @@ func (r *run) trackNode() error {
 		return fmt.Errorf("reading node %s: %w", r.inst.Name, err)
 	}
 	if !OwnedNode(node, r.inst.Name) {
-		r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, "NodeNameTaken",
+		r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonNodeNameTaken,
 			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
-				node.Name, common.LabelInstance, r.inst.Name))
+				node.Name, v1.LabelInstance, r.inst.Name))
 		r.poll()
 		return nil
 	}
 	st := &r.inst.Status
 	st.NodeName = node.Name
-	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionTrue, common.ReasonNodeJoined,
+	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionTrue, v1.ReasonNodeJoined,
 		fmt.Sprintf("server joined the cluster as node %s", node.Name))
 	ready := NodeReady(node)
 	if ready != nil && ready.Status == corev1.ConditionTrue {
@@ -67,12 +66,12 @@ func (r *run) nodeReady(node *corev1.Node) {
 	st := &r.inst.Status
 	if st.JoinedAt == nil {
 		st.JoinedAt = nowTime(r)
-		r.setCondition(v1.InstanceInstalling, metav1.ConditionFalse, "Installed",
+		r.setCondition(v1.InstanceInstalling, metav1.ConditionFalse, v1.ReasonInstalled,
 			fmt.Sprintf("Harvester is installed and node %s is Ready", node.Name))
 	}
 	st.UnhealthySince = nil
 	r.setPhase(v1.PhaseManaged)
-	r.setCondition(v1.InstanceReady, metav1.ConditionTrue, common.ReasonNodeReady,
+	r.setCondition(v1.InstanceReady, metav1.ConditionTrue, v1.ReasonNodeReady,
 		fmt.Sprintf("node %s is Ready", node.Name))
 }
 
@@ -92,12 +91,12 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 	}
 	if st.JoinedAt == nil {
 		r.setPhase(v1.PhaseJoining)
-		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, "NodeNotReadyYet", fmt.Sprintf("node %s %s", node.Name, why))
+		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
 	st.UnhealthySince = &since
 	r.setPhase(v1.PhaseUnhealthy)
-	r.setCondition(v1.InstanceReady, metav1.ConditionFalse, common.ReasonNodeNotReady,
+	r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReady,
 		fmt.Sprintf("node %s %s (since %s)", node.Name, why, since.UTC().Format(time.RFC3339)))
 }
 
@@ -117,14 +116,14 @@ func (r *run) nodeMissing() {
 			st.UnhealthySince = nowTime(r)
 		}
 		r.setPhase(v1.PhaseUnhealthy)
-		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, "NodeGone",
+		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeGone,
 			fmt.Sprintf("node %s no longer exists", r.inst.Name))
 		return
 	}
 	r.setPhase(v1.PhaseJoining)
-	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, "Waiting",
+	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonWaiting,
 		fmt.Sprintf("waiting for the installer to finish and node %s to register", r.inst.Name))
 	// The Node watch brings us back when it registers; polling the device meanwhile
 	// notices an install that fails or a device that disappears.
-	r.requeue(2 * r.h.deps.Cfg.PollInterval)
+	r.Requeue(2 * r.h.deps.Cfg.PollInterval)
 }

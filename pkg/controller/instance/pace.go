@@ -58,6 +58,6 @@ func (r *run) pace(rs **v1.RetryStatus, err error, reason string, base, ceiling 
 	// sent before the wait it was given.
 	notBefore := r.now().Add(wait + time.Second - 1).Truncate(time.Second)
 	*rs = &v1.RetryStatus{Failures: failures, NotBefore: metav1.NewTime(notBefore), Reason: reason}
-	r.requeue(notBefore.Sub(r.now()))
+	r.Requeue(notBefore.Sub(r.now()))
 	return wait
 }

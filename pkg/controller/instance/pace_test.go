@@ -9,7 +9,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -55,7 +54,7 @@ func TestRefusedCreatesArePaced(t *testing.T) {
 	assert.Equal(t, clock.t.Add(time.Minute), st.CreateRetry.NotBefore.Time)
 	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, common.ReasonNoCapacity, c.Reason)
+	assert.Equal(t, v1.ReasonNoCapacity, c.Reason)
 	assert.Contains(t, c.Message, "the next create is sent at 2026-11-25T09:01:00Z")
 
 	clock.advance(59 * time.Second)
@@ -94,7 +93,7 @@ func TestThrottledCreateWaitsRetryAfter(t *testing.T) {
 	retry := w.store.stored.Status.CreateRetry
 	require.NotNil(t, retry)
 	assert.Zero(t, retry.Failures, "throttling says nothing about the request")
-	assert.Equal(t, common.ReasonThrottled, retry.Reason)
+	assert.Equal(t, v1.ReasonThrottled, retry.Reason)
 	assert.Equal(t, clock.t.Add(5*time.Second), retry.NotBefore.Time)
 	assert.Nil(t, conditions.Get(w.store.stored.Status.Conditions, v1.InstanceDeviceCreated), "throttling is not a problem of this server")
 }

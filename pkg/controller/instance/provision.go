@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -43,7 +41,7 @@ func (r *run) provision() error {
 		r.setPhase(v1.PhasePending)
 	}
 	if r.inst.Status.JoinedAt != nil {
-		if c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Reason == common.ReasonDeviceGone {
+		if c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Reason == v1.ReasonDeviceGone {
 			// The sweep found the device gone: the server is lost whatever its
 			// Node says, and stays failed until the pool replaces it.
 			r.setPhase(v1.PhaseFailed)
@@ -95,7 +93,7 @@ func (r *run) provision() error {
 func (r *run) clearUserdata() error {
 	st := &r.inst.Status
 	if left := waitLeft(st.UserdataClearRetry, r.now()); left > 0 {
-		r.requeue(left)
+		r.Requeue(left)
 		return r.trackNode()
 	}
 	client, err := r.metalClient()
@@ -105,7 +103,7 @@ func (r *run) clearUserdata() error {
 	if client == nil {
 		// The credentials condition says why; their Secret's watch, or
 		// this requeue, brings the Instance back.
-		r.requeue(authRetry)
+		r.Requeue(authRetry)
 		return r.trackNode()
 	}
 	empty := metal.Sensitive("")
@@ -118,16 +116,13 @@ func (r *run) clearUserdata() error {
 		st.UserdataClearRetry = nil
 	default:
 		// From twice the poll interval (30s by default), doubling.
-		wait := r.pace(&st.UserdataClearRetry, err, reasonUserdataNotCleared, 2*r.h.deps.Cfg.PollInterval, maxUserdataClearBackoff)
-		r.h.deps.Recorder.Eventf(r.inst, corev1.EventTypeWarning, reasonUserdataNotCleared,
+		wait := r.pace(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.deps.Cfg.PollInterval, maxUserdataClearBackoff)
+		r.Eventf(r.inst, v1.ReasonUserdataNotCleared,
 			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
 			st.InstanceID, metalMessage(err), wait.Round(time.Second))
 	}
 	return r.trackNode()
 }
-
-// reasonUserdataNotCleared is the Event of a failed userdata clear.
-const reasonUserdataNotCleared = "UserdataNotCleared"
 
 // deviceUsable maps the device state onto the Instance and says whether the
 // chain can go on.
@@ -135,25 +130,25 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 	switch dev.State {
 	case metal.DeviceStateQueued, metal.DeviceStateProvisioning:
 		r.setPhase(v1.PhaseProvisioning)
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, common.ReasonProvisioning,
+		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisioning,
 			fmt.Sprintf("device %s is %s (%.0f%%)", dev.ID, dev.State, dev.ProvisioningPercentage))
 		r.poll()
 		return false
 	case metal.DeviceStateFailed:
 		r.setPhase(v1.PhaseFailed)
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, common.ReasonProvisionFailed,
+		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisionFailed,
 			fmt.Sprintf("Equinix Metal could not provision device %s (plan %s, metro %s); the pool replaces this server",
 				dev.ID, r.inst.Spec.Plan, r.inst.Spec.Metro))
 		return false
 	case metal.DeviceStateActive:
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionTrue, common.ReasonDeviceActive,
+		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionTrue, v1.ReasonDeviceActive,
 			fmt.Sprintf("device %s is active", dev.ID))
 		if r.inst.Status.DeviceActiveAt == nil {
 			r.inst.Status.DeviceActiveAt = nowTime(r)
 		}
 		return true
 	case metal.DeviceStateReinstalling:
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, "Reinstalling",
+		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonReinstalling,
 			fmt.Sprintf("device %s is reinstalling", dev.ID))
 		r.poll()
 		return r.inst.Status.InstallRequestedAt != nil
@@ -161,9 +156,9 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 		r.deviceGone(fmt.Sprintf("device %s is being deleted outside the addon", dev.ID))
 		return false
 	default: // inactive, powering_on, powering_off
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, common.ReasonPoweredOff,
+		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOff,
 			fmt.Sprintf("device %s is %s; power it on in Equinix Metal, or delete the Instance to replace it", dev.ID, dev.State))
-		r.requeue(4 * r.h.deps.Cfg.PollInterval)
+		r.Requeue(4 * r.h.deps.Cfg.PollInterval)
 		return false
 	}
 }
@@ -173,5 +168,5 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 func (r *run) deviceGone(message string) {
 	r.setPhase(v1.PhaseFailed)
 	r.inst.Status.DeviceState = string(metal.DeviceStateDeleted)
-	r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, common.ReasonDeviceGone, message)
+	r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonDeviceGone, message)
 }

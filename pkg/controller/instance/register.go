@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,7 +15,6 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
-	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 )
 
 // Handler names. They are persisted: HandlerRemove is part of the finalizer
@@ -74,7 +74,7 @@ func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedr
 		// A deleted Node arrives as nil: its Instance has the same name.
 		return []relatedresource.Key{{Name: name}}, nil
 	}
-	if inst, ok := node.Labels[common.LabelInstance]; ok {
+	if inst, ok := node.Labels[v1.LabelInstance]; ok {
 		return []relatedresource.Key{{Name: inst}}, nil
 	}
 	return nil, nil

@@ -11,7 +11,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -41,7 +40,7 @@ func (h *Handler) RemoveInstance(_ string, inst *v1.Instance) (*v1.Instance, err
 func (r *run) cleanup() (bool, error) {
 	if r.inst.Status.Status != v1.PhaseDeleting {
 		r.setPhase(v1.PhaseDeleting)
-		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, common.ReasonDeleting,
+		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting,
 			fmt.Sprintf("removing device %q and node %s", r.inst.Status.InstanceID, r.inst.Name))
 	}
 	if r.noDeviceRequested() {
@@ -54,12 +53,12 @@ func (r *run) cleanup() (bool, error) {
 	}
 	client, err := r.metalClient()
 	if client == nil || err != nil {
-		r.requeue(authRetry)
+		r.Requeue(authRetry)
 		return false, err
 	}
 	gone, err := r.deleteDevices(client)
 	if err != nil || !gone {
-		if err == nil && r.after == 0 {
+		if err == nil && r.After() == 0 {
 			r.poll()
 		}
 		return false, err
@@ -85,7 +84,7 @@ func (r *run) deleteDevices(client metal.Client) (bool, error) {
 	if r.inst.Status.InstanceID != "" {
 		ids[r.inst.Status.InstanceID] = true
 	}
-	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: common.InstanceTag(string(r.inst.UID))})
+	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
 	if err != nil {
 		return false, r.metalFailure("listing the Instance's devices to delete them", v1.InstanceDeleting, err)
 	}
@@ -129,12 +128,12 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 			return true, nil
 		}
 		if metal.ClassOf(err) == metal.ClassBusy {
-			r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, "WaitingForProvisioning",
+			r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonWaitingForProvisioning,
 				fmt.Sprintf("Equinix Metal refuses to delete device %s while it is %s; retrying", id, dev.State))
 		}
 		return false, r.metalFailure("deleting device "+id, v1.InstanceDeleting, err)
 	}
-	r.h.deps.Recorder.Eventf(r.inst, "Normal", common.ReasonDeviceDeleted, "deleting device %s", id)
+	r.Eventf(r.inst, v1.ReasonDeviceDeleted, "deleting device %s", id)
 	return false, nil
 }
 
@@ -155,7 +154,7 @@ func (r *run) deleteNode() error {
 		return fmt.Errorf("deleting node %s: %w", node.Name, err)
 	}
 	if err == nil {
-		r.h.deps.Recorder.Eventf(r.inst, "Normal", common.ReasonNodeDeleted, "deleted node %s after its device was gone", node.Name)
+		r.Eventf(r.inst, v1.ReasonNodeDeleted, "deleted node %s after its device was gone", node.Name)
 	}
 	return nil
 }
@@ -196,5 +195,5 @@ func (r *run) noDeviceRequested() bool {
 		return false
 	}
 	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
-	return c == nil || (c.Status == metav1.ConditionFalse && c.Reason != common.ReasonDeviceGone && c.Reason != common.ReasonDuplicateDevices)
+	return c == nil || (c.Status == metav1.ConditionFalse && c.Reason != v1.ReasonDeviceGone && c.Reason != v1.ReasonDuplicateDevices)
 }

@@ -5,12 +5,10 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -18,11 +16,11 @@ import (
 // run is one reconcile of one Instance: a working copy, what changed, and when
 // to look again. Steps mutate inst.Status; finish persists it once.
 type run struct {
+	common.Status
 	h    *Handler
 	inst *v1.Instance
 	// persisted is the status as last written, to skip no-op updates.
 	persisted v1.InstanceStatus
-	after     time.Duration
 	now       func() time.Time
 }
 
@@ -31,57 +29,14 @@ func (h *Handler) newRun(inst *v1.Instance) *run {
 	if now == nil {
 		now = time.Now
 	}
-	return &run{h: h, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy(), now: now}
+	return &run{Status: common.NewStatus(h.deps.Recorder), h: h, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy(), now: now}
 }
 
-// requeue asks to look again within d (the shortest request wins).
-func (r *run) requeue(d time.Duration) {
-	if d <= 0 {
-		d = time.Second
-	}
-	if r.after == 0 || d < r.after {
-		r.after = d
-	}
-}
+func (r *run) poll() { r.Requeue(r.h.deps.Cfg.PollInterval) }
 
-func (r *run) poll() { r.requeue(r.h.deps.Cfg.PollInterval) }
-
-// setCondition records a condition and, on a transition (its status or
-// reason changed), an Event. A new message alone — progress, say — updates the
-// condition quietly unless it is a warning, whose details matter.
+// setCondition sets a condition of the Instance (see common.Status).
 func (r *run) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
-	old := conditions.Get(r.inst.Status.Conditions, condType)
-	transition := old == nil || old.Status != status || old.Reason != reason
-	warn := warningReasons[reason]
-	if !conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, condType, status, reason, message) {
-		return
-	}
-	if !transition && !warn {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	if warn {
-		eventType = corev1.EventTypeWarning
-	}
-	r.h.deps.Recorder.Event(r.inst, eventType, reason, message)
-}
-
-// Reasons of normal progress that read like problems but are not.
-const (
-	reasonReinstalling    = "Reinstalling"
-	reasonInstalled       = "Installed"
-	reasonNodeNotReadyYet = "NodeNotReadyYet"
-)
-
-// warningReasons are the condition reasons that need a person's attention.
-var warningReasons = map[string]bool{
-	common.ReasonCredentialsInvalid: true, "SecretNotFound": true, "SecretIncomplete": true,
-	common.ReasonProvisionFailed: true, common.ReasonDeviceGone: true, common.ReasonPoweredOff: true,
-	common.ReasonInvalidRequest: true, common.ReasonNoCapacity: true, common.ReasonDuplicateDevices: true,
-	"StepFailed": true, "PortMissing": true, common.ReasonNodeNotReady: true, "NodeGone": true,
-	"NodeNameTaken": true, "InvalidConfiguration": true, "MaintenanceRefused": true,
-	"ClusterURLMissing": true, "JoinTokenMissing": true, "VersionUnknown": true, "IPXEURLMissing": true,
-	ReasonProjectMismatch: true, ReasonReleaseNotFound: true, reasonPasswordSecretTaken: true, "SecretNotLabelled": true,
+	r.SetCondition(r.inst, &r.inst.Status.Conditions, r.inst.Generation, condType, status, reason, message)
 }
 
 func (r *run) setPhase(phase string) { r.inst.Status.Status = phase }
@@ -111,8 +66,8 @@ func (r *run) finish(stepErr error) (*v1.Instance, error) {
 		}
 		return r.inst, err
 	}
-	if r.after > 0 && stepErr == nil {
-		r.h.deps.Instances.EnqueueAfter(r.inst.Name, r.after)
+	if after := r.After(); after > 0 && stepErr == nil {
+		r.h.deps.Instances.EnqueueAfter(r.inst.Name, after)
 	}
 	return r.inst, stepErr
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rancher/wrangler/v3/pkg/generic"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,18 +15,17 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // poolRun is one reconcile of one pool.
 type poolRun struct {
+	common.Status
 	h         *Handler
 	pool      *v1.InstancePool
 	persisted v1.InstancePoolStatus
 	insts     []*v1.Instance
-	after     time.Duration
 	// rolling is set while servers of an older template remain.
 	rolling bool
 	// backingOff is how long the next creation waits after failures.
@@ -56,7 +54,7 @@ func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing instances of pool %s: %w", pool.Name, err)
 	}
-	return &poolRun{h: h, pool: pool.DeepCopy(), persisted: *pool.Status.DeepCopy(), insts: insts}, nil
+	return &poolRun{Status: common.NewStatus(h.deps.Recorder), h: h, pool: pool.DeepCopy(), persisted: *pool.Status.DeepCopy(), insts: insts}, nil
 }
 
 func (r *poolRun) sync() error {
@@ -81,20 +79,9 @@ func (r *poolRun) sync() error {
 	return nil
 }
 
-func (r *poolRun) setCondition(condType string, status metav1.ConditionStatus, reason, message string, warn bool) {
-	if conditions.Set(&r.pool.Status.Conditions, r.pool.Generation, condType, status, reason, message) {
-		t := corev1.EventTypeNormal
-		if warn {
-			t = corev1.EventTypeWarning
-		}
-		r.h.deps.Recorder.Event(r.pool, t, reason, message)
-	}
-}
-
-func (r *poolRun) requeue(d time.Duration) {
-	if r.after == 0 || d < r.after {
-		r.after = d
-	}
+// setCondition sets a condition of the pool (see common.Status).
+func (r *poolRun) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
+	r.SetCondition(r.pool, &r.pool.Status.Conditions, r.pool.Generation, condType, status, reason, message)
 }
 
 func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
@@ -106,8 +93,8 @@ func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
 		}
 		r.pool = updated
 	}
-	if r.after > 0 && err == nil {
-		r.h.deps.Pools.EnqueueAfter(r.pool.Name, r.after)
+	if after := r.After(); after > 0 && err == nil {
+		r.h.deps.Pools.EnqueueAfter(r.pool.Name, after)
 	}
 	return r.pool, err
 }
@@ -123,14 +110,14 @@ func (r *poolRun) checkInputs() {
 	}
 	r.projectChanged = moved != ""
 	if err != nil {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsMissing, err.Error(), true)
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsMissing, err.Error())
 	} else if moved != "" {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, ReasonProjectChanged, moved, true)
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged, moved)
 	} else if refused := r.instanceCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse); refused != nil {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message, true)
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message)
 	} else {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, common.ReasonCredentialsReady,
-			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.deps.Credentials.RefFor(r.pool.Spec.CredentialsSecret)), false)
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.deps.Credentials.RefFor(r.pool.Spec.CredentialsSecret)))
 	}
 	_, joinErr := r.h.deps.JoinInfo.Join()
 	version := ""
@@ -138,12 +125,12 @@ func (r *poolRun) checkInputs() {
 		version, joinErr = r.h.deps.JoinInfo.Version(r.pool.Spec.HarvesterVersion)
 	}
 	if joinErr != nil {
-		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, common.ReasonJoinInfoMissing, joinErr.Error(), true)
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing, joinErr.Error())
 	} else if missing := r.releaseMissing(version); missing != "" {
-		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, instance.ReasonReleaseNotFound, missing, true)
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonReleaseNotFound, missing)
 	} else {
-		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, common.ReasonJoinInfoReady,
-			"the cluster URL, join token and Harvester version are known", false)
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, v1.ReasonJoinInfoReady,
+			"the cluster URL, join token and Harvester version are known")
 	}
 }
 
@@ -199,7 +186,7 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 	}
 	for _, inst := range active(r.insts) {
 		if failedUncounted(inst) {
-			if err := r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
+			if err := r.deleteInstance(inst, v1.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
 				return err
 			}
 			continue
@@ -213,7 +200,7 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 		} else if out, left := timedOut(inst, startup, now); out {
 			reason = fmt.Sprintf("it did not join within remediation.startupTimeout (%s)", startup)
 		} else if left > 0 {
-			r.requeue(left)
+			r.Requeue(left)
 		}
 		if reason == "" || st.FailedGeneration != 0 {
 			// After ProvisioningFailed the failed server stays for inspection.
@@ -244,12 +231,12 @@ func (r *poolRun) failedBeforeJoin(inst *v1.Instance, reason string) error {
 		// Stop: this server stays (its Instance still owns the device, so
 		// nothing leaks) for a person to inspect, and no replacement is made.
 		st.FailedGeneration = r.pool.Generation
-		r.setCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, "TooManyFailures",
+		r.setCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, v1.ReasonTooManyFailures,
 			fmt.Sprintf("%d servers in a row failed before joining (last, %s: %s); no more are created until the pool spec changes",
-				st.ConsecutiveFailures, inst.Name, reason), true)
+				st.ConsecutiveFailures, inst.Name, reason))
 		return nil
 	}
-	return r.deleteInstance(inst, common.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, reason))
+	return r.deleteInstance(inst, v1.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, reason))
 }
 
 func failureMessage(inst *v1.Instance) string {
@@ -268,27 +255,27 @@ func (r *poolRun) remediate(now time.Time) error {
 	}
 	plan := PlanRemediation(r.pool, r.insts, nodes, now)
 	if plan.NextCheck > 0 {
-		r.requeue(plan.NextCheck)
+		r.Requeue(plan.NextCheck)
 	}
 	for _, inst := range plan.Replace {
 		since := inst.Status.UnhealthySince.Time
-		if err := r.deleteInstance(inst, "Remediating", fmt.Sprintf("replacing instance %s: node %s has not been Ready since %s (nodeCleanupWaitInterval %s)",
+		if err := r.deleteInstance(inst, v1.ReasonRemediating, fmt.Sprintf("replacing instance %s: node %s has not been Ready since %s (nodeCleanupWaitInterval %s)",
 			inst.Name, inst.Status.NodeName, since.UTC().Format(time.RFC3339), r.pool.Spec.NodeCleanupWaitInterval.Duration)); err != nil {
 			return err
 		}
 		metrics.Remediations.WithLabelValues(r.pool.Name).Inc()
 	}
 	if len(plan.Replace) > 0 || (plan.InFlight > 0 && r.remediating()) {
-		r.setCondition(v1.PoolRemediating, metav1.ConditionTrue, "Replacing",
-			fmt.Sprintf("%d unhealthy server(s) being replaced", len(plan.Replace)+plan.InFlight), false)
+		r.setCondition(v1.PoolRemediating, metav1.ConditionTrue, v1.ReasonReplacing,
+			fmt.Sprintf("%d unhealthy server(s) being replaced", len(plan.Replace)+plan.InFlight))
 	} else {
-		r.setCondition(v1.PoolRemediating, metav1.ConditionFalse, "Idle", "no unhealthy server is being replaced", false)
+		r.setCondition(v1.PoolRemediating, metav1.ConditionFalse, v1.ReasonIdle, "no unhealthy server is being replaced")
 	}
 	if plan.BlockedReason != "" {
-		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage, true)
-		r.requeue(r.h.deps.Cfg.PollInterval * 10)
+		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage)
+		r.Requeue(r.h.deps.Cfg.PollInterval * 10)
 	} else {
-		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionFalse, "NotBlocked", "no due replacement is held back", false)
+		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionFalse, v1.ReasonNotBlocked, "no due replacement is held back")
 	}
 	return nil
 }
@@ -305,7 +292,7 @@ func (r *poolRun) deleteInstance(inst *v1.Instance, reason, message string) erro
 		return fmt.Errorf("deleting instance %s: %w", inst.Name, err)
 	}
 	r.markDeleting(inst.UID)
-	r.h.deps.Recorder.Event(r.pool, corev1.EventTypeNormal, reason, message)
+	r.Eventf(r.pool, reason, "%s", message)
 	return nil
 }
 
@@ -338,7 +325,7 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 		return pool, err
 	}
 	for _, inst := range active(live) {
-		if err := r.deleteInstance(inst, common.ReasonScalingDown, fmt.Sprintf("pool deleted: deleting instance %s", inst.Name)); err != nil {
+		if err := r.deleteInstance(inst, v1.ReasonScalingDown, fmt.Sprintf("pool deleted: deleting instance %s", inst.Name)); err != nil {
 			return pool, err
 		}
 	}
@@ -346,9 +333,9 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 		metrics.Instances.DeletePartialMatch(map[string]string{"pool": pool.Name})
 	}
 	if len(live) > 0 {
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, "PoolDeleted",
-			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)), false)
-		r.requeue(h.deps.Cfg.PollInterval)
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonPoolDeleted,
+			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)))
+		r.Requeue(h.deps.Cfg.PollInterval)
 		updated, err := r.finish(nil)
 		if err != nil {
 			return updated, err
@@ -362,7 +349,7 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 // the cache: creating or waiting on a stale view could double a pool.
 func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
 	list, err := r.h.deps.Instances.List(metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{common.LabelPool: r.pool.Name}).String(),
+		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: r.pool.Name}).String(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing instances of pool %s: %w", r.pool.Name, err)
@@ -385,14 +372,14 @@ func (r *poolRun) syncInPlace() error {
 	hash := TemplateHash(&r.pool.Spec.InstanceTemplate)
 	want := r.pool.Spec.NetworkingConfiguration.InterfaceConfiguration
 	for _, inst := range active(r.insts) {
-		if inst.Annotations[common.AnnotationTemplateHash] != hash {
+		if inst.Annotations[v1.AnnotationTemplateHash] != hash {
 			continue
 		}
 		upd := inst.DeepCopy()
-		reason, what := "VLANsChanged", "the pool's new VLAN list"
+		reason, what := v1.ReasonVLANsChanged, "the pool's new VLAN list"
 		if notAServerYet(inst) {
 			upd.Spec.InstanceTemplate = *r.pool.Spec.InstanceTemplate.DeepCopy()
-			reason, what = "TemplateChanged", "the pool's template (it has no server yet)"
+			reason, what = v1.ReasonTemplateChanged, "the pool's template (it has no server yet)"
 		} else {
 			upd.Spec.NetworkingConfiguration.InterfaceConfiguration = nil
 			for _, ic := range want {
@@ -405,7 +392,7 @@ func (r *poolRun) syncInPlace() error {
 		if _, err := r.h.deps.Instances.Update(upd); err != nil {
 			return fmt.Errorf("updating instance %s: %w", inst.Name, err)
 		}
-		r.h.deps.Recorder.Eventf(r.pool, corev1.EventTypeNormal, reason, "instance %s takes %s", inst.Name, what)
+		r.Eventf(r.pool, reason, "instance %s takes %s", inst.Name, what)
 	}
 	return nil
 }

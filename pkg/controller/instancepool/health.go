@@ -11,16 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-)
-
-// Reasons a due replacement is held back; they become RemediationBlocked's reason.
-const (
-	BlockedTooManyUnhealthy = "TooManyUnhealthy"
-	BlockedInFlight         = "ReplacementInFlight"
-	BlockedQuorum           = "QuorumGuard"
-	BlockedSkipAnnotation   = "SkipAnnotation"
 )
 
 // Remediation is what the pool should do about unhealthy servers now.
@@ -60,7 +51,7 @@ func PlanRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev
 		return plan
 	}
 	if limit := maxUnhealthy(pool); len(unhealthy) > limit {
-		plan.BlockedReason = BlockedTooManyUnhealthy
+		plan.BlockedReason = v1.ReasonTooManyUnhealthy
 		plan.BlockedMessage = fmt.Sprintf("%d of %d servers are unhealthy, more than remediation.maxUnhealthy allows (%d): replacements wait, in case this is a network partition rather than failed servers",
 			len(unhealthy), len(cur), limit)
 		return plan
@@ -75,22 +66,22 @@ func PlanRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev
 	}
 	var blocked []string
 	for _, inst := range due {
-		if inst.Annotations[common.AnnotationSkipRemediation] == "true" {
-			blocked = append(blocked, fmt.Sprintf("%s carries %s", inst.Name, common.AnnotationSkipRemediation))
-			plan.BlockedReason = orReason(plan.BlockedReason, BlockedSkipAnnotation)
+		if inst.Annotations[v1.AnnotationSkipRemediation] == "true" {
+			blocked = append(blocked, fmt.Sprintf("%s carries %s", inst.Name, v1.AnnotationSkipRemediation))
+			plan.BlockedReason = orReason(plan.BlockedReason, v1.ReasonSkipAnnotation)
 			continue
 		}
 		if node := byName[inst.Status.NodeName]; node != nil && harvester.IsManagementNode(node) {
 			if ok, why := harvester.RemovalKeepsQuorum(nodes, node); !ok {
 				blocked = append(blocked, fmt.Sprintf("%s is a management node: %s", inst.Name, why))
-				plan.BlockedReason = orReason(plan.BlockedReason, BlockedQuorum)
+				plan.BlockedReason = orReason(plan.BlockedReason, v1.ReasonQuorumGuard)
 				continue
 			}
 		}
 		if room <= 0 {
 			blocked = append(blocked, fmt.Sprintf("%s waits: %d replacement(s) already under way (remediation.maxInFlight %d)",
 				inst.Name, plan.InFlight+len(plan.Replace), max(1, pool.Spec.Remediation.MaxInFlight)))
-			plan.BlockedReason = orReason(plan.BlockedReason, BlockedInFlight)
+			plan.BlockedReason = orReason(plan.BlockedReason, v1.ReasonReplacementInFlight)
 			continue
 		}
 		plan.Replace = append(plan.Replace, inst)

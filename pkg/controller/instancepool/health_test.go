@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -38,7 +37,7 @@ func (b *instBuilder) deleting() *instBuilder {
 	return b
 }
 func (b *instBuilder) skip() *instBuilder {
-	b.Annotations = map[string]string{common.AnnotationSkipRemediation: "true"}
+	b.Annotations = map[string]string{v1.AnnotationSkipRemediation: "true"}
 	return b
 }
 
@@ -71,22 +70,22 @@ func TestPlanRemediation(t *testing.T) {
 		{name: "half the pool unhealthy: a partition, not failures", pool: poolWith(4, 5*time.Minute),
 			insts: []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).build(), inst("b", time.Hour).sickSince(time.Hour).build(),
 				inst("c", time.Hour).build(), inst("d", time.Hour).build()},
-			blocked: BlockedTooManyUnhealthy},
+			blocked: v1.ReasonTooManyUnhealthy},
 		{name: "one at a time", pool: poolWith(4, 5*time.Minute),
 			insts: []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).build(), inst("b", time.Hour).deleting().build(),
 				inst("c", time.Hour).build(), inst("d", time.Hour).build()},
-			blocked: BlockedInFlight},
+			blocked: v1.ReasonReplacementInFlight},
 		{name: "the oldest unhealthy goes first", pool: func() *v1.InstancePool { p := poolWith(10, 5*time.Minute); return p }(),
 			insts: []*v1.Instance{inst("young", time.Hour).sickSince(10 * time.Minute).build(), inst("old", time.Hour).sickSince(50 * time.Minute).build(),
 				inst("c", time.Hour).build(), inst("d", time.Hour).build(), inst("e", time.Hour).build()},
-			replace: []string{"old"}, blocked: BlockedInFlight},
+			replace: []string{"old"}, blocked: v1.ReasonReplacementInFlight},
 		{name: "skip annotation", pool: poolWith(3, 5*time.Minute),
 			insts:   []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).skip().build(), inst("b", time.Hour).build(), inst("c", time.Hour).build()},
-			blocked: BlockedSkipAnnotation},
+			blocked: v1.ReasonSkipAnnotation},
 		{name: "a management node the quorum needs stays", pool: poolWith(3, 5*time.Minute),
 			insts:   []*v1.Instance{inst("m1", time.Hour).sickSince(time.Hour).build(), inst("m2", time.Hour).build(), inst("m3", time.Hour).build()},
 			nodes:   []*corev1.Node{mgmtNode("m1", false), mgmtNode("m2", true), mgmtNode("m3", true)},
-			blocked: BlockedQuorum},
+			blocked: v1.ReasonQuorumGuard},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

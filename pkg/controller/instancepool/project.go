@@ -8,10 +8,6 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
-// ReasonProjectChanged says the pool's credentials Secret now names another
-// project than the one its servers were made in.
-const ReasonProjectChanged = "ProjectChanged"
-
 // projectMoved describes the pool's servers that were made in another project
 // than the one its credentials Secret names now, or returns "". Such a Secret
 // was edited in place to point elsewhere: new servers would land in the new
@@ -82,7 +78,7 @@ func serverWaits(insts []*v1.Instance) string {
 	})
 	parts := make([]string, 0, len(reasons))
 	for _, r := range reasons {
-		if progress[r] {
+		if !v1.IsWarning(r) {
 			// Progress needs no explanation, and its changing message
 			// (a percentage) would rewrite the pool's status at every poll.
 			parts = append(parts, fmt.Sprintf("%d %s", groups[r].n, r))
@@ -91,12 +87,6 @@ func serverWaits(insts []*v1.Instance) string {
 		parts = append(parts, fmt.Sprintf("%d waiting on %s (%s)", groups[r].n, r, groups[r].message))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// progress are the reasons of servers moving along as they should.
-var progress = map[string]bool{
-	"Provisioning": true, "Waiting": true, "NodeNotReadyYet": true, "Converging": true, "Reinstalling": true,
-	"CreateSent": true, "InstallStarted": true,
 }
 
 // blockingConditions are the Instance conditions, in chain order, whose

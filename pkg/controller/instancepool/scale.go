@@ -2,15 +2,14 @@ package instancepool
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"sort"
 
-	"crypto/sha256"
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -33,7 +32,7 @@ func active(insts []*v1.Instance) []*v1.Instance {
 //     are the likeliest management nodes).
 func scaleDownRank(inst *v1.Instance) int {
 	switch {
-	case inst.Annotations[common.AnnotationDelete] == "true":
+	case inst.Annotations[v1.AnnotationDelete] == "true":
 		return 0
 	case inst.Status.JoinedAt == nil || inst.Status.Status == v1.PhaseFailed:
 		return 1

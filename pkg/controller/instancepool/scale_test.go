@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
 type instBuilder struct{ v1.Instance }
@@ -36,7 +35,7 @@ func (b *instBuilder) failed() *instBuilder {
 }
 func (b *instBuilder) unhealthy() *instBuilder { b.Status.Status = v1.PhaseUnhealthy; return b }
 func (b *instBuilder) marked() *instBuilder {
-	b.Annotations = map[string]string{common.AnnotationDelete: "true"}
+	b.Annotations = map[string]string{v1.AnnotationDelete: "true"}
 	return b
 }
 func (b *instBuilder) reservation(id string) *instBuilder {

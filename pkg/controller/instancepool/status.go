@@ -6,14 +6,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -27,21 +25,21 @@ func (r *poolRun) rollout() error {
 	outdated, current := splitByTemplate(cur, hash)
 	r.rolling = len(outdated) > 0 && r.pool.Spec.Count > 0
 	if !r.rolling {
-		r.setCondition(v1.PoolRollingOut, metav1.ConditionFalse, "UpToDate", "every server runs the pool's current template", false)
+		r.setCondition(v1.PoolRollingOut, metav1.ConditionFalse, v1.ReasonUpToDate, "every server runs the pool's current template")
 		return nil
 	}
-	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, "ReplacingOutdated",
-		fmt.Sprintf("%d of %d servers run an older template; replacing them one at a time, the new server first", len(outdated), len(cur)), false)
+	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, v1.ReasonReplacingOutdated,
+		fmt.Sprintf("%d of %d servers run an older template; replacing them one at a time, the new server first", len(outdated), len(cur)))
 	if len(cur) <= int(r.pool.Spec.Count) || len(current) == 0 || !allManaged(current) {
 		return nil
 	}
 	victim := ScaleDownOrder(outdated)[0]
-	return r.deleteInstance(victim, "RollingOut", fmt.Sprintf("rolling out: instance %s runs an older template and its replacement is ready", victim.Name))
+	return r.deleteInstance(victim, v1.ReasonRollingOut, fmt.Sprintf("rolling out: instance %s runs an older template and its replacement is ready", victim.Name))
 }
 
 func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1.Instance) {
 	for _, i := range insts {
-		if i.Annotations[common.AnnotationTemplateHash] == hash {
+		if i.Annotations[v1.AnnotationTemplateHash] == hash {
 			current = append(current, i)
 		} else {
 			outdated = append(outdated, i)
@@ -102,7 +100,7 @@ func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
 		wait := st.LastProvisionFailure.Add(replacementBackoff(r.h.deps.Cfg.ReplacementBackoff, st.ConsecutiveFailures)).Sub(now)
 		if wait > 0 {
 			r.backingOff = wait
-			r.requeue(wait)
+			r.Requeue(wait)
 			return nil
 		}
 	}
@@ -149,7 +147,7 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 				continue
 			}
 		}
-		if err := r.deleteInstance(v, common.ReasonScalingDown,
+		if err := r.deleteInstance(v, v1.ReasonScalingDown,
 			fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", r.pool.Spec.Count, v.Name, describeVictim(v))); err != nil {
 			return err
 		}
@@ -164,7 +162,7 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 func describeVictim(inst *v1.Instance) string {
 	switch scaleDownRank(inst) {
 	case 0:
-		return "marked with " + common.AnnotationDelete
+		return "marked with " + v1.AnnotationDelete
 	case 1:
 		return "never joined"
 	case 2:
@@ -184,8 +182,8 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 		inst := &v1.Instance{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        name,
-				Labels:      map[string]string{common.LabelPool: r.pool.Name},
-				Annotations: map[string]string{common.AnnotationTemplateHash: TemplateHash(&r.pool.Spec.InstanceTemplate)},
+				Labels:      map[string]string{v1.LabelPool: r.pool.Name},
+				Annotations: map[string]string{v1.AnnotationTemplateHash: TemplateHash(&r.pool.Spec.InstanceTemplate)},
 				OwnerReferences: []metav1.OwnerReference{{
 					APIVersion: v1.SchemeGroupVersion.String(), Kind: "InstancePool", Name: r.pool.Name, UID: r.pool.UID,
 					Controller: &controller, BlockOwnerDeletion: &block,
@@ -205,7 +203,7 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 			return fmt.Errorf("creating an instance for pool %s: %w", r.pool.Name, err)
 		}
 		r.insts = append(r.insts, created)
-		r.h.deps.Recorder.Eventf(r.pool, "Normal", common.ReasonScalingUp, "created instance %s (%d of %d)", created.Name, n, want)
+		r.Eventf(r.pool, v1.ReasonScalingUp, "created instance %s (%d of %d)", created.Name, n, want)
 		return nil
 	}
 	return fmt.Errorf("no free instance name for pool %s after 3 tries", r.pool.Name)
@@ -235,34 +233,34 @@ func (r *poolRun) summarize() {
 
 	switch {
 	case r.backingOff > 0:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, "BackingOff",
-			fmt.Sprintf("%d server(s) in a row failed to join; the next is created in %s", st.ConsecutiveFailures, r.backingOff.Round(time.Second)), false)
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonBackingOff,
+			fmt.Sprintf("%d server(s) in a row failed to join; the next is created in %s", st.ConsecutiveFailures, r.backingOff.Round(time.Second)))
 	case st.FailedGeneration != 0:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, "ProvisioningFailed",
-			"no servers are created until the pool spec changes (see ProvisioningFailed)", false)
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonProvisioningFailed,
+			"no servers are created until the pool spec changes (see ProvisioningFailed)")
 	case provisioning > 0 || len(cur) < want:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, common.ReasonScalingUp,
-			fmt.Sprintf("%d of %d servers ready, %d provisioning", ready, want, provisioning), false)
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonScalingUp,
+			fmt.Sprintf("%d of %d servers ready, %d provisioning", ready, want, provisioning))
 	default:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, "Idle", "no servers are being added", false)
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being added")
 	}
 	switch {
 	case r.scaleDownHeld != "":
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, BlockedQuorum, r.scaleDownHeld, true)
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonQuorumGuard, r.scaleDownHeld)
 	case deleting > 0 || len(cur) > want:
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, common.ReasonScalingDown,
-			fmt.Sprintf("%d server(s) being removed", deleting+max(0, len(cur)-want)), false)
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonScalingDown,
+			fmt.Sprintf("%d server(s) being removed", deleting+max(0, len(cur)-want)))
 	default:
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionFalse, "Idle", "no servers are being removed", false)
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being removed")
 	}
 	if ready == want && len(cur) == want {
-		r.setCondition(v1.PoolReady, metav1.ConditionTrue, "AllReady", fmt.Sprintf("all %d servers are managed with a Ready node", want), false)
+		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
 	} else {
 		msg := fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want)
 		if waits := serverWaits(r.insts); waits != "" {
 			msg += "; " + waits
 		}
-		r.setCondition(v1.PoolReady, metav1.ConditionFalse, "NotAllReady", msg, false)
+		r.setCondition(v1.PoolReady, metav1.ConditionFalse, v1.ReasonNotAllReady, msg)
 	}
 
 	switch {

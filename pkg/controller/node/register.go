@@ -37,10 +37,10 @@ func Register(ctx context.Context, deps *common.Deps) error {
 // LabelNode adds the device's labels and annotations to the Node of one of
 // the addon's servers. Nodes without the instance label are left untouched.
 func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
-	if node == nil || node.DeletionTimestamp != nil || node.Labels[common.LabelInstance] == "" {
+	if node == nil || node.DeletionTimestamp != nil || node.Labels[v1.LabelInstance] == "" {
 		return node, nil
 	}
-	inst, err := h.deps.Instances.Cache().Get(node.Labels[common.LabelInstance])
+	inst, err := h.deps.Instances.Cache().Get(node.Labels[v1.LabelInstance])
 	if apierrors.IsNotFound(err) {
 		return node, nil
 	}
@@ -74,16 +74,16 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 func Metadata(inst *v1.Instance) (labels, annotations map[string]string) {
 	metro := strings.ToLower(inst.Spec.Metro)
 	labels = map[string]string{
-		common.LabelPool:         inst.Spec.PoolName,
-		common.LabelDeviceID:     inst.Status.InstanceID,
-		common.LabelInstanceType: inst.Spec.Plan,
-		common.LabelRegion:       metro,
+		v1.LabelPool:         inst.Spec.PoolName,
+		v1.LabelDeviceID:     inst.Status.InstanceID,
+		v1.LabelInstanceType: inst.Spec.Plan,
+		v1.LabelRegion:       metro,
 	}
 	annotations = map[string]string{
-		common.AnnotationProviderID:   "equinixmetal://" + inst.Status.InstanceID,
-		common.AnnotationPlan:         inst.Spec.Plan,
-		common.AnnotationMetro:        metro,
-		common.AnnotationBillingCycle: inst.Spec.BillingCycle,
+		v1.AnnotationProviderID:   "equinixmetal://" + inst.Status.InstanceID,
+		v1.AnnotationPlan:         inst.Spec.Plan,
+		v1.AnnotationMetro:        metro,
+		v1.AnnotationBillingCycle: inst.Spec.BillingCycle,
 	}
 	return labels, annotations
 }

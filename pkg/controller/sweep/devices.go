@@ -34,7 +34,7 @@ func (s *Sweeper) sweepProject(ctx context.Context, p *project, insts []*v1.Inst
 	if err != nil {
 		return err
 	}
-	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: common.ClusterTag(s.deps.ClusterID), Brief: true})
+	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.ClusterTag(s.deps.ClusterID), Brief: true})
 	if err != nil {
 		return fmt.Errorf("listing devices of project %s: %w", p.id, err)
 	}
@@ -97,7 +97,7 @@ func (s *Sweeper) forgetIfEmpty(p *project, empty bool) {
 // cluster that no Instance claims. An Instance claims a device by its UID tag
 // unless it recorded a different device (then the tagged one is a duplicate).
 func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal.Device, byUID map[string]*v1.Instance) error {
-	uid, _ := common.TagValue(d.Tags, common.TagInstance)
+	uid, _ := v1.TagValue(d.Tags, v1.TagInstance)
 	if inst, ok := byUID[uid]; ok && (inst.Status.InstanceID == "" || inst.Status.InstanceID == d.ID) {
 		return nil
 	}
@@ -106,16 +106,16 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 	}
 	metrics.OrphansFound.Inc()
 	age := s.now().Sub(d.CreatedAt)
-	pool, _ := common.TagValue(d.Tags, common.TagPool)
+	pool, _ := v1.TagValue(d.Tags, v1.TagPool)
 	subject := s.eventSubject(pool)
 	grace := s.deps.Cfg.OrphanGracePeriod
 	switch {
 	case s.deps.Cfg.OrphanDryRun:
-		s.deps.Recorder.Eventf(subject, corev1.EventTypeWarning, "OrphanDevice",
+		common.Eventf(s.deps.Recorder, subject, v1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; dry run, not deleting", d.ID, d.Hostname)
 		return nil
 	case age < grace:
-		s.deps.Recorder.Eventf(subject, corev1.EventTypeWarning, "OrphanDevice",
+		common.Eventf(s.deps.Recorder, subject, v1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; it is deleted once %s old (now %s)",
 			d.ID, d.Hostname, grace, age.Round(time.Second))
 		return nil
@@ -127,7 +127,7 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 		return fmt.Errorf("deleting orphaned device %s: %w", d.ID, err)
 	}
 	metrics.OrphansDeleted.Inc()
-	s.deps.Recorder.Eventf(subject, corev1.EventTypeWarning, "OrphanDeleted",
+	common.Eventf(s.deps.Recorder, subject, v1.ReasonOrphanDeleted,
 		"deleted device %s (%s): it carried this cluster's tag, no Instance claimed it, and it was %s old", d.ID, d.Hostname, age.Round(time.Second))
 	return nil
 }

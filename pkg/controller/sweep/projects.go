@@ -5,10 +5,10 @@ import (
 	"strings"
 
 	"github.com/sirupsen/logrus"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -141,7 +141,7 @@ func (s *Sweeper) unreachable(p *project) {
 		metros = append(metros, m)
 	}
 	sort.Strings(metros)
-	s.deps.Recorder.Eventf(s.eventSubject(""), corev1.EventTypeWarning, "ProjectUnreachable",
+	common.Eventf(s.deps.Recorder, s.eventSubject(""), v1.ReasonProjectUnreachable,
 		"the addon made objects in Equinix Metal project %s (metros %s) but no Secret labelled %s=%s holds its credentials any more: devices or VLANs left there cannot be found or released until one does",
 		p.id, strings.Join(metros, ", "), v1.LabelSecret, v1.SecretCredentials)
 }

@@ -134,7 +134,7 @@ func Ensure(ctx context.Context, client metal.Client, cache *IDCache, clusterID,
 		v, err := client.CreateVLAN(ctx, metal.CreateVLANRequest{
 			Metro: metro, VXLAN: vx,
 			Description: fmt.Sprintf("VLAN %d for Harvester nodes (harvester-equinix-addon)", vx),
-			Tags:        []string{common.ClusterTag(clusterID)},
+			Tags:        []string{v1.ClusterTag(clusterID)},
 		})
 		if metal.ClassOf(err) == metal.ClassInvalid {
 			// A VXLAN is unique per project and metro: the refusal may mean
@@ -194,7 +194,7 @@ func GC(ctx context.Context, client metal.Client, clusterID, metro string, wante
 		return nil, 0, err
 	}
 	for _, v := range vlans {
-		if !slices.Contains(v.Tags, common.ClusterTag(clusterID)) {
+		if !slices.Contains(v.Tags, v1.ClusterTag(clusterID)) {
 			continue
 		}
 		if wanted[v.VXLAN] || v.AssignedDevices > 0 {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

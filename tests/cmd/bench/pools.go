@@ -15,7 +15,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
 // networkTypes are measured in this order.
@@ -180,7 +179,7 @@ func (e *env) cleanup(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	byLabel := metav1.ListOptions{LabelSelector: common.LabelInstance}
+	byLabel := metav1.ListOptions{LabelSelector: v1.LabelInstance}
 	if err := e.kube.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, byLabel); err != nil {
 		return fmt.Errorf("deleting nodes: %w", err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -107,7 +106,7 @@ func TestPartitionBlocksRemediation(t *testing.T) {
 	}
 	env.Eventually(func() bool {
 		c := poolCondition(env, pool.Name, v1.PoolRemediationBlocked)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == instancepool.BlockedTooManyUnhealthy
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1.ReasonTooManyUnhealthy
 	}, time.Minute, "the pool did not report the partition guard")
 	c := poolCondition(env, pool.Name, v1.PoolRemediationBlocked)
 	assert.Contains(t, c.Message, "2 of 4 servers are unhealthy")
@@ -147,7 +146,7 @@ func TestQuorumGuard(t *testing.T) {
 	require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, insts[0].Name, time.Now().Add(-10*time.Minute)))
 	env.Eventually(func() bool {
 		c := poolCondition(env, pool.Name, v1.PoolRemediationBlocked)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == instancepool.BlockedQuorum
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1.ReasonQuorumGuard
 	}, time.Minute, "the pool did not report the quorum guard")
 	assert.Contains(t, poolCondition(env, pool.Name, v1.PoolRemediationBlocked).Message, insts[0].Name)
 	assert.Never(t, func() bool { return anyDeleting(env.Instances(pool.Name)) }, 3*time.Second, 100*time.Millisecond,
@@ -161,7 +160,7 @@ func TestQuorumGuard(t *testing.T) {
 	require.NoError(t, err)
 	env.Eventually(func() bool {
 		c := poolCondition(env, pool.Name, v1.PoolScalingDown)
-		return c != nil && c.Reason == instancepool.BlockedQuorum
+		return c != nil && c.Reason == v1.ReasonQuorumGuard
 	}, time.Minute, "scale-down did not report the quorum guard")
 	assert.Len(t, env.Instances(pool.Name), 3)
 }

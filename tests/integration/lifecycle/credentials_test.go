@@ -16,7 +16,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -115,12 +114,12 @@ func TestMissingSecretThenCreated(t *testing.T) {
 	startController(env)
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "no-secret"))
 
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsMissing)
+	c := waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsMissing)
 	assert.Contains(t, c.Message, framework.Namespace+"/"+framework.SecretName)
-	assertWarning(t, env, pool.Name, common.ReasonCredentialsMissing)
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, credentials.ReasonSecretNotFound)
+	assertWarning(t, env, pool.Name, v1.ReasonCredentialsMissing)
+	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonSecretNotFound)
 	assert.Contains(t, framework.Condition(&inst, v1.InstanceCredentialsReady).Message, framework.Namespace+"/"+framework.SecretName)
-	assertWarning(t, env, inst.Name, credentials.ReasonSecretNotFound)
+	assertWarning(t, env, inst.Name, v1.ReasonSecretNotFound)
 	assert.Empty(t, env.Sim.Requests(), "a Metal call was made without credentials")
 
 	env.SetSecretData(secretData(framework.MetalToken))
@@ -129,8 +128,8 @@ func TestMissingSecretThenCreated(t *testing.T) {
 	recovered := env.Instances(pool.Name)
 	require.Len(t, recovered, 1)
 	assert.Equal(t, inst.Name, recovered[0].Name, "the Instance was replaced instead of recovering")
-	assert.True(t, hasCondition(&recovered[0], v1.InstanceCredentialsReady, metav1.ConditionTrue, common.ReasonCredentialsReady))
-	assert.True(t, env.EventRecorded(inst.Name, common.ReasonCredentialsReady), "no Event for the recovery")
+	assert.True(t, hasCondition(&recovered[0], v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady))
+	assert.True(t, env.EventRecorded(inst.Name, v1.ReasonCredentialsReady), "no Event for the recovery")
 	env.AssertNoSecretLeaks()
 }
 
@@ -143,11 +142,11 @@ func TestInvalidTokenThenFixed(t *testing.T) {
 	startController(env)
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "bad-token"))
 
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid)
+	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
 	assert.Contains(t, framework.Condition(&inst, v1.InstanceCredentialsReady).Message, framework.Namespace+"/"+framework.SecretName)
-	assertWarning(t, env, inst.Name, common.ReasonCredentialsInvalid)
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid)
-	assertWarning(t, env, pool.Name, common.ReasonCredentialsInvalid)
+	assertWarning(t, env, inst.Name, v1.ReasonCredentialsInvalid)
+	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
+	assertWarning(t, env, pool.Name, v1.ReasonCredentialsInvalid)
 	assertNoMetalDevices(t, env)
 	for _, r := range env.Sim.Requests() {
 		assert.Equal(t, http.StatusUnauthorized, r.Status, "%s %s", r.Method, r.Path)
@@ -159,7 +158,7 @@ func TestInvalidTokenThenFixed(t *testing.T) {
 	recovered := env.Instances(pool.Name)
 	require.Len(t, recovered, 1)
 	assert.Equal(t, inst.Name, recovered[0].Name, "the Instance was replaced instead of recovering")
-	assert.True(t, env.EventRecorded(inst.Name, common.ReasonCredentialsReady), "no Event for the recovery")
+	assert.True(t, env.EventRecorded(inst.Name, v1.ReasonCredentialsReady), "no Event for the recovery")
 	env.AssertNoSecretLeaks()
 	assertAbsent(t, env, wrong)
 }
@@ -251,9 +250,9 @@ func TestTokenRotationWhileProvisioning(t *testing.T) {
 	})
 	assert.Empty(t, refusedSeen, "an Instance reported bad credentials during the rotation")
 	for _, i := range env.Instances(pool.Name) {
-		assert.False(t, env.HasEvent(i.Name, common.ReasonCredentialsInvalid), "instance %s", i.Name)
+		assert.False(t, env.HasEvent(i.Name, v1.ReasonCredentialsInvalid), "instance %s", i.Name)
 	}
-	assert.False(t, env.HasEvent(pool.Name, common.ReasonCredentialsInvalid))
+	assert.False(t, env.HasEvent(pool.Name, v1.ReasonCredentialsInvalid))
 	env.AssertNoSecretLeaks()
 	assertAbsent(t, env, rotated)
 }
@@ -292,9 +291,9 @@ func TestTokenRevokedMidProvisionRecovers(t *testing.T) {
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "revoked"))
 	waitClosed(t, revoked, time.Minute, "the device create")
 
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid)
-	assertWarning(t, env, inst.Name, common.ReasonCredentialsInvalid)
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid)
+	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
+	assertWarning(t, env, inst.Name, v1.ReasonCredentialsInvalid)
+	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
 	require.NotEmpty(t, inst.Status.InstanceID, "the device ID was not kept")
 
 	env.Sim.AddProject(replacement, framework.ProjectID)

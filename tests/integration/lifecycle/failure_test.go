@@ -11,13 +11,12 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 func failedProvision(i *v1.Instance) bool {
-	return i.Status.Status == v1.PhaseFailed && hasCondition(i, v1.InstanceDeviceActive, metav1.ConditionFalse, common.ReasonProvisionFailed)
+	return i.Status.Status == v1.PhaseFailed && hasCondition(i, v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisionFailed)
 }
 
 // A device that ends failed fails its Instance with a Warning; the pool
@@ -36,8 +35,8 @@ func TestFailedProvisionIsReplaced(t *testing.T) {
 	require.NotEmpty(t, failed, "no Instance was seen failed")
 	first := failed[0]
 	assert.Equal(t, []string{first.Status.InstanceID}, l.failedDevices())
-	assertWarning(t, env, first.Name, common.ReasonProvisionFailed)
-	assert.True(t, env.EventRecorded(pool.Name, common.ReasonReplacing), "no Replacing Event on the pool")
+	assertWarning(t, env, first.Name, v1.ReasonProvisionFailed)
+	assert.True(t, env.EventRecorded(pool.Name, v1.ReasonReplacing), "no Replacing Event on the pool")
 
 	now := env.Instances(pool.Name)
 	require.Len(t, now, 1)
@@ -93,7 +92,7 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	assert.Len(t, l.failedDevices(), attempts)
 	var ev *corev1.Event
 	for _, e := range env.Events(left[0].Name) {
-		if e.Reason == common.ReasonProvisionFailed {
+		if e.Reason == v1.ReasonProvisionFailed {
 			ev = &e
 		}
 	}

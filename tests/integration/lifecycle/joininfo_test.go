@@ -10,9 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -23,15 +21,15 @@ func TestMissingJoinTokenCreatesNoDevice(t *testing.T) {
 	startController(env)
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "no-join-token"))
 
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolJoinInfoReady, metav1.ConditionFalse, common.ReasonJoinInfoMissing)
+	c := waitPoolCondition(t, env, pool.Name, v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing)
 	assert.Contains(t, c.Message, "JOIN_TOKEN")
 	assert.Contains(t, c.Message, framework.Namespace+"/"+framework.SecretName)
-	assertWarning(t, env, pool.Name, common.ReasonJoinInfoMissing)
+	assertWarning(t, env, pool.Name, v1.ReasonJoinInfoMissing)
 	// The Instance got as far as its create and refused to send it.
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, joininfo.ReasonJoinTokenMissing)
+	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonJoinTokenMissing)
 	assert.Equal(t, v1.PhasePending, inst.Status.Status)
 	assert.Empty(t, inst.Status.InstanceID)
-	assertWarning(t, env, inst.Name, joininfo.ReasonJoinTokenMissing)
+	assertWarning(t, env, inst.Name, v1.ReasonJoinTokenMissing)
 	assertNoMetalDevices(t, env)
 	assert.Equal(t, v1.PoolPhasePending, env.Pool(pool.Name).Status.Status)
 
@@ -53,12 +51,12 @@ func TestMissingVIPConfigMapCreatesNoDevice(t *testing.T) {
 	startController(env)
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "no-vip"))
 
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolJoinInfoReady, metav1.ConditionFalse, common.ReasonJoinInfoMissing)
+	c := waitPoolCondition(t, env, pool.Name, v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing)
 	assert.Contains(t, c.Message, framework.Namespace+"/"+harvester.VIPConfigMapName)
-	assertWarning(t, env, pool.Name, common.ReasonJoinInfoMissing)
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, joininfo.ReasonClusterURLMissing)
+	assertWarning(t, env, pool.Name, v1.ReasonJoinInfoMissing)
+	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonClusterURLMissing)
 	assert.Contains(t, framework.Condition(&inst, v1.InstanceInstallConfigured).Message, framework.Namespace+"/"+harvester.VIPConfigMapName)
-	assertWarning(t, env, inst.Name, joininfo.ReasonClusterURLMissing)
+	assertWarning(t, env, inst.Name, v1.ReasonClusterURLMissing)
 	assertNoMetalDevices(t, env)
 
 	_, err := cms.Create(env.Ctx, &corev1.ConfigMap{

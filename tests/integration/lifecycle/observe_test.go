@@ -18,7 +18,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -44,7 +43,7 @@ func (l *ledger) observe(n metalsim.Notification) {
 	defer l.mu.Unlock()
 	switch {
 	case n.Type == metalsim.DeviceCreated:
-		uid, _ := common.TagValue(n.Tags, common.TagInstance)
+		uid, _ := v1.TagValue(n.Tags, v1.TagInstance)
 		l.created[uid] = append(l.created[uid], n.DeviceID)
 	case n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING:
 		l.reinstalls[n.DeviceID]++
@@ -115,7 +114,7 @@ func (l *ledger) assertOneDevicePerInstance(t *testing.T, env *framework.Env, in
 	devs := env.Sim.Devices(framework.ProjectID)
 	assert.Len(t, devs, len(insts), "devices in the project")
 	for _, d := range devs {
-		uid, _ := common.TagValue(d.Tags, common.TagInstance)
+		uid, _ := v1.TagValue(d.Tags, v1.TagInstance)
 		assert.Len(t, created[uid], 1, "device %s (tag %s) belongs to no single Instance", d.GetId(), uid)
 	}
 }

@@ -12,9 +12,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	ledgerpkg "github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -52,14 +49,14 @@ func TestProjectSwitchIsRefusedAndLeaksNothing(t *testing.T) {
 	device := inst.Status.InstanceID
 
 	env.SetSecretData(otherProjectData())
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, instancepool.ReasonProjectChanged)
-	assertWarning(t, env, pool.Name, instancepool.ReasonProjectChanged)
+	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged)
+	assertWarning(t, env, pool.Name, v1.ReasonProjectChanged)
 
 	// Delete the pool: the Instance's cleanup must refuse the new project.
 	require.NoError(t, env.Client.EquinixV1().InstancePools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
-	got := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, instance.ReasonProjectMismatch)
+	got := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch)
 	assert.Contains(t, framework.Condition(&got, v1.InstanceCredentialsReady).Message, framework.ProjectID)
-	assertWarning(t, env, got.Name, instance.ReasonProjectMismatch)
+	assertWarning(t, env, got.Name, v1.ReasonProjectMismatch)
 	// The pass that refused is the one that used to do the harm; the next
 	// waits for the Secret to change.
 	dev, ok := env.Sim.Device(device)
@@ -106,7 +103,7 @@ func TestSweepCoversEveryRecordedProject(t *testing.T) {
 	orphan, err := old.CreateDevice(env.Ctx, metal.CreateDeviceRequest{
 		Hostname: "ledger-late", Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly",
 		OperatingSystem: "custom_ipxe", IPXEScriptURL: "http://example.invalid/x.ipxe",
-		Tags: []string{clusterTag, common.PoolTag("ledger")},
+		Tags: []string{clusterTag, v1.PoolTag("ledger")},
 	})
 	require.NoError(t, err)
 	_, err = old.CreateVLAN(env.Ctx, metal.CreateVLANRequest{Metro: "sg", VXLAN: 1777, Tags: []string{clusterTag}})
@@ -170,7 +167,7 @@ func clusterTagOf(t *testing.T, env *framework.Env) string {
 	t.Helper()
 	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, "kube-system", metav1.GetOptions{})
 	require.NoError(t, err)
-	return common.ClusterTag(string(ns.UID))
+	return v1.ClusterTag(string(ns.UID))
 }
 
 func containsKey(doc, key string) bool { return strings.Contains(doc, `"`+key+`"`) }

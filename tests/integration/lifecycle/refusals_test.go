@@ -14,8 +14,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -36,7 +34,7 @@ func TestRefusedCreatesBackOffAndThePoolSaysWhy(t *testing.T) {
 	c := waitPoolCondition(t, env, pool.Name, v1.PoolReady, metav1.ConditionFalse, "")
 	env.Eventually(func() bool {
 		c = poolCondition(env, pool.Name, v1.PoolReady)
-		return strings.Contains(c.Message, common.ReasonNoCapacity)
+		return strings.Contains(c.Message, v1.ReasonNoCapacity)
 	}, 30*time.Second, "the pool does not say why it is not ready: %s", c.Message)
 	assert.Contains(t, c.Message, "no capacity for plan c3.small.x86")
 
@@ -138,7 +136,7 @@ func TestNeverValidCredentialsLetThePoolGo(t *testing.T) {
 	t.Cleanup(srv.Close)
 	env.StartController(env.Config(framework.Options{Configure: func(c *config.Config) { c.MetalAPIURL = srv.URL + "/metal/v1" }}))
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "never-valid"))
-	waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, common.ReasonCredentialsInvalid)
+	waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
 
 	require.NoError(t, env.Client.EquinixV1().InstancePools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
 	env.Eventually(func() bool {
@@ -156,10 +154,10 @@ func TestUnreleasedVersionCreatesNoServer(t *testing.T) {
 	p := framework.ParsePool(t, framework.SeedSample, "no-such-release")
 	p.Spec.HarvesterVersion = "v9.9.9"
 	pool := env.CreatePool(p)
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolJoinInfoReady, metav1.ConditionFalse, instance.ReasonReleaseNotFound)
+	c := waitPoolCondition(t, env, pool.Name, v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonReleaseNotFound)
 	assert.Contains(t, c.Message, "v9.9.9")
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, instance.ReasonReleaseNotFound)
-	assertWarning(t, env, inst.Name, instance.ReasonReleaseNotFound)
+	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonReleaseNotFound)
+	assertWarning(t, env, inst.Name, v1.ReasonReleaseNotFound)
 	assertNoMetalDevices(t, env)
 
 	// A published release lets the same pool, and its Instance that has no

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -157,8 +156,8 @@ func TestLostCreateIsAdoptedNotResent(t *testing.T) {
 	assert.Len(t, env.Sim.Devices(framework.ProjectID), 1)
 	c := framework.Condition(&inst, v1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, common.ReasonDeviceAdopted, c.Reason)
-	assert.True(t, env.EventRecorded(inst.Name, common.ReasonDeviceAdopted), "no DeviceAdopted Event")
+	assert.Equal(t, v1.ReasonDeviceAdopted, c.Reason)
+	assert.True(t, env.EventRecorded(inst.Name, v1.ReasonDeviceAdopted), "no DeviceAdopted Event")
 	env.AssertNoSecretLeaks()
 }
 
@@ -167,7 +166,7 @@ func TestLostCreateIsAdoptedNotResent(t *testing.T) {
 func assertAdopted(t *testing.T, env *framework.Env, insts []v1.Instance, cause *metalsim.Notification) {
 	t.Helper()
 	require.NotNil(t, cause)
-	uid, ok := common.TagValue(cause.Tags, common.TagInstance)
+	uid, ok := v1.TagValue(cause.Tags, v1.TagInstance)
 	require.True(t, ok, "the device created carries no Instance tag")
 	for _, inst := range insts {
 		if string(inst.UID) != uid {
@@ -176,9 +175,9 @@ func assertAdopted(t *testing.T, env *framework.Env, insts []v1.Instance, cause 
 		assert.Equal(t, cause.DeviceID, inst.Status.InstanceID)
 		c := framework.Condition(&inst, v1.InstanceDeviceCreated)
 		if assert.NotNil(t, c) {
-			assert.Equal(t, common.ReasonDeviceAdopted, c.Reason, "instance %s: %s", inst.Name, c.Message)
+			assert.Equal(t, v1.ReasonDeviceAdopted, c.Reason, "instance %s: %s", inst.Name, c.Message)
 		}
-		assert.True(t, env.EventRecorded(inst.Name, common.ReasonDeviceAdopted), "no DeviceAdopted Event on %s", inst.Name)
+		assert.True(t, env.EventRecorded(inst.Name, v1.ReasonDeviceAdopted), "no DeviceAdopted Event on %s", inst.Name)
 		return
 	}
 	t.Errorf("no Instance of the pool has UID %s, whose create was cut", uid)

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -98,7 +97,7 @@ func assertVLANs(t *testing.T, env *framework.Env, want map[int]bool) {
 		if !ok {
 			continue
 		}
-		tagged := slices.ContainsFunc(v.Tags, func(tag string) bool { return strings.HasPrefix(tag, common.TagCluster) })
+		tagged := slices.ContainsFunc(v.Tags, func(tag string) bool { return strings.HasPrefix(tag, v1.TagCluster) })
 		assert.Equal(t, addon, tagged, "VLAN %d carries the addon's tag: %v", vx, v.Tags)
 	}
 }

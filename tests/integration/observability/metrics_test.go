@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -119,7 +118,7 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	cfg.Servers = metalv1.ServerConfigurations{{URL: env.SimURL}}
 	cfg.AddDefaultHeader("X-Auth-Token", framework.MetalToken)
 	in := metalv1.DeviceCreateInMetroInput{Metro: "da", Plan: "c3.small.x86", OperatingSystem: "ubuntu_22_04",
-		Hostname: metalv1.PtrString("orphan"), Tags: []string{common.ClusterTag(clusterID(t, env))}}
+		Hostname: metalv1.PtrString("orphan"), Tags: []string{v1.ClusterTag(clusterID(t, env))}}
 	orphan, _, err := metalv1.NewAPIClient(cfg).DevicesApi.CreateDevice(context.Background(), framework.ProjectID).
 		CreateDeviceRequest(metalv1.CreateDeviceRequest{DeviceCreateInMetroInput: &in}).Execute()
 	require.NoError(t, err)

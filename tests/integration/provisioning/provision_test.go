@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -66,12 +65,12 @@ func TestSeedSamplePoolBecomesReady(t *testing.T) {
 
 	node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, inst.Status.InstanceID, node.Labels[common.LabelDeviceID])
+	assert.Equal(t, inst.Status.InstanceID, node.Labels[v1.LabelDeviceID])
 	assert.Equal(t, "c3.small.x86", node.Labels["node.kubernetes.io/instance-type"])
 	assert.Equal(t, "sg", node.Labels["topology.kubernetes.io/region"])
-	assert.Equal(t, "equinixmetal://"+inst.Status.InstanceID, node.Annotations[common.AnnotationProviderID])
+	assert.Equal(t, "equinixmetal://"+inst.Status.InstanceID, node.Annotations[v1.AnnotationProviderID])
 
-	for _, reason := range []string{common.ReasonDeviceCreated, common.ReasonDeviceActive, common.ReasonInstallStarted, common.ReasonNodeJoined, common.ReasonNodeReady} {
+	for _, reason := range []string{v1.ReasonDeviceCreated, v1.ReasonDeviceActive, v1.ReasonInstallStarted, v1.ReasonNodeJoined, v1.ReasonNodeReady} {
 		assert.True(t, env.EventRecorded(inst.Name, reason), "no %s Event on the Instance", reason)
 	}
 	env.AssertNoSecretLeaks()
@@ -105,7 +104,7 @@ func TestScaleAndDelete(t *testing.T) {
 	env.DeletePoolAndWait(pool.Name)
 	assert.Empty(t, env.Sim.Devices(framework.ProjectID), "devices left after the pool was deleted")
 	assert.Empty(t, env.Instances(pool.Name))
-	nodes, err := env.Kube.CoreV1().Nodes().List(env.Ctx, metav1.ListOptions{LabelSelector: common.LabelPool + "=" + pool.Name})
+	nodes, err := env.Kube.CoreV1().Nodes().List(env.Ctx, metav1.ListOptions{LabelSelector: v1.LabelPool + "=" + pool.Name})
 	require.NoError(t, err)
 	assert.Empty(t, nodes.Items)
 	env.AssertNoSecretLeaks()

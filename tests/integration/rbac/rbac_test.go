@@ -24,7 +24,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -174,7 +173,7 @@ func lifecycle(t *testing.T, env *framework.Env) {
 	_, err = env.Kube.CoreV1().Pods("default").Create(env.Ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, victim, types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+common.AnnotationDelete+`":"true"}}}`), metav1.PatchOptions{})
+		[]byte(`{"metadata":{"annotations":{"`+v1.AnnotationDelete+`":"true"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	scale(t, env, pool.Name, 1)
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)

@@ -1,13 +1,79 @@
 package v1
 
-// LabelSecret marks the Secrets the addon reads or writes, and is the
-// selector of its Secret cache: Secrets without it never enter the process.
-// Credentials Secrets (Metal token and project, join token) carry
-// SecretCredentials; the generated console passwords SecretConsole.
-const LabelSecret = "equinix.harvesterhci.io/secret"
+import "strings"
+
+// Labels and annotations the addon puts on Kubernetes objects, and reads
+// back. Users and other tools select on them, so they are API.
+const (
+	// LabelPool is set on every Instance (and on its Node) with the pool name.
+	LabelPool = "equinix.harvesterhci.io/pool"
+	// LabelInstance is set on the Node of an Instance (through the install
+	// configuration's os.labels, so the kubelet registers with it) and on the
+	// Instance's Secrets. A Node without it is never touched by the addon.
+	LabelInstance = "equinix.harvesterhci.io/instance"
+	// LabelDeviceID carries the Metal device ID on the Node.
+	LabelDeviceID = "equinix.harvesterhci.io/device-id"
+	// LabelSecret marks the Secrets the addon reads or writes, and is the
+	// selector of its Secret cache: Secrets without it never enter the
+	// process. Credentials Secrets (Metal token and project, join token)
+	// carry SecretCredentials; the generated console passwords SecretConsole.
+	LabelSecret = "equinix.harvesterhci.io/secret"
+
+	// AnnotationTemplateHash is the hash of the server-shaping part of the
+	// pool template an Instance was made from.
+	AnnotationTemplateHash = "equinix.harvesterhci.io/template-hash"
+	// AnnotationDelete marks an Instance to go first when its pool scales down.
+	AnnotationDelete = "equinix.harvesterhci.io/delete"
+	// AnnotationSkipRemediation keeps an unhealthy Instance from being replaced.
+	AnnotationSkipRemediation = "equinix.harvesterhci.io/skip-remediation"
+	// Node annotations for people: a providerID-style device ID, the plan,
+	// the metro and the billing cycle.
+	AnnotationProviderID   = "equinix.harvesterhci.io/provider-id"
+	AnnotationPlan         = "equinix.harvesterhci.io/plan"
+	AnnotationMetro        = "equinix.harvesterhci.io/metro"
+	AnnotationBillingCycle = "equinix.harvesterhci.io/billing-cycle"
+
+	// Well-known labels the addon fills on its Nodes, as a cloud provider
+	// would.
+	LabelInstanceType = "node.kubernetes.io/instance-type"
+	LabelRegion       = "topology.kubernetes.io/region"
+)
 
 // Values of LabelSecret.
 const (
 	SecretCredentials = "credentials"
 	SecretConsole     = "console-password"
 )
+
+// Tags on Metal devices, VLANs and IP reservations. They are how the addon
+// finds what it made: adoption after a lost create, the orphan sweep, and
+// cleanup. A Metal object without the cluster tag is never touched.
+const (
+	tagPrefix = "equinix.harvesterhci.io/"
+	// TagCluster prefixes the ID of the cluster that made the object.
+	TagCluster = tagPrefix + "cluster="
+	// TagPool prefixes the pool a device was made for.
+	TagPool = tagPrefix + "pool="
+	// TagInstance prefixes the UID of the Instance a device was made for.
+	TagInstance = tagPrefix + "instance="
+)
+
+// ClusterTag marks objects of this cluster.
+func ClusterTag(clusterID string) string { return TagCluster + clusterID }
+
+// PoolTag marks a pool's devices.
+func PoolTag(pool string) string { return TagPool + pool }
+
+// InstanceTag marks an Instance's device, by the Instance UID, so a recreated
+// Instance of the same name never adopts an old device.
+func InstanceTag(uid string) string { return TagInstance + uid }
+
+// TagValue returns the value of the first tag with the prefix (e.g. TagCluster).
+func TagValue(tags []string, prefix string) (string, bool) {
+	for _, t := range tags {
+		if v, ok := strings.CutPrefix(t, prefix); ok {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,139 @@
+package v1
+
+import corev1 "k8s.io/api/core/v1"
+
+// Reasons of the addon's conditions and Events. Each is CamelCase and names
+// what happened; the message beside it is a sentence for `kubectl describe`.
+// EventType says which of them need a person.
+const (
+	// Credentials and the cluster's join information.
+	ReasonCredentialsReady   = "CredentialsReady"
+	ReasonCredentialsMissing = "CredentialsMissing"
+	ReasonCredentialsInvalid = "CredentialsInvalid"
+	ReasonSecretNotFound     = "SecretNotFound"
+	ReasonSecretIncomplete   = "SecretIncomplete"
+	ReasonSecretNotLabelled  = "SecretNotLabelled"
+	ReasonProjectMismatch    = "ProjectMismatch"
+	ReasonProjectChanged     = "ProjectChanged"
+	ReasonJoinInfoReady      = "JoinInfoReady"
+	ReasonJoinInfoMissing    = "JoinInfoMissing"
+	ReasonClusterURLMissing  = "ClusterURLMissing"
+	ReasonJoinTokenMissing   = "JoinTokenMissing"
+	ReasonVersionUnknown     = "VersionUnknown"
+	ReasonIPXEURLMissing     = "IPXEURLMissing"
+	ReasonReleaseNotFound    = "ReleaseNotFound"
+
+	// The device.
+	ReasonDeviceCreated     = "DeviceCreated"
+	ReasonDeviceAdopted     = "DeviceAdopted"
+	ReasonCreateSent        = "CreateSent"
+	ReasonCreateUnconfirmed = "CreateUnconfirmed"
+	ReasonDuplicateDevices  = "DuplicateDevices"
+	ReasonInvalidRequest    = "InvalidRequest"
+	ReasonNoCapacity        = "NoCapacity"
+	ReasonThrottled         = "Throttled"
+	ReasonProvisioning      = "Provisioning"
+	ReasonDeviceActive      = "DeviceActive"
+	ReasonProvisionFailed   = "ProvisionFailed"
+	ReasonDeviceGone        = "DeviceGone"
+	ReasonPoweredOff        = "PoweredOff"
+	ReasonReinstalling      = "Reinstalling"
+
+	// The networking chain.
+	ReasonConverged   = "Converged"
+	ReasonConverging  = "Converging"
+	ReasonRetrying    = "Retrying"
+	ReasonStepFailed  = "StepFailed"
+	ReasonPortMissing = "PortMissing"
+	ReasonVLANCreated = "VLANCreated"
+	ReasonVLANDeleted = "VLANDeleted"
+
+	// The install and the node.
+	ReasonInstallConfigured      = "InstallConfigured"
+	ReasonInvalidConfiguration   = "InvalidConfiguration"
+	ReasonPasswordSecretTaken    = "PasswordSecretTaken"
+	ReasonInstallStarted         = "InstallStarted"
+	ReasonInstalled              = "Installed"
+	ReasonWaiting                = "Waiting"
+	ReasonNodeJoined             = "NodeJoined"
+	ReasonNodeNameTaken          = "NodeNameTaken"
+	ReasonNodeReady              = "NodeReady"
+	ReasonNodeNotReadyYet        = "NodeNotReadyYet"
+	ReasonNodeNotReady           = "NodeNotReady"
+	ReasonNodeGone               = "NodeGone"
+	ReasonUserdataNotCleared     = "UserdataNotCleared"
+	ReasonDeleting               = "Deleting"
+	ReasonMaintenance            = "Maintenance"
+	ReasonMaintenanceRefused     = "MaintenanceRefused"
+	ReasonMaintenanceTimeout     = "MaintenanceTimeout"
+	ReasonWaitingForProvisioning = "WaitingForProvisioning"
+	ReasonDeviceDeleted          = "DeviceDeleted"
+	ReasonNodeDeleted            = "NodeDeleted"
+
+	// The pool.
+	ReasonAllReady           = "AllReady"
+	ReasonNotAllReady        = "NotAllReady"
+	ReasonIdle               = "Idle"
+	ReasonScalingUp          = "ScalingUp"
+	ReasonScalingDown        = "ScalingDown"
+	ReasonBackingOff         = "BackingOff"
+	ReasonPoolDeleted        = "PoolDeleted"
+	ReasonUpToDate           = "UpToDate"
+	ReasonReplacingOutdated  = "ReplacingOutdated"
+	ReasonRollingOut         = "RollingOut"
+	ReasonReplacing          = "Replacing"
+	ReasonRemediating        = "Remediating"
+	ReasonNotBlocked         = "NotBlocked"
+	ReasonTooManyFailures    = "TooManyFailures"
+	ReasonProvisioningFailed = "ProvisioningFailed"
+	ReasonVLANsChanged       = "VLANsChanged"
+	ReasonTemplateChanged    = "TemplateChanged"
+	// Guards that hold a due replacement back (RemediationBlocked).
+	ReasonTooManyUnhealthy    = "TooManyUnhealthy"
+	ReasonReplacementInFlight = "ReplacementInFlight"
+	ReasonQuorumGuard         = "QuorumGuard"
+	ReasonSkipAnnotation      = "SkipAnnotation"
+
+	// The periodic sweep.
+	ReasonOrphanDevice       = "OrphanDevice"
+	ReasonOrphanDeleted      = "OrphanDeleted"
+	ReasonOrphanNodeDeleted  = "OrphanNodeDeleted"
+	ReasonProjectUnreachable = "ProjectUnreachable"
+)
+
+// warnings are the reasons that need a person's attention: something to fix,
+// or something the addon did on its own that a person should know about.
+var warnings = map[string]bool{
+	ReasonCredentialsMissing: true, ReasonCredentialsInvalid: true, ReasonSecretNotFound: true,
+	ReasonSecretIncomplete: true, ReasonSecretNotLabelled: true, ReasonProjectMismatch: true,
+	ReasonProjectChanged: true, ReasonJoinInfoMissing: true, ReasonClusterURLMissing: true,
+	ReasonJoinTokenMissing: true, ReasonVersionUnknown: true, ReasonIPXEURLMissing: true,
+	ReasonReleaseNotFound: true,
+
+	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
+	ReasonNoCapacity: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
+
+	ReasonStepFailed: true, ReasonPortMissing: true,
+
+	ReasonInvalidConfiguration: true, ReasonPasswordSecretTaken: true, ReasonNodeNameTaken: true,
+	ReasonNodeNotReady: true, ReasonNodeGone: true, ReasonUserdataNotCleared: true,
+	ReasonMaintenanceRefused: true, ReasonMaintenanceTimeout: true,
+
+	ReasonTooManyFailures: true, ReasonTooManyUnhealthy: true, ReasonReplacementInFlight: true,
+	ReasonQuorumGuard: true, ReasonSkipAnnotation: true,
+
+	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
+	ReasonProjectUnreachable: true,
+}
+
+// EventType is the type of the Event a reason is recorded with: Warning for
+// the reasons that need a person, Normal for progress.
+func EventType(reason string) string {
+	if warnings[reason] {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
+}
+
+// IsWarning reports whether a reason needs a person's attention.
+func IsWarning(reason string) bool { return warnings[reason] }
