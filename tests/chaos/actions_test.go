@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -201,7 +201,7 @@ func apiserverPID(c *cluster.Cluster) int {
 func (r *run) ourDevices() []metalv1.Device {
 	var out []metalv1.Device
 	for _, d := range r.env.Sim.Devices(framework.ProjectID) {
-		if common.HasTag(d.Tags, r.clusterTag) && d.GetState() != metalv1.DEVICESTATE_DEPROVISIONING {
+		if slices.Contains(d.Tags, r.clusterTag) && d.GetState() != metalv1.DEVICESTATE_DEPROVISIONING {
 			out = append(out, d)
 		}
 	}

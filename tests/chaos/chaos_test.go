@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -73,6 +74,9 @@ func runChaos(t *testing.T, seed int64) {
 	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; %d violations",
 		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
 		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.violations)
+	if n := r.remedied.Load(); n > 0 {
+		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
+	}
 }
 
 // run is one run's world and what it saw.
@@ -91,6 +95,8 @@ type run struct {
 	foreign    foreign
 	faults     map[int]metalsim.FaultID
 	creates    *createLog
+	// remedied counts Instances pointed at project B's Secret.
+	remedied atomic.Int64
 	// running is whether the campaign believes the controller runs: false
 	// after a kill action, until the next start.
 	running bool
@@ -115,7 +121,7 @@ func setUp(t *testing.T, pl plan) *run {
 	client, err := provider.Client(metal.Credentials{Token: framework.MetalToken, ProjectID: framework.ProjectID})
 	require.NoError(t, err)
 	r := &run{
-		t: t, plan: pl, env: env, metal: client, clusterTag: common.ClusterTag(string(ns.UID)),
+		t: t, plan: pl, env: env, metal: client, clusterTag: v1.ClusterTag(string(ns.UID)),
 		faults: map[int]metalsim.FaultID{}, creates: creates,
 	}
 	r.setUpProjects()

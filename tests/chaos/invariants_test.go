@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +16,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -37,12 +37,12 @@ func (r *run) quiesce() {
 		_ = r.env.Agent.SetNodeReady(r.env.Ctx, name)
 	}
 	begin := time.Now()
-	// Instances made in project B while the Secret named it now refuse the
-	// restored Secret; the operator's remedy is a Secret of project B.
-	r.poll(30*time.Second, func() bool {
-		r.remedyProjects()
-		return r.unremedied() == 0
-	})
+	// Instances made in project B while the Secret named it refuse the
+	// restored Secret once they next need Equinix Metal (a joined one only
+	// when it is deleted); the operator's remedy, a Secret of project B, is
+	// applied whenever one says so.
+	stopRemedy := r.remedyWhileQuiescing()
+	defer stopRemedy()
 	r.settle()
 	settled := time.Now()
 	r.addon.RememberPasswords()
@@ -238,7 +238,7 @@ func (r *run) ourVLANs() []metal.VirtualNetwork {
 	}
 	var out []metal.VirtualNetwork
 	for _, v := range vlans {
-		if common.HasTag(v.Tags, r.clusterTag) {
+		if slices.Contains(v.Tags, r.clusterTag) {
 			out = append(out, v)
 		}
 	}
@@ -295,7 +295,7 @@ func (r *run) checkForeign() {
 			r.violation("node %s, which is not the addon's, was deleted", name)
 		case err != nil:
 			r.violation("reading node %s: %v", name, err)
-		case n.Labels[common.LabelInstance] != "" || n.Annotations[common.AnnotationProviderID] != "" ||
+		case n.Labels[v1.LabelInstance] != "" || n.Annotations[v1.AnnotationProviderID] != "" ||
 			n.Annotations["harvesterhci.io/drain-requested"] != "":
 			r.violation("node %s, which is not the addon's, was changed: labels %v annotations %v", name, n.Labels, n.Annotations)
 		}
@@ -324,7 +324,7 @@ func (r *run) checkNetworkObjects() {
 	found := map[string]bool{}
 	for _, ip := range ips {
 		found[ip.ID] = true
-		if common.HasTag(ip.Tags, r.clusterTag) {
+		if slices.Contains(ip.Tags, r.clusterTag) {
 			r.violation("reserved IP %s (%s) of this cluster is left behind", ip.ID, ip.Address)
 		}
 	}

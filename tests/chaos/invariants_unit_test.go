@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -15,10 +14,10 @@ import (
 // device of this cluster without an Instance tag; other clusters' devices
 // and one device per Instance pass.
 func TestLedgerViolations(t *testing.T) {
-	ours := common.ClusterTag("ours")
+	ours := v1.ClusterTag("ours")
 	created := func(id, uid string, tags ...string) metalsim.Notification {
 		if uid != "" {
-			tags = append(tags, common.InstanceTag(uid))
+			tags = append(tags, v1.InstanceTag(uid))
 		}
 		return metalsim.Notification{Type: metalsim.DeviceCreated, DeviceID: id, Tags: tags}
 	}
@@ -31,7 +30,7 @@ func TestLedgerViolations(t *testing.T) {
 		want  int
 	}{
 		{"one device per instance", []metalsim.Notification{created("d1", "u1", ours), created("d2", "u2", ours), deleted("d1", ours)}, 0},
-		{"another cluster's devices are not ours", []metalsim.Notification{created("d1", "u1", common.ClusterTag("other")), created("d2", "u1", common.ClusterTag("other"))}, 0},
+		{"another cluster's devices are not ours", []metalsim.Notification{created("d1", "u1", v1.ClusterTag("other")), created("d2", "u1", v1.ClusterTag("other"))}, 0},
 		{"a replacement device for the same instance", []metalsim.Notification{created("d1", "u1", ours), deleted("d1", ours), created("d2", "u1", ours)}, 1},
 		{"two devices at once", []metalsim.Notification{created("d1", "u1", ours), created("d2", "u1", ours)}, 2},
 		{"no instance tag", []metalsim.Notification{created("d1", "", ours)}, 1},

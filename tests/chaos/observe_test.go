@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -12,7 +13,7 @@ import (
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -43,14 +44,14 @@ func newLedger(clusterTag string) *ledger {
 }
 
 func (l *ledger) observe(n metalsim.Notification) {
-	if !common.HasTag(n.Tags, l.clusterTag) {
+	if !slices.Contains(n.Tags, l.clusterTag) {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch n.Type {
 	case metalsim.DeviceCreated:
-		uid, _ := common.TagValue(n.Tags, common.TagInstance)
+		uid, _ := v1.TagValue(n.Tags, v1.TagInstance)
 		l.created[uid] = append(l.created[uid], n.DeviceID)
 		l.uidOf[n.DeviceID] = uid
 		l.alive[uid]++
@@ -159,7 +160,7 @@ func (k *killSwitch) takeFired() (string, int) {
 func (k *killSwitch) observe(n metalsim.Notification) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.armed == "" || k.suspended || !common.HasTag(n.Tags, k.clusterTag) || !triggered(k.armed, n) {
+	if k.armed == "" || k.suspended || !slices.Contains(n.Tags, k.clusterTag) || !triggered(k.armed, n) {
 		return
 	}
 	if k.addon.Kill() {
@@ -217,7 +218,7 @@ func watchPasswords(env *framework.Env) *passwords {
 }
 
 func (p *passwords) collect(ctx context.Context, env *framework.Env) {
-	secs, err := env.Kube.CoreV1().Secrets(framework.Namespace).List(ctx, metav1.ListOptions{LabelSelector: common.LabelInstance})
+	secs, err := env.Kube.CoreV1().Secrets(framework.Namespace).List(ctx, metav1.ListOptions{LabelSelector: v1.LabelInstance})
 	if err != nil {
 		return // the apiserver is restarting; the next poll catches up
 	}

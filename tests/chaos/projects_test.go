@@ -18,7 +18,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -70,13 +69,13 @@ func (r *run) switchProject(toB bool) string {
 func (r *run) remedyProjects() {
 	insts, err := r.runInstances()
 	if err != nil {
-		r.t.Fatalf("listing instances: %v", err)
+		return // the apiserver may be restarting; the next tick tries again
 	}
 	fixed := 0
 	for i := range insts {
 		inst := &insts[i]
 		c := conditions.Get(inst.Status.Conditions, v1.InstanceCredentialsReady)
-		if inst.Status.ProjectID != projectB || c == nil || c.Reason != instance.ReasonProjectMismatch {
+		if inst.Status.ProjectID != projectB || c == nil || c.Reason != v1.ReasonProjectMismatch {
 			continue
 		}
 		patch := fmt.Sprintf(`{"spec":{"credentialsSecret":{"name":%q}}}`, projectBSecret)
@@ -85,7 +84,7 @@ func (r *run) remedyProjects() {
 		}
 	}
 	if fixed > 0 {
-		r.notes = append(r.notes, fmt.Sprintf("quiesce: %d Instance(s) of project B pointed at Secret %s", fixed, projectBSecret))
+		r.remedied.Add(int64(fixed))
 	}
 }
 
@@ -192,20 +191,25 @@ func (l *createLog) refusals(prefix string) int {
 	return n
 }
 
-// unremedied counts the Instances still refusing for want of project B's
-// credentials.
-func (r *run) unremedied() int {
-	insts, err := r.runInstances()
-	if err != nil {
-		return 1
-	}
-	n := 0
-	for i := range insts {
-		c := conditions.Get(insts[i].Status.Conditions, v1.InstanceCredentialsReady)
-		ref := insts[i].Spec.CredentialsSecret
-		if insts[i].Status.ProjectID == projectB && (ref == nil || ref.Name != projectBSecret) && c != nil && c.Reason == instance.ReasonProjectMismatch {
-			n++
+// remedyWhileQuiescing applies the remedy every half second until stopped.
+func (r *run) remedyWhileQuiescing() (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			r.remedyProjects()
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
 		}
+	}()
+	return func() {
+		close(done)
+		<-finished
 	}
-	return n
 }
