@@ -152,10 +152,8 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 	if err != nil {
 		return err
 	}
-	for _, register := range registerFuncs {
-		if err := register(ctx, deps); err != nil {
-			return err
-		}
+	if err := register(ctx, deps); err != nil {
+		return err
 	}
 	return start.All(ctx, cfg.Threads, f.Equinix, f.Harvester, f.Core)
 }
@@ -185,16 +183,18 @@ func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx con
 	}
 }
 
-// RegisterFunc wires one controller.
-type RegisterFunc func(ctx context.Context, deps *common.Deps) error
-
-// registerFuncs run in order; the Instance chains register their remove
-// handler before anything else touches Instances.
-var registerFuncs = []RegisterFunc{
-	instance.Register,
-	instancepool.Register,
-	node.Register,
-	sweep.Register,
+// register wires every controller, in order: the Instance chains register
+// their remove handler before anything else touches Instances, and the
+// sweep marks drift through the registered Instance handler.
+func register(ctx context.Context, deps *common.Deps) error {
+	instances := instance.Register(ctx, deps)
+	if err := instancepool.Register(ctx, deps); err != nil {
+		return err
+	}
+	if err := node.Register(ctx, deps); err != nil {
+		return err
+	}
+	return sweep.Register(ctx, deps, instances)
 }
 
 func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {

@@ -1,6 +1,7 @@
-// Package common holds what every controller of the addon shares: typed
-// clients and caches, the Metal provider, the event recorder, and the names
-// (labels, tags, annotations) that mark what the addon owns.
+// Package common holds what the controllers share: the bag of clients,
+// caches and settings their Register functions pick from (Deps), the
+// status helper of the reconcile skeletons, the input filters of their
+// watches and the delayed enqueue of related changes.
 package common
 
 import (
@@ -18,7 +19,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
-// Deps is passed to every Register function.
+// Deps is what setup builds once and hands to every Register function. A
+// handler never keeps it: each takes from it only the caches, clients and
+// settings it reads.
 type Deps struct {
 	Cfg *config.Config
 	// ClusterID tags every Metal object the addon creates.

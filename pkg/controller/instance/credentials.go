@@ -18,7 +18,7 @@ import (
 // made in are refused: their API would answer 403 or 404 for the device,
 // which must never read as "gone" while the device is billed elsewhere.
 func (r *run) metalClient() (metal.Client, error) {
-	creds, err := r.h.deps.Credentials.For(r.inst.Spec.CredentialsSecret)
+	creds, err := r.h.credentials.For(r.inst.Spec.CredentialsSecret)
 	if cerr, ok := credentials.AsError(err); ok {
 		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
 		return nil, nil
@@ -29,11 +29,11 @@ func (r *run) metalClient() (metal.Client, error) {
 	if recorded := r.inst.Status.ProjectID; recorded != "" && creds.ProjectID != recorded {
 		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
 			"Secret %s now names Equinix Metal project %s, but %s project %s; the addon acts on this server only with credentials of project %s: put them back in the Secret, or point spec.credentialsSecret at a Secret that has them (to move a pool to another project, give the pool a new Secret: it rolls its servers out)",
-			r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.inst.Status.InstanceID), recorded, recorded))
+			r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.inst.Status.InstanceID), recorded, recorded))
 		r.Requeue(authRetry)
 		return nil, nil
 	}
-	client, err := r.h.deps.Metal.Client(creds)
+	client, err := r.h.metal.Client(creds)
 	if err != nil {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
@@ -52,7 +52,7 @@ func deviceIn(id string) string {
 // sweep reads. The caller persists the status before the create.
 func (r *run) recordProject(project string) error {
 	metro := strings.ToLower(r.inst.Spec.Metro)
-	if err := r.h.deps.Ledger.Record(project, metro); err != nil {
+	if err := r.h.ledger.Record(project, metro); err != nil {
 		return err
 	}
 	r.inst.Status.ProjectID = project

@@ -146,7 +146,7 @@ func (r *run) createSent() bool {
 // createSettle is how long after a create whose answer was lost its device
 // may still appear. The client gave up after one --metal-timeout; the API
 // keeps running the request, and is taken to finish within one more.
-func (r *run) createSettle() time.Duration { return 2 * r.h.deps.Cfg.MetalTimeout }
+func (r *run) createSettle() time.Duration { return 2 * r.h.settings.MetalTimeout }
 
 // createSettleLeft is how much longer a create in flight may still land.
 func (r *run) createSettleLeft() time.Duration {
@@ -202,7 +202,7 @@ func (r *run) createRefused(err error) {
 	case metal.ClassUnauthorized, metal.ClassForbidden:
 		reason = v1.ReasonCredentialsInvalid
 	}
-	r.pace(&r.inst.Status.CreateRetry, err, reason, r.h.deps.Cfg.CreateBackoff, maxCreateBackoff)
+	r.pace(&r.inst.Status.CreateRetry, err, reason, r.h.settings.CreateBackoff, maxCreateBackoff)
 	retry := r.inst.Status.CreateRetry
 	next := fmt.Sprintf("the next create is sent at %s", retry.NotBefore.UTC().Format(time.RFC3339))
 	if retry.Failures > 0 {
@@ -214,7 +214,7 @@ func (r *run) createRefused(err error) {
 	case metal.ClassUnauthorized, metal.ClassForbidden:
 		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
-				r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), metalMessage(err), next))
+				r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), metalMessage(err), next))
 	case metal.ClassNoCapacity:
 		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.inst.Spec.Plan, r.inst.Spec.Metro, metalMessage(err), next))
@@ -266,7 +266,7 @@ func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 // deviceTags are the ownership tags, then the pool's own tags.
 func (r *run) deviceTags() []string {
 	tags := []string{
-		v1.ClusterTag(r.h.deps.ClusterID),
+		v1.ClusterTag(r.h.clusterID),
 		v1.PoolTag(r.inst.Spec.PoolName),
 		v1.InstanceTag(string(r.inst.UID)),
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
@@ -87,11 +86,13 @@ func newCreateWorldTimeout(t *testing.T, timeout time.Duration) *createWorld {
 		}},
 	}
 	secrets := fakecache.NewStore[*corev1.Secret, *corev1.SecretList]("secrets")
-	return &createWorld{sim: sim, client: client, store: store, inst: inst, h: &Handler{ctx: context.Background(), deps: &common.Deps{
-		Cfg: cfg, ClusterID: "cluster", Instances: store, JoinInfo: join, Recorder: record.NewFakeRecorder(100),
-		Secrets: secrets, SecretLookup: credentials.NewLookup(secrets.Cache(), nil),
-		Ledger: ledger.New(fakecache.NewStore[*corev1.ConfigMap, *corev1.ConfigMapList]("configmaps"), ns),
-	}}}
+	return &createWorld{sim: sim, client: client, store: store, inst: inst, h: &Handler{
+		ctx:       context.Background(),
+		settings:  Settings{Namespace: ns, PollInterval: 100 * time.Millisecond, MetalTimeout: createSettle / 2, CreateBackoff: time.Minute},
+		clusterID: "cluster", instances: store, joinInfo: join, recorder: record.NewFakeRecorder(100),
+		secrets: secrets, secretLookup: credentials.NewLookup(secrets.Cache(), nil),
+		ledger: ledger.New(fakecache.NewStore[*corev1.ConfigMap, *corev1.ConfigMapList]("configmaps"), ns),
+	}}
 }
 
 // pass runs the device step as one reconcile would, on the status last

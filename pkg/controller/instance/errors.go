@@ -36,7 +36,7 @@ func (r *run) metalFailure(step, cond string, err error) error {
 	case metal.ClassThrottled:
 		wait := metal.RetryAfter(err)
 		if wait <= 0 {
-			wait = r.h.deps.Cfg.PollInterval
+			wait = r.h.settings.PollInterval
 		}
 		logrus.Debugf("instance %s: %s throttled by the Metal API, retrying in %s", r.inst.Name, step, wait)
 		r.Requeue(wait)
@@ -47,7 +47,7 @@ func (r *run) metalFailure(step, cond string, err error) error {
 	case metal.ClassUnauthorized, metal.ClassForbidden:
 		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s: %s",
-				r.h.deps.Credentials.RefFor(r.inst.Spec.CredentialsSecret), step, metalMessage(err)))
+				r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), step, metalMessage(err)))
 		r.Requeue(authRetry)
 		return nil
 	case metal.ClassInvalid:

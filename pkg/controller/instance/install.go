@@ -34,11 +34,11 @@ type installInputs struct {
 // recording on the InstallConfigured condition what is missing.
 func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 	spec := &r.inst.Spec
-	join, err := r.h.deps.JoinInfo.Join()
+	join, err := r.h.joinInfo.Join()
 	if err != nil {
 		return installInputs{}, false, r.joinInfoFailure(err)
 	}
-	version, err := r.h.deps.JoinInfo.Version(spec.HarvesterVersion)
+	version, err := r.h.joinInfo.Version(spec.HarvesterVersion)
 	if err != nil {
 		return installInputs{}, false, r.joinInfoFailure(err)
 	}
@@ -105,10 +105,10 @@ const releaseRecheck = 10 * time.Minute
 // check that cannot be answered (no route out, a 5xx) lets it go on, since
 // the servers may well reach what the controller cannot.
 func (r *run) releaseMissing(isoURL, version string) bool {
-	if r.h.deps.Releases == nil {
+	if r.h.releases == nil {
 		return false
 	}
-	err := r.h.deps.Releases.Check(r.h.ctx, isoURL)
+	err := r.h.releases.Check(r.h.ctx, isoURL)
 	if errors.Is(err, harvester.ErrReleaseMissing) {
 		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonReleaseNotFound, fmt.Sprintf(
 			"the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) of the pool to a published release",
@@ -129,7 +129,7 @@ func (r *run) scriptURL(version string) (string, error) {
 	if u := r.inst.Spec.IPXEScriptURL; u != "" {
 		return u, nil
 	}
-	base, err := r.h.deps.JoinInfo.IPXEBaseURL()
+	base, err := r.h.joinInfo.IPXEBaseURL()
 	if err != nil {
 		return "", err
 	}
@@ -299,8 +299,8 @@ func (r *run) passwordHash() (hash string, ok bool, err error) {
 // needed. A Secret of that name that does not carry this Instance's owner
 // reference is someone else's: it is neither used nor, later, deleted.
 func (r *run) passwordSecret() (*corev1.Secret, bool, error) {
-	name, ns := r.inst.Name+"-console", r.h.deps.Cfg.Namespace
-	sec, err := r.h.deps.Secrets.Cache().Get(ns, name)
+	name, ns := r.inst.Name+"-console", r.h.settings.Namespace
+	sec, err := r.h.secrets.Cache().Get(ns, name)
 	if apierrors.IsNotFound(err) {
 		sec, err = r.createPasswordSecret(ns, name)
 	}
@@ -323,14 +323,14 @@ func (r *run) passwordSecret() (*corev1.Secret, bool, error) {
 // existingPasswordSecret reads a console Secret the cache does not show: by
 // metadata first, and its data only once it is known to be this Instance's.
 func (r *run) existingPasswordSecret(ns, name string) (*corev1.Secret, error) {
-	meta, err := r.h.deps.SecretLookup.Metadata(ns, name)
+	meta, err := r.h.secretLookup.Metadata(ns, name)
 	if err != nil {
 		return nil, err
 	}
 	if !ownedBy(meta.OwnerReferences, r.inst) {
 		return nil, nil
 	}
-	return r.h.deps.Secrets.Get(ns, name, metav1.GetOptions{})
+	return r.h.secrets.Get(ns, name, metav1.GetOptions{})
 }
 
 // ownedBy reports whether refs name the Instance (by UID: a recreated
@@ -369,5 +369,5 @@ func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{PasswordKey: []byte(password), "username": []byte("rancher")},
 	}
-	return r.h.deps.Secrets.Create(sec)
+	return r.h.secrets.Create(sec)
 }

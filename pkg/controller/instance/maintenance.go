@@ -27,7 +27,7 @@ const defaultMaintenanceTimeout = 30 * time.Minute
 // at most the pool's remediation.maintenanceTimeout, then lets the deletion go
 // on. A node that is gone or not Ready has nothing to move and is skipped.
 func (r *run) maintenance() (bool, error) {
-	node, err := r.h.deps.Nodes.Cache().Get(r.inst.Name)
+	node, err := r.h.nodes.Cache().Get(r.inst.Name)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
@@ -77,7 +77,7 @@ func (r *run) maintenance() (bool, error) {
 }
 
 func (r *run) listNodes() []*corev1.Node {
-	nodes, err := r.h.deps.Nodes.Cache().List(labels.Everything())
+	nodes, err := r.h.nodes.Cache().List(labels.Everything())
 	if err != nil {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (r *run) listNodes() []*corev1.Node {
 }
 
 func (r *run) maintenanceTimeout() time.Duration {
-	pool, err := r.h.deps.Pools.Cache().Get(r.inst.Spec.PoolName)
+	pool, err := r.h.pools.Get(r.inst.Spec.PoolName)
 	if err == nil && pool.Spec.Remediation.MaintenanceTimeout != nil {
 		return pool.Spec.Remediation.MaintenanceTimeout.Duration
 	}
@@ -95,7 +95,7 @@ func (r *run) maintenanceTimeout() time.Duration {
 // maintenanceModeAvailable: the annotation-driven maintenance flow exists since
 // Harvester v1.2.0 (harvester.md §6).
 func (r *run) maintenanceModeAvailable() bool {
-	v, err := r.h.deps.JoinInfo.Version("")
+	v, err := r.h.joinInfo.Version("")
 	if err != nil {
 		return false
 	}
@@ -113,7 +113,7 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 	if modeAvailable {
 		patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, harvester.AnnotationDrainRequested)
 	}
-	if _, err := r.h.deps.Nodes.Patch(node.Name, types.MergePatchType, []byte(patch)); err != nil {
+	if _, err := r.h.nodes.Patch(node.Name, types.MergePatchType, []byte(patch)); err != nil {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
 	r.Eventf(r.inst, v1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
@@ -124,7 +124,7 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 // finished ones) and reports whether none is left. Evictions refused by a
 // PodDisruptionBudget are retried on the next pass.
 func (r *run) drain(node *corev1.Node) (bool, error) {
-	pods, err := r.h.deps.K8s.CoreV1().Pods("").List(r.h.ctx, metav1.ListOptions{
+	pods, err := r.h.k8s.CoreV1().Pods("").List(r.h.ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node.Name).String(),
 	})
 	if err != nil {
@@ -137,7 +137,7 @@ func (r *run) drain(node *corev1.Node) (bool, error) {
 			continue
 		}
 		left++
-		err := r.h.deps.K8s.CoreV1().Pods(p.Namespace).EvictV1(r.h.ctx, &policyv1.Eviction{
+		err := r.h.k8s.CoreV1().Pods(p.Namespace).EvictV1(r.h.ctx, &policyv1.Eviction{
 			ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
 		})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsTooManyRequests(err) {

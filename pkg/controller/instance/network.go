@@ -58,7 +58,7 @@ func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, er
 // next pass from sending them again; a pass on an older version would miss
 // it. The watch brings the newer version.
 func (h *Handler) stale(inst *v1.Instance) (bool, error) {
-	live, err := h.deps.Instances.Get(inst.Name, metav1.GetOptions{})
+	live, err := h.instances.Get(inst.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
@@ -122,7 +122,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 	}
 	metro := strings.ToLower(r.inst.Spec.Metro)
 	wanted := network.VXLANs(&r.inst.Spec.InstanceTemplate)
-	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.deps.ClusterID, metro, wanted, dev.UnresolvedVLANs())
+	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.clusterID, metro, wanted, dev.UnresolvedVLANs())
 	if err != nil {
 		return r.networkFailure("finding or creating the VLANs", err)
 	}
@@ -143,7 +143,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 			return r.networkConverged(client, dev, phase, hash, dropped)
 		}
 		if i == maxStepsPerPass || r.awaiting(steps[0]) {
-			r.Requeue(r.h.deps.Cfg.PollInterval)
+			r.Requeue(r.h.settings.PollInterval)
 			return nil
 		}
 		structural, failed, err := r.runSteps(client, steps)
@@ -168,7 +168,7 @@ func (r *run) converge(phase network.Phase, hash string) error {
 		if !network.Landed(prev.Ports, dev.Ports, *structural) {
 			// The API answers before a conversion has finished: look again soon.
 			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonConverging, waitingFor(*structural))
-			r.Requeue(r.h.deps.Cfg.PollInterval)
+			r.Requeue(r.h.settings.PollInterval)
 			return nil
 		}
 	}
@@ -255,7 +255,7 @@ func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase net
 // collectVLANs deletes the addon's VLANs of the Instance's metro that no
 // server uses or wants any more, after a VLAN left this device.
 func (r *run) collectVLANs(client metal.Client) error {
-	deleted, _, err := vlans.CollectGarbage(r.h.ctx, r.h.deps, client, r.inst.Spec.Metro)
+	deleted, _, err := r.h.vlanUsers().CollectGarbage(r.h.ctx, client, r.inst.Spec.Metro)
 	if len(deleted) > 0 {
 		r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
 	}

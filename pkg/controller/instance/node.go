@@ -34,7 +34,7 @@ func NodeReady(node *corev1.Node) *corev1.NodeCondition {
 
 // trackNode follows the Node the server registers as.
 func (r *run) trackNode() error {
-	node, err := r.h.deps.Nodes.Cache().Get(r.inst.Name)
+	node, err := r.h.nodes.Cache().Get(r.inst.Name)
 	if apierrors.IsNotFound(err) {
 		r.nodeMissing()
 		return nil
@@ -125,5 +125,5 @@ func (r *run) nodeMissing() {
 		fmt.Sprintf("waiting for the installer to finish and node %s to register", r.inst.Name))
 	// The Node watch brings us back when it registers; polling the device meanwhile
 	// notices an install that fails or a device that disappears.
-	r.Requeue(2 * r.h.deps.Cfg.PollInterval)
+	r.Requeue(2 * r.h.settings.PollInterval)
 }

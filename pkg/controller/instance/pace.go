@@ -46,7 +46,7 @@ func (r *run) pace(rs **v1.RetryStatus, err error, reason string, base, ceiling 
 	case metal.ClassThrottled:
 		wait = metal.RetryAfter(err)
 		if wait <= 0 {
-			wait = r.h.deps.Cfg.PollInterval
+			wait = r.h.settings.PollInterval
 		}
 	case metal.ClassUnauthorized, metal.ClassForbidden:
 		wait = authRetry

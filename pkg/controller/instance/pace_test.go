@@ -21,7 +21,7 @@ func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func (w *createWorld) withClock() *fakeClock {
 	c := &fakeClock{t: time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	w.h.now = c.now
-	w.h.deps.Cfg.CreateBackoff = time.Minute
+	w.h.settings.CreateBackoff = time.Minute
 	return c
 }
 
@@ -67,7 +67,9 @@ func TestRefusedCreatesArePaced(t *testing.T) {
 	assert.Equal(t, clock.t.Add(2*time.Minute), w.store.stored.Status.CreateRetry.NotBefore.Time, "the wait doubles")
 
 	// A restarted controller reads the wait from the status.
-	w.h = &Handler{ctx: w.h.ctx, deps: w.h.deps, now: clock.now}
+	restarted := *w.h
+	restarted.devices, restarted.vlanIDs = nil, nil
+	w.h = &restarted
 	clock.advance(119 * time.Second)
 	w.passes(t, 10)
 	assert.Equal(t, 2, w.creates(), "a restart brought the create forward")
@@ -112,7 +114,7 @@ func TestProjectRecordedBeforeTheCreate(t *testing.T) {
 	require.True(t, done)
 	assert.Equal(t, testProject, atCreate.ProjectID, "stored when the create reached the API")
 	assert.Equal(t, "sg", atCreate.Metro)
-	entries, err := w.h.deps.Ledger.Entries()
+	entries, err := w.h.ledger.Entries()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"sg"}, entries[testProject], "the ledger remembers the project for the sweep")
 }

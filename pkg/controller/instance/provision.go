@@ -116,7 +116,7 @@ func (r *run) clearUserdata() error {
 		st.UserdataClearRetry = nil
 	default:
 		// From twice the poll interval (30s by default), doubling.
-		wait := r.pace(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.deps.Cfg.PollInterval, maxUserdataClearBackoff)
+		wait := r.pace(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
 		r.Eventf(r.inst, v1.ReasonUserdataNotCleared,
 			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
 			st.InstanceID, metalMessage(err), wait.Round(time.Second))
@@ -158,7 +158,7 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 	default: // inactive, powering_on, powering_off
 		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOff,
 			fmt.Sprintf("device %s is %s; power it on in Equinix Metal, or delete the Instance to replace it", dev.ID, dev.State))
-		r.Requeue(4 * r.h.deps.Cfg.PollInterval)
+		r.Requeue(4 * r.h.settings.PollInterval)
 		return false
 	}
 }

@@ -1,20 +1,30 @@
 // Package instance runs an Instance from a Metal device to a Ready Harvester
-// node (the provisioning chain) and back to nothing (the cleanup chain). The
-// networking chain lives in package network and runs on the same objects.
+// node (the provisioning chain), keeps its ports at the pool's network type
+// and VLANs (the networking chain, planned by package network), and takes it
+// back to nothing (the cleanup chain).
 package instance
 
 import (
 	"context"
 	"time"
 
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
 // Handler names. They are persisted: HandlerRemove is part of the finalizer
@@ -33,22 +43,48 @@ const (
 	Finalizer = "wrangler.cattle.io/" + HandlerRemove
 )
 
-// Handler holds the provisioning and cleanup chains of Instances.
+// Settings are the parts of the configuration the Instance chains read.
+type Settings struct {
+	// Namespace holds the console-password Secrets.
+	Namespace string
+	// PollInterval paces waiting states; MetalTimeout bounds one call and
+	// the wait for a create whose answer was lost; CreateBackoff is the
+	// first wait after a refused create.
+	PollInterval, MetalTimeout, CreateBackoff time.Duration
+}
+
+// Handler holds the chains of Instances and what they read and write.
 type Handler struct {
 	// ctx ends when the controller stops; Metal calls use it so that a shutdown
 	// does not wait for them.
-	ctx     context.Context
-	deps    *common.Deps
+	ctx       context.Context
+	settings  Settings
+	clusterID string
+
+	instances    equinixcontrollers.InstanceController
+	pools        equinixcontrollers.InstancePoolCache
+	nodes        corecontrollers.NodeController
+	secrets      corecontrollers.SecretController
+	secretLookup *credentials.Lookup
+	k8s          kubernetes.Interface
+	metal        metal.Provider
+	credentials  *credentials.Resolver
+	joinInfo     *joininfo.Resolver
+	ledger       *ledger.Ledger
+	releases     *harvester.ReleaseChecker
+	recorder     record.EventRecorder
+
 	devices *deviceCache
 	vlanIDs *vlans.IDCache
 	// now is the clock of the chains (time.Now when nil).
 	now func() time.Time
 }
 
-// Register wires the Instance chains. The remove handler is registered first:
-// it adds the finalizer before the provisioning handler is allowed to make any
-// Metal call (lessons: finalizer before any cloud call).
-func Register(ctx context.Context, deps *common.Deps) error {
+// Register wires the Instance chains and returns the handler, which the
+// sweep uses too. The remove handler is registered first: it adds the
+// finalizer, and no Metal call may happen before the finalizer is stored, or
+// a crash right after a create would leave a paid device nothing deletes.
+func Register(ctx context.Context, deps *common.Deps) *Handler {
 	h := New(ctx, deps)
 	deps.Instances.OnRemove(ctx, HandlerRemove, h.RemoveInstance)
 	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
@@ -57,14 +93,29 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
 	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)
 	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.Settings)
-	return nil
+	return h
 }
 
-// New builds the handler; Register and the periodic sweep use it.
+// New builds the handler from what the controllers share.
 func New(ctx context.Context, deps *common.Deps) *Handler {
+	cfg := deps.Cfg
 	// Shorter than the poll interval, so that polling sees Equinix's progress.
-	ttl := min(deps.Cfg.PollInterval/2, 5*time.Second)
-	return &Handler{ctx: ctx, deps: deps, devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second)}
+	ttl := min(cfg.PollInterval/2, 5*time.Second)
+	return &Handler{
+		ctx: ctx,
+		settings: Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval,
+			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff},
+		clusterID: deps.ClusterID,
+		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, secrets: deps.Secrets,
+		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
+		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, recorder: deps.Recorder,
+		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second),
+	}
+}
+
+// vlanUsers says which VLANs the Instances want, for their garbage collection.
+func (h *Handler) vlanUsers() vlans.Users {
+	return vlans.Users{Instances: h.instances.Cache(), Credentials: h.credentials, ClusterID: h.clusterID}
 }
 
 // instanceOfNode maps a Node to the Instance it was installed for.
@@ -84,7 +135,7 @@ func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedr
 // input it may depend on changes: fixed credentials, a join token, the VIP or
 // the cluster version let it continue at once.
 func (h *Handler) waitingInstances(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
-	insts, err := h.deps.Instances.Cache().List(labels.Everything())
+	insts, err := h.instances.Cache().List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}

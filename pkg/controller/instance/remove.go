@@ -139,7 +139,7 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 
 // deleteNode removes the Node only if it is this Instance's (name and label).
 func (r *run) deleteNode() error {
-	node, err := r.h.deps.Nodes.Cache().Get(r.inst.Name)
+	node, err := r.h.nodes.Cache().Get(r.inst.Name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -149,7 +149,7 @@ func (r *run) deleteNode() error {
 	if !OwnedNode(node, r.inst.Name) {
 		return nil
 	}
-	err = r.h.deps.Nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})
+	err = r.h.nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting node %s: %w", node.Name, err)
 	}
@@ -162,11 +162,11 @@ func (r *run) deleteNode() error {
 // deletePasswordSecret deletes the console Secret if it is this Instance's
 // (its owner reference), and only that version of it (UID precondition).
 func (r *run) deletePasswordSecret() error {
-	name, ns := r.inst.Status.PasswordSecret, r.h.deps.Cfg.Namespace
+	name, ns := r.inst.Status.PasswordSecret, r.h.settings.Namespace
 	if name == "" {
 		name = r.inst.Name + "-console"
 	}
-	sec, err := r.h.deps.Secrets.Cache().Get(ns, name)
+	sec, err := r.h.secrets.Cache().Get(ns, name)
 	if apierrors.IsNotFound(err) {
 		// Never made, gone, or not the addon's (the cache holds only
 		// labelled Secrets); the garbage collector deletes an owned one
@@ -179,7 +179,7 @@ func (r *run) deletePasswordSecret() error {
 	if !ownedBy(sec.OwnerReferences, r.inst) {
 		return nil
 	}
-	err = r.h.deps.Secrets.Delete(ns, name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sec.UID}})
+	err = r.h.secrets.Delete(ns, name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sec.UID}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("deleting Secret %s/%s: %w", ns, name, err)
 	}

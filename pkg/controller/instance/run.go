@@ -29,10 +29,10 @@ func (h *Handler) newRun(inst *v1.Instance) *run {
 	if now == nil {
 		now = time.Now
 	}
-	return &run{Status: common.NewStatus(h.deps.Recorder), h: h, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy(), now: now}
+	return &run{Status: common.NewStatus(h.recorder), h: h, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy(), now: now}
 }
 
-func (r *run) poll() { r.Requeue(r.h.deps.Cfg.PollInterval) }
+func (r *run) poll() { r.Requeue(r.h.settings.PollInterval) }
 
 // setCondition sets a condition of the Instance (see common.Status).
 func (r *run) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
@@ -48,7 +48,7 @@ func (r *run) persist() error {
 	if equality.Semantic.DeepEqual(r.persisted, r.inst.Status) {
 		return nil
 	}
-	updated, err := r.h.deps.Instances.UpdateStatus(r.inst)
+	updated, err := r.h.instances.UpdateStatus(r.inst)
 	if err != nil {
 		return fmt.Errorf("updating status of instance %s: %w", r.inst.Name, err)
 	}
@@ -67,7 +67,7 @@ func (r *run) finish(stepErr error) (*v1.Instance, error) {
 		return r.inst, err
 	}
 	if after := r.After(); after > 0 && stepErr == nil {
-		r.h.deps.Instances.EnqueueAfter(r.inst.Name, after)
+		r.h.instances.EnqueueAfter(r.inst.Name, after)
 	}
 	return r.inst, stepErr
 }

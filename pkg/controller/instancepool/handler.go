@@ -50,11 +50,11 @@ func (h *Handler) SyncPool(_ string, pool *v1.InstancePool) (*v1.InstancePool, e
 }
 
 func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
-	insts, err := h.deps.Instances.Cache().GetByIndex(IndexByPool, pool.Name)
+	insts, err := h.instances.Cache().GetByIndex(IndexByPool, pool.Name)
 	if err != nil {
 		return nil, fmt.Errorf("listing instances of pool %s: %w", pool.Name, err)
 	}
-	return &poolRun{Status: common.NewStatus(h.deps.Recorder), h: h, pool: pool.DeepCopy(), persisted: *pool.Status.DeepCopy(), insts: insts}, nil
+	return &poolRun{Status: common.NewStatus(h.recorder), h: h, pool: pool.DeepCopy(), persisted: *pool.Status.DeepCopy(), insts: insts}, nil
 }
 
 func (r *poolRun) sync() error {
@@ -87,14 +87,14 @@ func (r *poolRun) setCondition(condType string, status metav1.ConditionStatus, r
 func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
 	r.pool.Status.ObservedGeneration = r.pool.Generation
 	if !equality.Semantic.DeepEqual(r.persisted, r.pool.Status) {
-		updated, uerr := r.h.deps.Pools.UpdateStatus(r.pool)
+		updated, uerr := r.h.pools.UpdateStatus(r.pool)
 		if uerr != nil {
 			return r.pool, fmt.Errorf("updating status of pool %s: %w", r.pool.Name, uerr)
 		}
 		r.pool = updated
 	}
 	if after := r.After(); after > 0 && err == nil {
-		r.h.deps.Pools.EnqueueAfter(r.pool.Name, after)
+		r.h.pools.EnqueueAfter(r.pool.Name, after)
 	}
 	return r.pool, err
 }
@@ -103,7 +103,7 @@ func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
 // call: a readable credentials Secret and the join information. A refusal by
 // the API is seen by the Instances and summarized here.
 func (r *poolRun) checkInputs() {
-	creds, err := r.h.deps.Credentials.For(r.pool.Spec.CredentialsSecret)
+	creds, err := r.h.credentials.For(r.pool.Spec.CredentialsSecret)
 	moved := ""
 	if err == nil {
 		moved = r.projectMoved(creds.ProjectID)
@@ -117,12 +117,12 @@ func (r *poolRun) checkInputs() {
 		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message)
 	} else {
 		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
-			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.deps.Credentials.RefFor(r.pool.Spec.CredentialsSecret)))
+			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.credentials.RefFor(r.pool.Spec.CredentialsSecret)))
 	}
-	_, joinErr := r.h.deps.JoinInfo.Join()
+	_, joinErr := r.h.joinInfo.Join()
 	version := ""
 	if joinErr == nil {
-		version, joinErr = r.h.deps.JoinInfo.Version(r.pool.Spec.HarvesterVersion)
+		version, joinErr = r.h.joinInfo.Version(r.pool.Spec.HarvesterVersion)
 	}
 	if joinErr != nil {
 		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing, joinErr.Error())
@@ -137,14 +137,14 @@ func (r *poolRun) checkInputs() {
 // releaseMissing says why the pool's release cannot be installed, when its
 // ISO is known not to exist; "" when it exists or the check cannot tell.
 func (r *poolRun) releaseMissing(version string) string {
-	if r.h.deps.Releases == nil {
+	if r.h.releases == nil {
 		return ""
 	}
 	iso, err := harvester.ISOURL(version, r.pool.Spec.ISOURL)
 	if err != nil {
 		return ""
 	}
-	if err := r.h.deps.Releases.Check(r.h.ctx, iso); errors.Is(err, harvester.ErrReleaseMissing) {
+	if err := r.h.releases.Check(r.h.ctx, iso); errors.Is(err, harvester.ErrReleaseMissing) {
 		return fmt.Sprintf("the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) to a published release", version, err)
 	}
 	return ""
@@ -249,7 +249,7 @@ func failureMessage(inst *v1.Instance) string {
 // remediate replaces servers whose node stayed unhealthy for
 // nodeCleanupWaitInterval, within the pool's guards (see PlanRemediation).
 func (r *poolRun) remediate(now time.Time) error {
-	nodes, err := r.h.deps.Nodes.Cache().List(labels.Everything())
+	nodes, err := r.h.nodes.List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
@@ -273,7 +273,7 @@ func (r *poolRun) remediate(now time.Time) error {
 	}
 	if plan.BlockedReason != "" {
 		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage)
-		r.Requeue(r.h.deps.Cfg.PollInterval * 10)
+		r.Requeue(r.h.settings.PollInterval * 10)
 	} else {
 		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionFalse, v1.ReasonNotBlocked, "no due replacement is held back")
 	}
@@ -287,7 +287,7 @@ func (r *poolRun) remediating() bool {
 }
 
 func (r *poolRun) deleteInstance(inst *v1.Instance, reason, message string) error {
-	err := r.h.deps.Instances.Delete(inst.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &inst.UID}})
+	err := r.h.instances.Delete(inst.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &inst.UID}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting instance %s: %w", inst.Name, err)
 	}
@@ -335,7 +335,7 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 	if len(live) > 0 {
 		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonPoolDeleted,
 			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)))
-		r.Requeue(h.deps.Cfg.PollInterval)
+		r.Requeue(h.settings.PollInterval)
 		updated, err := r.finish(nil)
 		if err != nil {
 			return updated, err
@@ -348,7 +348,7 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 // liveInstances lists the pool's Instances from the API server rather than
 // the cache: creating or waiting on a stale view could double a pool.
 func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
-	list, err := r.h.deps.Instances.List(metav1.ListOptions{
+	list, err := r.h.instances.List(metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: r.pool.Name}).String(),
 	})
 	if err != nil {
@@ -389,7 +389,7 @@ func (r *poolRun) syncInPlace() error {
 		if equality.Semantic.DeepEqual(inst.Spec, upd.Spec) {
 			continue
 		}
-		if _, err := r.h.deps.Instances.Update(upd); err != nil {
+		if _, err := r.h.instances.Update(upd); err != nil {
 			return fmt.Errorf("updating instance %s: %w", inst.Name, err)
 		}
 		r.Eventf(r.pool, reason, "instance %s takes %s", inst.Name, what)

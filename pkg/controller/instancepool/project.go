@@ -16,13 +16,13 @@ import (
 // resolved; moving a pool is done by giving it a new Secret, which rolls its
 // servers out while the old ones keep theirs.
 func (r *poolRun) projectMoved(project string) string {
-	ref := r.h.deps.Credentials.RefFor(r.pool.Spec.CredentialsSecret)
+	ref := r.h.credentials.RefFor(r.pool.Spec.CredentialsSecret)
 	byProject := map[string][]string{}
 	// Instances being deleted count too: only the old project's
 	// credentials can release their devices.
 	for _, inst := range r.insts {
 		recorded := inst.Status.ProjectID
-		if recorded == "" || recorded == project || r.h.deps.Credentials.RefFor(inst.Spec.CredentialsSecret) != ref {
+		if recorded == "" || recorded == project || r.h.credentials.RefFor(inst.Spec.CredentialsSecret) != ref {
 			continue
 		}
 		byProject[recorded] = append(byProject[recorded], inst.Name)

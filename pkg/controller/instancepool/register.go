@@ -4,13 +4,20 @@ package instancepool
 
 import (
 	"context"
+	"time"
 
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 )
 
 // Handler names; HandlerRemove is persisted in the finalizer
@@ -27,16 +34,36 @@ const (
 	IndexByPool = "equinix.harvesterhci.io/instances-by-pool"
 )
 
-// Handler holds the pool controller.
+// Settings are the parts of the configuration the pool controller reads.
+type Settings struct {
+	// PollInterval paces a pool waiting for its servers' deletion;
+	// ReplacementBackoff is the first wait before a failed server's
+	// successor is created.
+	PollInterval, ReplacementBackoff time.Duration
+}
+
+// Handler holds the pool controller and what it reads and writes.
 type Handler struct {
-	ctx  context.Context
-	deps *common.Deps
+	ctx         context.Context
+	settings    Settings
+	pools       equinixcontrollers.InstancePoolController
+	instances   equinixcontrollers.InstanceController
+	nodes       corecontrollers.NodeCache
+	credentials *credentials.Resolver
+	joinInfo    *joininfo.Resolver
+	releases    *harvester.ReleaseChecker
+	recorder    record.EventRecorder
 }
 
 // Register wires the pool handlers and the watches that re-run a pool when its
 // Instances, or the Secrets, ConfigMaps and Settings it depends on, change.
 func Register(ctx context.Context, deps *common.Deps) error {
-	h := &Handler{ctx: ctx, deps: deps}
+	h := &Handler{
+		ctx:      ctx,
+		settings: Settings{PollInterval: deps.Cfg.PollInterval, ReplacementBackoff: deps.Cfg.ReplacementBackoff},
+		pools:    deps.Pools, instances: deps.Instances, nodes: deps.Nodes.Cache(),
+		credentials: deps.Credentials, joinInfo: deps.JoinInfo, releases: deps.Releases, recorder: deps.Recorder,
+	}
 	deps.Instances.Cache().AddIndexer(IndexByPool, func(i *v1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
@@ -60,7 +87,7 @@ func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, err
 // allPools re-runs every pool: there are few, and a changed input can
 // concern any of them.
 func (h *Handler) allPools(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
-	pools, err := h.deps.Pools.Cache().List(labels.Everything())
+	pools, err := h.pools.Cache().List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}

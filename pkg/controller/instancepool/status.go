@@ -97,7 +97,7 @@ func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
 		}
 	}
 	if st.ConsecutiveFailures > 0 && st.LastProvisionFailure != nil {
-		wait := st.LastProvisionFailure.Add(replacementBackoff(r.h.deps.Cfg.ReplacementBackoff, st.ConsecutiveFailures)).Sub(now)
+		wait := st.LastProvisionFailure.Add(replacementBackoff(r.h.settings.ReplacementBackoff, st.ConsecutiveFailures)).Sub(now)
 		if wait > 0 {
 			r.backingOff = wait
 			r.Requeue(wait)
@@ -126,7 +126,7 @@ func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
 // scaleDown removes n servers: older templates first, then in ScaleDownOrder,
 // skipping management nodes whose removal would break the etcd quorum.
 func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
-	nodes, err := r.h.deps.Nodes.Cache().List(labels.Everything())
+	nodes, err := r.h.nodes.List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
@@ -195,7 +195,7 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 				InstanceTemplate:      *r.pool.Spec.InstanceTemplate.DeepCopy(),
 			},
 		}
-		created, err := r.h.deps.Instances.Create(inst)
+		created, err := r.h.instances.Create(inst)
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}

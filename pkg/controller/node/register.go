@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,19 +18,21 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 )
 
 // HandlerLabels names the Node handler.
 const HandlerLabels = "node-equinix-metadata"
 
-// Handler holds the Node chain.
+// Handler holds the Node chain and what it reads and writes.
 type Handler struct {
-	deps *common.Deps
+	nodes     corecontrollers.NodeClient
+	instances equinixcontrollers.InstanceCache
 }
 
 // Register wires the Node handler.
 func Register(ctx context.Context, deps *common.Deps) error {
-	h := &Handler{deps: deps}
+	h := &Handler{nodes: deps.Nodes, instances: deps.Instances.Cache()}
 	deps.Nodes.OnChange(ctx, HandlerLabels, h.LabelNode)
 	return nil
 }
@@ -40,7 +43,7 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	if node == nil || node.DeletionTimestamp != nil || node.Labels[v1.LabelInstance] == "" {
 		return node, nil
 	}
-	inst, err := h.deps.Instances.Cache().Get(node.Labels[v1.LabelInstance])
+	inst, err := h.instances.Get(node.Labels[v1.LabelInstance])
 	if apierrors.IsNotFound(err) {
 		return node, nil
 	}
@@ -61,7 +64,7 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	}
 	// A merge patch of metadata only: no conflict with the kubelet's status
 	// updates, and nothing else on the Node is rewritten.
-	updated, err := h.deps.Nodes.Patch(node.Name, types.MergePatchType, raw)
+	updated, err := h.nodes.Patch(node.Name, types.MergePatchType, raw)
 	if err != nil {
 		return node, fmt.Errorf("labelling node %s: %w", node.Name, err)
 	}

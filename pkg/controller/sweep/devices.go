@@ -30,11 +30,11 @@ func newSeenDevices() *seenDevices {
 }
 
 func (s *Sweeper) sweepProject(ctx context.Context, p *project, insts []*v1.Instance, seen *seenDevices) error {
-	client, err := s.deps.Metal.Client(*p.creds)
+	client, err := s.metal.Client(*p.creds)
 	if err != nil {
 		return err
 	}
-	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.ClusterTag(s.deps.ClusterID), Brief: true})
+	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.ClusterTag(s.clusterID), Brief: true})
 	if err != nil {
 		return fmt.Errorf("listing devices of project %s: %w", p.id, err)
 	}
@@ -59,7 +59,7 @@ func (s *Sweeper) sweepProject(ctx context.Context, p *project, insts []*v1.Inst
 	}
 	kept := 0
 	for metro := range p.metros {
-		_, left, err := vlans.CollectGarbage(ctx, s.deps, client, metro)
+		_, left, err := vlans.Users{Instances: s.instances.Cache(), Credentials: s.credentials, ClusterID: s.clusterID}.CollectGarbage(ctx, client, metro)
 		if err != nil {
 			return fmt.Errorf("VLAN cleanup of project %s in metro %s: %w", p.id, metro, err)
 		}
@@ -83,10 +83,10 @@ func (s *Sweeper) forgetIfEmpty(p *project, empty bool) {
 		s.emptySince[p.id] = s.now()
 		return
 	}
-	if s.now().Sub(since) < 2*s.deps.Cfg.MetalTimeout {
+	if s.now().Sub(since) < 2*s.settings.MetalTimeout {
 		return
 	}
-	if err := s.deps.Ledger.Forget(p.id); err != nil {
+	if err := s.ledger.Forget(p.id); err != nil {
 		logrus.Warnf("device sweep: %v", err)
 		return
 	}
@@ -108,14 +108,14 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 	age := s.now().Sub(d.CreatedAt)
 	pool, _ := v1.TagValue(d.Tags, v1.TagPool)
 	subject := s.eventSubject(pool)
-	grace := s.deps.Cfg.OrphanGracePeriod
+	grace := s.settings.GracePeriod
 	switch {
-	case s.deps.Cfg.OrphanDryRun:
-		common.Eventf(s.deps.Recorder, subject, v1.ReasonOrphanDevice,
+	case s.settings.DryRun:
+		common.Eventf(s.recorder, subject, v1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; dry run, not deleting", d.ID, d.Hostname)
 		return nil
 	case age < grace:
-		common.Eventf(s.deps.Recorder, subject, v1.ReasonOrphanDevice,
+		common.Eventf(s.recorder, subject, v1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; it is deleted once %s old (now %s)",
 			d.ID, d.Hostname, grace, age.Round(time.Second))
 		return nil
@@ -127,7 +127,7 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 		return fmt.Errorf("deleting orphaned device %s: %w", d.ID, err)
 	}
 	metrics.OrphansDeleted.Inc()
-	common.Eventf(s.deps.Recorder, subject, v1.ReasonOrphanDeleted,
+	common.Eventf(s.recorder, subject, v1.ReasonOrphanDeleted,
 		"deleted device %s (%s): it carried this cluster's tag, no Instance claimed it, and it was %s old", d.ID, d.Hostname, age.Round(time.Second))
 	return nil
 }
@@ -136,16 +136,16 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 // namespace, so that `kubectl describe` shows the Event somewhere.
 func (s *Sweeper) eventSubject(pool string) runtime.Object {
 	if pool != "" {
-		if p, err := s.deps.Pools.Cache().Get(pool); err == nil {
+		if p, err := s.pools.Get(pool); err == nil {
 			return p
 		}
 	}
-	if ns, err := s.deps.K8s.CoreV1().Namespaces().Get(s.ctx, s.deps.Cfg.Namespace, metav1.GetOptions{}); err == nil {
+	if ns, err := s.namespaces.Get(s.ctx, s.settings.Namespace, metav1.GetOptions{}); err == nil {
 		return ns
 	} else {
-		logrus.Debugf("device sweep: reading namespace %s for an Event: %v", s.deps.Cfg.Namespace, err)
+		logrus.Debugf("device sweep: reading namespace %s for an Event: %v", s.settings.Namespace, err)
 	}
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.deps.Cfg.Namespace}}
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.settings.Namespace}}
 }
 
 // checkDrift marks a joined Instance of this project whose device the list no
@@ -156,23 +156,23 @@ func (s *Sweeper) checkDrift(ctx context.Context, client metal.Client, inst *v1.
 	if id == "" || listed[id] || inst.DeletionTimestamp != nil || inst.Status.JoinedAt == nil || inst.Status.Status == v1.PhaseFailed {
 		return nil
 	}
-	if projectOf(s.deps, inst) != client.ProjectID() {
+	if s.projectOf(inst) != client.ProjectID() {
 		// Only the project the device was made in can say it is gone.
 		return nil
 	}
 	if _, err := client.GetDevice(ctx, id); !metal.IsNotFound(err) {
 		return nil
 	}
-	return s.instances.MarkDeviceGone(inst)
+	return s.drift.MarkDeviceGone(inst)
 }
 
 // projectOf is the project an Instance's device was made in: the recorded
 // one, or for an Instance made before projects were recorded, its Secret's.
-func projectOf(deps *common.Deps, inst *v1.Instance) string {
+func (s *Sweeper) projectOf(inst *v1.Instance) string {
 	if inst.Status.ProjectID != "" {
 		return inst.Status.ProjectID
 	}
-	creds, err := deps.Credentials.For(inst.Spec.CredentialsSecret)
+	creds, err := s.credentials.For(inst.Spec.CredentialsSecret)
 	if err != nil {
 		return ""
 	}

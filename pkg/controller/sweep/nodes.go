@@ -29,7 +29,7 @@ func (s *Sweeper) orphanNodes(seen *seenDevices) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := s.deps.Nodes.Cache().List(labels.NewSelector().Add(*req))
+	nodes, err := s.nodes.Cache().List(labels.NewSelector().Add(*req))
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
@@ -38,12 +38,12 @@ func (s *Sweeper) orphanNodes(seen *seenDevices) error {
 			continue
 		}
 		uid := node.UID
-		err := s.deps.Nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err := s.nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("deleting orphaned node %s: %w", node.Name, err)
 		}
 		if err == nil {
-			common.Eventf(s.deps.Recorder, s.eventSubject(node.Labels[v1.LabelPool]), v1.ReasonOrphanNodeDeleted,
+			common.Eventf(s.recorder, s.eventSubject(node.Labels[v1.LabelPool]), v1.ReasonOrphanNodeDeleted,
 				"deleted node %s: the addon installed it, but its Instance and its device %q no longer exist", node.Name, node.Labels[v1.LabelDeviceID])
 		}
 	}
@@ -58,10 +58,10 @@ func (s *Sweeper) nodeOrphaned(node *corev1.Node, seen *seenDevices) bool {
 	if id := node.Labels[v1.LabelDeviceID]; id != "" && seen.ids[id] || seen.hostnames[name] {
 		return false
 	}
-	if _, err := s.deps.Instances.Cache().Get(name); !apierrors.IsNotFound(err) {
+	if _, err := s.instances.Cache().Get(name); !apierrors.IsNotFound(err) {
 		return false
 	}
 	// The cache can lag behind an Instance created a moment ago.
-	_, err := s.deps.Instances.Get(name, metav1.GetOptions{})
+	_, err := s.instances.Get(name, metav1.GetOptions{})
 	return apierrors.IsNotFound(err)
 }

@@ -21,28 +21,75 @@ import (
 	"strings"
 	"time"
 
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
-// Sweeper runs the sweep.
+// Settings are the parts of the configuration the sweep reads.
+type Settings struct {
+	// Namespace holds the credentials Secrets; Events about objects of no
+	// pool go to it.
+	Namespace string
+	// Interval, GracePeriod and DryRun shape the orphan handling;
+	// MetalTimeout bounds how late a lost create may land.
+	Interval, GracePeriod, MetalTimeout time.Duration
+	DryRun                              bool
+}
+
+// DriftMarker records on a joined Instance that its device is gone: the
+// Instance handler, whose status rules it follows.
+type DriftMarker interface {
+	MarkDeviceGone(inst *v1.Instance) error
+}
+
+// Sweeper runs the sweep with what it reads and writes.
 type Sweeper struct {
-	deps      *common.Deps
-	instances *instance.Handler
 	ctx       context.Context
-	now       func() time.Time
+	settings  Settings
+	clusterID string
+
+	instances   equinixcontrollers.InstanceController
+	pools       equinixcontrollers.InstancePoolCache
+	nodes       corecontrollers.NodeController
+	secrets     corecontrollers.SecretCache
+	namespaces  typedcorev1.NamespaceInterface
+	metal       metal.Provider
+	credentials *credentials.Resolver
+	ledger      *ledger.Ledger
+	recorder    record.EventRecorder
+	drift       DriftMarker
+
+	now func() time.Time
 	// emptySince is when each ledger project was first found empty.
 	emptySince map[string]time.Time
 }
 
 // Register starts the sweep loop; it runs only on the leader, like every
-// controller, once the caches have synced.
-func Register(ctx context.Context, deps *common.Deps) error {
-	s := &Sweeper{deps: deps, instances: instance.New(ctx, deps), ctx: ctx, now: time.Now, emptySince: map[string]time.Time{}}
+// controller, once the caches have synced. drift is the registered Instance
+// handler.
+func Register(ctx context.Context, deps *common.Deps, drift DriftMarker) error {
+	cfg := deps.Cfg
+	s := &Sweeper{
+		ctx: ctx,
+		settings: Settings{Namespace: cfg.Namespace, Interval: cfg.OrphanSweepInterval, GracePeriod: cfg.OrphanGracePeriod,
+			MetalTimeout: cfg.MetalTimeout, DryRun: cfg.OrphanDryRun},
+		clusterID: deps.ClusterID,
+		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, secrets: deps.Secrets.Cache(),
+		namespaces: deps.K8s.CoreV1().Namespaces(), metal: deps.Metal, credentials: deps.Credentials,
+		ledger: deps.Ledger, recorder: deps.Recorder, drift: drift,
+		now: time.Now, emptySince: map[string]time.Time{},
+	}
 	go func() {
 		if !waitForCaches(ctx, deps) {
 			return
@@ -51,7 +98,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 			if err := s.Sweep(ctx); err != nil {
 				logrus.Warnf("device sweep: %v", err)
 			}
-		}, deps.Cfg.OrphanSweepInterval)
+		}, s.settings.Interval)
 	}()
 	return nil
 }
@@ -67,7 +114,7 @@ func waitForCaches(ctx context.Context, deps *common.Deps) bool {
 
 // Sweep runs once over every Metal project the addon has made objects in.
 func (s *Sweeper) Sweep(ctx context.Context) error {
-	insts, err := s.deps.Instances.Cache().List(labels.Everything())
+	insts, err := s.instances.Cache().List(labels.Everything())
 	if err != nil {
 		return err
 	}

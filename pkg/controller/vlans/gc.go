@@ -14,7 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 )
@@ -217,10 +218,17 @@ func GC(ctx context.Context, client metal.Client, clusterID, metro string, wante
 	return deleted, kept, nil
 }
 
+// Users are the Instances whose wishes decide which VLANs stay.
+type Users struct {
+	Instances   equinixcontrollers.InstanceCache
+	Credentials *credentials.Resolver
+	ClusterID   string
+}
+
 // CollectGarbage runs GC for metro with what every Instance of the same Metal
 // project wants, as the Instance cache shows it.
-func CollectGarbage(ctx context.Context, deps *common.Deps, client metal.Client, metro string) ([]int, int, error) {
-	insts, err := deps.Instances.Cache().List(labels.Everything())
+func (u Users) CollectGarbage(ctx context.Context, client metal.Client, metro string) ([]int, int, error) {
+	insts, err := u.Instances.List(labels.Everything())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -229,10 +237,10 @@ func CollectGarbage(ctx context.Context, deps *common.Deps, client metal.Client,
 		if i.Status.ProjectID != "" {
 			return i.Status.ProjectID == project
 		}
-		creds, err := deps.Credentials.For(i.Spec.CredentialsSecret)
+		creds, err := u.Credentials.For(i.Spec.CredentialsSecret)
 		// An Instance whose credentials cannot be read might be in this project:
 		// keep what it wants rather than delete a VLAN it may use.
 		return err != nil || creds.ProjectID == project
 	}
-	return GC(ctx, client, deps.ClusterID, strings.ToLower(metro), Wanted(insts, metro, sameProject))
+	return GC(ctx, client, u.ClusterID, strings.ToLower(metro), Wanted(insts, metro, sameProject))
 }

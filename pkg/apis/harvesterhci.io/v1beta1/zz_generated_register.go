@@ -21,10 +21,11 @@ limitations under the License.
 package v1beta1
 
 import (
-	harvesterhci "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	harvesterhci "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io"
 )
 
 var (
