@@ -255,6 +255,9 @@ func (s *Simulator) removeDeviceLocked(d *device, at time.Time, outOfBand bool) 
 		s.unassignLocked(a)
 	}
 	for _, p := range d.ports {
+		for _, v := range p.vlans {
+			v.detach(p)
+		}
 		delete(s.ports, p.id)
 	}
 	for id, b := range s.batches {

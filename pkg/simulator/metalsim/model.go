@@ -75,6 +75,10 @@ type vlan struct {
 	obj     metalv1.VirtualNetwork
 	project *project
 	metro   metroInfo
+	// ports carrying the VLAN (native or not), and the devices they belong
+	// to in creation order: the VLAN's instances.
+	ports   map[*port]bool
+	devices refList[*device]
 }
 
 func (v *vlan) id() string   { return v.obj.GetId() }

@@ -318,6 +318,7 @@ func (s *Simulator) assignVLANLocked(p *port, v *vlan, at time.Time) error {
 		return errConflict("Virtual network %d is already assigned to %s", v.vxlan(), p.name)
 	}
 	p.vlans = append(p.vlans, v)
+	v.attach(p)
 	s.networkChangedLocked(p.dev, at, EventVLANAssigned,
 		fmt.Sprintf("Virtual network %d was assigned to %s of {{ device }}", v.vxlan(), p.name))
 	return nil
@@ -331,6 +332,7 @@ func (s *Simulator) unassignVLANLocked(p *port, v *vlan, at time.Time) error {
 	if p.native == v {
 		p.native = nil
 	}
+	v.detach(p)
 	s.networkChangedLocked(p.dev, at, EventVLANUnassigned,
 		fmt.Sprintf("Virtual network %d was unassigned from %s of {{ device }}", v.vxlan(), p.name))
 	return nil
