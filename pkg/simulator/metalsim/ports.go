@@ -19,7 +19,7 @@ func (s *Simulator) findPortByID(c *call) (reply, error) {
 
 func (s *Simulator) portReply(c *call, p *port) (reply, error) {
 	in := c.includes()
-	return jsonReply(200, s.renderPort(p, in.has("virtual_networks", "native_virtual_network")))
+	return jsonReply(200, s.renderPort(p, vlanDetail(in)))
 }
 
 // mutablePortLocked returns the port of a request that changes it.

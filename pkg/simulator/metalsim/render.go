@@ -16,6 +16,8 @@ import (
 type includes struct {
 	include, exclude map[string]bool
 	all              bool
+	// shallowVLANs renders included VLANs without their instances.
+	shallowVLANs bool
 }
 
 func (c *call) includes() includes {
@@ -30,8 +32,9 @@ func (c *call) includes() includes {
 }
 
 // everything includes every nested object, for snapshots handed to Go
-// callers.
-var everything = includes{all: true}
+// callers, except the instances of nested VLANs: every device on a VLAN is
+// one of them, so with them each copy of a device would grow with the fleet.
+var everything = includes{all: true, shallowVLANs: true}
 
 // has reports whether name is included. Dotted names ("network_ports.
 // virtual_networks") match on their last element too, since the API took
@@ -66,7 +69,7 @@ func (s *Simulator) renderDevice(d *device, in includes, now time.Time) metalv1.
 	out.OperatingSystem = d.os.operatingSystem()
 	out.ProjectLite = &metalv1.DeviceProjectLite{Href: projectHref(d.project.id)}
 	out.Actions = deviceActions(d.state)
-	out.NetworkPorts = s.renderPorts(d, in.has("virtual_networks", "native_virtual_network"))
+	out.NetworkPorts = s.renderPorts(d, vlanDetail(in))
 	out.IpAddresses = []metalv1.IPAssignment{}
 	for _, a := range d.ips {
 		out.IpAddresses = append(out.IpAddresses, s.renderAssignment(a))
@@ -79,6 +82,18 @@ func (s *Simulator) renderDevice(d *device, in includes, now time.Time) metalv1.
 		clearJSONFields(&out, without(in.exclude, deviceRelations...))
 	}
 	return out
+}
+
+// vlanDetail says how a device's or port's VLANs are rendered.
+func vlanDetail(in includes) vlanRendering {
+	switch {
+	case !in.has("virtual_networks", "native_virtual_network"):
+		return vlanHrefs
+	case in.shallowVLANs:
+		return vlanShallow
+	default:
+		return vlanFull
+	}
 }
 
 // deviceRelations are the nested objects that exclude reduces to an href

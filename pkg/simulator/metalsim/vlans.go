@@ -149,7 +149,10 @@ func (s *Simulator) renderVLAN(v *vlan, in includes) metalv1.VirtualNetwork {
 	} else {
 		out.Metro = &metalv1.Metro{AdditionalProperties: hrefOnly(metroHref(v.metro))}
 	}
-	out.Instances = make([]metalv1.Device, 0, v.devices.len())
+	out.Instances = []metalv1.Device{}
+	if in.shallowVLANs {
+		return out
+	}
 	for _, d := range v.devices.all() {
 		if in.has("instances") {
 			out.Instances = append(out.Instances, s.renderDevice(d, includes{}, s.clock.Now()))
