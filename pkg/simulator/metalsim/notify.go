@@ -154,7 +154,7 @@ func (s *Simulator) notifyLocked(typ NotificationType, d *device, at time.Time, 
 		State:     d.state,
 		Userdata:  d.obj.GetUserdata(),
 		Network:   s.networkStateLocked(d),
-		Device:    s.snapshotLocked(d, at),
+		Device:    s.notificationView(d, at),
 	}
 	if mutate != nil {
 		mutate(&n)

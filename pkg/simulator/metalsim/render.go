@@ -209,6 +209,23 @@ func (s *Simulator) snapshotLocked(d *device, now time.Time) metalv1.Device {
 	return out
 }
 
+// notificationView is the device as a Notification carries it: rendered
+// with everything included into fresh structs, without the JSON round trip
+// of snapshotLocked, which cost most of a notification. The strings and
+// times it points to are never changed in place by the simulator (updates
+// replace them), and the maps and slices a subscriber might touch are
+// copied, so later changes to the device do not show up in it.
+func (s *Simulator) notificationView(d *device, now time.Time) metalv1.Device {
+	out := s.renderDevice(d, everything, now)
+	out.Customdata = copyMap(d.obj.Customdata)
+	out.SshKeys = append([]metalv1.Href{}, d.obj.SshKeys...)
+	if cb := d.obj.CreatedBy; cb != nil {
+		c := *cb
+		out.CreatedBy = &c
+	}
+	return out
+}
+
 func roundTrip(in, out any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
