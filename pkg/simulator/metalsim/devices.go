@@ -245,6 +245,7 @@ func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroIn
 		d.reservation.device = d
 	}
 	s.devices[id] = d
+	p.indexDevice(d)
 	s.newPortsLocked(d)
 	for _, w := range spec.ips {
 		s.addManagementIPLocked(d, w, now)

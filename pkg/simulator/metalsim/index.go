@@ -78,3 +78,48 @@ func (l *refList[T]) unref(x T) {
 }
 
 func (d *device) sequence() uint64 { return d.seq }
+
+// indexDevice adds a new device to its project's lists.
+func (p *project) indexDevice(d *device) {
+	p.devices.add(d)
+	p.indexTags(d, d.obj.Tags)
+}
+
+// unindexDevice removes a device from its project's lists.
+func (p *project) unindexDevice(d *device) {
+	p.devices.remove(d)
+	p.unindexTags(d, d.obj.Tags)
+}
+
+func (p *project) indexTags(d *device, tags []string) {
+	if p.byTag == nil {
+		p.byTag = map[string]*seqList[*device]{}
+	}
+	for _, t := range tags {
+		l := p.byTag[t]
+		if l == nil {
+			l = &seqList[*device]{}
+			p.byTag[t] = l
+		}
+		l.add(d)
+	}
+}
+
+func (p *project) unindexTags(d *device, tags []string) {
+	for _, t := range tags {
+		if l := p.byTag[t]; l != nil {
+			l.remove(d)
+			if l.len() == 0 {
+				delete(p.byTag, t)
+			}
+		}
+	}
+}
+
+// taggedDevices lists the project's devices carrying tag, in creation order.
+func (p *project) taggedDevices(tag string) []*device {
+	if l := p.byTag[tag]; l != nil {
+		return l.all()
+	}
+	return nil
+}

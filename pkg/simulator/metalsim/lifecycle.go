@@ -251,6 +251,7 @@ func (s *Simulator) removeDeviceLocked(d *device, at time.Time, outOfBand bool) 
 	})
 	d.gone = true
 	delete(s.devices, d.id())
+	d.project.unindexDevice(d)
 	for _, a := range append([]*ipAssignment(nil), d.ips...) {
 		s.unassignLocked(a)
 	}

@@ -18,6 +18,10 @@ type project struct {
 	createdAt time.Time
 	userID    string
 	bgp       *bgpConfig
+	// devices in creation order, the order of the project's device list,
+	// and the same per tag, for the tag filter adoption lists by.
+	devices seqList[*device]
+	byTag   map[string]*seqList[*device]
 }
 
 func projectHref(id string) string { return apiPrefix + "/projects/" + id }

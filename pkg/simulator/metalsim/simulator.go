@@ -277,17 +277,13 @@ func (s *Simulator) DeleteDeviceOutOfBand(id string) error {
 	return err
 }
 
+// projectDevicesLocked lists the project's devices in creation order; the
+// slice is the index itself, so callers must not keep it across changes.
 func (s *Simulator) projectDevicesLocked(projectID string) []*device {
-	var out []*device
-	for _, d := range s.devices {
-		if d.project.id == projectID {
-			out = append(out, d)
-		}
+	if p, ok := s.projects[projectID]; ok {
+		return p.devices.all()
 	}
-	slices.SortFunc(out, func(a, b *device) int {
-		return cmp.Compare(a.seq, b.seq)
-	})
-	return out
+	return nil
 }
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
