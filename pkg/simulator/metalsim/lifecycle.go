@@ -259,12 +259,10 @@ func (s *Simulator) removeDeviceLocked(d *device, at time.Time, outOfBand bool) 
 		for _, v := range p.vlans {
 			v.detach(p)
 		}
-		delete(s.ports, p.id)
-	}
-	for id, b := range s.batches {
-		if b.port.dev == d {
-			delete(s.batches, id)
+		for _, b := range p.batches {
+			delete(s.batches, b.obj.GetId())
 		}
+		delete(s.ports, p.id)
 	}
 	for _, bs := range d.sessions {
 		delete(s.sessions, bs.obj.GetId())

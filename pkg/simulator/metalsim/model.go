@@ -69,6 +69,8 @@ type port struct {
 	native   *vlan
 	// converting marks a bond with a delayed layer conversion in flight.
 	converting bool
+	// batches are the port's VLAN assignment batches, oldest first.
+	batches []*vlanBatch
 }
 
 func (p *port) isBond() bool { return p.members != nil }
