@@ -123,3 +123,20 @@ func (p *project) taggedDevices(tag string) []*device {
 	}
 	return nil
 }
+
+func (b *ipBlock) sequence() uint64 { return b.seq }
+
+// addBlockLocked stores a new IP block and indexes it in its project.
+func (s *Simulator) addBlockLocked(b *ipBlock) {
+	s.blocks[b.id] = b
+	b.project.blocks.add(b)
+	if !b.management {
+		b.project.elastic.add(b)
+	}
+}
+
+func (s *Simulator) removeBlockLocked(b *ipBlock) {
+	delete(s.blocks, b.id)
+	b.project.blocks.remove(b)
+	b.project.elastic.remove(b)
+}

@@ -1,7 +1,6 @@
 package metalsim
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -44,7 +43,7 @@ func (s *Simulator) addManagementIPLocked(d *device, w ipWant, at time.Time) {
 	}
 	b.assigned = []*ipAssignment{a}
 	d.ips = append(d.ips, a)
-	s.blocks[b.id] = b
+	s.addBlockLocked(b)
 	s.assignments[a.id] = a
 }
 
@@ -54,7 +53,7 @@ func (s *Simulator) unassignLocked(a *ipAssignment) {
 	a.block.assigned = slices.DeleteFunc(a.block.assigned, func(x *ipAssignment) bool { return x == a })
 	delete(s.assignments, a.id)
 	if a.block.management {
-		delete(s.blocks, a.block.id)
+		s.removeBlockLocked(a.block)
 	}
 }
 
@@ -201,7 +200,7 @@ func (s *Simulator) newReservationLocked(p *project, in metalv1.IPReservationReq
 		tags: append([]string{}, in.Tags...), details: in.GetDetails(), customdata: copyMap(in.Customdata),
 		state: state, createdAt: now, seq: s.objSeq,
 	}
-	s.blocks[b.id] = b
+	s.addBlockLocked(b)
 	return b, nil
 }
 
@@ -212,13 +211,16 @@ func (s *Simulator) findIPReservations(c *call) (reply, error) {
 	}
 	pr := c.pagination()
 	types := c.list("types")
-	var blocks []*ipBlock
-	for _, b := range s.blocks {
-		if b.project == p && (len(types) == 0 || slices.Contains(types, string(b.kind))) {
-			blocks = append(blocks, b)
+	blocks := p.blocks.all()
+	if len(types) > 0 {
+		var kept []*ipBlock
+		for _, b := range blocks {
+			if slices.Contains(types, string(b.kind)) {
+				kept = append(kept, b)
+			}
 		}
+		blocks = kept
 	}
-	slices.SortFunc(blocks, func(a, b *ipBlock) int { return cmp.Compare(a.seq, b.seq) })
 	lo, hi := pr.bounds(len(blocks))
 	withAssignments := c.includes().has("assignments")
 	list := metalv1.IPReservationList{IpAddresses: []metalv1.IPReservationListIpAddressesInner{}, Meta: c.meta(len(blocks), pr)}
@@ -272,7 +274,7 @@ func (s *Simulator) deleteIPAddress(c *call) (reply, error) {
 	case len(b.assigned) > 0:
 		return reply{}, errConflict("Unassign every address of this reservation before releasing it")
 	}
-	delete(s.blocks, b.id)
+	s.removeBlockLocked(b)
 	return emptyReply(204)
 }
 
@@ -305,8 +307,8 @@ func (s *Simulator) createIPAssignment(c *call) (reply, error) {
 // checks that it may be assigned to d.
 func (s *Simulator) assignableBlockLocked(d *device, prefix netip.Prefix) (*ipBlock, error) {
 	var block *ipBlock
-	for _, b := range s.blocks {
-		if b.project == d.project && !b.management && b.prefix.Contains(prefix.Addr()) && prefix.Bits() >= b.prefix.Bits() {
+	for _, b := range d.project.elastic.all() {
+		if b.prefix.Contains(prefix.Addr()) && prefix.Bits() >= b.prefix.Bits() {
 			block = b
 			break
 		}
@@ -321,7 +323,9 @@ func (s *Simulator) assignableBlockLocked(d *device, prefix netip.Prefix) (*ipBl
 	case d.port("bond0") == nil || d.port("bond0").layer2:
 		return nil, errConflict("Cannot assign an IP address to a device in Layer 2 mode")
 	}
-	for _, a := range s.assignments {
+	// Blocks never overlap (the allocator never hands an address out
+	// twice), so only this block's assignments can clash.
+	for _, a := range block.assigned {
 		if a.prefix.Overlaps(prefix) {
 			return nil, errConflict("Address %s is already assigned", prefix.Addr())
 		}

@@ -22,6 +22,10 @@ type project struct {
 	// and the same per tag, for the tag filter adoption lists by.
 	devices seqList[*device]
 	byTag   map[string]*seqList[*device]
+	// blocks are the project's IP reservations in creation order, elastic
+	// the ones that are not a device's management block.
+	blocks  seqList[*ipBlock]
+	elastic seqList[*ipBlock]
 }
 
 func projectHref(id string) string { return apiPrefix + "/projects/" + id }
