@@ -57,9 +57,19 @@ func fromDevice(d *metalv1.Device) *Device {
 	}
 	if d.Plan != nil {
 		out.Plan = d.Plan.GetSlug()
+		if out.Plan != "" {
+			p := fromPlan(d.Plan)
+			out.PlanDetails = &p
+		}
 	}
 	if d.Metro != nil {
 		out.Metro = strings.ToLower(d.Metro.GetCode())
+	}
+	if d.Facility != nil {
+		out.Facility = strings.ToLower(d.Facility.GetCode())
+	}
+	if d.TerminationTime != nil {
+		out.TerminationTime = *d.TerminationTime
 	}
 	if d.OperatingSystem != nil {
 		out.OperatingSystem = d.OperatingSystem.GetSlug()

@@ -125,6 +125,14 @@ func TestSimDeviceLifecycle(t *testing.T) {
 	assert.Equal(t, "node-1", d.Hostname)
 	assert.Equal(t, "c3.small.x86", d.Plan)
 	assert.Equal(t, "da", d.Metro)
+	assert.Equal(t, "da11", d.Facility)
+	require.NotNil(t, d.PlanDetails, "a device read carries the plan in full")
+	assert.Equal(t, "c3.small.x86", d.PlanDetails.Slug)
+	assert.Equal(t, []metal.PlanComponent{{Count: 1, Type: "Intel Xeon E-2278G 8-Core Processor @ 3.40GHz"}}, d.PlanDetails.CPUs)
+	assert.Equal(t, "32GB", d.PlanDetails.Memory)
+	assert.Equal(t, []metal.PlanDrive{{Count: 2, Type: "SSD", Size: "480GB", Category: "boot"}}, d.PlanDetails.Drives)
+	assert.Equal(t, []metal.PlanComponent{{Count: 2, Type: "10Gbps"}}, d.PlanDetails.NICs)
+	assert.True(t, d.TerminationTime.IsZero())
 	assert.Equal(t, metal.BillingHourly, d.BillingCycle)
 	assert.Equal(t, metal.OperatingSystemCustomIPXE, d.OperatingSystem)
 	assert.Equal(t, ipxeURL, d.IPXEScriptURL)
@@ -244,11 +252,15 @@ func TestSimBriefListCarriesIdentityOnly(t *testing.T) {
 	assert.Empty(t, d.Ports)
 	assert.Empty(t, d.PublicIPv4())
 	assert.Empty(t, d.Plan, "the plan stays a reference")
+	assert.Nil(t, d.PlanDetails)
+	assert.Empty(t, d.Metro)
+	assert.Empty(t, d.Facility)
+	assert.Empty(t, d.OperatingSystem)
 
 	reqs := e.sim.RequestsFor(metalsim.OpFindProjectDevices)
 	require.Len(t, reqs, 1)
 	assert.NotContains(t, reqs[0].Query, "include=")
-	for _, field := range []string{"userdata", "network_ports", "ip_addresses"} {
+	for _, field := range []string{"userdata", "network_ports", "ip_addresses", "plan", "metro", "facility", "operating_system"} {
 		assert.Contains(t, reqs[0].Query, field)
 	}
 }

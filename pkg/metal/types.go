@@ -95,7 +95,13 @@ type Device struct {
 	// Plan is the plan slug, e.g. c3.small.x86.
 	Plan string
 	// Metro is the lowercase metro code, e.g. da.
-	Metro           string
+	Metro string
+	// Facility is the lowercase code of the data centre, e.g. da11.
+	Facility string
+	// PlanDetails is the plan with its hardware specs when the answer
+	// carried the plan in full (a plain read does); nil when it carried a
+	// reference only (brief lists).
+	PlanDetails     *Plan
 	BillingCycle    string
 	OperatingSystem string
 	IPXEScriptURL   string
@@ -104,8 +110,11 @@ type Device struct {
 	// HardwareReservationID is empty for on-demand devices.
 	HardwareReservationID string
 	Spot                  bool
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
+	// TerminationTime is when the platform will reclaim the device (a spot
+	// device, or any device given a termination time); zero when none.
+	TerminationTime time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 	// ProvisioningPercentage is only reported while provisioning.
 	ProvisioningPercentage float64
 	Ports                  []Port
@@ -168,6 +177,10 @@ func (d *Device) DeepCopy() *Device {
 	}
 	if d.Ports == nil {
 		out.Ports = nil
+	}
+	if d.PlanDetails != nil {
+		p := d.PlanDetails.deepCopy()
+		out.PlanDetails = &p
 	}
 	return &out
 }
@@ -404,6 +417,13 @@ type Plan struct {
 	RAID   bool
 }
 
+func (p Plan) deepCopy() Plan {
+	p.CPUs = append([]PlanComponent(nil), p.CPUs...)
+	p.Drives = append([]PlanDrive(nil), p.Drives...)
+	p.NICs = append([]PlanComponent(nil), p.NICs...)
+	return p
+}
+
 // PlanComponent is a count of CPUs or NICs of one type.
 type PlanComponent struct {
 	Count int
@@ -473,8 +493,9 @@ type ListDevicesOptions struct {
 	Hostname string
 	Metro    string
 	// Brief lists only what tells devices apart: ID, hostname, state, tags,
-	// creation time. Plan, metro and OS stay references; no ports, no
-	// addresses. For lists across a whole project (the orphan sweep).
+	// creation time. Plan, metro, facility and OS stay references; no
+	// ports, no addresses. For lists across a whole project (the orphan
+	// sweep).
 	Brief bool
 }
 

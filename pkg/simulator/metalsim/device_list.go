@@ -72,7 +72,7 @@ func deviceFilter(c *call) (func(*device) bool, bool, error) {
 		add(func(d *device) bool { return d.metro.code == m || d.metro.id == m })
 	}
 	if f := c.query("facility"); f != "" {
-		add(func(d *device) bool { return d.metro.facilityCode == f || d.metro.facilityID == f })
+		add(func(d *device) bool { return d.facility.code == f || d.facility.id == f })
 	}
 	if q := strings.ToLower(c.query("search")); q != "" {
 		add(func(d *device) bool { return deviceMatchesSearch(d, q) })
@@ -135,7 +135,7 @@ func deviceKind(d *device) string {
 func deviceMatchesSearch(d *device, q string) bool {
 	fields := []string{
 		d.hostname(), d.obj.GetDescription(), d.obj.GetShortId(), d.plan.slug, d.plan.name,
-		d.metro.facilityCode, d.metro.facilityName, d.os.name, d.os.slug,
+		d.facility.code, d.facility.name, d.os.name, d.os.slug,
 	}
 	fields = append(fields, d.obj.Tags...)
 	if d.reservation != nil {

@@ -208,6 +208,10 @@ func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroIn
 	if in.BillingCycle != nil {
 		billing = string(*in.BillingCycle)
 	}
+	fac := s.pickFacilityLocked(spec.metro)
+	if spec.reservation != nil {
+		fac = spec.reservation.facility
+	}
 	obj := metalv1.Device{
 		Id: ptr(id), ShortId: ptr(sid), Href: ptr(deviceHref(id)),
 		Hostname:        ptr(hostname),
@@ -227,7 +231,7 @@ func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroIn
 		UpdatedAt:       ptr(now),
 		BondingMode:     ptr(int32(4)),
 		SwitchUuid:      ptr(s.ids.hex(8)),
-		Sos:             ptr(sid + "@sos." + spec.metro.facilityCode + ".platformequinix.com"),
+		Sos:             ptr(sid + "@sos." + fac.code + ".platformequinix.com"),
 		Iqn:             ptr(fmt.Sprintf("iqn.%s.net.packet:device.%s", now.Format("2006-01"), sid)),
 		User:            ptr("root"),
 		SshKeys:         []metalv1.Href{},
@@ -240,7 +244,7 @@ func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroIn
 		obj.SshKeys = append(obj.SshKeys, metalv1.Href{Href: apiPrefix + "/ssh-keys/" + k})
 	}
 	s.objSeq++
-	d := &device{obj: obj, project: p, plan: spec.plan, metro: spec.metro, os: spec.os, seq: s.objSeq, reservation: spec.reservation}
+	d := &device{obj: obj, project: p, plan: spec.plan, metro: spec.metro, facility: fac, os: spec.os, seq: s.objSeq, reservation: spec.reservation}
 	if d.reservation != nil {
 		d.reservation.device = d
 	}
@@ -259,4 +263,11 @@ func copyMap(m map[string]interface{}) map[string]interface{} {
 		out[k] = v
 	}
 	return out
+}
+
+// pickFacilityLocked spreads a metro's devices over its facilities in turn.
+func (s *Simulator) pickFacilityLocked(m metroInfo) facilityInfo {
+	i := s.facilityNext[m.code]
+	s.facilityNext[m.code] = (i + 1) % len(m.facilities)
+	return m.facilities[i]
 }

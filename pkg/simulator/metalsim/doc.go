@@ -91,10 +91,16 @@
 // needs ipxe_script_url or userdata starting with #!ipxe, not both, and
 // ipxe_script_url needs custom_ipxe. Facility-based creates are refused.
 //
-// Nested project, plan, metro, facility and hardware_reservation objects are
-// {"href": ...} unless named in include (plan, metro and facility keep the
-// href in AdditionalProperties since their models have no Href field);
-// exclude reduces them to the href and drops other named fields. Port
+// A device's plan (with its specs: cpus, memory, drives, nics, features),
+// metro, facility and operating system come in full without include, as
+// the API's device reads did (the Equinix CCM reads plan.slug, metro.code
+// and facility.code from a plain GET); project and hardware_reservation are
+// {"href": ...} unless named in include. exclude reduces any of them to the
+// href (plan, metro, facility and operating system keep it in
+// AdditionalProperties since their models have no Href field) and drops
+// other named fields, which is how a brief project list stays brief. A
+// device lands in one of its metro's facilities (da11 or da6 in da, ...),
+// in turn, or in its hardware reservation's. Port
 // virtual_networks are hrefs unless "virtual_networks" (or
 // "network_ports.virtual_networks") is included. Lists paginate with page and
 // per_page (default 10, clamped to 1-1000) and fill meta completely.

@@ -32,11 +32,12 @@ func projectHref(id string) string { return apiPrefix + "/projects/" + id }
 
 type device struct {
 	// obj holds the stored API fields; renderDevice adds the computed ones.
-	obj     metalv1.Device
-	project *project
-	plan    planInfo
-	metro   metroInfo
-	os      osInfo
+	obj      metalv1.Device
+	project  *project
+	plan     planInfo
+	metro    metroInfo
+	facility facilityInfo
+	os       osInfo
 
 	state metalv1.DeviceState
 	// stateAt is when the current state was entered and stateDone when a
@@ -151,6 +152,7 @@ type hwReservation struct {
 	project         *project
 	plan            planInfo
 	metro           metroInfo
+	facility        facilityInfo
 	device          *device
 	provisionableAt time.Time
 	createdAt       time.Time

@@ -98,7 +98,7 @@ func vlanDetail(in includes) vlanRendering {
 
 // deviceRelations are the nested objects that exclude reduces to an href
 // instead of dropping.
-var deviceRelations = []string{"project", "plan", "metro", "facility", "hardware_reservation"}
+var deviceRelations = []string{"project", "plan", "metro", "facility", "hardware_reservation", "operating_system"}
 
 func without(set map[string]bool, names ...string) map[string]bool {
 	out := make(map[string]bool, len(set))
@@ -117,20 +117,27 @@ func (s *Simulator) renderDeviceRelations(out *metalv1.Device, d *device, in inc
 	} else {
 		out.Project = &metalv1.Project{Href: ptr(projectHref(d.project.id))}
 	}
-	if in.has("plan") && !in.excluded("plan") {
+	// Plan, metro and facility come in full without include, as the API's
+	// device reads did (the Equinix CCM reads plan.slug, metro.code and
+	// facility.code from a plain GET); exclude reduces them to the href.
+	if !in.excluded("plan") {
 		out.Plan = ptr(d.plan.plan())
 	} else {
 		out.Plan = &metalv1.Plan{AdditionalProperties: hrefOnly(planHref(d.plan))}
 	}
-	if in.has("metro") && !in.excluded("metro") {
+	if !in.excluded("metro") {
 		out.Metro = d.metro.deviceMetro()
+		out.Metro.AdditionalProperties = hrefOnly(metroHref(d.metro))
 	} else {
 		out.Metro = &metalv1.DeviceMetro{AdditionalProperties: hrefOnly(metroHref(d.metro))}
 	}
-	if in.has("facility") && !in.excluded("facility") {
-		out.Facility = d.metro.facility()
+	if !in.excluded("facility") {
+		out.Facility = d.facility.facility()
 	} else {
-		out.Facility = &metalv1.Facility{AdditionalProperties: hrefOnly(apiPrefix + "/facilities/" + d.metro.facilityID)}
+		out.Facility = &metalv1.Facility{AdditionalProperties: hrefOnly(facilityHref(d.facility))}
+	}
+	if in.excluded("operating_system") {
+		out.OperatingSystem = &metalv1.OperatingSystem{AdditionalProperties: hrefOnly(apiPrefix + "/operating-systems/" + d.os.id)}
 	}
 	if r := d.reservation; r != nil {
 		if in.has("hardware_reservation") && !in.excluded("hardware_reservation") {
@@ -163,7 +170,7 @@ func renderHardwareReservation(r *hwReservation) *metalv1.HardwareReservation {
 		NeedOfService: ptr(false),
 		Plan:          &metalv1.Plan{AdditionalProperties: hrefOnly(planHref(r.plan))},
 		Project:       &metalv1.Project{Href: ptr(projectHref(r.project.id))},
-		Facility:      &metalv1.Facility{AdditionalProperties: hrefOnly(apiPrefix + "/facilities/" + r.metro.facilityID)},
+		Facility:      &metalv1.Facility{AdditionalProperties: hrefOnly(facilityHref(r.facility))},
 	}
 	if r.device != nil {
 		out.Device = &metalv1.Device{Href: ptr(deviceHref(r.device.id()))}

@@ -66,6 +66,7 @@ type Simulator struct {
 	subs         map[int]func(Notification)
 	subSeq       int
 	pending      []Notification
+	facilityNext map[string]int
 
 	delivering sync.Mutex
 	handler    http.Handler
@@ -99,6 +100,7 @@ func New(opts Options) *Simulator {
 		reservations: map[string]*hwReservation{},
 		alloc:        newAllocator(),
 		subs:         map[int]func(Notification){},
+		facilityNext: map[string]int{},
 	}
 	s.handler = s.routes()
 	return s
@@ -151,7 +153,7 @@ func (s *Simulator) AddHardwareReservation(projectID, planSlug, metroCode string
 	now := s.clock.Now()
 	id := s.ids.uuid()
 	s.reservations[id] = &hwReservation{
-		id: id, shortID: shortID(id), project: p, plan: plan, metro: metro,
+		id: id, shortID: shortID(id), project: p, plan: plan, metro: metro, facility: s.pickFacilityLocked(metro),
 		provisionableAt: now, createdAt: now,
 	}
 	return id, nil
