@@ -12,6 +12,7 @@ type Client interface {
 	ProjectID() string
 
 	DeviceClient
+	EventClient
 	PortClient
 	VLANClient
 	IPClient
@@ -43,6 +44,17 @@ type DeviceClient interface {
 	Reboot(ctx context.Context, id string) error
 	// ListDeviceEvents lists a device's events, all pages, newest first.
 	ListDeviceEvents(ctx context.Context, id string) ([]Event, error)
+}
+
+// EventClient reads the project's event log.
+type EventClient interface {
+	// ListProjectEvents lists the events of every device of the project,
+	// newest first, back to opts.Since: it reads pages (newest first, as
+	// the API lists them) until one reaches an event older than Since, so
+	// a poll costs as many pages as events happened since the last one.
+	// Events older than Since are left out; a zero Since reads the whole
+	// log. Event.DeviceID says which device each is about.
+	ListProjectEvents(ctx context.Context, opts ListEventsOptions) ([]Event, error)
 }
 
 // PortClient changes a device's network ports. A call can succeed before the
@@ -122,6 +134,7 @@ const (
 	OpPowerOff             = "PowerOff"
 	OpReboot               = "Reboot"
 	OpListDeviceEvents     = "ListDeviceEvents"
+	OpListProjectEvents    = "ListProjectEvents"
 	OpGetPort              = "GetPort"
 	OpBondPort             = "BondPort"
 	OpDisbondPort          = "DisbondPort"
@@ -154,6 +167,7 @@ const (
 var projectScopedOps = map[string]bool{
 	OpCreateDevice:       true,
 	OpListDevices:        true,
+	OpListProjectEvents:  true,
 	OpListVLANs:          true,
 	OpCreateVLAN:         true,
 	OpReserveIPs:         true,

@@ -152,6 +152,7 @@ func fromVirtualNetwork(v *metalv1.VirtualNetwork) *VirtualNetwork {
 func fromEvent(e *metalv1.Event) Event {
 	return Event{
 		ID:           idOf(e.Id, e.Href),
+		DeviceID:     deviceOfEvent(e.Relationships),
 		Type:         e.GetType(),
 		State:        e.GetState(),
 		Body:         e.GetBody(),
@@ -255,4 +256,15 @@ func fromPlan(p *metalv1.Plan) Plan {
 		out.RAID = s.Features.GetRaid()
 	}
 	return out
+}
+
+// deviceOfEvent finds the device among an event's relationships: the one
+// whose href is /metal/v1/devices/<id>.
+func deviceOfEvent(rel []metalv1.Href) string {
+	for _, r := range rel {
+		if dir, id := path.Split(strings.TrimSuffix(r.Href, "/")); id != "" && strings.HasSuffix(dir, "/devices/") {
+			return id
+		}
+	}
+	return ""
 }

@@ -224,18 +224,3 @@ func (c *sdkClient) action(ctx context.Context, op, id string, in metalv1.Device
 		return c.api.DevicesApi.PerformAction(ctx, id).DeviceActionInput(in).Execute()
 	})
 }
-
-func (c *sdkClient) ListDeviceEvents(ctx context.Context, id string) ([]Event, error) {
-	if err := requireID(OpListDeviceEvents, "device ID", id); err != nil {
-		return nil, err
-	}
-	return paginate(ctx, c, OpListDeviceEvents,
-		func(ctx context.Context, page int32) ([]metalv1.Event, *metalv1.Meta, *http.Response, error) {
-			list, resp, err := c.api.EventsApi.FindDeviceEvents(ctx, id).Page(page).PerPage(perPage).Execute()
-			if list == nil {
-				return nil, nil, resp, err
-			}
-			return list.Events, list.Meta, resp, err
-		},
-		func(e *metalv1.Event) (Event, bool) { return fromEvent(e), true })
-}

@@ -323,12 +323,21 @@ type VirtualNetwork struct {
 
 // Event is one entry of a device's event log. Type and State are free strings.
 type Event struct {
-	ID           string
+	ID string
+	// DeviceID is the device the event is about (from its relationships),
+	// or "" for an event about something else.
+	DeviceID     string
 	Type         string
 	State        string
 	Body         string
 	Interpolated string
 	CreatedAt    time.Time
+}
+
+// ListEventsOptions bounds ListProjectEvents.
+type ListEventsOptions struct {
+	// Since is the oldest time of interest; zero means the whole log.
+	Since time.Time
 }
 
 // IP reservation types.

@@ -56,7 +56,7 @@
 //
 // Devices: POST/GET /projects/{id}/devices, GET/PUT/DELETE /devices/{id},
 // POST /devices/{id}/actions, GET /devices/{id}/userdata,
-// GET /devices/{id}/events, GET /events/{id}. Ports: GET /ports/{id},
+// GET /devices/{id}/events, GET /projects/{id}/events, GET /events/{id}. Ports: GET /ports/{id},
 // POST /ports/{id}/{assign,unassign,bond,disbond}, POST
 // /ports/{id}/convert/{layer-2,layer-3}, POST/DELETE /ports/{id}/native-vlan,
 // POST/GET /ports/{id}/vlan-assignments/batches[/{batch_id}]. VLANs:
@@ -119,6 +119,23 @@
 // port and lands later, so clients must re-read. Native VLANs need the VLAN
 // on the port, at least two VLANs and a layer-2 port (inferred). Disbonding
 // every member of a layer-3 bond is refused (inferred).
+//
+// # Events
+//
+// Device and project event lists page newest first, as the API's did (a
+// Packet build-farm script read /devices/{id}/events?per_page=50 and stopped
+// at the first provisioning.104.01 to take the SSH key posted after the
+// latest boot). Each event has id, href, type, state, body, interpolated
+// (the body with the hostname for "{{ device }}"), created_at and one
+// relationship, the device's href. A project's events outlive the device
+// (its own list answers 404 once it is gone). Recorded: creation, the
+// provisioning steps (provisioning.104.01 "Device connected to DHCP system"
+// on every PXE boot, provisioning.106 and provisioning.109 for a regular
+// OS), state changes, reinstalls, power off/on, reboot and rescue, updates,
+// every port, VLAN and IP change, BGP sessions, the metadata service's user
+// states and phone-homes, maintenance notices, termination notices and
+// reclaims. The types are the Event* constants; those not named after a
+// provisioning code are inferred.
 //
 // # Faults
 //

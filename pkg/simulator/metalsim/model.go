@@ -26,6 +26,8 @@ type project struct {
 	// the ones that are not a device's management block.
 	blocks  seqList[*ipBlock]
 	elastic seqList[*ipBlock]
+	// events of every device of the project, oldest first.
+	events []*eventRec
 }
 
 func projectHref(id string) string { return apiPrefix + "/projects/" + id }
@@ -52,7 +54,7 @@ type device struct {
 
 	ports       []*port
 	ips         []*ipAssignment
-	events      []metalv1.Event
+	events      []*eventRec
 	reservation *hwReservation
 	sessions    []*bgpSession
 }

@@ -14,6 +14,7 @@ const (
 	OpFindDeviceUserdataByID = "findDeviceUserdataByID"
 	OpFindDeviceEvents       = "findDeviceEvents"
 	OpFindEventByID          = "findEventById"
+	OpFindProjectEvents      = "findProjectEvents"
 
 	OpFindPortByID                    = "findPortById"
 	OpAssignPort                      = "assignPort"

@@ -244,12 +244,6 @@ func roundTrip(in, out any) error {
 	return nil
 }
 
-func copyEvent(e metalv1.Event) metalv1.Event {
-	out := e
-	out.Relationships = append([]metalv1.Href(nil), e.Relationships...)
-	return out
-}
-
 // clearJSONFields zeroes the fields of the struct behind ptr whose JSON
 // name is in names, implementing the API's exclude parameter.
 func clearJSONFields(ptr any, names map[string]bool) {

@@ -21,6 +21,7 @@ var apiRoutes = []route{
 	{"POST /devices/{id}/actions", OpPerformAction, func(s *Simulator) handlerFunc { return s.performAction }},
 	{"GET /devices/{id}/userdata", OpFindDeviceUserdataByID, func(s *Simulator) handlerFunc { return s.findDeviceUserdata }},
 	{"GET /devices/{id}/events", OpFindDeviceEvents, func(s *Simulator) handlerFunc { return s.findDeviceEvents }},
+	{"GET /projects/{id}/events", OpFindProjectEvents, func(s *Simulator) handlerFunc { return s.findProjectEvents }},
 	{"GET /events/{id}", OpFindEventByID, func(s *Simulator) handlerFunc { return s.findEventByID }},
 
 	{"GET /ports/{id}", OpFindPortByID, func(s *Simulator) handlerFunc { return s.findPortByID }},

@@ -55,6 +55,7 @@ type Simulator struct {
 	sessions     map[string]*bgpSession
 	batches      map[string]*vlanBatch
 	reservations map[string]*hwReservation
+	events       map[string]*eventRec
 	timers       timerQueue
 	timerSeq     uint64
 	eventSeq     uint64
@@ -98,6 +99,7 @@ func New(opts Options) *Simulator {
 		sessions:     map[string]*bgpSession{},
 		batches:      map[string]*vlanBatch{},
 		reservations: map[string]*hwReservation{},
+		events:       map[string]*eventRec{},
 		alloc:        newAllocator(),
 		subs:         map[int]func(Notification){},
 		facilityNext: map[string]int{},
@@ -239,7 +241,7 @@ func (s *Simulator) DeviceEvents(id string) ([]metalv1.Event, error) {
 	}
 	out := make([]metalv1.Event, 0, len(d.events))
 	for i := len(d.events) - 1; i >= 0; i-- {
-		out = append(out, copyEvent(d.events[i]))
+		out = append(out, copyEvent(d.events[i].ev))
 	}
 	return out, nil
 }
