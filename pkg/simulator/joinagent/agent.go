@@ -7,9 +7,11 @@
 // os.hostname and keeps its heartbeat fresh. On failure no Node appears and a
 // device event (harvester.install.failed) says why, without any token.
 //
-// Afterwards the Node follows its device: reinstalling, powering off, rescue
-// and deletion stop the kubelet (Ready=Unknown, no more heartbeats); power on
-// and reboot start it again. Tests drive the Ready condition directly with
+// Afterwards the Node follows its device: reinstalling, powering off, a
+// reboot or rescue going down, deprovisioning (a delete or a reclaim) and
+// deletion stop the kubelet (Ready=Unknown, no more heartbeats, as the node
+// lifecycle controller marks a node whose kubelet went quiet); booting from
+// disk after a power on or reboot starts it again (Ready=True). Tests drive the Ready condition directly with
 // SetNodeNotReady, SetNodeReady, ServerDown and DeleteNode. Node writes caused
 // by notifications run in notification order on the agent's own goroutine,
 // so the Metal API never waits on the apiserver.
@@ -161,6 +163,11 @@ func (a *Agent) notify(n metalsim.Notification) {
 		a.stopped(n.DeviceID, "the server was deleted", true)
 	case metalsim.DevicePoweredOff:
 		a.stopped(n.DeviceID, "the server is powered off", false)
+	case metalsim.DeviceRebooting:
+		// The host goes down; its boot (DeviceBooted) starts the kubelet
+		// again, or runs the installer with always_pxe.
+		a.cancelPending(n.DeviceID)
+		a.stopped(n.DeviceID, "the server is rebooting", false)
 	case metalsim.DeviceNetworkChanged:
 		a.writes.push(func(ctx context.Context) { a.networkChanged(ctx, n) })
 	case metalsim.DeviceStateChanged:

@@ -58,7 +58,15 @@ func (s *Simulator) createDevice(c *call) (reply, error) {
 	if f := s.createFaultLocked(FaultProvisionFailure, spec.plan.slug, spec.metro.code); f != nil {
 		d.failProvision = true
 	}
+	if in.GetSpotInstance() {
+		if f := s.createFaultLocked(FaultSpotReclaim, spec.plan.slug, spec.metro.code); f != nil {
+			d.reclaimLead = ptr(f.LeadTime)
+		}
+	}
 	s.startProvisionLocked(d, c.now)
+	if t := in.TerminationTime; t != nil {
+		s.setTerminationLocked(d, *t, c.now)
+	}
 	return jsonReply(201, s.renderDevice(d, c.includes(), c.now))
 }
 
@@ -99,6 +107,9 @@ func (s *Simulator) validateCreateLocked(p *project, in metalv1.DeviceCreateInMe
 	errs = append(errs, ipxeProblems(in.OperatingSystem, in.GetIpxeScriptUrl(), in.GetUserdata())...)
 	if in.GetSpotInstance() && in.GetSpotPriceMax() <= 0 {
 		errs = append(errs, "Spot price max must be greater than 0 for spot instances")
+	}
+	if t := in.TerminationTime; t != nil && !t.After(now) {
+		errs = append(errs, "Termination time must be in the future")
 	}
 	for _, k := range in.ProjectSshKeys {
 		if !uuidRE.MatchString(k) {
@@ -214,27 +225,26 @@ func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroIn
 	}
 	obj := metalv1.Device{
 		Id: ptr(id), ShortId: ptr(sid), Href: ptr(deviceHref(id)),
-		Hostname:        ptr(hostname),
-		Description:     in.Description,
-		Tags:            append([]string{}, in.Tags...),
-		BillingCycle:    ptr(billing),
-		AlwaysPxe:       ptr(in.GetAlwaysPxe()),
-		IpxeScriptUrl:   in.IpxeScriptUrl,
-		Userdata:        ptr(in.GetUserdata()),
-		Customdata:      copyMap(in.Customdata),
-		Locked:          ptr(in.GetLocked()),
-		NetworkFrozen:   ptr(in.GetNetworkFrozen()),
-		SpotInstance:    ptr(in.GetSpotInstance()),
-		SpotPriceMax:    in.SpotPriceMax,
-		TerminationTime: in.TerminationTime,
-		CreatedAt:       ptr(now),
-		UpdatedAt:       ptr(now),
-		BondingMode:     ptr(int32(4)),
-		SwitchUuid:      ptr(s.ids.hex(8)),
-		Sos:             ptr(sid + "@sos." + fac.code + ".platformequinix.com"),
-		Iqn:             ptr(fmt.Sprintf("iqn.%s.net.packet:device.%s", now.Format("2006-01"), sid)),
-		User:            ptr("root"),
-		SshKeys:         []metalv1.Href{},
+		Hostname:      ptr(hostname),
+		Description:   in.Description,
+		Tags:          append([]string{}, in.Tags...),
+		BillingCycle:  ptr(billing),
+		AlwaysPxe:     ptr(in.GetAlwaysPxe()),
+		IpxeScriptUrl: in.IpxeScriptUrl,
+		Userdata:      ptr(in.GetUserdata()),
+		Customdata:    copyMap(in.Customdata),
+		Locked:        ptr(in.GetLocked()),
+		NetworkFrozen: ptr(in.GetNetworkFrozen()),
+		SpotInstance:  ptr(in.GetSpotInstance()),
+		SpotPriceMax:  in.SpotPriceMax,
+		CreatedAt:     ptr(now),
+		UpdatedAt:     ptr(now),
+		BondingMode:   ptr(int32(4)),
+		SwitchUuid:    ptr(s.ids.hex(8)),
+		Sos:           ptr(sid + "@sos." + fac.code + ".platformequinix.com"),
+		Iqn:           ptr(fmt.Sprintf("iqn.%s.net.packet:device.%s", now.Format("2006-01"), sid)),
+		User:          ptr("root"),
+		SshKeys:       []metalv1.Href{},
 		CreatedBy: &metalv1.DeviceCreatedBy{
 			Id: p.userID, ShortId: shortID(p.userID), FullName: ptr("Simulator User"),
 			Email: ptr("user@example.com"), Href: ptr(apiPrefix + "/users/" + p.userID),

@@ -39,7 +39,9 @@
 //   - InjectFault(Fault) FaultID, RemoveFault, ClearFaults, FaultFired.
 //   - Devices(projectID), Device(id), DeviceNetwork(id), DeviceEvents(id):
 //     deep copies with every nested object included.
-//   - DeleteDeviceOutOfBand(id), AddDeviceEvent(deviceID, type, body).
+//   - DeleteDeviceOutOfBand(id), AddDeviceEvent(deviceID, type, body),
+//     AddMaintenanceEvent(deviceID, start, message),
+//     SetTerminationTime(deviceID, t) (zero t clears it).
 //   - Subscribe(func(Notification)) (unsubscribe func()), Tick(),
 //     RunTicker(ctx, interval).
 //   - NewFakeClock(start) *FakeClock with Now, Advance and Set.
@@ -80,8 +82,16 @@
 // iPXE script is handed out (Timings.IPXEBoot), a regular OS after
 // Timings.Provision. Reinstall: reinstalling -> active (the disk wipe is
 // skipped only with preserve_data and deprovision_fast). power_off:
-// powering_off -> inactive; power_on: powering_on -> active; reboot and
-// rescue keep the device active. Delete: deprovisioning -> gone (GET 404).
+// powering_off -> inactive after Timings.Power; power_on: powering_on ->
+// active; reboot and rescue keep the device active while the host is down
+// for Timings.Power (DeviceRebooting, then DeviceBooted). Every action is
+// recorded as events. Delete: deprovisioning -> gone (GET 404).
+//
+// termination_time is acted on, for spot and any other device: at that time
+// the device is reclaimed (instance.reclaimed, deprovisioning, then gone;
+// notifications carry Reclaimed). Setting it (at create, which refuses a
+// time not in the future, through SetTerminationTime, or by a
+// FaultSpotReclaim) records an instance.termination_scheduled notice.
 // Deleting while queued or provisioning answers 422 "Cannot delete a device
 // while it is provisioning"; deleting a locked, reinstalling or already
 // deprovisioning device answers 422 too (inferred); force_delete is accepted
@@ -146,14 +156,18 @@
 // Operations are named), FaultLatency, FaultDropConnection (transport error;
 // with AfterStore a create is stored although the client never sees it),
 // FaultProvisionFailure and FaultNoCapacity (422 {"errors":["There aren't
-// available servers in that metro"]}), both narrowed by Plan and Metro.
+// available servers in that metro"]}), both narrowed by Plan and Metro, and
+// FaultSpotReclaim (a matching spot device is reclaimed LeadTime after it
+// turns active, with a notice then). Actions narrows a fault on
+// performAction to action types (power_off, power_on, reboot, ...).
 // Probabilities draw from a generator seeded with Options.Seed.
 //
 // # Notifications
 //
 // Subscribe receives a Notification for every device transition:
 // DeviceCreated, DeviceStateChanged, DeviceBooted (with Boot: reason, whether
-// iPXE ran, the script URL or the #!ipxe userdata), DevicePoweredOff,
+// iPXE ran, the script URL or the #!ipxe userdata), DeviceRebooting (a
+// reboot or rescue took the host down), DevicePoweredOff,
 // DeviceNetworkChanged, DeviceUpdated and DeviceDeleted (OutOfBand for
 // DeleteDeviceOutOfBand). Each carries the userdata, the network state (type,
 // MACs per port, VLANs, addresses) and a full device snapshot. Transitions

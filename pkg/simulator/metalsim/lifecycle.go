@@ -77,6 +77,10 @@ func (s *Simulator) finishProvisionLocked(d *device, at time.Time) {
 	}
 	s.setStateLocked(d, metalv1.DEVICESTATE_ACTIVE, at, EventActive, "{{ device }} is active")
 	s.bootLocked(d, at, BootProvision, false)
+	if lead := d.reclaimLead; lead != nil {
+		d.reclaimLead = nil
+		s.setTerminationLocked(d, at.Add(*lead), at)
+	}
 }
 
 // dhcpBody is the body of the API's provisioning.104.01 event, posted
@@ -225,6 +229,7 @@ func (s *Simulator) powerOnLocked(d *device, now time.Time) {
 func (s *Simulator) rebootLocked(d *device, now time.Time, reason BootReason, eventType, body string) {
 	d.gen++
 	s.recordEventLocked(d, now, eventType, "success", body)
+	s.notifyLocked(DeviceRebooting, d, now, func(n *Notification) { n.Boot = &Boot{Reason: reason, OperatingSystem: d.os.slug} })
 	s.afterLocked(d, now, s.timings.Power, func(at time.Time) { s.bootLocked(d, at, reason, false) })
 }
 

@@ -51,6 +51,14 @@ type device struct {
 	seq           uint64 // creation order, the order of project lists
 	failProvision bool
 	gone          bool
+	// termGen is bumped whenever the termination time changes, so the
+	// reclaim scheduled for an older one does nothing.
+	termGen uint64
+	// reclaimLead, set by FaultSpotReclaim, gives the device a termination
+	// notice this long before its reclaim once it turns active.
+	reclaimLead *time.Duration
+	// reclaimed marks a device taken back at its termination time.
+	reclaimed bool
 
 	ports       []*port
 	ips         []*ipAssignment

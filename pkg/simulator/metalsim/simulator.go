@@ -250,6 +250,23 @@ func (s *Simulator) DeviceEvents(id string) ([]metalv1.Event, error) {
 // logged it; body may use "{{ device }}" for the hostname. A join agent uses
 // it to report install outcomes.
 func (s *Simulator) AddDeviceEvent(deviceID, eventType, body string) error {
+	return s.AddDeviceEventWithState(deviceID, eventType, "info", body)
+}
+
+// AddMaintenanceEvent records a maintenance notice on the device, as the
+// platform posted before work on a server's hardware or its switch: an
+// EventMaintenance saying when it starts and what, for an alert or a
+// drain to react to. It changes nothing else.
+func (s *Simulator) AddMaintenanceEvent(deviceID string, start time.Time, message string) error {
+	if message == "" {
+		message = "hardware maintenance"
+	}
+	return s.AddDeviceEventWithState(deviceID, EventMaintenance, "scheduled",
+		fmt.Sprintf("Maintenance of {{ device }} is scheduled for %s: %s", start.UTC().Format(time.RFC3339), message))
+}
+
+// AddDeviceEventWithState is AddDeviceEvent with the event's state.
+func (s *Simulator) AddDeviceEventWithState(deviceID, eventType, state, body string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -258,7 +275,7 @@ func (s *Simulator) AddDeviceEvent(deviceID, eventType, body string) error {
 	if !ok {
 		return fmt.Errorf("device %s: %w", deviceID, ErrNotFound)
 	}
-	s.recordEventLocked(d, now, eventType, "info", body)
+	s.recordEventLocked(d, now, eventType, state, body)
 	return nil
 }
 
