@@ -17,6 +17,7 @@ type Client interface {
 	VLANClient
 	IPClient
 	BGPClient
+	CapacityClient
 
 	// ListPlans lists every hardware plan.
 	ListPlans(ctx context.Context) ([]Plan, error)
@@ -55,6 +56,19 @@ type EventClient interface {
 	// Events older than Since are left out; a zero Since reads the whole
 	// log. Event.DeviceID says which device each is about.
 	ListProjectEvents(ctx context.Context, opts ListEventsOptions) ([]Event, error)
+}
+
+// CapacityClient reads what the project may provision on: its reserved
+// servers and the spot market.
+type CapacityClient interface {
+	// ListHardwareReservations lists the project's hardware reservations,
+	// all pages, in the API's order.
+	ListHardwareReservations(ctx context.Context) ([]HardwareReservation, error)
+	// GetHardwareReservation reads one; a 404 is NotFound.
+	GetHardwareReservation(ctx context.Context, id string) (*HardwareReservation, error)
+	// ListSpotPrices lists the current spot market price of every plan in
+	// every metro.
+	ListSpotPrices(ctx context.Context) ([]SpotPrice, error)
 }
 
 // PortClient changes a device's network ports. A call can succeed before the
@@ -160,18 +174,23 @@ const (
 	OpCreateBGPSession     = "CreateBGPSession"
 	OpListBGPNeighbors     = "ListBGPNeighbors"
 	OpListPlans            = "ListPlans"
+
+	OpListHardwareReservations = "ListHardwareReservations"
+	OpGetHardwareReservation   = "GetHardwareReservation"
+	OpListSpotPrices           = "ListSpotPrices"
 )
 
 // projectScopedOps address the project from the credentials, so a 404 means
 // the project ID is wrong, not that an object is gone.
 var projectScopedOps = map[string]bool{
-	OpCreateDevice:       true,
-	OpListDevices:        true,
-	OpListProjectEvents:  true,
-	OpListVLANs:          true,
-	OpCreateVLAN:         true,
-	OpReserveIPs:         true,
-	OpListIPReservations: true,
-	OpGetBGPConfig:       true,
-	OpCreateBGPConfig:    true,
+	OpCreateDevice:             true,
+	OpListDevices:              true,
+	OpListHardwareReservations: true,
+	OpListProjectEvents:        true,
+	OpListVLANs:                true,
+	OpCreateVLAN:               true,
+	OpReserveIPs:               true,
+	OpListIPReservations:       true,
+	OpGetBGPConfig:             true,
+	OpCreateBGPConfig:          true,
 }

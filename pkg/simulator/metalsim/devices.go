@@ -47,7 +47,13 @@ func (s *Simulator) createDevice(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if in.GetSpotInstance() {
+		if err := s.takeSpotLocked(spec.metro, spec.plan, float64(in.GetSpotPriceMax())); err != nil {
+			return reply{}, err
+		}
+	}
 	if f := s.createFaultLocked(FaultNoCapacity, spec.plan.slug, spec.metro.code); f != nil {
+		s.releaseSpotPlaceLocked(in.GetSpotInstance(), spec)
 		msg := f.Message
 		if msg == "" {
 			msg = "There aren't available servers in that metro"
@@ -180,32 +186,6 @@ func requestedIPs(in []metalv1.IPAddress) ([]ipWant, []string) {
 		return nil, []string{"A private IPv4 address is required"}
 	}
 	return out, nil
-}
-
-func (s *Simulator) pickReservationLocked(p *project, id string, plan planInfo, metro metroInfo, now time.Time) (*hwReservation, error) {
-	if id == "next-available" {
-		for _, rid := range sortedKeys(s.reservations) {
-			r := s.reservations[rid]
-			if r.project == p && r.plan.slug == plan.slug && r.metro.code == metro.code &&
-				r.device == nil && !now.Before(r.provisionableAt) {
-				return r, nil
-			}
-		}
-		return nil, errInvalid(fmt.Sprintf("No provisionable hardware reservations for plan %s in metro %s", plan.slug, metro.code))
-	}
-	r, ok := s.reservations[id]
-	if !ok || r.project != p {
-		return nil, errInvalid("Hardware reservation not found")
-	}
-	switch {
-	case r.plan.slug != plan.slug:
-		return nil, errInvalid(fmt.Sprintf("Hardware reservation is for plan %s", r.plan.slug))
-	case r.metro.code != metro.code:
-		return nil, errInvalid(fmt.Sprintf("Hardware reservation is in metro %s", r.metro.code))
-	case r.device != nil || now.Before(r.provisionableAt):
-		return nil, errInvalid("Hardware reservation is not provisionable")
-	}
-	return r, nil
 }
 
 func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroInput, spec deviceSpec, now time.Time) *device {

@@ -107,7 +107,7 @@ func TestCreateDeviceValidation(t *testing.T) {
 		}, "private IPv4 address is required"},
 		{"unknown hardware reservation", func(in *metalv1.DeviceCreateInMetroInput) {
 			in.HardwareReservationId = ptr("0b8f0bd4-1e6e-4c0e-9d8a-2f8d4b6a7c01")
-		}, "Hardware reservation not found"},
+		}, "is not a valid hardware reservation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

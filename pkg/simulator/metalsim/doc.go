@@ -31,7 +31,10 @@
 //     every step complete on the next access (DefaultTimings has realistic
 //     durations, Timings.Scale shrinks them for a standalone server).
 //   - AddProject(token, projectID): a token may hold several projects.
-//   - AddHardwareReservation(projectID, plan, metro) (id, error).
+//   - AddHardwareReservation(projectID, plan, metro) (id, error),
+//     AddHardwareReservations(projectID, HardwareReservation{Plan, Metro,
+//     Facility, Spare}, count) (ids, error).
+//   - SetSpotMarket(SpotMarket{Metro, Plan, Price, Capacity}).
 //   - Handler() http.Handler; NewServer(sim, addr) (*Server, error) with
 //     Server.URL ending in /metal/v1, Server.RootURL and Server.Close.
 //   - Requests(), RequestsFor(op), ResetRequests(): the request log (method,
@@ -129,6 +132,32 @@
 // port and lands later, so clients must re-read. Native VLANs need the VLAN
 // on the port, at least two VLANs and a layer-2 port (inferred). Disbonding
 // every member of a layer-3 bond is refused (inferred).
+//
+// # Hardware reservations and the spot market
+//
+// GET /projects/{id}/hardware-reservations (paginated, creation order;
+// query, state and provisionable=only filters) and GET
+// /hardware-reservations/{id} carry id, short_id, href, created_at, plan and
+// facility in full, project and device as hrefs unless included,
+// provisionable, spare, need_of_service, switch_uuid and custom_rate. A
+// reservation is provisionable when it has no device, is no spare and
+// Timings.ReservationRelease has passed since its last device went away.
+// Creates with hardware_reservation_id answer 422: "<id> is not a valid
+// hardware reservation" for an unknown or foreign ID and "There are no
+// available hardware reservations for selected plan and facility" when
+// next-available finds none (both the API's wording); for one in use, of
+// another plan, in another metro, a spare, or released too recently
+// ("not provisionable yet, try again in a few minutes") the wording is
+// inferred. next-available takes the first provisionable one of the plan
+// in the metro.
+//
+// GET /market/spot/prices/metros and GET /market/spot/prices (per facility)
+// answer the SDK's report models: location code -> plan slug -> {price}. A
+// price is 30% of the plan's on-demand rate unless SetSpotMarket set one;
+// capacity is unlimited unless set. A spot create whose spot_price_max is
+// below the price, or with the metro's spot capacity for the plan in use,
+// is refused with a 422 (wording inferred; the capacity one says
+// "capacity").
 //
 // # Events
 //

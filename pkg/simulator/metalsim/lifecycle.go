@@ -272,6 +272,7 @@ func (s *Simulator) removeDeviceLocked(d *device, at time.Time, outOfBand bool) 
 		n.PreviousState = prev
 	})
 	d.gone = true
+	s.releaseSpotLocked(d)
 	delete(s.devices, d.id())
 	d.project.unindexDevice(d)
 	for _, a := range append([]*ipAssignment(nil), d.ips...) {

@@ -28,6 +28,8 @@ type project struct {
 	elastic seqList[*ipBlock]
 	// events of every device of the project, oldest first.
 	events []*eventRec
+	// reservations are the project's hardware reservations in creation order.
+	reservations seqList[*hwReservation]
 }
 
 func projectHref(id string) string { return apiPrefix + "/projects/" + id }
@@ -164,8 +166,11 @@ type hwReservation struct {
 	metro           metroInfo
 	facility        facilityInfo
 	device          *device
+	spare           bool
+	switchUUID      string
 	provisionableAt time.Time
 	createdAt       time.Time
+	seq             uint64
 }
 
 func hwReservationHref(id string) string { return apiPrefix + "/hardware-reservations/" + id }

@@ -141,7 +141,7 @@ func (s *Simulator) renderDeviceRelations(out *metalv1.Device, d *device, in inc
 	}
 	if r := d.reservation; r != nil {
 		if in.has("hardware_reservation") && !in.excluded("hardware_reservation") {
-			out.HardwareReservation = renderHardwareReservation(r)
+			out.HardwareReservation = ptr(s.renderHardwareReservation(r, includes{}, s.clock.Now()))
 		} else {
 			out.HardwareReservation = &metalv1.HardwareReservation{Href: ptr(hwReservationHref(r.id))}
 		}
@@ -157,25 +157,6 @@ func renderProject(p *project) *metalv1.Project {
 		UpdatedAt: ptr(p.createdAt),
 		BgpConfig: &metalv1.Href{Href: projectHref(p.id) + "/bgp-config"},
 	}
-}
-
-func renderHardwareReservation(r *hwReservation) *metalv1.HardwareReservation {
-	out := &metalv1.HardwareReservation{
-		Id:            ptr(r.id),
-		ShortId:       ptr(r.shortID),
-		Href:          ptr(hwReservationHref(r.id)),
-		CreatedAt:     ptr(r.createdAt),
-		Provisionable: ptr(r.device == nil),
-		Spare:         ptr(false),
-		NeedOfService: ptr(false),
-		Plan:          &metalv1.Plan{AdditionalProperties: hrefOnly(planHref(r.plan))},
-		Project:       &metalv1.Project{Href: ptr(projectHref(r.project.id))},
-		Facility:      &metalv1.Facility{AdditionalProperties: hrefOnly(facilityHref(r.facility))},
-	}
-	if r.device != nil {
-		out.Device = &metalv1.Device{Href: ptr(deviceHref(r.device.id()))}
-	}
-	return out
 }
 
 // deviceActions lists the actions the device accepts in state.

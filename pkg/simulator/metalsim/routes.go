@@ -57,6 +57,12 @@ var apiRoutes = []route{
 	{"GET /bgp/sessions/{id}", OpFindBgpSessionByID, func(s *Simulator) handlerFunc { return s.findBgpSessionByID }},
 	{"DELETE /bgp/sessions/{id}", OpDeleteBgpSession, func(s *Simulator) handlerFunc { return s.deleteBgpSession }},
 
+	{"GET /projects/{id}/hardware-reservations", OpFindProjectHardwareReservations, func(s *Simulator) handlerFunc { return s.findProjectHardwareReservations }},
+	{"GET /hardware-reservations/{id}", OpFindHardwareReservationByID, func(s *Simulator) handlerFunc { return s.findHardwareReservation }},
+
+	{"GET /market/spot/prices", OpFindSpotMarketPrices, func(s *Simulator) handlerFunc { return s.findSpotMarketPrices }},
+	{"GET /market/spot/prices/metros", OpFindMetroSpotMarketPrices, func(s *Simulator) handlerFunc { return s.findMetroSpotMarketPrices }},
+
 	{"GET /plans", OpFindPlans, func(s *Simulator) handlerFunc { return s.findPlans }},
 	{"GET /locations/metros", OpFindMetros, func(s *Simulator) handlerFunc { return s.findMetros }},
 	{"GET /locations/metros/{id}", OpGetMetro, func(s *Simulator) handlerFunc { return s.getMetro }},

@@ -68,6 +68,7 @@ type Simulator struct {
 	subSeq       int
 	pending      []Notification
 	facilityNext map[string]int
+	spot         map[spotKey]*spotMarket
 
 	delivering sync.Mutex
 	handler    http.Handler
@@ -103,6 +104,7 @@ func New(opts Options) *Simulator {
 		alloc:        newAllocator(),
 		subs:         map[int]func(Notification){},
 		facilityNext: map[string]int{},
+		spot:         map[spotKey]*spotMarket{},
 	}
 	s.handler = s.routes()
 	return s
@@ -132,33 +134,6 @@ func (s *Simulator) AddProject(token, projectID string) {
 		s.tokens[token] = map[string]bool{}
 	}
 	s.tokens[token][projectID] = true
-}
-
-// AddHardwareReservation adds a provisionable hardware reservation of plan
-// in metro to the project and returns its ID, for creates with
-// hardware_reservation_id.
-func (s *Simulator) AddHardwareReservation(projectID, planSlug, metroCode string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.projects[projectID]
-	if !ok {
-		return "", fmt.Errorf("project %s: %w", projectID, ErrNotFound)
-	}
-	plan, ok := findPlan(planSlug)
-	if !ok {
-		return "", fmt.Errorf("plan %s: %w", planSlug, ErrNotFound)
-	}
-	metro, ok := findMetro(metroCode)
-	if !ok {
-		return "", fmt.Errorf("metro %s: %w", metroCode, ErrNotFound)
-	}
-	now := s.clock.Now()
-	id := s.ids.uuid()
-	s.reservations[id] = &hwReservation{
-		id: id, shortID: shortID(id), project: p, plan: plan, metro: metro, facility: s.pickFacilityLocked(metro),
-		provisionableAt: now, createdAt: now,
-	}
-	return id, nil
 }
 
 // Tick applies every transition that is due and delivers the resulting
