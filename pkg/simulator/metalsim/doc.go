@@ -131,7 +131,9 @@
 // non-zero Timings.PortConversion the conversion answers with the unchanged
 // port and lands later, so clients must re-read. Native VLANs need the VLAN
 // on the port, at least two VLANs and a layer-2 port (inferred). Disbonding
-// every member of a layer-3 bond is refused (inferred).
+// every member of a layer-3 bond is accepted, as the live API did (metal-cli's
+// port convert disbonds before it converts, and its end-to-end tests ran
+// that); the bond keeps its layer and addresses until it is converted.
 //
 // # Hardware reservations and the spot market
 //

@@ -108,9 +108,10 @@ func (s *Simulator) disbondPort(c *call) (reply, error) {
 		// gone (packngo #231).
 		return reply{}, errConflict("Unassign the VLANs of %s before changing its bonding", bond.name)
 	}
-	if left == 0 && !bond.layer2 {
-		return reply{}, errConflict("Cannot disbond every port of %s while it is in Layer 3 mode, convert it to Layer 2 first", bond.name)
-	}
+	// Disbonding every port of a layer-3 bond is accepted: metal-cli's
+	// port convert disbonds before it converts, and its end-to-end tests
+	// ran that against the live API. The bond keeps its layer and
+	// addresses until it is converted.
 	if left == 0 && len(bond.vlans) > 0 {
 		return reply{}, errConflict("%s has VLANs assigned, unassign them before disbonding it", bond.name)
 	}
