@@ -193,6 +193,28 @@
 // performAction to action types (power_off, power_on, reboot, ...).
 // Probabilities draw from a generator seeded with Options.Seed.
 //
+// # Admin API
+//
+// Under /_sim (AdminPrefix), outside /metal/v1, for loopback clients only
+// (others get 403) and without a token; JSON in and out, errors as
+// {"error": "..."}:
+//
+//	GET    /_sim/faults                  {"faults":[{"id","fired","fault"}]}
+//	POST   /_sim/faults                  a Fault -> 201 {"id","fired","fault"}
+//	DELETE /_sim/faults/{id}             204 (404 unknown)
+//	DELETE /_sim/faults                  204, clears every fault
+//	PUT    /_sim/devices/{id}/termination-time  {"termination_time": RFC 3339 or null}
+//	POST   /_sim/devices/{id}/maintenance       {"start": RFC 3339, "message": "..."}
+//	DELETE /_sim/devices/{id}            out-of-band delete
+//	POST   /_sim/projects/{id}/hardware-reservations
+//	                                     {"plan","metro","facility","spare","count"} -> 201 {"ids":[...]}
+//	PUT    /_sim/spot-market             {"metro","plan","price","capacity"}
+//
+// A Fault in JSON has the Go fields in snake_case (kind, operations,
+// actions, probability, count, status, body, content_type, message,
+// retry_after, latency, lead_time, after_store, plan, metro), durations as Go
+// duration strings ("2s"); unknown fields and kinds are refused with 400.
+//
 // # Notifications
 //
 // Subscribe receives a Notification for every device transition:

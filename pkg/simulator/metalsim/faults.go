@@ -99,11 +99,13 @@ func (s *Simulator) InjectFault(f Fault) FaultID {
 	return s.faultSeq
 }
 
-// RemoveFault removes one fault.
-func (s *Simulator) RemoveFault(id FaultID) {
+// RemoveFault removes one fault and reports whether it was there.
+func (s *Simulator) RemoveFault(id FaultID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := len(s.faults)
 	s.faults = slices.DeleteFunc(s.faults, func(e *faultEntry) bool { return e.id == id })
+	return len(s.faults) < n
 }
 
 // ClearFaults removes every fault.

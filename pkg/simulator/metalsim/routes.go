@@ -86,6 +86,7 @@ func (s *Simulator) routes() http.Handler {
 	for _, rt := range metadataRoutes {
 		mux.Handle(rt.pattern, s.endpoint(metadataRoute, rt.op, rt.h(s)))
 	}
+	s.adminRoutes(mux)
 	// Catch-alls answer JSON 404s (and keep ServeMux from answering 405s in
 	// plain text); API paths still need a valid token first.
 	mux.Handle(apiPrefix+"/", s.endpoint(apiRoute, "", notFoundHandler))
