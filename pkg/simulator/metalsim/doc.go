@@ -52,7 +52,19 @@
 // Package standalone (Start) serves a simulator on the real clock with a
 // ticker, a progress log and optionally the node-join agent; it backs the
 // `harvester-equinix-addon simulator` command, which prints its base URL as
-// the first line of stdout.
+// the first line of stdout. The command seeds projects, tokens, hardware
+// reservations and spot prices from flags (--token/--project-id,
+// --extra-project <token>:<project-id>, --hardware-reservation
+// <project-id>:<plan>:<metro or facility>[:<count>]) or from --seed-file,
+// YAML or JSON:
+//
+//	projects:
+//	  - id: <project UUID>
+//	    tokens: [<token>, ...]
+//	    hardware_reservations:
+//	      - {plan: c3.small.x86, metro: da, facility: da11, count: 3, spare: false}
+//	spot_market:
+//	  - {metro: da, plan: c3.small.x86, price: 0.25, capacity: 10}
 //
 // Operation names (OpCreateDevice = "createDevice", ...) are the OpenAPI
 // operationIds behind the SDK methods; faults and the request log use them.
