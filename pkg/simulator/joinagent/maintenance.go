@@ -30,34 +30,39 @@ func (a *Agent) EmulateMaintenance(ctx context.Context, interval time.Duration) 
 			return
 		case <-t.C:
 		}
-		nodes, err := a.opts.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
+		a.maintenancePass(ctx)
+	}
+}
+
+// maintenancePass moves every node whose drain was requested one step on.
+func (a *Agent) maintenancePass(ctx context.Context) {
+	nodes, err := a.opts.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, n := range nodes.Items {
+		if n.Annotations[annotationDrainRequested] != "true" {
 			continue
 		}
-		for _, n := range nodes.Items {
-			if n.Annotations[annotationDrainRequested] != "true" {
-				continue
+		next := "running"
+		switch n.Annotations[annotationMaintainStatus] {
+		case "running":
+			next = "completed"
+		case "completed":
+			continue
+		}
+		patch := `{"spec":{"unschedulable":true},"metadata":{"annotations":{"` + annotationMaintainStatus + `":"` + next + `"}}}`
+		// Record the completion before the write that makes it visible, so
+		// that nothing reacting to it can seem to come first.
+		at := time.Now()
+		_, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		if err == nil && next == "completed" {
+			a.mu.Lock()
+			if a.maintained == nil {
+				a.maintained = map[string]time.Time{}
 			}
-			next := "running"
-			switch n.Annotations[annotationMaintainStatus] {
-			case "running":
-				next = "completed"
-			case "completed":
-				continue
-			}
-			patch := `{"spec":{"unschedulable":true},"metadata":{"annotations":{"` + annotationMaintainStatus + `":"` + next + `"}}}`
-			// Record the completion before the write that makes it visible, so
-			// that nothing reacting to it can seem to come first.
-			at := time.Now()
-			_, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-			if err == nil && next == "completed" {
-				a.mu.Lock()
-				if a.maintained == nil {
-					a.maintained = map[string]time.Time{}
-				}
-				a.maintained[n.Name] = at
-				a.mu.Unlock()
-			}
+			a.maintained[n.Name] = at
+			a.mu.Unlock()
 		}
 	}
 }
