@@ -42,11 +42,14 @@ func BenchmarkAgent(b *testing.B) {
 				a.networkChanged(ctx, metalsim.Notification{DeviceID: fmt.Sprintf("dev-%04d", (i*7919)%n), Network: net})
 			}
 		})
+		watchCtx, stop := context.WithCancel(ctx)
+		m := a.watchMaintenance(watchCtx)
 		b.Run(fmt.Sprintf("MaintenancePass/nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				a.maintenancePass(ctx)
+				a.maintenancePass(ctx, m)
 			}
 		})
+		stop()
 	}
 }
