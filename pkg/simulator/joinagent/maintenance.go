@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// Harvester's node annotations for maintenance mode (harvester.md §6). The
+// Harvester's node annotations for maintenance mode. The
 // agent keeps its own copy rather than import the addon's: it plays the
 // other side and must not share the addon's mistakes.
 const (

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// netClient drives port changes the way metal-api.md §6 prescribes,
+// netClient drives port changes the way a client of the API had to,
 // re-reading ports after every step and waiting out delayed conversions.
 type netClient struct {
 	*env
