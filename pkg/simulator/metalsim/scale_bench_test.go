@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 	"github.com/stretchr/testify/require"
@@ -19,8 +21,9 @@ import (
 //
 //	go test -run '^$' -bench Scale -benchtime 2000x -count 3 ./pkg/simulator/metalsim
 //
-// On a shared machine wall time is noisy; allocs/op counts the work done
-// and does not depend on the load.
+// On a shared machine wall time is noisy: cpu-ns/op (the process's CPU
+// time per call, garbage collection included) and allocs/op count the work
+// done and do not depend on other processes' load.
 
 var scaleSizes = []int{10, 2000}
 
@@ -132,9 +135,11 @@ func BenchmarkScale(b *testing.B) {
 				f.b = b
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu := processCPU()
 				for i := 0; b.Loop(); i++ {
 					fn(i)
 				}
+				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			})
 		}
 		pick := func(i int) int { return (i * 7919) % n }
@@ -190,4 +195,13 @@ func BenchmarkScale(b *testing.B) {
 			f.call(http.MethodGet, "/projects/"+testProject+"/virtual-networks?metro=da", nil, 200, nil)
 		})
 	}
+}
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
