@@ -157,7 +157,7 @@ func BenchmarkScale(b *testing.B) {
 			f.call(http.MethodGet, fmt.Sprintf("/projects/%s/devices%s&per_page=100&tag=pool:fleet-%04d", testProject, deviceQuery, pick(i)), nil, 200, nil)
 		})
 		run("ListDevicesBriefPage", func(i int) {
-			f.call(http.MethodGet, "/projects/"+testProject+"/devices?exclude=userdata,root_password,network_ports,ip_addresses&per_page=10", nil, 200, nil)
+			f.call(http.MethodGet, "/projects/"+testProject+"/devices?exclude=userdata,root_password,network_ports,ip_addresses,plan,metro,facility,operating_system&per_page=10", nil, 200, nil)
 		})
 		run("UpdateDevice", func(i int) {
 			f.call(http.MethodPut, "/devices/"+f.ids[pick(i)]+deviceQuery,
