@@ -19,6 +19,8 @@ type simulatorFlags struct {
 	token              string
 	projectID          string
 	extraProjects      cli.StringSlice
+	seedFile           string
+	reservations       cli.StringSlice
 	kubeconfig         string
 	clusterURL         string
 	joinToken          string
@@ -41,6 +43,10 @@ func simulatorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "simulator",
 		Usage: "serve a simulated Equinix Metal API; prints its base URL (ending in /metal/v1) as the first line",
+		Description: "Serves the Metal API under /metal/v1, the metadata service, and an admin API under /_sim\n" +
+			"(faults, reclaims, maintenance notices; loopback clients only). Projects come from --token\n" +
+			"and --project-id, --extra-project and --hardware-reservation, and/or a --seed-file.\n\n" +
+			standalone.SeedFormat,
 		Flags: simulatorFlagList(&f),
 		Action: func(c *cli.Context) error {
 			cfg, err := f.config()
@@ -73,12 +79,16 @@ func simulatorFlagList(f *simulatorFlags) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "listen", EnvVars: []string{"SIM_LISTEN"}, Value: "127.0.0.1:0", Destination: &f.listen,
 			Usage: "address to serve the API on; port 0 picks a free port"},
-		&cli.StringFlag{Name: "token", EnvVars: []string{"SIM_TOKEN"}, Required: true, Destination: &f.token,
-			Usage: "API token (X-Auth-Token) clients must send"},
-		&cli.StringFlag{Name: "project-id", EnvVars: []string{"SIM_PROJECT_ID"}, Required: true, Destination: &f.projectID,
+		&cli.StringFlag{Name: "token", EnvVars: []string{"SIM_TOKEN"}, Destination: &f.token,
+			Usage: "API token (X-Auth-Token) clients must send; required with --project-id unless --seed-file names projects"},
+		&cli.StringFlag{Name: "project-id", EnvVars: []string{"SIM_PROJECT_ID"}, Destination: &f.projectID,
 			Usage: "project the token may use"},
 		&cli.StringSliceFlag{Name: "extra-project", EnvVars: []string{"SIM_EXTRA_PROJECTS"}, Destination: &f.extraProjects,
 			Usage: "more projects as <token>:<project-id>; repeat the flag or separate with commas"},
+		&cli.StringFlag{Name: "seed-file", EnvVars: []string{"SIM_SEED_FILE"}, Destination: &f.seedFile,
+			Usage: "YAML or JSON file of projects, tokens, hardware reservations and spot prices (format below)"},
+		&cli.StringSliceFlag{Name: "hardware-reservation", EnvVars: []string{"SIM_HARDWARE_RESERVATIONS"}, Destination: &f.reservations,
+			Usage: "reserved servers as <project-id>:<plan>:<metro or facility>[:<count>]; repeat the flag or separate with commas"},
 		&cli.StringFlag{Name: "kubeconfig", EnvVars: []string{"SIM_KUBECONFIG"}, Destination: &f.kubeconfig,
 			Usage: "kubeconfig of the cluster simulated servers join; enables the node-join agent"},
 		&cli.StringFlag{Name: "cluster-url", EnvVars: []string{"SIM_CLUSTER_URL"}, Destination: &f.clusterURL,
@@ -109,21 +119,13 @@ func simulatorFlagList(f *simulatorFlags) []cli.Flag {
 func (f *simulatorFlags) config() (standalone.Config, error) {
 	cfg := standalone.Config{
 		Listen:       f.listen,
-		Projects:     []standalone.Project{{Token: f.token, ID: f.projectID}},
 		TimingScale:  f.timingScale,
 		Seed:         f.seed,
 		RateLimit:    f.rateLimit,
 		TickInterval: f.tickInterval,
 	}
-	for _, v := range f.extraProjects.Value() {
-		// Project IDs are UUIDs, so the last colon separates them from a
-		// token that may contain colons. The error does not echo the value,
-		// which holds a token.
-		i := strings.LastIndex(v, ":")
-		if i <= 0 || i == len(v)-1 {
-			return cfg, fmt.Errorf("--extra-project %d: want <token>:<project-id>", len(cfg.Projects))
-		}
-		cfg.Projects = append(cfg.Projects, standalone.Project{Token: v[:i], ID: v[i+1:]})
+	if err := f.projects(&cfg); err != nil {
+		return cfg, err
 	}
 	if f.kubeconfig == "" {
 		if f.clusterURL != "" || f.joinToken != "" {
@@ -155,4 +157,43 @@ func kubeClient(path string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
 	}
 	return kube, nil
+}
+
+// projects gathers the projects and reservations of the flags and the seed
+// file. Errors never echo a value that holds a token.
+func (f *simulatorFlags) projects(cfg *standalone.Config) error {
+	if f.seedFile != "" {
+		seed, err := standalone.ReadSeedFile(f.seedFile)
+		if err != nil {
+			return err
+		}
+		seed.AddTo(cfg)
+	}
+	switch {
+	case f.token != "" && f.projectID != "":
+		cfg.Projects = append(cfg.Projects, standalone.Project{Token: f.token, ID: f.projectID})
+	case f.token == "" && f.projectID == "" && len(cfg.Projects) == 0:
+		return fmt.Errorf("required flags \"token\" and \"project-id\" not set (or name projects in a --seed-file)")
+	case f.token == "" && f.projectID != "":
+		return fmt.Errorf("required flag \"token\" not set: --project-id needs it")
+	case f.token != "" && f.projectID == "":
+		return fmt.Errorf("required flag \"project-id\" not set: --token needs it")
+	}
+	for i, v := range f.extraProjects.Value() {
+		// Project IDs are UUIDs, so the last colon separates them from a
+		// token that may contain colons.
+		j := strings.LastIndex(v, ":")
+		if j <= 0 || j == len(v)-1 {
+			return fmt.Errorf("--extra-project %d: want <token>:<project-id>", i+1)
+		}
+		cfg.Projects = append(cfg.Projects, standalone.Project{Token: v[:j], ID: v[j+1:]})
+	}
+	for _, v := range f.reservations.Value() {
+		r, err := standalone.ParseReservation(v)
+		if err != nil {
+			return fmt.Errorf("--hardware-reservation %w", err)
+		}
+		cfg.Reservations = append(cfg.Reservations, r)
+	}
+	return nil
 }

@@ -12,10 +12,12 @@ type Client interface {
 	ProjectID() string
 
 	DeviceClient
+	EventClient
 	PortClient
 	VLANClient
 	IPClient
 	BGPClient
+	CapacityClient
 
 	// ListPlans lists every hardware plan.
 	ListPlans(ctx context.Context) ([]Plan, error)
@@ -43,6 +45,30 @@ type DeviceClient interface {
 	Reboot(ctx context.Context, id string) error
 	// ListDeviceEvents lists a device's events, all pages, newest first.
 	ListDeviceEvents(ctx context.Context, id string) ([]Event, error)
+}
+
+// EventClient reads the project's event log.
+type EventClient interface {
+	// ListProjectEvents lists the events of every device of the project,
+	// newest first, back to opts.Since: it reads pages (newest first, as
+	// the API lists them) until one reaches an event older than Since, so
+	// a poll costs as many pages as events happened since the last one.
+	// Events older than Since are left out; a zero Since reads the whole
+	// log. Event.DeviceID says which device each is about.
+	ListProjectEvents(ctx context.Context, opts ListEventsOptions) ([]Event, error)
+}
+
+// CapacityClient reads what the project may provision on: its reserved
+// servers and the spot market.
+type CapacityClient interface {
+	// ListHardwareReservations lists the project's hardware reservations,
+	// all pages, in the API's order.
+	ListHardwareReservations(ctx context.Context) ([]HardwareReservation, error)
+	// GetHardwareReservation reads one; a 404 is NotFound.
+	GetHardwareReservation(ctx context.Context, id string) (*HardwareReservation, error)
+	// ListSpotPrices lists the current spot market price of every plan in
+	// every metro.
+	ListSpotPrices(ctx context.Context) ([]SpotPrice, error)
 }
 
 // PortClient changes a device's network ports. A call can succeed before the
@@ -143,6 +169,7 @@ const (
 	OpPowerOff             = "PowerOff"
 	OpReboot               = "Reboot"
 	OpListDeviceEvents     = "ListDeviceEvents"
+	OpListProjectEvents    = "ListProjectEvents"
 	OpGetPort              = "GetPort"
 	OpBondPort             = "BondPort"
 	OpDisbondPort          = "DisbondPort"
@@ -172,17 +199,23 @@ const (
 	OpDeleteBGPSession     = "DeleteBGPSession"
 	OpListBGPNeighbors     = "ListBGPNeighbors"
 	OpListPlans            = "ListPlans"
+
+	OpListHardwareReservations = "ListHardwareReservations"
+	OpGetHardwareReservation   = "GetHardwareReservation"
+	OpListSpotPrices           = "ListSpotPrices"
 )
 
 // projectScopedOps address the project from the credentials, so a 404 means
 // the project ID is wrong, not that an object is gone.
 var projectScopedOps = map[string]bool{
-	OpCreateDevice:       true,
-	OpListDevices:        true,
-	OpListVLANs:          true,
-	OpCreateVLAN:         true,
-	OpReserveIPs:         true,
-	OpListIPReservations: true,
-	OpGetBGPConfig:       true,
-	OpCreateBGPConfig:    true,
+	OpCreateDevice:             true,
+	OpListDevices:              true,
+	OpListHardwareReservations: true,
+	OpListProjectEvents:        true,
+	OpListVLANs:                true,
+	OpCreateVLAN:               true,
+	OpReserveIPs:               true,
+	OpListIPReservations:       true,
+	OpGetBGPConfig:             true,
+	OpCreateBGPConfig:          true,
 }

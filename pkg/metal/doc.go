@@ -15,7 +15,10 @@
 //   - Nothing is retried inside the client, and CreateDevice is never resent:
 //     callers requeue through their workqueue and, for devices, adopt by tag on
 //     the next pass.
-//   - Lists return every page.
+//   - Lists return every page, read with per_page 100, except
+//     ListProjectEvents, which reads newest-first pages only back to
+//     ListEventsOptions.Since, so polling the event log costs what happened
+//     since the last poll.
 //
 // Faking Client in controller unit tests: embed the interface in a struct and
 // override only the methods the handler under test calls; calling any other

@@ -57,9 +57,19 @@ func fromDevice(d *metalv1.Device) *Device {
 	}
 	if d.Plan != nil {
 		out.Plan = d.Plan.GetSlug()
+		if out.Plan != "" {
+			p := fromPlan(d.Plan)
+			out.PlanDetails = &p
+		}
 	}
 	if d.Metro != nil {
 		out.Metro = strings.ToLower(d.Metro.GetCode())
+	}
+	if d.Facility != nil {
+		out.Facility = strings.ToLower(d.Facility.GetCode())
+	}
+	if d.TerminationTime != nil {
+		out.TerminationTime = *d.TerminationTime
 	}
 	if d.OperatingSystem != nil {
 		out.OperatingSystem = d.OperatingSystem.GetSlug()
@@ -127,6 +137,7 @@ func fromVirtualNetwork(v *metalv1.VirtualNetwork) *VirtualNetwork {
 func fromEvent(e *metalv1.Event) Event {
 	return Event{
 		ID:           idOf(e.Id, e.Href),
+		DeviceID:     deviceOfEvent(e.Relationships),
 		Type:         e.GetType(),
 		State:        e.GetState(),
 		Body:         e.GetBody(),
@@ -166,4 +177,15 @@ func fromPlan(p *metalv1.Plan) Plan {
 		out.RAID = s.Features.GetRaid()
 	}
 	return out
+}
+
+// deviceOfEvent finds the device among an event's relationships: the one
+// whose href is /metal/v1/devices/<id>.
+func deviceOfEvent(rel []metalv1.Href) string {
+	for _, r := range rel {
+		if dir, id := path.Split(strings.TrimSuffix(r.Href, "/")); id != "" && strings.HasSuffix(dir, "/devices/") {
+			return id
+		}
+	}
+	return ""
 }

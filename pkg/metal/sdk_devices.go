@@ -8,8 +8,9 @@ import (
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 )
 
-// deviceIncludes expands the references the controllers read; without them
-// plan and metro come back as bare hrefs. The ports' VLANs stay hrefs on
+// deviceIncludes expands the references the controllers read. Plan, metro
+// and facility come in full anyway; naming them costs nothing and keeps
+// them full should a proxy or an older API version differ. The ports' VLANs stay hrefs on
 // purpose: an expanded VLAN lists every device using it, so with them a
 // device read grew with the pool (at 2,000 servers sharing two VLANs, a
 // quarter of a megabyte per read, make bench). Their IDs are resolved
@@ -22,9 +23,12 @@ var deviceIncludes = []string{"plan", "metro", "operating_system", "hardware_res
 // the model ignores them anyway.
 var deviceExcludes = []string{"userdata", "root_password"}
 
-// briefExcludes also leaves out the ports and addresses, for lists that only
-// need to know which devices exist (ListDevicesOptions.Brief).
-var briefExcludes = []string{"userdata", "root_password", "network_ports", "ip_addresses"}
+// briefExcludes also leaves out the ports and addresses, and reduces plan,
+// metro, facility and operating system (which the API sends in full) to
+// references, for lists that only need to know which devices exist
+// (ListDevicesOptions.Brief).
+var briefExcludes = []string{"userdata", "root_password", "network_ports", "ip_addresses",
+	"plan", "metro", "facility", "operating_system"}
 
 func (c *sdkClient) CreateDevice(ctx context.Context, req CreateDeviceRequest) (*Device, error) {
 	in := createInput(req)
@@ -219,19 +223,4 @@ func (c *sdkClient) action(ctx context.Context, op, id string, in metalv1.Device
 	return c.do(ctx, op, func(ctx context.Context) (*http.Response, error) {
 		return c.api.DevicesApi.PerformAction(ctx, id).DeviceActionInput(in).Execute()
 	})
-}
-
-func (c *sdkClient) ListDeviceEvents(ctx context.Context, id string) ([]Event, error) {
-	if err := requireID(OpListDeviceEvents, "device ID", id); err != nil {
-		return nil, err
-	}
-	return paginate(ctx, c, OpListDeviceEvents,
-		func(ctx context.Context, page int32) ([]metalv1.Event, *metalv1.Meta, *http.Response, error) {
-			list, resp, err := c.api.EventsApi.FindDeviceEvents(ctx, id).Page(page).PerPage(perPage).Execute()
-			if list == nil {
-				return nil, nil, resp, err
-			}
-			return list.Events, list.Meta, resp, err
-		},
-		func(e *metalv1.Event) (Event, bool) { return fromEvent(e), true })
 }

@@ -98,7 +98,10 @@ type VirtualNetwork struct {
 
 // Event is one entry of a device's event log. Type and State are free strings.
 type Event struct {
-	ID           string
+	ID string
+	// DeviceID is the device the event is about (from its relationships),
+	// or "" for an event about something else.
+	DeviceID     string
 	Type         string
 	State        string
 	Body         string
@@ -106,35 +109,10 @@ type Event struct {
 	CreatedAt    time.Time
 }
 
-// Plan is a hardware plan.
-type Plan struct {
-	ID     string
-	Slug   string
-	Name   string
-	Class  string
-	Type   string
-	Line   string
-	Legacy bool
-	CPUs   []PlanComponent
-	Memory string
-	Drives []PlanDrive
-	NICs   []PlanComponent
-	UEFI   bool
-	RAID   bool
-}
-
-// PlanComponent is a count of CPUs or NICs of one type.
-type PlanComponent struct {
-	Count int
-	Type  string
-}
-
-// PlanDrive is a count of drives of one kind.
-type PlanDrive struct {
-	Count    int
-	Type     string
-	Size     string
-	Category string
+// ListEventsOptions bounds ListProjectEvents.
+type ListEventsOptions struct {
+	// Since is the oldest time of interest; zero means the whole log.
+	Since time.Time
 }
 
 // CreateDeviceRequest describes a device to create.

@@ -17,7 +17,13 @@ type Device struct {
 	// Plan is the plan slug, e.g. c3.small.x86.
 	Plan string
 	// Metro is the lowercase metro code, e.g. da.
-	Metro           string
+	Metro string
+	// Facility is the lowercase code of the data centre, e.g. da11.
+	Facility string
+	// PlanDetails is the plan with its hardware specs when the answer
+	// carried the plan in full (a plain read does); nil when it carried a
+	// reference only (brief lists).
+	PlanDetails     *Plan
 	BillingCycle    string
 	OperatingSystem string
 	IPXEScriptURL   string
@@ -26,8 +32,11 @@ type Device struct {
 	// HardwareReservationID is empty for on-demand devices.
 	HardwareReservationID string
 	Spot                  bool
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
+	// TerminationTime is when the platform will reclaim the device (a spot
+	// device, or any device given a termination time); zero when none.
+	TerminationTime time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 	// ProvisioningPercentage is only reported while provisioning.
 	ProvisioningPercentage float64
 	Ports                  []Port
@@ -73,6 +82,10 @@ func (d *Device) DeepCopy() *Device {
 	}
 	if d.Ports == nil {
 		out.Ports = nil
+	}
+	if d.PlanDetails != nil {
+		p := d.PlanDetails.deepCopy()
+		out.PlanDetails = &p
 	}
 	return &out
 }

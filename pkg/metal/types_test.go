@@ -84,3 +84,30 @@ func TestBGPConfigEnabled(t *testing.T) {
 	assert.True(t, (&BGPConfig{ID: "x", Status: "enabled"}).Enabled())
 	assert.True(t, (&BGPConfig{ID: "x", Status: "requested"}).Enabled())
 }
+
+func TestDeviceDeepCopySharesNothing(t *testing.T) {
+	d := &Device{
+		Tags:        []string{"a"},
+		Ports:       l3Ports(),
+		IPAddresses: []IPAddress{{Address: "147.75.1.9"}},
+		PlanDetails: &Plan{Slug: "c3.small.x86", CPUs: []PlanComponent{{Count: 1}}, Drives: []PlanDrive{{Count: 2}}, NICs: []PlanComponent{{Count: 2}}},
+	}
+	d.Ports[0].VLANs = []VLANRef{{ID: "v1"}}
+	c := d.DeepCopy()
+	assert.Equal(t, d, c)
+
+	c.Tags[0] = "b"
+	c.Ports[0].VLANs[0].ID = "v2"
+	c.IPAddresses[0].Address = "x"
+	c.PlanDetails.CPUs[0].Count = 9
+	c.PlanDetails.Drives[0].Count = 9
+	c.PlanDetails.NICs[0].Count = 9
+	c.PlanDetails.Slug = "other"
+	assert.Equal(t, "a", d.Tags[0])
+	assert.Equal(t, "v1", d.Ports[0].VLANs[0].ID)
+	assert.Equal(t, "147.75.1.9", d.IPAddresses[0].Address)
+	assert.Equal(t, 1, d.PlanDetails.CPUs[0].Count)
+	assert.Equal(t, 2, d.PlanDetails.Drives[0].Count)
+	assert.Equal(t, 2, d.PlanDetails.NICs[0].Count)
+	assert.Equal(t, "c3.small.x86", d.PlanDetails.Slug)
+}

@@ -14,8 +14,8 @@ import (
 )
 
 // The installer reads its configuration from the kernel command line and from
-// config_url, and accepts snake_case, camelCase and lowercase keys alike
-// (harvester.md §1, §3). Keys here are normalized: lowercase, no underscores.
+// config_url, and accepts snake_case, camelCase and lowercase keys
+// alike. Keys here are normalized: lowercase, no underscores.
 func normKey(k string) string { return strings.ToLower(strings.ReplaceAll(k, "_", "")) }
 
 // cmdlineConfig turns harvester.* kernel arguments into a nested map, as the
@@ -176,7 +176,7 @@ type installConfig struct {
 var hostnamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
 // validate checks the merged configuration the way an automatic join fails on
-// a real server (harvester.md §2). Messages never quote the token.
+// a real server. Messages never quote the token.
 func validate(cfg map[string]interface{}, want Expect, deviceMACs map[string]string) (installConfig, error) {
 	var ic installConfig
 	if getString(cfg, "install.automatic") != "true" {

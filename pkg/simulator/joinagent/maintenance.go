@@ -2,13 +2,17 @@ package joinagent
 
 import (
 	"context"
+	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 )
 
-// Harvester's node annotations for maintenance mode (harvester.md §6). The
+// Harvester's node annotations for maintenance mode. The
 // agent keeps its own copy rather than import the addon's: it plays the
 // other side and must not share the addon's mistakes.
 const (
@@ -16,12 +20,74 @@ const (
 	annotationMaintainStatus = "harvesterhci.io/maintain-status"
 )
 
+// maintenance follows the Nodes through a watch and keeps the names of
+// those whose drain was requested and is not complete, so a pass touches
+// only them instead of listing every Node.
+type maintenance struct {
+	mu      sync.Mutex
+	pending map[string]maintainStep
+}
+
+// maintainStep is the next maintain-status a node is to report.
+type maintainStep string
+
+// stepOf says what a node needs next, or "" when nothing.
+func stepOf(n *corev1.Node) maintainStep {
+	if n.Annotations[annotationDrainRequested] != "true" {
+		return ""
+	}
+	switch n.Annotations[annotationMaintainStatus] {
+	case "running":
+		return "completed"
+	case "completed":
+		return ""
+	default:
+		return "running"
+	}
+}
+
+func (m *maintenance) observe(obj any) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if step := stepOf(n); step != "" {
+		m.pending[n.Name] = step
+	} else {
+		delete(m.pending, n.Name)
+	}
+}
+
+func (m *maintenance) forget(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if n, ok := obj.(*corev1.Node); ok {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.pending, n.Name)
+	}
+}
+
+func (m *maintenance) snapshot() map[string]maintainStep {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]maintainStep, len(m.pending))
+	for k, v := range m.pending {
+		out[k] = v
+	}
+	return out
+}
+
 // EmulateMaintenance plays Harvester's node-drain and maintain controllers
 // until ctx ends: a node annotated drain-requested=true is cordoned and
 // reported maintain-status=running, then completed on the next pass (no VM
 // runs on a simulated node). Without it, nothing would ever complete the
 // maintenance the addon requests before removing a server.
 func (a *Agent) EmulateMaintenance(ctx context.Context, interval time.Duration) {
+	m := a.watchMaintenance(ctx)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -30,34 +96,46 @@ func (a *Agent) EmulateMaintenance(ctx context.Context, interval time.Duration) 
 			return
 		case <-t.C:
 		}
-		nodes, err := a.opts.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			continue
-		}
-		for _, n := range nodes.Items {
-			if n.Annotations[annotationDrainRequested] != "true" {
-				continue
+		a.maintenancePass(ctx, m)
+	}
+}
+
+// watchMaintenance starts the Node watch and returns once it has synced.
+func (a *Agent) watchMaintenance(ctx context.Context) *maintenance {
+	m := &maintenance{pending: map[string]maintainStep{}}
+	factory := informers.NewSharedInformerFactory(a.opts.Kube, 0)
+	inf := factory.Core().V1().Nodes().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    m.observe,
+		UpdateFunc: func(_, n any) { m.observe(n) },
+		DeleteFunc: m.forget,
+	}); err != nil {
+		a.opts.Log.Warnf("maintenance emulation: watching nodes: %v", err)
+	}
+	factory.Start(ctx.Done())
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	return m
+}
+
+// maintenancePass moves every node whose drain was requested one step on.
+// The watch updates the pending set once the patch lands; until then a
+// node may be patched to the same step again, which changes nothing.
+func (a *Agent) maintenancePass(ctx context.Context, m *maintenance) {
+	for name, step := range m.snapshot() {
+		patch := `{"spec":{"unschedulable":true},"metadata":{"annotations":{"` + annotationMaintainStatus + `":"` + string(step) + `"}}}`
+		// Record the completion before the write that makes it visible, so
+		// that nothing reacting to it can seem to come first.
+		at := time.Now()
+		_, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		if err == nil && step == "completed" {
+			a.mu.Lock()
+			if a.maintained == nil {
+				a.maintained = map[string]time.Time{}
 			}
-			next := "running"
-			switch n.Annotations[annotationMaintainStatus] {
-			case "running":
-				next = "completed"
-			case "completed":
-				continue
+			if _, done := a.maintained[name]; !done {
+				a.maintained[name] = at
 			}
-			patch := `{"spec":{"unschedulable":true},"metadata":{"annotations":{"` + annotationMaintainStatus + `":"` + next + `"}}}`
-			// Record the completion before the write that makes it visible, so
-			// that nothing reacting to it can seem to come first.
-			at := time.Now()
-			_, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-			if err == nil && next == "completed" {
-				a.mu.Lock()
-				if a.maintained == nil {
-					a.maintained = map[string]time.Time{}
-				}
-				a.maintained[n.Name] = at
-				a.mu.Unlock()
-			}
+			a.mu.Unlock()
 		}
 	}
 }

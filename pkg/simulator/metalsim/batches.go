@@ -21,8 +21,8 @@ func (s *Simulator) createVlanBatch(c *call) (reply, error) {
 	if len(in.VlanAssignments) == 0 {
 		return reply{}, errInvalid("vlan_assignments must not be empty")
 	}
-	for _, b := range s.batches {
-		if b.port == p && !batchDone(b) {
+	for _, b := range p.batches {
+		if !batchDone(b) {
 			return reply{}, errConflict("Port %s already has a VLAN assignment batch in progress", p.name)
 		}
 	}
@@ -49,6 +49,7 @@ func (s *Simulator) createVlanBatch(c *call) (reply, error) {
 		b.obj.VlanAssignments = append(b.obj.VlanAssignments, s.batchAssignmentLocked(p.dev, item))
 	}
 	s.batches[id] = b
+	p.batches = append(p.batches, b)
 	s.scheduleBatchLocked(b, c.now)
 	return jsonReply(201, b.obj)
 }
@@ -134,10 +135,8 @@ func (s *Simulator) findVlanBatches(c *call) (reply, error) {
 		return reply{}, err
 	}
 	list := metalv1.PortVlanAssignmentBatchList{Batches: []metalv1.PortVlanAssignmentBatch{}}
-	for _, id := range sortedKeys(s.batches) {
-		if b := s.batches[id]; b.port == p {
-			list.Batches = append(list.Batches, b.obj)
-		}
+	for _, b := range p.batches {
+		list.Batches = append(list.Batches, b.obj)
 	}
 	return jsonReply(200, list)
 }

@@ -10,21 +10,66 @@ import (
 
 type metroInfo struct {
 	id, code, name, country string
-	// facility is the single facility the simulator places devices in.
-	facilityID, facilityCode, facilityName string
+	// facilities are the metro's data centres; devices are spread over
+	// them in turn (which one a real device landed in was the API's
+	// choice, inferred here).
+	facilities []facilityInfo
 }
 
+type facilityInfo struct {
+	id, code, name string
+	metro          *metroInfo
+}
+
+// fac builds the facilities of a metro; they point back to it once the
+// catalog is complete (see init).
+func fac(idCodeName ...string) []facilityInfo {
+	var out []facilityInfo
+	for i := 0; i+2 < len(idCodeName); i += 3 {
+		out = append(out, facilityInfo{id: idCodeName[i], code: idCodeName[i+1], name: idCodeName[i+2]})
+	}
+	return out
+}
+
+// catalogMetros are metros of the real service with facility codes it
+// listed.
 var catalogMetros = []metroInfo{
-	{"108b2cfb-246b-45e3-885a-bf3e82fce1a0", "da", "Dallas", "US", "6d1a6ba0-8a6a-4f4e-b7b1-1b2b7d1a4c11", "da11", "Dallas DA11"},
-	{"d3d6b29f-042d-43b7-b3ce-0bf53d5754ca", "dc", "Washington DC", "US", "0f6c1cc0-5a2f-4d84-9d1c-6b7a7f2e5d13", "dc13", "Ashburn DC13"},
-	{"2991b022-b8c4-497e-8db7-5a407c3a209b", "sv", "Silicon Valley", "US", "a0f1d9e0-7c4b-4a8e-9a57-61f1c3d2b215", "sv15", "Silicon Valley SV15"},
-	{"96a57b6d-c62c-41b5-ab8e-f8d63a7f9887", "ny", "New York", "US", "c6a0a7b4-3f4e-4c7e-a8e0-4d0b7b3a9e05", "ny5", "New York NY5"},
-	{"60666d92-e00f-43a8-a9f8-fddf665390ca", "ch", "Chicago", "US", "4e6ab1e4-6f0b-4b8e-94f7-3a0b2c1d9e03", "ch3", "Chicago CH3"},
-	{"f2f0f0c9-3a0f-4c4d-a1d4-2f1e5b9e8a01", "am", "Amsterdam", "NL", "8e6470b3-b75e-47d1-bb93-45b225750975", "am6", "Amsterdam AM6"},
-	{"f50f8d1b-7ad6-4b46-9d0c-6c0cb3ad2d12", "fr", "Frankfurt", "DE", "e1e9c52e-a0bc-4117-b996-0fc94843ea09", "fr2", "Frankfurt FR2"},
-	{"5f72cbf6-96e4-44f2-ae60-213888fa2b9f", "sg", "Singapore", "SG", "2e2c4d0b-6c7e-4a0b-8f1e-5d3c2b1a0f01", "sg1", "Singapore SG1"},
-	{"b3ba8b0f-2c70-4c8f-8b4f-5a3e1c9a7d11", "ty", "Tokyo", "JP", "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e11", "ty11", "Tokyo TY11"},
-	{"c7e2a1f0-9b8d-4e6c-a5f4-3d2c1b0a9e05", "sy", "Sydney", "AU", "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c05", "sy5", "Sydney SY5"},
+	{"108b2cfb-246b-45e3-885a-bf3e82fce1a0", "da", "Dallas", "US", fac(
+		"6d1a6ba0-8a6a-4f4e-b7b1-1b2b7d1a4c11", "da11", "Dallas DA11",
+		"b3f1c0a2-6e0d-4b8c-9a51-2c7d8e9f0a06", "da6", "Dallas DA6")},
+	{"d3d6b29f-042d-43b7-b3ce-0bf53d5754ca", "dc", "Washington DC", "US", fac(
+		"0f6c1cc0-5a2f-4d84-9d1c-6b7a7f2e5d13", "dc13", "Ashburn DC13",
+		"1a7d2dd1-6b3f-4e95-8e2d-7c8b8f3f6e10", "dc10", "Ashburn DC10")},
+	{"2991b022-b8c4-497e-8db7-5a407c3a209b", "sv", "Silicon Valley", "US", fac(
+		"a0f1d9e0-7c4b-4a8e-9a57-61f1c3d2b215", "sv15", "Silicon Valley SV15",
+		"b1e2eaf1-8d5c-4b9f-8b68-72e2d4e3c316", "sv16", "Silicon Valley SV16")},
+	{"96a57b6d-c62c-41b5-ab8e-f8d63a7f9887", "ny", "New York", "US", fac(
+		"c6a0a7b4-3f4e-4c7e-a8e0-4d0b7b3a9e05", "ny5", "New York NY5",
+		"d7b1b8c5-4a5f-4d8f-b9f1-5e1c8c4b0f07", "ny7", "New York NY7")},
+	{"60666d92-e00f-43a8-a9f8-fddf665390ca", "ch", "Chicago", "US", fac(
+		"4e6ab1e4-6f0b-4b8e-94f7-3a0b2c1d9e03", "ch3", "Chicago CH3")},
+	{"f2f0f0c9-3a0f-4c4d-a1d4-2f1e5b9e8a01", "am", "Amsterdam", "NL", fac(
+		"8e6470b3-b75e-47d1-bb93-45b225750975", "am6", "Amsterdam AM6")},
+	{"f50f8d1b-7ad6-4b46-9d0c-6c0cb3ad2d12", "fr", "Frankfurt", "DE", fac(
+		"e1e9c52e-a0bc-4117-b996-0fc94843ea09", "fr2", "Frankfurt FR2",
+		"f2fad63f-b1cd-4228-8aa7-1ad95954fb18", "fr8", "Frankfurt FR8")},
+	{"5f72cbf6-96e4-44f2-ae60-213888fa2b9f", "sg", "Singapore", "SG", fac(
+		"2e2c4d0b-6c7e-4a0b-8f1e-5d3c2b1a0f01", "sg1", "Singapore SG1",
+		"3f3d5e1c-7d8f-4b1c-9f2f-6e4d3c2b1a04", "sg4", "Singapore SG4")},
+	{"b3ba8b0f-2c70-4c8f-8b4f-5a3e1c9a7d11", "ty", "Tokyo", "JP", fac(
+		"7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e11", "ty11", "Tokyo TY11")},
+	{"c7e2a1f0-9b8d-4e6c-a5f4-3d2c1b0a9e05", "sy", "Sydney", "AU", fac(
+		"9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c05", "sy5", "Sydney SY5",
+		"0b9c8d7e-6f5a-4b4c-8d3e-2f1a0b9c8d04", "sy4", "Sydney SY4")},
+}
+
+func init() {
+	for i := range catalogMetros {
+		m := &catalogMetros[i]
+		for j := range m.facilities {
+			m.facilities[j].metro = m
+		}
+	}
 }
 
 func findMetro(codeOrID string) (metroInfo, bool) {
@@ -34,6 +79,18 @@ func findMetro(codeOrID string) (metroInfo, bool) {
 		}
 	}
 	return metroInfo{}, false
+}
+
+// findFacility finds a facility by code or ID.
+func findFacility(codeOrID string) (facilityInfo, bool) {
+	for _, m := range catalogMetros {
+		for _, f := range m.facilities {
+			if f.code == codeOrID || f.id == codeOrID {
+				return f, true
+			}
+		}
+	}
+	return facilityInfo{}, false
 }
 
 func metroHref(m metroInfo) string { return apiPrefix + "/locations/metros/" + m.id }
@@ -46,15 +103,17 @@ func (m metroInfo) metro() metalv1.Metro {
 	return metalv1.Metro{Id: ptr(m.id), Code: ptr(m.code), Name: ptr(m.name), Country: ptr(m.country)}
 }
 
-func (m metroInfo) facility() *metalv1.Facility {
+func facilityHref(f facilityInfo) string { return apiPrefix + "/facilities/" + f.id }
+
+func (f facilityInfo) facility() *metalv1.Facility {
 	return &metalv1.Facility{
-		Id:       ptr(m.facilityID),
-		Code:     ptr(m.facilityCode),
-		Name:     ptr(m.facilityName),
-		Metro:    m.deviceMetro(),
+		Id:       ptr(f.id),
+		Code:     ptr(f.code),
+		Name:     ptr(f.name),
+		Metro:    f.metro.deviceMetro(),
 		Features: []metalv1.FacilityFeaturesInner{metalv1.FACILITYFEATURESINNER_BAREMETAL, metalv1.FACILITYFEATURESINNER_LAYER_2},
 		AdditionalProperties: map[string]interface{}{
-			"href": apiPrefix + "/facilities/" + m.facilityID,
+			"href": facilityHref(f),
 		},
 	}
 }

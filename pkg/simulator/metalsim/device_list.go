@@ -29,15 +29,24 @@ func (s *Simulator) findProjectDevices(c *call) (reply, error) {
 		return reply{}, err
 	}
 	pr := c.pagination()
-	match, err := deviceFilter(c)
+	match, filtered, err := deviceFilter(c)
 	if err != nil {
 		return reply{}, err
 	}
-	var devs []*device
-	for _, d := range s.projectDevicesLocked(p.id) {
-		if match(d) {
-			devs = append(devs, d)
+	// The tag filter picks from the tag's own list; other filters test
+	// each candidate (the page's meta needs the total anyway).
+	devs := p.devices.all()
+	if tag := c.query("tag"); tag != "" {
+		devs = p.taggedDevices(tag)
+	}
+	if filtered {
+		var kept []*device
+		for _, d := range devs {
+			if match(d) {
+				kept = append(kept, d)
+			}
 		}
+		devs = kept
 	}
 	lo, hi := pr.bounds(len(devs))
 	in := c.includes()
@@ -48,13 +57,11 @@ func (s *Simulator) findProjectDevices(c *call) (reply, error) {
 	return jsonReply(200, list)
 }
 
-// deviceFilter builds the predicate of the project device list filters.
-func deviceFilter(c *call) (func(*device) bool, error) {
+// deviceFilter builds the predicate of the project device list filters
+// other than tag, and says whether there are any.
+func deviceFilter(c *call) (func(*device) bool, bool, error) {
 	var preds []func(*device) bool
 	add := func(p func(*device) bool) { preds = append(preds, p) }
-	if tag := c.query("tag"); tag != "" {
-		add(func(d *device) bool { return slices.Contains(d.obj.Tags, tag) })
-	}
 	if h := strings.ToLower(c.query("hostname")); h != "" {
 		add(func(d *device) bool { return strings.Contains(strings.ToLower(d.hostname()), h) })
 	}
@@ -65,7 +72,7 @@ func deviceFilter(c *call) (func(*device) bool, error) {
 		add(func(d *device) bool { return d.metro.code == m || d.metro.id == m })
 	}
 	if f := c.query("facility"); f != "" {
-		add(func(d *device) bool { return d.metro.facilityCode == f || d.metro.facilityID == f })
+		add(func(d *device) bool { return d.facility.code == f || d.facility.id == f })
 	}
 	if q := strings.ToLower(c.query("search")); q != "" {
 		add(func(d *device) bool { return deviceMatchesSearch(d, q) })
@@ -76,14 +83,14 @@ func deviceFilter(c *call) (func(*device) bool, error) {
 	if c.query("reserved") != "" {
 		want, err := c.boolQuery("reserved")
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		add(func(d *device) bool { return (d.reservation != nil) == want })
 	}
 	if c.query("has_termination_time") != "" {
 		want, err := c.boolQuery("has_termination_time")
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		add(func(d *device) bool { return (d.obj.TerminationTime != nil) == want })
 	}
@@ -99,7 +106,7 @@ func deviceFilter(c *call) (func(*device) bool, error) {
 			}
 		}
 		return true
-	}, nil
+	}, len(preds) > 0, nil
 }
 
 func deviceHasMAC(d *device, mac string) bool {
@@ -128,7 +135,7 @@ func deviceKind(d *device) string {
 func deviceMatchesSearch(d *device, q string) bool {
 	fields := []string{
 		d.hostname(), d.obj.GetDescription(), d.obj.GetShortId(), d.plan.slug, d.plan.name,
-		d.metro.facilityCode, d.metro.facilityName, d.os.name, d.os.slug,
+		d.facility.code, d.facility.name, d.os.name, d.os.slug,
 	}
 	fields = append(fields, d.obj.Tags...)
 	if d.reservation != nil {

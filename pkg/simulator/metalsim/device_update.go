@@ -72,7 +72,9 @@ func applyUpdate(d *device, in metalv1.DeviceUpdateInput, now time.Time) {
 		o.Customdata = copyMap(in.Customdata)
 	}
 	if in.Tags != nil {
+		d.project.unindexTags(d, o.Tags)
 		o.Tags = append([]string{}, in.Tags...)
+		d.project.indexTags(d, o.Tags)
 	}
 	o.UpdatedAt = ptr(now)
 }

@@ -47,7 +47,13 @@ func (s *Simulator) createDevice(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if in.GetSpotInstance() {
+		if err := s.takeSpotLocked(spec.metro, spec.plan, float64(in.GetSpotPriceMax())); err != nil {
+			return reply{}, err
+		}
+	}
 	if f := s.createFaultLocked(FaultNoCapacity, spec.plan.slug, spec.metro.code); f != nil {
+		s.releaseSpotPlaceLocked(in.GetSpotInstance(), spec)
 		msg := f.Message
 		if msg == "" {
 			msg = "There aren't available servers in that metro"
@@ -58,7 +64,15 @@ func (s *Simulator) createDevice(c *call) (reply, error) {
 	if f := s.createFaultLocked(FaultProvisionFailure, spec.plan.slug, spec.metro.code); f != nil {
 		d.failProvision = true
 	}
+	if in.GetSpotInstance() {
+		if f := s.createFaultLocked(FaultSpotReclaim, spec.plan.slug, spec.metro.code); f != nil {
+			d.reclaimLead = ptr(f.LeadTime)
+		}
+	}
 	s.startProvisionLocked(d, c.now)
+	if t := in.TerminationTime; t != nil {
+		s.setTerminationLocked(d, *t, c.now)
+	}
 	return jsonReply(201, s.renderDevice(d, c.includes(), c.now))
 }
 
@@ -99,6 +113,9 @@ func (s *Simulator) validateCreateLocked(p *project, in metalv1.DeviceCreateInMe
 	errs = append(errs, ipxeProblems(in.OperatingSystem, in.GetIpxeScriptUrl(), in.GetUserdata())...)
 	if in.GetSpotInstance() && in.GetSpotPriceMax() <= 0 {
 		errs = append(errs, "Spot price max must be greater than 0 for spot instances")
+	}
+	if t := in.TerminationTime; t != nil && !t.After(now) {
+		errs = append(errs, "Termination time must be in the future")
 	}
 	for _, k := range in.ProjectSshKeys {
 		if !uuidRE.MatchString(k) {
@@ -171,32 +188,6 @@ func requestedIPs(in []metalv1.IPAddress) ([]ipWant, []string) {
 	return out, nil
 }
 
-func (s *Simulator) pickReservationLocked(p *project, id string, plan planInfo, metro metroInfo, now time.Time) (*hwReservation, error) {
-	if id == "next-available" {
-		for _, rid := range sortedKeys(s.reservations) {
-			r := s.reservations[rid]
-			if r.project == p && r.plan.slug == plan.slug && r.metro.code == metro.code &&
-				r.device == nil && !now.Before(r.provisionableAt) {
-				return r, nil
-			}
-		}
-		return nil, errInvalid(fmt.Sprintf("No provisionable hardware reservations for plan %s in metro %s", plan.slug, metro.code))
-	}
-	r, ok := s.reservations[id]
-	if !ok || r.project != p {
-		return nil, errInvalid("Hardware reservation not found")
-	}
-	switch {
-	case r.plan.slug != plan.slug:
-		return nil, errInvalid(fmt.Sprintf("Hardware reservation is for plan %s", r.plan.slug))
-	case r.metro.code != metro.code:
-		return nil, errInvalid(fmt.Sprintf("Hardware reservation is in metro %s", r.metro.code))
-	case r.device != nil || now.Before(r.provisionableAt):
-		return nil, errInvalid("Hardware reservation is not provisionable")
-	}
-	return r, nil
-}
-
 func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroInput, spec deviceSpec, now time.Time) *device {
 	id := s.ids.uuid()
 	sid := shortID(id)
@@ -208,29 +199,32 @@ func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroIn
 	if in.BillingCycle != nil {
 		billing = string(*in.BillingCycle)
 	}
+	fac := s.pickFacilityLocked(spec.metro)
+	if spec.reservation != nil {
+		fac = spec.reservation.facility
+	}
 	obj := metalv1.Device{
 		Id: ptr(id), ShortId: ptr(sid), Href: ptr(deviceHref(id)),
-		Hostname:        ptr(hostname),
-		Description:     in.Description,
-		Tags:            append([]string{}, in.Tags...),
-		BillingCycle:    ptr(billing),
-		AlwaysPxe:       ptr(in.GetAlwaysPxe()),
-		IpxeScriptUrl:   in.IpxeScriptUrl,
-		Userdata:        ptr(in.GetUserdata()),
-		Customdata:      copyMap(in.Customdata),
-		Locked:          ptr(in.GetLocked()),
-		NetworkFrozen:   ptr(in.GetNetworkFrozen()),
-		SpotInstance:    ptr(in.GetSpotInstance()),
-		SpotPriceMax:    in.SpotPriceMax,
-		TerminationTime: in.TerminationTime,
-		CreatedAt:       ptr(now),
-		UpdatedAt:       ptr(now),
-		BondingMode:     ptr(int32(4)),
-		SwitchUuid:      ptr(s.ids.hex(8)),
-		Sos:             ptr(sid + "@sos." + spec.metro.facilityCode + ".platformequinix.com"),
-		Iqn:             ptr(fmt.Sprintf("iqn.%s.net.packet:device.%s", now.Format("2006-01"), sid)),
-		User:            ptr("root"),
-		SshKeys:         []metalv1.Href{},
+		Hostname:      ptr(hostname),
+		Description:   in.Description,
+		Tags:          append([]string{}, in.Tags...),
+		BillingCycle:  ptr(billing),
+		AlwaysPxe:     ptr(in.GetAlwaysPxe()),
+		IpxeScriptUrl: in.IpxeScriptUrl,
+		Userdata:      ptr(in.GetUserdata()),
+		Customdata:    copyMap(in.Customdata),
+		Locked:        ptr(in.GetLocked()),
+		NetworkFrozen: ptr(in.GetNetworkFrozen()),
+		SpotInstance:  ptr(in.GetSpotInstance()),
+		SpotPriceMax:  in.SpotPriceMax,
+		CreatedAt:     ptr(now),
+		UpdatedAt:     ptr(now),
+		BondingMode:   ptr(int32(4)),
+		SwitchUuid:    ptr(s.ids.hex(8)),
+		Sos:           ptr(sid + "@sos." + fac.code + ".platformequinix.com"),
+		Iqn:           ptr(fmt.Sprintf("iqn.%s.net.packet:device.%s", now.Format("2006-01"), sid)),
+		User:          ptr("root"),
+		SshKeys:       []metalv1.Href{},
 		CreatedBy: &metalv1.DeviceCreatedBy{
 			Id: p.userID, ShortId: shortID(p.userID), FullName: ptr("Simulator User"),
 			Email: ptr("user@example.com"), Href: ptr(apiPrefix + "/users/" + p.userID),
@@ -240,11 +234,12 @@ func (s *Simulator) newDeviceLocked(p *project, in metalv1.DeviceCreateInMetroIn
 		obj.SshKeys = append(obj.SshKeys, metalv1.Href{Href: apiPrefix + "/ssh-keys/" + k})
 	}
 	s.objSeq++
-	d := &device{obj: obj, project: p, plan: spec.plan, metro: spec.metro, os: spec.os, seq: s.objSeq, reservation: spec.reservation}
+	d := &device{obj: obj, project: p, plan: spec.plan, metro: spec.metro, facility: fac, os: spec.os, seq: s.objSeq, reservation: spec.reservation}
 	if d.reservation != nil {
 		d.reservation.device = d
 	}
 	s.devices[id] = d
+	p.indexDevice(d)
 	s.newPortsLocked(d)
 	for _, w := range spec.ips {
 		s.addManagementIPLocked(d, w, now)
@@ -258,4 +253,11 @@ func copyMap(m map[string]interface{}) map[string]interface{} {
 		out[k] = v
 	}
 	return out
+}
+
+// pickFacilityLocked spreads a metro's devices over its facilities in turn.
+func (s *Simulator) pickFacilityLocked(m metroInfo) facilityInfo {
+	i := s.facilityNext[m.code]
+	s.facilityNext[m.code] = (i + 1) % len(m.facilities)
+	return m.facilities[i]
 }

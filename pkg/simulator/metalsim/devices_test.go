@@ -41,31 +41,47 @@ func TestCreateDeviceReturnsQueuedDevice(t *testing.T) {
 	}
 }
 
-func TestCreateDeviceNestedObjectsAreHrefsUnlessIncluded(t *testing.T) {
+// A plain read carries plan, metro and facility in full, as the Equinix CCM
+// relied on; project and hardware reservation stay references unless
+// included, and exclude reduces an object to its href.
+func TestDeviceReadNestedObjects(t *testing.T) {
 	e := newEnv(t)
 	d := e.create(ipxeInput("node-1"))
+	second := e.create(ipxeInput("node-2"))
 
 	bare := e.get(d.GetId())
 	assert.Equal(t, "/metal/v1/projects/"+testProject, bare.Project.GetHref())
 	assert.Empty(t, bare.Project.GetId())
-	assert.Empty(t, bare.Plan.GetSlug())
-	assert.Contains(t, bare.Plan.AdditionalProperties["href"], "/metal/v1/plans/")
-	assert.Empty(t, bare.Metro.GetCode())
-	assert.Contains(t, bare.Metro.AdditionalProperties["href"], "/metal/v1/locations/metros/")
+	assert.Equal(t, "c3.small.x86", bare.Plan.GetSlug())
+	assert.Equal(t, "c3.small.x86", bare.Plan.GetClass())
+	specs := bare.Plan.Specs
+	require.NotNil(t, specs)
+	assert.Equal(t, int32(1), specs.Cpus[0].GetCount())
+	assert.Equal(t, "Intel Xeon E-2278G 8-Core Processor @ 3.40GHz", specs.Cpus[0].GetType())
+	assert.Equal(t, "32GB", specs.Memory.GetTotal())
+	assert.Equal(t, "480GB", specs.Drives[0].GetSize())
+	assert.Equal(t, "boot", specs.Drives[0].GetCategory())
+	assert.Equal(t, int32(2), specs.Nics[0].GetCount())
+	assert.True(t, specs.Features.GetUefi())
+	assert.Equal(t, "da", bare.Metro.GetCode())
+	assert.Equal(t, "da11", bare.Facility.GetCode())
+	assert.Equal(t, "da", bare.Facility.Metro.GetCode(), "the facility lies in the device's metro")
+	assert.Equal(t, "da6", e.get(second.GetId()).Facility.GetCode(), "devices are spread over the metro's facilities")
 
-	full := e.get(d.GetId(), "project", "plan", "metro", "facility")
+	full := e.get(d.GetId(), "project")
 	assert.Equal(t, testProject, full.Project.GetId())
-	assert.Equal(t, "c3.small.x86", full.Plan.GetSlug())
-	assert.Equal(t, "c3.small.x86", full.Plan.GetClass())
-	assert.Equal(t, int32(2), full.Plan.Specs.Nics[0].GetCount())
-	assert.Equal(t, "da", full.Metro.GetCode())
-	assert.Equal(t, "da11", full.Facility.GetCode())
 
 	excluded, _, err := e.client.DevicesApi.FindDeviceById(e.ctx, d.GetId()).
-		Include([]string{"plan"}).Exclude([]string{"ip_addresses", "plan"}).Execute()
+		Exclude([]string{"ip_addresses", "plan", "metro", "facility", "operating_system"}).Execute()
 	require.NoError(t, err)
 	assert.Empty(t, excluded.IpAddresses)
 	assert.Empty(t, excluded.Plan.GetSlug(), "an excluded object is reduced to its href")
+	assert.Contains(t, excluded.Plan.AdditionalProperties["href"], "/metal/v1/plans/")
+	assert.Empty(t, excluded.Metro.GetCode())
+	assert.Contains(t, excluded.Metro.AdditionalProperties["href"], "/metal/v1/locations/metros/")
+	assert.Empty(t, excluded.Facility.GetCode())
+	assert.Contains(t, excluded.Facility.AdditionalProperties["href"], "/metal/v1/facilities/")
+	assert.Empty(t, excluded.OperatingSystem.GetSlug())
 }
 
 func TestCreateDeviceValidation(t *testing.T) {
@@ -91,7 +107,7 @@ func TestCreateDeviceValidation(t *testing.T) {
 		}, "private IPv4 address is required"},
 		{"unknown hardware reservation", func(in *metalv1.DeviceCreateInMetroInput) {
 			in.HardwareReservationId = ptr("0b8f0bd4-1e6e-4c0e-9d8a-2f8d4b6a7c01")
-		}, "Hardware reservation not found"},
+		}, "is not a valid hardware reservation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

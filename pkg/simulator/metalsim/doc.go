@@ -5,9 +5,9 @@
 //
 // Every response body is a metalv1 model marshalled by the SDK's own
 // MarshalJSON, with Content-Type application/json, the SDK's field names and
-// enum values, and the status codes the real API used. The facts it follows
-// are in docs/metal-api.md; behaviour that could not be confirmed against the
-// live API is marked "inferred" below.
+// enum values, and the status codes the real API used. Behaviour that could
+// not be confirmed from code or issues written against the live API is
+// marked "inferred" below.
 //
 // # Quick start
 //
@@ -31,15 +31,23 @@
 //     every step complete on the next access (DefaultTimings has realistic
 //     durations, Timings.Scale shrinks them for a standalone server).
 //   - AddProject(token, projectID): a token may hold several projects.
-//   - AddHardwareReservation(projectID, plan, metro) (id, error).
+//   - AddHardwareReservation(projectID, plan, metro) (id, error),
+//     AddHardwareReservations(projectID, HardwareReservation{Plan, Metro,
+//     Facility, Spare}, count) (ids, error).
+//   - SetSpotMarket(SpotMarket{Metro, Plan, Price, Capacity}).
 //   - Handler() http.Handler; NewServer(sim, addr) (*Server, error) with
 //     Server.URL ending in /metal/v1, Server.RootURL and Server.Close.
 //   - Requests(), RequestsFor(op), ResetRequests(): the request log (method,
 //     path, query, operation, status, simulator time, fault; never a token).
-//   - InjectFault(Fault) FaultID, RemoveFault, ClearFaults, FaultFired.
+//   - InjectFault(Fault) FaultID, RemoveFault(id) bool, ClearFaults,
+//     FaultFired(id), Faults() []FaultState.
 //   - Devices(projectID), Device(id), DeviceNetwork(id), DeviceEvents(id):
-//     deep copies with every nested object included.
-//   - DeleteDeviceOutOfBand(id), AddDeviceEvent(deviceID, type, body).
+//     deep copies with every nested object included (nested VLANs without
+//     their instances).
+//   - DeleteDeviceOutOfBand(id), AddDeviceEvent(deviceID, type, body),
+//     AddDeviceEventWithState(deviceID, type, state, body),
+//     AddMaintenanceEvent(deviceID, start, message),
+//     SetTerminationTime(deviceID, t) (zero t clears it).
 //   - AddIPReservation(projectID, IPReservationSpec) (id, error): a
 //     reservation of exactly the given block (any IPv4 /24 to /32, say a test
 //     cluster's VIP 10.0.0.10/32), in state created; pool addresses never
@@ -48,6 +56,7 @@
 //     or ErrWrongState.
 //   - AttachRouters(Routers), DetachRouters, RouterPeers, ReportRouters,
 //     RouteOf: the hooks of a top-of-rack (package tor), see BGP below.
+//   - The admin API (AdminPrefix, below) exposes the same over HTTP.
 //   - Subscribe(func(Notification)) (unsubscribe func()), Tick(),
 //     RunTicker(ctx, interval).
 //   - NewFakeClock(start) *FakeClock with Now, Advance and Set.
@@ -55,7 +64,19 @@
 // Package standalone (Start) serves a simulator on the real clock with a
 // ticker, a progress log and optionally the node-join agent; it backs the
 // `harvester-equinix-addon simulator` command, which prints its base URL as
-// the first line of stdout.
+// the first line of stdout. The command seeds projects, tokens, hardware
+// reservations and spot prices from flags (--token/--project-id,
+// --extra-project <token>:<project-id>, --hardware-reservation
+// <project-id>:<plan>:<metro or facility>[:<count>]) or from --seed-file,
+// YAML or JSON:
+//
+//	projects:
+//	  - id: <project UUID>
+//	    tokens: [<token>, ...]
+//	    hardware_reservations:
+//	      - {plan: c3.small.x86, metro: da, facility: da11, count: 3, spare: false}
+//	spot_market:
+//	  - {metro: da, plan: c3.small.x86, price: 0.25, capacity: 10}
 //
 // Operation names (OpCreateDevice = "createDevice", ...) are the OpenAPI
 // operationIds behind the SDK methods; faults and the request log use them.
@@ -63,8 +84,11 @@
 // # Endpoints under /metal/v1
 //
 // Devices: POST/GET /projects/{id}/devices, GET/PUT/DELETE /devices/{id},
-// POST /devices/{id}/actions, GET /devices/{id}/userdata,
-// GET /devices/{id}/events, GET /events/{id}. Ports: GET /ports/{id},
+// POST /devices/{id}/actions, GET /devices/{id}/userdata. Events: GET
+// /devices/{id}/events, GET /projects/{id}/events, GET /events/{id}.
+// Capacity: GET /projects/{id}/hardware-reservations, GET
+// /hardware-reservations/{id}, GET /market/spot/prices[/metros]. Ports: GET
+// /ports/{id},
 // POST /ports/{id}/{assign,unassign,bond,disbond}, POST
 // /ports/{id}/convert/{layer-2,layer-3}, POST/DELETE /ports/{id}/native-vlan,
 // POST/GET /ports/{id}/vlan-assignments/batches[/{batch_id}]. VLANs:
@@ -88,8 +112,16 @@
 // iPXE script is handed out (Timings.IPXEBoot), a regular OS after
 // Timings.Provision. Reinstall: reinstalling -> active (the disk wipe is
 // skipped only with preserve_data and deprovision_fast). power_off:
-// powering_off -> inactive; power_on: powering_on -> active; reboot and
-// rescue keep the device active. Delete: deprovisioning -> gone (GET 404).
+// powering_off -> inactive after Timings.Power; power_on: powering_on ->
+// active; reboot and rescue keep the device active while the host is down
+// for Timings.Power (DeviceRebooting, then DeviceBooted). Every action is
+// recorded as events. Delete: deprovisioning -> gone (GET 404).
+//
+// termination_time is acted on, for spot and any other device: at that time
+// the device is reclaimed (instance.reclaimed, deprovisioning, then gone;
+// notifications carry Reclaimed). Setting it (at create, which refuses a
+// time not in the future, through SetTerminationTime, or by a
+// FaultSpotReclaim) records an instance.termination_scheduled notice.
 // Deleting while queued or provisioning answers 422 "Cannot delete a device
 // while it is provisioning"; deleting a locked, reinstalling or already
 // deprovisioning device answers 422 too (inferred); force_delete is accepted
@@ -99,10 +131,16 @@
 // needs ipxe_script_url or userdata starting with #!ipxe, not both, and
 // ipxe_script_url needs custom_ipxe. Facility-based creates are refused.
 //
-// Nested project, plan, metro, facility and hardware_reservation objects are
-// {"href": ...} unless named in include (plan, metro and facility keep the
-// href in AdditionalProperties since their models have no Href field);
-// exclude reduces them to the href and drops other named fields. Port
+// A device's plan (with its specs: cpus, memory, drives, nics, features),
+// metro, facility and operating system come in full without include, as
+// the API's device reads did (the Equinix CCM reads plan.slug, metro.code
+// and facility.code from a plain GET); project and hardware_reservation are
+// {"href": ...} unless named in include. exclude reduces any of them to the
+// href (plan, metro, facility and operating system keep it in
+// AdditionalProperties since their models have no Href field) and drops
+// other named fields, which is how a brief project list stays brief. A
+// device lands in one of its metro's facilities (da11 or da6 in da, ...),
+// in turn, or in its hardware reservation's. Port
 // virtual_networks are hrefs unless "virtual_networks" (or
 // "network_ports.virtual_networks") is included. Lists paginate with page and
 // per_page (default 10, clamped to 1-1000) and fill meta completely.
@@ -120,7 +158,52 @@
 // non-zero Timings.PortConversion the conversion answers with the unchanged
 // port and lands later, so clients must re-read. Native VLANs need the VLAN
 // on the port, at least two VLANs and a layer-2 port (inferred). Disbonding
-// every member of a layer-3 bond is refused (inferred).
+// every member of a layer-3 bond is accepted, as the live API did (metal-cli's
+// port convert disbonds before it converts, and its end-to-end tests ran
+// that); the bond keeps its layer and addresses until it is converted.
+//
+// # Hardware reservations and the spot market
+//
+// GET /projects/{id}/hardware-reservations (paginated, creation order;
+// query, state and provisionable=only filters) and GET
+// /hardware-reservations/{id} carry id, short_id, href, created_at, plan and
+// facility in full, project and device as hrefs unless included,
+// provisionable, spare, need_of_service, switch_uuid and custom_rate. A
+// reservation is provisionable when it has no device, is no spare and
+// Timings.ReservationRelease has passed since its last device went away.
+// Creates with hardware_reservation_id answer 422: "<id> is not a valid
+// hardware reservation" for an unknown or foreign ID and "There are no
+// available hardware reservations for selected plan and facility" when
+// next-available finds none (both the API's wording); for one in use, of
+// another plan, in another metro, a spare, or released too recently
+// ("not provisionable yet, try again in a few minutes") the wording is
+// inferred. next-available takes the first provisionable one of the plan
+// in the metro.
+//
+// GET /market/spot/prices/metros and GET /market/spot/prices (per facility)
+// answer the SDK's report models: location code -> plan slug -> {price}. A
+// price is 30% of the plan's on-demand rate unless SetSpotMarket set one;
+// capacity is unlimited unless set. A spot create whose spot_price_max is
+// below the price, or with the metro's spot capacity for the plan in use,
+// is refused with a 422 (wording inferred; the capacity one says
+// "capacity").
+//
+// # Events
+//
+// Device and project event lists page newest first, as the API's did (a
+// Packet build-farm script read /devices/{id}/events?per_page=50 and stopped
+// at the first provisioning.104.01 to take the SSH key posted after the
+// latest boot). Each event has id, href, type, state, body, interpolated
+// (the body with the hostname for "{{ device }}"), created_at and one
+// relationship, the device's href. A project's events outlive the device
+// (its own list answers 404 once it is gone). Recorded: creation, the
+// provisioning steps (provisioning.104.01 "Device connected to DHCP system"
+// on every PXE boot, provisioning.106 and provisioning.109 for a regular
+// OS), state changes, reinstalls, power off/on, reboot and rescue, updates,
+// every port, VLAN and IP change, BGP sessions, the metadata service's user
+// states and phone-homes, maintenance notices, termination notices and
+// reclaims. The types are the Event* constants; those not named after a
+// provisioning code are inferred.
 //
 // # IP addresses
 //
@@ -189,21 +272,63 @@
 // Operations are named), FaultLatency, FaultDropConnection (transport error;
 // with AfterStore a create is stored although the client never sees it),
 // FaultProvisionFailure and FaultNoCapacity (422 {"errors":["There aren't
-// available servers in that metro"]}), both narrowed by Plan and Metro.
+// available servers in that metro"]}), both narrowed by Plan and Metro, and
+// FaultSpotReclaim (a matching spot device is reclaimed LeadTime after it
+// turns active, with a notice then). Actions narrows a fault on
+// performAction to action types (power_off, power_on, reboot, ...).
 // Probabilities draw from a generator seeded with Options.Seed.
+//
+// # Admin API
+//
+// Under /_sim (AdminPrefix), outside /metal/v1, for loopback clients only
+// (others get 403) and without a token; JSON in and out, errors as
+// {"error": "..."}:
+//
+//	GET    /_sim/faults                  {"faults":[{"id","fired","fault"}]}
+//	POST   /_sim/faults                  a Fault -> 201 {"id","fired","fault"}
+//	DELETE /_sim/faults/{id}             204 (404 unknown)
+//	DELETE /_sim/faults                  204, clears every fault
+//	PUT    /_sim/devices/{id}/termination-time  {"termination_time": RFC 3339 or null}
+//	POST   /_sim/devices/{id}/maintenance       {"start": RFC 3339, "message": "..."}
+//	DELETE /_sim/devices/{id}            out-of-band delete
+//	POST   /_sim/projects/{id}/hardware-reservations
+//	                                     {"plan","metro","facility","spare","count"} -> 201 {"ids":[...]}
+//	PUT    /_sim/spot-market             {"metro","plan","price","capacity"}
+//
+// A Fault in JSON has the Go fields in snake_case (kind, operations,
+// actions, probability, count, status, body, content_type, message,
+// retry_after, latency, lead_time, after_store, plan, metro), durations as Go
+// duration strings ("2s"); unknown fields and kinds are refused with 400.
 //
 // # Notifications
 //
 // Subscribe receives a Notification for every device transition:
 // DeviceCreated, DeviceStateChanged, DeviceBooted (with Boot: reason, whether
-// iPXE ran, the script URL or the #!ipxe userdata), DevicePoweredOff,
+// iPXE ran, the script URL or the #!ipxe userdata), DeviceRebooting (a
+// reboot or rescue took the host down), DevicePoweredOff,
 // DeviceNetworkChanged, DeviceUpdated and DeviceDeleted (OutOfBand for
-// DeleteDeviceOutOfBand). Each carries the userdata, the network state (type,
-// MACs per port, VLANs, addresses) and a full device snapshot. Transitions
+// DeleteDeviceOutOfBand; Reclaimed, also on the deprovisioning state change,
+// for a reclaim at termination_time). Each carries the userdata, the network
+// state (type, MACs per port, VLANs, addresses) and the device rendered
+// with everything included (nested VLANs without their instances) into
+// fresh structs. Transitions
 // are applied lazily on every request and on Tick; notifications are
 // delivered in order, outside the lock, before the triggering response is
 // written (unless another goroutine is already delivering), and callbacks may
 // call back into the Simulator. Treat them as read-only.
+//
+// # Cost at fleet size
+//
+// A call's handling time does not grow with the number of devices: projects
+// keep their devices (in creation order, the order of their lists) and a
+// list per tag, their IP blocks, events and hardware reservations; VLANs
+// keep their ports and devices; ports their VLAN batches; events are indexed
+// by ID. Transitions wait in a heap of timers, so Tick and every request
+// apply only what is due. Only answers that list many objects grow with
+// them: a page of a list, a VLAN's instances (every device on it, as the
+// API answered), a project's BGP sessions. BenchmarkScale measures the
+// calls a provisioning controller makes at 10 and 2,000 devices (go test
+// -run '^$' -bench Scale ./pkg/simulator/metalsim).
 //
 // # Metadata service
 //

@@ -34,6 +34,11 @@ const (
 	// FaultNoCapacity refuses a matching createDevice with 422
 	// {"errors":["There aren't available servers in that metro"]}.
 	FaultNoCapacity FaultKind = "no_capacity"
+	// FaultSpotReclaim makes the platform take back a spot device created
+	// through a matching createDevice: once it is active it gets a
+	// termination notice (termination_time = then + LeadTime) and at that
+	// time it is reclaimed (deprovisioning, then gone).
+	FaultSpotReclaim FaultKind = "spot_reclaim"
 )
 
 // FaultID identifies an injected fault.
@@ -66,9 +71,17 @@ type Fault struct {
 	// AfterStore applies FaultServerError and FaultDropConnection after the
 	// request was applied; they then fire only when it succeeded.
 	AfterStore bool
-	// Plan and Metro narrow FaultProvisionFailure and FaultNoCapacity.
+	// LeadTime is how long a FaultSpotReclaim's notice comes before the
+	// reclaim (0: at once).
+	LeadTime time.Duration
+	// Plan and Metro narrow FaultProvisionFailure, FaultNoCapacity and
+	// FaultSpotReclaim.
 	Plan  string
 	Metro string
+	// Actions narrows a fault on performAction to these action types
+	// (power_on, power_off, reboot, reinstall, rescue); a fault naming
+	// Actions hits nothing else.
+	Actions []string
 }
 
 type faultEntry struct {
@@ -86,11 +99,13 @@ func (s *Simulator) InjectFault(f Fault) FaultID {
 	return s.faultSeq
 }
 
-// RemoveFault removes one fault.
-func (s *Simulator) RemoveFault(id FaultID) {
+// RemoveFault removes one fault and reports whether it was there.
+func (s *Simulator) RemoveFault(id FaultID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := len(s.faults)
 	s.faults = slices.DeleteFunc(s.faults, func(e *faultEntry) bool { return e.id == id })
+	return len(s.faults) < n
 }
 
 // ClearFaults removes every fault.
@@ -127,8 +142,11 @@ func (s *Simulator) fireLocked(e *faultEntry) bool {
 
 // matchesOp: a fault without Operations hits every API request (GETs only
 // for FaultForbidden) but never the metadata service, which a test targets
-// by naming its operations.
-func (f Fault) matchesOp(op, method string, kind routeKind) bool {
+// by naming its operations. With Actions it hits only those device actions.
+func (f Fault) matchesOp(op, method string, kind routeKind, action string) bool {
+	if len(f.Actions) > 0 && (op != OpPerformAction || !slices.Contains(f.Actions, action)) {
+		return false
+	}
 	if len(f.Operations) == 0 {
 		return kind == apiRoute && (f.Kind != FaultForbidden || method == http.MethodGet)
 	}
@@ -141,13 +159,13 @@ type requestFaults struct {
 	block   *Fault
 }
 
-func (s *Simulator) preFaults(op, method string, kind routeKind) requestFaults {
+func (s *Simulator) preFaults(op, method string, kind routeKind, action string) requestFaults {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out requestFaults
 	for _, e := range s.faults {
 		f := e.fault
-		if !f.matchesOp(op, method, kind) {
+		if !f.matchesOp(op, method, kind, action) {
 			continue
 		}
 		switch {
@@ -167,13 +185,13 @@ func (s *Simulator) preFaults(op, method string, kind routeKind) requestFaults {
 }
 
 // postFaultLocked returns the AfterStore fault hitting a successful request.
-func (s *Simulator) postFaultLocked(op, method string, kind routeKind) *Fault {
+func (s *Simulator) postFaultLocked(op, method string, kind routeKind, action string) *Fault {
 	for _, e := range s.faults {
 		f := e.fault
 		if !f.AfterStore || (f.Kind != FaultServerError && f.Kind != FaultDropConnection) {
 			continue
 		}
-		if f.matchesOp(op, method, kind) && s.fireLocked(e) {
+		if f.matchesOp(op, method, kind, action) && s.fireLocked(e) {
 			return &f
 		}
 	}

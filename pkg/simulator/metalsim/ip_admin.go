@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
@@ -83,7 +84,10 @@ func (s *Simulator) AddIPReservation(projectID string, spec IPReservationSpec) (
 			tags: append([]string{}, spec.Tags...), details: spec.Details,
 			state: "created", createdAt: now, seq: s.objSeq,
 		}
-		s.blocks[b.id] = b
+		s.addBlockLocked(b)
+		// Pool blocks never overlap each other (the allocator counts
+		// up); only a given block can be in their way.
+		s.given = append(s.given, b)
 		s.routersChangedLocked()
 		id = b.id
 	})
@@ -118,13 +122,12 @@ func (s *Simulator) decideReservation(id, state string) error {
 	return err
 }
 
-// freePrefixLocked draws blocks from gen until one overlaps nothing the
-// simulator holds, so pool addresses never collide with blocks added by
-// AddIPReservation.
+// freePrefixLocked draws blocks from gen until one overlaps no block added
+// by AddIPReservation, so pool addresses never collide with given ones.
 func (s *Simulator) freePrefixLocked(gen func() netip.Prefix) netip.Prefix {
 	for {
 		p := gen()
-		if s.overlappingLocked(p) == nil {
+		if !slices.ContainsFunc(s.given, func(b *ipBlock) bool { return b.prefix.Overlaps(p) }) {
 			return p
 		}
 	}

@@ -28,7 +28,7 @@ func (s *Simulator) addManagementIPLocked(d *device, w ipWant, at time.Time) {
 		id: s.ids.uuid(), project: d.project, metro: d.metro, kind: kind, prefix: s.freePrefixLocked(gen),
 		management: true, device: d, state: "created", createdAt: at, seq: s.objSeq,
 	}
-	s.blocks[b.id] = b
+	s.addBlockLocked(b)
 	s.attachLocked(b, d, netip.PrefixFrom(nthAddr(b.prefix, 1), b.prefix.Bits()), true, at)
 }
 
@@ -46,9 +46,8 @@ func (s *Simulator) addPrivateIPLocked(d *device, at time.Time) {
 func (s *Simulator) privateBlockLocked(p *project, m metroInfo, at time.Time) *ipBlock {
 	var found *ipBlock
 	size := uint32(1) << (32 - privateBlockBits)
-	for _, b := range s.blocks {
-		if b.project == p && b.kind == metalv1.IPRESERVATIONTYPE_PRIVATE_IPV4 && b.management &&
-			b.device == nil && b.metro.code == m.code && b.next < size && (found == nil || b.seq < found.seq) {
+	for _, b := range p.private {
+		if b.metro.code == m.code && b.next < size && (found == nil || b.seq < found.seq) {
 			found = b
 		}
 	}
@@ -61,7 +60,8 @@ func (s *Simulator) privateBlockLocked(p *project, m metroInfo, at time.Time) *i
 		prefix: s.freePrefixLocked(s.alloc.privateBlock), management: true, state: "created",
 		createdAt: at, seq: s.objSeq,
 	}
-	s.blocks[b.id] = b
+	s.addBlockLocked(b)
+	p.private = append(p.private, b)
 	return b
 }
 
@@ -82,7 +82,7 @@ func (s *Simulator) unassignLocked(a *ipAssignment) {
 	a.block.assigned = slices.DeleteFunc(a.block.assigned, func(x *ipAssignment) bool { return x == a })
 	delete(s.assignments, a.id)
 	if a.block.management && a.block.device != nil {
-		delete(s.blocks, a.block.id)
+		s.removeBlockLocked(a.block)
 	}
 	s.routersChangedLocked()
 }
@@ -113,8 +113,8 @@ func (s *Simulator) createIPAssignment(c *call) (reply, error) {
 // checks that it may be assigned to d.
 func (s *Simulator) assignableBlockLocked(d *device, prefix netip.Prefix) (*ipBlock, error) {
 	var block *ipBlock
-	for _, b := range s.blocks {
-		if b.project == d.project && !b.management && b.prefix.Contains(prefix.Addr()) && prefix.Bits() >= b.prefix.Bits() {
+	for _, b := range d.project.elastic.all() {
+		if b.prefix.Contains(prefix.Addr()) && prefix.Bits() >= b.prefix.Bits() {
 			block = b
 			break
 		}

@@ -1,7 +1,6 @@
 package metalsim
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -162,7 +161,7 @@ func (s *Simulator) newReservationLocked(p *project, in metalv1.IPReservationReq
 		tags: append([]string{}, in.Tags...), details: in.GetDetails(), customdata: copyMap(in.Customdata),
 		state: state, createdAt: now, seq: s.objSeq,
 	}
-	s.blocks[b.id] = b
+	s.addBlockLocked(b)
 	s.routersChangedLocked()
 	return b, nil
 }
@@ -174,13 +173,16 @@ func (s *Simulator) findIPReservations(c *call) (reply, error) {
 	}
 	pr := c.pagination()
 	types := c.list("types")
-	var blocks []*ipBlock
-	for _, b := range s.blocks {
-		if b.project == p && (len(types) == 0 || slices.Contains(types, string(b.kind))) {
-			blocks = append(blocks, b)
+	blocks := p.blocks.all()
+	if len(types) > 0 {
+		var kept []*ipBlock
+		for _, b := range blocks {
+			if slices.Contains(types, string(b.kind)) {
+				kept = append(kept, b)
+			}
 		}
+		blocks = kept
 	}
-	slices.SortFunc(blocks, func(a, b *ipBlock) int { return cmp.Compare(a.seq, b.seq) })
 	lo, hi := pr.bounds(len(blocks))
 	withAssignments := c.includes().has("assignments")
 	list := metalv1.IPReservationList{IpAddresses: []metalv1.IPReservationListIpAddressesInner{}, Meta: c.meta(len(blocks), pr)}
@@ -239,7 +241,7 @@ func (s *Simulator) deleteIPAddress(c *call) (reply, error) {
 		s.unassignLocked(a)
 		s.networkChangedLocked(d, c.now, EventIPUnassigned, fmt.Sprintf("%s was unassigned from {{ device }}", a.prefix.Addr()))
 	}
-	delete(s.blocks, b.id)
+	s.removeBlockLocked(b)
 	s.routersChangedLocked()
 	return emptyReply(204)
 }

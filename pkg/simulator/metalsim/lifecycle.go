@@ -54,6 +54,11 @@ func (s *Simulator) startProvisionLocked(d *device, now time.Time) {
 			dur = s.timings.IPXEBoot
 		}
 		s.setStateLocked(d, metalv1.DEVICESTATE_PROVISIONING, at, EventProvisioning, "Provisioning of {{ device }} started")
+		if d.os.slug != OSCustomIPXE {
+			// The installer is PXE-booted at once; a custom iPXE script
+			// is served only at the end.
+			s.recordEventLocked(d, at, EventDHCP, "success", dhcpBody)
+		}
 		d.stateDone = at.Add(dur)
 		s.afterLocked(d, at, dur, func(at time.Time) { s.finishProvisionLocked(d, at) })
 	})
@@ -65,15 +70,31 @@ func (s *Simulator) finishProvisionLocked(d *device, at time.Time) {
 		return
 	}
 	if d.os.slug == OSCustomIPXE {
-		s.recordEventLocked(d, at, EventIPXEHandedOut, "success", "The iPXE script of {{ device }} was handed out")
+		s.recordEventLocked(d, at, EventIPXEHandedOut, "success", dhcpBody)
+	} else {
+		s.recordEventLocked(d, at, EventOSInstalled, "success", "Operating system packages installed")
+		s.recordEventLocked(d, at, EventProvisioned, "success", "Provisioning of {{ device }} completed")
 	}
 	s.setStateLocked(d, metalv1.DEVICESTATE_ACTIVE, at, EventActive, "{{ device }} is active")
 	s.bootLocked(d, at, BootProvision, false)
+	if lead := d.reclaimLead; lead != nil {
+		d.reclaimLead = nil
+		s.setTerminationLocked(d, at.Add(*lead), at)
+	}
 }
 
-// bootLocked notifies a boot. iPXE runs on a custom_ipxe device's first
-// boot and reinstalls, and on every boot with always_pxe.
+// dhcpBody is the body of the API's provisioning.104.01 event, posted
+// whenever a device PXE-boots through the platform.
+const dhcpBody = "Device connected to DHCP system"
+
+// bootLocked records and notifies a boot. iPXE runs on a custom_ipxe
+// device's first boot and reinstalls, and on every boot with always_pxe.
 func (s *Simulator) bootLocked(d *device, at time.Time, reason BootReason, preserveData bool) {
+	if reason != BootProvision {
+		// Every boot goes through the platform's DHCP and PXE first (the
+		// first one was recorded by provisioning).
+		s.recordEventLocked(d, at, EventDHCP, "success", dhcpBody)
+	}
 	custom := d.os.slug == OSCustomIPXE
 	pxe := custom && (reason == BootProvision || reason == BootReinstall || (d.obj.GetAlwaysPxe() && reason != BootRescue))
 	b := &Boot{
@@ -208,6 +229,7 @@ func (s *Simulator) powerOnLocked(d *device, now time.Time) {
 func (s *Simulator) rebootLocked(d *device, now time.Time, reason BootReason, eventType, body string) {
 	d.gen++
 	s.recordEventLocked(d, now, eventType, "success", body)
+	s.notifyLocked(DeviceRebooting, d, now, func(n *Notification) { n.Boot = &Boot{Reason: reason, OperatingSystem: d.os.slug} })
 	s.afterLocked(d, now, s.timings.Power, func(at time.Time) { s.bootLocked(d, at, reason, false) })
 }
 
@@ -250,17 +272,20 @@ func (s *Simulator) removeDeviceLocked(d *device, at time.Time, outOfBand bool) 
 		n.PreviousState = prev
 	})
 	d.gone = true
+	s.releaseSpotLocked(d)
 	delete(s.devices, d.id())
+	d.project.unindexDevice(d)
 	for _, a := range append([]*ipAssignment(nil), d.ips...) {
 		s.unassignLocked(a)
 	}
 	for _, p := range d.ports {
-		delete(s.ports, p.id)
-	}
-	for id, b := range s.batches {
-		if b.port.dev == d {
-			delete(s.batches, id)
+		for _, v := range p.vlans {
+			v.detach(p)
 		}
+		for _, b := range p.batches {
+			delete(s.batches, b.obj.GetId())
+		}
+		delete(s.ports, p.id)
 	}
 	for _, bs := range d.sessions {
 		delete(s.sessions, bs.obj.GetId())

@@ -93,7 +93,7 @@ func (s *Simulator) serveMetadata(c *call) (reply, error) {
 		IQN:             d.obj.GetIqn(),
 		Plan:            d.plan.slug,
 		Class:           d.plan.slug,
-		Facility:        d.metro.facilityCode,
+		Facility:        d.facility.code,
 		Metro:           d.metro.code,
 		Tags:            append([]string{}, d.obj.Tags...),
 		SSHKeys:         []string{},

@@ -18,17 +18,32 @@ type project struct {
 	createdAt time.Time
 	userID    string
 	bgp       *bgpConfig
+	// devices in creation order, the order of the project's device list,
+	// and the same per tag, for the tag filter adoption lists by.
+	devices seqList[*device]
+	byTag   map[string]*seqList[*device]
+	// blocks are the project's IP reservations in creation order, elastic
+	// the ones that are not a device's management block.
+	blocks  seqList[*ipBlock]
+	elastic seqList[*ipBlock]
+	// private are the project's private /25 management blocks, few.
+	private []*ipBlock
+	// events of every device of the project, oldest first.
+	events []*eventRec
+	// reservations are the project's hardware reservations in creation order.
+	reservations seqList[*hwReservation]
 }
 
 func projectHref(id string) string { return apiPrefix + "/projects/" + id }
 
 type device struct {
 	// obj holds the stored API fields; renderDevice adds the computed ones.
-	obj     metalv1.Device
-	project *project
-	plan    planInfo
-	metro   metroInfo
-	os      osInfo
+	obj      metalv1.Device
+	project  *project
+	plan     planInfo
+	metro    metroInfo
+	facility facilityInfo
+	os       osInfo
 
 	state metalv1.DeviceState
 	// stateAt is when the current state was entered and stateDone when a
@@ -40,10 +55,18 @@ type device struct {
 	seq           uint64 // creation order, the order of project lists
 	failProvision bool
 	gone          bool
+	// termGen is bumped whenever the termination time changes, so the
+	// reclaim scheduled for an older one does nothing.
+	termGen uint64
+	// reclaimLead, set by FaultSpotReclaim, gives the device a termination
+	// notice this long before its reclaim once it turns active.
+	reclaimLead *time.Duration
+	// reclaimed marks a device taken back at its termination time.
+	reclaimed bool
 
 	ports       []*port
 	ips         []*ipAssignment
-	events      []metalv1.Event
+	events      []*eventRec
 	reservation *hwReservation
 	sessions    []*bgpSession
 }
@@ -65,6 +88,8 @@ type port struct {
 	native   *vlan
 	// converting marks a bond with a delayed layer conversion in flight.
 	converting bool
+	// batches are the port's VLAN assignment batches, oldest first.
+	batches []*vlanBatch
 }
 
 func (p *port) isBond() bool { return p.members != nil }
@@ -75,6 +100,10 @@ type vlan struct {
 	obj     metalv1.VirtualNetwork
 	project *project
 	metro   metroInfo
+	// ports carrying the VLAN (native or not), and the devices they belong
+	// to in creation order: the VLAN's instances.
+	ports   map[*port]bool
+	devices refList[*device]
 }
 
 func (v *vlan) id() string   { return v.obj.GetId() }
@@ -142,9 +171,13 @@ type hwReservation struct {
 	project         *project
 	plan            planInfo
 	metro           metroInfo
+	facility        facilityInfo
 	device          *device
+	spare           bool
+	switchUUID      string
 	provisionableAt time.Time
 	createdAt       time.Time
+	seq             uint64
 }
 
 func hwReservationHref(id string) string { return apiPrefix + "/hardware-reservations/" + id }

@@ -141,15 +141,24 @@ func isPureLayer2(d *device) bool {
 	return t == string(metalv1.PORTNETWORKTYPE_LAYER2_BONDED) || t == string(metalv1.PORTNETWORKTYPE_LAYER2_INDIVIDUAL)
 }
 
-func (s *Simulator) renderPorts(d *device, includeVLANs bool) []metalv1.Port {
+// vlanRendering is how much of a port's VLANs is rendered.
+type vlanRendering int
+
+const (
+	vlanHrefs   vlanRendering = iota // {"href": ...}
+	vlanFull                         // the whole VLAN, instances included
+	vlanShallow                      // the whole VLAN without its instances
+)
+
+func (s *Simulator) renderPorts(d *device, vr vlanRendering) []metalv1.Port {
 	out := make([]metalv1.Port, 0, len(d.ports))
 	for _, p := range d.ports {
-		out = append(out, s.renderPort(p, includeVLANs))
+		out = append(out, s.renderPort(p, vr))
 	}
 	return out
 }
 
-func (s *Simulator) renderPort(p *port, includeVLANs bool) metalv1.Port {
+func (s *Simulator) renderPort(p *port, vr vlanRendering) metalv1.Port {
 	out := metalv1.Port{
 		Id:                        ptr(p.id),
 		Href:                      ptr(portHref(p.id)),
@@ -171,19 +180,23 @@ func (s *Simulator) renderPort(p *port, includeVLANs bool) metalv1.Port {
 		out.Bond = &metalv1.BondPortData{Id: ptr(p.bond.id), Name: ptr(p.bond.name)}
 	}
 	for _, v := range p.vlans {
-		out.VirtualNetworks = append(out.VirtualNetworks, s.vlanRef(v, includeVLANs))
+		out.VirtualNetworks = append(out.VirtualNetworks, s.vlanRef(v, vr))
 	}
 	if p.native != nil {
-		out.NativeVirtualNetwork = ptr(s.vlanRef(p.native, includeVLANs))
+		out.NativeVirtualNetwork = ptr(s.vlanRef(p.native, vr))
 	}
 	return out
 }
 
-func (s *Simulator) vlanRef(v *vlan, full bool) metalv1.VirtualNetwork {
-	if full {
+func (s *Simulator) vlanRef(v *vlan, vr vlanRendering) metalv1.VirtualNetwork {
+	switch vr {
+	case vlanFull:
 		return s.renderVLAN(v, includes{})
+	case vlanShallow:
+		return s.renderVLAN(v, includes{shallowVLANs: true})
+	default:
+		return metalv1.VirtualNetwork{Href: ptr(vlanHref(v.id()))}
 	}
-	return metalv1.VirtualNetwork{Href: ptr(vlanHref(v.id()))}
 }
 
 func (s *Simulator) networkStateLocked(d *device) NetworkState {

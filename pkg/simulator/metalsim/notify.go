@@ -20,6 +20,10 @@ const (
 	DeviceBooted NotificationType = "DeviceBooted"
 	// DevicePoweredOff: the machine is off (state inactive).
 	DevicePoweredOff NotificationType = "DevicePoweredOff"
+	// DeviceRebooting: a reboot or rescue took the machine down; the state
+	// stays active and a DeviceBooted follows once it is back. Boot.Reason
+	// says which.
+	DeviceRebooting NotificationType = "DeviceRebooting"
 	// DeviceNetworkChanged: ports, VLANs or addresses changed.
 	DeviceNetworkChanged NotificationType = "DeviceNetworkChanged"
 	// DeviceUpdated: the device was updated through PUT /devices/{id}.
@@ -55,7 +59,11 @@ type Notification struct {
 	PreviousState metalv1.DeviceState
 	// OutOfBand is set on a DeviceDeleted caused by DeleteDeviceOutOfBand.
 	OutOfBand bool
-	// Boot is set on DeviceBooted.
+	// Reclaimed is set on the notifications of a device the platform takes
+	// back at its termination time (deprovisioning, then deleted).
+	Reclaimed bool
+	// Boot is set on DeviceBooted and, with the reason only, on
+	// DeviceRebooting.
 	Boot *Boot
 	// Userdata is the device's userdata at the time of the transition.
 	Userdata string
@@ -152,9 +160,10 @@ func (s *Simulator) notifyLocked(typ NotificationType, d *device, at time.Time, 
 		Hostname:  d.hostname(),
 		Tags:      append([]string(nil), d.obj.Tags...),
 		State:     d.state,
+		Reclaimed: d.reclaimed,
 		Userdata:  d.obj.GetUserdata(),
 		Network:   s.networkStateLocked(d),
-		Device:    s.snapshotLocked(d, at),
+		Device:    s.notificationView(d, at),
 	}
 	if mutate != nil {
 		mutate(&n)

@@ -14,6 +14,7 @@ const (
 	OpFindDeviceUserdataByID = "findDeviceUserdataByID"
 	OpFindDeviceEvents       = "findDeviceEvents"
 	OpFindEventByID          = "findEventById"
+	OpFindProjectEvents      = "findProjectEvents"
 
 	OpFindPortByID                    = "findPortById"
 	OpAssignPort                      = "assignPort"
@@ -44,6 +45,10 @@ const (
 	OpFindBgpSessionByID              = "findBgpSessionById"
 	OpDeleteBgpSession                = "deleteBgpSession"
 	OpGetBgpNeighborData              = "getBgpNeighborData"
+	OpFindProjectHardwareReservations = "findProjectHardwareReservations"
+	OpFindHardwareReservationByID     = "findHardwareReservationById"
+	OpFindSpotMarketPrices            = "findSpotMarketPrices"
+	OpFindMetroSpotMarketPrices       = "findMetroSpotMarketPrices"
 	OpFindPlans                       = "findPlans"
 	OpFindMetros                      = "findMetros"
 	OpGetMetro                        = "getMetro"

@@ -1,6 +1,7 @@
 package metalsim
 
 import (
+	"encoding/json"
 	"net/http"
 	"time"
 )
@@ -64,15 +65,16 @@ func (s *Simulator) process(w http.ResponseWriter, r *http.Request, kind routeKi
 			return outcome{reply: rep}
 		}
 	}
-	if out, done := s.applyPreFaults(r, op, kind); done {
-		return out
-	}
 	body, err := readBody(w, r)
 	if err != nil {
 		return outcome{reply: errorReply(http.StatusRequestEntityTooLarge, []string{"Request body too large"}, false)}
 	}
+	action := actionOf(op, body)
+	if out, done := s.applyPreFaults(r, op, kind, action); done {
+		return out
+	}
 
-	rep, post := s.apply(r, kind, op, body, projects, h)
+	rep, post := s.apply(r, kind, op, action, body, projects, h)
 	if post != nil {
 		if post.Kind == FaultDropConnection {
 			return outcome{fault: post.Kind, drop: true}
@@ -93,7 +95,7 @@ func (s *Simulator) process(w http.ResponseWriter, r *http.Request, kind routeKi
 
 // apply runs the handler under the lock after applying due transitions,
 // and picks the AfterStore fault that hits a successful request.
-func (s *Simulator) apply(r *http.Request, kind routeKind, op string, body []byte, projects map[string]bool, h handlerFunc) (reply, *Fault) {
+func (s *Simulator) apply(r *http.Request, kind routeKind, op, action string, body []byte, projects map[string]bool, h handlerFunc) (reply, *Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -105,13 +107,28 @@ func (s *Simulator) apply(r *http.Request, kind routeKind, op string, body []byt
 	if rep.status >= 300 {
 		return rep, nil
 	}
-	return rep, s.postFaultLocked(op, r.Method, kind)
+	return rep, s.postFaultLocked(op, r.Method, kind, action)
+}
+
+// actionOf is the action type of a performAction request, for faults
+// narrowed by Fault.Actions; "" for anything else or a body without one.
+func actionOf(op string, body []byte) string {
+	if op != OpPerformAction {
+		return ""
+	}
+	var in struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(body, &in) != nil {
+		return ""
+	}
+	return in.Type
 }
 
 // applyPreFaults sleeps for injected latency and answers for a fault that
 // blocks the request before it is applied.
-func (s *Simulator) applyPreFaults(r *http.Request, op string, kind routeKind) (outcome, bool) {
-	pre := s.preFaults(op, r.Method, kind)
+func (s *Simulator) applyPreFaults(r *http.Request, op string, kind routeKind, action string) (outcome, bool) {
+	pre := s.preFaults(op, r.Method, kind, action)
 	if pre.latency > 0 {
 		t := time.NewTimer(pre.latency)
 		select {

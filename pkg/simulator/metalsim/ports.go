@@ -19,7 +19,7 @@ func (s *Simulator) findPortByID(c *call) (reply, error) {
 
 func (s *Simulator) portReply(c *call, p *port) (reply, error) {
 	in := c.includes()
-	return jsonReply(200, s.renderPort(p, in.has("virtual_networks", "native_virtual_network")))
+	return jsonReply(200, s.renderPort(p, vlanDetail(in)))
 }
 
 // mutablePortLocked returns the port of a request that changes it.
@@ -108,9 +108,10 @@ func (s *Simulator) disbondPort(c *call) (reply, error) {
 		// gone (packngo #231).
 		return reply{}, errConflict("Unassign the VLANs of %s before changing its bonding", bond.name)
 	}
-	if left == 0 && !bond.layer2 {
-		return reply{}, errConflict("Cannot disbond every port of %s while it is in Layer 3 mode, convert it to Layer 2 first", bond.name)
-	}
+	// Disbonding every port of a layer-3 bond is accepted: metal-cli's
+	// port convert disbonds before it converts, and its end-to-end tests
+	// ran that against the live API. The bond keeps its layer and
+	// addresses until it is converted.
 	if left == 0 && len(bond.vlans) > 0 {
 		return reply{}, errConflict("%s has VLANs assigned, unassign them before disbonding it", bond.name)
 	}
@@ -318,6 +319,7 @@ func (s *Simulator) assignVLANLocked(p *port, v *vlan, at time.Time) error {
 		return errConflict("Virtual network %d is already assigned to %s", v.vxlan(), p.name)
 	}
 	p.vlans = append(p.vlans, v)
+	v.attach(p)
 	s.networkChangedLocked(p.dev, at, EventVLANAssigned,
 		fmt.Sprintf("Virtual network %d was assigned to %s of {{ device }}", v.vxlan(), p.name))
 	return nil
@@ -331,6 +333,7 @@ func (s *Simulator) unassignVLANLocked(p *port, v *vlan, at time.Time) error {
 	if p.native == v {
 		p.native = nil
 	}
+	v.detach(p)
 	s.networkChangedLocked(p.dev, at, EventVLANUnassigned,
 		fmt.Sprintf("Virtual network %d was unassigned from %s of {{ device }}", v.vxlan(), p.name))
 	return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// netClient drives port changes the way metal-api.md §6 prescribes,
+// netClient drives port changes the way a client of the API had to,
 // re-reading ports after every step and waiting out delayed conversions.
 type netClient struct {
 	*env
@@ -259,10 +259,6 @@ func TestPortQuirks(t *testing.T) {
 	t.Run("converting an L3 bond to L3", func(t *testing.T) {
 		_, resp, err := ports.ConvertLayer3(e.ctx, bond0).Execute()
 		requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "bond0 is already layer3")
-	})
-	t.Run("disbonding every port of an L3 bond", func(t *testing.T) {
-		_, resp, err := ports.DisbondPort(e.ctx, bond0).BulkDisable(true).Execute()
-		requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "Layer 3")
 	})
 	t.Run("VLAN on a bonded eth", func(t *testing.T) {
 		_, resp, err := ports.AssignPort(e.ctx, n.portID("eth1")).PortAssignInput(metalv1.PortAssignInput{Vnid: ptr("1001")}).Execute()

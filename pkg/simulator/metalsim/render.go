@@ -16,6 +16,8 @@ import (
 type includes struct {
 	include, exclude map[string]bool
 	all              bool
+	// shallowVLANs renders included VLANs without their instances.
+	shallowVLANs bool
 }
 
 func (c *call) includes() includes {
@@ -30,8 +32,9 @@ func (c *call) includes() includes {
 }
 
 // everything includes every nested object, for snapshots handed to Go
-// callers.
-var everything = includes{all: true}
+// callers, except the instances of nested VLANs: every device on a VLAN is
+// one of them, so with them each copy of a device would grow with the fleet.
+var everything = includes{all: true, shallowVLANs: true}
 
 // has reports whether name is included. Dotted names ("network_ports.
 // virtual_networks") match on their last element too, since the API took
@@ -66,7 +69,7 @@ func (s *Simulator) renderDevice(d *device, in includes, now time.Time) metalv1.
 	out.OperatingSystem = d.os.operatingSystem()
 	out.ProjectLite = &metalv1.DeviceProjectLite{Href: projectHref(d.project.id)}
 	out.Actions = deviceActions(d.state)
-	out.NetworkPorts = s.renderPorts(d, in.has("virtual_networks", "native_virtual_network"))
+	out.NetworkPorts = s.renderPorts(d, vlanDetail(in))
 	out.IpAddresses = []metalv1.IPAssignment{}
 	for _, a := range d.ips {
 		out.IpAddresses = append(out.IpAddresses, s.renderAssignment(a))
@@ -81,9 +84,21 @@ func (s *Simulator) renderDevice(d *device, in includes, now time.Time) metalv1.
 	return out
 }
 
+// vlanDetail says how a device's or port's VLANs are rendered.
+func vlanDetail(in includes) vlanRendering {
+	switch {
+	case !in.has("virtual_networks", "native_virtual_network"):
+		return vlanHrefs
+	case in.shallowVLANs:
+		return vlanShallow
+	default:
+		return vlanFull
+	}
+}
+
 // deviceRelations are the nested objects that exclude reduces to an href
 // instead of dropping.
-var deviceRelations = []string{"project", "plan", "metro", "facility", "hardware_reservation"}
+var deviceRelations = []string{"project", "plan", "metro", "facility", "hardware_reservation", "operating_system"}
 
 func without(set map[string]bool, names ...string) map[string]bool {
 	out := make(map[string]bool, len(set))
@@ -102,24 +117,31 @@ func (s *Simulator) renderDeviceRelations(out *metalv1.Device, d *device, in inc
 	} else {
 		out.Project = &metalv1.Project{Href: ptr(projectHref(d.project.id))}
 	}
-	if in.has("plan") && !in.excluded("plan") {
+	// Plan, metro and facility come in full without include, as the API's
+	// device reads did (the Equinix CCM reads plan.slug, metro.code and
+	// facility.code from a plain GET); exclude reduces them to the href.
+	if !in.excluded("plan") {
 		out.Plan = ptr(d.plan.plan())
 	} else {
 		out.Plan = &metalv1.Plan{AdditionalProperties: hrefOnly(planHref(d.plan))}
 	}
-	if in.has("metro") && !in.excluded("metro") {
+	if !in.excluded("metro") {
 		out.Metro = d.metro.deviceMetro()
+		out.Metro.AdditionalProperties = hrefOnly(metroHref(d.metro))
 	} else {
 		out.Metro = &metalv1.DeviceMetro{AdditionalProperties: hrefOnly(metroHref(d.metro))}
 	}
-	if in.has("facility") && !in.excluded("facility") {
-		out.Facility = d.metro.facility()
+	if !in.excluded("facility") {
+		out.Facility = d.facility.facility()
 	} else {
-		out.Facility = &metalv1.Facility{AdditionalProperties: hrefOnly(apiPrefix + "/facilities/" + d.metro.facilityID)}
+		out.Facility = &metalv1.Facility{AdditionalProperties: hrefOnly(facilityHref(d.facility))}
+	}
+	if in.excluded("operating_system") {
+		out.OperatingSystem = &metalv1.OperatingSystem{AdditionalProperties: hrefOnly(apiPrefix + "/operating-systems/" + d.os.id)}
 	}
 	if r := d.reservation; r != nil {
 		if in.has("hardware_reservation") && !in.excluded("hardware_reservation") {
-			out.HardwareReservation = renderHardwareReservation(r)
+			out.HardwareReservation = ptr(s.renderHardwareReservation(r, includes{}, s.clock.Now()))
 		} else {
 			out.HardwareReservation = &metalv1.HardwareReservation{Href: ptr(hwReservationHref(r.id))}
 		}
@@ -135,25 +157,6 @@ func renderProject(p *project) *metalv1.Project {
 		UpdatedAt: ptr(p.createdAt),
 		BgpConfig: &metalv1.Href{Href: projectHref(p.id) + "/bgp-config"},
 	}
-}
-
-func renderHardwareReservation(r *hwReservation) *metalv1.HardwareReservation {
-	out := &metalv1.HardwareReservation{
-		Id:            ptr(r.id),
-		ShortId:       ptr(r.shortID),
-		Href:          ptr(hwReservationHref(r.id)),
-		CreatedAt:     ptr(r.createdAt),
-		Provisionable: ptr(r.device == nil),
-		Spare:         ptr(false),
-		NeedOfService: ptr(false),
-		Plan:          &metalv1.Plan{AdditionalProperties: hrefOnly(planHref(r.plan))},
-		Project:       &metalv1.Project{Href: ptr(projectHref(r.project.id))},
-		Facility:      &metalv1.Facility{AdditionalProperties: hrefOnly(apiPrefix + "/facilities/" + r.metro.facilityID)},
-	}
-	if r.device != nil {
-		out.Device = &metalv1.Device{Href: ptr(deviceHref(r.device.id()))}
-	}
-	return out
 }
 
 // deviceActions lists the actions the device accepts in state.
@@ -194,6 +197,23 @@ func (s *Simulator) snapshotLocked(d *device, now time.Time) metalv1.Device {
 	return out
 }
 
+// notificationView is the device as a Notification carries it: rendered
+// with everything included into fresh structs, without the JSON round trip
+// of snapshotLocked, which cost most of a notification. The strings and
+// times it points to are never changed in place by the simulator (updates
+// replace them), and the maps and slices a subscriber might touch are
+// copied, so later changes to the device do not show up in it.
+func (s *Simulator) notificationView(d *device, now time.Time) metalv1.Device {
+	out := s.renderDevice(d, everything, now)
+	out.Customdata = copyMap(d.obj.Customdata)
+	out.SshKeys = append([]metalv1.Href{}, d.obj.SshKeys...)
+	if cb := d.obj.CreatedBy; cb != nil {
+		c := *cb
+		out.CreatedBy = &c
+	}
+	return out
+}
+
 func roundTrip(in, out any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -203,12 +223,6 @@ func roundTrip(in, out any) error {
 		return fmt.Errorf("unmarshal: %w", err)
 	}
 	return nil
-}
-
-func copyEvent(e metalv1.Event) metalv1.Event {
-	out := e
-	out.Relationships = append([]metalv1.Href(nil), e.Relationships...)
-	return out
 }
 
 // clearJSONFields zeroes the fields of the struct behind ptr whose JSON

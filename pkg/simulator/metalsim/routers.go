@@ -185,8 +185,8 @@ func (s *Simulator) RouteOf(prefix netip.Prefix) (string, bool) {
 // created Elastic IP reservations in d's metro and its global IPs.
 func (s *Simulator) acceptedRoutesLocked(d *device) []AcceptedRoute {
 	var blocks []*ipBlock
-	for _, b := range s.blocks {
-		if b.project != d.project || b.management || b.state != "created" {
+	for _, b := range d.project.elastic.all() {
+		if b.state != "created" {
 			continue
 		}
 		if b.kind == metalv1.IPRESERVATIONTYPE_GLOBAL_IPV4 ||

@@ -21,6 +21,7 @@ var apiRoutes = []route{
 	{"POST /devices/{id}/actions", OpPerformAction, func(s *Simulator) handlerFunc { return s.performAction }},
 	{"GET /devices/{id}/userdata", OpFindDeviceUserdataByID, func(s *Simulator) handlerFunc { return s.findDeviceUserdata }},
 	{"GET /devices/{id}/events", OpFindDeviceEvents, func(s *Simulator) handlerFunc { return s.findDeviceEvents }},
+	{"GET /projects/{id}/events", OpFindProjectEvents, func(s *Simulator) handlerFunc { return s.findProjectEvents }},
 	{"GET /events/{id}", OpFindEventByID, func(s *Simulator) handlerFunc { return s.findEventByID }},
 
 	{"GET /ports/{id}", OpFindPortByID, func(s *Simulator) handlerFunc { return s.findPortByID }},
@@ -56,6 +57,12 @@ var apiRoutes = []route{
 	{"GET /bgp/sessions/{id}", OpFindBgpSessionByID, func(s *Simulator) handlerFunc { return s.findBgpSessionByID }},
 	{"DELETE /bgp/sessions/{id}", OpDeleteBgpSession, func(s *Simulator) handlerFunc { return s.deleteBgpSession }},
 
+	{"GET /projects/{id}/hardware-reservations", OpFindProjectHardwareReservations, func(s *Simulator) handlerFunc { return s.findProjectHardwareReservations }},
+	{"GET /hardware-reservations/{id}", OpFindHardwareReservationByID, func(s *Simulator) handlerFunc { return s.findHardwareReservation }},
+
+	{"GET /market/spot/prices", OpFindSpotMarketPrices, func(s *Simulator) handlerFunc { return s.findSpotMarketPrices }},
+	{"GET /market/spot/prices/metros", OpFindMetroSpotMarketPrices, func(s *Simulator) handlerFunc { return s.findMetroSpotMarketPrices }},
+
 	{"GET /plans", OpFindPlans, func(s *Simulator) handlerFunc { return s.findPlans }},
 	{"GET /locations/metros", OpFindMetros, func(s *Simulator) handlerFunc { return s.findMetros }},
 	{"GET /locations/metros/{id}", OpGetMetro, func(s *Simulator) handlerFunc { return s.getMetro }},
@@ -79,6 +86,7 @@ func (s *Simulator) routes() http.Handler {
 	for _, rt := range metadataRoutes {
 		mux.Handle(rt.pattern, s.endpoint(metadataRoute, rt.op, rt.h(s)))
 	}
+	s.adminRoutes(mux)
 	// Catch-alls answer JSON 404s (and keep ServeMux from answering 405s in
 	// plain text); API paths still need a valid token first.
 	mux.Handle(apiPrefix+"/", s.endpoint(apiRoute, "", notFoundHandler))

@@ -55,6 +55,7 @@ type Simulator struct {
 	sessions     map[string]*bgpSession
 	batches      map[string]*vlanBatch
 	reservations map[string]*hwReservation
+	events       map[string]*eventRec
 	timers       timerQueue
 	timerSeq     uint64
 	eventSeq     uint64
@@ -67,6 +68,11 @@ type Simulator struct {
 	subSeq       int
 	pending      []Notification
 	routers      *routerState
+	facilityNext map[string]int
+	spot         map[spotKey]*spotMarket
+	// given are the blocks added by AddIPReservation, which pool blocks
+	// must not overlap.
+	given []*ipBlock
 
 	delivering sync.Mutex
 	handler    http.Handler
@@ -98,8 +104,11 @@ func New(opts Options) *Simulator {
 		sessions:     map[string]*bgpSession{},
 		batches:      map[string]*vlanBatch{},
 		reservations: map[string]*hwReservation{},
+		events:       map[string]*eventRec{},
 		alloc:        newAllocator(),
 		subs:         map[int]func(Notification){},
+		facilityNext: map[string]int{},
+		spot:         map[spotKey]*spotMarket{},
 	}
 	s.handler = s.routes()
 	return s
@@ -129,33 +138,6 @@ func (s *Simulator) AddProject(token, projectID string) {
 		s.tokens[token] = map[string]bool{}
 	}
 	s.tokens[token][projectID] = true
-}
-
-// AddHardwareReservation adds a provisionable hardware reservation of plan
-// in metro to the project and returns its ID, for creates with
-// hardware_reservation_id.
-func (s *Simulator) AddHardwareReservation(projectID, planSlug, metroCode string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.projects[projectID]
-	if !ok {
-		return "", fmt.Errorf("project %s: %w", projectID, ErrNotFound)
-	}
-	plan, ok := findPlan(planSlug)
-	if !ok {
-		return "", fmt.Errorf("plan %s: %w", planSlug, ErrNotFound)
-	}
-	metro, ok := findMetro(metroCode)
-	if !ok {
-		return "", fmt.Errorf("metro %s: %w", metroCode, ErrNotFound)
-	}
-	now := s.clock.Now()
-	id := s.ids.uuid()
-	s.reservations[id] = &hwReservation{
-		id: id, shortID: shortID(id), project: p, plan: plan, metro: metro,
-		provisionableAt: now, createdAt: now,
-	}
-	return id, nil
 }
 
 // Tick applies every transition that is due and delivers the resulting
@@ -238,7 +220,7 @@ func (s *Simulator) DeviceEvents(id string) ([]metalv1.Event, error) {
 	}
 	out := make([]metalv1.Event, 0, len(d.events))
 	for i := len(d.events) - 1; i >= 0; i-- {
-		out = append(out, copyEvent(d.events[i]))
+		out = append(out, copyEvent(d.events[i].ev))
 	}
 	return out, nil
 }
@@ -247,6 +229,23 @@ func (s *Simulator) DeviceEvents(id string) ([]metalv1.Event, error) {
 // logged it; body may use "{{ device }}" for the hostname. A join agent uses
 // it to report install outcomes.
 func (s *Simulator) AddDeviceEvent(deviceID, eventType, body string) error {
+	return s.AddDeviceEventWithState(deviceID, eventType, "info", body)
+}
+
+// AddMaintenanceEvent records a maintenance notice on the device, as the
+// platform posted before work on a server's hardware or its switch: an
+// EventMaintenance saying when it starts and what, for an alert or a
+// drain to react to. It changes nothing else.
+func (s *Simulator) AddMaintenanceEvent(deviceID string, start time.Time, message string) error {
+	if message == "" {
+		message = "hardware maintenance"
+	}
+	return s.AddDeviceEventWithState(deviceID, EventMaintenance, "scheduled",
+		fmt.Sprintf("Maintenance of {{ device }} is scheduled for %s: %s", start.UTC().Format(time.RFC3339), message))
+}
+
+// AddDeviceEventWithState is AddDeviceEvent with the event's state.
+func (s *Simulator) AddDeviceEventWithState(deviceID, eventType, state, body string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -255,7 +254,7 @@ func (s *Simulator) AddDeviceEvent(deviceID, eventType, body string) error {
 	if !ok {
 		return fmt.Errorf("device %s: %w", deviceID, ErrNotFound)
 	}
-	s.recordEventLocked(d, now, eventType, "info", body)
+	s.recordEventLocked(d, now, eventType, state, body)
 	return nil
 }
 
@@ -278,17 +277,13 @@ func (s *Simulator) DeleteDeviceOutOfBand(id string) error {
 	return err
 }
 
+// projectDevicesLocked lists the project's devices in creation order; the
+// slice is the index itself, so callers must not keep it across changes.
 func (s *Simulator) projectDevicesLocked(projectID string) []*device {
-	var out []*device
-	for _, d := range s.devices {
-		if d.project.id == projectID {
-			out = append(out, d)
-		}
+	if p, ok := s.projects[projectID]; ok {
+		return p.devices.all()
 	}
-	slices.SortFunc(out, func(a, b *device) int {
-		return cmp.Compare(a.seq, b.seq)
-	})
-	return out
+	return nil
 }
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {

@@ -38,7 +38,7 @@ func (s *Simulator) createVirtualNetwork(c *call) (reply, error) {
 		return reply{}, err
 	}
 	id := s.ids.uuid()
-	v := &vlan{project: p, metro: m, obj: metalv1.VirtualNetwork{
+	v := &vlan{project: p, metro: m, ports: map[*port]bool{}, obj: metalv1.VirtualNetwork{
 		Id:                       ptr(id),
 		Href:                     ptr(vlanHref(id)),
 		Vxlan:                    ptr(vx),
@@ -117,24 +117,27 @@ func (s *Simulator) deleteVirtualNetwork(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if ports := s.vlanPortsLocked(v); len(ports) > 0 {
-		return reply{}, errConflict("Virtual network %d is assigned to %d port(s), unassign it first", v.vxlan(), len(ports))
+	if n := len(v.ports); n > 0 {
+		return reply{}, errConflict("Virtual network %d is assigned to %d port(s), unassign it first", v.vxlan(), n)
 	}
 	delete(s.vlans, v.id())
 	return emptyReply(204)
 }
 
-// vlanPortsLocked returns every port carrying v, ordered by device.
-func (s *Simulator) vlanPortsLocked(v *vlan) []*port {
-	var out []*port
-	for _, d := range s.projectDevicesLocked(v.project.id) {
-		for _, p := range d.ports {
-			if slices.Contains(p.vlans, v) {
-				out = append(out, p)
-			}
-		}
+// attach records that p carries v.
+func (v *vlan) attach(p *port) {
+	if !v.ports[p] {
+		v.ports[p] = true
+		v.devices.ref(p.dev)
 	}
-	return out
+}
+
+// detach records that p no longer carries v.
+func (v *vlan) detach(p *port) {
+	if v.ports[p] {
+		delete(v.ports, p)
+		v.devices.unref(p.dev)
+	}
 }
 
 func (s *Simulator) renderVLAN(v *vlan, in includes) metalv1.VirtualNetwork {
@@ -147,16 +150,14 @@ func (s *Simulator) renderVLAN(v *vlan, in includes) metalv1.VirtualNetwork {
 		out.Metro = &metalv1.Metro{AdditionalProperties: hrefOnly(metroHref(v.metro))}
 	}
 	out.Instances = []metalv1.Device{}
-	var seen []*device
-	for _, p := range s.vlanPortsLocked(v) {
-		if slices.Contains(seen, p.dev) {
-			continue
-		}
-		seen = append(seen, p.dev)
+	if in.shallowVLANs {
+		return out
+	}
+	for _, d := range v.devices.all() {
 		if in.has("instances") {
-			out.Instances = append(out.Instances, s.renderDevice(p.dev, includes{}, s.clock.Now()))
+			out.Instances = append(out.Instances, s.renderDevice(d, includes{}, s.clock.Now()))
 		} else {
-			out.Instances = append(out.Instances, metalv1.Device{Href: ptr(deviceHref(p.dev.id()))})
+			out.Instances = append(out.Instances, metalv1.Device{Href: ptr(deviceHref(d.id()))})
 		}
 	}
 	return out

@@ -3,12 +3,29 @@
 // benchmarks that want the same set-up in-process. It wires the simulator,
 // its HTTP listener, the ticker that applies transitions nobody polls for,
 // the optional node-join agent and a progress log.
+//
+// Projects, tokens, hardware reservations and spot prices come from Config,
+// which the command fills from its flags and from a seed file (YAML or
+// JSON, read by ReadSeedFile; SeedFormat documents it):
+//
+//	projects:
+//	  - id: <project UUID>
+//	    tokens: [<token>, ...]
+//	    hardware_reservations:
+//	      - {plan: c3.small.x86, metro: da, facility: da11, count: 3, spare: false}
+//	spot_market:
+//	  - {metro: da, plan: c3.small.x86, price: 0.25, capacity: 10}
+//
+// Reservations need plan and metro or facility (count defaults to 1); a
+// spot market entry's capacity may be left out for no limit. Unknown fields
+// are refused; errors never repeat a token.
 package standalone
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +62,10 @@ type Config struct {
 	Listen string
 	// Projects must hold at least one project.
 	Projects []Project
+	// Reservations are hardware reservations to add to the projects.
+	Reservations []Reservation
+	// SpotMarket sets spot prices and capacities.
+	SpotMarket []metalsim.SpotMarket
 	// TimingScale multiplies metalsim.DefaultTimings: 1 is realistic,
 	// 0.01 runs an 8-minute provision in under 5 seconds, 0 is instant.
 	TimingScale float64
@@ -141,6 +162,9 @@ func Start(ctx context.Context, cfg Config) (*Simulator, error) {
 	for _, p := range cfg.Projects {
 		sim.AddProject(p.Token, p.ID)
 	}
+	if err := seed(sim, cfg); err != nil {
+		return nil, err
+	}
 	for _, e := range cfg.ElasticIPs {
 		project := e.ProjectID
 		if project == "" {
@@ -203,6 +227,11 @@ func validate(cfg Config) (joinagent.Expect, error) {
 	for i, p := range cfg.Projects {
 		if strings.TrimSpace(p.Token) == "" || strings.TrimSpace(p.ID) == "" {
 			return joinagent.Expect{}, fmt.Errorf("project %d: token and project ID are required", i+1)
+		}
+	}
+	for i, r := range cfg.Reservations {
+		if !slices.ContainsFunc(cfg.Projects, func(p Project) bool { return p.ID == r.ProjectID }) {
+			return joinagent.Expect{}, fmt.Errorf("hardware reservation %d: project %q is not served", i+1, r.ProjectID)
 		}
 	}
 	if cfg.TimingScale < 0 {

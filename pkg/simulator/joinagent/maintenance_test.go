@@ -1,0 +1,45 @@
+package joinagent
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestEmulateMaintenanceCompletesRequestedDrains(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kube := fake.NewClientset(
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "idle"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "drained", Annotations: map[string]string{annotationDrainRequested: "true"}}},
+	)
+	a := New(nil, Options{Kube: kube})
+	go a.EmulateMaintenance(ctx, 10*time.Millisecond)
+
+	status := func(name string) string {
+		n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		return n.Annotations[annotationMaintainStatus]
+	}
+	require.Eventually(t, func() bool { return status("drained") == "completed" }, 5*time.Second, 10*time.Millisecond)
+	n, err := kube.CoreV1().Nodes().Get(ctx, "drained", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.True(t, n.Spec.Unschedulable, "the node is cordoned")
+	_, ok := a.MaintenanceCompletedAt("drained")
+	assert.True(t, ok)
+
+	// A drain requested later, through the watch.
+	_, err = kube.CoreV1().Nodes().Patch(ctx, "idle", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+annotationDrainRequested+`":"true"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return status("idle") == "completed" }, 5*time.Second, 10*time.Millisecond)
+	_, ok = a.MaintenanceCompletedAt("idle")
+	assert.True(t, ok)
+}
