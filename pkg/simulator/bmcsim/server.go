@@ -30,6 +30,9 @@ type Server struct {
 
 	mu sync.Mutex
 	ln net.Listener
+	// conns are the open client connections, closed by GoAway: a
+	// rebooting BMC keeps no connection alive.
+	conns map[net.Conn]bool
 }
 
 // NewServer listens on addr (127.0.0.1:0 when empty) and serves b over
@@ -60,7 +63,9 @@ func NewServer(b *BMC, addr string) (*Server, error) {
 			// expected; keep them out of the test output.
 			ErrorLog: log.New(io.Discard, "", 0),
 		},
+		conns: map[net.Conn]bool{},
 	}
+	s.srv.ConnState = s.track
 	s.serve(ln)
 	return s, nil
 }
@@ -83,6 +88,9 @@ func (s *Server) GoAway() error {
 	err := s.ln.Close()
 	s.ln = nil
 	s.srv.SetKeepAlivesEnabled(false)
+	for c := range s.conns {
+		_ = c.Close()
+	}
 	if err != nil {
 		return fmt.Errorf("close listener: %w", err)
 	}
@@ -115,4 +123,16 @@ func (s *Server) Close() error {
 		return fmt.Errorf("shut down BMC simulator: %w", err)
 	}
 	return nil
+}
+
+// track keeps the set of open connections.
+func (s *Server) track(c net.Conn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch state {
+	case http.StateNew:
+		s.conns[c] = true
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+	}
 }
