@@ -94,7 +94,7 @@ func (r *run) maintenanceTimeout() time.Duration {
 }
 
 // maintenanceModeAvailable: the annotation-driven maintenance flow exists since
-// Harvester v1.2.0 (harvester.md §6).
+// Harvester v1.2.0; older releases are cordoned and drained by the addon.
 func (r *run) maintenanceModeAvailable() bool {
 	v, err := r.h.joinInfo.Version("")
 	if err != nil {

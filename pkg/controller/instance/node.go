@@ -68,7 +68,7 @@ func (r *run) nodeReady(node *corev1.Node) {
 
 // nodeNotReady starts the unhealthy clock at the Ready condition's last
 // transition, never at the last heartbeat: a kubelet that reports Ready=False
-// keeps heartbeating (lessons 16).
+// keeps heartbeating, which would restart the clock forever.
 func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 	st := &r.inst.Status
 	since := node.CreationTimestamp

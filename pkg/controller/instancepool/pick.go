@@ -75,7 +75,8 @@ func pickReservation(pool *v1.InstancePool, insts []*v1.Instance) string {
 
 const nameLetters = "abcdefghijklmnopqrstuvwxyz"
 
-// instanceName is <pool>-<8 random letters>, as in the seed README.
+// instanceName is <pool>-<8 random letters>, short enough for a hostname
+// and unlikely to repeat.
 func instanceName(pool string) (string, error) {
 	b := make([]byte, 8)
 	for i := range b {

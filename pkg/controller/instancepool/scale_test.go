@@ -8,7 +8,7 @@ import (
 
 // During a rollout the pool keeps one server more than count, for a server of
 // the new template; old servers beyond count leave first. Found by the fault
-// campaign (seed 13): a pool scaled from 3 to 1 while two old servers remained
+// campaign: a pool scaled from 3 to 1 while two old servers remained
 // kept both, so no new server was created and the rollout never ended.
 func TestTargetSize(t *testing.T) {
 	cases := []struct {
