@@ -15,7 +15,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
-// Keys of the credentials Secret, as the seed README names them.
+// Keys of the credentials Secret, as the README's install steps create them.
 const (
 	TokenKey   = "METAL_AUTH_TOKEN"
 	ProjectKey = "PROJECT_ID"

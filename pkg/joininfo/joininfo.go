@@ -1,7 +1,8 @@
 // Package joininfo finds what a new server needs to join this cluster: the join
 // URL, the join token, the Harvester release to install, and the base URL of the
 // iPXE scripts. Explicit configuration wins; otherwise each is discovered from
-// the cluster the way harvester.md describes.
+// the cluster: ConfigMap vip, the join-token Secret (or rancherd's config on
+// the host), and Setting server-version.
 package joininfo
 
 import (

@@ -164,10 +164,10 @@ type sdkProvider struct {
 	metrics *metrics
 
 	mu      sync.Mutex
-	clients map[[sha256.Size]byte]*cachedClient
+	clients map[[sha256.Size]byte]*clientEntry
 }
 
-type cachedClient struct {
+type clientEntry struct {
 	client   *sdkClient
 	tokenKey [sha256.Size]byte
 	lastUsed time.Time
@@ -193,7 +193,7 @@ func NewProvider(opts Options) (Provider, error) {
 		baseURL: base,
 		http:    &http.Client{Timeout: opts.Timeout, Transport: transport},
 		metrics: m,
-		clients: map[[sha256.Size]byte]*cachedClient{},
+		clients: map[[sha256.Size]byte]*clientEntry{},
 	}, nil
 }
 
@@ -213,7 +213,7 @@ func (p *sdkProvider) Client(creds Credentials) (Client, error) {
 		return c.client, nil
 	}
 	tk := creds.tokenKey()
-	c := &cachedClient{
+	c := &clientEntry{
 		client:   newSDKClient(creds, p.baseURL, p.http, p.opts.UserAgent, p.limiterLocked(tk), p.metrics),
 		tokenKey: tk,
 		lastUsed: now,

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
@@ -68,17 +69,8 @@ func (c *sdkClient) ListIPReservations(ctx context.Context, opts ListIPReservati
 				return IPReservation{}, false
 			}
 			r := fromIPReservation(item.IPReservation)
-			return *r, opts.Tag == "" || hasString(r.Tags, opts.Tag)
+			return *r, opts.Tag == "" || slices.Contains(r.Tags, opts.Tag)
 		})
-}
-
-func hasString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *sdkClient) GetIPReservation(ctx context.Context, id string) (*IPReservation, error) {

@@ -1,6 +1,9 @@
 package metal
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Device is a bare-metal server. Userdata is deliberately absent: it carries
 // the cluster join token, and leaving it out of the model keeps it out of
@@ -138,12 +141,7 @@ func (d *Device) Port(name string) (Port, bool) {
 
 // HasTag reports whether the device carries tag.
 func (d *Device) HasTag(tag string) bool {
-	for _, t := range d.Tags {
-		if t == tag {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(d.Tags, tag)
 }
 
 // NetworkType derives the device's network type from its ports, the way the

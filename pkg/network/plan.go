@@ -12,7 +12,7 @@ import (
 
 // Phase says which state the ports should reach. The layer-2 types cannot be
 // entered before the node has joined: the installer fetches its configuration
-// from the metadata service, which pure layer 2 cannot reach (lessons 25).
+// from the metadata service, which pure layer 2 cannot reach.
 // Until then they wait in hybrid-bonded, layer 3 with the management VLAN
 // already tagged on bond0, so the installed node reaches the cluster over it.
 type Phase int

@@ -197,7 +197,7 @@ func (s *state) unassignSteps(d Desired) []Step {
 			clearAll = w.Bonded && !s.bonded[p.Name]
 		}
 		for _, vx := range sortedVX(s.vlans[p.Name]) {
-			if clearAll || !contains(w.VLANs, vx) {
+			if clearAll || !slices.Contains(w.VLANs, vx) {
 				steps = append(steps, Step{Op: OpUnassign, Port: p.Name, PortID: p.ID, VXLAN: vx, VLANID: s.vlans[p.Name][vx]})
 				delete(s.vlans[p.Name], vx)
 			}
@@ -300,13 +300,4 @@ func sortedVX(m map[int]string) []int {
 	}
 	sort.Ints(out)
 	return out
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -122,7 +122,7 @@ func (r *run) updatePool(name string, mutate func(*v1.InstancePool)) string {
 	return errOutcome(err)
 }
 
-// poolObject is the seed README's pool with the plan's choices.
+// poolObject is the README's sample pool with the plan's choices.
 func (r *run) poolObject(spec poolSpec) *v1.InstancePool {
 	p := framework.ParsePool(r.t, framework.SeedSample, spec.Name)
 	p.Labels = map[string]string{labelSeed: strconv.FormatInt(r.plan.Seed, 10)}

@@ -1,15 +1,9 @@
 package chaos
 
 import (
-	"fmt"
 	"math/rand"
 	"strconv"
-	"strings"
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -390,107 +384,10 @@ func (p *planner) fault() faultSpec {
 	return f
 }
 
-// String is the one-line plan printed at the start of a run.
-func (pl plan) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "seed=%d install=%s foreign-vxlan=%d |", pl.Seed, pl.InstallTime, pl.ForeignVXLAN)
-	for i, s := range pl.Steps {
-		fmt.Fprintf(&b, " %d:+%.2fs %s |", i, s.Delay.Seconds(), s)
-	}
-	return strings.TrimSuffix(b.String(), " |")
-}
-
-func (s step) String() string {
-	switch s.Kind {
-	case actCreatePool, actRetype:
-		return fmt.Sprintf("%s %s(n=%d %s %v %s %s rem=%v att=%d)", s.Kind, s.Pool.Name, s.Pool.Count, s.Pool.Network,
-			s.Pool.VLANs, s.Pool.Metro, s.Pool.BootMode, s.Pool.Remediate, s.Pool.MaxAttempts)
-	case actScalePool:
-		return fmt.Sprintf("scale %s=%d", s.Pool.Name, s.Pool.Count)
-	case actEditVLANs:
-		return fmt.Sprintf("vlans %s=%v", s.Pool.Name, s.Pool.VLANs)
-	case actDeletePool:
-		return "delete " + s.Pool.Name
-	case actKillOn:
-		return fmt.Sprintf("kill-on %s down=%d", s.Trigger, s.Down)
-	case actAPIServer:
-		if s.Graceful {
-			return "apiserver-restart graceful"
-		}
-		return "apiserver-crash"
-	case actFault:
-		return "fault " + s.Fault.String()
-	case actUnfault:
-		return fmt.Sprintf("unfault@%d", s.FaultOf)
-	case actNotReady:
-		return fmt.Sprintf("notready #%d ago=%s", s.Pick, s.Ago)
-	case actDeleteDevice, actReady, actServerDown, actDeleteNode:
-		return fmt.Sprintf("%s #%d", s.Kind, s.Pick)
-	}
-	return string(s.Kind)
-}
-
-func (f faultSpec) String() string {
-	kind := string(f.Kind)
-	if f.AfterStore {
-		kind += "-after-store"
-	}
-	switch {
-	case f.Status != 0:
-		kind += "-" + strconv.Itoa(f.Status)
-	case f.Latency != 0:
-		kind += "-" + f.Latency.String()
-	}
-	ops := "all"
-	if f.Ops != nil {
-		ops = strings.Join(f.Ops, ",")
-	}
-	return fmt.Sprintf("%s p=%.2f ops=%s", kind, f.Probability, ops)
-}
-
 // fault is the simulator's form of the spec.
 func (f faultSpec) fault() metalsim.Fault {
 	return metalsim.Fault{
 		Kind: f.Kind, Operations: f.Ops, Probability: f.Probability, Status: f.Status,
 		Latency: f.Latency, RetryAfter: f.RetryAfter, AfterStore: f.AfterStore,
 	}
-}
-
-// A seed always yields the same plan, and every plan starts by creating a
-// pool, restarts a controller it killed and ends every fault it injected or
-// leaves that to the quiesce.
-func TestPlanIsReproducible(t *testing.T) {
-	for seed := int64(0); seed < 200; seed++ {
-		a, b := newPlan(seed), newPlan(seed)
-		require.Equal(t, a.String(), b.String(), "seed %d", seed)
-		require.NotEmpty(t, a.Steps)
-		assert.Equal(t, actCreatePool, a.Steps[0].Kind, "seed %d", seed)
-		for i, s := range a.Steps {
-			if s.Kind == actUnfault {
-				assert.Equal(t, actFault, a.Steps[s.FaultOf].Kind, "seed %d step %d", seed, i)
-			}
-			if s.Kind == actCreatePool || s.Kind == actRetype {
-				assert.NoError(t, validTemplate(s.Pool), "seed %d step %d", seed, i)
-			}
-		}
-	}
-	assert.NotEqual(t, newPlan(1).String(), newPlan(2).String())
-}
-
-// validTemplate restates the CRD rules the planner must respect, so a plan
-// the apiserver would refuse fails here, without a cluster.
-func validTemplate(p poolSpec) error {
-	if p.Network == v1.NetworkTypeLayer3 && len(p.VLANs) > 0 {
-		return fmt.Errorf("layer3 with VLANs")
-	}
-	if p.Network != v1.NetworkTypeLayer3 && len(p.VLANs) == 0 {
-		return fmt.Errorf("%s without VLANs", p.Network)
-	}
-	if p.BootMode == v1.BootModeSingleBoot && strings.HasPrefix(p.Network, "layer2") {
-		return fmt.Errorf("single-boot with %s", p.Network)
-	}
-	if p.Count < 0 || p.Count > 3 {
-		return fmt.Errorf("count %d", p.Count)
-	}
-	return nil
 }

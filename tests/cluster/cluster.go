@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,12 +17,7 @@ import (
 	"sync"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Versions the binaries must report; scripts/versions is the source of truth and
@@ -336,127 +330,4 @@ func (c *Cluster) adminTLS() *tls.Config {
 
 func (c *Cluster) adminHTTPClient() *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: c.adminTLS()}}
-}
-
-func (c *Cluster) writeKubeconfig() error {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["hea"] = &clientcmdapi.Cluster{Server: c.APIServerURL(), CertificateAuthorityData: c.pki.caPEM}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.pki.adminCertPEM, ClientKeyData: c.pki.adminKeyPEM}
-	cfg.Contexts["hea"] = &clientcmdapi.Context{Cluster: "hea", AuthInfo: "admin"}
-	cfg.CurrentContext = "hea"
-	c.Kubeconfig = filepath.Join(c.dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, c.Kubeconfig); err != nil {
-		return err
-	}
-	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
-	if err != nil {
-		return err
-	}
-	// Tests create many objects quickly; client-side throttling would only slow
-	// them down and hide nothing.
-	rc.QPS, rc.Burst = 200, 400
-	c.RESTConfig = rc
-	return nil
-}
-
-func waitHTTP(ctx context.Context, p *process, client *http.Client, url string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			return errors.New("process exited")
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("%s answered %s", url, resp.Status)
-		} else {
-			last = err
-		}
-		select {
-		case <-time.After(100 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return fmt.Errorf("not ready after %s: %w", timeout, last)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func freePorts2() (int, int, error) {
-	a, err := freePort()
-	if err != nil {
-		return 0, 0, err
-	}
-	for i := 0; i < 10; i++ {
-		b, err := freePort()
-		if err != nil {
-			return 0, 0, err
-		}
-		if b != a {
-			return a, b, nil
-		}
-	}
-	return 0, 0, errors.New("no second free port")
-}
-
-// retryPorts retries fn, which picks free ports, since another process may take a
-// port between choosing and binding it.
-func retryPorts(n int, fn func() error) error {
-	var err error
-	for i := 0; i < n; i++ {
-		if err = fn(); err == nil {
-			return nil
-		}
-	}
-	return err
-}
-
-// ServiceAccountConfig returns a REST config and a kubeconfig file that
-// authenticate as ServiceAccount namespace/name with a token from the
-// TokenRequest API, as a pod of that ServiceAccount would. The
-// ServiceAccount must exist.
-func (c *Cluster) ServiceAccountConfig(ctx context.Context, namespace, name string) (*rest.Config, string, error) {
-	k8s, err := kubernetes.NewForConfig(c.RESTConfig)
-	if err != nil {
-		return nil, "", err
-	}
-	// Long enough for the longest fault campaign; the apiserver caps nothing.
-	expiry := int64((48 * time.Hour).Seconds())
-	tok, err := k8s.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, "", fmt.Errorf("token for ServiceAccount %s/%s: %w", namespace, name, err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["hea"] = &clientcmdapi.Cluster{Server: c.APIServerURL(), CertificateAuthorityData: c.pki.caPEM}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	cfg.Contexts["hea"] = &clientcmdapi.Context{Cluster: "hea", AuthInfo: name}
-	cfg.CurrentContext = "hea"
-	path := filepath.Join(c.dir, "kubeconfig-"+namespace+"-"+name)
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return nil, "", err
-	}
-	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
-	if err != nil {
-		return nil, "", err
-	}
-	rc.QPS, rc.Burst = c.RESTConfig.QPS, c.RESTConfig.Burst
-	return rc, path, nil
 }

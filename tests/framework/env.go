@@ -20,18 +20,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -215,71 +209,6 @@ func (e *Env) harvesterCluster(opts Options) {
 	require.NoError(t, err)
 }
 
-// createSetting goes through the dynamic client: the addon's own client for
-// Settings is read-only, as the addon never writes them.
-func createSetting(ctx context.Context, e *Env, version string) error {
-	dyn, err := dynamic.NewForConfig(e.Cluster.RESTConfig)
-	if err != nil {
-		return err
-	}
-	obj := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "harvesterhci.io/v1beta1", "kind": "Setting",
-		"metadata": map[string]interface{}{"name": harvester.ServerVersionSettingName},
-		"value":    version,
-	}}
-	_, err = dyn.Resource(schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}).
-		Create(ctx, obj, metav1.CreateOptions{})
-	return err
-}
-
-// apply creates or replaces a ConfigMap or Secret.
-func (e *Env) apply(obj interface{}) {
-	t, ctx := e.T, e.Ctx
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		cms := e.Kube.CoreV1().ConfigMaps(o.Namespace)
-		if existing, err := cms.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
-			o.ResourceVersion = existing.ResourceVersion
-			_, err = cms.Update(ctx, o, metav1.UpdateOptions{})
-			require.NoError(t, err)
-			return
-		}
-		_, err := cms.Create(ctx, o, metav1.CreateOptions{})
-		require.NoError(t, err)
-	case *corev1.Secret:
-		secs := e.Kube.CoreV1().Secrets(o.Namespace)
-		if existing, err := secs.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
-			o.ResourceVersion = existing.ResourceVersion
-			_, err = secs.Update(ctx, o, metav1.UpdateOptions{})
-			require.NoError(t, err)
-			return
-		}
-		_, err := secs.Create(ctx, o, metav1.CreateOptions{})
-		require.NoError(t, err)
-	default:
-		t.Fatalf("apply: unsupported %T", obj)
-	}
-}
-
-// SetSecretData replaces the credentials Secret's data.
-func (e *Env) SetSecretData(data map[string]string) {
-	raw := map[string][]byte{}
-	for k, v := range data {
-		raw[k] = []byte(v)
-	}
-	e.apply(CredentialsSecret(SecretName, raw))
-}
-
-// CredentialsSecret is a credentials Secret as an operator creates it: in
-// the addon's namespace, labelled for the addon to read.
-func CredentialsSecret(name string, data map[string][]byte) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name,
-			Labels: map[string]string{v1.LabelSecret: v1.SecretCredentials}},
-		Data: data,
-	}
-}
-
 // StartController runs the controller in this process until StopController.
 func (e *Env) StartController(cfg *config.Config) {
 	e.mu.Lock()
@@ -365,44 +294,4 @@ func runCmd(dir, name string, args ...string) error {
 		return fmt.Errorf("%s %v: %w\n%s", name, args, err, out)
 	}
 	return nil
-}
-
-// MetalClient is a client of the simulator for project, as the tests' own
-// eyes on Equinix Metal (no client-side rate limit).
-func (e *Env) MetalClient(token, project string) metal.Client {
-	e.T.Helper()
-	provider, err := metal.NewProvider(metal.Options{BaseURL: e.SimURL, RequestsPerSecond: -1})
-	require.NoError(e.T, err)
-	client, err := provider.Client(metal.Credentials{Token: token, ProjectID: project})
-	require.NoError(e.T, err)
-	return client
-}
-
-// SetServerVersion sets the cluster's Harvester version (Setting
-// server-version), as an upgrade of the cluster would.
-func SetServerVersion(e *Env, version string) error {
-	dyn, err := dynamic.NewForConfig(e.Cluster.RESTConfig)
-	if err != nil {
-		return err
-	}
-	patch := []byte(fmt.Sprintf(`{"value":%q}`, version))
-	_, err = dyn.Resource(schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}).
-		Patch(e.Ctx, harvester.ServerVersionSettingName, types.MergePatchType, patch, metav1.PatchOptions{})
-	return err
-}
-
-// OrphanDevice creates a device tagged with this cluster (and a pool that
-// does not exist) that no Instance claims, as a create that landed after its
-// Instance was gone leaves one.
-func OrphanDevice(t testing.TB, e *Env, hostname string) string {
-	t.Helper()
-	ns, err := e.Kube.CoreV1().Namespaces().Get(e.Ctx, "kube-system", metav1.GetOptions{})
-	require.NoError(t, err)
-	dev, err := e.MetalClient(MetalToken, ProjectID).CreateDevice(e.Ctx, metal.CreateDeviceRequest{
-		Hostname: hostname, Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly",
-		OperatingSystem: "custom_ipxe", IPXEScriptURL: "http://example.invalid/none.ipxe",
-		Tags: []string{v1.ClusterTag(string(ns.UID)), v1.PoolTag("gone-" + hostname)},
-	})
-	require.NoError(t, err)
-	return dev.ID
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 )
 
-// SeedSample is the InstancePool of the seed README, byte for byte.
+// SeedSample is the README's sample InstancePool, byte for byte.
 const SeedSample = `apiVersion: equinix.harvesterhci.io/v1
 kind: InstancePool
 metadata:
@@ -48,7 +48,7 @@ spec:
           - "1001"
 `
 
-// The seed README's networkingConfiguration samples, byte for byte.
+// The README's networkingConfiguration samples, byte for byte.
 const (
 	SeedHybrid = `  networkingConfiguration:
     type: "hybrid"

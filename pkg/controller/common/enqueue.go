@@ -19,7 +19,7 @@ type delayedEnqueuer interface {
 // (lasso's AddRateLimited): each call waits out, and lengthens, the item's
 // failure backoff. After an apiserver outage a pool's backoff had grown to
 // minutes and its Instances' changes could not bring its next run forward
-// (fault campaign, seed 146). A delay still lets a burst of changes share
+// (seen in the fault campaign). A delay still lets a burst of changes share
 // one run: the workqueue keeps an item's earliest due time. Failures still
 // back off: the handler's own error requeues as before.
 func After(c delayedEnqueuer, delay time.Duration) RelatedEnqueuer {

@@ -37,7 +37,7 @@ func (r *run) metalClient() (metal.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
-	return cachedClient{Client: client, cache: r.h.devices}, nil
+	return readCachingClient{Client: client, cache: r.h.devices}, nil
 }
 
 func deviceIn(id string) string {

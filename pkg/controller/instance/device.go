@@ -46,8 +46,8 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		}
 		// A create went out and, long after, its device is not listed: it
 		// never landed, or it was deleted before this Instance recorded it.
-		// Another create could give this Instance a second server (lessons:
-		// never resend a create); the pool replaces the Instance instead.
+		// Another create could give this Instance a second server, and a
+		// create is never sent twice; the pool replaces the Instance instead.
 		msg := "no device created for this Instance exists in Equinix Metal (the create's answer was lost and no device appeared, or the device was removed before its ID was recorded); the pool replaces this server"
 		conditions.False(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, v1.ReasonDeviceGone, msg)
 		r.deviceGone(msg)

@@ -118,7 +118,7 @@ func (w *createWorld) creates() int {
 // A create whose device was stored but never recorded — the status write
 // after it failed, the controller died — and that was deleted before the
 // next pass is never sent again: the Instance fails and its pool replaces
-// it with a new Instance. Found by the fault campaign (seed 12): the
+// it with a new Instance. Found by the fault campaign: the
 // kube-apiserver was down when the create's answer came, the device was
 // deleted out of band, and the restarted controller created a second device
 // for the same Instance.
@@ -206,7 +206,7 @@ func (w *createWorld) assertAdopted(t *testing.T, sent int, reason string) {
 
 // A create the client gave up on is never sent again, even when its device
 // is not listed right after: the API may store it later. Found by the fault
-// campaign (seeds 88 and 287): a create outlived --metal-timeout, the list
+// campaign: a create outlived --metal-timeout, the list
 // that followed came before the API stored the device, and the controller
 // sent a second create for the same Instance. Here the simulator stores the
 // device as the client gives up, so whether the first look sees it is a

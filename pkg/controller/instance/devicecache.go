@@ -73,13 +73,13 @@ func (c *deviceCache) forgetPort(portID string) {
 	}
 }
 
-// cachedClient is a metal.Client whose device reads go through the cache.
-type cachedClient struct {
+// readCachingClient is a metal.Client whose device reads go through the cache.
+type readCachingClient struct {
 	metal.Client
 	cache *deviceCache
 }
 
-func (c cachedClient) GetDevice(ctx context.Context, id string) (*metal.Device, error) {
+func (c readCachingClient) GetDevice(ctx context.Context, id string) (*metal.Device, error) {
 	if dev, ok := c.cache.get(id); ok {
 		return dev, nil
 	}
@@ -90,7 +90,7 @@ func (c cachedClient) GetDevice(ctx context.Context, id string) (*metal.Device, 
 	return dev, err
 }
 
-func (c cachedClient) DeleteDevice(ctx context.Context, id string, force bool) error {
+func (c readCachingClient) DeleteDevice(ctx context.Context, id string, force bool) error {
 	defer c.cache.forget(id)
 	return c.Client.DeleteDevice(ctx, id, force)
 }
@@ -101,61 +101,61 @@ func (c cachedClient) DeleteDevice(ctx context.Context, id string, force bool) e
 // (the Node reports the join), and the status writes that record them would
 // otherwise cost reads that see nothing new. Polls read afresh once the
 // entry expires.
-func (c cachedClient) Reinstall(ctx context.Context, id string, req metal.ReinstallRequest) error {
+func (c readCachingClient) Reinstall(ctx context.Context, id string, req metal.ReinstallRequest) error {
 	return c.Client.Reinstall(ctx, id, req)
 }
 
-func (c cachedClient) PowerOn(ctx context.Context, id string) error {
+func (c readCachingClient) PowerOn(ctx context.Context, id string) error {
 	defer c.cache.forget(id)
 	return c.Client.PowerOn(ctx, id)
 }
 
-func (c cachedClient) PowerOff(ctx context.Context, id string) error {
+func (c readCachingClient) PowerOff(ctx context.Context, id string) error {
 	defer c.cache.forget(id)
 	return c.Client.PowerOff(ctx, id)
 }
 
-func (c cachedClient) Reboot(ctx context.Context, id string) error {
+func (c readCachingClient) Reboot(ctx context.Context, id string) error {
 	defer c.cache.forget(id)
 	return c.Client.Reboot(ctx, id)
 }
 
-func (c cachedClient) BondPort(ctx context.Context, id string, bulk bool) error {
+func (c readCachingClient) BondPort(ctx context.Context, id string, bulk bool) error {
 	defer c.cache.forgetPort(id)
 	return c.Client.BondPort(ctx, id, bulk)
 }
 
-func (c cachedClient) DisbondPort(ctx context.Context, id string, bulk bool) error {
+func (c readCachingClient) DisbondPort(ctx context.Context, id string, bulk bool) error {
 	defer c.cache.forgetPort(id)
 	return c.Client.DisbondPort(ctx, id, bulk)
 }
 
-func (c cachedClient) ConvertLayer2(ctx context.Context, id string) error {
+func (c readCachingClient) ConvertLayer2(ctx context.Context, id string) error {
 	defer c.cache.forgetPort(id)
 	return c.Client.ConvertLayer2(ctx, id)
 }
 
-func (c cachedClient) ConvertLayer3(ctx context.Context, id string) error {
+func (c readCachingClient) ConvertLayer3(ctx context.Context, id string) error {
 	defer c.cache.forgetPort(id)
 	return c.Client.ConvertLayer3(ctx, id)
 }
 
-func (c cachedClient) AssignVLAN(ctx context.Context, portID, vnid string) error {
+func (c readCachingClient) AssignVLAN(ctx context.Context, portID, vnid string) error {
 	defer c.cache.forgetPort(portID)
 	return c.Client.AssignVLAN(ctx, portID, vnid)
 }
 
-func (c cachedClient) UnassignVLAN(ctx context.Context, portID, vnid string) error {
+func (c readCachingClient) UnassignVLAN(ctx context.Context, portID, vnid string) error {
 	defer c.cache.forgetPort(portID)
 	return c.Client.UnassignVLAN(ctx, portID, vnid)
 }
 
-func (c cachedClient) AssignNativeVLAN(ctx context.Context, portID, vnid string) error {
+func (c readCachingClient) AssignNativeVLAN(ctx context.Context, portID, vnid string) error {
 	defer c.cache.forgetPort(portID)
 	return c.Client.AssignNativeVLAN(ctx, portID, vnid)
 }
 
-func (c cachedClient) RemoveNativeVLAN(ctx context.Context, portID string) error {
+func (c readCachingClient) RemoveNativeVLAN(ctx context.Context, portID string) error {
 	defer c.cache.forgetPort(portID)
 	return c.Client.RemoveNativeVLAN(ctx, portID)
 }

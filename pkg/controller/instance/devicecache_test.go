@@ -35,7 +35,7 @@ func TestDeviceCache(t *testing.T) {
 	cache := newDeviceCache(5 * time.Second)
 	cache.now = func() time.Time { return now }
 	inner := &countingClient{}
-	c := cachedClient{Client: inner, cache: cache}
+	c := readCachingClient{Client: inner, cache: cache}
 	ctx := context.Background()
 
 	d1, err := c.GetDevice(ctx, "dev-1")

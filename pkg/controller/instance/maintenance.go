@@ -2,17 +2,18 @@ package instance
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/kubectl/pkg/drain"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -93,7 +94,7 @@ func (r *run) maintenanceTimeout() time.Duration {
 }
 
 // maintenanceModeAvailable: the annotation-driven maintenance flow exists since
-// Harvester v1.2.0 (harvester.md §6).
+// Harvester v1.2.0; older releases are cordoned and drained by the addon.
 func (r *run) maintenanceModeAvailable() bool {
 	v, err := r.h.joinInfo.Version("")
 	if err != nil {
@@ -120,44 +121,40 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 	return nil
 }
 
-// drain evicts the pods a drain moves (not DaemonSet or static pods, not
-// finished ones) and reports whether none is left. Evictions refused by a
-// PodDisruptionBudget are retried on the next pass.
+// drain evicts the pods a drain moves and reports whether none is left. It
+// uses the library kubectl drain and Harvester's own drain use, with
+// Harvester's choices: DaemonSet and mirror pods stay, pods of no
+// controller and pods with emptyDir data go. Each pass evicts what is left
+// and returns; an eviction a PodDisruptionBudget refuses now is tried again
+// on the next pass.
 func (r *run) drain(node *corev1.Node) (bool, error) {
-	pods, err := r.h.k8s.CoreV1().Pods("").List(r.h.ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node.Name).String(),
-	})
-	if err != nil {
-		return false, fmt.Errorf("listing pods of node %s: %w", node.Name, err)
+	helper := &drain.Helper{
+		Ctx: r.h.ctx, Client: r.h.k8s, Force: true, GracePeriodSeconds: -1,
+		IgnoreAllDaemonSets: true, DeleteEmptyDirData: true,
+		Out: io.Discard, ErrOut: io.Discard,
 	}
-	left := 0
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if !evictable(p) {
+	list, errs := helper.GetPodsForDeletion(node.Name)
+	if len(errs) > 0 {
+		return false, fmt.Errorf("listing the pods to drain from node %s: %w", node.Name, utilerrors.NewAggregate(errs))
+	}
+	pods := list.Pods()
+	if len(pods) == 0 {
+		return true, nil
+	}
+	// Releases before Harvester v1.2 run Kubernetes versions that may
+	// offer only the v1beta1 eviction.
+	version, err := drain.CheckEvictionSupport(r.h.k8s)
+	if err != nil {
+		return false, fmt.Errorf("finding the eviction API: %w", err)
+	}
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil {
 			continue
 		}
-		left++
-		err := r.h.k8s.CoreV1().Pods(p.Namespace).EvictV1(r.h.ctx, &policyv1.Eviction{
-			ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
-		})
+		err := helper.EvictPod(pod, version)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsTooManyRequests(err) {
-			return false, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
+			return false, fmt.Errorf("evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 	}
-	return left == 0, nil
-}
-
-func evictable(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		return false
-	}
-	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return false
-	}
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "DaemonSet" {
-			return false
-		}
-	}
-	return true
+	return false, nil
 }

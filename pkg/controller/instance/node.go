@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
 // clockSkew tolerates the Metal API's clock running behind ours when event
@@ -20,16 +21,6 @@ const clockSkew = time.Minute
 // name without the label is someone else's and is never touched.
 func OwnedNode(node *corev1.Node, instanceName string) bool {
 	return node != nil && node.Name == instanceName && node.Labels[v1.LabelInstance] == instanceName
-}
-
-// NodeReady returns the Node's Ready condition, if it has one.
-func NodeReady(node *corev1.Node) *corev1.NodeCondition {
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == corev1.NodeReady {
-			return &node.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // trackNode follows the Node the server registers as.
@@ -53,7 +44,7 @@ func (r *run) trackNode() error {
 	st.NodeName = node.Name
 	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionTrue, v1.ReasonNodeJoined,
 		fmt.Sprintf("server joined the cluster as node %s", node.Name))
-	ready := NodeReady(node)
+	ready := harvester.NodeReadyCondition(node)
 	if ready != nil && ready.Status == corev1.ConditionTrue {
 		r.nodeReady(node)
 		return nil
@@ -77,7 +68,7 @@ func (r *run) nodeReady(node *corev1.Node) {
 
 // nodeNotReady starts the unhealthy clock at the Ready condition's last
 // transition, never at the last heartbeat: a kubelet that reports Ready=False
-// keeps heartbeating (lessons 16).
+// keeps heartbeating, which would restart the clock forever.
 func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 	st := &r.inst.Status
 	since := node.CreationTimestamp

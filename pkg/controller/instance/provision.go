@@ -2,6 +2,7 @@ package instance
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,12 +29,7 @@ func (h *Handler) ProvisionInstance(_ string, inst *v1.Instance) (*v1.Instance, 
 
 // HasFinalizer reports whether the cleanup chain's finalizer is stored.
 func HasFinalizer(inst *v1.Instance) bool {
-	for _, f := range inst.Finalizers {
-		if f == Finalizer {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(inst.Finalizers, Finalizer)
 }
 
 func (r *run) provision() error {

@@ -30,8 +30,8 @@ const (
 	watchConfigMaps = "instancepool-watch-configmaps"
 	watchSettings   = "instancepool-watch-settings"
 
-	// IndexByPool indexes Instances by spec.poolName.
-	IndexByPool = "equinix.harvesterhci.io/instances-by-pool"
+	// indexByPool indexes Instances by spec.poolName.
+	indexByPool = "equinix.harvesterhci.io/instances-by-pool"
 )
 
 // Settings are the parts of the configuration the pool controller reads.
@@ -64,7 +64,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 		pools:    deps.Pools, instances: deps.Instances, nodes: deps.Nodes.Cache(),
 		credentials: deps.Credentials, joinInfo: deps.JoinInfo, releases: deps.Releases, recorder: deps.Recorder,
 	}
-	deps.Instances.Cache().AddIndexer(IndexByPool, func(i *v1.Instance) ([]string, error) {
+	deps.Instances.Cache().AddIndexer(indexByPool, func(i *v1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
 	deps.Pools.OnRemove(ctx, HandlerRemove, h.RemovePool)

@@ -1,116 +1,31 @@
 package instancepool
 
 import (
-	"regexp"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
-type instBuilder struct{ v1.Instance }
-
-func inst(name string, age time.Duration) *instBuilder {
-	b := &instBuilder{}
-	b.Name = name
-	b.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-age))
-	joined := metav1.NewTime(b.CreationTimestamp.Add(time.Minute))
-	b.Status.JoinedAt = &joined
-	b.Status.Status = v1.PhaseManaged
-	return b
-}
-func (b *instBuilder) neverJoined() *instBuilder {
-	b.Status.JoinedAt = nil
-	b.Status.Status = v1.PhaseInstalling
-	return b
-}
-func (b *instBuilder) failed() *instBuilder {
-	b.Status.JoinedAt = nil
-	b.Status.Status = v1.PhaseFailed
-	return b
-}
-func (b *instBuilder) unhealthy() *instBuilder { b.Status.Status = v1.PhaseUnhealthy; return b }
-func (b *instBuilder) marked() *instBuilder {
-	b.Annotations = map[string]string{v1.AnnotationDelete: "true"}
-	return b
-}
-func (b *instBuilder) reservation(id string) *instBuilder {
-	b.Spec.HardwareReservationID = id
-	return b
-}
-func (b *instBuilder) build() *v1.Instance { return &b.Instance }
-
-func names(insts []*v1.Instance) []string {
-	out := make([]string, len(insts))
-	for i, x := range insts {
-		out[i] = x.Name
+// During a rollout the pool keeps one server more than count, for a server of
+// the new template; old servers beyond count leave first. Found by the fault
+// campaign: a pool scaled from 3 to 1 while two old servers remained
+// kept both, so no new server was created and the rollout never ended.
+func TestTargetSize(t *testing.T) {
+	cases := []struct {
+		name            string
+		count, outdated int
+		rolling         bool
+		want            int
+	}{
+		{name: "no rollout", count: 3, outdated: 0, want: 3},
+		{name: "rollout starts: surge one", count: 3, outdated: 3, rolling: true, want: 4},
+		{name: "rollout half way", count: 3, outdated: 1, rolling: true, want: 4},
+		{name: "count lowered below the old servers: remove old first", count: 1, outdated: 2, rolling: true, want: 1},
+		{name: "count lowered to the old servers: surge again", count: 2, outdated: 2, rolling: true, want: 3},
 	}
-	return out
-}
-
-func TestScaleDownOrder(t *testing.T) {
-	in := []*v1.Instance{
-		inst("old-healthy", 10*time.Hour).build(),
-		inst("new-healthy", time.Hour).build(),
-		inst("sick", 5*time.Hour).unhealthy().build(),
-		inst("installing", 2*time.Minute).neverJoined().build(),
-		inst("broken", 3*time.Hour).failed().build(),
-		inst("chosen", 20*time.Hour).marked().build(),
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, targetSize(tc.count, tc.rolling, tc.outdated))
+		})
 	}
-	got := names(ScaleDownOrder(in))
-	assert.Equal(t, []string{"chosen", "installing", "broken", "sick", "new-healthy", "old-healthy"}, got)
-	assert.Equal(t, "old-healthy", in[0].Name, "the input is not reordered")
-}
-
-func TestPickReservation(t *testing.T) {
-	pool := &v1.InstancePool{Spec: v1.InstancePoolSpec{HardwareReservationIDs: []string{
-		"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"}}}
-	assert.Equal(t, "11111111-1111-1111-1111-111111111111", pickReservation(pool, nil))
-	used := []*v1.Instance{inst("a", 0).reservation("11111111-1111-1111-1111-111111111111").build()}
-	assert.Equal(t, "22222222-2222-2222-2222-222222222222", pickReservation(pool, used))
-	used = append(used, inst("b", 0).reservation("22222222-2222-2222-2222-222222222222").build())
-	assert.Equal(t, "", pickReservation(pool, used), "beyond the list servers are on demand")
-	pool.Spec.HardwareReservationIDs = append(pool.Spec.HardwareReservationIDs, "next-available")
-	assert.Equal(t, "next-available", pickReservation(pool, used))
-	used = append(used, inst("c", 0).reservation("next-available").build())
-	assert.Equal(t, "next-available", pickReservation(pool, used), "next-available can be used any number of times")
-}
-
-func TestTemplateHash(t *testing.T) {
-	base := v1.InstanceTemplate{Plan: "c3.small.x86", Metro: "SG", BootMode: v1.BootModeReinstall,
-		ManagementInterface: []string{"eth0"},
-		NetworkingConfiguration: v1.NetworkingConfiguration{Type: v1.NetworkTypeHybrid,
-			InterfaceConfiguration: []v1.InterfaceConfiguration{{Name: "eth1", VLANIDs: []string{"1000"}}}}}
-	h := TemplateHash(&base)
-
-	vlans := *base.DeepCopy()
-	vlans.NetworkingConfiguration.InterfaceConfiguration[0].VLANIDs = []string{"1000", "1001"}
-	vlans.Tags = []string{"team=a"}
-	vlans.SSHKeys = []string{"ssh-ed25519 AAAA"}
-	assert.Equal(t, h, TemplateHash(&vlans), "VLANs, tags and SSH keys do not need new servers")
-
-	metro := *base.DeepCopy()
-	metro.Metro = "sg"
-	assert.Equal(t, h, TemplateHash(&metro), "metro case does not matter")
-
-	for name, mutate := range map[string]func(*v1.InstanceTemplate){
-		"plan":    func(t *v1.InstanceTemplate) { t.Plan = "m3.large.x86" },
-		"network": func(t *v1.InstanceTemplate) { t.NetworkingConfiguration.Type = v1.NetworkTypeLayer3 },
-		"bond":    func(t *v1.InstanceTemplate) { t.ManagementBondingOptions = map[string]string{"mode": "802.3ad"} },
-		"ports":   func(t *v1.InstanceTemplate) { t.ManagementInterface = []string{"eth0", "eth2"} },
-	} {
-		changed := *base.DeepCopy()
-		mutate(&changed)
-		assert.NotEqual(t, h, TemplateHash(&changed), name+" needs new servers")
-	}
-}
-
-func TestInstanceName(t *testing.T) {
-	n, err := instanceName("harvester-pxe-worker")
-	require.NoError(t, err)
-	assert.Regexp(t, regexp.MustCompile(`^harvester-pxe-worker-[a-z]{8}$`), n)
 }

@@ -6,18 +6,10 @@ package node
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 )
 
@@ -35,90 +27,4 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	h := &Handler{nodes: deps.Nodes, instances: deps.Instances.Cache()}
 	deps.Nodes.OnChange(ctx, HandlerLabels, h.LabelNode)
 	return nil
-}
-
-// LabelNode adds the device's labels and annotations to the Node of one of
-// the addon's servers. Nodes without the instance label are left untouched.
-func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
-	if node == nil || node.DeletionTimestamp != nil || node.Labels[v1.LabelInstance] == "" {
-		return node, nil
-	}
-	inst, err := h.instances.Get(node.Labels[v1.LabelInstance])
-	if apierrors.IsNotFound(err) {
-		return node, nil
-	}
-	if err != nil {
-		return node, fmt.Errorf("reading instance of node %s: %w", node.Name, err)
-	}
-	if !instance.OwnedNode(node, inst.Name) || inst.Status.InstanceID == "" {
-		return node, nil
-	}
-	labels, annotations := Metadata(inst)
-	patch := missing(node, labels, annotations)
-	if patch == nil {
-		return node, nil
-	}
-	raw, err := json.Marshal(patch)
-	if err != nil {
-		return node, err
-	}
-	// A merge patch of metadata only: no conflict with the kubelet's status
-	// updates, and nothing else on the Node is rewritten.
-	updated, err := h.nodes.Patch(node.Name, types.MergePatchType, raw)
-	if err != nil {
-		return node, fmt.Errorf("labelling node %s: %w", node.Name, err)
-	}
-	return updated, nil
-}
-
-// Metadata is what the Node of an Instance carries: well-known topology and
-// instance-type labels (as a cloud provider would set them), the device ID as a
-// label for selectors, and annotations for people.
-func Metadata(inst *v1.Instance) (labels, annotations map[string]string) {
-	metro := strings.ToLower(inst.Spec.Metro)
-	labels = map[string]string{
-		v1.LabelPool:         inst.Spec.PoolName,
-		v1.LabelDeviceID:     inst.Status.InstanceID,
-		v1.LabelInstanceType: inst.Spec.Plan,
-		v1.LabelRegion:       metro,
-	}
-	annotations = map[string]string{
-		v1.AnnotationProviderID:   "equinixmetal://" + inst.Status.InstanceID,
-		v1.AnnotationPlan:         inst.Spec.Plan,
-		v1.AnnotationMetro:        metro,
-		v1.AnnotationBillingCycle: inst.Spec.BillingCycle,
-	}
-	return labels, annotations
-}
-
-type metadataPatch struct {
-	Metadata struct {
-		Labels      map[string]string `json:"labels,omitempty"`
-		Annotations map[string]string `json:"annotations,omitempty"`
-	} `json:"metadata"`
-}
-
-// missing returns a patch of the labels and annotations that differ, or nil.
-func missing(node *corev1.Node, labels, annotations map[string]string) *metadataPatch {
-	p := &metadataPatch{}
-	for k, v := range labels {
-		if node.Labels[k] != v {
-			if p.Metadata.Labels == nil {
-				p.Metadata.Labels = map[string]string{}
-			}
-			p.Metadata.Labels[k] = v
-		}
-	}
-	for k, v := range annotations {
-		if node.Annotations[k] != v {
-			if p.Metadata.Annotations == nil {
-				p.Metadata.Annotations = map[string]string{}
-			}
-			p.Metadata.Annotations[k] = v
-		}
-	}
-	if p.Metadata.Labels == nil && p.Metadata.Annotations == nil {
-		return nil
-	}
-	return p
 }

@@ -37,7 +37,7 @@ func TestTransient(t *testing.T) {
 }
 
 // Registration outlasts an apiserver that refuses connections for a while,
-// as a kubelet's does. Found by the fault campaign (seeds 11, 257, 382): a
+// as a kubelet's does. Found by the fault campaign: a
 // registration inside an apiserver restart gave up and the server never
 // joined.
 func TestRegisterRetriesWhileTheAPIServerIsAway(t *testing.T) {

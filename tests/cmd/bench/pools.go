@@ -41,7 +41,7 @@ func networking(typ string) v1.NetworkingConfiguration {
 	return nc
 }
 
-// newPool is the seed README's pool (c3.small.x86, two NICs, eth0 managing)
+// newPool is the README's sample pool (c3.small.x86, two NICs, eth0 managing)
 // with count servers of the network type.
 func newPool(name, typ string, count int) *v1.InstancePool {
 	return &v1.InstancePool{

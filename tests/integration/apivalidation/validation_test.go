@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
 }
 
-// seedSample is the InstancePool of the seed README, byte for byte.
+// seedSample is the README's sample InstancePool, byte for byte.
 const seedSample = framework.SeedSample
 
 func setup(t *testing.T) (context.Context, versioned.Interface) {
@@ -65,7 +65,7 @@ func TestSeedSampleAcceptedUnchanged(t *testing.T) {
 	assert.Equal(t, "45m0s", created.Spec.Remediation.StartupTimeout.Duration.String())
 }
 
-// The networking samples of the seed README, each under its own pool.
+// The README's networking samples, each under its own pool.
 func TestSeedNetworkingSamplesAccepted(t *testing.T) {
 	ctx, client := setup(t)
 	samples := map[string]string{

@@ -170,6 +170,7 @@ func testServiceAccountPermissions(t *testing.T, c *cluster.Cluster) {
 		{verb: "get", resource: "namespaces/" + ns},
 		{verb: "list", resource: "pods", namespace: "*"},
 		{verb: "create", resource: "pods", subresource: "eviction", namespace: "default"},
+		{verb: "get", resource: "daemonsets.apps", namespace: "default"},
 		{verb: "get", resource: "secrets", namespace: ns},
 		{verb: "watch", resource: "secrets", namespace: ns},
 		{verb: "create", resource: "secrets", namespace: ns},

@@ -19,7 +19,7 @@ import (
 
 // A controller that starts while the kube-apiserver is down (a pod scheduled
 // during a control-plane restart) waits for it, unready, and then works; it
-// does not exit. Found by the fault campaign (seed 253): a restart of the
+// does not exit. Found by the fault campaign: a restart of the
 // controller landed inside an apiserver restart and the process exited.
 func TestStartsWhileTheAPIServerIsDown(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{NoController: true})
@@ -60,7 +60,7 @@ func readyz(t *testing.T, a *framework.Addon) int {
 
 // Once the kinds are resolved, the factories' own lookups (lasso maps each
 // controller's resource to its kind after the caches sync, to size its
-// workers) need no apiserver. Found by the fault campaign (seed 326): the
+// workers) need no apiserver. Found by the fault campaign: the
 // apiserver restarted between the caches' sync and that lookup, and the
 // process exited.
 func TestResolvedKindsOutliveTheAPIServer(t *testing.T) {

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
 }
 
-// The seed README's sample, applied unchanged, ends ready 1/1 with a managed
+// The README's sample pool, applied unchanged, ends ready 1/1 with a managed
 // Instance showing its device ID and addresses, installed through the seed's
 // two-phase flow (iPXE shell, then a reinstall with the installer).
 func TestSeedSamplePoolBecomesReady(t *testing.T) {

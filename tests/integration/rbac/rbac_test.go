@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -165,13 +166,26 @@ func lifecycle(t *testing.T, env *framework.Env) {
 	// v1.2) is cordoned and drained by the addon itself.
 	setVersion(t, env, "v1.1.2")
 	victim := env.Instances(pool.Name)[1].Name
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "drained-" + victim},
-		Spec: corev1.PodSpec{NodeName: victim, TerminationGracePeriodSeconds: new(int64),
-			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}},
-	}
-	_, err = env.Kube.CoreV1().Pods("default").Create(env.Ctx, pod, metav1.CreateOptions{})
+	ds, err := env.Kube.AppsV1().DaemonSets("default").Create(env.Ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rbac-agent"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rbac-agent"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "rbac-agent"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}}},
+		},
+	}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	controller := true
+	for _, pod := range []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "drained-" + victim}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "daemon-" + victim, OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: &controller}}}},
+	} {
+		pod.Spec = corev1.PodSpec{NodeName: victim, TerminationGracePeriodSeconds: new(int64),
+			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}}
+		_, err = env.Kube.CoreV1().Pods("default").Create(env.Ctx, pod, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
 	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, victim, types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"`+v1.AnnotationDelete+`":"true"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)

@@ -89,7 +89,7 @@ func TestPlanRemediation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := PlanRemediation(tc.pool, tc.insts, tc.nodes, now)
+			plan := planRemediation(tc.pool, tc.insts, tc.nodes, now)
 			assert.Equal(t, tc.replace, nilIfEmpty(names(plan.Replace)))
 			assert.Equal(t, tc.blocked, plan.BlockedReason, plan.BlockedMessage)
 			if tc.nextCheckOK != nil {

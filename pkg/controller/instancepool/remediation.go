@@ -14,8 +14,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
-// Remediation is what the pool should do about unhealthy servers now.
-type Remediation struct {
+// remediationPlan is what the pool should do about unhealthy servers now.
+type remediationPlan struct {
 	// Replace are the Instances to delete now; the pool's scale step replaces them.
 	Replace []*v1.Instance
 	// Blocked says why a due replacement waits (empty when none is blocked).
@@ -26,7 +26,7 @@ type Remediation struct {
 	NextCheck time.Duration
 }
 
-// PlanRemediation applies the pool's guards, in this order, to the servers
+// planRemediation applies the pool's guards, in this order, to the servers
 // whose node has not been Ready for nodeCleanupWaitInterval (counted from the
 // Ready condition's lastTransitionTime, never from the last heartbeat):
 //   - a server annotated equinix.harvesterhci.io/skip-remediation is never replaced;
@@ -38,8 +38,8 @@ type Remediation struct {
 //   - a management node whose removal would break the etcd quorum of the
 //     Harvester control plane is never replaced: Harvester promotes another
 //     node only when one is deleted, and three managers tolerate one failure.
-func PlanRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev1.Node, now time.Time) Remediation {
-	var plan Remediation
+func planRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev1.Node, now time.Time) remediationPlan {
+	var plan remediationPlan
 	interval := pool.Spec.NodeCleanupWaitInterval
 	cur := active(insts)
 	plan.InFlight = inFlight(insts)
@@ -101,7 +101,7 @@ func orReason(cur, r string) string {
 // unhealthyServers returns the joined servers whose node is not Ready, and the
 // ones unhealthy for at least interval (oldest first); it records when the
 // next one becomes due.
-func unhealthyServers(insts []*v1.Instance, interval time.Duration, now time.Time, plan *Remediation) (unhealthy, due []*v1.Instance) {
+func unhealthyServers(insts []*v1.Instance, interval time.Duration, now time.Time, plan *remediationPlan) (unhealthy, due []*v1.Instance) {
 	for _, inst := range insts {
 		if inst.Status.JoinedAt == nil || inst.Status.Status != v1.PhaseUnhealthy || inst.Status.UnhealthySince == nil {
 			continue
@@ -146,27 +146,4 @@ func maxUnhealthy(pool *v1.InstancePool) int {
 		n = int(math.Floor(0.4 * float64(pool.Spec.Count)))
 	}
 	return max(1, n)
-}
-
-// timedOut reports whether a server that never joined has run out of its
-// startup time (remediation.startupTimeout, counted from its creation).
-func timedOut(inst *v1.Instance, timeout time.Duration, now time.Time) (bool, time.Duration) {
-	if inst.Status.JoinedAt != nil || inst.DeletionTimestamp != nil || timeout <= 0 {
-		return false, 0
-	}
-	left := inst.CreationTimestamp.Add(timeout).Sub(now)
-	return left <= 0, left
-}
-
-// replacementBackoff is how long the pool waits before creating the next
-// server after n consecutive failures: base, doubling, at most 10 minutes.
-func replacementBackoff(base time.Duration, n int32) time.Duration {
-	if n <= 0 {
-		return 0
-	}
-	d := base
-	for i := int32(1); i < n && d < 10*time.Minute; i++ {
-		d *= 2
-	}
-	return min(d, 10*time.Minute)
 }

@@ -1,0 +1,109 @@
+package instancepool
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+)
+
+// checkInputs reports on the pool what its servers will need, without any Metal
+// call: a readable credentials Secret and the join information. A refusal by
+// the API is seen by the Instances and summarized here.
+func (r *poolRun) checkInputs() {
+	creds, err := r.h.credentials.For(r.pool.Spec.CredentialsSecret)
+	moved := ""
+	if err == nil {
+		moved = r.projectMoved(creds.ProjectID)
+	}
+	r.projectChanged = moved != ""
+	if err != nil {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsMissing, err.Error())
+	} else if moved != "" {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged, moved)
+	} else if refused := r.instanceCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse); refused != nil {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message)
+	} else {
+		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.credentials.RefFor(r.pool.Spec.CredentialsSecret)))
+	}
+	_, joinErr := r.h.joinInfo.Join()
+	version := ""
+	if joinErr == nil {
+		version, joinErr = r.h.joinInfo.Version(r.pool.Spec.HarvesterVersion)
+	}
+	if joinErr != nil {
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing, joinErr.Error())
+	} else if missing := r.releaseMissing(version); missing != "" {
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonReleaseNotFound, missing)
+	} else {
+		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, v1.ReasonJoinInfoReady,
+			"the cluster URL, join token and Harvester version are known")
+	}
+}
+
+// releaseMissing says why the pool's release cannot be installed, when its
+// ISO is known not to exist; "" when it exists or the check cannot tell.
+func (r *poolRun) releaseMissing(version string) string {
+	if r.h.releases == nil {
+		return ""
+	}
+	iso, err := harvester.ISOURL(version, r.pool.Spec.ISOURL)
+	if err != nil {
+		return ""
+	}
+	if err := r.h.releases.Check(r.h.ctx, iso); errors.Is(err, harvester.ErrReleaseMissing) {
+		return fmt.Sprintf("the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) to a published release", version, err)
+	}
+	return ""
+}
+
+// instanceCondition returns the first active Instance condition with that status.
+func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStatus) *metav1.Condition {
+	for _, i := range active(r.insts) {
+		if c := conditions.Get(i.Status.Conditions, condType); c != nil && c.Status == status {
+			return c
+		}
+	}
+	return nil
+}
+
+// projectMoved describes the pool's servers that were made in another project
+// than the one its credentials Secret names now, or returns "". Such a Secret
+// was edited in place to point elsewhere: new servers would land in the new
+// project while the old ones, which only the old project's credentials can
+// release, stay billed in the old one. The pool creates none until it is
+// resolved; moving a pool is done by giving it a new Secret, which rolls its
+// servers out while the old ones keep theirs.
+func (r *poolRun) projectMoved(project string) string {
+	ref := r.h.credentials.RefFor(r.pool.Spec.CredentialsSecret)
+	byProject := map[string][]string{}
+	// Instances being deleted count too: only the old project's
+	// credentials can release their devices.
+	for _, inst := range r.insts {
+		recorded := inst.Status.ProjectID
+		if recorded == "" || recorded == project || r.h.credentials.RefFor(inst.Spec.CredentialsSecret) != ref {
+			continue
+		}
+		byProject[recorded] = append(byProject[recorded], inst.Name)
+	}
+	if len(byProject) == 0 {
+		return ""
+	}
+	var parts []string
+	for p, names := range byProject {
+		sort.Strings(names)
+		parts = append(parts, fmt.Sprintf("%s (%s)", p, strings.Join(names, ", ")))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("Secret %s now names Equinix Metal project %s, but servers of this pool were made in project %s; "+
+		"only credentials of that project can release them, so no server is created until the Secret names it again "+
+		"(to move the pool, give it a new credentialsSecret: its servers are rolled out into the new project)",
+		ref, project, strings.Join(parts, "; "))
+}

@@ -1,0 +1,64 @@
+package instancepool
+
+import (
+	"fmt"
+
+	"github.com/rancher/wrangler/v3/pkg/generic"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
+)
+
+// RemovePool deletes every Instance of the pool and keeps the pool until they
+// are all gone, so that `kubectl delete instancepool` returns only when the
+// servers are released.
+func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool, error) {
+	r, err := h.newRun(pool)
+	if err != nil {
+		return pool, err
+	}
+	r.pool.Status.Status = v1.PoolPhaseDeleting
+	live, err := r.liveInstances()
+	if err != nil {
+		return pool, err
+	}
+	for _, inst := range active(live) {
+		if err := r.deleteInstance(inst, v1.ReasonScalingDown, fmt.Sprintf("pool deleted: deleting instance %s", inst.Name)); err != nil {
+			return pool, err
+		}
+	}
+	if len(live) == 0 {
+		metrics.Instances.DeletePartialMatch(map[string]string{"pool": pool.Name})
+	}
+	if len(live) > 0 {
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonPoolDeleted,
+			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)))
+		r.Requeue(h.settings.PollInterval)
+		updated, err := r.finish(nil)
+		if err != nil {
+			return updated, err
+		}
+		return updated, generic.ErrSkip
+	}
+	return pool, nil
+}
+
+// liveInstances lists the pool's Instances from the API server rather than
+// the cache: creating or waiting on a stale view could double a pool.
+func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
+	list, err := r.h.instances.List(metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: r.pool.Name}).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing instances of pool %s: %w", r.pool.Name, err)
+	}
+	out := make([]*v1.Instance, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].Spec.PoolName == r.pool.Name {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}

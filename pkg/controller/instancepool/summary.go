@@ -1,0 +1,172 @@
+package instancepool
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
+)
+
+// summarize fills ready/requested, the phase word and the scaling and Ready
+// conditions from the Instances.
+func (r *poolRun) summarize() {
+	st := &r.pool.Status
+	want := int(r.pool.Spec.Count)
+	cur := active(r.insts)
+	var ready, provisioning, unhealthy, deleting int
+	for _, i := range r.insts {
+		switch {
+		case i.DeletionTimestamp != nil:
+			deleting++
+		case i.Status.Status == v1.PhaseManaged:
+			ready++
+		case i.Status.Status == v1.PhaseUnhealthy:
+			unhealthy++
+		case i.Status.JoinedAt == nil && i.Status.Status != v1.PhaseFailed:
+			provisioning++
+		}
+	}
+	st.Requested, st.Ready = int32(want), int32(ready)
+	recordPhases(r.pool.Name, r.insts)
+
+	switch {
+	case r.backingOff > 0:
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonBackingOff,
+			fmt.Sprintf("%d server(s) in a row failed to join; the next is created in %s", st.ConsecutiveFailures, r.backingOff.Round(time.Second)))
+	case st.FailedGeneration != 0:
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonProvisioningFailed,
+			"no servers are created until the pool spec changes (see ProvisioningFailed)")
+	case provisioning > 0 || len(cur) < want:
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonScalingUp,
+			fmt.Sprintf("%d of %d servers ready, %d provisioning", ready, want, provisioning))
+	default:
+		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being added")
+	}
+	switch {
+	case r.scaleDownHeld != "":
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonQuorumGuard, r.scaleDownHeld)
+	case deleting > 0 || len(cur) > want:
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonScalingDown,
+			fmt.Sprintf("%d server(s) being removed", deleting+max(0, len(cur)-want)))
+	default:
+		r.setCondition(v1.PoolScalingDown, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being removed")
+	}
+	if ready == want && len(cur) == want {
+		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
+	} else {
+		msg := fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want)
+		if waits := serverWaits(r.insts); waits != "" {
+			msg += "; " + waits
+		}
+		r.setCondition(v1.PoolReady, metav1.ConditionFalse, v1.ReasonNotAllReady, msg)
+	}
+
+	switch {
+	case st.FailedGeneration != 0:
+		st.Status = v1.PoolPhaseFailed
+	case ready == want && len(cur) == want && deleting == 0:
+		st.Status = v1.PoolPhaseReady
+	case ready == 0 && (conditions.IsFalse(st.Conditions, v1.PoolCredentialsReady) || conditions.IsFalse(st.Conditions, v1.PoolJoinInfoReady)):
+		st.Status = v1.PoolPhasePending
+	case len(cur) != want || deleting > 0:
+		st.Status = v1.PoolPhaseScaling
+	case unhealthy > 0:
+		st.Status = v1.PoolPhaseDegraded
+	default:
+		st.Status = v1.PoolPhaseProvisioning
+	}
+}
+
+// recordPhases sets the instances-by-phase gauge of a pool (phases with no
+// Instance read zero rather than disappearing, which keeps graphs continuous).
+func recordPhases(pool string, insts []*v1.Instance) {
+	counts := map[string]int{}
+	for _, p := range []string{v1.PhasePending, v1.PhaseProvisioning, v1.PhaseNetworking, v1.PhaseInstalling,
+		v1.PhaseJoining, v1.PhaseManaged, v1.PhaseUnhealthy, v1.PhaseFailed, v1.PhaseDeleting} {
+		counts[p] = 0
+	}
+	for _, i := range insts {
+		phase := i.Status.Status
+		if i.DeletionTimestamp != nil {
+			phase = v1.PhaseDeleting
+		}
+		if phase == "" {
+			phase = v1.PhasePending
+		}
+		counts[phase]++
+	}
+	for phase, n := range counts {
+		metrics.Instances.WithLabelValues(pool, phase).Set(float64(n))
+	}
+}
+
+// serverWaits says what keeps the pool's servers that are not managed from
+// progressing, most common first: the first condition each one has that is
+// not True, with the message of one of them.
+func serverWaits(insts []*v1.Instance) string {
+	type group struct {
+		n       int
+		message string
+	}
+	groups := map[string]*group{}
+	for _, i := range insts {
+		if i.DeletionTimestamp != nil || i.Status.Status == v1.PhaseManaged {
+			continue
+		}
+		reason, message := blocker(i)
+		if reason == "" {
+			continue
+		}
+		g := groups[reason]
+		if g == nil {
+			g = &group{message: message}
+			groups[reason] = g
+		}
+		g.n++
+	}
+	reasons := make([]string, 0, len(groups))
+	for r := range groups {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(a, b int) bool {
+		if groups[reasons[a]].n != groups[reasons[b]].n {
+			return groups[reasons[a]].n > groups[reasons[b]].n
+		}
+		return reasons[a] < reasons[b]
+	})
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		if !v1.IsWarning(r) {
+			// Progress needs no explanation, and its changing message
+			// (a percentage) would rewrite the pool's status at every poll.
+			parts = append(parts, fmt.Sprintf("%d %s", groups[r].n, r))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%d waiting on %s (%s)", groups[r].n, r, groups[r].message))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// blockingConditions are the Instance conditions, in chain order, whose
+// not-True state says why a server waits.
+var blockingConditions = []string{
+	v1.InstanceCredentialsReady, v1.InstanceDeviceCreated, v1.InstanceInstallConfigured, v1.InstanceDeviceActive,
+	v1.InstanceNetworkConfigured, v1.InstanceNodeJoined, v1.InstanceReady,
+}
+
+func blocker(inst *v1.Instance) (reason, message string) {
+	for _, t := range blockingConditions {
+		for _, c := range inst.Status.Conditions {
+			if c.Type == t && c.Status != "True" {
+				return c.Reason, c.Message
+			}
+		}
+	}
+	return "", ""
+}
