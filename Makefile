@@ -14,6 +14,8 @@ validate:
 ci:
 	./scripts/ci
 
+# dist/charts (the chart and a Helm repository index) and, when a Docker engine
+# is reachable, the image.
 package:
 	./scripts/package
 

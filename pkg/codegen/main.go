@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	harvesterv1beta1 "github.com/harvester/harvester/pkg/apis/harvesterhci.io/v1beta1"
 	controllergen "github.com/rancher/wrangler/v3/pkg/controller-gen"
 	"github.com/rancher/wrangler/v3/pkg/controller-gen/args"
 	"github.com/sirupsen/logrus"
@@ -37,8 +38,7 @@ func main() {
 				GenerateClients: true,
 			},
 			"harvesterhci.io": {
-				Types:           []interface{}{"./pkg/apis/harvesterhci.io/v1beta1"},
-				GenerateTypes:   true,
+				Types:           []interface{}{harvesterv1beta1.Setting{}},
 				GenerateClients: true,
 			},
 		},

@@ -280,6 +280,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{name: "cluster URL not https", args: []string{"--set", "clusterURL=http://192.0.2.10"}},
 		{name: "iPXE Service type", args: []string{"--set", "ipxe.service.type=ExternalName"}},
 		{name: "fromHost not a bool", args: []string{"--set-string", "joinToken.fromHost=true"}},
+		{name: "unknown monitoring key", args: []string{"--set", "monitoring.grafana.enabled=true"}},
+		{name: "scrape interval without unit", args: []string{"--set-string", "monitoring.serviceMonitor.interval=30"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderRaw(t, tc.args...)

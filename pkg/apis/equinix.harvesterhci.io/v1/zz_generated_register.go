@@ -21,11 +21,10 @@ limitations under the License.
 package v1
 
 import (
+	equinix "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	equinix "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io"
 )
 
 var (

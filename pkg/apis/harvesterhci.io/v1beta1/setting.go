@@ -1,28 +1,20 @@
 package v1beta1
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	harvesterv1beta1 "github.com/harvester/harvester/pkg/apis/harvesterhci.io/v1beta1"
 )
 
-// +genclient
-// +genclient:nonNamespaced
-// +genclient:onlyVerbs=get,list,watch
-// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// The Harvester kinds the addon reads are Harvester's own Go types, from the
+// github.com/harvester/harvester module pinned in go.mod. The aliases keep the
+// addon's import path, so nothing that reads them depends on where they live.
 
-// Setting is Harvester's cluster-scoped settings.harvesterhci.io object. The addon
-// reads `server-version` to pin the installer artifacts to the cluster's release.
-type Setting struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+// Setting is Harvester's cluster-scoped settings.harvesterhci.io object. The
+// addon reads `server-version` (EffectiveValue: value, else default) to pin the
+// installer artifacts to the cluster's release.
+type Setting = harvesterv1beta1.Setting
 
-	Default string `json:"default,omitempty"`
-	Value   string `json:"value,omitempty"`
-}
+// SettingList is a list of Settings.
+type SettingList = harvesterv1beta1.SettingList
 
-// EffectiveValue mirrors Harvester's own rule: an explicit value wins over the default.
-func (s *Setting) EffectiveValue() string {
-	if s.Value != "" {
-		return s.Value
-	}
-	return s.Default
-}
+// SchemeGroupVersion is harvesterhci.io/v1beta1.
+var SchemeGroupVersion = harvesterv1beta1.SchemeGroupVersion

@@ -19,8 +19,19 @@ limitations under the License.
 package v1beta1
 
 import (
-	v1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	"context"
+	"sync"
+	"time"
+
+	v1beta1 "github.com/harvester/harvester/pkg/apis/harvesterhci.io/v1beta1"
+	"github.com/rancher/wrangler/v3/pkg/apply"
+	"github.com/rancher/wrangler/v3/pkg/condition"
 	"github.com/rancher/wrangler/v3/pkg/generic"
+	"github.com/rancher/wrangler/v3/pkg/kv"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // SettingController interface for managing Setting resources.
@@ -36,4 +47,162 @@ type SettingClient interface {
 // SettingCache interface for retrieving Setting resources in memory.
 type SettingCache interface {
 	generic.NonNamespacedCacheInterface[*v1beta1.Setting]
+}
+
+// SettingStatusHandler is executed for every added or modified Setting. Should return the new status to be updated
+type SettingStatusHandler func(obj *v1beta1.Setting, status v1beta1.SettingStatus) (v1beta1.SettingStatus, error)
+
+// SettingGeneratingHandler is the top-level handler that is executed for every Setting event. It extends SettingStatusHandler by a returning a slice of child objects to be passed to apply.Apply
+type SettingGeneratingHandler func(obj *v1beta1.Setting, status v1beta1.SettingStatus) ([]runtime.Object, v1beta1.SettingStatus, error)
+
+// RegisterSettingStatusHandler configures a SettingController to execute a SettingStatusHandler for every events observed.
+// If a non-empty condition is provided, it will be updated in the status conditions for every handler execution
+func RegisterSettingStatusHandler(ctx context.Context, controller SettingController, condition condition.Cond, name string, handler SettingStatusHandler) {
+	statusHandler := &settingStatusHandler{
+		client:    controller,
+		condition: condition,
+		handler:   handler,
+	}
+	controller.AddGenericHandler(ctx, name, generic.FromObjectHandlerToHandler(statusHandler.sync))
+}
+
+// RegisterSettingGeneratingHandler configures a SettingController to execute a SettingGeneratingHandler for every events observed, passing the returned objects to the provided apply.Apply.
+// If a non-empty condition is provided, it will be updated in the status conditions for every handler execution
+func RegisterSettingGeneratingHandler(ctx context.Context, controller SettingController, apply apply.Apply,
+	condition condition.Cond, name string, handler SettingGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
+	statusHandler := &settingGeneratingHandler{
+		SettingGeneratingHandler: handler,
+		apply:                    apply,
+		name:                     name,
+		gvk:                      controller.GroupVersionKind(),
+	}
+	if opts != nil {
+		statusHandler.opts = *opts
+	}
+	controller.OnChange(ctx, name, statusHandler.Remove)
+	RegisterSettingStatusHandler(ctx, controller, condition, name, statusHandler.Handle)
+}
+
+type settingStatusHandler struct {
+	client    SettingClient
+	condition condition.Cond
+	handler   SettingStatusHandler
+}
+
+// sync is executed on every resource addition or modification. Executes the configured handlers and sends the updated status to the Kubernetes API
+func (a *settingStatusHandler) sync(key string, obj *v1beta1.Setting) (*v1beta1.Setting, error) {
+	if obj == nil {
+		return obj, nil
+	}
+
+	origStatus := obj.Status.DeepCopy()
+	obj = obj.DeepCopy()
+	newStatus, err := a.handler(obj, obj.Status)
+	if err != nil {
+		// Revert to old status on error
+		newStatus = *origStatus.DeepCopy()
+	}
+
+	if a.condition != "" {
+		if errors.IsConflict(err) {
+			a.condition.SetError(&newStatus, "", nil)
+		} else {
+			a.condition.SetError(&newStatus, "", err)
+		}
+	}
+	if !equality.Semantic.DeepEqual(origStatus, &newStatus) {
+		if a.condition != "" {
+			// Since status has changed, update the lastUpdatedTime
+			a.condition.LastUpdated(&newStatus, time.Now().UTC().Format(time.RFC3339))
+		}
+
+		var newErr error
+		obj.Status = newStatus
+		newObj, newErr := a.client.UpdateStatus(obj)
+		if err == nil {
+			err = newErr
+		}
+		if newErr == nil {
+			obj = newObj
+		}
+	}
+	return obj, err
+}
+
+type settingGeneratingHandler struct {
+	SettingGeneratingHandler
+	apply apply.Apply
+	opts  generic.GeneratingHandlerOptions
+	gvk   schema.GroupVersionKind
+	name  string
+	seen  sync.Map
+}
+
+// Remove handles the observed deletion of a resource, cascade deleting every associated resource previously applied
+func (a *settingGeneratingHandler) Remove(key string, obj *v1beta1.Setting) (*v1beta1.Setting, error) {
+	if obj != nil {
+		return obj, nil
+	}
+
+	obj = &v1beta1.Setting{}
+	obj.Namespace, obj.Name = kv.RSplit(key, "/")
+	obj.SetGroupVersionKind(a.gvk)
+
+	if a.opts.UniqueApplyForResourceVersion {
+		a.seen.Delete(key)
+	}
+
+	return nil, generic.ConfigureApplyForObject(a.apply, obj, &a.opts).
+		WithOwner(obj).
+		WithSetID(a.name).
+		ApplyObjects()
+}
+
+// Handle executes the configured SettingGeneratingHandler and pass the resulting objects to apply.Apply, finally returning the new status of the resource
+func (a *settingGeneratingHandler) Handle(obj *v1beta1.Setting, status v1beta1.SettingStatus) (v1beta1.SettingStatus, error) {
+	if !obj.DeletionTimestamp.IsZero() {
+		return status, nil
+	}
+
+	objs, newStatus, err := a.SettingGeneratingHandler(obj, status)
+	if err != nil {
+		return newStatus, err
+	}
+	if !a.isNewResourceVersion(obj) {
+		return newStatus, nil
+	}
+
+	err = generic.ConfigureApplyForObject(a.apply, obj, &a.opts).
+		WithOwner(obj).
+		WithSetID(a.name).
+		ApplyObjects(objs...)
+	if err != nil {
+		return newStatus, err
+	}
+	a.storeResourceVersion(obj)
+	return newStatus, nil
+}
+
+// isNewResourceVersion detects if a specific resource version was already successfully processed.
+// Only used if UniqueApplyForResourceVersion is set in generic.GeneratingHandlerOptions
+func (a *settingGeneratingHandler) isNewResourceVersion(obj *v1beta1.Setting) bool {
+	if !a.opts.UniqueApplyForResourceVersion {
+		return true
+	}
+
+	// Apply once per resource version
+	key := obj.Namespace + "/" + obj.Name
+	previous, ok := a.seen.Load(key)
+	return !ok || previous != obj.ResourceVersion
+}
+
+// storeResourceVersion keeps track of the latest resource version of an object for which Apply was executed
+// Only used if UniqueApplyForResourceVersion is set in generic.GeneratingHandlerOptions
+func (a *settingGeneratingHandler) storeResourceVersion(obj *v1beta1.Setting) {
+	if !a.opts.UniqueApplyForResourceVersion {
+		return
+	}
+
+	key := obj.Namespace + "/" + obj.Name
+	a.seen.Store(key, obj.ResourceVersion)
 }

@@ -18,4 +18,38 @@ limitations under the License.
 
 package v1beta1
 
+type AddonExpansion interface{}
+
+type KeyPairExpansion interface{}
+
+type PreferenceExpansion interface{}
+
+type ResourceQuotaExpansion interface{}
+
+type ScheduleVMBackupExpansion interface{}
+
 type SettingExpansion interface{}
+
+type SupportBundleExpansion interface{}
+
+type UpgradeExpansion interface{}
+
+type UpgradeLogExpansion interface{}
+
+type VersionExpansion interface{}
+
+type VirtualMachineBackupExpansion interface{}
+
+type VirtualMachineImageExpansion interface{}
+
+type VirtualMachineImageDownloaderExpansion interface{}
+
+type VirtualMachineRestoreExpansion interface{}
+
+type VirtualMachineTemplateExpansion interface{}
+
+type VirtualMachineTemplateVersionExpansion interface{}
+
+type VolumeRemoteBackupExpansion interface{}
+
+type VolumeRemoteRestoreExpansion interface{}

@@ -21,14 +21,31 @@ package v1beta1
 import (
 	http "net/http"
 
-	harvesterhciiov1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	scheme "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/scheme"
+	harvesterhciiov1beta1 "github.com/harvester/harvester/pkg/apis/harvesterhci.io/v1beta1"
 	rest "k8s.io/client-go/rest"
 )
 
 type HarvesterhciV1beta1Interface interface {
 	RESTClient() rest.Interface
+	AddonsGetter
+	KeyPairsGetter
+	PreferencesGetter
+	ResourceQuotasGetter
+	ScheduleVMBackupsGetter
 	SettingsGetter
+	SupportBundlesGetter
+	UpgradesGetter
+	UpgradeLogsGetter
+	VersionsGetter
+	VirtualMachineBackupsGetter
+	VirtualMachineImagesGetter
+	VirtualMachineImageDownloadersGetter
+	VirtualMachineRestoresGetter
+	VirtualMachineTemplatesGetter
+	VirtualMachineTemplateVersionsGetter
+	VolumeRemoteBackupsGetter
+	VolumeRemoteRestoresGetter
 }
 
 // HarvesterhciV1beta1Client is used to interact with features provided by the harvesterhci.io group.
@@ -36,8 +53,76 @@ type HarvesterhciV1beta1Client struct {
 	restClient rest.Interface
 }
 
+func (c *HarvesterhciV1beta1Client) Addons(namespace string) AddonInterface {
+	return newAddons(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) KeyPairs(namespace string) KeyPairInterface {
+	return newKeyPairs(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) Preferences(namespace string) PreferenceInterface {
+	return newPreferences(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) ResourceQuotas(namespace string) ResourceQuotaInterface {
+	return newResourceQuotas(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) ScheduleVMBackups(namespace string) ScheduleVMBackupInterface {
+	return newScheduleVMBackups(c, namespace)
+}
+
 func (c *HarvesterhciV1beta1Client) Settings() SettingInterface {
 	return newSettings(c)
+}
+
+func (c *HarvesterhciV1beta1Client) SupportBundles(namespace string) SupportBundleInterface {
+	return newSupportBundles(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) Upgrades(namespace string) UpgradeInterface {
+	return newUpgrades(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) UpgradeLogs(namespace string) UpgradeLogInterface {
+	return newUpgradeLogs(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) Versions(namespace string) VersionInterface {
+	return newVersions(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VirtualMachineBackups(namespace string) VirtualMachineBackupInterface {
+	return newVirtualMachineBackups(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VirtualMachineImages(namespace string) VirtualMachineImageInterface {
+	return newVirtualMachineImages(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VirtualMachineImageDownloaders(namespace string) VirtualMachineImageDownloaderInterface {
+	return newVirtualMachineImageDownloaders(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VirtualMachineRestores(namespace string) VirtualMachineRestoreInterface {
+	return newVirtualMachineRestores(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VirtualMachineTemplates(namespace string) VirtualMachineTemplateInterface {
+	return newVirtualMachineTemplates(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VirtualMachineTemplateVersions(namespace string) VirtualMachineTemplateVersionInterface {
+	return newVirtualMachineTemplateVersions(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VolumeRemoteBackups(namespace string) VolumeRemoteBackupInterface {
+	return newVolumeRemoteBackups(c, namespace)
+}
+
+func (c *HarvesterhciV1beta1Client) VolumeRemoteRestores(namespace string) VolumeRemoteRestoreInterface {
+	return newVolumeRemoteRestores(c, namespace)
 }
 
 // NewForConfig creates a new HarvesterhciV1beta1Client for the given config.

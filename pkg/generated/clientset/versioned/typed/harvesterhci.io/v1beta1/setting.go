@@ -21,9 +21,10 @@ package v1beta1
 import (
 	context "context"
 
-	harvesterhciiov1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	scheme "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/scheme"
+	harvesterhciiov1beta1 "github.com/harvester/harvester/pkg/apis/harvesterhci.io/v1beta1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	types "k8s.io/apimachinery/pkg/types"
 	watch "k8s.io/apimachinery/pkg/watch"
 	gentype "k8s.io/client-go/gentype"
 )
@@ -36,9 +37,16 @@ type SettingsGetter interface {
 
 // SettingInterface has methods to work with Setting resources.
 type SettingInterface interface {
+	Create(ctx context.Context, setting *harvesterhciiov1beta1.Setting, opts v1.CreateOptions) (*harvesterhciiov1beta1.Setting, error)
+	Update(ctx context.Context, setting *harvesterhciiov1beta1.Setting, opts v1.UpdateOptions) (*harvesterhciiov1beta1.Setting, error)
+	// Add a +genclient:noStatus comment above the type to avoid generating UpdateStatus().
+	UpdateStatus(ctx context.Context, setting *harvesterhciiov1beta1.Setting, opts v1.UpdateOptions) (*harvesterhciiov1beta1.Setting, error)
+	Delete(ctx context.Context, name string, opts v1.DeleteOptions) error
+	DeleteCollection(ctx context.Context, opts v1.DeleteOptions, listOpts v1.ListOptions) error
 	Get(ctx context.Context, name string, opts v1.GetOptions) (*harvesterhciiov1beta1.Setting, error)
 	List(ctx context.Context, opts v1.ListOptions) (*harvesterhciiov1beta1.SettingList, error)
 	Watch(ctx context.Context, opts v1.ListOptions) (watch.Interface, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts v1.PatchOptions, subresources ...string) (result *harvesterhciiov1beta1.Setting, err error)
 	SettingExpansion
 }
 

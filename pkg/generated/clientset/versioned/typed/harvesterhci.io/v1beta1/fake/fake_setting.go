@@ -19,8 +19,8 @@ limitations under the License.
 package fake
 
 import (
-	v1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	harvesterhciiov1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/harvesterhci.io/v1beta1"
+	v1beta1 "github.com/harvester/harvester/pkg/apis/harvesterhci.io/v1beta1"
 	gentype "k8s.io/client-go/gentype"
 )
 

@@ -1,0 +1,149 @@
+package harvester
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+)
+
+// The Harvester UI shows a custom resource's state badge from wrangler's
+// summary of its conditions. That summary knows none of the addon's own
+// condition types, but it reads two generic ones the Kubernetes conventions
+// (and tools such as kstatus) define: Reconciling=True shows the object as in
+// progress, Stalled=True as an error carrying the condition's message. Without
+// them a server that is provisioning, or one that failed, shows as active.
+// InstanceUIConditions and PoolUIConditions derive both from what a status
+// already says, for the controller to store beside its own conditions.
+const (
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
+
+	reasonReconciled = "Reconciled"
+	reasonNotStalled = "NotStalled"
+)
+
+// attentionReasons are the reasons of conditions that hold a server until a
+// person acts: fix a Secret, the configuration or the spec, pick another plan
+// or metro, power a server on, delete a duplicate device.
+var attentionReasons = map[string]bool{
+	"CredentialsInvalid": true, "CredentialsMissing": true, "SecretNotFound": true, "SecretIncomplete": true,
+	"ProvisionFailed": true, "DeviceGone": true, "PoweredOff": true, "DuplicateDevices": true,
+	"InvalidRequest": true, "NoCapacity": true, "PortMissing": true, "StepFailed": true, "NodeNameTaken": true,
+	"InvalidConfiguration": true, "ClusterURLMissing": true, "JoinTokenMissing": true, "VersionUnknown": true,
+	"IPXEURLMissing": true, "JoinInfoMissing": true,
+}
+
+// instanceAttention is the order in which an Instance's conditions are read for
+// a problem: the provisioning chain's order.
+var instanceAttention = []string{
+	equinixv1.InstanceCredentialsReady, equinixv1.InstanceDeviceCreated, equinixv1.InstanceDeviceActive,
+	equinixv1.InstanceNetworkConfigured, equinixv1.InstanceInstallConfigured, equinixv1.InstanceNodeJoined,
+}
+
+// phaseCondition is the condition whose message says what a phase waits for.
+var phaseCondition = map[string][]string{
+	equinixv1.PhasePending:      {equinixv1.InstanceDeviceCreated, equinixv1.InstanceInstallConfigured},
+	equinixv1.PhaseProvisioning: {equinixv1.InstanceDeviceActive, equinixv1.InstanceDeviceCreated},
+	equinixv1.PhaseNetworking:   {equinixv1.InstanceNetworkConfigured},
+	equinixv1.PhaseInstalling:   {equinixv1.InstanceInstalling, equinixv1.InstanceInstallConfigured, equinixv1.InstanceDeviceActive},
+	equinixv1.PhaseJoining:      {equinixv1.InstanceReady, equinixv1.InstanceNodeJoined, equinixv1.InstanceInstalling},
+}
+
+func find(conds []metav1.Condition, condType string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == condType {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+func uiCondition(condType string, status bool, reason, message string) metav1.Condition {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: condType, Status: s, Reason: reason, Message: message}
+}
+
+// firstAttention returns the first False condition, in order, whose reason
+// needs a person.
+func firstAttention(conds []metav1.Condition, order []string) *metav1.Condition {
+	for _, t := range order {
+		if c := find(conds, t); c != nil && c.Status == metav1.ConditionFalse && attentionReasons[c.Reason] {
+			return c
+		}
+	}
+	return nil
+}
+
+// InstanceUIConditions returns the Reconciling and Stalled conditions an
+// Instance's status implies. Stalled is True for a failed server and for one
+// held by a problem a person must fix; Reconciling is True while a healthy
+// server is on its way to managed. A managed, unhealthy or deleting server has
+// both False: its Ready and Deleting conditions already say what the UI shows.
+func InstanceUIConditions(st equinixv1.InstanceStatus) (reconciling, stalled metav1.Condition) {
+	reconciling = uiCondition(ConditionReconciling, false, reasonReconciled, "")
+	stalled = uiCondition(ConditionStalled, false, reasonNotStalled, "")
+	problem := firstAttention(st.Conditions, instanceAttention)
+	if st.Status == equinixv1.PhaseFailed {
+		if problem == nil {
+			return reconciling, uiCondition(ConditionStalled, true, "Failed", "the server failed; its pool replaces it")
+		}
+		return reconciling, uiCondition(ConditionStalled, true, problem.Reason, problem.Message)
+	}
+	if problem != nil {
+		return reconciling, uiCondition(ConditionStalled, true, problem.Reason, problem.Message)
+	}
+	types, progressing := phaseCondition[st.Status]
+	if !progressing && st.Status != "" {
+		return reconciling, stalled
+	}
+	phase := st.Status
+	if phase == "" {
+		phase = equinixv1.PhasePending
+	}
+	message := "waiting for the server to be " + phase
+	for _, t := range types {
+		if c := find(st.Conditions, t); c != nil && c.Message != "" {
+			message = c.Message
+			break
+		}
+	}
+	return uiCondition(ConditionReconciling, true, strings.ToUpper(phase[:1])+phase[1:], message), stalled
+}
+
+// PoolUIConditions returns the Reconciling and Stalled conditions an
+// InstancePool's status implies. Stalled is True when the pool stopped after
+// too many failures or lacks credentials or join information; Reconciling is
+// True while it provisions or scales.
+func PoolUIConditions(st equinixv1.InstancePoolStatus) (reconciling, stalled metav1.Condition) {
+	reconciling = uiCondition(ConditionReconciling, false, reasonReconciled, "")
+	stalled = uiCondition(ConditionStalled, false, reasonNotStalled, "")
+	if c := find(st.Conditions, equinixv1.PoolProvisioningFailed); c != nil && c.Status == metav1.ConditionTrue {
+		return reconciling, uiCondition(ConditionStalled, true, c.Reason, c.Message)
+	}
+	for _, t := range []string{equinixv1.PoolCredentialsReady, equinixv1.PoolJoinInfoReady} {
+		if c := find(st.Conditions, t); c != nil && c.Status == metav1.ConditionFalse {
+			return reconciling, uiCondition(ConditionStalled, true, c.Reason, c.Message)
+		}
+	}
+	switch st.Status {
+	case equinixv1.PoolPhaseProvisioning, equinixv1.PoolPhaseScaling, equinixv1.PoolPhasePending, "":
+		message := "creating the pool's servers"
+		for _, t := range []string{equinixv1.PoolScalingUp, equinixv1.PoolScalingDown, equinixv1.PoolReady} {
+			if c := find(st.Conditions, t); c != nil && c.Message != "" && (c.Status == metav1.ConditionTrue || t == equinixv1.PoolReady) {
+				message = c.Message
+				break
+			}
+		}
+		phase := st.Status
+		if phase == "" {
+			phase = equinixv1.PoolPhasePending
+		}
+		return uiCondition(ConditionReconciling, true, strings.ToUpper(phase[:1])+phase[1:], message), stalled
+	}
+	return reconciling, stalled
+}

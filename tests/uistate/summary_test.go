@@ -1,0 +1,149 @@
+package uistate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rancher/wrangler/v3/pkg/summary"
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+)
+
+// badge is what the UI shows for an object.
+type badge int
+
+const (
+	// showsActive: the green "active" badge, no message.
+	showsActive badge = iota
+	// showsProgress: a transitioning badge (any state word), not an error.
+	showsProgress
+	// showsError: an error badge carrying message.
+	showsError
+)
+
+type uiCase struct {
+	name string
+	obj  runtime.Object
+	want badge
+	// message must be part of the summary's message.
+	message string
+}
+
+func instanceCase(name string, inst *v1.Instance, want badge, message string) uiCase {
+	return uiCase{name: "Instance " + name, obj: inst, want: want, message: message}
+}
+
+func poolCase(name string, pool *v1.InstancePool, want badge, message string) uiCase {
+	return uiCase{name: "InstancePool " + name, obj: pool, want: want, message: message}
+}
+
+func check(t *testing.T, tc uiCase) {
+	t.Helper()
+	s := summary.Summarize(tc.obj)
+	msg := strings.Join(s.Message, "; ")
+	switch tc.want {
+	case showsActive:
+		assert.Equal(t, "active", s.State, "summary %+v", s)
+		assert.False(t, s.Error, "summary %+v", s)
+		assert.False(t, s.Transitioning, "summary %+v", s)
+	case showsProgress:
+		assert.True(t, s.Transitioning, "not shown as in progress: %+v", s)
+		assert.False(t, s.Error, "summary %+v", s)
+		assert.NotEqual(t, "active", s.State, "summary %+v", s)
+	case showsError:
+		assert.True(t, s.Error, "not shown as an error: %+v", s)
+		assert.Equal(t, "error", s.State, "summary %+v", s)
+	}
+	assert.Contains(t, msg, tc.message, "summary %+v", s)
+}
+
+// TestUIStateToday: the phases today's statuses already show right.
+func TestUIStateToday(t *testing.T) {
+	for _, tc := range passingToday() {
+		t.Run(tc.name, func(t *testing.T) { check(t, tc) })
+	}
+}
+
+// TestUIStateNeedingControllerChange: these phases show as active today. The
+// controller must store the two conditions harvester.InstanceUIConditions and
+// harvester.PoolUIConditions compute (TestUIStateWithUIConditions shows they
+// are enough); once it does, add them to the fixtures and drop the skip.
+func TestUIStateNeedingControllerChange(t *testing.T) {
+	t.Skip("needs controller change: store Reconciling and Stalled from harvester.InstanceUIConditions / " +
+		"harvester.PoolUIConditions (pkg/harvester/uistatus.go) on every Instance and InstancePool status write")
+	for _, tc := range needingControllerChange() {
+		t.Run(tc.name, func(t *testing.T) { check(t, tc) })
+	}
+}
+
+// withUIConditions adds the conditions the controller is to store, the way
+// conditions.Set would (new types go at the end).
+func withUIConditions(obj runtime.Object) runtime.Object {
+	switch o := obj.(type) {
+	case *v1.Instance:
+		c := o.DeepCopy()
+		r, s := harvester.InstanceUIConditions(c.Status)
+		c.Status.Conditions = append(c.Status.Conditions, stamp(r), stamp(s))
+		return c
+	case *v1.InstancePool:
+		c := o.DeepCopy()
+		r, s := harvester.PoolUIConditions(c.Status)
+		c.Status.Conditions = append(c.Status.Conditions, stamp(r), stamp(s))
+		return c
+	}
+	panic(fmt.Sprintf("unexpected %T", obj))
+}
+
+func stamp(c metav1.Condition) metav1.Condition {
+	return cond(c.Type, c.Status, c.Reason, c.Message)
+}
+
+// TestUIStateWithUIConditions: with Reconciling and Stalled stored, every phase
+// shows right, those that pass today included.
+func TestUIStateWithUIConditions(t *testing.T) {
+	for _, tc := range append(passingToday(), needingControllerChange()...) {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.obj = withUIConditions(tc.obj)
+			check(t, tc)
+		})
+	}
+}
+
+// TestStalledReasons: every reason the controller uses for a problem a person
+// must fix makes a server Stalled; the health and maintenance reasons, which
+// the Ready and Deleting conditions already show, do not.
+func TestStalledReasons(t *testing.T) {
+	attention := map[string]string{
+		v1.ReasonCredentialsInvalid: v1.InstanceCredentialsReady, v1.ReasonSecretNotFound: v1.InstanceCredentialsReady,
+		v1.ReasonSecretIncomplete: v1.InstanceCredentialsReady, v1.ReasonDuplicateDevices: v1.InstanceDeviceCreated,
+		v1.ReasonProvisionFailed: v1.InstanceDeviceActive, v1.ReasonDeviceGone: v1.InstanceDeviceActive,
+		v1.ReasonPoweredOff: v1.InstanceDeviceActive, v1.ReasonInvalidRequest: v1.InstanceDeviceCreated,
+		v1.ReasonNoCapacity: v1.InstanceDeviceCreated, "PortMissing": v1.InstanceNetworkConfigured,
+		"StepFailed": v1.InstanceNetworkConfigured, "InvalidConfiguration": v1.InstanceInstallConfigured,
+		v1.ReasonClusterURLMissing: v1.InstanceInstallConfigured, v1.ReasonJoinTokenMissing: v1.InstanceInstallConfigured,
+		v1.ReasonVersionUnknown: v1.InstanceInstallConfigured, v1.ReasonIPXEURLMissing: v1.InstanceInstallConfigured,
+		"NodeNameTaken": v1.InstanceNodeJoined,
+	}
+	for reason, condType := range attention {
+		_, stalled := harvester.InstanceUIConditions(newInstance(v1.PhaseProvisioning, cond(condType, fa, reason, "what to fix")).Status)
+		assert.Equal(t, metav1.ConditionTrue, stalled.Status, reason)
+		assert.Equal(t, reason, stalled.Reason)
+		assert.Equal(t, "what to fix", stalled.Message)
+	}
+	for _, c := range []metav1.Condition{notReady, notReadyYet, nodeWaiting, converging, provisioning,
+		cond(v1.InstanceReady, fa, "NodeGone", "node gone"), cond(v1.InstanceDeleting, tr, "MaintenanceRefused", "refused")} {
+		_, stalled := harvester.InstanceUIConditions(newInstance(v1.PhaseJoining, c).Status)
+		assert.Equal(t, metav1.ConditionFalse, stalled.Status, c.Reason)
+	}
+	// Pools: the stop after too many failures, and missing inputs.
+	for _, c := range []metav1.Condition{tooMany, credsMissing, cond(v1.PoolJoinInfoReady, fa, v1.ReasonJoinInfoMissing, "no VIP")} {
+		_, stalled := harvester.PoolUIConditions(newPool(v1.PoolPhasePending, 0, c).Status)
+		assert.Equal(t, metav1.ConditionTrue, stalled.Status, c.Reason)
+		assert.Equal(t, c.Reason, stalled.Reason)
+	}
+}

@@ -1,0 +1,146 @@
+// Package upstream finds files of pinned upstream Go modules, such as the CRDs
+// of Harvester and of the Prometheus Operator, in the Go module cache, so that
+// tests check the addon against those projects' own files at the versions this
+// repository pins instead of against copies. A module that is not cached yet is
+// fetched through the Go module proxy with `go mod download`, outside the
+// addon's module, so go.mod and go.sum are never touched.
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+
+	"golang.org/x/mod/modfile"
+)
+
+// Modules and files the tests use.
+const (
+	HarvesterModule          = "github.com/harvester/harvester"
+	PrometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator"
+
+	// harvesterCRDs is where Harvester keeps its CRDs (its harvester-crd chart).
+	harvesterCRDs = "deploy/charts/harvester-crd/templates"
+	// prometheusOperatorCRDs holds the operator's CRDs with their descriptions.
+	prometheusOperatorCRDs = "example/prometheus-operator-crd-full"
+)
+
+// ErrNotPinned means the repository names no version for a module.
+var ErrNotPinned = errors.New("module version not pinned")
+
+// ModuleDir returns the folder of module@version in the module cache,
+// downloading it first if needed.
+func ModuleDir(module, version string) (string, error) {
+	tmp, err := os.MkdirTemp("", "upstream-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
+	// Outside any module, so the addon's go.mod and go.sum stay as they are.
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var info struct {
+		Dir   string
+		Error string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &info); err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w (%v) %s", module, version, err, runErr, stderr.String())
+	}
+	if info.Error != "" || runErr != nil || info.Dir == "" {
+		return "", fmt.Errorf("go mod download %s@%s: %s %v %s", module, version, info.Error, runErr, stderr.String())
+	}
+	return info.Dir, nil
+}
+
+// GoModVersion is the version of a module required in root's go.mod.
+func GoModVersion(root, module string) (string, error) {
+	f, err := parseGoMod(root)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == module {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s is not in go.mod", ErrNotPinned, module)
+}
+
+func parseGoMod(root string) (*modfile.File, error) {
+	path := filepath.Join(root, "go.mod")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return modfile.Parse(path, raw, nil)
+}
+
+// Replacement is the version go.mod replaces a module with, if any.
+func Replacement(root, module string) (string, bool, error) {
+	f, err := parseGoMod(root)
+	if err != nil {
+		return "", false, err
+	}
+	for _, r := range f.Replace {
+		if r.Old.Path == module {
+			return r.New.Version, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// ScriptVersion reads NAME="${NAME:-version}" from scripts/versions, where the
+// tools and upstream files the scripts and tests use are pinned.
+func ScriptVersion(root, name string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "scripts", "versions"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(name + `="\$\{` + name + `:-([^}]+)\}"`).FindSubmatch(raw)
+	if m == nil {
+		return "", fmt.Errorf("%w: %s is not in scripts/versions", ErrNotPinned, name)
+	}
+	return string(m[1]), nil
+}
+
+// HarvesterCRD is the path of one of Harvester's CRD files (e.g.
+// harvesterhci.io_addons.yaml) at the version go.mod pins.
+func HarvesterCRD(root, file string) (string, error) {
+	version, err := GoModVersion(root, HarvesterModule)
+	if err != nil {
+		return "", err
+	}
+	return moduleFile(HarvesterModule, version, filepath.Join(harvesterCRDs, file))
+}
+
+// PrometheusOperatorCRD is the path of one of the Prometheus Operator's CRD
+// files (e.g. monitoring.coreos.com_servicemonitors.yaml) at the version
+// scripts/versions pins.
+func PrometheusOperatorCRD(root, file string) (string, error) {
+	version, err := ScriptVersion(root, "PROMETHEUS_OPERATOR_VERSION")
+	if err != nil {
+		return "", err
+	}
+	return moduleFile(PrometheusOperatorModule, version, filepath.Join(prometheusOperatorCRDs, file))
+}
+
+func moduleFile(module, version, file string) (string, error) {
+	dir, err := ModuleDir(module, version)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, file)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("%s@%s has no %s: %w", module, version, file, err)
+	}
+	return path, nil
+}
