@@ -252,12 +252,12 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 		return err
 	}
 	c.kcm = p
-	select {
-	case <-p.done:
-		return fmt.Errorf("kube-controller-manager exited: %s", p.logTail())
-	case <-time.After(500 * time.Millisecond):
-	case <-ctx.Done():
-		return ctx.Err()
+	// Its ServiceAccount controller makes each namespace's default
+	// ServiceAccount, without which no Pod is admitted: once the one in
+	// namespace default exists, the controllers tests rely on are running.
+	sa := c.APIServerURL() + "/api/v1/namespaces/default/serviceaccounts/default"
+	if err := waitHTTP(ctx, p, c.adminHTTPClient(), sa, 60*time.Second); err != nil {
+		return fmt.Errorf("kube-controller-manager: %w\n%s", err, p.logTail())
 	}
 	c.opts.Log("kube-controller-manager started")
 	return nil

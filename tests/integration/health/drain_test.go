@@ -30,6 +30,13 @@ func TestDrainWhereHarvesterHasNoMaintenanceMode(t *testing.T) {
 	node := env.Instances(pool.Name)[0].Name
 
 	ctx := context.Background()
+	// Pods are admitted only into a namespace with a default ServiceAccount;
+	// this cluster runs no kube-controller-manager to make it.
+	_, err := env.Kube.CoreV1().ServiceAccounts("default").Create(ctx,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "default"}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent-" + node},
 		Spec: appsv1.DaemonSetSpec{
@@ -40,7 +47,7 @@ func TestDrainWhereHarvesterHasNoMaintenanceMode(t *testing.T) {
 			},
 		},
 	}
-	ds, err := env.Kube.AppsV1().DaemonSets("default").Create(ctx, ds, metav1.CreateOptions{})
+	ds, err = env.Kube.AppsV1().DaemonSets("default").Create(ctx, ds, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Kube.AppsV1().DaemonSets("default").Delete(ctx, ds.Name, metav1.DeleteOptions{}) })
 	controller := true
