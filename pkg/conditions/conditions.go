@@ -24,6 +24,16 @@ func Set(conds *[]metav1.Condition, generation int64, condType string, status me
 	return changed
 }
 
+// Store records whole conditions, such as ones derived from the others, and
+// reports whether any changed.
+func Store(conds *[]metav1.Condition, generation int64, cs ...metav1.Condition) bool {
+	changed := false
+	for _, c := range cs {
+		changed = Set(conds, generation, c.Type, c.Status, c.Reason, c.Message) || changed
+	}
+	return changed
+}
+
 // True sets a True condition.
 func True(conds *[]metav1.Condition, generation int64, condType, reason, message string) bool {
 	return Set(conds, generation, condType, metav1.ConditionTrue, reason, message)

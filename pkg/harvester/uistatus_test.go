@@ -20,12 +20,12 @@ func TestInstanceUIConditions(t *testing.T) {
 		reason, messageSubstr string
 	}{
 		{name: "no status yet", st: equinixv1.InstanceStatus{}, reconciling: metav1.ConditionTrue, stalled: metav1.ConditionFalse,
-			reason: "Pending", messageSubstr: "waiting for the server to be pending"},
+			reason: equinixv1.ReasonInProgress, messageSubstr: "waiting for the server to be pending"},
 		{name: "provisioning names the device's progress", reconciling: metav1.ConditionTrue, stalled: metav1.ConditionFalse,
 			st:     equinixv1.InstanceStatus{Status: equinixv1.PhaseProvisioning, Conditions: []metav1.Condition{c(equinixv1.InstanceDeviceActive, "Provisioning", "device d is provisioning (40%)", metav1.ConditionFalse)}},
 			reason: "Provisioning", messageSubstr: "(40%)"},
 		{name: "failed without a reason on record", st: equinixv1.InstanceStatus{Status: equinixv1.PhaseFailed},
-			reconciling: metav1.ConditionFalse, stalled: metav1.ConditionTrue, reason: "Failed", messageSubstr: "its pool replaces it"},
+			reconciling: metav1.ConditionFalse, stalled: metav1.ConditionTrue, reason: equinixv1.ReasonServerFailed, messageSubstr: "its pool replaces it"},
 		{name: "failed device", reconciling: metav1.ConditionFalse, stalled: metav1.ConditionTrue,
 			st:     equinixv1.InstanceStatus{Status: equinixv1.PhaseFailed, Conditions: []metav1.Condition{c(equinixv1.InstanceDeviceActive, "ProvisionFailed", "could not provision", metav1.ConditionFalse)}},
 			reason: "ProvisionFailed", messageSubstr: "could not provision"},
@@ -34,14 +34,14 @@ func TestInstanceUIConditions(t *testing.T) {
 				c(equinixv1.InstanceDeviceActive, "PoweredOff", "powered off", metav1.ConditionFalse),
 				c(equinixv1.InstanceCredentialsReady, "CredentialsInvalid", "401", metav1.ConditionFalse)}},
 			reason: "CredentialsInvalid", messageSubstr: "401"},
-		{name: "managed", st: equinixv1.InstanceStatus{Status: equinixv1.PhaseManaged}, reconciling: metav1.ConditionFalse, stalled: metav1.ConditionFalse, reason: "Reconciled"},
-		{name: "unhealthy", st: equinixv1.InstanceStatus{Status: equinixv1.PhaseUnhealthy}, reconciling: metav1.ConditionFalse, stalled: metav1.ConditionFalse, reason: "Reconciled"},
-		{name: "deleting", st: equinixv1.InstanceStatus{Status: equinixv1.PhaseDeleting}, reconciling: metav1.ConditionFalse, stalled: metav1.ConditionFalse, reason: "Reconciled"},
+		{name: "managed", st: equinixv1.InstanceStatus{Status: equinixv1.PhaseManaged}, reconciling: metav1.ConditionFalse, stalled: metav1.ConditionFalse, reason: equinixv1.ReasonReconciled},
+		{name: "unhealthy", st: equinixv1.InstanceStatus{Status: equinixv1.PhaseUnhealthy}, reconciling: metav1.ConditionFalse, stalled: metav1.ConditionFalse, reason: equinixv1.ReasonReconciled},
+		{name: "deleting", st: equinixv1.InstanceStatus{Status: equinixv1.PhaseDeleting}, reconciling: metav1.ConditionFalse, stalled: metav1.ConditionFalse, reason: equinixv1.ReasonReconciled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, s := InstanceUIConditions(tc.st)
-			assert.Equal(t, ConditionReconciling, r.Type)
-			assert.Equal(t, ConditionStalled, s.Type)
+			assert.Equal(t, equinixv1.ConditionReconciling, r.Type)
+			assert.Equal(t, equinixv1.ConditionStalled, s.Type)
 			assert.Equal(t, tc.reconciling, r.Status)
 			assert.Equal(t, tc.stalled, s.Status)
 			got := r
@@ -58,7 +58,7 @@ func TestPoolUIConditions(t *testing.T) {
 	r, s := PoolUIConditions(equinixv1.InstancePoolStatus{Status: equinixv1.PoolPhaseScaling, Conditions: []metav1.Condition{
 		{Type: equinixv1.PoolScalingUp, Status: metav1.ConditionTrue, Reason: "ScalingUp", Message: "1 of 3 servers ready"}}})
 	assert.Equal(t, metav1.ConditionTrue, r.Status)
-	assert.Equal(t, "Scaling", r.Reason)
+	assert.Equal(t, equinixv1.ReasonScalingUp, r.Reason)
 	assert.Equal(t, "1 of 3 servers ready", r.Message)
 	assert.Equal(t, metav1.ConditionFalse, s.Status)
 

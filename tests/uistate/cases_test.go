@@ -4,9 +4,9 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
-// passingToday are the phases the UI already shows right with the statuses
-// the controller writes today.
-func passingToday() []uiCase {
+// passingWithout are the phases the UI shows right from the addon's own
+// conditions alone.
+func passingWithout() []uiCase {
 	return []uiCase{
 		instanceCase("joining, node not Ready yet", newInstance(v1.PhaseJoining, credsOK, created, active, converged, installConfig, installing, nodeJoined, notReadyYet), showsProgress, "container runtime network not ready"),
 		instanceCase("managed", newInstance(v1.PhaseManaged, credsOK, created, active, converged, installConfig, installed, nodeJoined, ready), showsActive, ""),
@@ -20,10 +20,10 @@ func passingToday() []uiCase {
 	}
 }
 
-// needingControllerChange are the phases today's statuses show wrongly: no
-// condition the summary knows says "in progress" or "failed", so the UI falls
-// back to active.
-func needingControllerChange() []uiCase {
+// needingUIConditions are the phases the addon's own conditions alone show
+// wrongly: none the summary knows says "in progress" or "failed", so the UI
+// would fall back to active.
+func needingUIConditions() []uiCase {
 	return []uiCase{
 		instanceCase("pending, just created", newInstance(v1.PhasePending), showsProgress, ""),
 		instanceCase("pending, create sent", newInstance(v1.PhasePending, credsOK, createSent), showsProgress, "creating a device"),

@@ -62,21 +62,10 @@ func check(t *testing.T, tc uiCase) {
 	assert.Contains(t, msg, tc.message, "summary %+v", s)
 }
 
-// TestUIStateToday: the phases today's statuses already show right.
-func TestUIStateToday(t *testing.T) {
-	for _, tc := range passingToday() {
-		t.Run(tc.name, func(t *testing.T) { check(t, tc) })
-	}
-}
-
-// TestUIStateNeedingControllerChange: these phases show as active today. The
-// controller must store the two conditions harvester.InstanceUIConditions and
-// harvester.PoolUIConditions compute (TestUIStateWithUIConditions shows they
-// are enough); once it does, add them to the fixtures and drop the skip.
-func TestUIStateNeedingControllerChange(t *testing.T) {
-	t.Skip("needs controller change: store Reconciling and Stalled from harvester.InstanceUIConditions / " +
-		"harvester.PoolUIConditions (pkg/harvester/uistatus.go) on every Instance and InstancePool status write")
-	for _, tc := range needingControllerChange() {
+// TestUIStateWithoutUIConditions: the phases that show right even on a status
+// written before the controller stored Reconciling and Stalled (an upgrade).
+func TestUIStateWithoutUIConditions(t *testing.T) {
+	for _, tc := range passingWithout() {
 		t.Run(tc.name, func(t *testing.T) { check(t, tc) })
 	}
 }
@@ -103,10 +92,12 @@ func stamp(c metav1.Condition) metav1.Condition {
 	return cond(c.Type, c.Status, c.Reason, c.Message)
 }
 
-// TestUIStateWithUIConditions: with Reconciling and Stalled stored, every phase
-// shows right, those that pass today included.
+// TestUIStateWithUIConditions: with Reconciling and Stalled stored, as the
+// controller does on every status write, every phase shows right.
+// tests/integration/provisioning checks the same on the statuses the running
+// controller writes.
 func TestUIStateWithUIConditions(t *testing.T) {
-	for _, tc := range append(passingToday(), needingControllerChange()...) {
+	for _, tc := range append(passingWithout(), needingUIConditions()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.obj = withUIConditions(tc.obj)
 			check(t, tc)

@@ -9,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -45,6 +47,8 @@ func (r *run) setPhase(phase string) { r.inst.Status.Status = phase }
 // install request) survives a crash before the next step.
 func (r *run) persist() error {
 	r.inst.Status.ObservedGeneration = r.inst.Generation
+	reconciling, stalled := harvester.InstanceUIConditions(r.inst.Status)
+	conditions.Store(&r.inst.Status.Conditions, r.inst.Generation, reconciling, stalled)
 	if equality.Semantic.DeepEqual(r.persisted, r.inst.Status) {
 		return nil
 	}

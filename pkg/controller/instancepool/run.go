@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
 // poolRun is one reconcile of one pool.
@@ -78,6 +80,8 @@ func (r *poolRun) setCondition(condType string, status metav1.ConditionStatus, r
 
 func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
 	r.pool.Status.ObservedGeneration = r.pool.Generation
+	reconciling, stalled := harvester.PoolUIConditions(r.pool.Status)
+	conditions.Store(&r.pool.Status.Conditions, r.pool.Generation, reconciling, stalled)
 	if !equality.Semantic.DeepEqual(r.persisted, r.pool.Status) {
 		updated, uerr := r.h.pools.UpdateStatus(r.pool)
 		if uerr != nil {

@@ -51,6 +51,18 @@ const (
 	InstanceReady = "Ready"
 	// InstanceDeleting is set while the server is being removed.
 	InstanceDeleting = "Deleting"
+
+	// Conditions of both kinds, derived from the others on every status write
+	// for readers that know none of the addon's own types: wrangler's summary
+	// (the Harvester UI's state badge) and kstatus read Reconciling=True as in
+	// progress and Stalled=True as an error carrying its message.
+
+	// ConditionReconciling is True while the object is on its way to its
+	// desired state and nothing needs a person.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the object cannot progress until a person
+	// acts; its reason and message are the blocking condition's.
+	ConditionStalled = "Stalled"
 )
 
 // Phases shown in the STATUS column.

@@ -99,6 +99,12 @@ const (
 	ReasonOrphanDeleted      = "OrphanDeleted"
 	ReasonOrphanNodeDeleted  = "OrphanNodeDeleted"
 	ReasonProjectUnreachable = "ProjectUnreachable"
+
+	// Reconciling and Stalled, when no other condition lends its reason.
+	ReasonInProgress   = "InProgress"
+	ReasonReconciled   = "Reconciled"
+	ReasonNotStalled   = "NotStalled"
+	ReasonServerFailed = "ServerFailed"
 )
 
 // warnings are the reasons that need a person's attention: something to fix,
@@ -125,6 +131,29 @@ var warnings = map[string]bool{
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,
 }
+
+// stalling are the reasons that hold an object until a person acts: fix a
+// Secret, the configuration or the spec, pick another plan or metro, power a
+// server on, delete a duplicate device. Health and maintenance reasons are not
+// among them: they resolve on their own or the pool replaces the server.
+var stalling = map[string]bool{
+	ReasonCredentialsMissing: true, ReasonCredentialsInvalid: true, ReasonSecretNotFound: true,
+	ReasonSecretIncomplete: true, ReasonSecretNotLabelled: true, ReasonProjectMismatch: true,
+	ReasonProjectChanged: true, ReasonJoinInfoMissing: true, ReasonClusterURLMissing: true,
+	ReasonJoinTokenMissing: true, ReasonVersionUnknown: true, ReasonIPXEURLMissing: true,
+	ReasonReleaseNotFound: true,
+
+	ReasonDuplicateDevices: true, ReasonInvalidRequest: true, ReasonNoCapacity: true,
+	ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
+
+	ReasonStepFailed: true, ReasonPortMissing: true,
+
+	ReasonInvalidConfiguration: true, ReasonPasswordSecretTaken: true, ReasonNodeNameTaken: true,
+}
+
+// Stalls reports whether a condition with this reason, when False, holds its
+// object until a person acts.
+func Stalls(reason string) bool { return stalling[reason] }
 
 // EventType is the type of the Event a reason is recorded with: Warning for
 // the reasons that need a person, Normal for progress.

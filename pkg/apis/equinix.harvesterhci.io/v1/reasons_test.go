@@ -44,6 +44,10 @@ func TestReasonsAreOneVocabulary(t *testing.T) {
 	for w := range warnings {
 		assert.Contains(t, values, w, "warning %q is not a declared reason", w)
 	}
+	for s := range stalling {
+		assert.Contains(t, values, s, "stalling reason %q is not a declared reason", s)
+		assert.True(t, IsWarning(s), "a reason that needs a person to act is a Warning: %s", s)
+	}
 	assert.Equal(t, "Warning", EventType(ReasonNoCapacity))
 	assert.Equal(t, "Normal", EventType(ReasonProvisioning))
 }
