@@ -13,6 +13,22 @@ var (
 		Help: "Instances by pool and phase.",
 	}, []string{"pool", "phase"})
 
+	// PoolPhase is 1 for each pool's current phase and 0 for the others, the
+	// way kube-state-metrics exports a Pod's phase, so that an alert or a
+	// panel selects a phase without knowing the others.
+	PoolPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "equinix_addon_pool_phase",
+		Help: "1 for the pool's current phase (the STATUS column), 0 for the others.",
+	}, []string{"pool", "phase"})
+
+	// OldestDeletion is when the longest-running deletion of a pool's
+	// Instances began. A pool that churns always has some server deleting; only
+	// one that has been deleting for long is stuck.
+	OldestDeletion = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "equinix_addon_oldest_deletion_timestamp_seconds",
+		Help: "Unix time at which the oldest deletion still in progress among the pool's Instances began; absent when none is.",
+	}, []string{"pool"})
+
 	// ProvisionDuration is from device creation to the device being active.
 	ProvisionDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "equinix_addon_provision_duration_seconds",
@@ -61,6 +77,6 @@ var (
 )
 
 func init() {
-	registry.MustRegister(Instances, ProvisionDuration, JoinDuration, DeleteDuration,
+	registry.MustRegister(Instances, PoolPhase, OldestDeletion, ProvisionDuration, JoinDuration, DeleteDuration,
 		Remediations, ProvisionFailures, OrphansFound, OrphansDeleted)
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // RemovePool deletes every Instance of the pool and keeps the pool until they
@@ -30,7 +29,9 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 		}
 	}
 	if len(live) == 0 {
-		metrics.Instances.DeletePartialMatch(map[string]string{"pool": pool.Name})
+		forgetPool(pool.Name)
+	} else {
+		recordPool(pool.Name, v1.PoolPhaseDeleting, live)
 	}
 	if len(live) > 0 {
 		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonPoolDeleted,

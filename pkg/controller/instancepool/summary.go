@@ -10,7 +10,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // summarize fills ready/requested, the phase word and the scaling and Ready
@@ -33,7 +32,7 @@ func (r *poolRun) summarize() {
 		}
 	}
 	st.Requested, st.Ready = int32(want), int32(ready)
-	recordPhases(r.pool.Name, r.insts)
+	defer func() { recordPool(r.pool.Name, st.Status, r.insts) }()
 
 	switch {
 	case r.backingOff > 0:
@@ -80,29 +79,6 @@ func (r *poolRun) summarize() {
 		st.Status = v1.PoolPhaseDegraded
 	default:
 		st.Status = v1.PoolPhaseProvisioning
-	}
-}
-
-// recordPhases sets the instances-by-phase gauge of a pool (phases with no
-// Instance read zero rather than disappearing, which keeps graphs continuous).
-func recordPhases(pool string, insts []*v1.Instance) {
-	counts := map[string]int{}
-	for _, p := range []string{v1.PhasePending, v1.PhaseProvisioning, v1.PhaseNetworking, v1.PhaseInstalling,
-		v1.PhaseJoining, v1.PhaseManaged, v1.PhaseUnhealthy, v1.PhaseFailed, v1.PhaseDeleting} {
-		counts[p] = 0
-	}
-	for _, i := range insts {
-		phase := i.Status.Status
-		if i.DeletionTimestamp != nil {
-			phase = v1.PhaseDeleting
-		}
-		if phase == "" {
-			phase = v1.PhasePending
-		}
-		counts[phase]++
-	}
-	for phase, n := range counts {
-		metrics.Instances.WithLabelValues(pool, phase).Set(float64(n))
 	}
 }
 

@@ -78,10 +78,64 @@ func documentedMetrics(t *testing.T) []string {
 	return names
 }
 
+// gauge sums a family's gauges whose label has the value.
+func gauge(f *dto.MetricFamily, label, value string) float64 {
+	var sum float64
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label && l.GetValue() == value {
+				sum += m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
 func clusterID(t *testing.T, env *framework.Env) string {
 	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, "kube-system", metav1.GetOptions{})
 	require.NoError(t, err)
 	return string(ns.UID)
+}
+
+// poolGauges are the gauges a pool's series carry only while it exists (and,
+// for the oldest deletion, only while one of its servers is being deleted).
+var poolGauges = map[string]bool{
+	"equinix_addon_instances": true, "equinix_addon_pool_phase": true,
+	"equinix_addon_oldest_deletion_timestamp_seconds": true,
+}
+
+// sampleWhileRunning scrapes the binary until stop is called and returns the
+// largest total each pool gauge reached.
+func sampleWhileRunning(t *testing.T, url string) (stop func() map[string]float64) {
+	peak := map[string]float64{}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if resp, err := http.Get(url); err == nil {
+				parser := expfmt.NewTextParser(model.UTF8Validation)
+				families, perr := parser.TextToMetricFamilies(resp.Body)
+				resp.Body.Close()
+				for name := range poolGauges {
+					if f, ok := families[name]; perr == nil && ok {
+						peak[name] = max(peak[name], total(f))
+					}
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() map[string]float64 {
+		close(done)
+		<-finished
+		return peak
+	}
 }
 
 // TestDocumentedMetricsAreLive runs a pool through creation, a failed
@@ -103,6 +157,7 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 			t.Logf("controller log:\n%s", addon.Log())
 		}
 	})
+	stopSampling := sampleWhileRunning(t, addon.MetricsURL())
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 
 	// A remediation: the node has not been Ready for two minutes.
@@ -128,17 +183,12 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	}, time.Minute, "the orphan was not deleted")
 
 	managedDuringRun := scrape(t, addon.MetricsURL())
-	var managed float64
-	for _, m := range managedDuringRun["equinix_addon_instances"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "phase" && l.GetValue() == v1.PhaseManaged {
-				managed += m.GetGauge().GetValue()
-			}
-		}
-	}
+	managed := gauge(managedDuringRun["equinix_addon_instances"], "phase", v1.PhaseManaged)
 	assert.Equal(t, 1.0, managed, "instances by phase")
+	assert.Equal(t, 1.0, gauge(managedDuringRun["equinix_addon_pool_phase"], "phase", v1.PoolPhaseReady), "pool phase")
 
 	env.DeletePoolAndWait(pool.Name)
+	peaks := stopSampling()
 	families := scrape(t, addon.MetricsURL())
 	for _, name := range documentedMetrics(t) {
 		if strings.HasSuffix(name, "_*") {
@@ -150,15 +200,15 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 			assert.True(t, found, "no %s metric with a non-zero value", name)
 			continue
 		}
-		f, ok := families[name]
-		if !ok && name == "equinix_addon_instances" {
-			f, ok = managedDuringRun[name], true
-		}
-		if !assert.True(t, ok, "documented metric %s is not exported", name) {
+		if poolGauges[name] {
+			// Sampled while the pool ran: its series go with it.
+			assert.Greater(t, peaks[name], 0.0, "documented metric %s was never non-zero while the pool ran", name)
+			assert.NotContains(t, families, name, "the deleted pool's %s series stay", name)
 			continue
 		}
-		if name == "equinix_addon_instances" {
-			continue // checked while the pool ran; it reads zero once the pool is gone
+		f, ok := families[name]
+		if !assert.True(t, ok, "documented metric %s is not exported", name) {
+			continue
 		}
 		assert.Greater(t, total(f), 0.0, "documented metric %s is zero", name)
 	}
