@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,25 +54,66 @@ func notAServerYet(inst *v1.Instance) bool {
 	return inst.Status.InstanceID == "" && inst.Status.ProjectID == ""
 }
 
-// rollout replaces servers made from an older template, one at a time and
-// new server first (surge 1): while any is left the pool keeps count+1
-// servers, and an old one is removed only once every new one is managed.
+// rollout replaces servers made from an older template within
+// spec.rollout's bounds (see planRollout): it removes the old servers the
+// plan lets go now and leaves r.rolloutCreate new ones for scale to create.
+// Removals wait while more servers are unhealthy than
+// remediation.maxUnhealthy allows, as replacements do: a partition must not
+// make the rollout remove servers that are fine. A management node the etcd
+// quorum needs is never removed.
 func (r *poolRun) rollout() error {
 	hash := templateHash(&r.pool.Spec.InstanceTemplate)
 	cur := active(r.insts)
 	outdated, current := splitByTemplate(cur, hash)
 	r.rolling = len(outdated) > 0 && r.pool.Spec.Count > 0
+	r.surge, r.unavailable = rolloutBounds(r.pool)
+	// The summary counts available servers from the same Nodes.
+	nodes, err := r.nodeList()
+	if err != nil {
+		return err
+	}
 	if !r.rolling {
 		r.setCondition(v1.PoolRollingOut, metav1.ConditionFalse, v1.ReasonUpToDate, "every server runs the pool's current template")
 		return nil
 	}
-	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, v1.ReasonReplacingOutdated,
-		fmt.Sprintf("%d of %d servers run an older template; replacing them one at a time, the new server first", len(outdated), len(cur)))
-	if len(cur) <= int(r.pool.Spec.Count) || len(current) == 0 || !allManaged(current) {
-		return nil
+	f := fleet{
+		count: int(r.pool.Spec.Count), surge: r.surge, unavailable: r.unavailable,
+		outdated: outdated, current: current, removing: len(r.insts) - len(cur),
+		available: availability(nodes), held: quorumHold(nodes, r.insts),
 	}
-	victim := scaleDownOrder(outdated)[0]
-	return r.deleteInstance(victim, v1.ReasonRollingOut, fmt.Sprintf("rolling out: instance %s runs an older template and its replacement is ready", victim.Name))
+	step := planRollout(f)
+	r.rolloutCreate = step.create
+	reason, held := v1.ReasonReplacingOutdated, ""
+	if unhealthy, limit := countUnhealthy(cur), maxUnhealthy(r.pool); len(step.remove) > 0 && unhealthy > limit {
+		reason = v1.ReasonTooManyUnhealthy
+		held = fmt.Sprintf("; old servers stay while %d servers are unhealthy, more than remediation.maxUnhealthy allows (%d)", unhealthy, limit)
+		step.remove = nil
+	} else if len(step.held) > 0 && len(step.remove) == 0 {
+		reason, held = v1.ReasonQuorumGuard, "; old servers stay: "+strings.Join(step.held, "; ")
+	}
+	for _, victim := range step.remove {
+		if err := r.deleteInstance(victim, v1.ReasonRollingOut, fmt.Sprintf("rolling out: removing instance %s, made from an older template (%s)",
+			victim.Name, r.boundsText())); err != nil {
+			return err
+		}
+	}
+	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, reason, r.rolloutProgress(f, len(step.remove))+held)
+	return nil
+}
+
+// rolloutProgress says how far a rollout got, as `kubectl rollout status`
+// does for a Deployment.
+func (r *poolRun) rolloutProgress(f fleet, removedNow int) string {
+	updatedAvailable := countAvailable(f.current, f.available)
+	return fmt.Sprintf("waiting for the rollout to finish: %d of %d servers updated, %d of them available; %d old server(s) left, %d being removed (%s)",
+		len(f.current), f.count, updatedAvailable, len(f.outdated)-removedNow, f.removing+removedNow, r.boundsText())
+}
+
+// boundsText states the rollout's bounds in servers.
+func (r *poolRun) boundsText() string {
+	count := int(r.pool.Spec.Count)
+	return fmt.Sprintf("at most %d servers with maxSurge %d, at least %d available with maxUnavailable %d",
+		count+r.surge, r.surge, max(0, count-r.unavailable), r.unavailable)
 }
 
 func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1.Instance) {
@@ -83,15 +125,6 @@ func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1
 		}
 	}
 	return outdated, current
-}
-
-func allManaged(insts []*v1.Instance) bool {
-	for _, i := range insts {
-		if i.Status.Status != v1.PhaseManaged {
-			return false
-		}
-	}
-	return true
 }
 
 // templateHash hashes the part of a pool's template that shapes the server

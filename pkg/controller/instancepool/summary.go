@@ -13,8 +13,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
-// summarize fills ready/requested, the phase word and the scaling and Ready
-// conditions from the Instances.
+// summarize fills ready/requested, the rollout's counts (updated,
+// available), the phase word and the scaling and Ready conditions from the
+// Instances.
 func (r *poolRun) summarize() {
 	st := &r.pool.Status
 	want := int(r.pool.Spec.Count)
@@ -33,6 +34,8 @@ func (r *poolRun) summarize() {
 		}
 	}
 	st.Requested, st.Ready = int32(want), int32(ready)
+	_, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
+	st.Updated, st.Available = int32(len(current)), int32(countAvailable(cur, availability(r.nodes)))
 	recordPhases(r.pool.Name, r.insts)
 
 	switch {
