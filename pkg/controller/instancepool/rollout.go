@@ -65,7 +65,10 @@ func (r *poolRun) rollout() error {
 	hash := templateHash(&r.pool.Spec.InstanceTemplate)
 	cur := active(r.insts)
 	outdated, current := splitByTemplate(cur, hash)
-	r.rolling = len(outdated) > 0 && r.pool.Spec.Count > 0
+	// The rollout lasts until the last old device is gone: until then its
+	// bounds hold, and the last old server's successor waits as any other.
+	oldLeaving, _ := splitByTemplate(deleting(r.insts), hash)
+	r.rolling = len(outdated)+len(oldLeaving) > 0 && r.pool.Spec.Count > 0
 	r.surge, r.unavailable = rolloutBounds(r.pool)
 	// The summary counts available servers from the same Nodes.
 	nodes, err := r.nodeList()
