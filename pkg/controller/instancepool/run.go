@@ -62,6 +62,9 @@ func (r *poolRun) sync() error {
 	if err := r.replaceFailed(now); err != nil {
 		return err
 	}
+	if err := r.replaceDroppedReservations(); err != nil {
+		return err
+	}
 	if err := r.remediate(now); err != nil {
 		return err
 	}
