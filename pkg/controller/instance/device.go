@@ -329,6 +329,9 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 	if nt := dev.NetworkType(); nt != "" {
 		st.NetworkType = string(nt)
 	}
+	if dev.Facility != "" {
+		st.Facility = dev.Facility
+	}
 	return dev, nil
 }
 
