@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -64,7 +65,7 @@ func notAServerYet(inst *v1.Instance) bool {
 func (r *poolRun) rollout() error {
 	hash := templateHash(&r.pool.Spec.InstanceTemplate)
 	cur := active(r.insts)
-	outdated, current := splitByTemplate(cur, hash)
+	outdated, _ := splitByTemplate(cur, hash)
 	// The rollout lasts until the last old device is gone: until then its
 	// bounds hold, and the last old server's successor waits as any other.
 	oldLeaving, _ := splitByTemplate(deleting(r.insts), hash)
@@ -79,13 +80,20 @@ func (r *poolRun) rollout() error {
 		r.setCondition(v1.PoolRollingOut, metav1.ConditionFalse, v1.ReasonUpToDate, "every server runs the pool's current template")
 		return nil
 	}
-	f := fleet{
-		count: int(r.pool.Spec.Count), surge: r.surge, unavailable: r.unavailable,
-		outdated: outdated, current: current, removing: len(r.insts) - len(cur),
-		available: availability(nodes), held: quorumHold(nodes, r.insts),
-	}
+	f := r.fleet(r.insts, nodes)
 	step := planRollout(f)
 	r.rolloutCreate = step.create
+	if len(step.remove) > 0 {
+		// The cache can lag behind a removal made a moment ago, and would
+		// count a server already on its way out as available: removals are
+		// decided on the API server's list.
+		live, err := r.liveInstances()
+		if err != nil {
+			return err
+		}
+		f = r.fleet(live, nodes)
+		step = planRollout(f)
+	}
 	reason, held := v1.ReasonReplacingOutdated, ""
 	if unhealthy, limit := countUnhealthy(cur), maxUnhealthy(r.pool); len(step.remove) > 0 && unhealthy > limit {
 		reason = v1.ReasonTooManyUnhealthy
@@ -102,6 +110,18 @@ func (r *poolRun) rollout() error {
 	}
 	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, reason, r.rolloutProgress(f, len(step.remove))+held)
 	return nil
+}
+
+// fleet counts insts (all of the pool's, those being deleted too) for a
+// rollout.
+func (r *poolRun) fleet(insts []*v1.Instance, nodes []*corev1.Node) fleet {
+	cur := active(insts)
+	outdated, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
+	return fleet{
+		count: int(r.pool.Spec.Count), surge: r.surge, unavailable: r.unavailable,
+		outdated: outdated, current: current, removing: len(insts) - len(cur),
+		available: availability(nodes), held: quorumHold(nodes, insts),
+	}
 }
 
 // rolloutProgress says how far a rollout got, as `kubectl rollout status`

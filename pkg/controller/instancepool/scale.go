@@ -17,17 +17,32 @@ import (
 // servers only beyond count + maxSurge (count lowered mid-rollout): old
 // ones first.
 func (r *poolRun) scale(now time.Time) error {
-	count := int(r.pool.Spec.Count)
 	cur := active(r.insts)
 	switch {
-	case r.rolling && len(cur) > count+r.surge:
-		return r.scaleDown(cur, len(cur)-count-r.surge)
-	case r.rolling && r.rolloutCreate > 0, !r.rolling && len(cur) < count:
+	case r.excess(cur) > 0:
+		// The cache can lag behind a removal made a moment ago: how many
+		// more go is counted on the API server's list.
+		live, err := r.liveInstances()
+		if err != nil {
+			return err
+		}
+		if cur := active(live); r.excess(cur) > 0 {
+			return r.scaleDown(cur, r.excess(cur))
+		}
+	case r.rolling && r.rolloutCreate > 0, !r.rolling && len(cur) < int(r.pool.Spec.Count):
 		return r.scaleUp(now)
-	case !r.rolling && len(cur) > count:
-		return r.scaleDown(cur, len(cur)-count)
 	}
 	return nil
+}
+
+// excess is how many of the servers not being removed are too many: above
+// count, or during a rollout above count + maxSurge.
+func (r *poolRun) excess(cur []*v1.Instance) int {
+	ceiling := int(r.pool.Spec.Count)
+	if r.rolling {
+		ceiling += r.surge
+	}
+	return len(cur) - ceiling
 }
 
 // surgeRoom is how many servers of the current template a rollout may add:
