@@ -53,14 +53,18 @@ func surgeRoom(count, surge, all, current int) int {
 }
 
 // toCreate is how many servers to add now, counted on a list read from the
-// API server.
+// API server; whether the pool rolls out is read from that list too, since
+// the cache can miss an old server created a moment before the template
+// changed.
 func (r *poolRun) toCreate(live []*v1.Instance) int {
 	count := int(r.pool.Spec.Count)
+	hash := templateHash(&r.pool.Spec.InstanceTemplate)
 	cur := active(live)
-	if !r.rolling {
+	outdated, current := splitByTemplate(cur, hash)
+	oldLeaving, _ := splitByTemplate(deleting(live), hash)
+	if len(outdated)+len(oldLeaving) == 0 {
 		return count - len(cur)
 	}
-	_, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
 	return surgeRoom(count, r.surge, len(live), len(current))
 }
 
