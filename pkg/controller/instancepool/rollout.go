@@ -150,6 +150,12 @@ func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1
 	return outdated, current
 }
 
+// TemplateHash is what a pool stores on each Instance as
+// AnnotationTemplateHash: an Instance whose annotation differs from its
+// pool's was made from an older template, and the pool rolls out while one
+// is left. The fault campaign reads it to know when a pool rolls out.
+func TemplateHash(t *v1.InstanceTemplate) string { return templateHash(t) }
+
 // templateHash hashes the part of a pool's template that shapes the server
 // itself, which an existing server cannot change without a reinstall: plan,
 // metro, credentials (the project), boot mode, network type, management ports,
