@@ -43,7 +43,9 @@ func (r *run) quiesce() {
 	stopRemedy := r.remedyWhileQuiescing()
 	defer stopRemedy()
 	r.settle()
+	r.rollOutQuietly()
 	settled := time.Now()
+	r.rolloutFindings, r.rolloutSummary = r.rollouts.finish()
 	r.addon.RememberPasswords()
 	r.deletePools()
 	deleted := time.Now()
@@ -250,6 +252,9 @@ func (r *run) check() {
 	r.checkForeign()
 	r.checkNetworkObjects()
 	for _, v := range r.ledger.violations() {
+		r.violation("%s", v)
+	}
+	for _, v := range r.rolloutFindings {
 		r.violation("%s", v)
 	}
 	for _, v := range r.creates.refusalViolations(runPrefix(r.plan.Seed)) {

@@ -33,6 +33,8 @@ const (
 	// project, in place; actRestoreProject points it back.
 	actSwitchProject  actionKind = "project-switch"
 	actRestoreProject actionKind = "project-restore"
+	// actRollout moves a pool to the other plan, a rollout.
+	actRollout actionKind = "rollout"
 )
 
 // Kill triggers: the simulator notification inside which the controller is
@@ -93,6 +95,11 @@ type poolSpec struct {
 	// long ago is replaced at once.
 	Remediate   bool
 	MaxAttempts int32
+	// Surge and Unavailable are spec.rollout; ProjectB puts the pool in
+	// project B through a credentials Secret of its own; Plan, when set,
+	// replaces the sample's.
+	Surge, Unavailable, Plan string
+	ProjectB                 bool
 }
 
 // faultSpec is one injected Metal API fault.
@@ -135,6 +142,9 @@ type plan struct {
 	InstallTime  time.Duration
 	ForeignVXLAN int
 	Steps        []step
+	// Final are the rollout bounds each pool gets for the quiet rollout
+	// after the chaos.
+	Final map[string][2]string
 }
 
 // poolState is the planner's model of a pool.
@@ -145,6 +155,7 @@ type poolState struct {
 
 type planner struct {
 	rng   *rand.Rand
+	roll  rolloutPlanner
 	seed  int64
 	pools []*poolState
 	steps []step
@@ -161,7 +172,7 @@ type planner struct {
 // newPlan decides a whole run from its seed.
 func newPlan(seed int64) plan {
 	rng := rand.New(rand.NewSource(seed))
-	p := &planner{rng: rng, seed: seed, openFaults: map[int]int{}}
+	p := &planner{rng: rng, roll: newRolloutPlanner(seed), seed: seed, openFaults: map[int]int{}}
 	for i := 0; i < 1+rng.Intn(3); i++ {
 		p.pools = append(p.pools, &poolState{spec: poolSpec{Name: poolName(seed, i)}})
 	}
@@ -174,7 +185,7 @@ func newPlan(seed int64) plan {
 	for i := 0; i < n; i++ {
 		p.next(i)
 	}
-	out.Steps = p.steps
+	out.Steps, out.Final = p.steps, p.roll.final(p.pools)
 	return out
 }
 
@@ -250,7 +261,7 @@ func (p *planner) pick(s *step, i int) {
 		options = append(options, weighted{actCreatePool, 3})
 	}
 	if len(existing) > 0 {
-		options = append(options, weighted{actScalePool, 4}, weighted{actEditVLANs, 1}, weighted{actRetype, 1}, weighted{actDeletePool, 1})
+		options = append(options, weighted{actScalePool, 4}, weighted{actEditVLANs, 1}, weighted{actRetype, 1}, weighted{actDeletePool, 1}, weighted{actRollout, 2})
 	}
 	total := 0
 	for _, o := range options {
@@ -280,11 +291,14 @@ func (p *planner) pick(s *step, i int) {
 	case actRetype:
 		ps := existing[p.rng.Intn(len(existing))]
 		p.template(&ps.spec)
+		p.roll.retype(&ps.spec)
 		s.Pool = ps.spec
 	case actDeletePool:
 		ps := existing[p.rng.Intn(len(existing))]
 		ps.created = false
 		s.Pool = ps.spec
+	case actRollout:
+		s.Pool = p.roll.rollout(&existing[p.rng.Intn(len(existing))].spec)
 	case actKill:
 		p.down = true
 	case actKillOn:
@@ -317,6 +331,7 @@ func (p *planner) createPool(s *step, ps *poolState) {
 	ps.spec.Remediate = p.rng.Intn(2) == 0
 	ps.spec.MaxAttempts = []int32{3, 100}[p.rng.Intn(2)]
 	p.template(&ps.spec)
+	p.roll.create(&ps.spec)
 	s.Pool = ps.spec
 }
 
@@ -382,12 +397,4 @@ func (p *planner) fault() faultSpec {
 		f.Kind, f.AfterStore = metalsim.FaultDropConnection, true
 	}
 	return f
-}
-
-// fault is the simulator's form of the spec.
-func (f faultSpec) fault() metalsim.Fault {
-	return metalsim.Fault{
-		Kind: f.Kind, Operations: f.Ops, Probability: f.Probability, Status: f.Status,
-		Latency: f.Latency, RetryAfter: f.RetryAfter, AfterStore: f.AfterStore,
-	}
 }

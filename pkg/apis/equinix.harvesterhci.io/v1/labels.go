@@ -34,9 +34,15 @@ const (
 	AnnotationBillingCycle = "equinix.harvesterhci.io/billing-cycle"
 
 	// Well-known labels the addon fills on its Nodes, as a cloud provider
-	// would.
+	// would: the plan, the metro, and the facility (data centre) as the zone.
 	LabelInstanceType = "node.kubernetes.io/instance-type"
 	LabelRegion       = "topology.kubernetes.io/region"
+	LabelZone         = "topology.kubernetes.io/zone"
+
+	// ProviderIDPrefix starts a Node's spec.providerID, followed by the
+	// device ID: the form the Equinix Metal cloud controller manager and
+	// the tools built on it read.
+	ProviderIDPrefix = "equinixmetal://"
 )
 
 // Values of LabelSecret.

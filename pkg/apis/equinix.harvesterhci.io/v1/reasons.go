@@ -31,13 +31,16 @@ const (
 	ReasonDuplicateDevices  = "DuplicateDevices"
 	ReasonInvalidRequest    = "InvalidRequest"
 	ReasonNoCapacity        = "NoCapacity"
-	ReasonThrottled         = "Throttled"
-	ReasonProvisioning      = "Provisioning"
-	ReasonDeviceActive      = "DeviceActive"
-	ReasonProvisionFailed   = "ProvisionFailed"
-	ReasonDeviceGone        = "DeviceGone"
-	ReasonPoweredOff        = "PoweredOff"
-	ReasonReinstalling      = "Reinstalling"
+	// ReasonReservationUnavailable: the server's hardware reservation
+	// cannot take it (used, another plan or metro, a spare, none left).
+	ReasonReservationUnavailable = "ReservationUnavailable"
+	ReasonThrottled              = "Throttled"
+	ReasonProvisioning           = "Provisioning"
+	ReasonDeviceActive           = "DeviceActive"
+	ReasonProvisionFailed        = "ProvisionFailed"
+	ReasonDeviceGone             = "DeviceGone"
+	ReasonPoweredOff             = "PoweredOff"
+	ReasonReinstalling           = "Reinstalling"
 
 	// The networking chain.
 	ReasonConverged   = "Converged"
@@ -117,7 +120,7 @@ var warnings = map[string]bool{
 	ReasonReleaseNotFound: true,
 
 	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
-	ReasonNoCapacity: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
+	ReasonNoCapacity: true, ReasonReservationUnavailable: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
 
 	ReasonStepFailed: true, ReasonPortMissing: true,
 
