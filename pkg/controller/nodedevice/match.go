@@ -1,0 +1,215 @@
+// Package nodedevice finds the Equinix Metal device behind a Node, for the
+// chains that act on a node's server without having provisioned it (the
+// Elastic IP that follows kube-vip, BGP sessions): the first Harvester node
+// of a cluster was installed by a person, not by the addon.
+//
+// In order: the device of the node's Instance (the addon's own servers);
+// else the one device of the project whose addresses include one of the
+// node's; else the device the person named in the node's annotation
+// equinix.harvesterhci.io/device-id. A node none of these settle is
+// reported, never guessed.
+package nodedevice
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// How a node was matched.
+const (
+	ByInstance   = "instance"
+	ByAddress    = "address"
+	ByAnnotation = "annotation"
+)
+
+// Match is a node's device and how it was found.
+type Match struct {
+	DeviceID string
+	By       string
+}
+
+// InstanceGetter reads an Instance by name (the Instance cache).
+type InstanceGetter interface {
+	Get(name string) (*v1.Instance, error)
+}
+
+// Matcher finds nodes' devices. Matches found through a device list are
+// remembered, keyed by the node's addresses and annotation, so a node at
+// rest costs no call; a listing is shared for a short while by every node
+// of the project.
+type Matcher struct {
+	instances InstanceGetter
+	now       func() time.Time
+
+	mu      sync.Mutex
+	matches map[string]remembered
+	lists   map[string]listing
+}
+
+type remembered struct {
+	fingerprint string
+	match       Match
+	at          time.Time
+}
+
+type listing struct {
+	devices []metal.Device
+	at      time.Time
+}
+
+// Lifetimes: a match stays while the node's addresses and annotation do,
+// re-checked after matchTTL in case its device was replaced under the same
+// addresses; a device list serves the nodes matched together.
+const (
+	matchTTL = 30 * time.Minute
+	listTTL  = 30 * time.Second
+)
+
+// NewMatcher reads Instances through instances.
+func NewMatcher(instances InstanceGetter) *Matcher {
+	return &Matcher{instances: instances, now: time.Now, matches: map[string]remembered{}, lists: map[string]listing{}}
+}
+
+// Match finds node's device in the project of c. A node that matches no
+// device, or several, is a *conditions.Error with v1.ReasonHostUnmatched
+// whose message says what to do; Metal errors are returned as they come.
+func (m *Matcher) Match(ctx context.Context, c metal.Client, node *corev1.Node) (Match, error) {
+	project := c.ProjectID()
+	id, note, err := m.byInstance(node, project)
+	if err != nil || id != "" {
+		return Match{DeviceID: id, By: ByInstance}, err
+	}
+	key, fp := project+"/"+node.Name, fingerprint(node)
+	m.mu.Lock()
+	r, ok := m.matches[key]
+	m.mu.Unlock()
+	if ok && r.fingerprint == fp && m.now().Sub(r.at) < matchTTL {
+		return r.match, nil
+	}
+	devices, err := m.devices(ctx, c)
+	if err != nil {
+		return Match{}, err
+	}
+	match, err := matchDevices(node, project, devices, note)
+	if err != nil {
+		return Match{}, err
+	}
+	m.mu.Lock()
+	m.matches[key] = remembered{fingerprint: fp, match: match, at: m.now()}
+	m.mu.Unlock()
+	return match, nil
+}
+
+// Forget drops what is remembered about a node, after its device turned
+// out to be gone.
+func (m *Matcher) Forget(project, node string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.matches, project+"/"+node)
+	delete(m.lists, project)
+}
+
+// byInstance is the device of the node's Instance. An Instance whose device
+// lives in another project is noted for the report, not matched.
+func (m *Matcher) byInstance(node *corev1.Node, project string) (id, note string, err error) {
+	name := node.Labels[v1.LabelInstance]
+	if name == "" || name != node.Name {
+		return "", "", nil
+	}
+	inst, err := m.instances.Get(name)
+	if apierrors.IsNotFound(err) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("reading instance %s: %w", name, err)
+	}
+	switch {
+	case inst.Status.InstanceID == "":
+		return "", "", nil
+	case inst.Status.ProjectID != "" && inst.Status.ProjectID != project:
+		return "", fmt.Sprintf("; its Instance's device %s is in project %s", inst.Status.InstanceID, inst.Status.ProjectID), nil
+	}
+	return inst.Status.InstanceID, "", nil
+}
+
+func (m *Matcher) devices(ctx context.Context, c metal.Client) ([]metal.Device, error) {
+	project := c.ProjectID()
+	m.mu.Lock()
+	l, ok := m.lists[project]
+	m.mu.Unlock()
+	if ok && m.now().Sub(l.at) < listTTL {
+		return l.devices, nil
+	}
+	devices, err := c.ListDevices(ctx, metal.ListDevicesOptions{})
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.lists[project] = listing{devices: devices, at: m.now()}
+	m.mu.Unlock()
+	return devices, nil
+}
+
+// matchDevices matches node against the project's devices: by address,
+// then by the person's annotation.
+func matchDevices(node *corev1.Node, project string, devices []metal.Device, note string) (Match, error) {
+	addrs := nodeAddresses(node)
+	var byAddr []string
+	for _, d := range devices {
+		if d.State == metal.DeviceStateDeprovisioning {
+			continue
+		}
+		if slices.ContainsFunc(d.IPAddresses, func(ip metal.IPAddress) bool { return slices.Contains(addrs, ip.Address) }) {
+			byAddr = append(byAddr, d.ID)
+		}
+	}
+	switch {
+	case len(byAddr) == 1:
+		return Match{DeviceID: byAddr[0], By: ByAddress}, nil
+	case len(byAddr) > 1:
+		return Match{}, unmatched(fmt.Sprintf(
+			"node %s: several devices of project %s have its addresses (%s): %s; name the right one: kubectl annotate node %s %s=<device ID>",
+			node.Name, project, strings.Join(addrs, ", "), strings.Join(byAddr, ", "), node.Name, v1.AnnotationDeviceID))
+	}
+	if want := strings.TrimSpace(node.Annotations[v1.AnnotationDeviceID]); want != "" {
+		if slices.ContainsFunc(devices, func(d metal.Device) bool { return d.ID == want && d.State != metal.DeviceStateDeprovisioning }) {
+			return Match{DeviceID: want, By: ByAnnotation}, nil
+		}
+		return Match{}, unmatched(fmt.Sprintf("node %s: its annotation %s names device %s, which project %s does not have",
+			node.Name, v1.AnnotationDeviceID, want, project))
+	}
+	return Match{}, unmatched(fmt.Sprintf(
+		"node %s: no device of project %s has its addresses (%s)%s; if the node is an Equinix Metal server of that project, name it: kubectl annotate node %s %s=<device ID>",
+		node.Name, project, strings.Join(addrs, ", "), note, node.Name, v1.AnnotationDeviceID))
+}
+
+func unmatched(msg string) error {
+	return &conditions.Error{Reason: v1.ReasonHostUnmatched, Message: msg}
+}
+
+// nodeAddresses are the node's internal and external IP addresses.
+func nodeAddresses(node *corev1.Node) []string {
+	var out []string
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP || a.Type == corev1.NodeExternalIP {
+			out = append(out, a.Address)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func fingerprint(node *corev1.Node) string {
+	return strings.Join(nodeAddresses(node), ",") + "|" + node.Annotations[v1.AnnotationDeviceID]
+}
