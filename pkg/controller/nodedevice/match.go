@@ -101,7 +101,10 @@ func (m *Matcher) Match(ctx context.Context, c metal.Client, node *corev1.Node) 
 	if err != nil {
 		return Match{}, err
 	}
-	match, err := matchDevices(node, project, devices, note)
+	match, err := byAddress(node, project, devices)
+	if err == nil && match.DeviceID == "" {
+		match, err = byAnnotation(ctx, c, node, note)
+	}
 	if err != nil {
 		return Match{}, err
 	}
@@ -161,37 +164,53 @@ func (m *Matcher) devices(ctx context.Context, c metal.Client) ([]metal.Device, 
 	return devices, nil
 }
 
-// matchDevices matches node against the project's devices: by address,
-// then by the person's annotation.
-func matchDevices(node *corev1.Node, project string, devices []metal.Device, note string) (Match, error) {
+// byAddress is the one device of the project holding one of the node's
+// addresses; no match is an empty Match, several are reported.
+func byAddress(node *corev1.Node, project string, devices []metal.Device) (Match, error) {
 	addrs := nodeAddresses(node)
-	var byAddr []string
+	var found []string
 	for _, d := range devices {
 		if d.State == metal.DeviceStateDeprovisioning {
 			continue
 		}
 		if slices.ContainsFunc(d.IPAddresses, func(ip metal.IPAddress) bool { return slices.Contains(addrs, ip.Address) }) {
-			byAddr = append(byAddr, d.ID)
+			found = append(found, d.ID)
 		}
 	}
-	switch {
-	case len(byAddr) == 1:
-		return Match{DeviceID: byAddr[0], By: ByAddress}, nil
-	case len(byAddr) > 1:
-		return Match{}, unmatched(fmt.Sprintf(
-			"node %s: several devices of project %s have its addresses (%s): %s; name the right one: kubectl annotate node %s %s=<device ID>",
-			node.Name, project, strings.Join(addrs, ", "), strings.Join(byAddr, ", "), node.Name, v1.AnnotationDeviceID))
-	}
-	if want := strings.TrimSpace(node.Annotations[v1.AnnotationDeviceID]); want != "" {
-		if slices.ContainsFunc(devices, func(d metal.Device) bool { return d.ID == want && d.State != metal.DeviceStateDeprovisioning }) {
-			return Match{DeviceID: want, By: ByAnnotation}, nil
-		}
-		return Match{}, unmatched(fmt.Sprintf("node %s: its annotation %s names device %s, which project %s does not have",
-			node.Name, v1.AnnotationDeviceID, want, project))
+	switch len(found) {
+	case 0:
+		return Match{}, nil
+	case 1:
+		return Match{DeviceID: found[0], By: ByAddress}, nil
 	}
 	return Match{}, unmatched(fmt.Sprintf(
-		"node %s: no device of project %s has its addresses (%s)%s; if the node is an Equinix Metal server of that project, name it: kubectl annotate node %s %s=<device ID>",
-		node.Name, project, strings.Join(addrs, ", "), note, node.Name, v1.AnnotationDeviceID))
+		"node %s: several devices of project %s have its addresses (%s): %s; name the right one: kubectl annotate node %s %s=<device ID>",
+		node.Name, project, strings.Join(addrs, ", "), strings.Join(found, ", "), node.Name, v1.AnnotationDeviceID))
+}
+
+// byAnnotation is the device a person named on the node, read by its ID:
+// it must exist in the project.
+func byAnnotation(ctx context.Context, c metal.Client, node *corev1.Node, note string) (Match, error) {
+	project := c.ProjectID()
+	want := strings.TrimSpace(node.Annotations[v1.AnnotationDeviceID])
+	if want == "" {
+		return Match{}, unmatched(fmt.Sprintf(
+			"node %s: no device of project %s has its addresses (%s)%s; if the node is an Equinix Metal server of that project, name it: kubectl annotate node %s %s=<device ID>",
+			node.Name, project, strings.Join(nodeAddresses(node), ", "), note, node.Name, v1.AnnotationDeviceID))
+	}
+	d, err := c.GetDevice(ctx, want)
+	switch {
+	case metal.IsNotFound(err) || metal.ClassOf(err) == metal.ClassForbidden:
+		// A device of another project answers 403; one that never existed 404.
+	case err != nil:
+		return Match{}, err
+	case d.ProjectID == "" || d.ProjectID == project:
+		if d.State != metal.DeviceStateDeprovisioning {
+			return Match{DeviceID: d.ID, By: ByAnnotation}, nil
+		}
+	}
+	return Match{}, unmatched(fmt.Sprintf("node %s: its annotation %s names device %s, which project %s does not have",
+		node.Name, v1.AnnotationDeviceID, want, project))
 }
 
 func unmatched(msg string) error {
