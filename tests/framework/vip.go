@@ -112,19 +112,22 @@ func (e *Env) ElasticIP(name string) *v1.ElasticIP {
 }
 
 // DeleteElasticIPsAtEnd deletes every ElasticIP when the test ends, while
-// the controller still runs to release them, and waits for them to go.
-// ConfigMap vip goes first, or the addon would make the VIP's again (New
-// puts it back for the next test).
+// the controller still runs to release them (see DeleteElasticIPs).
 func (e *Env) DeleteElasticIPsAtEnd() {
-	e.T.Cleanup(func() {
-		_ = e.Kube.CoreV1().ConfigMaps(Namespace).Delete(e.Ctx, "vip", metav1.DeleteOptions{})
-		eips := e.Client.EquinixV1().ElasticIPs()
-		_ = eips.DeleteCollection(e.Ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-		e.Eventually(func() bool {
-			list, err := eips.List(e.Ctx, metav1.ListOptions{})
-			return err == nil && len(list.Items) == 0
-		}, time.Minute, "ElasticIPs remain")
-	})
+	e.T.Cleanup(e.DeleteElasticIPs)
+}
+
+// DeleteElasticIPs deletes every ElasticIP and waits for them to go, which
+// takes a running controller. ConfigMap vip goes first, or the addon would
+// make the VIP's again (New puts it back for the next test).
+func (e *Env) DeleteElasticIPs() {
+	_ = e.Kube.CoreV1().ConfigMaps(Namespace).Delete(e.Ctx, "vip", metav1.DeleteOptions{})
+	eips := e.Client.EquinixV1().ElasticIPs()
+	_ = eips.DeleteCollection(e.Ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	e.Eventually(func() bool {
+		list, err := eips.List(e.Ctx, metav1.ListOptions{})
+		return err == nil && len(list.Items) == 0
+	}, time.Minute, "ElasticIPs remain")
 }
 
 // AddressLedger follows, from the simulator's notifications, which devices
