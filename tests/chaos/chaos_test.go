@@ -93,6 +93,7 @@ type run struct {
 	kills      *killSwitch
 	passwords  *passwords
 	foreign    foreign
+	vip        vipWorld
 	faults     map[int]metalsim.FaultID
 	creates    *createLog
 	// remedied counts Instances pointed at project B's Secret.
@@ -114,6 +115,7 @@ func setUp(t *testing.T, pl plan) *run {
 	creates := &createLog{}
 	env := framework.New(t, &shared, framework.Options{NoController: true, InstallTime: pl.InstallTime, WrapMetal: creates.wrap})
 	removeLeftovers(t, env, "")
+	removeElasticIPs(t, env)
 	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 	require.NoError(t, err)
 	provider, err := metal.NewProvider(metal.Options{BaseURL: env.SimURL, RequestsPerSecond: -1})
@@ -130,14 +132,16 @@ func setUp(t *testing.T, pl plan) *run {
 	r.ledger = newLedger(r.clusterTag)
 	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))
 	r.foreign = createForeign(t, env, client, pl)
+	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: []string{
+		"--elastic-ip-resync-interval", "5s",
 		"--metal-timeout", metalTimeout.String(),
 		// Orphans are swept during the quiesce. A correct controller leaves
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
 	}})
 	r.running = true
-	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag}
+	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag, vip: &vipHolder{}}
 	t.Cleanup(env.Sim.Subscribe(r.kills.observe))
 	r.passwords = watchPasswords(env)
 	t.Cleanup(r.tearDown)

@@ -118,6 +118,7 @@ func sortedKeys[V any](m map[string]V) []string {
 type killSwitch struct {
 	addon      *framework.Addon
 	clusterTag string
+	vip        *vipHolder
 
 	mu        sync.Mutex
 	armed     string
@@ -160,7 +161,10 @@ func (k *killSwitch) takeFired() (string, int) {
 func (k *killSwitch) observe(n metalsim.Notification) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.armed == "" || k.suspended || !slices.Contains(n.Tags, k.clusterTag) || !triggered(k.armed, n) {
+	// Kept up to date whether armed or not: an unassign is a change.
+	unassigned := k.vip.unassigned(n)
+	fires := triggered(k.armed, n) || (k.armed == onVIPUnassign && unassigned)
+	if k.armed == "" || k.suspended || !slices.Contains(n.Tags, k.clusterTag) || !fires {
 		return
 	}
 	if k.addon.Kill() {

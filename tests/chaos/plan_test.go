@@ -33,20 +33,23 @@ const (
 	// project, in place; actRestoreProject points it back.
 	actSwitchProject  actionKind = "project-switch"
 	actRestoreProject actionKind = "project-restore"
+	// actMoveVIP plays kube-vip taking the cluster VIP on another node.
+	actMoveVIP actionKind = "vip-host"
 )
 
 // Kill triggers: the simulator notification inside which the controller is
 // SIGKILLed, before the request that caused it is answered.
 const (
-	onCreated     = "created"     // a createDevice was stored
-	onActive      = "active"      // a device turned active (seen by a read)
-	onNetwork     = "network"     // a port call changed an active device
-	onUpdated     = "updated"     // the install configuration was put on a device
-	onReinstall   = "reinstall"   // the reinstall was accepted
-	onDeprovision = "deprovision" // a delete was accepted
+	onCreated     = "created"      // a createDevice was stored
+	onActive      = "active"       // a device turned active (seen by a read)
+	onNetwork     = "network"      // a port call changed an active device
+	onUpdated     = "updated"      // the install configuration was put on a device
+	onReinstall   = "reinstall"    // the reinstall was accepted
+	onDeprovision = "deprovision"  // a delete was accepted
+	onVIPUnassign = "vip-unassign" // the VIP left a server: a move between its unassign and assign
 )
 
-var killTriggers = []string{onCreated, onActive, onNetwork, onUpdated, onReinstall, onDeprovision}
+var killTriggers = []string{onCreated, onActive, onNetwork, onUpdated, onReinstall, onDeprovision, onVIPUnassign}
 
 // vxlanChoices are few, so that pools share VLANs and the garbage collector
 // has to tell a VLAN still in use from one that is free.
@@ -235,7 +238,7 @@ func (p *planner) pick(s *step, i int) {
 			missing = append(missing, ps)
 		}
 	}
-	options := []weighted{{actFault, 4}, {actDeleteDevice, 2}, {actNotReady, 2}, {actReady, 1}, {actServerDown, 1}, {actDeleteNode, 1}}
+	options := []weighted{{actFault, 4}, {actDeleteDevice, 2}, {actNotReady, 2}, {actReady, 1}, {actServerDown, 1}, {actDeleteNode, 1}, {actMoveVIP, 3}}
 	options = append(options, weighted{actKillOn, 3})
 	if !p.down {
 		options = append(options, weighted{actKill, 2})
