@@ -71,9 +71,9 @@ func runChaos(t *testing.T, seed int64) {
 	chaosTook := time.Since(begin)
 	r.quiesce()
 	r.check()
-	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; %d violations",
+	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; the VIP changed devices %d times; %d violations",
 		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
-		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.violations)
+		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.vip.ledger.Changes(), r.violations)
 	if n := r.remedied.Load(); n > 0 {
 		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
 	}

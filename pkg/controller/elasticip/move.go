@@ -59,7 +59,7 @@ func (r *run) match(c metal.Client, t target) (string, error) {
 	m, err := r.h.matcher.Match(r.h.ctx, c, t.node)
 	if cerr, ok := conditions.AsError(err); ok {
 		r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, cerr.Reason, cerr.Message)
-		r.setPhase(v1.ElasticIPPhaseWaiting)
+		r.waiting(v1.ElasticIPHostMatched)
 		r.gauge(0)
 		r.Requeue(r.h.settings.Resync)
 		return "", nil

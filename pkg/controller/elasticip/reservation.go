@@ -113,7 +113,7 @@ func (r *run) reservation(c metal.Client) (*metal.IPReservation, error) {
 	r.setCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
 		"%s lies in no public or global IPv4 reservation of project %s, so it is not an Elastic IP the addon can assign; reserve it in that project (or name another project's Secret in spec.credentialsSecret)",
 		addr, st.ProjectID))
-	r.setPhase(v1.ElasticIPPhaseWaiting)
+	r.waiting(v1.ElasticIPReserved)
 	r.Requeue(notReservedRetry)
 	return nil, nil
 }
@@ -126,7 +126,7 @@ func (r *run) reserved(res *metal.IPReservation) *metal.IPReservation {
 	if res.State != "" && res.State != metal.IPReservationCreated {
 		r.setCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
 			"%s lies in reservation %s (%s), which is %s, not created: it can be assigned once Equinix approves it", r.eip.Spec.Address, res.ID, prefix, res.State))
-		r.setPhase(v1.ElasticIPPhaseWaiting)
+		r.waiting(v1.ElasticIPReserved)
 		r.Requeue(r.h.settings.Resync)
 		return nil
 	}

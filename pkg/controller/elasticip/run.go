@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -43,6 +44,15 @@ func (r *run) setCondition(condType string, status metav1.ConditionStatus, reaso
 func (r *run) setPhase(phase string) { r.eip.Status.Status = phase }
 
 func (r *run) gauge(v float64) { r.onVIPHost = &v }
+
+// waiting says Ready is False for the reason condition cond gives, quietly:
+// that condition's own change already made the Event.
+func (r *run) waiting(cond string) {
+	r.setPhase(v1.ElasticIPPhaseWaiting)
+	if c := conditions.Get(r.eip.Status.Conditions, cond); c != nil && c.Status != metav1.ConditionTrue {
+		conditions.False(&r.eip.Status.Conditions, r.eip.Generation, v1.ElasticIPReady, c.Reason, c.Message)
+	}
+}
 
 // persist writes the status now: a move's intent must be stored before the
 // first call of the move.
@@ -122,7 +132,7 @@ func (r *run) follow() error {
 	current := r.record(res)
 	if t.node == nil {
 		// Nothing to follow: the address stays where it is.
-		r.setPhase(v1.ElasticIPPhaseWaiting)
+		r.waiting(v1.ElasticIPHostMatched)
 		r.Requeue(r.h.settings.Resync)
 		return nil
 	}

@@ -60,7 +60,10 @@ type Matcher struct {
 type remembered struct {
 	fingerprint string
 	match       Match
-	at          time.Time
+	// err is the report of a node that matched nothing, remembered too so
+	// that such a node costs a device list per unmatchedTTL, not per event.
+	err error
+	at  time.Time
 }
 
 type listing struct {
@@ -70,10 +73,13 @@ type listing struct {
 
 // Lifetimes: a match stays while the node's addresses and annotation do,
 // re-checked after matchTTL in case its device was replaced under the same
-// addresses; a device list serves the nodes matched together.
+// addresses; a node that matched nothing is looked for again after
+// unmatchedTTL, or at once when its addresses or annotation change; a
+// device list serves the nodes matched together.
 const (
-	matchTTL = 30 * time.Minute
-	listTTL  = 30 * time.Second
+	matchTTL     = 30 * time.Minute
+	unmatchedTTL = 5 * time.Minute
+	listTTL      = 30 * time.Second
 )
 
 // NewMatcher reads Instances through instances.
@@ -94,8 +100,12 @@ func (m *Matcher) Match(ctx context.Context, c metal.Client, node *corev1.Node) 
 	m.mu.Lock()
 	r, ok := m.matches[key]
 	m.mu.Unlock()
-	if ok && r.fingerprint == fp && m.now().Sub(r.at) < matchTTL {
-		return r.match, nil
+	if ok && r.fingerprint == fp {
+		if age := m.now().Sub(r.at); r.err == nil && age < matchTTL {
+			return r.match, nil
+		} else if r.err != nil && age < unmatchedTTL {
+			return Match{}, r.err
+		}
 	}
 	devices, err := m.devices(ctx, c)
 	if err != nil {
@@ -105,13 +115,13 @@ func (m *Matcher) Match(ctx context.Context, c metal.Client, node *corev1.Node) 
 	if err == nil && match.DeviceID == "" {
 		match, err = byAnnotation(ctx, c, node, note)
 	}
-	if err != nil {
+	if _, report := conditions.AsError(err); err != nil && !report {
 		return Match{}, err
 	}
 	m.mu.Lock()
-	m.matches[key] = remembered{fingerprint: fp, match: match, at: m.now()}
+	m.matches[key] = remembered{fingerprint: fp, match: match, err: err, at: m.now()}
 	m.mu.Unlock()
-	return match, nil
+	return match, err
 }
 
 // Forget drops what is remembered about a node, after its device turned

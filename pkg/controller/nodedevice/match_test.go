@@ -97,8 +97,11 @@ func TestMatch(t *testing.T) {
 	})
 
 	t.Run("never guessed", func(t *testing.T) {
+		sim.ResetRequests()
 		msg := unmatchedMessage(t, second(m.Match(ctx, c, node("stranger", "192.0.2.9"))))
 		assert.Contains(t, msg, "kubectl annotate node stranger equinix.harvesterhci.io/device-id=<device ID>")
+		unmatchedMessage(t, second(m.Match(ctx, c, node("stranger", "192.0.2.9"))))
+		assert.Empty(t, sim.Requests(), "a node that matched nothing is remembered too")
 
 		n := node("typo", "192.0.2.10")
 		n.Annotations[v1.AnnotationDeviceID] = "6d3c1d0e-0000-4000-8000-00000000beef"
