@@ -196,11 +196,11 @@ func (r *run) arrived(a metal.IPAddress, dev, node string) {
 		r.finished = m
 		took := r.now.Sub(m.Since.Time).Round(10 * time.Millisecond)
 		if m.FromDevice != "" {
-			r.Eventf(r.eip, v1.ReasonMoved, "moved %s from device %s to device %s of node %s, %s after kube-vip named it",
-				r.eip.Spec.Address, m.FromDevice, dev, node, took)
+			r.told = event{v1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
+				r.eip.Spec.Address, m.FromDevice, dev, node, took)}
 		} else {
-			r.Eventf(r.eip, v1.ReasonAssigned, "assigned %s to device %s of node %s, %s after kube-vip named it",
-				r.eip.Spec.Address, dev, node, took)
+			r.told = event{v1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
+				r.eip.Spec.Address, dev, node, took)}
 		}
 		conditions.True(&st.Conditions, r.eip.Generation, v1.ElasticIPReady, v1.ReasonAssigned, msg)
 	} else {

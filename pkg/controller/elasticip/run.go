@@ -27,10 +27,13 @@ type run struct {
 	// onVIPHost is the gauge's value, set once the run knows it; nil
 	// drops the series.
 	onVIPHost *float64
-	// finished is a move completed in this run, counted once its status
-	// is stored.
+	// finished is a move completed in this run, counted and told (told is
+	// its Event) once its status is stored.
 	finished *v1.ElasticIPMove
+	told     event
 }
+
+type event struct{ reason, message string }
 
 func (h *Handler) newRun(eip *v1.ElasticIP) *run {
 	return &run{Status: common.NewStatus(h.recorder), h: h, eip: eip.DeepCopy(),
@@ -89,6 +92,7 @@ func (r *run) finish(stepErr error) (*v1.ElasticIP, error) {
 	if m := r.finished; m != nil {
 		metrics.ElasticIPMoves.WithLabelValues(r.eip.Spec.Address).Inc()
 		metrics.ElasticIPMoveDuration.Observe(r.now.Sub(m.Since.Time).Seconds())
+		r.Eventf(r.eip, r.told.reason, "%s", r.told.message)
 	}
 	if after := r.After(); after > 0 && stepErr == nil {
 		r.h.eips.EnqueueAfter(r.eip.Name, after)
