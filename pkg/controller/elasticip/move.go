@@ -101,6 +101,7 @@ func (r *run) converge(c metal.Client, res *metal.IPReservation, current []metal
 			return err
 		}
 	}
+	r.gauge(0)
 	for _, a := range others {
 		err := c.UnassignIP(r.h.ctx, a.ID)
 		if err != nil && !metal.IsNotFound(err) {
