@@ -19,7 +19,7 @@ import (
 
 // retry paces a node whose session is too new to have neighbor data, or
 // whose calls were throttled.
-const retry = 5 * time.Second
+const retry = 15 * time.Second
 
 // AnnotatePeers keeps one Node's BGP peering annotations in line with its
 // device's session. A node at rest (its session seen less than Resync ago)
