@@ -2,6 +2,7 @@ package vip
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -60,5 +61,7 @@ func TestIdleMetalCost(t *testing.T) {
 	// fall into a window that does not start on a tick.
 	assert.LessOrEqual(t, float64(perOp[metalsim.OpFindIPAddressByID]), intervals+1)
 	assert.LessOrEqual(t, float64(perOp[metalsim.OpFindBgpSessions]), 2*(intervals+1))
-	assert.GreaterOrEqual(t, float64(perOp[metalsim.OpFindIPAddressByID]), intervals-1, "the ElasticIP is checked")
+	// A read is due a whole interval after the last one, plus the time a
+	// pass takes: a window may hold one fewer.
+	assert.GreaterOrEqual(t, float64(perOp[metalsim.OpFindIPAddressByID]), math.Floor(intervals)-1, "the ElasticIP is checked")
 }
