@@ -70,6 +70,8 @@ func (r *run) do(i int, s step) string {
 		return r.serverDown(s.Pick)
 	case actDeleteNode:
 		return r.deleteNode(s.Pick)
+	case actMoveVIP:
+		return r.moveVIP(s.Pick)
 	case actSwitchProject:
 		return r.switchProject(true)
 	case actRestoreProject:

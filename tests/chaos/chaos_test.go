@@ -71,9 +71,9 @@ func runChaos(t *testing.T, seed int64) {
 	chaosTook := time.Since(begin)
 	r.quiesce()
 	r.check()
-	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; %d violations",
+	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; the VIP changed devices %d times; %d violations",
 		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
-		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.violations)
+		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.vip.ledger.Changes(), r.violations)
 	t.Logf("seed %d: %s", seed, r.rolloutSummary)
 	if n := r.remedied.Load(); n > 0 {
 		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
@@ -94,6 +94,7 @@ type run struct {
 	kills      *killSwitch
 	passwords  *passwords
 	foreign    foreign
+	vip        vipWorld
 	faults     map[int]metalsim.FaultID
 	creates    *createLog
 	// remedied counts Instances pointed at project B's Secret.
@@ -123,6 +124,7 @@ func setUp(t *testing.T, pl plan) *run {
 	creates := &createLog{}
 	env := framework.New(t, &shared, framework.Options{NoController: true, InstallTime: pl.InstallTime, WrapMetal: creates.wrap})
 	removeLeftovers(t, env, "")
+	removeElasticIPs(t, env)
 	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 	require.NoError(t, err)
 	provider, err := metal.NewProvider(metal.Options{BaseURL: env.SimURL, RequestsPerSecond: -1})
@@ -139,7 +141,9 @@ func setUp(t *testing.T, pl plan) *run {
 	r.ledger = newLedger(r.clusterTag, pl.projectBPools())
 	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))
 	r.foreign = createForeign(t, env, client, pl)
+	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: []string{
+		"--elastic-ip-resync-interval", "5s",
 		"--metal-timeout", metalTimeout.String(),
 		// Orphans are swept during the quiesce. A correct controller leaves
 		// none, so the short grace period endangers no create in flight.
@@ -147,7 +151,7 @@ func setUp(t *testing.T, pl plan) *run {
 	}})
 	r.running = true
 	r.marks.started()
-	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag, marks: &r.marks}
+	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
 	t.Cleanup(env.Sim.Subscribe(r.kills.observe))
 	r.passwords = watchPasswords(env)
 	t.Cleanup(r.tearDown)

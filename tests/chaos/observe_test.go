@@ -152,6 +152,7 @@ type killSwitch struct {
 	addon      *framework.Addon
 	clusterTag string
 	marks      *disturbances
+	vip        *vipHolder
 
 	mu        sync.Mutex
 	armed     string
@@ -194,7 +195,10 @@ func (k *killSwitch) takeFired() (string, int) {
 func (k *killSwitch) observe(n metalsim.Notification) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.armed == "" || k.suspended || !slices.Contains(n.Tags, k.clusterTag) || !triggered(k.armed, n) {
+	// Kept up to date whether armed or not: an unassign is a change.
+	unassigned := k.vip.unassigned(n)
+	fires := triggered(k.armed, n) || (k.armed == onVIPUnassign && unassigned)
+	if k.armed == "" || k.suspended || !slices.Contains(n.Tags, k.clusterTag) || !fires {
 		return
 	}
 	if k.addon.Kill() {

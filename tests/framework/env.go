@@ -182,6 +182,10 @@ func (e *Env) Config(opts Options) *config.Config {
 		// which serves the ISOs of every Harvester v1 release.
 		CheckReleaseArtifacts: true,
 		ReleaseTransport:      releaseSite{},
+		// The VIP's ElasticIP is made only where a test asks for it (the
+		// binary, as the chart runs it, makes it by default).
+		VIPElasticIP: false, ElasticIPResync: time.Minute,
+		BGPLocalASN: 65000, BGPResync: 10 * time.Minute,
 	}
 	if opts.Configure != nil {
 		opts.Configure(cfg)
