@@ -51,6 +51,11 @@ const (
 	InstanceReady = "Ready"
 	// InstanceDeleting is set while the server is being removed.
 	InstanceDeleting = "Deleting"
+	// InstancePowerSynced is True once the server's power is as its spec
+	// asks (spec.powerState, spec.rebootRequestedAt); False while a power
+	// request waits (for maintenance mode, or a retry) or is under way.
+	// It appears with the first power request.
+	InstancePowerSynced = "PowerSynced"
 )
 
 // Phases shown in the STATUS column.
@@ -62,8 +67,11 @@ const (
 	PhaseJoining      = "joining"
 	PhaseManaged      = "managed"
 	PhaseUnhealthy    = "unhealthy"
-	PhaseFailed       = "failed"
-	PhaseDeleting     = "deleting"
+	// PhaseOff is a joined server switched off on request
+	// (spec.powerState: off): not unhealthy, never replaced.
+	PhaseOff      = "off"
+	PhaseFailed   = "failed"
+	PhaseDeleting = "deleting"
 
 	PoolPhasePending      = "pending"
 	PoolPhaseProvisioning = "provisioning"
