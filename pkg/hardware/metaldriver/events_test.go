@@ -120,7 +120,9 @@ func TestForeignDevicesDoNotHoldTheWatermark(t *testing.T) {
 
 func TestCursorCoversLateListedEvents(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ev := func(id string, s int) hardware.Event { return hardware.Event{ID: id, Time: t0.Add(time.Duration(s) * time.Second)} }
+	ev := func(id string, s int) hardware.Event {
+		return hardware.Event{ID: id, Time: t0.Add(time.Duration(s) * time.Second)}
+	}
 	c := cursor{}.advance(ev("a", 10)).advance(ev("b", 20))
 	back := parseCursor(c.String())
 	assert.True(t, back.covers(ev("a", 10)))

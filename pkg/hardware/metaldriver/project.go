@@ -22,10 +22,10 @@ type projectState struct {
 	// newest is the time of the newest event listed so far.
 	newest time.Time
 	// listed is set after the first successful list since the start.
-	listed                      bool
+	listed                       bool
 	nextEvents, nextTerminations time.Time
-	askTerminations             bool
-	devices                     map[string]*deviceLog
+	askTerminations              bool
+	devices                      map[string]*deviceLog
 	// terminations maps the devices to be taken back to that time, as the
 	// last termination list said.
 	terminations map[string]time.Time
