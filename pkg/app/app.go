@@ -113,6 +113,10 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "first wait after Equinix Metal refused a device create (no capacity, invalid request); doubles per refusal in a row, up to 30m"},
 		&cli.BoolFlag{Name: "check-release-artifacts", EnvVars: []string{"CHECK_RELEASE_ARTIFACTS"}, Value: true, Destination: &f.CheckReleaseArtifacts,
 			Usage: "check that the Harvester release's ISO exists (HTTP HEAD) before creating a server for it"},
+		&cli.DurationFlag{Name: "device-events-interval", EnvVars: []string{"DEVICE_EVENTS_INTERVAL"}, Value: 5 * time.Minute, Destination: &f.DeviceEventsInterval,
+			Usage: "how often each Metal project's event log is read (one paginated list) and its devices' new events forwarded as Kubernetes Events; 0 turns it off"},
+		&cli.DurationFlag{Name: "termination-check-interval", EnvVars: []string{"TERMINATION_CHECK_INTERVAL"}, Value: time.Minute, Destination: &f.TerminationCheckInterval,
+			Usage: "how often a Metal project with spot servers is asked which devices it will take back (one filtered list); 0 turns it off"},
 	}
 }
 

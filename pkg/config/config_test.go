@@ -50,6 +50,10 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--kube-api-qps"}},
 		{name: "create backoff too short", mutate: func(f *Config) { f.CreateBackoff = time.Millisecond },
 			wantErr: []string{"--create-backoff"}},
+		{name: "events interval too short", mutate: func(f *Config) { f.DeviceEventsInterval = time.Millisecond },
+			wantErr: []string{"--device-events-interval"}},
+		{name: "termination check negative", mutate: func(f *Config) { f.TerminationCheckInterval = -time.Second },
+			wantErr: []string{"--termination-check-interval"}},
 		{name: "poll interval too short", mutate: func(f *Config) { f.PollInterval = time.Millisecond },
 			wantErr: []string{"--poll-interval"}},
 	}
