@@ -29,6 +29,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
@@ -192,6 +193,9 @@ func register(ctx context.Context, deps *common.Deps) error {
 		return err
 	}
 	if err := node.Register(ctx, deps); err != nil {
+		return err
+	}
+	if err := hardware.Register(ctx, deps); err != nil {
 		return err
 	}
 	return sweep.Register(ctx, deps, instances)
