@@ -17,7 +17,10 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
-const defaultMaintenanceTimeout = 30 * time.Minute
+const (
+	defaultMaintenanceTimeout = 30 * time.Minute
+	defaultStartupTimeout     = 45 * time.Minute
+)
 
 // maintenance empties a joined node before its server is deleted: it requests
 // Harvester maintenance mode (VMs migrate away; Harvester sets
@@ -89,6 +92,15 @@ func (r *run) maintenanceTimeout() time.Duration {
 		return pool.Spec.Remediation.MaintenanceTimeout.Duration
 	}
 	return defaultMaintenanceTimeout
+}
+
+// startupTimeout is the pool's remediation.startupTimeout.
+func (r *run) startupTimeout() time.Duration {
+	pool, err := r.h.pools.Get(r.inst.Spec.PoolName)
+	if err == nil && pool.Spec.Remediation.StartupTimeout != nil {
+		return pool.Spec.Remediation.StartupTimeout.Duration
+	}
+	return defaultStartupTimeout
 }
 
 // maintenanceModeAvailable: the annotation-driven maintenance flow exists since

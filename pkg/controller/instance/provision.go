@@ -152,6 +152,12 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 		r.deviceGone(fmt.Sprintf("device %s is being deleted outside the addon", dev.ID))
 		return false
 	default: // inactive, powering_on, powering_off
+		if r.inst.OffOnRequest() || r.inst.Status.LastPowerAction.InFlight() {
+			r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
+				fmt.Sprintf("device %s is %s on request (spec.powerState %s)", dev.ID, dev.State, r.inst.Spec.WantedPowerState()))
+			r.Requeue(4 * r.h.settings.PollInterval)
+			return false
+		}
 		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOff,
 			fmt.Sprintf("device %s is %s; power it on in Equinix Metal, or delete the Instance to replace it", dev.ID, dev.State))
 		r.Requeue(4 * r.h.settings.PollInterval)

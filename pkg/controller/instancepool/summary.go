@@ -19,20 +19,24 @@ func (r *poolRun) summarize() {
 	st := &r.pool.Status
 	want := int(r.pool.Spec.Count)
 	cur := active(r.insts)
-	var ready, provisioning, unhealthy, deleting int
+	var ready, provisioning, unhealthy, deleting, off int
 	for _, i := range r.insts {
 		switch {
 		case i.DeletionTimestamp != nil:
 			deleting++
 		case i.Status.Status == v1.PhaseManaged:
 			ready++
+		case i.Status.Status == v1.PhaseOff:
+			// Switched off on request: as asked, so neither unhealthy
+			// nor missing.
+			off++
 		case i.Status.Status == v1.PhaseUnhealthy:
 			unhealthy++
 		case i.Status.JoinedAt == nil && i.Status.Status != v1.PhaseFailed:
 			provisioning++
 		}
 	}
-	st.Requested, st.Ready = int32(want), int32(ready)
+	st.Requested, st.Ready, st.PoweredOff = int32(want), int32(ready), int32(off)
 	recordPhases(r.pool.Name, r.insts)
 
 	switch {
@@ -57,9 +61,13 @@ func (r *poolRun) summarize() {
 	default:
 		r.setCondition(v1.PoolScalingDown, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being removed")
 	}
-	if ready == want && len(cur) == want {
+	switch {
+	case ready == want && len(cur) == want:
 		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
-	} else {
+	case off > 0 && ready+off == want && len(cur) == want:
+		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady,
+			fmt.Sprintf("%d of %d servers are managed with a Ready node; %d switched off on request", ready, want, off))
+	default:
 		msg := fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want)
 		if waits := serverWaits(r.insts); waits != "" {
 			msg += "; " + waits
@@ -70,7 +78,7 @@ func (r *poolRun) summarize() {
 	switch {
 	case st.FailedGeneration != 0:
 		st.Status = v1.PoolPhaseFailed
-	case ready == want && len(cur) == want && deleting == 0:
+	case ready+off == want && len(cur) == want && deleting == 0:
 		st.Status = v1.PoolPhaseReady
 	case ready == 0 && (conditions.IsFalse(st.Conditions, v1.PoolCredentialsReady) || conditions.IsFalse(st.Conditions, v1.PoolJoinInfoReady)):
 		st.Status = v1.PoolPhasePending
@@ -88,7 +96,7 @@ func (r *poolRun) summarize() {
 func recordPhases(pool string, insts []*v1.Instance) {
 	counts := map[string]int{}
 	for _, p := range []string{v1.PhasePending, v1.PhaseProvisioning, v1.PhaseNetworking, v1.PhaseInstalling,
-		v1.PhaseJoining, v1.PhaseManaged, v1.PhaseUnhealthy, v1.PhaseFailed, v1.PhaseDeleting} {
+		v1.PhaseJoining, v1.PhaseManaged, v1.PhaseUnhealthy, v1.PhaseOff, v1.PhaseFailed, v1.PhaseDeleting} {
 		counts[p] = 0
 	}
 	for _, i := range insts {
