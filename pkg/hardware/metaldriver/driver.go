@@ -182,14 +182,19 @@ func (d *Driver) pass(ctx context.Context, list []Project) time.Duration {
 	return max(next, 10*time.Millisecond)
 }
 
-// project returns the state of a project, creating it.
+// project returns the state of a project, creating it. A project first
+// met through one of its machines brings the next pass forward, so that a
+// new server's events do not wait for the next look at the project list.
 func (d *Driver) project(id string) *projectState {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	ps, ok := d.projects[id]
 	if !ok {
 		ps = newProjectState(id)
 		d.projects[id] = ps
+	}
+	d.mu.Unlock()
+	if !ok {
+		d.poke()
 	}
 	return ps
 }
