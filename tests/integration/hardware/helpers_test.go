@@ -150,7 +150,6 @@ func condition(inst *v1.Instance, t string) string {
 	return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
 }
 
-
 func corev1NodeCondition(reason string) corev1.NodeCondition {
 	now := metav1.Now()
 	return corev1.NodeCondition{Type: harvester.NodeConditionMaintenanceMode, Status: corev1.ConditionTrue, Reason: reason,

@@ -91,7 +91,9 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 		la := instance(t, env, inst.Name).Status.LastPowerAction
 		return la.Action == v1.PowerActionReboot && la.Result == v1.PowerResultSucceeded
 	}, time.Minute, "the reboot did not complete")
-	env.Eventually(func() bool { return nodeReady(node(t, env, inst.Name)) && powerEvents(t, env, dev, metalsim.EventReboot) == 1 },
+	env.Eventually(func() bool {
+		return nodeReady(node(t, env, inst.Name)) && powerEvents(t, env, dev, metalsim.EventReboot) == 1
+	},
 		time.Minute, "the node did not come back after the reboot")
 	// The same time again is no new request.
 	i := instance(t, env, inst.Name)
