@@ -95,6 +95,7 @@ type run struct {
 	foreign    foreign
 	faults     map[int]metalsim.FaultID
 	creates    *createLog
+	power      *powerLedger
 	// remedied counts Instances pointed at project B's Secret.
 	remedied atomic.Int64
 	// running is whether the campaign believes the controller runs: false
@@ -129,13 +130,16 @@ func setUp(t *testing.T, pl plan) *run {
 	require.NoError(t, err)
 	r.ledger = newLedger(r.clusterTag)
 	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))
+	r.power = newPowerLedger()
+	t.Cleanup(env.Sim.Subscribe(r.power.observe(r.clusterTag)))
+	r.power.watchNodes(env)
 	r.foreign = createForeign(t, env, client, pl)
-	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: []string{
+	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: append([]string{
 		"--metal-timeout", metalTimeout.String(),
 		// Orphans are swept during the quiesce. A correct controller leaves
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
-	}})
+	}, hardwareArgs...)})
 	r.running = true
 	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag}
 	t.Cleanup(env.Sim.Subscribe(r.kills.observe))
@@ -195,12 +199,12 @@ func (r *run) note(i int, s step, outcome string) {
 
 // stats count the chaos a run actually caused.
 type stats struct {
-	kills, triggered, faultsFired, apiRestarts, oobDeletes, nodeFlaps int
+	kills, triggered, faultsFired, apiRestarts, oobDeletes, nodeFlaps, eventsForwarded int
 }
 
 func (s stats) String() string {
-	return fmt.Sprintf("%d kills (%d inside notifications), %d faults fired, %d apiserver restarts, %d out-of-band deletes, %d node flaps",
-		s.kills+s.triggered, s.triggered, s.faultsFired, s.apiRestarts, s.oobDeletes, s.nodeFlaps)
+	return fmt.Sprintf("%d kills (%d inside notifications), %d faults fired, %d apiserver restarts, %d out-of-band deletes, %d node flaps, %d device events forwarded",
+		s.kills+s.triggered, s.triggered, s.faultsFired, s.apiRestarts, s.oobDeletes, s.nodeFlaps, s.eventsForwarded)
 }
 
 // violation reports a broken invariant.

@@ -92,7 +92,9 @@ func (r *run) carryOut() error {
 		r.Requeue(la.NotBefore.Sub(r.now))
 		return nil
 	}
-	if r.t.joined() {
+	// A node that registered counts as joined even before the target
+	// recorded the join.
+	if r.t.joined() || r.node != nil {
 		if ok, why := harvester.PowerActionsAllowed(r.node); !ok {
 			msg := fmt.Sprintf("the %s waits: %s, and the power of a joined server is switched only in Harvester maintenance mode "+
 				"(Enable Maintenance Mode on the host in the Harvester UI, or kubectl annotate node %s %s=true); nothing was sent",
