@@ -14,7 +14,7 @@ var (
 	// PowerActions counts the power requests that ended, by action and result.
 	PowerActions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "equinix_addon_power_actions_total",
-		Help: "Power requests (spec.powerState, spec.rebootRequestedAt) that ended, by action and result (succeeded, failed, cancelled).",
+		Help: "Power requests (spec.powerState, spec.rebootRequestedAt) that ended, by action and result (Succeeded, Failed, Cancelled).",
 	}, []string{"action", "result"})
 
 	// EventsForwarded counts machine events forwarded as Kubernetes Events.

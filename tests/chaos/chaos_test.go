@@ -200,11 +200,13 @@ func (r *run) note(i int, s step, outcome string) {
 // stats count the chaos a run actually caused.
 type stats struct {
 	kills, triggered, faultsFired, apiRestarts, oobDeletes, nodeFlaps, eventsForwarded int
+	powerRequests, powerActions                                                        int
 }
 
 func (s stats) String() string {
-	return fmt.Sprintf("%d kills (%d inside notifications), %d faults fired, %d apiserver restarts, %d out-of-band deletes, %d node flaps, %d device events forwarded",
-		s.kills+s.triggered, s.triggered, s.faultsFired, s.apiRestarts, s.oobDeletes, s.nodeFlaps, s.eventsForwarded)
+	return fmt.Sprintf("%d kills (%d inside notifications), %d faults fired, %d apiserver restarts, %d out-of-band deletes, %d node flaps, "+
+		"%d device events forwarded, %d power requests, %d power actions carried out",
+		s.kills+s.triggered, s.triggered, s.faultsFired, s.apiRestarts, s.oobDeletes, s.nodeFlaps, s.eventsForwarded, s.powerRequests, s.powerActions)
 }
 
 // violation reports a broken invariant.

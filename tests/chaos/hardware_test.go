@@ -167,6 +167,18 @@ func (l *powerLedger) violations() []string {
 	return out
 }
 
+// totals counts the requests made and the actions carried out.
+func (l *powerLedger) totals() (requests, actions int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.requested {
+		for _, n := range m {
+			requests += n
+		}
+	}
+	return requests, len(l.actions)
+}
+
 func allowedAround(spans []span, at time.Time) bool {
 	for _, s := range spans {
 		if !s.from.After(at.Add(joinSlack)) && (s.to.IsZero() || !s.to.Before(at.Add(-maintenanceSlack))) {
@@ -211,9 +223,11 @@ func (r *run) powerAction(s step) string {
 	}
 	inst := insts[s.Pick%len(insts)]
 	if s.Kind == actPower {
-		state := v1.PowerOn
-		if s.Off {
-			state = v1.PowerOff
+		// The other state than asked for, so that every power step is a
+		// request.
+		state := v1.PowerOff
+		if inst.Spec.WantedPowerState() == v1.PowerOff {
+			state = v1.PowerOn
 		}
 		return r.setPower(inst, state)
 	}
@@ -323,6 +337,7 @@ func (r *run) checkHardwareEvents() {
 		}
 	}
 	r.stats.eventsForwarded = forwarded
+	r.stats.powerRequests, r.stats.powerActions = r.power.totals()
 	for _, v := range r.power.violations() {
 		r.violation("%s", v)
 	}

@@ -46,12 +46,7 @@ func (s step) String() string {
 		return fmt.Sprintf("unfault@%d", s.FaultOf)
 	case actNotReady:
 		return fmt.Sprintf("notready #%d ago=%s", s.Pick, s.Ago)
-	case actPower:
-		if s.Off {
-			return fmt.Sprintf("power #%d off", s.Pick)
-		}
-		return fmt.Sprintf("power #%d on", s.Pick)
-	case actDeleteDevice, actReady, actServerDown, actDeleteNode, actReboot, actMaintain, actUnmaintain, actDeviceEvent:
+	case actDeleteDevice, actReady, actServerDown, actDeleteNode, actPower, actReboot, actMaintain, actUnmaintain, actDeviceEvent:
 		return fmt.Sprintf("%s #%d", s.Kind, s.Pick)
 	}
 	return string(s.Kind)

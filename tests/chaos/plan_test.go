@@ -127,8 +127,6 @@ type step struct {
 	// Graceful restarts the apiserver with SIGTERM, which waits for open
 	// watches (about 10s); otherwise it crashes (SIGKILL) and starts again.
 	Graceful bool
-	// Off asks for power off (power), on otherwise.
-	Off bool
 }
 
 // plan is everything a run does, decided before it starts.
@@ -238,7 +236,7 @@ func (p *planner) pick(s *step, i int) {
 		}
 	}
 	options := []weighted{{actFault, 4}, {actDeleteDevice, 2}, {actNotReady, 2}, {actReady, 1}, {actServerDown, 1}, {actDeleteNode, 1},
-		{actPower, 2}, {actReboot, 1}, {actMaintain, 2}, {actUnmaintain, 1}, {actDeviceEvent, 1}}
+		{actPower, 3}, {actReboot, 1}, {actMaintain, 3}, {actUnmaintain, 1}, {actDeviceEvent, 1}}
 	options = append(options, weighted{actKillOn, 3})
 	if !p.down {
 		options = append(options, weighted{actKill, 2})
@@ -302,9 +300,6 @@ func (p *planner) pick(s *step, i int) {
 		s.Graceful = p.rng.Intn(5) == 0
 	case actSwitchProject:
 		p.switchedUntil = i + 1 + p.rng.Intn(6)
-	case actPower:
-		s.Pick = p.rng.Intn(1 << 20)
-		s.Off = p.rng.Intn(2) == 0
 	case actNotReady:
 		s.Pick = p.rng.Intn(1 << 20)
 		if p.rng.Intn(2) == 0 {

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -32,8 +34,10 @@ func (r *run) followPowerAction() error {
 	}
 	if la.Result == v1.PowerResultSent {
 		switch {
-		case reached(la.Action, state, true):
-			r.succeed(la, fmt.Sprintf("the server is %s", state))
+		case reached(la.Action, state, true) && r.nodeBack(la):
+			r.succeed(la, r.doneMessage(state))
+		case la.Sent != nil && r.now.Sub(la.Sent.Time) > powerTimeout && reached(la.Action, state, true):
+			r.fail(la, fmt.Sprintf("the server is %s, but node %s did not come back Ready within %s of the call", state, r.nodeName(), powerTimeout))
 		case la.Sent != nil && r.now.Sub(la.Sent.Time) > powerTimeout:
 			r.fail(la, fmt.Sprintf("the server did not get %s within %s of the call (it is %s)", powerTarget(la.Action), powerTimeout, state))
 		default:
@@ -59,6 +63,28 @@ func (r *run) followPowerAction() error {
 		return r.carryOut()
 	}
 	return nil
+}
+
+// nodeBack says whether a power-on or reboot is over for the node too: it
+// is Ready again since the call (a server without a node is over once on).
+// Until then its NotReady node does not count against it.
+func (r *run) nodeBack(la *v1.PowerActionStatus) bool {
+	if la.Action == v1.PowerActionOff || r.node == nil {
+		return true
+	}
+	ready := harvester.NodeReadyCondition(r.node)
+	if ready == nil || ready.Status != corev1.ConditionTrue {
+		return false
+	}
+	// Transition times have whole seconds.
+	return la.Sent == nil || !ready.LastTransitionTime.Time.Before(la.Sent.Time.Truncate(time.Second))
+}
+
+func (r *run) doneMessage(state hw.PowerState) string {
+	if r.node != nil && r.t.joined() {
+		return fmt.Sprintf("the server is %s and node %s is Ready", state, r.node.Name)
+	}
+	return fmt.Sprintf("the server is %s", state)
 }
 
 // settleEnd is when a call whose answer was lost can no longer land.

@@ -157,15 +157,13 @@ func (i *Instance) OffOnRequest() bool {
 }
 
 // RestartingOnRequest reports whether a power-on or reboot asked for through
-// the spec is under way or ended within grace: its node may be NotReady
-// meanwhile without the server being unhealthy.
+// the spec is under way, for at most grace since it was sent: its node may
+// be NotReady meanwhile without the server being unhealthy. Such a request
+// ends once the node is Ready again.
 func (i *Instance) RestartingOnRequest(now metav1.Time, grace metav1.Duration) bool {
 	la := i.Status.LastPowerAction
-	if la == nil || (la.Action != PowerActionOn && la.Action != PowerActionReboot) {
+	if la == nil || (la.Action != PowerActionOn && la.Action != PowerActionReboot) || !la.InFlight() {
 		return false
 	}
-	if la.InFlight() {
-		return true
-	}
-	return la.Result == PowerResultSucceeded && la.Completed != nil && now.Sub(la.Completed.Time) < grace.Duration
+	return la.Sent == nil || now.Sub(la.Sent.Time) < grace.Duration
 }
