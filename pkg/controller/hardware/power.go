@@ -51,7 +51,7 @@ func (r *run) takeRequest() {
 			r.end(la, v1.PowerResultCancelled, "a reboot was asked for before it was sent")
 		}
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Requested: *rr, Result: v1.PowerResultWaiting,
-			Message: "a reboot was asked for (spec.rebootRequestedAt)"}
+			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.t.generation()}
 		if desired == v1.PowerOff {
 			r.end(st.LastPowerAction, v1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
 		}
@@ -64,12 +64,14 @@ func (r *run) takeRequest() {
 		}
 		r.end(la, v1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
 	}
-	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) {
+	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.t.generation() {
+		// A failed request is not repeated by itself; a newer spec asks again.
 		return
 	}
 	if needsPower(desired, st.PowerState) {
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerAction(desired), Requested: now, Result: v1.PowerResultWaiting,
-			Message: fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState))}
+			Message:            fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState)),
+			ObservedGeneration: r.t.generation()}
 	}
 }
 

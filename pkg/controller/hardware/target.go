@@ -25,6 +25,8 @@ type target interface {
 	// reference names the object in an Event.
 	reference() corev1.ObjectReference
 	powerSpec() v1.PowerSpec
+	// generation is the spec's generation.
+	generation() int64
 	hardware() *v1.HardwareStatus
 	setCondition(s *common.Status, condType string, status metav1.ConditionStatus, reason, message string)
 	// joined reports whether the machine's node has joined the cluster:
@@ -55,6 +57,7 @@ func (t *instanceTarget) reference() corev1.ObjectReference {
 }
 func (t *instanceTarget) powerSpec() v1.PowerSpec      { return t.inst.Spec.PowerSpec }
 func (t *instanceTarget) hardware() *v1.HardwareStatus { return &t.inst.Status.HardwareStatus }
+func (t *instanceTarget) generation() int64            { return t.inst.Generation }
 func (t *instanceTarget) joined() bool                 { return t.inst.Status.JoinedAt != nil }
 func (t *instanceTarget) deleting() bool               { return t.inst.DeletionTimestamp != nil }
 func (t *instanceTarget) setCondition(s *common.Status, condType string, status metav1.ConditionStatus, reason, message string) {

@@ -104,6 +104,10 @@ type PowerActionStatus struct {
 	// Message says what happened last, in a sentence.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// ObservedGeneration is the generation of the spec the request was
+	// taken from: a failed request is asked again only by a newer spec.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // InFlight reports whether a call of the request may be under way: its
