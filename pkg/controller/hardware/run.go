@@ -85,7 +85,6 @@ func (r *run) sync() error {
 	if r.t.deleting() {
 		return errors.Join(errs...)
 	}
-	r.observeNode()
 	facts, err := r.machine.Facts(r.h.ctx)
 	if err != nil {
 		// Facts wait for the next run; events and power go on.
@@ -102,12 +101,17 @@ func (r *run) sync() error {
 	if err := r.syncPower(); err != nil {
 		errs = append(errs, err)
 	}
+	if r.t.changed() {
+		r.observeNode()
+	}
 	return errors.Join(errs...)
 }
 
 // observeNode takes what a Node says about the machine's power: a Ready
 // node runs on a machine that is on. It only fills a power state never
-// seen; events and power requests keep it current.
+// seen; events and power requests keep it current. It rides along with a
+// status write the run makes anyway: a write of its own per server, right
+// after each joins, would race the provisioning chain's writes then.
 func (r *run) observeNode() {
 	st := r.t.hardware()
 	if st.PowerState == "" && harvester.IsNodeReady(r.node) {

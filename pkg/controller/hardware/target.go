@@ -35,6 +35,8 @@ type target interface {
 	// deleting reports whether the object is going: only its events are
 	// forwarded then.
 	deleting() bool
+	// changed reports whether the status differs from the one stored.
+	changed() bool
 	// persist writes the status now, when it changed.
 	persist() error
 }
@@ -64,8 +66,12 @@ func (t *instanceTarget) setCondition(s *common.Status, condType string, status 
 	s.SetCondition(t.inst, &t.inst.Status.Conditions, t.inst.Generation, condType, status, reason, message)
 }
 
+func (t *instanceTarget) changed() bool {
+	return !equality.Semantic.DeepEqual(t.persisted, t.inst.Status)
+}
+
 func (t *instanceTarget) persist() error {
-	if equality.Semantic.DeepEqual(t.persisted, t.inst.Status) {
+	if !t.changed() {
 		return nil
 	}
 	updated, err := t.client.UpdateStatus(t.inst)

@@ -107,9 +107,14 @@ func (r *run) clearUserdata() error {
 	switch {
 	case err == nil, metal.IsNotFound(err):
 		// A device that is gone took its userdata with it; the sweep
-		// reports the device itself.
-		st.UserdataCleared = true
-		st.UserdataClearRetry = nil
+		// reports the device itself. Stored at once: the hardware chain
+		// writes this status too, and a conflict must not clear twice.
+		if err := r.persistOutcome(func(st *v1.InstanceStatus) {
+			st.UserdataCleared = true
+			st.UserdataClearRetry = nil
+		}); err != nil {
+			return err
+		}
 	default:
 		// From twice the poll interval (30s by default), doubling.
 		wait := r.pace(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)

@@ -19,6 +19,7 @@ func (d *Driver) pollEvents(ctx context.Context, ps *projectState, client metal.
 		logrus.Warnf("hardware events of project %s: reading how far its log was read: %v", ps.id, err)
 		return
 	}
+	start := d.opts.Now()
 	events, err := client.ListProjectEvents(ctx, metal.ListEventsOptions{Since: since.Add(-skew)})
 	if err != nil {
 		// The next interval tries again; the API metrics count the failure.
@@ -45,7 +46,7 @@ func (d *Driver) pollEvents(ctx context.Context, ps *projectState, client metal.
 	if ps.newest.Before(since) {
 		ps.newest = since
 	}
-	ps.listed = true
+	ps.listed, ps.listedFrom = true, start
 	ps.askTerminations = ps.askTerminations || notice
 	ps.trimLocked(now, d.holdFor())
 	ps.advanceWatermarkLocked(now, d.holdFor())
@@ -67,11 +68,17 @@ func (d *Driver) pollEvents(ctx context.Context, ps *projectState, client metal.
 	d.announce(news)
 }
 
-// since is where the next list starts: the watermark, read from the store
-// on the first poll; a project never read before starts initialLookback ago.
+// since is where the next list starts. Once the log was read, from the
+// start of that read: what is older was there to be listed then, and is kept
+// or handed on, so an idle project costs one page whatever burst came
+// before. The first read starts at the watermark, from the store; a project
+// never read before, initialLookback ago.
 func (d *Driver) since(ps *projectState) (time.Time, error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	if ps.listed {
+		return ps.listedFrom, nil
+	}
 	if !ps.loaded {
 		wm, found := time.Time{}, false
 		if d.opts.Store != nil {

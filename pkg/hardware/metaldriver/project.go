@@ -21,8 +21,10 @@ type projectState struct {
 	watermark, saved time.Time
 	// newest is the time of the newest event listed so far.
 	newest time.Time
-	// listed is set after the first successful list since the start.
+	// listed is set after the first successful list since the start, which
+	// began at listedFrom (the driver's clock).
 	listed                       bool
+	listedFrom                   time.Time
 	nextEvents, nextTerminations time.Time
 	askTerminations              bool
 	devices                      map[string]*deviceLog
