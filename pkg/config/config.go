@@ -102,6 +102,12 @@ type Config struct {
 	BGPLocalASN int64
 	// BGPResync is how often a node's session is checked at rest.
 	BGPResync time.Duration
+	// DeviceEventsInterval is how often each Metal project's event log is
+	// read and its devices' new events forwarded; 0 turns it off.
+	DeviceEventsInterval time.Duration
+	// TerminationCheckInterval is how often a Metal project with spot
+	// servers is asked which devices it will take back; 0 turns it off.
+	TerminationCheckInterval time.Duration
 }
 
 // Validate checks the configuration and normalizes it (trailing slashes, the
@@ -166,6 +172,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.ReplacementBackoff < 0 {
 		errs = append(errs, fmt.Errorf("--replacement-backoff must not be negative"))
+	}
+	if cfg.DeviceEventsInterval < 0 || (cfg.DeviceEventsInterval > 0 && cfg.DeviceEventsInterval < 100*time.Millisecond) {
+		errs = append(errs, fmt.Errorf("--device-events-interval must be 0 (off) or at least 100ms, got %s", cfg.DeviceEventsInterval))
+	}
+	if cfg.TerminationCheckInterval < 0 || (cfg.TerminationCheckInterval > 0 && cfg.TerminationCheckInterval < 100*time.Millisecond) {
+		errs = append(errs, fmt.Errorf("--termination-check-interval must be 0 (off) or at least 100ms, got %s", cfg.TerminationCheckInterval))
 	}
 	if cfg.CreateBackoff < time.Second {
 		errs = append(errs, fmt.Errorf("--create-backoff must be at least 1s, got %s", cfg.CreateBackoff))

@@ -31,6 +31,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
@@ -203,6 +204,9 @@ func register(ctx context.Context, deps *common.Deps) error {
 	elasticip.Register(ctx, deps, matcher)
 	if deps.Cfg.BGP {
 		bgp.Register(ctx, deps, matcher)
+	}
+	if err := hardware.Register(ctx, deps); err != nil {
+		return err
 	}
 	return sweep.Register(ctx, deps, instances)
 }

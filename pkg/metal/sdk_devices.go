@@ -121,6 +121,9 @@ func (c *sdkClient) ListDevices(ctx context.Context, opts ListDevicesOptions) ([
 			if opts.Metro != "" {
 				r = r.Metro(opts.Metro)
 			}
+			if opts.WithTerminationTime {
+				r = r.HasTerminationTime(true)
+			}
 			list, resp, err := r.Execute()
 			if list == nil {
 				return nil, nil, resp, err
@@ -138,6 +141,7 @@ func (c *sdkClient) ListDevices(ctx context.Context, opts ListDevicesOptions) ([
 // (inferred).
 func matchesDevice(d *Device, opts ListDevicesOptions) bool {
 	return (opts.Tag == "" || d.HasTag(opts.Tag)) &&
+		(!opts.WithTerminationTime || !d.TerminationTime.IsZero()) &&
 		(opts.Hostname == "" || d.Hostname == opts.Hostname) &&
 		(opts.Metro == "" || d.Metro == "" || strings.EqualFold(d.Metro, opts.Metro))
 }

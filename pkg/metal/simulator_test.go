@@ -279,3 +279,23 @@ func TestSimDeviceEventsReadEveryPage(t *testing.T) {
 	assert.Len(t, events, len(before)+120)
 	assert.Len(t, e.sim.RequestsFor(metalsim.OpFindDeviceEvents), (len(before)+120+99)/100)
 }
+
+// The devices to be taken back are found with one brief list, each with
+// its termination time.
+func TestSimListDevicesWithTerminationTime(t *testing.T) {
+	e := newSimEnv(t, metalsim.Timings{})
+	e.activeDevice(t, "node-1")
+	doomed := e.activeDevice(t, "node-2")
+	at := e.clock.Now().Add(2 * time.Minute).UTC().Truncate(time.Second)
+	require.NoError(t, e.sim.SetTerminationTime(doomed.ID, at))
+	e.sim.ResetRequests()
+
+	devices, err := e.client.ListDevices(e.ctx, metal.ListDevicesOptions{WithTerminationTime: true, Brief: true})
+	require.NoError(t, err)
+	require.Len(t, devices, 1)
+	assert.Equal(t, doomed.ID, devices[0].ID)
+	assert.True(t, at.Equal(devices[0].TerminationTime), "%s", devices[0].TerminationTime)
+	reqs := e.sim.RequestsFor(metalsim.OpFindProjectDevices)
+	require.Len(t, reqs, 1)
+	assert.Contains(t, reqs[0].Query, "has_termination_time=true")
+}

@@ -173,6 +173,10 @@ type ListDevicesOptions struct {
 	// creation time. Plan, metro and OS stay references; no ports, no
 	// addresses. For lists across a whole project (the orphan sweep).
 	Brief bool
+	// WithTerminationTime lists only the devices the platform is to take
+	// back (a spot device outbid, or one given a termination time), with
+	// that time: one call answers for the whole project.
+	WithTerminationTime bool
 }
 
 // CreateVLANRequest describes a VLAN to create. VXLAN 0 lets the API pick.

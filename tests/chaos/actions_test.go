@@ -76,6 +76,12 @@ func (r *run) do(i int, s step) string {
 		return r.switchProject(true)
 	case actRestoreProject:
 		return r.switchProject(false)
+	case actPower, actReboot:
+		return r.powerAction(s)
+	case actMaintain, actUnmaintain:
+		return r.maintenance(s)
+	case actDeviceEvent:
+		return r.deviceEvent(s)
 	}
 	r.t.Fatalf("unknown action %q", s.Kind)
 	return ""

@@ -97,6 +97,7 @@ type run struct {
 	vip        vipWorld
 	faults     map[int]metalsim.FaultID
 	creates    *createLog
+	power      *powerLedger
 	// remedied counts Instances pointed at project B's Secret.
 	remedied atomic.Int64
 	// running is whether the campaign believes the controller runs: false
@@ -140,15 +141,18 @@ func setUp(t *testing.T, pl plan) *run {
 	require.NoError(t, err)
 	r.ledger = newLedger(r.clusterTag, pl.projectBPools())
 	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))
+	r.power = newPowerLedger()
+	t.Cleanup(env.Sim.Subscribe(r.power.observe(r.clusterTag)))
+	r.power.watchNodes(env)
 	r.foreign = createForeign(t, env, client, pl)
 	r.setUpVIP()
-	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: []string{
+	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: append([]string{
 		"--elastic-ip-resync-interval", "5s",
 		"--metal-timeout", metalTimeout.String(),
 		// Orphans are swept during the quiesce. A correct controller leaves
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
-	}})
+	}, hardwareArgs...)})
 	r.running = true
 	r.marks.started()
 	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
@@ -210,12 +214,14 @@ func (r *run) note(i int, s step, outcome string) {
 
 // stats count the chaos a run actually caused.
 type stats struct {
-	kills, triggered, faultsFired, apiRestarts, oobDeletes, nodeFlaps int
+	kills, triggered, faultsFired, apiRestarts, oobDeletes, nodeFlaps, eventsForwarded int
+	powerRequests, powerActions                                                        int
 }
 
 func (s stats) String() string {
-	return fmt.Sprintf("%d kills (%d inside notifications), %d faults fired, %d apiserver restarts, %d out-of-band deletes, %d node flaps",
-		s.kills+s.triggered, s.triggered, s.faultsFired, s.apiRestarts, s.oobDeletes, s.nodeFlaps)
+	return fmt.Sprintf("%d kills (%d inside notifications), %d faults fired, %d apiserver restarts, %d out-of-band deletes, %d node flaps, "+
+		"%d device events forwarded, %d power requests, %d power actions carried out",
+		s.kills+s.triggered, s.triggered, s.faultsFired, s.apiRestarts, s.oobDeletes, s.nodeFlaps, s.eventsForwarded, s.powerRequests, s.powerActions)
 }
 
 // violation reports a broken invariant.

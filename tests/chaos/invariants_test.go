@@ -30,6 +30,7 @@ func (r *run) quiesce() {
 	r.kills.disarm()
 	r.notes = append(r.notes, "quiesce: controller "+r.ensureController())
 	r.notes = append(r.notes, "quiesce: "+r.switchProject(false))
+	r.notes = append(r.notes, "quiesce: "+r.powerOnAll())
 	for _, name := range r.env.Agent.NodeNames() {
 		// A node the chaos stopped or made NotReady works again; one whose
 		// server is gone is no longer the agent's.
@@ -265,6 +266,7 @@ func (r *run) check() {
 		r.violation("refused creates not paced: %s", v)
 	}
 	r.checkSecrets()
+	r.checkHardwareEvents()
 	r.checkControllerLog()
 	r.reportOrphans()
 }

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,4 +140,28 @@ func TestRolloutWatchBounds(t *testing.T) {
 	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, false), server("b", "old", managed, false)}, win, true)
 	w.checkPool(pool, []*v1.Instance{server("a", "old", v1.PhaseUnhealthy, false), server("b", "old", managed, false)}, win, false)
 	assert.Empty(t, w.found, "a server that failed is not the rollout's doing")
+}
+
+// The power invariants: a joined node's server switched only around its
+// maintenance mode, and no more actions carried out than requested.
+func TestPowerLedgerViolations(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := newPowerLedger()
+	l.created["n1"] = t0
+	l.allowed["n1"] = []span{{from: t0.Add(10 * time.Second), to: t0.Add(20 * time.Second)}}
+	l.requested["u1"] = map[string]int{"off": 1, "reboot": 1}
+	l.applied["u1"] = map[string]int{"off": 1, "on": 1}
+	l.actions = []appliedAction{
+		{at: t0.Add(15 * time.Second), node: "n1", uid: "u1", kind: "off"},
+		{at: t0.Add(25 * time.Second), node: "n1", uid: "u1", kind: "on"},         // within the slack after it ended
+		{at: t0.Add(time.Second), node: "n1", uid: "u1", kind: "on"},              // joined only just: not judged
+		{at: t0.Add(5 * time.Minute), node: "n1", uid: "u1", kind: "reboot"},      // long after: a violation
+		{at: t0.Add(5 * time.Minute), node: "unknown", uid: "u2", kind: "reboot"}, // no node: not joined
+	}
+	v := l.violations()
+	require.Len(t, v, 1, "%v", v)
+	assert.Contains(t, v[0], "power reboot")
+
+	l.applied["u1"]["off"] = 2
+	assert.Len(t, l.violations(), 2, "a second power-off for one request")
 }

@@ -20,7 +20,8 @@ func (p *planner) pick(s *step, i int) {
 			missing = append(missing, ps)
 		}
 	}
-	options := []weighted{{actFault, 4}, {actDeleteDevice, 2}, {actNotReady, 2}, {actReady, 1}, {actServerDown, 1}, {actDeleteNode, 1}, {actMoveVIP, 3}}
+	options := []weighted{{actFault, 4}, {actDeleteDevice, 2}, {actNotReady, 2}, {actReady, 1}, {actServerDown, 1}, {actDeleteNode, 1}, {actMoveVIP, 3},
+		{actPower, 3}, {actReboot, 1}, {actMaintain, 3}, {actUnmaintain, 1}, {actDeviceEvent, 1}}
 	options = append(options, weighted{actKillOn, 3})
 	if !p.down {
 		options = append(options, weighted{actKill, 2})

@@ -52,7 +52,7 @@ func (s step) String() string {
 		return fmt.Sprintf("unfault@%d", s.FaultOf)
 	case actNotReady:
 		return fmt.Sprintf("notready #%d ago=%s", s.Pick, s.Ago)
-	case actDeleteDevice, actReady, actServerDown, actDeleteNode, actMoveVIP:
+	case actDeleteDevice, actReady, actServerDown, actDeleteNode, actMoveVIP, actPower, actReboot, actMaintain, actUnmaintain, actDeviceEvent:
 		return fmt.Sprintf("%s #%d", s.Kind, s.Pick)
 	}
 	return string(s.Kind)

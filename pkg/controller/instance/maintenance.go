@@ -3,8 +3,6 @@ package instance
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +17,10 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
-const defaultMaintenanceTimeout = 30 * time.Minute
+const (
+	defaultMaintenanceTimeout = 30 * time.Minute
+	defaultStartupTimeout     = 45 * time.Minute
+)
 
 // maintenance empties a joined node before its server is deleted: it requests
 // Harvester maintenance mode (VMs migrate away; Harvester sets
@@ -93,28 +94,24 @@ func (r *run) maintenanceTimeout() time.Duration {
 	return defaultMaintenanceTimeout
 }
 
+// startupTimeout is the pool's remediation.startupTimeout.
+func (r *run) startupTimeout() time.Duration {
+	pool, err := r.h.pools.Get(r.inst.Spec.PoolName)
+	if err == nil && pool.Spec.Remediation.StartupTimeout != nil {
+		return pool.Spec.Remediation.StartupTimeout.Duration
+	}
+	return defaultStartupTimeout
+}
+
 // maintenanceModeAvailable: the annotation-driven maintenance flow exists since
 // Harvester v1.2.0; older releases are cordoned and drained by the addon.
 func (r *run) maintenanceModeAvailable() bool {
 	v, err := r.h.joinInfo.Version("")
-	if err != nil {
-		return false
-	}
-	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(parts[1])
-	return err1 == nil && err2 == nil && (major > 1 || major == 1 && minor >= 2)
+	return err == nil && harvester.HasMaintenanceMode(v)
 }
 
 func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
-	patch := `{"spec":{"unschedulable":true}}`
-	if modeAvailable {
-		patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, harvester.AnnotationDrainRequested)
-	}
-	if _, err := r.h.nodes.Patch(node.Name, types.MergePatchType, []byte(patch)); err != nil {
+	if _, err := r.h.nodes.Patch(node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, false)); err != nil {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
 	r.Eventf(r.inst, v1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)

@@ -85,10 +85,39 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
+	if r.poweredOnRequest(node.Name, why) {
+		return
+	}
 	st.UnhealthySince = &since
 	r.setPhase(v1.PhaseUnhealthy)
 	r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReady,
 		fmt.Sprintf("node %s %s (since %s)", node.Name, why, since.UTC().Format(time.RFC3339)))
+}
+
+// poweredOnRequest reports a node that is not Ready because its server was
+// switched off, or is restarting, on request (spec.powerState,
+// spec.rebootRequestedAt): not unhealthy, so the pool neither replaces it
+// nor counts it as failed. A restart has the pool's startup timeout to
+// bring the node back.
+func (r *run) poweredOnRequest(node, why string) bool {
+	st := &r.inst.Status
+	switch {
+	case r.inst.OffOnRequest():
+		st.UnhealthySince = nil
+		r.setPhase(v1.PhaseOff)
+		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
+			fmt.Sprintf("node %s %s: its server is switched off on request (spec.powerState: off)", node, why))
+		return true
+	case r.inst.RestartingOnRequest(metav1.NewTime(r.now()), metav1.Duration{Duration: r.startupTimeout()}):
+		st.UnhealthySince = nil
+		r.setPhase(v1.PhaseUnhealthy)
+		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonRestartingOnRequest,
+			fmt.Sprintf("node %s %s: its server was switched on or rebooted on request and has until %s to come back",
+				node, why, r.inst.Status.LastPowerAction.Requested.Add(r.startupTimeout()).UTC().Format(time.RFC3339)))
+		r.poll()
+		return true
+	}
+	return false
 }
 
 func readyWord(s corev1.ConditionStatus) string {

@@ -107,9 +107,14 @@ func (r *run) clearUserdata() error {
 	switch {
 	case err == nil, metal.IsNotFound(err):
 		// A device that is gone took its userdata with it; the sweep
-		// reports the device itself.
-		st.UserdataCleared = true
-		st.UserdataClearRetry = nil
+		// reports the device itself. Stored at once: the hardware chain
+		// writes this status too, and a conflict must not clear twice.
+		if err := r.persistOutcome(func(st *v1.InstanceStatus) {
+			st.UserdataCleared = true
+			st.UserdataClearRetry = nil
+		}); err != nil {
+			return err
+		}
 	default:
 		// From twice the poll interval (30s by default), doubling.
 		wait := r.pace(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
@@ -152,6 +157,12 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 		r.deviceGone(fmt.Sprintf("device %s is being deleted outside the addon", dev.ID))
 		return false
 	default: // inactive, powering_on, powering_off
+		if r.inst.OffOnRequest() || r.inst.Status.LastPowerAction.InFlight() {
+			r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
+				fmt.Sprintf("device %s is %s on request (spec.powerState %s)", dev.ID, dev.State, r.inst.Spec.WantedPowerState()))
+			r.Requeue(4 * r.h.settings.PollInterval)
+			return false
+		}
 		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOff,
 			fmt.Sprintf("device %s is %s; power it on in Equinix Metal, or delete the Instance to replace it", dev.ID, dev.State))
 		r.Requeue(4 * r.h.settings.PollInterval)

@@ -6,7 +6,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
@@ -60,6 +62,29 @@ func (r *run) persist() error {
 	r.inst = updated.DeepCopy()
 	r.persisted = *updated.Status.DeepCopy()
 	return nil
+}
+
+// persistOutcome stores the outcome of a call that must not be sent again
+// (mutate records it). If another writer of the status came first, the
+// outcome is put on the live Instance and written again, rather than lost
+// to the conflict and the call repeated on the next pass; what else this
+// run changed is recomputed by the rest of it.
+func (r *run) persistOutcome(mutate func(*v1.InstanceStatus)) error {
+	mutate(&r.inst.Status)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := r.persist()
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		live, gerr := r.h.instances.Get(r.inst.Name, metav1.GetOptions{})
+		if gerr != nil {
+			return gerr
+		}
+		r.inst = live.DeepCopy()
+		r.persisted = *live.Status.DeepCopy()
+		mutate(&r.inst.Status)
+		return err
+	})
 }
 
 // finish persists the status and schedules the next look.

@@ -48,7 +48,7 @@ func forgetPool(pool string) {
 func recordPhases(pool string, insts []*v1.Instance) {
 	counts := map[string]int{}
 	for _, p := range []string{v1.PhasePending, v1.PhaseProvisioning, v1.PhaseNetworking, v1.PhaseInstalling,
-		v1.PhaseJoining, v1.PhaseManaged, v1.PhaseUnhealthy, v1.PhaseFailed, v1.PhaseDeleting} {
+		v1.PhaseJoining, v1.PhaseManaged, v1.PhaseUnhealthy, v1.PhaseOff, v1.PhaseFailed, v1.PhaseDeleting} {
 		counts[p] = 0
 	}
 	for _, i := range insts {

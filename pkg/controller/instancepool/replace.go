@@ -38,6 +38,17 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 		startup = d.Duration
 	}
 	for _, inst := range active(r.insts) {
+		if t := inst.Status.TerminationTime; t != nil {
+			// The provider takes the server back at t: its node went into
+			// maintenance mode when that was seen, and its successor
+			// starts now rather than after it vanished. Not a failure of
+			// the pool's template.
+			if err := r.deleteInstance(inst, v1.ReasonReclaimScheduled, fmt.Sprintf("replacing instance %s now: its server is taken back at %s",
+				inst.Name, t.UTC().Format(time.RFC3339))); err != nil {
+				return err
+			}
+			continue
+		}
 		if failedUncounted(inst) {
 			if err := r.deleteInstance(inst, v1.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
 				return err
@@ -127,7 +138,9 @@ func (r *poolRun) markDeleting(uid types.UID) {
 // timedOut reports whether a server that never joined has run out of its
 // startup time (remediation.startupTimeout, counted from its creation).
 func timedOut(inst *v1.Instance, timeout time.Duration, now time.Time) (bool, time.Duration) {
-	if inst.Status.JoinedAt != nil || inst.DeletionTimestamp != nil || timeout <= 0 {
+	if inst.Status.JoinedAt != nil || inst.DeletionTimestamp != nil || timeout <= 0 || inst.OffOnRequest() {
+		// A server switched off on request before it joined waits for
+		// power, not for its install.
 		return false, 0
 	}
 	left := inst.CreationTimestamp.Add(timeout).Sub(now)

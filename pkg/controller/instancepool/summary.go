@@ -19,20 +19,24 @@ func (r *poolRun) summarize() {
 	st := &r.pool.Status
 	want := int(r.pool.Spec.Count)
 	cur := active(r.insts)
-	var ready, provisioning, unhealthy, deleting int
+	var ready, provisioning, unhealthy, deleting, off int
 	for _, i := range r.insts {
 		switch {
 		case i.DeletionTimestamp != nil:
 			deleting++
 		case i.Status.Status == v1.PhaseManaged:
 			ready++
+		case i.Status.Status == v1.PhaseOff:
+			// Switched off on request: as asked, so neither unhealthy
+			// nor missing.
+			off++
 		case i.Status.Status == v1.PhaseUnhealthy:
 			unhealthy++
 		case i.Status.JoinedAt == nil && i.Status.Status != v1.PhaseFailed:
 			provisioning++
 		}
 	}
-	st.Requested, st.Ready = int32(want), int32(ready)
+	st.Requested, st.Ready, st.PoweredOff = int32(want), int32(ready), int32(off)
 	_, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
 	st.Updated, st.Available = int32(len(current)), int32(countAvailable(cur, availability(r.nodes)))
 	defer func() { recordPool(r.pool.Name, st.Status, r.insts) }()
@@ -59,9 +63,13 @@ func (r *poolRun) summarize() {
 	default:
 		r.setCondition(v1.PoolScalingDown, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being removed")
 	}
-	if ready == want && len(cur) == want {
+	switch {
+	case ready == want && len(cur) == want:
 		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
-	} else {
+	case off > 0 && ready+off == want && len(cur) == want:
+		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady,
+			fmt.Sprintf("%d of %d servers are managed with a Ready node; %d switched off on request", ready, want, off))
+	default:
 		msg := fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want)
 		if waits := serverWaits(r.insts); waits != "" {
 			msg += "; " + waits
@@ -72,7 +80,7 @@ func (r *poolRun) summarize() {
 	switch {
 	case st.FailedGeneration != 0:
 		st.Status = v1.PoolPhaseFailed
-	case ready == want && len(cur) == want && deleting == 0:
+	case ready+off == want && len(cur) == want && deleting == 0:
 		st.Status = v1.PoolPhaseReady
 	case ready == 0 && (conditions.IsFalse(st.Conditions, v1.PoolCredentialsReady) || conditions.IsFalse(st.Conditions, v1.PoolJoinInfoReady)):
 		st.Status = v1.PoolPhasePending

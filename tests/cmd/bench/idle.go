@@ -17,6 +17,10 @@ const idleSettle = 15 * time.Second
 // devicesPerPage is the page size the addon's Metal client asks for.
 const devicesPerPage = 100
 
+// eventsInterval is the controller's default --device-events-interval: one
+// project event list (one page while idle) each time.
+const eventsInterval = 5 * time.Minute
+
 // runIdle provisions the fleet, then restarts the controller with the
 // default sweep interval and with a 1-minute one and counts its Metal calls
 // while every server stays healthy and managed (nodes heartbeat every 10s,
@@ -46,10 +50,12 @@ func runIdle(ctx context.Context, b *bench) (result, error) {
 
 func idleMethod(cfg *config) string {
 	return fmt.Sprintf("%d %s servers in %d pools are provisioned and managed; their nodes heartbeat every 10s. The "+
-		"controller is then restarted with each --orphan-sweep-interval; after its start-up sweep and %s of resync the "+
+		"controller is then restarted with each --orphan-sweep-interval (the hardware chain at its defaults: the project's "+
+		"event log every %s, no spot server to watch); after its start-up sweep and %s of resync the "+
 		"simulator's request log is emptied and every Metal API request of the next %s is counted. A periodic list is the "+
-		"sweep's device list by this cluster's tag (%d devices per page) or its VLAN list; anything else would be "+
-		"per-instance polling.", cfg.fleetInstances, cfg.networkType, cfg.fleetPools, idleSettle, cfg.idleWindow, devicesPerPage)
+		"sweep's device list by this cluster's tag (%d devices per page) or its VLAN list, or the hardware chain's project "+
+		"event list or plan catalog; anything else would be per-instance polling.", cfg.fleetInstances, cfg.networkType,
+		cfg.fleetPools, shortDuration(eventsInterval), idleSettle, cfg.idleWindow, devicesPerPage)
 }
 
 func (b *bench) idleWindow(ctx context.Context, fl *fleet, sweep time.Duration) (row, []string, error) {
@@ -80,8 +86,10 @@ func (b *bench) idleWindow(ctx context.Context, fl *fleet, sweep time.Duration) 
 	if n := len(fl.b.env.instanceList()); n != cfg.fleetInstances {
 		return row{}, nil, fmt.Errorf("%s: %d Instances, want %d", name, n, cfg.fleetInstances)
 	}
-	// One sweep lists every device page and the VLANs of the one metro.
+	// One sweep lists every device page and the VLANs of the one metro; the
+	// hardware chain reads one page of the project's event log per interval.
 	perSweep := math.Ceil(float64(cfg.fleetInstances)/devicesPerPage) + 1
+	predicted := perSweep/sweep.Minutes() + 1/eventsInterval.Minutes()
 	verdict := verdictPass
 	if other.total() > 0 {
 		verdict = verdictMiss
@@ -89,9 +97,9 @@ func (b *bench) idleWindow(ctx context.Context, fl *fleet, sweep time.Duration) 
 	rw := row{
 		figure: fmt.Sprintf("3. Idle cost: %d managed servers, sweep every %s", cfg.fleetInstances, shortDuration(sweep)),
 		result: fmt.Sprintf("**%.2f calls/min** over %s (periodic lists: %s; per-instance: %s); the schedule predicts %.2f/min "+
-			"(%.0f calls per sweep); a restart cost %d calls",
+			"(%.0f calls per sweep, 1 event list per %s); a restart cost %d calls",
 			float64(len(calls))/minutes, shortDuration(cfg.idleWindow), periodic.perMinute(minutes), other.perMinute(minutes),
-			perSweep/sweep.Minutes(), perSweep, startup.total()),
+			predicted, perSweep, shortDuration(eventsInterval), startup.total()),
 		target:  "only periodic paginated lists",
 		verdict: verdict,
 	}

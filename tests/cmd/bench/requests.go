@@ -37,10 +37,13 @@ func isSweepList(r metalsim.Request) bool {
 	return err == nil && strings.HasPrefix(q.Get("tag"), v1.TagCluster)
 }
 
-// isPeriodicList is what the sweep sends: its device list and the VLAN list
-// of its VLAN garbage collection. Nothing else may run while servers idle.
+// isPeriodicList is what the sweep sends (its device list and the VLAN list
+// of its VLAN garbage collection) and what the hardware chain sends: the
+// project's event log once per --device-events-interval, and the plan
+// catalog at most hourly. Nothing else may run while servers idle.
 func isPeriodicList(r metalsim.Request) bool {
-	return isSweepList(r) || r.Operation == metalsim.OpFindVirtualNetworks
+	return isSweepList(r) || r.Operation == metalsim.OpFindVirtualNetworks ||
+		r.Operation == metalsim.OpFindProjectEvents || r.Operation == metalsim.OpFindPlans
 }
 
 // opCounts counts requests by operation.

@@ -179,6 +179,7 @@ func testServiceAccountPermissions(t *testing.T, c *cluster.Cluster) {
 		{verb: "watch", resource: "configmaps", namespace: ns},
 		{verb: "create", resource: "configmaps", namespace: ns},
 		{verb: "update", resource: "configmaps/harvester-equinix-addon-ledger", namespace: ns},
+		{verb: "update", resource: "configmaps/harvester-equinix-addon-device-events", namespace: ns},
 		{verb: "create", resource: "leases.coordination.k8s.io", namespace: ns},
 		{verb: "get", resource: lease, namespace: ns},
 		{verb: "update", resource: lease, namespace: ns},

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -148,6 +149,7 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	env.IngressExpose()
 	addon := framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: []string{
 		"--orphan-sweep-interval", "300ms", "--orphan-grace-period", "1s", "--orphan-dry-run=false",
+		"--device-events-interval", "500ms",
 	}})
 
 	// One provision fails (a provision failure, replaced).
@@ -163,8 +165,29 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	stopSampling := sampleWhileRunning(t, addon.MetricsURL())
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 
-	// A remediation: the node has not been Ready for two minutes.
+	// A power request in maintenance mode: a power call and a request that
+	// ends (the device's events are forwarded all along).
 	inst := env.Instances(pool.Name)[0]
+	_, err := env.Kube.CoreV1().Nodes().Patch(env.Ctx, inst.Name, types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"harvesterhci.io/drain-requested":"true"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, inst.Name, types.MergePatchType,
+		[]byte(`{"spec":{"powerState":"off"}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	powered := func(action v1.PowerAction) func() bool {
+		return func() bool {
+			i, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+			return err == nil && i.Status.LastPowerAction != nil && i.Status.LastPowerAction.Action == action &&
+				i.Status.LastPowerAction.Result == v1.PowerResultSucceeded
+		}
+	}
+	env.Eventually(powered(v1.PowerActionOff), time.Minute, "the power-off did not complete")
+	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, inst.Name, types.MergePatchType,
+		[]byte(`{"spec":{"powerState":"on"}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	env.Eventually(powered(v1.PowerActionOn), time.Minute, "the power-on did not complete")
+
+	// A remediation: the node has not been Ready for two minutes.
 	require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, inst.Name, time.Now().Add(-2*time.Minute)))
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)

@@ -80,6 +80,11 @@ const (
 	// ElasticIPHostHealthy is False while the node kube-vip names is not
 	// Ready, cordoned or in maintenance and kube-vip has not moved away.
 	ElasticIPHostHealthy = "HostHealthy"
+	// InstancePowerSynced is True once the server's power is as its spec
+	// asks (spec.powerState, spec.rebootRequestedAt); False while a power
+	// request waits (for maintenance mode, or a retry) or is under way.
+	// It appears with the first power request.
+	InstancePowerSynced = "PowerSynced"
 )
 
 // Phases shown in the STATUS column.
@@ -91,8 +96,11 @@ const (
 	PhaseJoining      = "joining"
 	PhaseManaged      = "managed"
 	PhaseUnhealthy    = "unhealthy"
-	PhaseFailed       = "failed"
-	PhaseDeleting     = "deleting"
+	// PhaseOff is a joined server switched off on request
+	// (spec.powerState: off): not unhealthy, never replaced.
+	PhaseOff      = "off"
+	PhaseFailed   = "failed"
+	PhaseDeleting = "deleting"
 
 	PoolPhasePending      = "pending"
 	PoolPhaseProvisioning = "provisioning"

@@ -17,6 +17,7 @@ import (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.nodeName`,priority=1
 // +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.poolName`,priority=1
+// +kubebuilder:printcolumn:name="Power",type=string,JSONPath=`.status.powerState`,priority=1
 
 // Instance is one Equinix Metal server of a pool, from device creation to a Ready
 // Harvester node. Its pool creates and owns it.
@@ -34,6 +35,8 @@ type Instance struct {
 //
 // +kubebuilder:validation:XValidation:rule="self.poolName == oldSelf.poolName && self.plan == oldSelf.plan && self.metro == oldSelf.metro && self.bootMode == oldSelf.bootMode && self.networkingConfiguration.type == oldSelf.networkingConfiguration.type && self.managementInterface == oldSelf.managementInterface",message="poolName, plan, metro, bootMode, managementInterface and networkingConfiguration.type are fixed for the life of a server; change the pool instead"
 // +kubebuilder:validation:XValidation:rule="has(self.hardwareReservationID) == has(oldSelf.hardwareReservationID) && (!has(self.hardwareReservationID) || self.hardwareReservationID == oldSelf.hardwareReservationID)",message="hardwareReservationID is fixed for the life of a server"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.rebootRequestedAt) || (has(self.rebootRequestedAt) && timestamp(self.rebootRequestedAt) >= timestamp(oldSelf.rebootRequestedAt))",message="rebootRequestedAt only moves forward: set a later time to ask for another reboot"
+// +kubebuilder:validation:XValidation:rule="!has(self.powerState) || self.powerState != 'off' || !has(self.rebootRequestedAt) || (has(oldSelf.rebootRequestedAt) && self.rebootRequestedAt == oldSelf.rebootRequestedAt)",message="a server switched off cannot be rebooted: set powerState to on instead"
 type InstanceSpec struct {
 	// PoolName is the InstancePool this server belongs to.
 	// +kubebuilder:validation:MinLength=1
@@ -44,6 +47,10 @@ type InstanceSpec struct {
 	HardwareReservationID string `json:"hardwareReservationID,omitempty"`
 
 	InstanceTemplate `json:",inline"`
+
+	// PowerSpec asks for the server's power: powerState and
+	// rebootRequestedAt.
+	PowerSpec `json:",inline"`
 }
 
 // RetryStatus paces a Metal call that failed: it is stored with the failure,
@@ -62,7 +69,8 @@ type RetryStatus struct {
 // InstanceStatus reports the server and its node.
 type InstanceStatus struct {
 	// Status is a one-word phase: pending, provisioning, networking, installing,
-	// joining, managed, unhealthy, failed or deleting.
+	// joining, managed, unhealthy, off (switched off on request), failed or
+	// deleting.
 	// +optional
 	Status string `json:"status,omitempty"`
 	// InstanceID is the Equinix Metal device ID.
@@ -148,6 +156,10 @@ type InstanceStatus struct {
 	// not True.
 	// +optional
 	UnhealthySince *metav1.Time `json:"unhealthySince,omitempty"`
+
+	// HardwareStatus is the server's power, its last power request, the
+	// cursor of its forwarded events and its termination time.
+	HardwareStatus `json:",inline"`
 
 	// ObservedGeneration is the generation the status describes.
 	// +optional

@@ -22,6 +22,7 @@ import (
 // +kubebuilder:printcolumn:name="Metro",type=string,JSONPath=`.spec.metro`,priority=1
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="pool names are DNS labels of at most 54 characters, so that server hostnames (<pool>-<8 letters>) stay within 63"
 // +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.spec.networkingConfiguration.type`,priority=1
+// +kubebuilder:printcolumn:name="Off",type=integer,JSONPath=`.status.poweredOff`,priority=1
 
 // InstancePool keeps `count` Equinix Metal servers installed with Harvester and
 // joined to this cluster.
@@ -134,6 +135,10 @@ type InstancePoolStatus struct {
 	// least count - maxUnavailable of them.
 	// +optional
 	Available int32 `json:"available"`
+	// PoweredOff counts servers switched off on request (spec.powerState:
+	// off on their Instance). They are neither unhealthy nor replaced.
+	// +optional
+	PoweredOff int32 `json:"poweredOff,omitempty"`
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -33,6 +33,23 @@ const (
 	AnnotationMetro        = "equinix.harvesterhci.io/metro"
 	AnnotationBillingCycle = "equinix.harvesterhci.io/billing-cycle"
 
+	// Hardware facts on Nodes, for people and for the Harvester UI's host
+	// page, which reads the three unprefixed labels (Seeder's keys). A fact
+	// the provider does not report has no label or annotation.
+	LabelManufacturer        = "manufacturer"
+	LabelModel               = "model"
+	LabelSerialNumber        = "serialNumber"
+	AnnotationCPUCount       = "equinix.harvesterhci.io/cpu-count"
+	AnnotationCPUs           = "equinix.harvesterhci.io/cpus"
+	AnnotationMemory         = "equinix.harvesterhci.io/memory"
+	AnnotationDrives         = "equinix.harvesterhci.io/drives"
+	AnnotationNICs           = "equinix.harvesterhci.io/nics"
+	AnnotationBIOS           = "equinix.harvesterhci.io/bios-version"
+	AnnotationHardwareSource = "equinix.harvesterhci.io/hardware-source"
+	// AnnotationMachineEventID is set on each Kubernetes Event forwarded
+	// from a machine's event log: the provider's ID of that event.
+	AnnotationMachineEventID = "equinix.harvesterhci.io/machine-event-id"
+
 	// Well-known labels the addon fills on its Nodes, as a cloud provider
 	// would: the plan, the metro, and the facility (data centre) as the zone.
 	LabelInstanceType = "node.kubernetes.io/instance-type"

@@ -97,6 +97,22 @@ const (
 	ReasonQuorumGuard         = "QuorumGuard"
 	ReasonSkipAnnotation      = "SkipAnnotation"
 
+	// The hardware chain: power requests, forwarded machine events, facts
+	// and the provider taking a server back.
+	ReasonMaintenanceRequired    = "MaintenanceRequired"
+	ReasonPowerActionSent        = "PowerActionSent"
+	ReasonPowerActionUnconfirmed = "PowerActionUnconfirmed"
+	ReasonPowerActionRetrying    = "PowerActionRetrying"
+	ReasonPowerActionSucceeded   = "PowerActionSucceeded"
+	ReasonPowerActionFailed      = "PowerActionFailed"
+	ReasonPowerActionCancelled   = "PowerActionCancelled"
+	ReasonPoweredOffOnRequest    = "PoweredOffOnRequest"
+	ReasonRestartingOnRequest    = "RestartingOnRequest"
+	ReasonHardwareEvent          = "HardwareEvent"
+	ReasonHardwareWarning        = "HardwareWarning"
+	ReasonHardwareFactsFailed    = "HardwareFactsFailed"
+	ReasonReclaimScheduled       = "ReclaimScheduled"
+
 	// The periodic sweep.
 	ReasonOrphanDevice       = "OrphanDevice"
 	ReasonOrphanDeleted      = "OrphanDeleted"
@@ -155,6 +171,10 @@ var warnings = map[string]bool{
 
 	ReasonTooManyFailures: true, ReasonTooManyUnhealthy: true, ReasonReplacementInFlight: true,
 	ReasonQuorumGuard: true, ReasonSkipAnnotation: true,
+
+	ReasonMaintenanceRequired: true, ReasonPowerActionUnconfirmed: true, ReasonPowerActionRetrying: true,
+	ReasonPowerActionFailed: true, ReasonHardwareWarning: true, ReasonHardwareFactsFailed: true,
+	ReasonReclaimScheduled: true,
 
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,

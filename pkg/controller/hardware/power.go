@@ -1,0 +1,181 @@
+package hardware
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
+)
+
+const (
+	// powerTimeout bounds how long a server may take to reach the state of
+	// a power call the API took.
+	powerTimeout = 15 * time.Minute
+	// maxRetryBackoff caps the wait between refused power calls.
+	maxRetryBackoff = 10 * time.Minute
+	// maxUnconfirmed ends a request whose calls keep getting lost.
+	maxUnconfirmed = 5
+)
+
+// syncPower carries the power request of the spec through: it follows a
+// call under way, takes up a new request, and sends a waiting one once it
+// may go.
+func (r *run) syncPower() error {
+	if la := r.t.hardware().LastPowerAction; la.InFlight() {
+		return r.followPowerAction()
+	}
+	r.takeRequest()
+	if la := r.t.hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
+		return nil
+	}
+	return r.carryOut()
+}
+
+// takeRequest turns the spec into a request: a newer rebootRequestedAt is
+// one reboot; a powerState the server is not in is one on or off. A waiting
+// request that the spec went back on is cancelled; one that failed is not
+// repeated until the spec asks anew.
+func (r *run) takeRequest() {
+	st := r.t.hardware()
+	spec := r.t.powerSpec()
+	desired := spec.WantedPowerState()
+	now := metav1.NewTime(r.now)
+	if rr := spec.RebootRequestedAt; rr != nil && (st.ObservedRebootRequest == nil || rr.After(st.ObservedRebootRequest.Time)) {
+		st.ObservedRebootRequest = rr.DeepCopy()
+		if la := st.LastPowerAction; la != nil && la.Result == v1.PowerResultWaiting {
+			r.end(la, v1.PowerResultCancelled, "a reboot was asked for before it was sent")
+		}
+		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Requested: *rr, Result: v1.PowerResultWaiting,
+			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.t.generation()}
+		if desired == v1.PowerOff {
+			r.end(st.LastPowerAction, v1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
+		}
+		return
+	}
+	la := st.LastPowerAction
+	if la != nil && la.Result == v1.PowerResultWaiting {
+		if la.Action == v1.PowerActionReboot || string(la.Action) == string(desired) {
+			return
+		}
+		r.end(la, v1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
+	}
+	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.t.generation() {
+		// A failed request is not repeated by itself; a newer spec asks again.
+		return
+	}
+	if needsPower(desired, st.PowerState) {
+		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerAction(desired), Requested: now, Result: v1.PowerResultWaiting,
+			Message:            fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState)),
+			ObservedGeneration: r.t.generation()}
+	}
+}
+
+// needsPower says whether the server, last seen in observed, needs a call
+// to be in desired. A server never seen is taken to be on, as it is made.
+func needsPower(desired v1.PowerState, observed string) bool {
+	if desired == v1.PowerOff {
+		return observed != string(v1.PowerOff)
+	}
+	return observed == string(v1.PowerOff) || observed == v1.PowerPoweringOff
+}
+
+// carryOut sends a waiting request once it may go: not before a refused
+// call's retry time, for a joined node only in maintenance mode, and only
+// if the server is not there already. The intent is stored before the call.
+func (r *run) carryOut() error {
+	st := r.t.hardware()
+	la := st.LastPowerAction
+	if la.NotBefore != nil && r.now.Before(la.NotBefore.Time) {
+		r.Requeue(la.NotBefore.Sub(r.now))
+		return nil
+	}
+	// A node that registered counts as joined even before the target
+	// recorded the join.
+	if r.t.joined() || r.node != nil {
+		if ok, why := harvester.PowerActionsAllowed(r.node); !ok {
+			msg := fmt.Sprintf("the %s waits: %s, and the power of a joined server is switched only in Harvester maintenance mode "+
+				"(Enable Maintenance Mode on the host in the Harvester UI, or kubectl annotate node %s %s=true); nothing was sent",
+				verb(la.Action), why, r.nodeName(), harvester.AnnotationDrainRequested)
+			la.Message = msg
+			r.powerCondition(metav1.ConditionFalse, v1.ReasonMaintenanceRequired, msg)
+			return nil
+		}
+	}
+	state, err := r.machine.PowerState(r.h.ctx)
+	if err != nil {
+		return r.readFailed(la, err)
+	}
+	st.PowerState = string(state)
+	action := la.Action
+	switch {
+	case reached(action, state, false):
+		r.succeed(la, fmt.Sprintf("the server was %s already; nothing was sent", state))
+		return nil
+	case underway(action, state):
+		la.Result = v1.PowerResultSent
+		la.Message = fmt.Sprintf("the server is %s already; nothing was sent", state)
+		r.poll()
+		return nil
+	case state != hw.PowerOn && state != hw.PowerOff:
+		la.Message = fmt.Sprintf("waiting for the server to settle (it is %s) before the %s", state, verb(action))
+		r.poll()
+		return nil
+	case action == v1.PowerActionReboot && state == hw.PowerOff:
+		// A server that is off reboots by switching on.
+		action = v1.PowerActionOn
+	}
+	now := metav1.NewTime(r.now)
+	la.Result, la.Sent, la.NotBefore = v1.PowerResultSending, &now, nil
+	la.Attempts++
+	la.Message = fmt.Sprintf("sending the %s (call %d)", verb(action), la.Attempts)
+	r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
+	if err := r.t.persist(); err != nil {
+		return err
+	}
+	err = r.machine.Power(r.h.ctx, hw.PowerAction(action))
+	r.afterCall(r.t.hardware().LastPowerAction, action, err)
+	return nil
+}
+
+// afterCall records what came of a power call.
+func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err error) {
+	switch {
+	case err == nil:
+		metrics.PowerCalls.WithLabelValues(string(action), "accepted").Inc()
+		la.Result = v1.PowerResultSent
+		la.Message = fmt.Sprintf("the %s was taken; waiting for the server to get there", verb(action))
+		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
+		r.poll()
+	case hw.MaybeApplied(err):
+		metrics.PowerCalls.WithLabelValues(string(action), "unconfirmed").Inc()
+		la.Message = fmt.Sprintf("the answer to the %s was lost (%s); it may have been carried out, so it is not sent again "+
+			"while it may still land: the server is watched until %s", verb(action), hw.Message(err),
+			r.settleEnd(la).UTC().Format(time.RFC3339))
+		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionUnconfirmed, la.Message)
+		r.poll()
+	case hw.ClassOf(err) == hw.ClassNotFound:
+		metrics.PowerCalls.WithLabelValues(string(action), "refused").Inc()
+		r.fail(la, fmt.Sprintf("the %s found no machine: %s", verb(action), hw.Message(err)))
+	default:
+		result := "refused"
+		wait := hw.RetryAfter(err)
+		if hw.ClassOf(err) == hw.ClassThrottled {
+			result = "throttled"
+		}
+		if wait <= 0 {
+			wait = r.backoff(la.Attempts)
+		}
+		metrics.PowerCalls.WithLabelValues(string(action), result).Inc()
+		next := metav1.NewTime(r.now.Add(wait))
+		la.Result, la.NotBefore = v1.PowerResultWaiting, &next
+		la.Message = fmt.Sprintf("the %s was refused (%s); nothing was carried out; it is sent again at %s",
+			verb(action), hw.Message(err), next.UTC().Format(time.RFC3339))
+		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionRetrying, la.Message)
+		r.Requeue(wait)
+	}
+}

@@ -1,0 +1,133 @@
+// Package hardware is the hardware chain: what Seeder's embedded mode gives
+// on-prem nodes, for the servers under the addon's nodes. It puts a
+// machine's facts on its Node (the manufacturer, model and serialNumber
+// labels the Harvester UI reads, and the plan's specs as annotations),
+// forwards the machine's events as Kubernetes Events, each exactly once,
+// carries out the power requests of spec.powerState and
+// spec.rebootRequestedAt (only while a joined node is in Harvester
+// maintenance mode, one call per request), and puts a node whose server
+// the provider is about to take back into maintenance mode at once.
+//
+// The chain talks to machines through pkg/hardware only. Its steps work on
+// a target (target.go): the Instance here, whose machine is a device of
+// the Metal driver (package metaldriver); another kind with another driver
+// plays the same part without a change to the steps.
+package hardware
+
+import (
+	"context"
+	"time"
+
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+)
+
+// Handler names; no remove handler, so nothing is persisted under them.
+const (
+	HandlerInstance = "instance-hardware"
+	watchNodes      = "hardware-watch-nodes"
+
+	// indexByDevice indexes Instances by their device ID, to hand a
+	// device's news to its Instance.
+	indexByDevice = "equinix.harvesterhci.io/instances-by-device"
+)
+
+// Settings are the parts of the configuration the chain reads.
+type Settings struct {
+	// Namespace holds the ConfigMap of the projects' event watermarks.
+	Namespace string
+	// PollInterval paces a power request under way; MetalTimeout bounds
+	// one call, and twice it is how long a call whose answer was lost may
+	// still land.
+	PollInterval, MetalTimeout time.Duration
+}
+
+// Handler holds the chain and what it reads and writes.
+type Handler struct {
+	ctx      context.Context
+	settings Settings
+
+	instances   equinixcontrollers.InstanceController
+	nodes       corecontrollers.NodeController
+	events      typedcorev1.EventsGetter
+	credentials *credentials.Resolver
+	joinInfo    *joininfo.Resolver
+	recorder    record.EventRecorder
+	metal       *metaldriver.Driver
+
+	// now is the chain's clock (time.Now when nil).
+	now func() time.Time
+}
+
+// Register wires the chain: a handler on Instances, a watch that re-runs
+// an Instance when its Node changes (maintenance mode lets a waiting power
+// request go; the node to forward events to appears), and the Metal
+// driver's poll, which wakes the Instances whose devices have news.
+func Register(ctx context.Context, deps *common.Deps) error {
+	cfg := deps.Cfg
+	h := &Handler{
+		ctx:         ctx,
+		settings:    Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval, MetalTimeout: cfg.MetalTimeout},
+		instances:   deps.Instances,
+		nodes:       deps.Nodes,
+		events:      deps.K8s.CoreV1(),
+		credentials: deps.Credentials,
+		joinInfo:    deps.JoinInfo,
+		recorder:    deps.Recorder,
+	}
+	h.metal = metaldriver.New(metaldriver.Options{
+		Provider:            deps.Metal,
+		EventsInterval:      off(cfg.DeviceEventsInterval),
+		TerminationInterval: off(cfg.TerminationCheckInterval),
+		Store:               &watermarks{configMaps: deps.ConfigMaps, namespace: cfg.Namespace},
+		Notify:              h.wake,
+	})
+	deps.Instances.Cache().AddIndexer(indexByDevice, func(i *v1.Instance) ([]string, error) {
+		if i.Status.InstanceID == "" {
+			return nil, nil
+		}
+		return []string{i.Status.InstanceID}, nil
+	})
+	deps.Instances.OnChange(ctx, HandlerInstance, h.SyncInstance)
+	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
+	go h.metal.Run(ctx, h.projects)
+	return nil
+}
+
+// off maps the configuration's 0 (off) onto the driver's negative.
+func off(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// instanceOfNode maps a Node to the Instance it was installed for.
+func instanceOfNode(_, name string, obj runtime.Object) ([]relatedresource.Key, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok || node == nil {
+		return []relatedresource.Key{{Name: name}}, nil
+	}
+	if inst, ok := node.Labels[v1.LabelInstance]; ok {
+		return []relatedresource.Key{{Name: inst}}, nil
+	}
+	return nil, nil
+}
+
+func (h *Handler) clock() time.Time {
+	if h.now != nil {
+		return h.now()
+	}
+	return time.Now()
+}

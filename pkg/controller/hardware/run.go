@@ -1,0 +1,120 @@
+package hardware
+
+import (
+	"errors"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+)
+
+// factsRetry paces reading facts again after a failure.
+const factsRetry = time.Minute
+
+// run is one pass of the chain over one target: a working copy, steps that
+// change its status, and one status write at the end (and one before each
+// power call, the intent).
+type run struct {
+	common.Status
+	h       *Handler
+	t       target
+	machine hw.Machine
+	// node is the machine's Node, nil while there is none.
+	node *corev1.Node
+	now  time.Time
+}
+
+// SyncInstance runs the chain for an Instance whose device is known.
+func (h *Handler) SyncInstance(_ string, inst *v1.Instance) (*v1.Instance, error) {
+	if inst == nil || inst.Status.InstanceID == "" || inst.Status.ProjectID == "" {
+		return inst, nil
+	}
+	if inst.Status.DeviceState == "deleted" {
+		// The device is gone; the pool replaces the server.
+		return inst, nil
+	}
+	creds, err := h.credentials.For(inst.Spec.CredentialsSecret)
+	if err != nil || creds.ProjectID != inst.Status.ProjectID {
+		// The provisioning chain's CredentialsReady says why; the
+		// Secret's watch brings the Instance back.
+		return inst, nil
+	}
+	node, err := h.nodes.Cache().Get(inst.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		node = nil
+	case err != nil:
+		return inst, err
+	case !instance.OwnedNode(node, inst.Name):
+		node = nil
+	}
+	t := newInstanceTarget(h.instances, inst)
+	r := &run{
+		Status:  common.NewStatus(h.recorder),
+		h:       h,
+		t:       t,
+		machine: h.metal.Machine(creds, metaldriver.Device{ID: inst.Status.InstanceID, Plan: inst.Spec.Plan}),
+		node:    node,
+		now:     h.clock(),
+	}
+	err = r.sync()
+	if perr := t.persist(); perr != nil {
+		return t.inst, errors.Join(err, perr)
+	}
+	if after := r.After(); after > 0 && err == nil {
+		h.instances.EnqueueAfter(t.inst.Name, after)
+	}
+	return t.inst, err
+}
+
+// sync runs the steps: events, then (unless the target is going) what the
+// node shows, the facts and a reclaim notice, then power.
+func (r *run) sync() error {
+	var errs []error
+	if err := r.forwardEvents(); err != nil {
+		errs = append(errs, err)
+	}
+	if r.t.deleting() {
+		return errors.Join(errs...)
+	}
+	facts, err := r.machine.Facts(r.h.ctx)
+	if err != nil {
+		// Facts wait for the next run; events and power go on.
+		logrus.Debugf("hardware facts of %s: %v", r.t.name(), err)
+		r.Requeue(factsRetry)
+	} else {
+		if err := r.reclaim(facts); err != nil {
+			errs = append(errs, err)
+		}
+		if err := r.applyFacts(facts); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := r.syncPower(); err != nil {
+		errs = append(errs, err)
+	}
+	if r.t.changed() {
+		r.observeNode()
+	}
+	return errors.Join(errs...)
+}
+
+// observeNode takes what a Node says about the machine's power: a Ready
+// node runs on a machine that is on. It only fills a power state never
+// seen; events and power requests keep it current. It rides along with a
+// status write the run makes anyway: a write of its own per server, right
+// after each joins, would race the provisioning chain's writes then.
+func (r *run) observeNode() {
+	st := r.t.hardware()
+	if st.PowerState == "" && harvester.IsNodeReady(r.node) {
+		st.PowerState = string(v1.PowerOn)
+	}
+}
