@@ -85,6 +85,10 @@ func AfterVLANSteps(ports []metal.Port, steps []Step) []metal.Port {
 	return out
 }
 
+// Structural reports whether a step changes a port's bonding or layer, which
+// the API may answer before it has landed.
+func (s Step) Structural() bool { return s.Op != OpAssign && s.Op != OpUnassign }
+
 // IsLayer2Port reports whether a bond is in layer 2 by its network type.
 func IsLayer2Port(p metal.Port) bool {
 	return strings.HasPrefix(string(p.NetworkType), "layer2")

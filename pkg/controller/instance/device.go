@@ -60,7 +60,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 			}
 		}
 		r.adopt(&devs[0])
-		return true, r.persist()
+		return true, nil
 	default:
 		ids := make([]string, 0, len(devs))
 		for _, d := range devs {
@@ -133,7 +133,9 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
 		r.markInstallStarted(*r.inst.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
 	}
-	return true, r.persist()
+	// The pass goes on to read the device; its end stores the ID with what
+	// the read shows (a crash before that is covered by the intent above).
+	return true, nil
 }
 
 // createSent reports whether a create was sent whose device was never
@@ -170,7 +172,7 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
 		if lerr == nil && len(devs) == 1 {
 			r.adopt(&devs[0])
-			return true, r.persist()
+			return true, nil
 		}
 		settle := r.createSettle()
 		r.Eventf(r.inst, v1.ReasonCreateUnconfirmed,

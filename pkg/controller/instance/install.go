@@ -209,7 +209,7 @@ func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, er
 	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, v1.ReasonInstallConfigured,
 		fmt.Sprintf("installer iPXE script %s and a join configuration for Harvester %s (management MACs %s) are on device %s",
 			in.scriptURL, in.version, strings.Join(in.config.MACs, ", "), dev.ID))
-	return true, r.persist()
+	return true, nil
 }
 
 // reinstallOnce sends the reinstall unless one was already sent. The intent is
@@ -245,7 +245,7 @@ func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error
 	r.markInstallStarted(*r.inst.Status.InstallRequestedAt,
 		fmt.Sprintf("reinstalling device %s with the Harvester %s installer", dev.ID, r.installVersion()))
 	r.poll()
-	return true, r.persist()
+	return true, nil
 }
 
 func (r *run) installVersion() string {
@@ -258,7 +258,7 @@ func (r *run) installVersion() string {
 func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, error) {
 	if dev.State == metal.DeviceStateReinstalling {
 		r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s is reinstalling with the Harvester installer", dev.ID))
-		return true, r.persist()
+		return true, nil
 	}
 	events, err := client.ListDeviceEvents(r.h.ctx, dev.ID)
 	if err != nil {
@@ -268,7 +268,7 @@ func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, er
 	for _, ev := range events {
 		if strings.Contains(strings.ToLower(ev.Type), "reinstall") && !ev.CreatedAt.Before(since.Add(-clockSkew)) {
 			r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s was reinstalled with the Harvester installer", dev.ID))
-			return true, r.persist()
+			return true, nil
 		}
 	}
 	return false, nil
