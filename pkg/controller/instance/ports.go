@@ -83,7 +83,7 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 				return nil, err
 			}
 		}
-		ran, failed, err := r.runSteps(client, steps)
+		ran, answer, failed, err := r.runSteps(client, steps)
 		if failed || err != nil {
 			// A failure the error class retries later (429, busy, refused) also
 			// ends the pass: going on would send the same call again at once.
@@ -97,6 +97,11 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 		dev = dev.DeepCopy()
 		dev.Ports = network.AfterVLANSteps(dev.Ports, ran)
 		if !last.Structural() {
+			continue
+		}
+		if ports, ok := network.AfterAnswer(dev.Ports, last, answer); ok {
+			// The answer shows the whole change: no read-back.
+			dev.Ports = ports
 			continue
 		}
 		prev := dev
@@ -133,34 +138,35 @@ func (r *run) awaiting(s network.Step) bool {
 
 // runSteps runs VLAN steps back to back and stops after the first structural
 // step (bond, disbond, conversion), whose effect must be seen before the
-// next. It returns the steps it ran.
+// next. It returns the steps it ran and the API's answer to the last one.
 // failed reports that a step failed; err is what the failure's class makes of
 // it (nil when the retry is already scheduled).
-func (r *run) runSteps(client metal.Client, steps []network.Step) (ran []network.Step, failed bool, err error) {
+func (r *run) runSteps(client metal.Client, steps []network.Step) (ran []network.Step, answer *metal.Port, failed bool, err error) {
 	for _, s := range steps {
-		err := r.runStep(client, s)
+		answer, err := r.runStep(client, s)
 		if err != nil {
 			if s.Op == network.OpAssign {
 				// The cached VLAN ID may name a VLAN deleted since: list afresh next time.
 				r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
 			}
-			return ran, true, r.networkFailure(s.String(), err)
+			return ran, nil, true, r.networkFailure(s.String(), err)
 		}
 		ran = append(ran, s)
 		if s.Structural() {
-			return ran, false, nil
+			return ran, answer, false, nil
 		}
 	}
-	return ran, false, nil
+	return ran, nil, false, nil
 }
 
-func (r *run) runStep(client metal.Client, s network.Step) error {
+// runStep sends one step; structural steps return the port as answered.
+func (r *run) runStep(client metal.Client, s network.Step) (*metal.Port, error) {
 	ctx := r.h.ctx
 	switch s.Op {
 	case network.OpAssign:
-		return client.AssignVLAN(ctx, s.PortID, s.VLANID)
+		return nil, client.AssignVLAN(ctx, s.PortID, s.VLANID)
 	case network.OpUnassign:
-		return client.UnassignVLAN(ctx, s.PortID, s.VLANID)
+		return nil, client.UnassignVLAN(ctx, s.PortID, s.VLANID)
 	case network.OpBond:
 		return client.BondPort(ctx, s.PortID, s.Bulk)
 	case network.OpDisbond:
@@ -170,7 +176,7 @@ func (r *run) runStep(client metal.Client, s network.Step) error {
 	case network.OpToLayer3:
 		return client.ConvertLayer3(ctx, s.PortID)
 	}
-	return fmt.Errorf("unknown port operation %q", s.Op)
+	return nil, fmt.Errorf("unknown port operation %q", s.Op)
 }
 
 func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase network.Phase, hash string, dropped bool) error {

@@ -65,6 +65,12 @@ func (r *run) provision() error {
 			return err
 		}
 	}
+	if r.installRunning() && r.h.devices.readWithin(r.inst.Status.InstanceID, installCheck*r.h.settings.PollInterval) {
+		// The installer runs for many minutes and nothing on the device
+		// tells how it goes: the Node's registration does. The device is
+		// looked at now and then for a failure or a deletion.
+		return r.followNode()
+	}
 	dev, err := r.refreshDevice(client)
 	if dev == nil || err != nil {
 		return err
@@ -86,6 +92,18 @@ func (r *run) provision() error {
 		}
 	}
 	return r.followNode()
+}
+
+// installCheck is how many poll intervals apart the device of a server whose
+// installer runs is read.
+const installCheck = 4
+
+// installRunning reports whether the device is active and its installer was
+// started, and the node has not joined yet.
+func (r *run) installRunning() bool {
+	st := r.inst.Status
+	return st.JoinedAt == nil && conditions.IsTrue(st.Conditions, v1.InstanceInstalling) &&
+		conditions.IsTrue(st.Conditions, v1.InstanceDeviceActive)
 }
 
 // followNode follows the Node and, once the server has joined, takes the
