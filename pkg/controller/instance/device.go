@@ -28,7 +28,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		r.Requeue(left)
 		return false, nil
 	}
-	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
+	devs, err := r.devicesToAdopt(client)
 	if err != nil {
 		return false, r.metalFailure("listing devices to adopt", v1.InstanceDeviceCreated, err)
 	}
@@ -75,6 +75,17 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		r.Requeue(invalidRetry)
 		return false, nil
 	}
+}
+
+// devicesToAdopt lists the devices that carry this Instance's tag: afresh
+// when a create was sent (its device may have landed since), from the wave's
+// shared list of the pool's devices before the first create.
+func (r *run) devicesToAdopt(client metal.Client) ([]metal.Device, error) {
+	tag := v1.InstanceTag(string(r.inst.UID))
+	if r.createSent() || r.h.adoption == nil {
+		return client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: tag})
+	}
+	return r.h.adoption.devicesOf(r.h.ctx, client, v1.PoolTag(r.inst.Spec.PoolName), tag)
 }
 
 // adopt takes a device found by this Instance's tag.

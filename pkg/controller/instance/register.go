@@ -77,6 +77,7 @@ type Handler struct {
 	devices  *deviceCache
 	vlanIDs  *vlans.IDCache
 	versions *versions
+	adoption *adoptionLists
 	// now is the clock of the chains (time.Now when nil).
 	now func() time.Time
 }
@@ -111,6 +112,7 @@ func New(ctx context.Context, deps *common.Deps) *Handler {
 		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
 		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, recorder: deps.Recorder,
 		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), versions: newVersions(),
+		adoption: newAdoptionLists(cfg.PollInterval),
 	}
 }
 

@@ -131,7 +131,7 @@ func flags(cfg *config) []cli.Flag {
 			Usage: "controller --metal-requests-per-second (and burst), high so the client-side limiter does not dominate"},
 		&cli.StringFlag{Name: "network-type", EnvVars: []string{"BENCH_NETWORK_TYPE"}, Value: "hybrid", Destination: &cfg.networkType,
 			Usage: "network type of the overhead, idle, scale and throttling pools (hybrid is the README sample's)"},
-		&cli.IntFlag{Name: "frugality-pool", EnvVars: []string{"BENCH_FRUGALITY_POOL"}, Value: 5, Destination: &cfg.frugalityPool,
+		&cli.IntFlag{Name: "frugality-pool", EnvVars: []string{"BENCH_FRUGALITY_POOL"}, Value: 10, Destination: &cfg.frugalityPool,
 			Usage: "servers per network type in the frugality scenario"},
 		&cli.DurationFlag{Name: "quiet", EnvVars: []string{"BENCH_QUIET"}, Destination: &cfg.quiet,
 			Usage: "how long no Metal call must come before a frugality run ends (default: 2 poll intervals + 5s)"},
