@@ -69,6 +69,9 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 		}
 		steps := network.Steps(dev.Ports, want, vlanIDs)
 		if len(steps) == 0 {
+			// The ports are as the calls left them: the next pass (the join,
+			// soon after on a fast install) needs no read to know them.
+			r.h.devices.put(dev)
 			return dev, r.networkConverged(client, dev, phase, hash, dropped)
 		}
 		if i == maxStepsPerPass || r.awaiting(steps[0]) {
