@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -41,22 +40,6 @@ func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, er
 	}
 	r := h.newRun(inst)
 	return r.finish(r.converge(phase, hash))
-}
-
-// stale reports whether a newer version of the Instance exists than the one
-// the informer cache handed over. Port calls are not idempotent, and the
-// status a pass writes (a conversion under way, a refusal) is what stops the
-// next pass from sending them again; a pass on an older version would miss
-// it. The watch brings the newer version.
-func (h *Handler) stale(inst *v1.Instance) (bool, error) {
-	live, err := h.instances.Get(inst.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading instance %s: %w", inst.Name, err)
-	}
-	return live.ResourceVersion != inst.ResourceVersion, nil
 }
 
 // refusedRecently reports whether Equinix Metal refused a call for this

@@ -78,14 +78,6 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 			r.Requeue(r.h.settings.PollInterval)
 			return nil, nil
 		}
-		if i == 0 {
-			// Port calls are not idempotent, and what stops a pass from
-			// sending one again is the status an earlier pass wrote: a pass
-			// on a cached version older than that write must not go on.
-			if stale, err := r.h.stale(r.inst); stale || err != nil {
-				return nil, err
-			}
-		}
 		ran, answer, failed, err := r.runSteps(client, steps)
 		if failed || err != nil {
 			// A failure the error class retries later (429, busy, refused) also

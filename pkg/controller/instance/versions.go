@@ -11,10 +11,13 @@ import (
 // process's own status writes replaced. The informer cache delivers the
 // version a write made some time after the write: a pass that starts in
 // between (a requeue, an event of another object) would see the status as it
-// was before, and redo what the write recorded — read the device and its
-// events to learn whether the reinstall it just sent went out, or write a
-// status that can only conflict. Such a pass is skipped: the cache's update
-// brings the Instance back.
+// was before, and redo what the write recorded — send again a port call
+// whose conversion it recorded as under way (port calls are not idempotent),
+// read the device and its events to learn whether the reinstall it just sent
+// went out, or write a status that can only conflict. Such a pass is
+// skipped: the cache's update brings the Instance back. Only this process
+// writes Instance status (one leader at a time, whose cache starts from a
+// fresh list), so its own writes are the only ones the cache can lag behind.
 //
 // A replaced version is remembered for versionsKept, far longer than a watch
 // takes to deliver a write; it cannot be forgotten when a newer version shows
