@@ -115,6 +115,7 @@ func (r *run) followNode() error {
 	if r.inst.Status.JoinedAt == nil || r.inst.Status.UserdataCleared {
 		return nil
 	}
+	r.h.reinstalls.forget(r.inst.UID)
 	return r.clearUserdata()
 }
 

@@ -22,3 +22,17 @@ func TestVersionsSkipWhatOwnWritesReplaced(t *testing.T) {
 	assert.False(t, v.superseded("a", "1"), "forgotten after a while")
 	assert.Empty(t, v.replaced)
 }
+
+func TestReinstallsRememberTheAcceptedIntent(t *testing.T) {
+	r := newReinstalls()
+	at := time.Unix(2000, 0)
+	assert.False(t, r.answered("a", at))
+	r.answer("a", at)
+	assert.True(t, r.answered("a", at))
+	assert.False(t, r.answered("a", at.Add(time.Second)), "a later intent is another reinstall")
+	r.forget("a")
+	assert.False(t, r.answered("a", at))
+	var none *reinstalls
+	none.answer("a", at)
+	assert.False(t, none.answered("a", at))
+}
