@@ -113,6 +113,16 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "first wait after Equinix Metal refused a device create (no capacity, invalid request); doubles per refusal in a row, up to 30m"},
 		&cli.BoolFlag{Name: "check-release-artifacts", EnvVars: []string{"CHECK_RELEASE_ARTIFACTS"}, Value: true, Destination: &f.CheckReleaseArtifacts,
 			Usage: "check that the Harvester release's ISO exists (HTTP HEAD) before creating a server for it"},
+		&cli.BoolFlag{Name: "vip-elastic-ip", EnvVars: []string{"VIP_ELASTIC_IP"}, Value: true, Destination: &f.VIPElasticIP,
+			Usage: "create the ElasticIP of the cluster VIP when the VIP is an Elastic IP of the project, so it follows kube-vip"},
+		&cli.DurationFlag{Name: "elastic-ip-resync-interval", EnvVars: []string{"ELASTIC_IP_RESYNC_INTERVAL"}, Value: time.Minute, Destination: &f.ElasticIPResync,
+			Usage: "how often an ElasticIP at rest re-reads its reservation (one Metal call each)"},
+		&cli.BoolFlag{Name: "bgp", EnvVars: []string{"BGP"}, Destination: &f.BGP,
+			Usage: "enable BGP on the project, open a session per server and annotate Nodes as the Equinix CCM does, for kube-vip and MetalLB in BGP mode"},
+		&cli.Int64Flag{Name: "bgp-local-asn", EnvVars: []string{"BGP_LOCAL_ASN"}, Value: 65000, Destination: &f.BGPLocalASN,
+			Usage: "ASN the project's BGP config is requested with when it has none"},
+		&cli.DurationFlag{Name: "bgp-resync-interval", EnvVars: []string{"BGP_RESYNC_INTERVAL"}, Value: 10 * time.Minute, Destination: &f.BGPResync,
+			Usage: "how often a node's BGP session is checked at rest (one Metal call per node)"},
 	}
 }
 

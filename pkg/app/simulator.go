@@ -21,6 +21,7 @@ type simulatorFlags struct {
 	extraProjects      cli.StringSlice
 	seedFile           string
 	reservations       cli.StringSlice
+	elasticIPs         cli.StringSlice
 	kubeconfig         string
 	clusterURL         string
 	joinToken          string
@@ -89,6 +90,8 @@ func simulatorFlagList(f *simulatorFlags) []cli.Flag {
 			Usage: "YAML or JSON file of projects, tokens, hardware reservations and spot prices (format below)"},
 		&cli.StringSliceFlag{Name: "hardware-reservation", EnvVars: []string{"SIM_HARDWARE_RESERVATIONS"}, Destination: &f.reservations,
 			Usage: "reserved servers as <project-id>:<plan>:<metro or facility>[:<count>]; repeat the flag or separate with commas"},
+		&cli.StringSliceFlag{Name: "elastic-ip", EnvVars: []string{"SIM_ELASTIC_IPS"}, Destination: &f.elasticIPs,
+			Usage: "blocks the first project holds as Elastic IPs from the start (a cluster's VIP, say): <block>@<metro> for public_ipv4, <block> alone for global_ipv4, e.g. 10.0.0.10/32@sg; repeat the flag or separate with commas"},
 		&cli.StringFlag{Name: "kubeconfig", EnvVars: []string{"SIM_KUBECONFIG"}, Destination: &f.kubeconfig,
 			Usage: "kubeconfig of the cluster simulated servers join; enables the node-join agent"},
 		&cli.StringFlag{Name: "cluster-url", EnvVars: []string{"SIM_CLUSTER_URL"}, Destination: &f.clusterURL,
@@ -194,6 +197,13 @@ func (f *simulatorFlags) projects(cfg *standalone.Config) error {
 			return fmt.Errorf("--hardware-reservation %w", err)
 		}
 		cfg.Reservations = append(cfg.Reservations, r)
+	}
+	for _, v := range f.elasticIPs.Value() {
+		e, err := standalone.ParseElasticIP(v)
+		if err != nil {
+			return fmt.Errorf("--elastic-ip: %w", err)
+		}
+		cfg.ElasticIPs = append(cfg.ElasticIPs, e)
 	}
 	return nil
 }

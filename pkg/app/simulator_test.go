@@ -20,6 +20,7 @@ func TestSimulatorProjectsFromFlagsAndFile(t *testing.T) {
 		token: "t-flag", projectID: "p-flag", seedFile: file,
 		extraProjects: *cli.NewStringSlice("t:x:p-extra"),
 		reservations:  *cli.NewStringSlice("p-flag:m3.large.x86:sv16:3"),
+		elasticIPs:    *cli.NewStringSlice("10.0.0.10/32@sg", "147.28.200.8/31"),
 	}
 	cfg, err := f.config()
 	require.NoError(t, err)
@@ -28,6 +29,10 @@ func TestSimulatorProjectsFromFlagsAndFile(t *testing.T) {
 		{ProjectID: "p-file", HardwareReservation: metalsim.HardwareReservation{Plan: "c3.small.x86", Metro: "da"}, Count: 2},
 		{ProjectID: "p-flag", HardwareReservation: metalsim.HardwareReservation{Plan: "m3.large.x86", Facility: "sv16"}, Count: 3},
 	}, cfg.Reservations)
+	assert.Equal(t, []standalone.ElasticIP{
+		{IPReservationSpec: metalsim.IPReservationSpec{CIDR: "10.0.0.10/32", Metro: "sg", Type: "public_ipv4"}},
+		{IPReservationSpec: metalsim.IPReservationSpec{CIDR: "147.28.200.8/31", Type: "global_ipv4"}},
+	}, cfg.ElasticIPs)
 
 	seedOnly := simulatorFlags{seedFile: file}
 	cfg, err = seedOnly.config()
@@ -40,6 +45,7 @@ func TestSimulatorProjectsFromFlagsAndFile(t *testing.T) {
 		"bad reservation": {token: "secret-tok", projectID: "p", reservations: *cli.NewStringSlice("p:c3.small.x86")},
 		"missing seed":    {seedFile: filepath.Join(t.TempDir(), "none.yaml")},
 		"bad extra":       {token: "secret-tok", projectID: "p", extraProjects: *cli.NewStringSlice("secret-extra")},
+		"bad elastic IP":  {token: "secret-tok", projectID: "p", elasticIPs: *cli.NewStringSlice("10.0.0.10/32@")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := flags.config()

@@ -85,6 +85,23 @@ type Config struct {
 	// ReleaseTransport, when set, carries those checks (tests; proxies come
 	// from the environment otherwise).
 	ReleaseTransport http.RoundTripper
+
+	// VIPElasticIP makes the addon create the ElasticIP of the cluster VIP
+	// when the VIP lies in a reservation of the project.
+	VIPElasticIP bool
+	// ElasticIPResync is how often an ElasticIP at rest is checked against
+	// Equinix Metal (one read of its reservation): what notices an
+	// assignment changed by someone else.
+	ElasticIPResync time.Duration
+	// BGP turns on BGP peering for kube-vip and load balancers: the
+	// project's BGP config, a session per server and the Equinix CCM's
+	// node annotations.
+	BGP bool
+	// BGPLocalASN is the ASN the project's BGP config is requested with
+	// when it has none.
+	BGPLocalASN int64
+	// BGPResync is how often a node's session is checked at rest.
+	BGPResync time.Duration
 }
 
 // Validate checks the configuration and normalizes it (trailing slashes, the
@@ -152,6 +169,15 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.CreateBackoff < time.Second {
 		errs = append(errs, fmt.Errorf("--create-backoff must be at least 1s, got %s", cfg.CreateBackoff))
+	}
+	if cfg.ElasticIPResync < time.Second {
+		errs = append(errs, fmt.Errorf("--elastic-ip-resync-interval must be at least 1s, got %s", cfg.ElasticIPResync))
+	}
+	if cfg.BGPLocalASN < 1 || cfg.BGPLocalASN > 4294967295 {
+		errs = append(errs, fmt.Errorf("--bgp-local-asn must be between 1 and 4294967295, got %d", cfg.BGPLocalASN))
+	}
+	if cfg.BGPResync < time.Second {
+		errs = append(errs, fmt.Errorf("--bgp-resync-interval must be at least 1s, got %s", cfg.BGPResync))
 	}
 	level, err := logrus.ParseLevel(cfg.LogLevelName)
 	if err != nil {

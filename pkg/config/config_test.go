@@ -17,7 +17,8 @@ func validConfig() Config {
 		MetalTimeout: 30 * time.Second, MetalRequestsPerSecond: 10, MetalBurst: 20, KubeAPIQPS: 50, KubeAPIBurst: 100,
 		JoinTokenSecret: "equinix-addon", JoinTokenKey: "JOIN_TOKEN", IPXEAddress: ":8081",
 		PollInterval: 15 * time.Second, OrphanSweepInterval: 10 * time.Minute, OrphanGracePeriod: 30 * time.Minute,
-		CreateBackoff: time.Minute,
+		CreateBackoff: time.Minute, VIPElasticIP: true, ElasticIPResync: time.Minute,
+		BGPLocalASN: 65000, BGPResync: 10 * time.Minute,
 	}
 }
 
@@ -52,6 +53,9 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--create-backoff"}},
 		{name: "poll interval too short", mutate: func(f *Config) { f.PollInterval = time.Millisecond },
 			wantErr: []string{"--poll-interval"}},
+		{name: "ElasticIP and BGP settings", mutate: func(f *Config) { f.ElasticIPResync = 0; f.BGPLocalASN = 0; f.BGPResync = time.Millisecond },
+			wantErr: []string{"--elastic-ip-resync-interval", "--bgp-local-asn", "--bgp-resync-interval"}},
+		{name: "a 4-byte ASN", mutate: func(f *Config) { f.BGPLocalASN = 4200000000 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,11 +28,14 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
@@ -58,10 +61,12 @@ type Factories struct {
 var watchedKinds = []schema.GroupVersionKind{
 	v1.SchemeGroupVersion.WithKind("InstancePool"),
 	v1.SchemeGroupVersion.WithKind("Instance"),
+	v1.SchemeGroupVersion.WithKind("ElasticIP"),
 	v1beta1.SchemeGroupVersion.WithKind("Setting"),
 	corev1.SchemeGroupVersion.WithKind("Node"),
 	corev1.SchemeGroupVersion.WithKind("Secret"),
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+	corev1.SchemeGroupVersion.WithKind("Service"),
 }
 
 // ResolveKinds fills the shared discovery cache. The factories look kinds up
@@ -194,6 +199,11 @@ func register(ctx context.Context, deps *common.Deps) error {
 	if err := node.Register(ctx, deps); err != nil {
 		return err
 	}
+	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
+	elasticip.Register(ctx, deps, matcher)
+	if deps.Cfg.BGP {
+		bgp.Register(ctx, deps, matcher)
+	}
 	return sweep.Register(ctx, deps, instances)
 }
 
@@ -225,7 +235,9 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 		ClusterID:    clusterID,
 		Pools:        eq.InstancePool(),
 		Instances:    eq.Instance(),
+		ElasticIPs:   eq.ElasticIP(),
 		Nodes:        core.Node(),
+		Services:     core.Service(),
 		Secrets:      core.Secret(),
 		ConfigMaps:   core.ConfigMap(),
 		Settings:     hv.Setting(),

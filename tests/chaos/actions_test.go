@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -25,6 +26,9 @@ import (
 // pool still being deleted, a node already gone) are outcomes, not failures;
 // a pool the apiserver finds invalid is a bug of the planner.
 func (r *run) do(i int, s step) string {
+	if failureKinds[s.Kind] {
+		r.marks.failed()
+	}
 	switch s.Kind {
 	case actCreatePool:
 		return r.createPool(s.Pool)
@@ -32,7 +36,7 @@ func (r *run) do(i int, s step) string {
 		return r.updatePool(s.Pool.Name, func(p *v1.InstancePool) { p.Spec.Count = int32(s.Pool.Count) })
 	case actEditVLANs:
 		return r.updatePool(s.Pool.Name, func(p *v1.InstancePool) { applyTemplate(&p.Spec, s.Pool) })
-	case actRetype:
+	case actRetype, actRollout:
 		return r.updatePool(s.Pool.Name, func(p *v1.InstancePool) { applyTemplate(&p.Spec, s.Pool) })
 	case actDeletePool:
 		err := r.env.Client.EquinixV1().InstancePools().Delete(r.env.Ctx, s.Pool.Name, metav1.DeleteOptions{})
@@ -43,6 +47,7 @@ func (r *run) do(i int, s step) string {
 		killed := r.addon.Kill()
 		if killed {
 			r.stats.kills++
+			r.marks.killed()
 		}
 		return fmt.Sprintf("sigkilled=%v", killed)
 	case actKillOn:
@@ -65,6 +70,8 @@ func (r *run) do(i int, s step) string {
 		return r.serverDown(s.Pick)
 	case actDeleteNode:
 		return r.deleteNode(s.Pick)
+	case actMoveVIP:
+		return r.moveVIP(s.Pick)
 	case actSwitchProject:
 		return r.switchProject(true)
 	case actRestoreProject:
@@ -72,6 +79,14 @@ func (r *run) do(i int, s step) string {
 	}
 	r.t.Fatalf("unknown action %q", s.Kind)
 	return ""
+}
+
+// fault is the simulator's form of the spec.
+func (f faultSpec) fault() metalsim.Fault {
+	return metalsim.Fault{
+		Kind: f.Kind, Operations: f.Ops, Probability: f.Probability, Status: f.Status,
+		Latency: f.Latency, RetryAfter: f.RetryAfter, AfterStore: f.AfterStore,
+	}
 }
 
 // removeFault ends a fault and returns how often it fired.
@@ -133,14 +148,22 @@ func (r *run) poolObject(spec poolSpec) *v1.InstancePool {
 		p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	}
 	p.Spec.Remediation.MaxProvisionAttempts = spec.MaxAttempts
+	if spec.ProjectB {
+		p.Spec.CredentialsSecret = &v1.SecretReference{Name: projectBSecret}
+	}
 	applyTemplate(&p.Spec, spec)
 	return p
 }
 
-// applyTemplate sets the boot mode, network type and VLANs of spec.
+// applyTemplate sets the plan, boot mode, network type, VLANs and rollout
+// bounds of spec.
 func applyTemplate(ps *v1.InstancePoolSpec, spec poolSpec) {
+	if spec.Plan != "" {
+		ps.Plan = spec.Plan
+	}
 	ps.BootMode = spec.BootMode
 	ps.NetworkingConfiguration = networking(spec.Network, spec.VLANs)
+	ps.Rollout = rolloutStrategy(spec)
 }
 
 func networking(typ string, vlans []int) v1.NetworkingConfiguration {

@@ -71,9 +71,10 @@ func runChaos(t *testing.T, seed int64) {
 	chaosTook := time.Since(begin)
 	r.quiesce()
 	r.check()
-	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; %d violations",
+	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; the VIP changed devices %d times; %d violations",
 		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
-		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.violations)
+		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.vip.ledger.Changes(), r.violations)
+	t.Logf("seed %d: %s", seed, r.rolloutSummary)
 	if n := r.remedied.Load(); n > 0 {
 		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
 	}
@@ -93,6 +94,7 @@ type run struct {
 	kills      *killSwitch
 	passwords  *passwords
 	foreign    foreign
+	vip        vipWorld
 	faults     map[int]metalsim.FaultID
 	creates    *createLog
 	// remedied counts Instances pointed at project B's Secret.
@@ -103,17 +105,26 @@ type run struct {
 	began   time.Time
 	// restartIn counts the steps until a controller killed inside a
 	// notification starts again.
-	restartIn  int
-	phases     string
-	stats      stats
-	notes      []string
-	violations int
+	restartIn int
+	// marks and rollouts: when servers broke and the controller ran, and
+	// the watch on the rollouts' bounds.
+	marks    disturbances
+	rollouts *rolloutWatch
+	// rolloutFindings are the watch's violations, rolloutSummary what it
+	// checked.
+	rolloutFindings []string
+	rolloutSummary  string
+	phases          string
+	stats           stats
+	notes           []string
+	violations      int
 }
 
 func setUp(t *testing.T, pl plan) *run {
 	creates := &createLog{}
 	env := framework.New(t, &shared, framework.Options{NoController: true, InstallTime: pl.InstallTime, WrapMetal: creates.wrap})
 	removeLeftovers(t, env, "")
+	removeElasticIPs(t, env)
 	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 	require.NoError(t, err)
 	provider, err := metal.NewProvider(metal.Options{BaseURL: env.SimURL, RequestsPerSecond: -1})
@@ -127,17 +138,20 @@ func setUp(t *testing.T, pl plan) *run {
 	r.setUpProjects()
 	r.metalB, err = provider.Client(metal.Credentials{Token: projectBToken, ProjectID: projectB})
 	require.NoError(t, err)
-	r.ledger = newLedger(r.clusterTag)
+	r.ledger = newLedger(r.clusterTag, pl.projectBPools())
 	t.Cleanup(env.Sim.Subscribe(r.ledger.observe))
 	r.foreign = createForeign(t, env, client, pl)
+	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: []string{
+		"--elastic-ip-resync-interval", "5s",
 		"--metal-timeout", metalTimeout.String(),
 		// Orphans are swept during the quiesce. A correct controller leaves
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
 	}})
 	r.running = true
-	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag}
+	r.marks.started()
+	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
 	t.Cleanup(env.Sim.Subscribe(r.kills.observe))
 	r.passwords = watchPasswords(env)
 	t.Cleanup(r.tearDown)
@@ -147,6 +161,7 @@ func setUp(t *testing.T, pl plan) *run {
 // chaos runs the plan's steps.
 func (r *run) chaos() {
 	r.began = time.Now()
+	r.rollouts = watchRollouts(r, &r.marks)
 	for i, s := range r.plan.Steps {
 		// The random delay between actions is part of the plan, not a wait
 		// for a state.
@@ -224,6 +239,9 @@ func (r *run) ensureController() string {
 	r.addon.EnsureRunning()
 	was := r.running
 	r.running = true
+	if !was {
+		r.marks.started()
+	}
 	if was {
 		return "running"
 	}
@@ -233,6 +251,9 @@ func (r *run) ensureController() string {
 // tearDown leaves the shared cluster clean for the next run, whatever this
 // one did: the controller stops first, so nothing acts on what is removed.
 func (r *run) tearDown() {
+	if r.rollouts != nil {
+		r.rollouts.finish()
+	}
 	r.passwords.all()
 	r.addon.Stop()
 	if r.t.Failed() || os.Getenv("CHAOS_VERBOSE") != "" {

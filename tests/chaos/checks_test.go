@@ -42,7 +42,7 @@ func (r *run) checkForeign() {
 			r.violation("node %s, which is not the addon's, was deleted", name)
 		case err != nil:
 			r.violation("reading node %s: %v", name, err)
-		case n.Labels[v1.LabelInstance] != "" || n.Annotations[v1.AnnotationProviderID] != "" ||
+		case n.Labels[v1.LabelInstance] != "" || n.Annotations[v1.AnnotationProviderID] != "" || n.Spec.ProviderID != "" ||
 			n.Annotations["harvesterhci.io/drain-requested"] != "":
 			r.violation("node %s, which is not the addon's, was changed: labels %v annotations %v", name, n.Labels, n.Annotations)
 		}

@@ -43,11 +43,16 @@ func (r *run) quiesce() {
 	stopRemedy := r.remedyWhileQuiescing()
 	defer stopRemedy()
 	r.settle()
+	r.rollOutQuietly()
+	r.settleVIP()
 	settled := time.Now()
+	r.rolloutFindings, r.rolloutSummary = r.rollouts.finish()
 	r.addon.RememberPasswords()
 	r.deletePools()
 	deleted := time.Now()
 	r.waitReleased()
+	// The ElasticIPs go while the controller runs, which releases them.
+	r.env.DeleteElasticIPs()
 	r.phases = fmt.Sprintf("settle %s, pools deleted %s, released %s", settled.Sub(begin).Round(100*time.Millisecond),
 		deleted.Sub(settled).Round(100*time.Millisecond), time.Since(deleted).Round(100*time.Millisecond))
 }
@@ -219,7 +224,7 @@ func (r *run) waitReleased() {
 func (r *run) leftoverDevices() []metalv1.Device {
 	var out []metalv1.Device
 	for _, d := range append(r.env.Sim.Devices(framework.ProjectID), r.projectBDevices()...) {
-		if _, ok := r.foreign.devices[d.GetId()]; !ok {
+		if _, ok := r.foreign.devices[d.GetId()]; !ok && d.GetId() != r.vip.firstDevice {
 			out = append(out, d)
 		}
 	}
@@ -249,7 +254,11 @@ func (r *run) check() {
 	r.checkDevices()
 	r.checkForeign()
 	r.checkNetworkObjects()
+	r.checkVIP()
 	for _, v := range r.ledger.violations() {
+		r.violation("%s", v)
+	}
+	for _, v := range r.rolloutFindings {
 		r.violation("%s", v)
 	}
 	for _, v := range r.creates.refusalViolations(runPrefix(r.plan.Seed)) {

@@ -4,10 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // The ledger flags a second device for one Instance, two at once, and a
@@ -37,7 +41,7 @@ func TestLedgerViolations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLedger(ours)
+			l := newLedger(ours, nil)
 			for _, n := range tc.notes {
 				l.observe(n)
 			}
@@ -80,4 +84,59 @@ func TestSettled(t *testing.T) {
 			assert.Equal(t, tc.want, settled(tc.pool, tc.insts))
 		})
 	}
+}
+
+// A device of a project-B pool made elsewhere, or a device in a project no
+// Secret of the run names, is flagged.
+func TestLedgerProjects(t *testing.T) {
+	ours := v1.ClusterTag("ours")
+	created := func(id, pool, project string) metalsim.Notification {
+		return metalsim.Notification{Type: metalsim.DeviceCreated, DeviceID: id, ProjectID: project,
+			Tags: []string{ours, v1.PoolTag(pool), v1.InstanceTag("u-" + id)}}
+	}
+	l := newLedger(ours, map[string]bool{"pb": true})
+	for _, n := range []metalsim.Notification{
+		created("d1", "pa", framework.ProjectID), created("d2", "pa", projectB), created("d3", "pb", projectB),
+		created("d4", "pb", framework.ProjectID), created("d5", "pa", "cccccccc-0000-4000-8000-00000000000c"),
+	} {
+		l.observe(n)
+	}
+	v := l.violations()
+	assert.Len(t, v, 2, "%v", v)
+	p, ok := l.projectOf("d3")
+	assert.True(t, ok)
+	assert.Equal(t, projectB, p)
+}
+
+// The watch flags a rollout above count + maxSurge once it was within it,
+// and one below count - maxUnavailable only while nothing failed.
+func TestRolloutWatchBounds(t *testing.T) {
+	pool := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: 3}}
+	pool.Spec.Count = 2
+	pool.Spec.Rollout = rolloutStrategy(poolSpec{Surge: "1", Unavailable: "0"})
+	pool.Status.ObservedGeneration = 3
+	hash := instancepool.TemplateHash(&pool.Spec.InstanceTemplate)
+	server := func(name, template, status string, removing bool) *v1.Instance {
+		i := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{v1.AnnotationTemplateHash: template}}}
+		i.Status.Status = status
+		if removing {
+			i.DeletionTimestamp = &metav1.Time{}
+		}
+		return i
+	}
+	w := &rolloutWatch{windows: map[types.UID]*rolloutWindow{}}
+	win := &rolloutWindow{generation: 3}
+	managed := v1.PhaseManaged
+	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, false), server("b", "old", managed, false), server("n", hash, v1.PhaseInstalling, false)}, win, true)
+	assert.Empty(t, w.found)
+	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, true), server("b", "old", managed, false),
+		server("n", hash, v1.PhaseInstalling, false), server("m", hash, v1.PhaseInstalling, false)}, win, true)
+	require.Len(t, w.found, 2, "four servers (one being removed) with count 2 and maxSurge 1; one available with maxUnavailable 0: %v", w.found)
+	assert.Contains(t, w.found[0], "more than count 2 + maxSurge 1")
+	assert.Contains(t, w.found[1], "fewer than count 2 - maxUnavailable 0")
+
+	w, win = &rolloutWatch{windows: map[types.UID]*rolloutWindow{}}, &rolloutWindow{generation: 3}
+	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, false), server("b", "old", managed, false)}, win, true)
+	w.checkPool(pool, []*v1.Instance{server("a", "old", v1.PhaseUnhealthy, false), server("b", "old", managed, false)}, win, false)
+	assert.Empty(t, w.found, "a server that failed is not the rollout's doing")
 }

@@ -34,12 +34,44 @@ type ledger struct {
 	uidOf    map[string]string // device ID -> Instance UID
 	gone     map[string]bool   // devices deleted
 	oob      map[string]bool   // devices the campaign deleted out of band
+	// project is the project each device was made in; misplaced lists the
+	// devices of a pool made outside the projects its Secret can name.
+	project   map[string]string
+	misplaced []string
+	// projectB names the pools whose own Secret names project B.
+	projectB map[string]bool
 }
 
-func newLedger(clusterTag string) *ledger {
+func newLedger(clusterTag string, projectB map[string]bool) *ledger {
 	return &ledger{
 		clusterTag: clusterTag, created: map[string][]string{}, alive: map[string]int{},
 		maxAlive: map[string]int{}, uidOf: map[string]string{}, gone: map[string]bool{}, oob: map[string]bool{},
+		project: map[string]string{}, projectB: projectB,
+	}
+}
+
+// projectOf is the project a device was made in.
+func (l *ledger) projectOf(deviceID string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.project[deviceID]
+	return p, ok
+}
+
+// place records where a device was made: a pool of project B's Secret
+// makes servers there only; a pool on the default Secret in the campaign's
+// project, or in project B while that Secret names it.
+func (l *ledger) place(n metalsim.Notification) {
+	if n.ProjectID == "" {
+		return // a notification that does not say (a unit test's) places nothing
+	}
+	l.project[n.DeviceID] = n.ProjectID
+	pool, _ := v1.TagValue(n.Tags, v1.TagPool)
+	switch {
+	case l.projectB[pool] && n.ProjectID != projectB:
+		l.misplaced = append(l.misplaced, fmt.Sprintf("device %s (%s) of pool %s, whose Secret names project B, was made in project %s", n.DeviceID, n.Hostname, pool, n.ProjectID))
+	case !l.projectB[pool] && n.ProjectID != framework.ProjectID && n.ProjectID != projectB:
+		l.misplaced = append(l.misplaced, fmt.Sprintf("device %s (%s) of pool %s was made in project %s, which no Secret of the run names", n.DeviceID, n.Hostname, pool, n.ProjectID))
 	}
 }
 
@@ -56,6 +88,7 @@ func (l *ledger) observe(n metalsim.Notification) {
 		l.uidOf[n.DeviceID] = uid
 		l.alive[uid]++
 		l.maxAlive[uid] = max(l.maxAlive[uid], l.alive[uid])
+		l.place(n)
 	case metalsim.DeviceDeleted:
 		if uid, ok := l.uidOf[n.DeviceID]; ok && !l.gone[n.DeviceID] {
 			l.gone[n.DeviceID] = true
@@ -73,7 +106,7 @@ func (l *ledger) observe(n metalsim.Notification) {
 func (l *ledger) violations() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []string
+	out := append([]string(nil), l.misplaced...)
 	for _, uid := range sortedKeys(l.created) {
 		ids := l.created[uid]
 		if uid == "" {
@@ -118,6 +151,8 @@ func sortedKeys[V any](m map[string]V) []string {
 type killSwitch struct {
 	addon      *framework.Addon
 	clusterTag string
+	marks      *disturbances
+	vip        *vipHolder
 
 	mu        sync.Mutex
 	armed     string
@@ -160,10 +195,14 @@ func (k *killSwitch) takeFired() (string, int) {
 func (k *killSwitch) observe(n metalsim.Notification) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.armed == "" || k.suspended || !slices.Contains(n.Tags, k.clusterTag) || !triggered(k.armed, n) {
+	// Kept up to date whether armed or not: an unassign is a change.
+	unassigned := k.vip.unassigned(n)
+	fires := triggered(k.armed, n) || (k.armed == onVIPUnassign && unassigned)
+	if k.armed == "" || k.suspended || !slices.Contains(n.Tags, k.clusterTag) || !fires {
 		return
 	}
 	if k.addon.Kill() {
+		k.marks.killed()
 		k.fired = fmt.Sprintf("%s: %s of device %s (%s)", k.armed, n.Type, n.DeviceID, n.Hostname)
 		k.firedDown = k.down
 		k.armed = ""

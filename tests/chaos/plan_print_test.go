@@ -15,7 +15,7 @@ import (
 // String is the one-line plan printed at the start of a run.
 func (pl plan) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed=%d install=%s foreign-vxlan=%d |", pl.Seed, pl.InstallTime, pl.ForeignVXLAN)
+	fmt.Fprintf(&b, "seed=%d install=%s foreign-vxlan=%d final-rollouts=%v |", pl.Seed, pl.InstallTime, pl.ForeignVXLAN, pl.Final)
 	for i, s := range pl.Steps {
 		fmt.Fprintf(&b, " %d:+%.2fs %s |", i, s.Delay.Seconds(), s)
 	}
@@ -25,10 +25,16 @@ func (pl plan) String() string {
 func (s step) String() string {
 	switch s.Kind {
 	case actCreatePool, actRetype:
-		return fmt.Sprintf("%s %s(n=%d %s %v %s %s rem=%v att=%d)", s.Kind, s.Pool.Name, s.Pool.Count, s.Pool.Network,
-			s.Pool.VLANs, s.Pool.Metro, s.Pool.BootMode, s.Pool.Remediate, s.Pool.MaxAttempts)
+		project := "A"
+		if s.Pool.ProjectB {
+			project = "B"
+		}
+		return fmt.Sprintf("%s %s(n=%d %s %v %s %s rem=%v att=%d surge=%s unav=%s project=%s)", s.Kind, s.Pool.Name, s.Pool.Count, s.Pool.Network,
+			s.Pool.VLANs, s.Pool.Metro, s.Pool.BootMode, s.Pool.Remediate, s.Pool.MaxAttempts, s.Pool.Surge, s.Pool.Unavailable, project)
 	case actScalePool:
 		return fmt.Sprintf("scale %s=%d", s.Pool.Name, s.Pool.Count)
+	case actRollout:
+		return fmt.Sprintf("rollout %s plan=%s surge=%s unav=%s", s.Pool.Name, s.Pool.Plan, s.Pool.Surge, s.Pool.Unavailable)
 	case actEditVLANs:
 		return fmt.Sprintf("vlans %s=%v", s.Pool.Name, s.Pool.VLANs)
 	case actDeletePool:
@@ -46,7 +52,7 @@ func (s step) String() string {
 		return fmt.Sprintf("unfault@%d", s.FaultOf)
 	case actNotReady:
 		return fmt.Sprintf("notready #%d ago=%s", s.Pick, s.Ago)
-	case actDeleteDevice, actReady, actServerDown, actDeleteNode:
+	case actDeleteDevice, actReady, actServerDown, actDeleteNode, actMoveVIP:
 		return fmt.Sprintf("%s #%d", s.Kind, s.Pick)
 	}
 	return string(s.Kind)
@@ -83,7 +89,7 @@ func TestPlanIsReproducible(t *testing.T) {
 			if s.Kind == actUnfault {
 				assert.Equal(t, actFault, a.Steps[s.FaultOf].Kind, "seed %d step %d", seed, i)
 			}
-			if s.Kind == actCreatePool || s.Kind == actRetype {
+			if s.Kind == actCreatePool || s.Kind == actRetype || s.Kind == actRollout {
 				assert.NoError(t, validTemplate(s.Pool), "seed %d step %d", seed, i)
 			}
 		}
@@ -105,6 +111,12 @@ func validTemplate(p poolSpec) error {
 	}
 	if p.Count < 0 || p.Count > 3 {
 		return fmt.Errorf("count %d", p.Count)
+	}
+	if strings.TrimSuffix(p.Surge, "%") == "0" && strings.TrimSuffix(p.Unavailable, "%") == "0" {
+		return fmt.Errorf("maxSurge and maxUnavailable both 0")
+	}
+	if p.Surge == "" || p.Unavailable == "" {
+		return fmt.Errorf("no rollout bounds")
 	}
 	return nil
 }

@@ -33,20 +33,25 @@ const (
 	// project, in place; actRestoreProject points it back.
 	actSwitchProject  actionKind = "project-switch"
 	actRestoreProject actionKind = "project-restore"
+	// actRollout moves a pool to the other plan, a rollout.
+	actRollout actionKind = "rollout"
+	// actMoveVIP plays kube-vip taking the cluster VIP on another node.
+	actMoveVIP actionKind = "vip-host"
 )
 
 // Kill triggers: the simulator notification inside which the controller is
 // SIGKILLed, before the request that caused it is answered.
 const (
-	onCreated     = "created"     // a createDevice was stored
-	onActive      = "active"      // a device turned active (seen by a read)
-	onNetwork     = "network"     // a port call changed an active device
-	onUpdated     = "updated"     // the install configuration was put on a device
-	onReinstall   = "reinstall"   // the reinstall was accepted
-	onDeprovision = "deprovision" // a delete was accepted
+	onCreated     = "created"      // a createDevice was stored
+	onActive      = "active"       // a device turned active (seen by a read)
+	onNetwork     = "network"      // a port call changed an active device
+	onUpdated     = "updated"      // the install configuration was put on a device
+	onReinstall   = "reinstall"    // the reinstall was accepted
+	onDeprovision = "deprovision"  // a delete was accepted
+	onVIPUnassign = "vip-unassign" // the VIP left a server: a move between its unassign and assign
 )
 
-var killTriggers = []string{onCreated, onActive, onNetwork, onUpdated, onReinstall, onDeprovision}
+var killTriggers = []string{onCreated, onActive, onNetwork, onUpdated, onReinstall, onDeprovision, onVIPUnassign}
 
 // vxlanChoices are few, so that pools share VLANs and the garbage collector
 // has to tell a VLAN still in use from one that is free.
@@ -93,6 +98,11 @@ type poolSpec struct {
 	// long ago is replaced at once.
 	Remediate   bool
 	MaxAttempts int32
+	// Surge and Unavailable are spec.rollout; ProjectB puts the pool in
+	// project B through a credentials Secret of its own; Plan, when set,
+	// replaces the sample's.
+	Surge, Unavailable, Plan string
+	ProjectB                 bool
 }
 
 // faultSpec is one injected Metal API fault.
@@ -135,6 +145,9 @@ type plan struct {
 	InstallTime  time.Duration
 	ForeignVXLAN int
 	Steps        []step
+	// Final are the rollout bounds each pool gets for the quiet rollout
+	// after the chaos.
+	Final map[string][2]string
 }
 
 // poolState is the planner's model of a pool.
@@ -145,6 +158,7 @@ type poolState struct {
 
 type planner struct {
 	rng   *rand.Rand
+	roll  rolloutPlanner
 	seed  int64
 	pools []*poolState
 	steps []step
@@ -161,7 +175,7 @@ type planner struct {
 // newPlan decides a whole run from its seed.
 func newPlan(seed int64) plan {
 	rng := rand.New(rand.NewSource(seed))
-	p := &planner{rng: rng, seed: seed, openFaults: map[int]int{}}
+	p := &planner{rng: rng, roll: newRolloutPlanner(seed), seed: seed, openFaults: map[int]int{}}
 	for i := 0; i < 1+rng.Intn(3); i++ {
 		p.pools = append(p.pools, &poolState{spec: poolSpec{Name: poolName(seed, i)}})
 	}
@@ -174,7 +188,7 @@ func newPlan(seed int64) plan {
 	for i := 0; i < n; i++ {
 		p.next(i)
 	}
-	out.Steps = p.steps
+	out.Steps, out.Final = p.steps, p.roll.final(p.pools)
 	return out
 }
 
@@ -221,94 +235,6 @@ func (p *planner) dueFault(i int) int {
 	return due
 }
 
-type weighted struct {
-	kind   actionKind
-	weight int
-}
-
-func (p *planner) pick(s *step, i int) {
-	var existing, missing []*poolState
-	for _, ps := range p.pools {
-		if ps.created {
-			existing = append(existing, ps)
-		} else {
-			missing = append(missing, ps)
-		}
-	}
-	options := []weighted{{actFault, 4}, {actDeleteDevice, 2}, {actNotReady, 2}, {actReady, 1}, {actServerDown, 1}, {actDeleteNode, 1}}
-	options = append(options, weighted{actKillOn, 3})
-	if !p.down {
-		options = append(options, weighted{actKill, 2})
-	}
-	if p.apiRestart < 2 {
-		options = append(options, weighted{actAPIServer, 1})
-	}
-	if p.switchedUntil == 0 {
-		options = append(options, weighted{actSwitchProject, 1})
-	}
-	if len(missing) > 0 {
-		options = append(options, weighted{actCreatePool, 3})
-	}
-	if len(existing) > 0 {
-		options = append(options, weighted{actScalePool, 4}, weighted{actEditVLANs, 1}, weighted{actRetype, 1}, weighted{actDeletePool, 1})
-	}
-	total := 0
-	for _, o := range options {
-		total += o.weight
-	}
-	r := p.rng.Intn(total)
-	for _, o := range options {
-		if r < o.weight {
-			s.Kind = o.kind
-			break
-		}
-		r -= o.weight
-	}
-	switch s.Kind {
-	case actCreatePool:
-		p.createPool(s, missing[p.rng.Intn(len(missing))])
-	case actScalePool:
-		ps := existing[p.rng.Intn(len(existing))]
-		ps.spec.Count = p.rng.Intn(4)
-		s.Pool = ps.spec
-	case actEditVLANs:
-		ps := existing[p.rng.Intn(len(existing))]
-		if ps.spec.Network != v1.NetworkTypeLayer3 {
-			ps.spec.VLANs = p.vlans()
-		}
-		s.Pool = ps.spec
-	case actRetype:
-		ps := existing[p.rng.Intn(len(existing))]
-		p.template(&ps.spec)
-		s.Pool = ps.spec
-	case actDeletePool:
-		ps := existing[p.rng.Intn(len(existing))]
-		ps.created = false
-		s.Pool = ps.spec
-	case actKill:
-		p.down = true
-	case actKillOn:
-		// Armed until it fires; the controller starts again Down steps later.
-		s.Trigger = killTriggers[p.rng.Intn(len(killTriggers))]
-		s.Down = 1 + p.rng.Intn(3)
-	case actFault:
-		s.Fault = p.fault()
-		p.openFaults[i] = i + 1 + p.rng.Intn(6)
-	case actAPIServer:
-		p.apiRestart++
-		s.Graceful = p.rng.Intn(5) == 0
-	case actSwitchProject:
-		p.switchedUntil = i + 1 + p.rng.Intn(6)
-	case actNotReady:
-		s.Pick = p.rng.Intn(1 << 20)
-		if p.rng.Intn(2) == 0 {
-			s.Ago = 10 * time.Minute
-		}
-	default: // device and node picks
-		s.Pick = p.rng.Intn(1 << 20)
-	}
-}
-
 func (p *planner) createPool(s *step, ps *poolState) {
 	s.Kind = actCreatePool
 	ps.created = true
@@ -317,6 +243,7 @@ func (p *planner) createPool(s *step, ps *poolState) {
 	ps.spec.Remediate = p.rng.Intn(2) == 0
 	ps.spec.MaxAttempts = []int32{3, 100}[p.rng.Intn(2)]
 	p.template(&ps.spec)
+	p.roll.create(&ps.spec)
 	s.Pool = ps.spec
 }
 
@@ -382,12 +309,4 @@ func (p *planner) fault() faultSpec {
 		f.Kind, f.AfterStore = metalsim.FaultDropConnection, true
 	}
 	return f
-}
-
-// fault is the simulator's form of the spec.
-func (f faultSpec) fault() metalsim.Fault {
-	return metalsim.Fault{
-		Kind: f.Kind, Operations: f.Ops, Probability: f.Probability, Status: f.Status,
-		Latency: f.Latency, RetryAfter: f.RetryAfter, AfterStore: f.AfterStore,
-	}
 }

@@ -90,6 +90,9 @@ type Options struct {
 	// WrapMetal wraps the simulator's handler, for tests that watch or
 	// alter the traffic on the wire.
 	WrapMetal func(http.Handler) http.Handler
+	// KubeletProviderIDPrefix makes the joined Nodes register with a
+	// provider ID of their own (see joinagent.Options.ProviderIDPrefix).
+	KubeletProviderIDPrefix string
 }
 
 // FastTimings make devices move in tens of milliseconds: the default
@@ -147,7 +150,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	}
 	e.Agent = joinagent.New(e.Sim, joinagent.Options{
 		Kube: e.Kube, Expect: joinagent.Expect{ServerURL: "https://" + VIP + ":443", Token: JoinToken},
-		InstallTime: install, HeartbeatInterval: time.Second,
+		InstallTime: install, HeartbeatInterval: time.Second, ProviderIDPrefix: opts.KubeletProviderIDPrefix,
 	})
 	e.Agent.Start(ctx)
 	if !opts.NoMaintenanceEmulator {
@@ -179,6 +182,10 @@ func (e *Env) Config(opts Options) *config.Config {
 		// which serves the ISOs of every Harvester v1 release.
 		CheckReleaseArtifacts: true,
 		ReleaseTransport:      releaseSite{},
+		// The VIP's ElasticIP is made only where a test asks for it (the
+		// binary, as the chart runs it, makes it by default).
+		VIPElasticIP: false, ElasticIPResync: time.Minute,
+		BGPLocalASN: 65000, BGPResync: 10 * time.Minute,
 	}
 	if opts.Configure != nil {
 		opts.Configure(cfg)

@@ -29,7 +29,9 @@ type Deps struct {
 
 	Pools      equinixcontrollers.InstancePoolController
 	Instances  equinixcontrollers.InstanceController
+	ElasticIPs equinixcontrollers.ElasticIPController
 	Nodes      corecontrollers.NodeController
+	Services   corecontrollers.ServiceController
 	Secrets    corecontrollers.SecretController
 	ConfigMaps corecontrollers.ConfigMapController
 	Settings   harvestercontrollers.SettingController

@@ -215,20 +215,31 @@ func (r *run) createRefused(err error) {
 	case metal.ClassUnauthorized, metal.ClassForbidden:
 		reason = v1.ReasonCredentialsInvalid
 	}
+	if reservationRefused(r.inst, err) {
+		reason = v1.ReasonReservationUnavailable
+	}
 	r.pace(&r.inst.Status.CreateRetry, err, reason, r.h.settings.CreateBackoff, maxCreateBackoff)
 	retry := r.inst.Status.CreateRetry
 	next := fmt.Sprintf("the next create is sent at %s", retry.NotBefore.UTC().Format(time.RFC3339))
 	if retry.Failures > 0 {
 		next += fmt.Sprintf(" (%d refused in a row; the wait doubles up to %s)", retry.Failures, maxCreateBackoff)
 	}
-	switch class {
-	case metal.ClassThrottled:
+	switch {
+	case class == metal.ClassThrottled:
 		// Quiet: throttling is not a problem of this server.
-	case metal.ClassUnauthorized, metal.ClassForbidden:
+	case reservationRefused(r.inst, err):
+		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonReservationUnavailable,
+			fmt.Sprintf("hardware reservation %s cannot take this server: %s; %s. A server keeps its reservation: fix the pool's hardwareReservationIDs, and the pool replaces this Instance, which has no device yet, with one on the next reservation of the list",
+				r.inst.Spec.HardwareReservationID, metalMessage(err), next))
+	case class == metal.ClassUnauthorized, class == metal.ClassForbidden:
 		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
 				r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), metalMessage(err), next))
-	case metal.ClassNoCapacity:
+	case class == metal.ClassNoCapacity && r.inst.Spec.Spot != nil:
+		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+			fmt.Sprintf("Equinix Metal has no spot capacity for plan %s in metro %s at spot.maxPrice %s: %s; %s",
+				r.inst.Spec.Plan, r.inst.Spec.Metro, r.inst.Spec.Spot.MaxPrice, metalMessage(err), next))
+	case class == metal.ClassNoCapacity:
 		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.inst.Spec.Plan, r.inst.Spec.Metro, metalMessage(err), next))
 	default:
@@ -330,6 +341,9 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 	}
 	if nt := dev.NetworkType(); nt != "" {
 		st.NetworkType = string(nt)
+	}
+	if dev.Facility != "" {
+		st.Facility = dev.Facility
 	}
 	return dev, nil
 }

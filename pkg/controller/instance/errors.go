@@ -3,6 +3,7 @@ package instance
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -72,4 +73,19 @@ func metalMessage(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// reservationRefused reports whether a refused create names the server's
+// hardware reservation as the reason: used by another device, of another
+// plan or metro, a spare, not provisionable again yet, or none left for
+// next-available. The API has no error codes, so its message tells.
+func reservationRefused(inst *v1.Instance, err error) bool {
+	if inst.Spec.HardwareReservationID == "" {
+		return false
+	}
+	switch metal.ClassOf(err) {
+	case metal.ClassInvalid, metal.ClassBusy, metal.ClassNoCapacity:
+		return strings.Contains(strings.ToLower(metalMessage(err)), "reservation")
+	}
+	return false
 }

@@ -20,6 +20,17 @@ func active(insts []*v1.Instance) []*v1.Instance {
 	return out
 }
 
+// deleting are the Instances being deleted.
+func deleting(insts []*v1.Instance) []*v1.Instance {
+	var out []*v1.Instance
+	for _, i := range insts {
+		if i.DeletionTimestamp != nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // scaleDownRank orders removal: lower goes first.
 //  0. marked with the delete annotation by a person;
 //  1. never joined, or failed (no node to drain, nothing running on it);

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -53,25 +55,88 @@ func notAServerYet(inst *v1.Instance) bool {
 	return inst.Status.InstanceID == "" && inst.Status.ProjectID == ""
 }
 
-// rollout replaces servers made from an older template, one at a time and
-// new server first (surge 1): while any is left the pool keeps count+1
-// servers, and an old one is removed only once every new one is managed.
+// rollout replaces servers made from an older template within
+// spec.rollout's bounds (see planRollout): it removes the old servers the
+// plan lets go now and leaves r.rolloutCreate new ones for scale to create.
+// Removals wait while more servers are unhealthy than
+// remediation.maxUnhealthy allows, as replacements do: a partition must not
+// make the rollout remove servers that are fine. A management node the etcd
+// quorum needs is never removed.
 func (r *poolRun) rollout() error {
 	hash := templateHash(&r.pool.Spec.InstanceTemplate)
 	cur := active(r.insts)
-	outdated, current := splitByTemplate(cur, hash)
-	r.rolling = len(outdated) > 0 && r.pool.Spec.Count > 0
+	outdated, _ := splitByTemplate(cur, hash)
+	// The rollout lasts until the last old device is gone: until then its
+	// bounds hold, and the last old server's successor waits as any other.
+	oldLeaving, _ := splitByTemplate(deleting(r.insts), hash)
+	r.rolling = len(outdated)+len(oldLeaving) > 0 && r.pool.Spec.Count > 0
+	r.surge, r.unavailable = rolloutBounds(r.pool)
+	// The summary counts available servers from the same Nodes.
+	nodes, err := r.nodeList()
+	if err != nil {
+		return err
+	}
 	if !r.rolling {
 		r.setCondition(v1.PoolRollingOut, metav1.ConditionFalse, v1.ReasonUpToDate, "every server runs the pool's current template")
 		return nil
 	}
-	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, v1.ReasonReplacingOutdated,
-		fmt.Sprintf("%d of %d servers run an older template; replacing them one at a time, the new server first", len(outdated), len(cur)))
-	if len(cur) <= int(r.pool.Spec.Count) || len(current) == 0 || !allManaged(current) {
-		return nil
+	f := r.fleet(r.insts, nodes)
+	step := planRollout(f)
+	r.rolloutCreate = step.create
+	if len(step.remove) > 0 {
+		// The cache can lag behind a removal made a moment ago, and would
+		// count a server already on its way out as available: removals are
+		// decided on the API server's list.
+		live, err := r.liveInstances()
+		if err != nil {
+			return err
+		}
+		f = r.fleet(live, nodes)
+		step = planRollout(f)
 	}
-	victim := scaleDownOrder(outdated)[0]
-	return r.deleteInstance(victim, v1.ReasonRollingOut, fmt.Sprintf("rolling out: instance %s runs an older template and its replacement is ready", victim.Name))
+	reason, held := v1.ReasonReplacingOutdated, ""
+	if unhealthy, limit := countUnhealthy(cur), maxUnhealthy(r.pool); len(step.remove) > 0 && unhealthy > limit {
+		reason = v1.ReasonTooManyUnhealthy
+		held = fmt.Sprintf("; old servers stay while %d servers are unhealthy, more than remediation.maxUnhealthy allows (%d)", unhealthy, limit)
+		step.remove = nil
+	} else if len(step.held) > 0 && len(step.remove) == 0 {
+		reason, held = v1.ReasonQuorumGuard, "; old servers stay: "+strings.Join(step.held, "; ")
+	}
+	for _, victim := range step.remove {
+		if err := r.deleteInstance(victim, v1.ReasonRollingOut, fmt.Sprintf("rolling out: removing instance %s, made from an older template (%s)",
+			victim.Name, r.boundsText())); err != nil {
+			return err
+		}
+	}
+	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, reason, r.rolloutProgress(f, len(step.remove))+held)
+	return nil
+}
+
+// fleet counts insts (all of the pool's, those being deleted too) for a
+// rollout.
+func (r *poolRun) fleet(insts []*v1.Instance, nodes []*corev1.Node) fleet {
+	cur := active(insts)
+	outdated, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
+	return fleet{
+		count: int(r.pool.Spec.Count), surge: r.surge, unavailable: r.unavailable,
+		outdated: outdated, current: current, removing: len(insts) - len(cur),
+		available: availability(nodes), held: quorumHold(nodes, insts),
+	}
+}
+
+// rolloutProgress says how far a rollout got, as `kubectl rollout status`
+// does for a Deployment.
+func (r *poolRun) rolloutProgress(f fleet, removedNow int) string {
+	updatedAvailable := countAvailable(f.current, f.available)
+	return fmt.Sprintf("waiting for the rollout to finish: %d of %d servers updated, %d of them available; %d old server(s) left, %d being removed (%s)",
+		len(f.current), f.count, updatedAvailable, len(f.outdated)-removedNow, f.removing+removedNow, r.boundsText())
+}
+
+// boundsText states the rollout's bounds in servers.
+func (r *poolRun) boundsText() string {
+	count := int(r.pool.Spec.Count)
+	return fmt.Sprintf("at most %d servers with maxSurge %d, at least %d available with maxUnavailable %d",
+		count+r.surge, r.surge, max(0, count-r.unavailable), r.unavailable)
 }
 
 func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1.Instance) {
@@ -85,14 +150,11 @@ func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1
 	return outdated, current
 }
 
-func allManaged(insts []*v1.Instance) bool {
-	for _, i := range insts {
-		if i.Status.Status != v1.PhaseManaged {
-			return false
-		}
-	}
-	return true
-}
+// TemplateHash is what a pool stores on each Instance as
+// AnnotationTemplateHash: an Instance whose annotation differs from its
+// pool's was made from an older template, and the pool rolls out while one
+// is left. The fault campaign reads it to know when a pool rolls out.
+func TemplateHash(t *v1.InstanceTemplate) string { return templateHash(t) }
 
 // templateHash hashes the part of a pool's template that shapes the server
 // itself, which an existing server cannot change without a reinstall: plan,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,6 +23,12 @@ type poolRun struct {
 	insts     []*v1.Instance
 	// rolling is set while servers of an older template remain.
 	rolling bool
+	// surge and unavailable are spec.rollout resolved against count.
+	surge, unavailable int
+	// rolloutCreate is how many new servers the rollout asks for now.
+	rolloutCreate int
+	// nodes is the Node cache's content, read once per run.
+	nodes []*corev1.Node
 	// backingOff is how long the next creation waits after failures.
 	backingOff time.Duration
 	// scaleDownHeld says why a scale-down could not remove enough servers.
@@ -55,6 +62,9 @@ func (r *poolRun) sync() error {
 	now := time.Now()
 	r.checkInputs()
 	if err := r.replaceFailed(now); err != nil {
+		return err
+	}
+	if err := r.replaceDroppedReservations(); err != nil {
 		return err
 	}
 	if err := r.remediate(now); err != nil {

@@ -5,53 +5,73 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
-// scale creates or removes Instances to match count (count+1 during a rollout).
+// scale creates or removes Instances to match count. During a rollout it
+// creates the new servers the rollout allows (see planRollout), and removes
+// servers only beyond count + maxSurge (count lowered mid-rollout): old
+// ones first.
 func (r *poolRun) scale(now time.Time) error {
-	count := int(r.pool.Spec.Count)
 	cur := active(r.insts)
-	outdated, _ := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
-	want := targetSize(count, r.rolling, len(outdated))
 	switch {
-	case len(cur) < want:
-		return r.scaleUp(now, cur, want)
-	case len(cur) > want:
-		return r.scaleDown(cur, len(cur)-want)
+	case r.excess(cur) > 0:
+		// The cache can lag behind a removal made a moment ago: how many
+		// more go is counted on the API server's list.
+		live, err := r.liveInstances()
+		if err != nil {
+			return err
+		}
+		if cur := active(live); r.excess(cur) > 0 {
+			return r.scaleDown(cur, r.excess(cur))
+		}
+	case r.rolling && r.rolloutCreate > 0, !r.rolling && len(cur) < int(r.pool.Spec.Count):
+		return r.scaleUp(now)
 	}
 	return nil
 }
 
-// targetSize is how many servers the pool keeps now: count, and during a
-// rollout one more, the slot where a server of the new template comes up
-// before an old one goes. Old servers beyond count go first: left in place
-// (count lowered mid-rollout, say) they would fill that slot, no new server
-// would be created, and the rollout, which waits for one, would never end.
-func targetSize(count int, rolling bool, outdated int) int {
-	if !rolling || outdated > count {
-		return count
+// excess is how many of the servers not being removed are too many: above
+// count, or during a rollout above count + maxSurge.
+func (r *poolRun) excess(cur []*v1.Instance) int {
+	ceiling := int(r.pool.Spec.Count)
+	if r.rolling {
+		ceiling += r.surge
 	}
-	return count + 1
+	return len(cur) - ceiling
 }
 
-func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
+// surgeRoom is how many servers of the current template a rollout may add:
+// up to count of them, while the pool holds fewer than count + maxSurge,
+// servers being removed included.
+func surgeRoom(count, surge, all, current int) int {
+	return max(0, min(count+surge-all, count-current))
+}
+
+// toCreate is how many servers to add now, counted on a list read from the
+// API server; whether the pool rolls out is read from that list too, since
+// the cache can miss an old server created a moment before the template
+// changed.
+func (r *poolRun) toCreate(live []*v1.Instance) int {
+	count := int(r.pool.Spec.Count)
+	hash := templateHash(&r.pool.Spec.InstanceTemplate)
+	cur := active(live)
+	outdated, current := splitByTemplate(cur, hash)
+	oldLeaving, _ := splitByTemplate(deleting(live), hash)
+	if len(outdated)+len(oldLeaving) == 0 {
+		return count - len(cur)
+	}
+	return surgeRoom(count, r.surge, len(live), len(current))
+}
+
+func (r *poolRun) scaleUp(now time.Time) error {
 	st := r.pool.Status
 	if st.FailedGeneration != 0 || r.projectChanged {
 		return nil
-	}
-	if r.rolling && len(cur) >= int(r.pool.Spec.Count) {
-		// One new server at a time during a rollout.
-		_, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
-		if !allManaged(current) {
-			return nil
-		}
 	}
 	if st.ConsecutiveFailures > 0 && st.LastProvisionFailure != nil {
 		wait := st.LastProvisionFailure.Add(replacementBackoff(r.h.settings.ReplacementBackoff, st.ConsecutiveFailures)).Sub(now)
@@ -67,15 +87,13 @@ func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
 	if err != nil {
 		return err
 	}
-	cur = active(live)
-	if r.rolling {
-		want = min(want, len(cur)+1)
-	}
-	for n := len(cur); n < want; n++ {
-		if err := r.createInstance(cur, n+1, want); err != nil {
+	cur := active(live)
+	n := r.toCreate(live)
+	for i := 0; i < n; i++ {
+		if err := r.createInstance(cur, len(cur)+1, len(cur)+n-i); err != nil {
 			return err
 		}
-		cur = active(r.insts)
+		cur = append(cur, r.insts[len(r.insts)-1])
 	}
 	return nil
 }
@@ -83,14 +101,11 @@ func (r *poolRun) scaleUp(now time.Time, cur []*v1.Instance, want int) error {
 // scaleDown removes n servers: older templates first, then in scaleDownOrder,
 // skipping management nodes whose removal would break the etcd quorum.
 func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
-	nodes, err := r.h.nodes.List(labels.Everything())
+	nodes, err := r.nodeList()
 	if err != nil {
-		return fmt.Errorf("listing nodes: %w", err)
+		return err
 	}
-	byName := map[string]*corev1.Node{}
-	for _, nd := range nodes {
-		byName[nd.Name] = nd
-	}
+	byName := nodesByName(nodes)
 	outdated, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
 	candidates := append(scaleDownOrder(outdated), scaleDownOrder(current)...)
 	var held []string

@@ -12,8 +12,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 )
 
-// summarize fills ready/requested, the phase word and the scaling and Ready
-// conditions from the Instances.
+// summarize fills ready/requested, the rollout's counts (updated,
+// available), the phase word and the scaling and Ready conditions from the
+// Instances.
 func (r *poolRun) summarize() {
 	st := &r.pool.Status
 	want := int(r.pool.Spec.Count)
@@ -32,6 +33,8 @@ func (r *poolRun) summarize() {
 		}
 	}
 	st.Requested, st.Ready = int32(want), int32(ready)
+	_, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
+	st.Updated, st.Available = int32(len(current)), int32(countAvailable(cur, availability(r.nodes)))
 	defer func() { recordPool(r.pool.Name, st.Status, r.insts) }()
 
 	switch {

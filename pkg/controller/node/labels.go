@@ -30,7 +30,7 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 		return node, nil
 	}
 	labels, annotations := metadata(inst)
-	patch := missing(node, labels, annotations)
+	patch := missing(node, labels, annotations, v1.ProviderIDPrefix+inst.Status.InstanceID)
 	if patch == nil {
 		return node, nil
 	}
@@ -38,8 +38,10 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	if err != nil {
 		return node, err
 	}
-	// A merge patch of metadata only: no conflict with the kubelet's status
-	// updates, and nothing else on the Node is rewritten.
+	// A merge patch: no conflict with the kubelet's status updates, and
+	// nothing else on the Node is rewritten. The provider ID it may carry
+	// cannot overwrite one the kubelet set meanwhile: the apiserver lets a
+	// Node's providerID change only from empty.
 	updated, err := h.nodes.Patch(node.Name, types.MergePatchType, raw)
 	if err != nil {
 		return node, fmt.Errorf("labelling node %s: %w", node.Name, err)
@@ -48,8 +50,9 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 }
 
 // metadata is what the Node of an Instance carries: well-known topology and
-// instance-type labels (as a cloud provider would set them), the device ID as a
-// label for selectors, and annotations for people.
+// instance-type labels (as a cloud provider would set them; the zone once the
+// device's facility is known), the device ID as a label for selectors, and
+// annotations for people.
 func metadata(inst *v1.Instance) (labels, annotations map[string]string) {
 	metro := strings.ToLower(inst.Spec.Metro)
 	labels = map[string]string{
@@ -58,8 +61,11 @@ func metadata(inst *v1.Instance) (labels, annotations map[string]string) {
 		v1.LabelInstanceType: inst.Spec.Plan,
 		v1.LabelRegion:       metro,
 	}
+	if inst.Status.Facility != "" {
+		labels[v1.LabelZone] = inst.Status.Facility
+	}
 	annotations = map[string]string{
-		v1.AnnotationProviderID:   "equinixmetal://" + inst.Status.InstanceID,
+		v1.AnnotationProviderID:   v1.ProviderIDPrefix + inst.Status.InstanceID,
 		v1.AnnotationPlan:         inst.Spec.Plan,
 		v1.AnnotationMetro:        metro,
 		v1.AnnotationBillingCycle: inst.Spec.BillingCycle,
@@ -67,16 +73,26 @@ func metadata(inst *v1.Instance) (labels, annotations map[string]string) {
 	return labels, annotations
 }
 
-type metadataPatch struct {
+type nodePatch struct {
 	Metadata struct {
 		Labels      map[string]string `json:"labels,omitempty"`
 		Annotations map[string]string `json:"annotations,omitempty"`
 	} `json:"metadata"`
+	Spec *providerIDPatch `json:"spec,omitempty"`
 }
 
-// missing returns a patch of the labels and annotations that differ, or nil.
-func missing(node *corev1.Node, labels, annotations map[string]string) *metadataPatch {
-	p := &metadataPatch{}
+type providerIDPatch struct {
+	ProviderID string `json:"providerID"`
+}
+
+// missing returns a patch of the labels and annotations that differ, and of
+// the provider ID when the Node has none (one set by the kubelet or a cloud
+// controller is never replaced), or nil.
+func missing(node *corev1.Node, labels, annotations map[string]string, providerID string) *nodePatch {
+	p := &nodePatch{}
+	if node.Spec.ProviderID == "" {
+		p.Spec = &providerIDPatch{ProviderID: providerID}
+	}
 	for k, v := range labels {
 		if node.Labels[k] != v {
 			if p.Metadata.Labels == nil {
@@ -93,7 +109,7 @@ func missing(node *corev1.Node, labels, annotations map[string]string) *metadata
 			p.Metadata.Annotations[k] = v
 		}
 	}
-	if p.Metadata.Labels == nil && p.Metadata.Annotations == nil {
+	if p.Metadata.Labels == nil && p.Metadata.Annotations == nil && p.Spec == nil {
 		return nil
 	}
 	return p

@@ -1,5 +1,7 @@
 // Package node decorates the Nodes of the addon's servers with what Harvester
-// users want to see about the hardware: device ID, plan, metro, billing cycle.
+// users and the ecosystem read about the hardware: the provider ID (when the
+// kubelet set none), device ID, plan, metro and facility (region and zone),
+// billing cycle.
 // It has no remove handler: a finalizer on every Node would make the addon a
 // dependency of every node deletion in the cluster.
 package node

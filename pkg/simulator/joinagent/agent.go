@@ -53,7 +53,11 @@ type Options struct {
 	HTTPClient *http.Client
 	// KubeletVersion is reported by the Nodes.
 	KubeletVersion string
-	Log            logrus.FieldLogger
+	// ProviderIDPrefix, when set, makes Nodes register with spec.providerID
+	// <prefix><hostname>, as a kubelet told its provider ID does (RKE2's
+	// with its built-in cloud controller registers as rke2://<hostname>).
+	ProviderIDPrefix string
+	Log              logrus.FieldLogger
 }
 
 // Result is the outcome of one install, for tests.

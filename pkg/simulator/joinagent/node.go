@@ -34,6 +34,9 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic instal
 		labels["node-role.harvesterhci.io/"+ic.Role] = "true"
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ic.Hostname, Labels: labels}}
+	if a.opts.ProviderIDPrefix != "" {
+		node.Spec.ProviderID = a.opts.ProviderIDPrefix + ic.Hostname
+	}
 	var created *corev1.Node
 	// A kubelet keeps trying to register while the apiserver is away (a
 	// restart, an upgrade); giving up would leave a server that never joins.

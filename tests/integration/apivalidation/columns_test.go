@@ -36,7 +36,7 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 	created, err := client.EquinixV1().InstancePools().Create(ctx, pool, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.EquinixV1().InstancePools().Delete(ctx, created.Name, metav1.DeleteOptions{}) })
-	created.Status = v1.InstancePoolStatus{Status: v1.PoolPhaseReady, Ready: 1, Requested: 1}
+	created.Status = v1.InstancePoolStatus{Status: v1.PoolPhaseReady, Ready: 1, Requested: 1, Updated: 1, Available: 1}
 	_, err = client.EquinixV1().InstancePools().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
@@ -54,8 +54,11 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 
 	rows := kubectlGet(t, "instancepool", "columns-pool")
 	require.Len(t, rows, 2)
-	assert.Equal(t, []string{"NAME", "STATUS", "READY", "REQUESTED"}, rows[0])
-	assert.Equal(t, []string{"columns-pool", "ready", "1", "1"}, rows[1])
+	// The seed's columns first, then the rollout's, as `kubectl get
+	// deployment` shows them.
+	assert.Equal(t, []string{"NAME", "STATUS", "READY", "REQUESTED", "UP-TO-DATE", "AVAILABLE", "AGE"}, rows[0])
+	require.Len(t, rows[1], 7)
+	assert.Equal(t, []string{"columns-pool", "ready", "1", "1", "1", "1"}, rows[1][:6])
 
 	rows = kubectlGet(t, "instance", "columns-pool-zaoolitj")
 	require.Len(t, rows, 2)

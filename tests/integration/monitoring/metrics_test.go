@@ -24,9 +24,6 @@ import (
 // this build does not export them, each with the reason. Any other name that
 // the controller does not export fails the tests below.
 var notExported = map[string]string{
-	// Provided by the ElasticIP controller, issue 16: 1 while the VIP's Elastic
-	// IP is assigned to the device of the node kube-vip names, else 0.
-	"equinix_addon_elasticip_on_viphost": "provided by the ElasticIP controller, issue 16",
 	// Prometheus's own health of every scraped target.
 	"up": "Prometheus's scrape health of each target",
 }

@@ -26,6 +26,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -63,6 +64,8 @@ var notProvoked = map[grant]string{
 	{"", "secrets", "list"}:                              "informers list on apiservers without streaming lists",
 	{"", "configmaps", "list"}:                           "informers list on apiservers without streaming lists",
 	{"harvesterhci.io", "settings", "list"}:              "informers list on apiservers without streaming lists",
+	{"", "services", "list"}:                             "informers list on apiservers without streaming lists",
+	{"equinix.harvesterhci.io", "elasticips", "list"}:    "informers list on apiservers without streaming lists",
 	// Setting blockOwnerDeletion on an Instance's owner reference to its
 	// pool is checked by the OwnerReferencesPermissionEnforcement
 	// admission plugin, where it is on, without a request of its own.
@@ -72,12 +75,17 @@ var notProvoked = map[grant]string{
 func TestChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{NoController: true})
 	require.NotNil(t, env.Identity)
+	// The VIP is an Elastic IP of the project from the start, so the addon
+	// makes its ElasticIP when it starts.
+	env.ReserveVIP("sg")
+	env.IngressExpose()
 	user := "system:serviceaccount:" + framework.Namespace + ":" + framework.Release
 	addon := framework.StartAddon(t, env, framework.AddonOptions{
 		LeaderElect: true, LockName: framework.Release,
 		ExtraArgs: []string{"--orphan-sweep-interval", "300ms", "--orphan-grace-period", "0s", "--orphan-dry-run=false"},
 	})
 	lifecycle(t, env)
+	vipLifecycle(t, env)
 	addon.Stop()
 
 	events, err := env.Cluster.AuditEvents()
@@ -201,6 +209,38 @@ func lifecycle(t *testing.T, env *framework.Env) {
 	env.Eventually(func() bool { return countEvents(env, framework.Namespace, "ProjectUnreachable") >= 2 }, time.Minute,
 		"the sweep did not report the project twice")
 	env.DeletePoolAndWait(pool.Name)
+}
+
+// vipLifecycle: the VIP's ElasticIP follows kube-vip to a server (its
+// status written, its finalizer kept), and is replaced when the VIP changes.
+func vipLifecycle(t *testing.T, env *framework.Env) {
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "rbac-vip"))
+	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
+	node := env.Instances(pool.Name)[0].Name
+	require.NoError(t, env.SetVIPHost(node))
+	env.Eventually(func() bool {
+		e := env.ElasticIP(v1.VIPElasticIPName)
+		return e != nil && e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.NodeName == node
+	}, time.Minute, "the VIP did not follow kube-vip")
+
+	_, err := env.Sim.AddIPReservation(framework.ProjectID, metalsim.IPReservationSpec{CIDR: "10.0.0.11/32", Metro: "sg"})
+	require.NoError(t, err)
+	setVIP := func(ip string) {
+		cm, err := env.Kube.CoreV1().ConfigMaps(framework.Namespace).Get(env.Ctx, "vip", metav1.GetOptions{})
+		require.NoError(t, err)
+		cm.Data["ip"] = ip
+		_, err = env.Kube.CoreV1().ConfigMaps(framework.Namespace).Update(env.Ctx, cm, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		env.Eventually(func() bool {
+			e := env.ElasticIP(v1.VIPElasticIPName)
+			return e != nil && e.Spec.Address == ip && e.Status.Status == v1.ElasticIPPhaseAssigned
+		}, time.Minute, "the VIP's ElasticIP was not replaced for %s", ip)
+	}
+	setVIP("10.0.0.11")
+	setVIP(framework.VIP)
+	env.DeletePoolAndWait(pool.Name)
+	// Their finalizers go while the controller runs.
+	env.DeleteElasticIPs()
 }
 
 func scale(t *testing.T, env *framework.Env, name string, count int32) {

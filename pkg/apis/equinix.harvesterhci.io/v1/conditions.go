@@ -63,6 +63,23 @@ const (
 	// ConditionStalled is True when the object cannot progress until a person
 	// acts; its reason and message are the blocking condition's.
 	ConditionStalled = "Stalled"
+	// ElasticIP conditions.
+
+	// ElasticIPReady is True while the address is assigned to the server of
+	// the node kube-vip names.
+	ElasticIPReady = "Ready"
+	// ElasticIPCredentialsReady is False when the Secret is missing or its
+	// credentials are refused.
+	ElasticIPCredentialsReady = "CredentialsReady"
+	// ElasticIPReserved is True when the address lies in a reservation of
+	// the project.
+	ElasticIPReserved = "Reserved"
+	// ElasticIPHostMatched is True when kube-vip names a node and that node's
+	// server is known; False says what is missing.
+	ElasticIPHostMatched = "HostMatched"
+	// ElasticIPHostHealthy is False while the node kube-vip names is not
+	// Ready, cordoned or in maintenance and kube-vip has not moved away.
+	ElasticIPHostHealthy = "HostHealthy"
 )
 
 // Phases shown in the STATUS column.
@@ -84,4 +101,10 @@ const (
 	PoolPhaseDegraded     = "degraded"
 	PoolPhaseFailed       = "failed"
 	PoolPhaseDeleting     = "deleting"
+
+	ElasticIPPhasePending  = "pending"
+	ElasticIPPhaseAssigned = "assigned"
+	ElasticIPPhaseMoving   = "moving"
+	ElasticIPPhaseWaiting  = "waiting"
+	ElasticIPPhaseError    = "error"
 )

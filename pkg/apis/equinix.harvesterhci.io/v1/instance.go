@@ -79,6 +79,11 @@ type InstanceStatus struct {
 	// ProjectID.
 	// +optional
 	Metro string `json:"metro,omitempty"`
+	// Facility is the data centre (lowercase facility code, e.g. da11) the
+	// device was placed in, as Equinix Metal reported it; the Node's
+	// topology.kubernetes.io/zone.
+	// +optional
+	Facility string `json:"facility,omitempty"`
 	// CreateRetry is set while device creates are refused (no capacity, an
 	// invalid request, throttling, credentials): no create, and no list
 	// before it, is sent before notBefore.

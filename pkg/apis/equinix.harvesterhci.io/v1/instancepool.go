@@ -15,6 +15,9 @@ import (
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Requested",type=integer,JSONPath=`.status.requested`
+// +kubebuilder:printcolumn:name="Up-To-Date",type=integer,JSONPath=`.status.updated`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.available`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.spec.plan`,priority=1
 // +kubebuilder:printcolumn:name="Metro",type=string,JSONPath=`.spec.metro`,priority=1
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="pool names are DNS labels of at most 54 characters, so that server hostnames (<pool>-<8 letters>) stay within 63"
@@ -57,6 +60,12 @@ type InstancePoolSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Remediation RemediationPolicy `json:"remediation"`
+
+	// Rollout bounds how servers made from an older template are replaced
+	// when a server-shaping field of the template changes.
+	// +kubebuilder:default={}
+	// +optional
+	Rollout RolloutStrategy `json:"rollout"`
 
 	InstanceTemplate `json:",inline"`
 }
@@ -116,6 +125,15 @@ type InstancePoolStatus struct {
 	// Requested is spec.count as last seen by the controller.
 	// +optional
 	Requested int32 `json:"requested"`
+	// Updated counts the servers made from the pool's current template,
+	// not counting those being removed.
+	// +optional
+	Updated int32 `json:"updated"`
+	// Available counts the ready servers whose node takes workloads: not
+	// cordoned and not in Harvester maintenance mode. A rollout keeps at
+	// least count - maxUnavailable of them.
+	// +optional
+	Available int32 `json:"available"`
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -34,9 +34,45 @@ const (
 	AnnotationBillingCycle = "equinix.harvesterhci.io/billing-cycle"
 
 	// Well-known labels the addon fills on its Nodes, as a cloud provider
-	// would.
+	// would: the plan, the metro, and the facility (data centre) as the zone.
 	LabelInstanceType = "node.kubernetes.io/instance-type"
 	LabelRegion       = "topology.kubernetes.io/region"
+	LabelZone         = "topology.kubernetes.io/zone"
+
+	// ProviderIDPrefix starts a Node's spec.providerID, followed by the
+	// device ID: the form the Equinix Metal cloud controller manager and
+	// the tools built on it read.
+	ProviderIDPrefix = "equinixmetal://"
+
+	// AnnotationDeviceID is set by a person on a Node the addon did not
+	// provision (the first Harvester node, usually) to name its Metal
+	// device, when the device's addresses do not identify it. The addon
+	// never writes it; on its own Nodes the same key is a label.
+	AnnotationDeviceID = "equinix.harvesterhci.io/device-id"
+	// AnnotationBGPDevice marks a Node whose metal.equinix.com BGP
+	// annotations the addon wrote, with the device they describe: only
+	// those are ever removed, never a cloud provider's.
+	AnnotationBGPDevice = "equinix.harvesterhci.io/bgp-device"
+	// LabelElasticIPFor marks the ElasticIP the addon made itself, with
+	// what it follows (ElasticIPForVIP).
+	LabelElasticIPFor = "equinix.harvesterhci.io/elasticip-for"
+	// AnnotationVIPHost is where kube-vip (ARP mode) names the node that
+	// holds a Service's address.
+	AnnotationVIPHost = "kube-vip.io/vipHost"
+)
+
+// ElasticIPForVIP is the value of LabelElasticIPFor on the cluster VIP's
+// ElasticIP, which is named VIPElasticIPName.
+const (
+	ElasticIPForVIP  = "cluster-vip"
+	VIPElasticIPName = "cluster-vip"
+)
+
+// The Service of the cluster VIP: Harvester makes it from ConfigMap
+// harvester-system/vip, and kube-vip names the VIP's holder on it.
+const (
+	VIPServiceNamespace = "kube-system"
+	VIPServiceName      = "ingress-expose"
 )
 
 // Values of LabelSecret.

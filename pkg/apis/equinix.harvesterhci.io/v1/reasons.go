@@ -31,13 +31,16 @@ const (
 	ReasonDuplicateDevices  = "DuplicateDevices"
 	ReasonInvalidRequest    = "InvalidRequest"
 	ReasonNoCapacity        = "NoCapacity"
-	ReasonThrottled         = "Throttled"
-	ReasonProvisioning      = "Provisioning"
-	ReasonDeviceActive      = "DeviceActive"
-	ReasonProvisionFailed   = "ProvisionFailed"
-	ReasonDeviceGone        = "DeviceGone"
-	ReasonPoweredOff        = "PoweredOff"
-	ReasonReinstalling      = "Reinstalling"
+	// ReasonReservationUnavailable: the server's hardware reservation
+	// cannot take it (used, another plan or metro, a spare, none left).
+	ReasonReservationUnavailable = "ReservationUnavailable"
+	ReasonThrottled              = "Throttled"
+	ReasonProvisioning           = "Provisioning"
+	ReasonDeviceActive           = "DeviceActive"
+	ReasonProvisionFailed        = "ProvisionFailed"
+	ReasonDeviceGone             = "DeviceGone"
+	ReasonPoweredOff             = "PoweredOff"
+	ReasonReinstalling           = "Reinstalling"
 
 	// The networking chain.
 	ReasonConverged   = "Converged"
@@ -105,6 +108,31 @@ const (
 	ReasonReconciled   = "Reconciled"
 	ReasonNotStalled   = "NotStalled"
 	ReasonServerFailed = "ServerFailed"
+	// The ElasticIP that follows kube-vip.
+	ReasonAssigned          = "Assigned"
+	ReasonMoving            = "Moving"
+	ReasonMoved             = "Moved"
+	ReasonUnassigned        = "Unassigned"
+	ReasonReserved          = "Reserved"
+	ReasonNotReserved       = "NotReserved"
+	ReasonAssignRefused     = "AssignRefused"
+	ReasonAddressConflict   = "AddressConflict"
+	ReasonHostMatched       = "HostMatched"
+	ReasonNoVIPHost         = "NoVIPHost"
+	ReasonServiceNotFound   = "ServiceNotFound"
+	ReasonHostNotFound      = "HostNotFound"
+	ReasonHostUnmatched     = "HostUnmatched"
+	ReasonHostHealthy       = "HostHealthy"
+	ReasonHostNotReady      = "HostNotReady"
+	ReasonHostCordoned      = "HostCordoned"
+	ReasonHostInMaintenance = "HostInMaintenance"
+	ReasonElasticIPCreated  = "ElasticIPCreated"
+	ReasonElasticIPReplaced = "ElasticIPReplaced"
+
+	// BGP peering for kube-vip and load balancers, on Nodes.
+	ReasonBGPPeersAnnotated = "BGPPeersAnnotated"
+	ReasonBGPPeersRemoved   = "BGPPeersRemoved"
+	ReasonBGPFailed         = "BGPFailed"
 )
 
 // warnings are the reasons that need a person's attention: something to fix,
@@ -117,7 +145,7 @@ var warnings = map[string]bool{
 	ReasonReleaseNotFound: true,
 
 	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
-	ReasonNoCapacity: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
+	ReasonNoCapacity: true, ReasonReservationUnavailable: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
 
 	ReasonStepFailed: true, ReasonPortMissing: true,
 
@@ -130,6 +158,12 @@ var warnings = map[string]bool{
 
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,
+
+	ReasonNotReserved: true, ReasonAssignRefused: true, ReasonAddressConflict: true,
+	ReasonServiceNotFound: true, ReasonHostNotFound: true, ReasonHostUnmatched: true,
+	ReasonHostNotReady: true, ReasonHostCordoned: true, ReasonHostInMaintenance: true,
+
+	ReasonBGPFailed: true,
 }
 
 // stalling are the reasons that hold an object until a person acts: fix a

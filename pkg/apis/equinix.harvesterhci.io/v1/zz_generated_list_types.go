@@ -26,6 +26,23 @@ import (
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
+// ElasticIPList is a list of ElasticIP resources
+type ElasticIPList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+
+	Items []ElasticIP `json:"items"`
+}
+
+func NewElasticIP(namespace, name string, obj ElasticIP) *ElasticIP {
+	obj.APIVersion, obj.Kind = SchemeGroupVersion.WithKind("ElasticIP").ToAPIVersionAndKind()
+	obj.Name = name
+	obj.Namespace = namespace
+	return &obj
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // InstanceList is a list of Instance resources
 type InstanceList struct {
 	metav1.TypeMeta `json:",inline"`

@@ -28,6 +28,7 @@ import (
 )
 
 var (
+	ElasticIPResourceName    = "elasticips"
 	InstanceResourceName     = "instances"
 	InstancePoolResourceName = "instancepools"
 )
@@ -53,6 +54,8 @@ var (
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
+		&ElasticIP{},
+		&ElasticIPList{},
 		&Instance{},
 		&InstanceList{},
 		&InstancePool{},

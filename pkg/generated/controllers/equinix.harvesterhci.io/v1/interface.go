@@ -31,6 +31,7 @@ func init() {
 }
 
 type Interface interface {
+	ElasticIP() ElasticIPController
 	Instance() InstanceController
 	InstancePool() InstancePoolController
 }
@@ -43,6 +44,10 @@ func New(controllerFactory controller.SharedControllerFactory) Interface {
 
 type version struct {
 	controllerFactory controller.SharedControllerFactory
+}
+
+func (v *version) ElasticIP() ElasticIPController {
+	return generic.NewNonNamespacedController[*v1.ElasticIP, *v1.ElasticIPList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "ElasticIP"}, "elasticips", v.controllerFactory)
 }
 
 func (v *version) Instance() InstanceController {

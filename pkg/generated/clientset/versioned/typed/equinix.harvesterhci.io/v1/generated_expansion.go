@@ -18,6 +18,8 @@ limitations under the License.
 
 package v1
 
+type ElasticIPExpansion interface{}
+
 type InstanceExpansion interface{}
 
 type InstancePoolExpansion interface{}

@@ -1,0 +1,91 @@
+// Package bgp gives kube-vip and MetalLB in BGP mode what the Equinix
+// Metal CCM (v3.3 and later) would: the project's BGP config (local, the
+// configured ASN) if it has none, one IPv4 session per server of a Node
+// (the addon's, and any other Node matched to its device), and the CCM's
+// node annotations metal.equinix.com/bgp-peers-{n}-* and
+// network-4-private, computed by package bgpannotate. The password never
+// goes into an annotation.
+//
+// Only annotations the addon wrote are ever removed: it marks them with
+// equinix.harvesterhci.io/bgp-device. They go when the device or its
+// session goes (a session deleted while its device lives is opened again,
+// as the CCM does). There is no remove handler: a finalizer on Nodes would
+// make the addon a dependency of every node deletion.
+package bgp
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// Handler names.
+const (
+	HandlerPeers   = "node-bgp-peers"
+	watchInstances = "bgp-watch-instances"
+)
+
+// Settings are the parts of the configuration the chain reads.
+type Settings struct {
+	// LocalASN is asked for when the project has no BGP config.
+	LocalASN int64
+	// Resync is how often a node's session is checked at rest.
+	Resync time.Duration
+}
+
+// Handler holds the chain and what it reads and writes.
+type Handler struct {
+	ctx         context.Context
+	settings    Settings
+	nodes       corecontrollers.NodeController
+	instances   equinixcontrollers.InstanceCache
+	metal       metal.Provider
+	credentials *credentials.Resolver
+	matcher     *nodedevice.Matcher
+	recorder    record.EventRecorder
+
+	mu sync.Mutex
+	// checked is the last time each node's session was found in place.
+	checked map[string]checked
+	// enabled remembers the projects whose BGP config was seen.
+	enabled map[string]bool
+	// reported is the last problem reported for each node, so a node that
+	// cannot peer is told once, not at every heartbeat.
+	reported map[string]string
+	now      func() time.Time
+}
+
+type checked struct {
+	device string
+	at     time.Time
+}
+
+// Register wires the chain on Nodes, and re-runs a Node when its
+// Instance changes (its device appears or goes).
+func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matcher) {
+	h := &Handler{
+		ctx:      ctx,
+		settings: Settings{LocalASN: deps.Cfg.BGPLocalASN, Resync: deps.Cfg.BGPResync},
+		nodes:    deps.Nodes, instances: deps.Instances.Cache(), metal: deps.Metal,
+		credentials: deps.Credentials, matcher: matcher, recorder: deps.Recorder,
+		checked: map[string]checked{}, enabled: map[string]bool{}, reported: map[string]string{}, now: time.Now,
+	}
+	deps.Nodes.OnChange(ctx, HandlerPeers, h.AnnotatePeers)
+	relatedresource.WatchClusterScoped(ctx, watchInstances, nodeOfInstance, common.After(deps.Nodes, common.RelatedDelay), deps.Instances)
+}
+
+// nodeOfInstance: an Instance's Node has its name.
+func nodeOfInstance(_, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+	return []relatedresource.Key{{Name: name}}, nil
+}

@@ -1,0 +1,214 @@
+package elasticip
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+)
+
+// verification is the last read that found an ElasticIP where it belongs.
+type verification struct {
+	node, device string
+	at           time.Time
+}
+
+// atRest: the address was found on the device of the node kube-vip still
+// names less than Resync ago, and no move is open. Such a pass makes no
+// call; the next read is due at the end of the interval.
+func (r *run) atRest(t target) bool {
+	st := &r.eip.Status
+	if t.node == nil || st.Move != nil || st.Status != v1.ElasticIPPhaseAssigned {
+		return false
+	}
+	r.h.mu.Lock()
+	v, ok := r.h.verified[r.eip.Name]
+	r.h.mu.Unlock()
+	if !ok || v.node != t.node.Name || v.device != st.DeviceID {
+		return false
+	}
+	left := r.h.settings.Resync - r.now.Sub(v.at)
+	if left <= 0 {
+		return false
+	}
+	r.gauge(1)
+	r.Requeue(left)
+	return true
+}
+
+func (h *Handler) verify(name string, v verification) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.verified[name] = v
+}
+
+func (h *Handler) forget(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.verified, name)
+}
+
+// match finds the device of the node kube-vip names. A node whose device is
+// unknown is reported and the address left where it is.
+func (r *run) match(c metal.Client, t target) (string, error) {
+	m, err := r.h.matcher.Match(r.h.ctx, c, t.node)
+	if cerr, ok := conditions.AsError(err); ok {
+		r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.waiting(v1.ElasticIPHostMatched)
+		r.gauge(0)
+		r.Requeue(r.h.settings.Resync)
+		return "", nil
+	}
+	if err != nil {
+		return "", r.metalFailure("listing the project's devices to find node "+t.node.Name+"'s", v1.ElasticIPHostMatched, err)
+	}
+	r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionTrue, v1.ReasonHostMatched,
+		fmt.Sprintf("kube-vip names node %s, which is device %s (found by its %s)", t.node.Name, m.DeviceID, m.By))
+	return m.DeviceID, nil
+}
+
+// converge puts the address on dev. A move is stored before its first
+// call; then the address is unassigned from wherever else it is and
+// assigned to dev. Metal refuses to assign an address another device
+// holds, so it is never on two devices; whatever interrupts the move, the
+// next pass starts from what Metal then says.
+func (r *run) converge(c metal.Client, res *metal.IPReservation, current []metal.IPAddress, dev, node string) error {
+	st := &r.eip.Status
+	var here *metal.IPAddress
+	var others []metal.IPAddress
+	for i := range current {
+		if current[i].DeviceID == dev {
+			here = &current[i]
+		} else {
+			others = append(others, current[i])
+		}
+	}
+	if here != nil && len(others) == 0 {
+		r.arrived(*here, dev, node)
+		return nil
+	}
+	if st.Move == nil || st.Move.ToDevice != dev {
+		if ok, err := r.assignable(c, res, dev, node); err != nil || !ok {
+			return err
+		}
+		r.startMove(others, dev, node)
+		if err := r.persist(); err != nil {
+			return err
+		}
+	}
+	r.gauge(0)
+	for _, a := range others {
+		err := c.UnassignIP(r.h.ctx, a.ID)
+		if err != nil && !metal.IsNotFound(err) {
+			return r.metalFailure(fmt.Sprintf("unassigning %s from device %s", r.eip.Spec.Address, a.DeviceID), v1.ElasticIPReady, err)
+		}
+	}
+	if here == nil {
+		a, err := c.AssignIP(r.h.ctx, dev, r.eip.Spec.Address+"/32")
+		if err != nil {
+			return r.metalFailure(fmt.Sprintf("assigning %s to device %s", r.eip.Spec.Address, dev), v1.ElasticIPReady, err)
+		}
+		here = a
+	}
+	r.arrived(*here, dev, node)
+	return nil
+}
+
+// startMove records the move: where from, where to, and since when
+// kube-vip has named the new node (kept when kube-vip moves again before
+// the move is over).
+func (r *run) startMove(others []metal.IPAddress, dev, node string) {
+	st := &r.eip.Status
+	since := metav1.NewTime(r.now)
+	if st.Move != nil {
+		since = st.Move.Since
+	}
+	move := &v1.ElasticIPMove{ToDevice: dev, ToNode: node, Since: since}
+	if len(others) > 0 {
+		move.FromDevice, move.FromAssignment = others[0].DeviceID, others[0].ID
+	} else if st.Move != nil {
+		move.FromDevice, move.FromAssignment = st.Move.FromDevice, st.Move.FromAssignment
+	}
+	st.Move = move
+	r.setPhase(v1.ElasticIPPhaseMoving)
+	r.gauge(0)
+	from := "nowhere"
+	if move.FromDevice != "" {
+		from = "device " + move.FromDevice
+	}
+	r.setCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonMoving, fmt.Sprintf(
+		"kube-vip names node %s: moving %s from %s to its device %s", node, r.eip.Spec.Address, from, dev))
+}
+
+// assignable checks, before anything is unassigned, that the device can
+// take the address: Metal refuses a device in another metro or in layer 2,
+// and unassigning first would leave the address nowhere.
+func (r *run) assignable(c metal.Client, res *metal.IPReservation, dev, node string) (bool, error) {
+	d, err := c.GetDevice(r.h.ctx, dev)
+	if metal.IsNotFound(err) {
+		r.h.matcher.Forget(c.ProjectID(), node)
+		r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, v1.ReasonHostUnmatched,
+			fmt.Sprintf("node %s's device %s no longer exists", node, dev))
+		r.setPhase(v1.ElasticIPPhaseWaiting)
+		r.gauge(0)
+		r.Requeue(r.h.settings.Resync)
+		return false, nil
+	}
+	if err != nil {
+		return false, r.metalFailure("reading device "+dev, v1.ElasticIPReady, err)
+	}
+	var why string
+	bond, hasBond := d.Port("bond0")
+	switch {
+	case d.State == metal.DeviceStateDeprovisioning:
+		why = "it is being deleted"
+	case res.Metro != "" && d.Metro != "" && !strings.EqualFold(res.Metro, d.Metro):
+		why = fmt.Sprintf("it is in metro %s and reservation %s in metro %s", d.Metro, res.ID, res.Metro)
+	case !hasBond || strings.HasPrefix(string(bond.NetworkType), "layer2"):
+		why = "its network is in layer 2 mode, which takes no Elastic IP"
+	}
+	if why == "" {
+		return true, nil
+	}
+	r.setCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf(
+		"kube-vip names node %s, but its device %s cannot take %s: %s; the address stays where it is", node, dev, r.eip.Spec.Address, why))
+	r.setPhase(v1.ElasticIPPhaseWaiting)
+	r.gauge(0)
+	r.Requeue(refusedRetry)
+	return false, nil
+}
+
+// arrived records the address on dev; a move that ends here is reported
+// with one Event and counted once its status is stored.
+func (r *run) arrived(a metal.IPAddress, dev, node string) {
+	st := &r.eip.Status
+	st.DeviceID, st.AssignmentID = dev, a.ID
+	msg := fmt.Sprintf("%s is assigned to device %s of node %s, which kube-vip names", r.eip.Spec.Address, dev, node)
+	if m := st.Move; m != nil {
+		// Found on the target of an open move: this move put it there, even
+		// if the answer to its assign was lost.
+		st.AssignedByAddon = true
+		st.Move, st.LastMoveTime = nil, &metav1.Time{Time: r.now}
+		r.finished = m
+		took := r.now.Sub(m.Since.Time).Round(10 * time.Millisecond)
+		if m.FromDevice != "" {
+			r.told = event{v1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
+				r.eip.Spec.Address, m.FromDevice, dev, node, took)}
+		} else {
+			r.told = event{v1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
+				r.eip.Spec.Address, dev, node, took)}
+		}
+		conditions.True(&st.Conditions, r.eip.Generation, v1.ElasticIPReady, v1.ReasonAssigned, msg)
+	} else {
+		r.setCondition(v1.ElasticIPReady, metav1.ConditionTrue, v1.ReasonAssigned, msg)
+	}
+	r.setPhase(v1.ElasticIPPhaseAssigned)
+	r.gauge(1)
+	r.h.verify(r.eip.Name, verification{node: node, device: dev, at: r.now})
+	r.Requeue(r.h.settings.Resync)
+}
