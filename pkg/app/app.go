@@ -80,7 +80,7 @@ func controllerFlags(f *config.Config) []cli.Flag {
 		&cli.IntFlag{Name: "metal-burst", EnvVars: []string{"METAL_BURST"}, Value: 20, Destination: &f.MetalBurst,
 			Usage: "burst of the Metal API rate limit"},
 		&cli.Float64Flag{Name: "kube-api-qps", EnvVars: []string{"KUBE_API_QPS"}, Value: 50, Destination: &f.KubeAPIQPS,
-			Usage: "client-side limit of kube-apiserver requests per second, per resource"},
+			Usage: "client-side limit of kube-apiserver requests per second, one bucket shared by every controller (Events and leader election have their own)"},
 		&cli.IntFlag{Name: "kube-api-burst", EnvVars: []string{"KUBE_API_BURST"}, Value: 100, Destination: &f.KubeAPIBurst,
 			Usage: "burst of the kube-apiserver request limit"},
 		&cli.StringFlag{Name: "cluster-id", EnvVars: []string{"CLUSTER_ID"}, Destination: &f.ClusterID,

@@ -41,7 +41,9 @@ type Config struct {
 	MetalRequestsPerSecond float64
 	MetalBurst             int
 	// KubeAPIQPS and KubeAPIBurst are client-go's client-side limit on
-	// kube-apiserver requests, per resource client. client-go's own default
+	// kube-apiserver requests: one token bucket shared by every controller's
+	// client (one lasso factory), another by the plain clientset (Events,
+	// leader election, drain). client-go's own default
 	// (5/s) made status writes, not Metal or the controller, the bottleneck of
 	// a large pool (make bench); the apiserver protects itself with API
 	// Priority and Fairness.

@@ -77,16 +77,20 @@ type CapacityClient interface {
 type PortClient interface {
 	GetPort(ctx context.Context, id string) (*Port, error)
 	// BondPort adds a port to its bond; bulk bonds every port of the bond.
-	BondPort(ctx context.Context, id string, bulk bool) error
+	// It returns the port as the API answered.
+	BondPort(ctx context.Context, id string, bulk bool) (*Port, error)
 	// DisbondPort takes a port out of its bond; bulk disbonds every port.
-	DisbondPort(ctx context.Context, id string, bulk bool) error
+	// It returns the port as the API answered.
+	DisbondPort(ctx context.Context, id string, bulk bool) (*Port, error)
 	// ConvertLayer2 turns a bond to layer 2, dropping the device's addresses.
-	// A bond already in layer 2 is success.
-	ConvertLayer2(ctx context.Context, id string) error
+	// A bond already in layer 2 is success (and no port is returned); the
+	// returned port may not show the conversion yet.
+	ConvertLayer2(ctx context.Context, id string) (*Port, error)
 	// ConvertLayer3 turns a bond back to layer 3, requesting public IPv4,
 	// private IPv4 and public IPv6 addresses (new ones). VLANs must be
-	// removed first. A bond already in layer 3 is success.
-	ConvertLayer3(ctx context.Context, id string) error
+	// removed first. A bond already in layer 3 is success (and no port is
+	// returned); the returned port may not show the conversion yet.
+	ConvertLayer3(ctx context.Context, id string) (*Port, error)
 	// AssignVLAN attaches a VLAN, by ID or VXLAN number, to a port; one
 	// already on the port is success.
 	AssignVLAN(ctx context.Context, portID, vnid string) error

@@ -37,39 +37,53 @@ func (c *sdkClient) GetPort(ctx context.Context, id string) (*Port, error) {
 	return &out, nil
 }
 
-// portCall runs one port operation; its answer is dropped because a port can
-// answer before it changed, so callers read it again.
-func (c *sdkClient) portCall(ctx context.Context, op, id string, call func(context.Context) (*metalv1.Port, *http.Response, error)) error {
+// portCall runs one port operation and returns the port as the API answered
+// it. A conversion can answer before it changed the port, so callers compare
+// the answer with what they asked for before relying on it.
+func (c *sdkClient) portCall(ctx context.Context, op, id string, call func(context.Context) (*metalv1.Port, *http.Response, error)) (*Port, error) {
 	if err := requireID(op, "port ID", id); err != nil {
-		return err
+		return nil, err
 	}
-	return c.do(ctx, op, func(ctx context.Context) (*http.Response, error) {
-		_, resp, err := call(ctx)
+	var answer *metalv1.Port
+	err := c.do(ctx, op, func(ctx context.Context) (resp *http.Response, err error) {
+		answer, resp, err = call(ctx)
 		return resp, err
 	})
+	if err != nil || answer == nil {
+		return nil, err
+	}
+	out := fromPort(answer)
+	return &out, nil
 }
 
-func (c *sdkClient) BondPort(ctx context.Context, id string, bulk bool) error {
+// vlanCall runs a VLAN assignment, whose answer nobody reads: the API
+// assigns or unassigns before it answers.
+func (c *sdkClient) vlanCall(ctx context.Context, op, id string, call func(context.Context) (*metalv1.Port, *http.Response, error)) error {
+	_, err := c.portCall(ctx, op, id, call)
+	return err
+}
+
+func (c *sdkClient) BondPort(ctx context.Context, id string, bulk bool) (*Port, error) {
 	return c.portCall(ctx, OpBondPort, id, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		return c.api.PortsApi.BondPort(ctx, id).BulkEnable(bulk).Execute()
 	})
 }
 
-func (c *sdkClient) DisbondPort(ctx context.Context, id string, bulk bool) error {
+func (c *sdkClient) DisbondPort(ctx context.Context, id string, bulk bool) (*Port, error) {
 	return c.portCall(ctx, OpDisbondPort, id, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		return c.api.PortsApi.DisbondPort(ctx, id).BulkDisable(bulk).Execute()
 	})
 }
 
-func (c *sdkClient) ConvertLayer2(ctx context.Context, id string) error {
-	err := c.portCall(ctx, OpConvertLayer2, id, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
+func (c *sdkClient) ConvertLayer2(ctx context.Context, id string) (*Port, error) {
+	answer, err := c.portCall(ctx, OpConvertLayer2, id, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		// The SDK insists on a body; the API takes an empty object.
 		return c.api.PortsApi.ConvertLayer2(ctx, id).PortAssignInput(metalv1.PortAssignInput{}).Execute()
 	})
 	if isAlreadyDone(err, alreadyLayer2...) {
-		return nil
+		return nil, nil
 	}
-	return err
+	return answer, err
 }
 
 // layer3Addresses are what a port returning to layer 3 asks for: the same set
@@ -80,22 +94,22 @@ var layer3Addresses = []metalv1.PortConvertLayer3InputRequestIpsInner{
 	{AddressFamily: metalv1.PtrInt32(6), Public: metalv1.PtrBool(true)},
 }
 
-func (c *sdkClient) ConvertLayer3(ctx context.Context, id string) error {
-	err := c.portCall(ctx, OpConvertLayer3, id, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
+func (c *sdkClient) ConvertLayer3(ctx context.Context, id string) (*Port, error) {
+	answer, err := c.portCall(ctx, OpConvertLayer3, id, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		return c.api.PortsApi.ConvertLayer3(ctx, id).
 			PortConvertLayer3Input(metalv1.PortConvertLayer3Input{RequestIps: layer3Addresses}).Execute()
 	})
 	if isAlreadyDone(err, alreadyLayer3...) {
-		return nil
+		return nil, nil
 	}
-	return err
+	return answer, err
 }
 
 func (c *sdkClient) AssignVLAN(ctx context.Context, portID, vnid string) error {
 	if err := requireID(OpAssignVLAN, "VLAN", vnid); err != nil {
 		return err
 	}
-	err := c.portCall(ctx, OpAssignVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
+	err := c.vlanCall(ctx, OpAssignVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		return c.api.PortsApi.AssignPort(ctx, portID).PortAssignInput(metalv1.PortAssignInput{Vnid: &vnid}).Execute()
 	})
 	if isAlreadyDone(err, alreadyAssigned...) {
@@ -108,7 +122,7 @@ func (c *sdkClient) UnassignVLAN(ctx context.Context, portID, vnid string) error
 	if err := requireID(OpUnassignVLAN, "VLAN", vnid); err != nil {
 		return err
 	}
-	err := c.portCall(ctx, OpUnassignVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
+	err := c.vlanCall(ctx, OpUnassignVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		return c.api.PortsApi.UnassignPort(ctx, portID).PortAssignInput(metalv1.PortAssignInput{Vnid: &vnid}).Execute()
 	})
 	if isAlreadyDone(err, notAssigned...) {
@@ -121,13 +135,13 @@ func (c *sdkClient) AssignNativeVLAN(ctx context.Context, portID, vnid string) e
 	if err := requireID(OpAssignNativeVLAN, "VLAN", vnid); err != nil {
 		return err
 	}
-	return c.portCall(ctx, OpAssignNativeVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
+	return c.vlanCall(ctx, OpAssignNativeVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		return c.api.PortsApi.AssignNativeVlan(ctx, portID).Vnid(vnid).Execute()
 	})
 }
 
 func (c *sdkClient) RemoveNativeVLAN(ctx context.Context, portID string) error {
-	return c.portCall(ctx, OpRemoveNativeVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
+	return c.vlanCall(ctx, OpRemoveNativeVLAN, portID, func(ctx context.Context) (*metalv1.Port, *http.Response, error) {
 		return c.api.PortsApi.DeleteNativeVlan(ctx, portID).Execute()
 	})
 }

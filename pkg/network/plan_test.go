@@ -265,3 +265,35 @@ func TestAfterVLANStepsConverges(t *testing.T) {
 	assert.Empty(t, Steps(after, d, vlanIDs))
 	assert.Equal(t, []metal.VLANRef{{ID: "vlan-gone"}}, b.port("bond0").VLANs, "the ports given are not changed")
 }
+
+// A bond or disbond of one port is seen in the API's answer; a bulk one, a
+// conversion, or an answer from before the change is read back.
+func TestAfterAnswer(t *testing.T) {
+	disbond := Step{Op: OpDisbond, Port: "eth1", PortID: "p-eth1"}
+	answered := metal.Port{ID: "p-eth1", Name: "eth1", Bonded: false, NetworkType: metal.NetworkTypeLayer2Individual}
+
+	b := twoNIC()
+	ports, ok := AfterAnswer(b.ports, disbond, &answered)
+	require.True(t, ok)
+	d, err := Want(ports, template(v1.NetworkTypeHybrid, iface("eth1", "1000")), PhaseJoined)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"assign VLAN 1000 to eth1"}, stepStrings(Steps(ports, d, vlanIDs)),
+		"after the answer only the VLAN is left")
+	assert.True(t, b.port("eth1").Bonded, "the ports given are not changed")
+
+	stale := answered
+	stale.Bonded = true
+	for name, tc := range map[string]struct {
+		step   Step
+		answer *metal.Port
+	}{
+		"no answer":                  {disbond, nil},
+		"answered before it changed": {disbond, &stale},
+		"another port's answer":      {disbond, &metal.Port{ID: "p-eth0", Bonded: false}},
+		"a bulk disbond":             {Step{Op: OpDisbond, Port: "bond0", PortID: "p-bond0", Bulk: true}, &metal.Port{ID: "p-bond0"}},
+		"a conversion":               {Step{Op: OpToLayer2, Port: "bond0", PortID: "p-bond0"}, &metal.Port{ID: "p-bond0", NetworkType: metal.NetworkTypeLayer2Bonded}},
+	} {
+		_, ok := AfterAnswer(twoNIC().ports, tc.step, tc.answer)
+		assert.False(t, ok, name)
+	}
+}

@@ -85,6 +85,33 @@ func AfterVLANSteps(ports []metal.Port, steps []Step) []metal.Port {
 	return out
 }
 
+// Structural reports whether a step changes a port's bonding or layer, which
+// the API may answer before it has landed.
+func (s Step) Structural() bool { return s.Op != OpAssign && s.Op != OpUnassign }
+
+// AfterAnswer returns ports as they are after a structural step, when the
+// API's answer to it shows the whole change: a bond or disbond of one port
+// whose answer has the bonding asked for. Bulk steps change ports the answer
+// does not show, and a conversion changes the device's addresses, so those
+// are read back (ok is false).
+func AfterAnswer(ports []metal.Port, s Step, answer *metal.Port) ([]metal.Port, bool) {
+	if answer == nil || s.Bulk || (s.Op != OpBond && s.Op != OpDisbond) || answer.ID != s.PortID ||
+		answer.Bonded != (s.Op == OpBond) {
+		return nil, false
+	}
+	out := slices.Clone(ports)
+	for i := range out {
+		if out[i].ID == s.PortID {
+			out[i].Bonded = answer.Bonded
+			if answer.NetworkType != "" {
+				out[i].NetworkType = answer.NetworkType
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}
+
 // IsLayer2Port reports whether a bond is in layer 2 by its network type.
 func IsLayer2Port(p metal.Port) bool {
 	return strings.HasPrefix(string(p.NetworkType), "layer2")

@@ -28,7 +28,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		r.Requeue(left)
 		return false, nil
 	}
-	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
+	devs, err := r.devicesToAdopt(client)
 	if err != nil {
 		return false, r.metalFailure("listing devices to adopt", v1.InstanceDeviceCreated, err)
 	}
@@ -60,7 +60,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 			}
 		}
 		r.adopt(&devs[0])
-		return true, r.persist()
+		return true, nil
 	default:
 		ids := make([]string, 0, len(devs))
 		for _, d := range devs {
@@ -75,6 +75,17 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		r.Requeue(invalidRetry)
 		return false, nil
 	}
+}
+
+// devicesToAdopt lists the devices that carry this Instance's tag: afresh
+// when a create was sent (its device may have landed since), from the wave's
+// shared list of the pool's devices before the first create.
+func (r *run) devicesToAdopt(client metal.Client) ([]metal.Device, error) {
+	tag := v1.InstanceTag(string(r.inst.UID))
+	if r.createSent() || r.h.adoption == nil {
+		return client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: tag})
+	}
+	return r.h.adoption.devicesOf(r.h.ctx, client, v1.PoolTag(r.inst.Spec.PoolName), tag)
 }
 
 // adopt takes a device found by this Instance's tag.
@@ -133,7 +144,9 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
 		r.markInstallStarted(*r.inst.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
 	}
-	return true, r.persist()
+	// The pass goes on to read the device; its end stores the ID with what
+	// the read shows (a crash before that is covered by the intent above).
+	return true, nil
 }
 
 // createSent reports whether a create was sent whose device was never
@@ -170,7 +183,7 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
 		if lerr == nil && len(devs) == 1 {
 			r.adopt(&devs[0])
-			return true, r.persist()
+			return true, nil
 		}
 		settle := r.createSettle()
 		r.Eventf(r.inst, v1.ReasonCreateUnconfirmed,

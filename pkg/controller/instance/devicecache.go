@@ -22,7 +22,13 @@ type deviceCache struct {
 	mu        sync.Mutex
 	devices   map[string]cachedDevice
 	portOwner map[string]string
+	// readAt is when each device was last read from the API, kept longer
+	// than the entries themselves.
+	readAt map[string]time.Time
 }
+
+// readAtKept is how long a device's last read time is remembered.
+const readAtKept = time.Hour
 
 type cachedDevice struct {
 	dev *metal.Device
@@ -30,7 +36,8 @@ type cachedDevice struct {
 }
 
 func newDeviceCache(ttl time.Duration) *deviceCache {
-	return &deviceCache{ttl: ttl, now: time.Now, devices: map[string]cachedDevice{}, portOwner: map[string]string{}}
+	return &deviceCache{ttl: ttl, now: time.Now, devices: map[string]cachedDevice{}, portOwner: map[string]string{},
+		readAt: map[string]time.Time{}}
 }
 
 func (c *deviceCache) get(id string) (*metal.Device, bool) {
@@ -46,16 +53,32 @@ func (c *deviceCache) get(id string) (*metal.Device, bool) {
 func (c *deviceCache) put(dev *metal.Device) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.devices[dev.ID] = cachedDevice{dev: dev.DeepCopy(), at: c.now()}
+	now := c.now()
+	c.devices[dev.ID] = cachedDevice{dev: dev.DeepCopy(), at: now}
+	c.readAt[dev.ID] = now
 	for _, p := range dev.Ports {
 		c.portOwner[p.ID] = dev.ID
 	}
 	// Keep the maps from growing with devices long gone.
 	for id, e := range c.devices {
-		if c.now().Sub(e.at) >= c.ttl {
+		if now.Sub(e.at) >= c.ttl {
 			delete(c.devices, id)
 		}
 	}
+	for id, at := range c.readAt {
+		if now.Sub(at) >= readAtKept {
+			delete(c.readAt, id)
+		}
+	}
+}
+
+// readWithin reports whether the device was read from the API less than d
+// ago, by this process.
+func (c *deviceCache) readWithin(id string, d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.readAt[id]
+	return ok && c.now().Sub(at) < d
 }
 
 func (c *deviceCache) forget(id string) {
@@ -120,22 +143,22 @@ func (c readCachingClient) Reboot(ctx context.Context, id string) error {
 	return c.Client.Reboot(ctx, id)
 }
 
-func (c readCachingClient) BondPort(ctx context.Context, id string, bulk bool) error {
+func (c readCachingClient) BondPort(ctx context.Context, id string, bulk bool) (*metal.Port, error) {
 	defer c.cache.forgetPort(id)
 	return c.Client.BondPort(ctx, id, bulk)
 }
 
-func (c readCachingClient) DisbondPort(ctx context.Context, id string, bulk bool) error {
+func (c readCachingClient) DisbondPort(ctx context.Context, id string, bulk bool) (*metal.Port, error) {
 	defer c.cache.forgetPort(id)
 	return c.Client.DisbondPort(ctx, id, bulk)
 }
 
-func (c readCachingClient) ConvertLayer2(ctx context.Context, id string) error {
+func (c readCachingClient) ConvertLayer2(ctx context.Context, id string) (*metal.Port, error) {
 	defer c.cache.forgetPort(id)
 	return c.Client.ConvertLayer2(ctx, id)
 }
 
-func (c readCachingClient) ConvertLayer3(ctx context.Context, id string) error {
+func (c readCachingClient) ConvertLayer3(ctx context.Context, id string) (*metal.Port, error) {
 	defer c.cache.forgetPort(id)
 	return c.Client.ConvertLayer3(ctx, id)
 }

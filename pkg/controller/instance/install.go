@@ -177,8 +177,16 @@ func (r *run) configFailure(err error) error {
 // ensureInstall puts the installer on the device and reinstalls it, once. It
 // reports whether the installer has been started.
 func (r *run) ensureInstall(client metal.Client, dev *metal.Device) (bool, error) {
-	if conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceInstalling) {
-		return true, nil
+	st := r.inst.Status
+	if conditions.IsTrue(st.Conditions, v1.InstanceInstalling) {
+		if st.InstallRequestedAt == nil || r.inst.Spec.BootMode == v1.BootModeSingleBoot ||
+			r.h.reinstalls.answered(r.inst.UID, st.InstallRequestedAt.Time) {
+			return true, nil
+		}
+		// The reinstall's intent was stored with the state it leads to;
+		// whether the call went out is known to the process that sent it,
+		// and after a restart only to the API.
+		return r.reinstallOnce(client, dev)
 	}
 	r.setPhase(v1.PhaseInstalling)
 	if !conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceInstallConfigured) {
@@ -209,20 +217,30 @@ func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, er
 	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, v1.ReasonInstallConfigured,
 		fmt.Sprintf("installer iPXE script %s and a join configuration for Harvester %s (management MACs %s) are on device %s",
 			in.scriptURL, in.version, strings.Join(in.config.MACs, ", "), dev.ID))
-	return true, r.persist()
+	return true, nil
 }
 
 // reinstallOnce sends the reinstall unless one was already sent. The intent is
-// stored before the call, so after a crash the device (state, then events) is
-// asked whether the call went through before another is sent.
+// stored before the call, together with the state the call leads to (the
+// installer started, the node awaited), so that an answered call needs no
+// write of its own; a process that did not see the answer (it crashed, or
+// restarted) asks the device (state, then events) whether the call went
+// through before another is sent.
 func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error) {
-	if r.inst.Status.InstallRequestedAt != nil {
+	if at := r.inst.Status.InstallRequestedAt; at != nil {
 		sent, err := r.reinstallWasSent(client, dev)
 		if err != nil || sent {
+			if sent {
+				r.h.reinstalls.answer(r.inst.UID, at.Time)
+			}
 			return sent, err
 		}
 	} else {
-		r.inst.Status.InstallRequestedAt = nowTime(r)
+		at := nowTime(r)
+		r.markInstallStarted(*at, fmt.Sprintf("reinstalling device %s with the Harvester %s installer", dev.ID, r.installVersion()))
+		if err := r.trackNode(); err != nil {
+			return false, err
+		}
 		if err := r.persist(); err != nil {
 			return false, err
 		}
@@ -242,10 +260,11 @@ func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error
 	if err != nil {
 		return false, r.metalFailure("reinstalling the device with the Harvester installer", v1.InstanceInstalling, err)
 	}
+	r.h.reinstalls.answer(r.inst.UID, r.inst.Status.InstallRequestedAt.Time)
 	r.markInstallStarted(*r.inst.Status.InstallRequestedAt,
 		fmt.Sprintf("reinstalling device %s with the Harvester %s installer", dev.ID, r.installVersion()))
 	r.poll()
-	return true, r.persist()
+	return true, nil
 }
 
 func (r *run) installVersion() string {
@@ -258,7 +277,7 @@ func (r *run) installVersion() string {
 func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, error) {
 	if dev.State == metal.DeviceStateReinstalling {
 		r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s is reinstalling with the Harvester installer", dev.ID))
-		return true, r.persist()
+		return true, nil
 	}
 	events, err := client.ListDeviceEvents(r.h.ctx, dev.ID)
 	if err != nil {
@@ -268,7 +287,7 @@ func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, er
 	for _, ev := range events {
 		if strings.Contains(strings.ToLower(ev.Type), "reinstall") && !ev.CreatedAt.Before(since.Add(-clockSkew)) {
 			r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s was reinstalled with the Harvester installer", dev.ID))
-			return true, r.persist()
+			return true, nil
 		}
 	}
 	return false, nil

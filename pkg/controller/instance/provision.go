@@ -10,6 +10,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/network"
 )
 
 // ProvisionInstance drives an Instance through the provisioning chain: device,
@@ -21,6 +22,9 @@ func (h *Handler) ProvisionInstance(_ string, inst *v1.Instance) (*v1.Instance, 
 	if !HasFinalizer(inst) {
 		// The remove handler, registered first, adds the finalizer; its update
 		// brings us back. No Metal call may happen before it is stored.
+		return inst, nil
+	}
+	if h.versions.superseded(inst.UID, inst.ResourceVersion) {
 		return inst, nil
 	}
 	r := h.newRun(inst)
@@ -43,22 +47,29 @@ func (r *run) provision() error {
 			r.setPhase(v1.PhaseFailed)
 			return nil
 		}
-		if !r.inst.Status.UserdataCleared {
-			return r.clearUserdata()
-		}
 		// Joined servers are followed through their Node only: no Metal call per
 		// reconcile (node heartbeats would turn into API traffic). The periodic
 		// device sweep notices a device that disappears.
-		return r.trackNode()
+		return r.followNode()
 	}
 	client, err := r.metalClient()
 	if client == nil || err != nil {
 		return err
 	}
+	// One pass goes as far as the device allows, from create to the
+	// installer, and its changes are stored in one status write at the end;
+	// only intents (a create or a reinstall about to be sent) are written
+	// before their call.
 	if r.inst.Status.InstanceID == "" {
 		if done, err := r.ensureDevice(client); err != nil || !done {
 			return err
 		}
+	}
+	if r.installRunning() && r.h.devices.readWithin(r.inst.Status.InstanceID, installCheck*r.h.settings.PollInterval) {
+		// The installer runs for many minutes and nothing on the device
+		// tells how it goes: the Node's registration does. The device is
+		// looked at now and then for a failure or a deletion.
+		return r.followNode()
 	}
 	dev, err := r.refreshDevice(client)
 	if dev == nil || err != nil {
@@ -68,17 +79,44 @@ func (r *run) provision() error {
 		return nil
 	}
 	if r.inst.Spec.BootMode != v1.BootModeSingleBoot {
-		if !conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceNetworkConfigured) {
-			// The networking chain converges the ports and sets the condition;
-			// its status update brings us back.
+		if !conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceNetworkConfigured) ||
+			r.inst.Status.NetworkConfigHash != networkHash(r.inst, network.PhaseInstall) {
+			// The ports must be in the state the installer needs first.
 			r.setPhase(v1.PhaseNetworking)
-			return nil
+			if dev, err = r.convergeForInstall(client, dev); dev == nil || err != nil {
+				return err
+			}
 		}
 		if started, err := r.ensureInstall(client, dev); err != nil || !started {
 			return err
 		}
 	}
-	return r.trackNode()
+	return r.followNode()
+}
+
+// installCheck is how many poll intervals apart the device of a server whose
+// installer runs is read.
+const installCheck = 4
+
+// installRunning reports whether the device is active and its installer was
+// started, and the node has not joined yet.
+func (r *run) installRunning() bool {
+	st := r.inst.Status
+	return st.JoinedAt == nil && conditions.IsTrue(st.Conditions, v1.InstanceInstalling) &&
+		conditions.IsTrue(st.Conditions, v1.InstanceDeviceActive)
+}
+
+// followNode follows the Node and, once the server has joined, takes the
+// join configuration off the device, in the same pass as the join itself.
+func (r *run) followNode() error {
+	if err := r.trackNode(); err != nil {
+		return err
+	}
+	if r.inst.Status.JoinedAt == nil || r.inst.Status.UserdataCleared {
+		return nil
+	}
+	r.h.reinstalls.forget(r.inst.UID)
+	return r.clearUserdata()
 }
 
 // clearUserdata removes the join configuration from the device after the
@@ -90,7 +128,7 @@ func (r *run) clearUserdata() error {
 	st := &r.inst.Status
 	if left := waitLeft(st.UserdataClearRetry, r.now()); left > 0 {
 		r.Requeue(left)
-		return r.trackNode()
+		return nil
 	}
 	client, err := r.metalClient()
 	if err != nil {
@@ -100,7 +138,7 @@ func (r *run) clearUserdata() error {
 		// The credentials condition says why; their Secret's watch, or
 		// this requeue, brings the Instance back.
 		r.Requeue(authRetry)
-		return r.trackNode()
+		return nil
 	}
 	empty := metal.Sensitive("")
 	_, err = client.UpdateDevice(r.h.ctx, st.InstanceID, metal.DeviceUpdate{Userdata: &empty})
@@ -122,7 +160,7 @@ func (r *run) clearUserdata() error {
 			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
 			st.InstanceID, metalMessage(err), wait.Round(time.Second))
 	}
-	return r.trackNode()
+	return nil
 }
 
 // deviceUsable maps the device state onto the Instance and says whether the

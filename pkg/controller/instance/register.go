@@ -40,7 +40,7 @@ const (
 	watchSettings    = "instance-watch-settings"
 
 	// Finalizer is what wrangler's OnRemove stores for HandlerRemove.
-	Finalizer = "wrangler.cattle.io/" + HandlerRemove
+	Finalizer = v1.FinalizerInstance
 )
 
 // Settings are the parts of the configuration the Instance chains read.
@@ -74,8 +74,11 @@ type Handler struct {
 	releases     *harvester.ReleaseChecker
 	recorder     record.EventRecorder
 
-	devices *deviceCache
-	vlanIDs *vlans.IDCache
+	devices    *deviceCache
+	vlanIDs    *vlans.IDCache
+	versions   *versions
+	reinstalls *reinstalls
+	adoption   *adoptionLists
 	// now is the clock of the chains (time.Now when nil).
 	now func() time.Time
 }
@@ -109,7 +112,8 @@ func New(ctx context.Context, deps *common.Deps) *Handler {
 		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, secrets: deps.Secrets,
 		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
 		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, recorder: deps.Recorder,
-		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second),
+		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), versions: newVersions(), reinstalls: newReinstalls(),
+		adoption: newAdoptionLists(cfg.PollInterval),
 	}
 }
 

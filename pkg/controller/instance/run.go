@@ -58,6 +58,7 @@ func (r *run) persist() error {
 	if err != nil {
 		return fmt.Errorf("updating status of instance %s: %w", r.inst.Name, err)
 	}
+	r.h.versions.wrote(r.inst.UID, r.inst.ResourceVersion)
 	observeDurations(&r.persisted, &updated.Status)
 	r.inst = updated.DeepCopy()
 	r.persisted = *updated.Status.DeepCopy()

@@ -154,6 +154,7 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 		inst := &v1.Instance{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        name,
+				Finalizers:  []string{v1.FinalizerInstance},
 				Labels:      map[string]string{v1.LabelPool: r.pool.Name},
 				Annotations: map[string]string{v1.AnnotationTemplateHash: templateHash(&r.pool.Spec.InstanceTemplate)},
 				OwnerReferences: []metav1.OwnerReference{{

@@ -22,6 +22,9 @@ type breakdown struct {
 	cpu float64
 	// writes counts the apiserver's mutating requests on Instances by verb.
 	writes map[string]float64
+	// requests counts every apiserver request by resource and verb: where
+	// the client-side limits (one per resource) are spent.
+	requests map[string]float64
 }
 
 func newBreakdown(before, after snapshot, threads int) breakdown {
@@ -32,6 +35,7 @@ func newBreakdown(before, after snapshot, threads int) breakdown {
 		simHandling: after.handling - before.handling,
 		cpu:         after.cpu - before.cpu,
 		writes:      instanceWrites(after.apiserver, before.apiserver),
+		requests:    requestsByResource(after.apiserver, before.apiserver),
 	}
 	for _, kind := range controllerKinds(after.ctrl) {
 		match := func(l map[string]string) bool { return kindOf(l[labelController]) == kind }
@@ -95,6 +99,33 @@ func instanceWrites(after, before metrics) map[string]float64 {
 	return out
 }
 
+// requestsByResource counts apiserver requests between two scrapes by
+// resource (and subresource) and verb, watches left out.
+func requestsByResource(after, before metrics) map[string]float64 {
+	out := map[string]float64{}
+	add := func(ms metrics, sign float64) {
+		for _, m := range ms["apiserver_request_total"].GetMetric() {
+			l := labelsOf(m)
+			if l["resource"] == "" || l["verb"] == "WATCH" {
+				continue
+			}
+			k := l["resource"]
+			if l["subresource"] != "" {
+				k += "/" + l["subresource"]
+			}
+			out[k+" "+strings.ToLower(l["verb"])] += sign * m.GetCounter().GetValue()
+		}
+	}
+	add(after, 1)
+	add(before, -1)
+	for k, v := range out {
+		if v < 1 {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
 func (bd breakdown) totalWrites() float64 {
 	var t float64
 	for _, v := range bd.writes {
@@ -104,6 +135,11 @@ func (bd breakdown) totalWrites() float64 {
 }
 
 // instanceBusy is the Instance controller's handler time.
+// instanceWritesPerServer is the Instance writes per server of the fleet.
+func (bd breakdown) instanceWritesPerServer(servers int) float64 {
+	return bd.totalWrites() / float64(servers)
+}
+
 func (bd breakdown) instanceBusy() float64 { return bd.handlers[instancesResource].sum }
 
 // instancesResource names the Instance controller in lasso's metrics.
@@ -148,6 +184,8 @@ func (bd breakdown) details(servers int) []string {
 		fmt.Sprintf("- Controller process CPU: %.1f s (%s of one core over the wall time).", bd.cpu, pct(bd.cpu, bd.wall.Seconds())),
 		fmt.Sprintf("- Instance writes to the apiserver: %.0f (%.1f per server, %.1f per second): %s.",
 			bd.totalWrites(), bd.totalWrites()/float64(servers), bd.totalWrites()/bd.wall.Seconds(), formatCounts(bd.writes)),
+		fmt.Sprintf("- Every apiserver request in the window (all clients, the join agent's included), by resource and verb: %s.",
+			formatCounts(bd.requests)),
 	)
 	return out
 }

@@ -26,6 +26,9 @@ type controllerOptions struct {
 	// requestsPerSecond and burst bound the client-side Metal limiter.
 	requestsPerSecond float64
 	burst             int
+	// kubeQPS and kubeBurst are its client-side apiserver limits.
+	kubeQPS   float64
+	kubeBurst int
 	// extra are flags appended as given (--controller-arg), for profiling
 	// (--debug serves pprof) or trying a setting.
 	extra []string
@@ -70,6 +73,8 @@ func (e *env) startController(ctx context.Context, name, metalURL string, opts c
 		"--metal-api-url", metalURL,
 		"--metal-requests-per-second", strconv.FormatFloat(opts.requestsPerSecond, 'f', -1, 64),
 		"--metal-burst", strconv.Itoa(opts.burst),
+		"--kube-api-qps", strconv.FormatFloat(opts.kubeQPS, 'f', -1, 64),
+		"--kube-api-burst", strconv.Itoa(opts.kubeBurst),
 		"--http-address", httpAddr,
 		"--ipxe-address", ipxeAddr,
 		"--ipxe-public-url", "http://" + ipxeAddr,

@@ -24,6 +24,7 @@ func (b *bench) controllerOptions(sweep time.Duration) controllerOptions {
 	return controllerOptions{
 		threads: b.cfg.threads, pollInterval: b.cfg.pollInterval, sweepInterval: sweep,
 		requestsPerSecond: b.cfg.metalRPS, burst: int(b.cfg.metalRPS),
+		kubeQPS: b.cfg.kubeQPS, kubeBurst: b.cfg.kubeBurst,
 		extra: b.cfg.controllerArgs.Value(), goMemLimit: b.goMemLimit,
 	}
 }
@@ -92,9 +93,13 @@ func (f *fleet) stopController() {
 	}
 }
 
+// stop ends the scenario's world; stopping twice is harmless.
 func (f *fleet) stop() {
 	f.stopController()
-	f.metal.stop()
+	if f.metal != nil {
+		f.metal.stop()
+		f.metal = nil
+	}
 }
 
 // calls is the Metal API traffic since the last reset, without the sweep's

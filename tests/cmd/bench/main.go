@@ -39,6 +39,8 @@ type config struct {
 	pollInterval time.Duration
 	installTime  time.Duration
 	metalRPS     float64
+	kubeQPS      float64
+	kubeBurst    int
 	networkType  string
 
 	frugalityPool int
@@ -129,9 +131,13 @@ func flags(cfg *config) []cli.Flag {
 			Usage: "simulated Harvester install time"},
 		&cli.Float64Flag{Name: "metal-rps", EnvVars: []string{"BENCH_METAL_RPS"}, Value: 1000, Destination: &cfg.metalRPS,
 			Usage: "controller --metal-requests-per-second (and burst), high so the client-side limiter does not dominate"},
+		&cli.Float64Flag{Name: "kube-api-qps", EnvVars: []string{"BENCH_KUBE_API_QPS"}, Value: 50, Destination: &cfg.kubeQPS,
+			Usage: "controller --kube-api-qps (its default), which the floor's clients use too"},
+		&cli.IntFlag{Name: "kube-api-burst", EnvVars: []string{"BENCH_KUBE_API_BURST"}, Value: 100, Destination: &cfg.kubeBurst,
+			Usage: "controller --kube-api-burst (its default), which the floor's clients use too"},
 		&cli.StringFlag{Name: "network-type", EnvVars: []string{"BENCH_NETWORK_TYPE"}, Value: "hybrid", Destination: &cfg.networkType,
 			Usage: "network type of the overhead, idle, scale and throttling pools (hybrid is the README sample's)"},
-		&cli.IntFlag{Name: "frugality-pool", EnvVars: []string{"BENCH_FRUGALITY_POOL"}, Value: 5, Destination: &cfg.frugalityPool,
+		&cli.IntFlag{Name: "frugality-pool", EnvVars: []string{"BENCH_FRUGALITY_POOL"}, Value: 10, Destination: &cfg.frugalityPool,
 			Usage: "servers per network type in the frugality scenario"},
 		&cli.DurationFlag{Name: "quiet", EnvVars: []string{"BENCH_QUIET"}, Destination: &cfg.quiet,
 			Usage: "how long no Metal call must come before a frugality run ends (default: 2 poll intervals + 5s)"},

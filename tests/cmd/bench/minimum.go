@@ -22,14 +22,17 @@ type minCall struct {
 // from nothing to managed, in its pool's network type, in reinstall mode.
 type minSequence []minCall
 
-// provisionMinimum is what every server needs whatever its network type.
-var provisionMinimum = minSequence{
-	{metalsim.OpFindProjectDevices, 1, "adoption check: list devices by the Instance's tag before creating (a create whose answer was lost must be adopted, never repeated)"},
-	{metalsim.OpCreateDevice, 1, "create the device, booting the iPXE shell (custom_ipxe, script as userdata)"},
-	{metalsim.OpFindDeviceByID, 1, "one read that sees it active, with the ports' MACs (the join config's hwAddr) and their current network state"},
-	{metalsim.OpUpdateDevice, 1, "put the installer iPXE script URL and the join configuration (userdata) on the device"},
-	{metalsim.OpPerformAction, 1, "reinstall with the Harvester installer"},
-	{metalsim.OpUpdateDevice, 1, "after the join: clear the join configuration, which holds the join token, from the userdata"},
+// provisionMinimum is what every server of a pool of perPool needs whatever
+// its network type.
+func provisionMinimum(perPool int) minSequence {
+	return minSequence{
+		{metalsim.OpFindProjectDevices, 1 / float64(perPool), "adoption check before the first create: one list of the cluster's devices serves the pool's whole wave of creates (a create whose answer was lost is looked for by its own tag, afresh)"},
+		{metalsim.OpCreateDevice, 1, "create the device, booting the iPXE shell (custom_ipxe, script as userdata)"},
+		{metalsim.OpFindDeviceByID, 1, "one read that sees it active, with the ports' MACs (the join config's hwAddr) and their current network state"},
+		{metalsim.OpUpdateDevice, 1, "put the installer iPXE script URL and the join configuration (userdata) on the device"},
+		{metalsim.OpPerformAction, 1, "reinstall with the Harvester installer"},
+		{metalsim.OpUpdateDevice, 1, "after the join: clear the join configuration, which holds the join token, from the userdata"},
+	}
 }
 
 // vlanMinimum is the pool's share of VLAN work; perPool servers share it.
@@ -41,18 +44,19 @@ func vlanMinimum(vlans, perPool int) minSequence {
 	}
 }
 
-// readBack follows a structural port step.
-const readBack = "read the device back: the API answers a bond change or conversion before it has landed"
+// readBack follows a structural port step whose answer does not show all it
+// changed.
+const readBack = "read the device back: a conversion or a bulk bond change shows in full only there, and the API may answer before it has landed"
 
 // portMinimum is pkg/network's plan for each type on a fresh two-NIC device
 // (eth0 and eth1 bonded in bond0, layer 3), with one read-back per
-// structural step. Layer-2 types install in hybrid-bonded (the installer
+// structural step whose answer does not show the change (a disbond of one
+// port answers with the port, out of its bond). Layer-2 types install in hybrid-bonded (the installer
 // needs layer 3 for the metadata service) and convert after the join.
 var portMinimum = map[string]minSequence{
 	v1.NetworkTypeLayer3: nil,
 	v1.NetworkTypeHybrid: {
-		{metalsim.OpDisbondPort, 1, "eth1 leaves bond0: hybrid carries the VLANs on the odd-numbered ports"},
-		{metalsim.OpFindDeviceByID, 1, readBack},
+		{metalsim.OpDisbondPort, 1, "eth1 leaves bond0: hybrid carries the VLANs on the odd-numbered ports; its answer shows eth1 out of the bond"},
 		{metalsim.OpAssignPort, 2, "VLANs 1000 and 1001 onto eth1"},
 	},
 	v1.NetworkTypeHybridBonded: {
@@ -84,7 +88,7 @@ func vlanCount(typ string) int {
 
 // minimumFor is the whole minimum of one server of a pool of perPool.
 func minimumFor(typ string, perPool int) minSequence {
-	seq := append(minSequence{}, provisionMinimum...)
+	seq := provisionMinimum(perPool)
 	if n := vlanCount(typ); n > 0 {
 		seq = append(seq, vlanMinimum(n, perPool)...)
 	}

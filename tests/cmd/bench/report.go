@@ -145,3 +145,11 @@ func pct(part, whole float64) string {
 	}
 	return fmt.Sprintf("%.0f%%", 100*part/whole)
 }
+
+// passOrMiss is the verdict of a target.
+func passOrMiss(met bool) string {
+	if met {
+		return verdictPass
+	}
+	return verdictMiss
+}

@@ -98,6 +98,16 @@ const (
 	SecretConsole     = "console-password"
 )
 
+// Finalizers the addon stores. wrangler names a remove handler's finalizer
+// after the handler, so these spell the handler names and never change: a
+// renamed one would strand every object that carries the old one.
+const (
+	// FinalizerInstance keeps an Instance until its device, VLAN use, console
+	// Secret and Node are released. Pools create their Instances with it, so
+	// that adding it costs no write of its own.
+	FinalizerInstance = "wrangler.cattle.io/instance-remove"
+)
+
 // Tags on Metal devices, VLANs and IP reservations. They are how the addon
 // finds what it made: adoption after a lost create, the orphan sweep, and
 // cleanup. A Metal object without the cluster tag is never touched.

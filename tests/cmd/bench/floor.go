@@ -1,0 +1,482 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/network"
+)
+
+// The floor is the physical limit of this setup: a bare client that takes the
+// same servers from nothing to a Ready node, with what a user gets from the
+// controller (a managed Instance, its console Secret, the Node's labels, the
+// pool's status), making only the apiserver writes and Metal calls no
+// correct controller can do without, through the same apiserver, a simulator
+// started the same way, the same client-side limits (one token bucket for
+// all its apiserver requests, as the controller's client factory shares one)
+// and as many workers as the controller has. It measures what the
+// controller's own work costs on top.
+//
+// Per server: the Instance (create), its create intent (status), the console
+// Secret, the create and the device read that sees it active, the ports (the
+// planner's steps, read back only where the answer does not show the
+// change), the installer and join configuration, the reinstall intent
+// (status), the reinstall, the Node's registration, the userdata cleared,
+// the join (status), the Node's labels (one patch). Per pool: one adoption
+// list, its status when it starts and when it is ready; per metro: the
+// VLANs.
+
+// floorResult is one floor run.
+type floorResult struct {
+	elapsed    time.Duration
+	metalCalls int
+	// kubeWrites are all its apiserver writes (Instances, Secrets, Nodes,
+	// pools), instanceWrites those of Instances.
+	kubeWrites     int64
+	instanceWrites int64
+	serverCount int
+}
+
+type floorRun struct {
+	b       *bench
+	kube    kubernetes.Interface
+	client  versioned.Interface
+	metal   metal.Client
+	nodes   cache.SharedIndexInformer
+	ipxeURL string
+	writes  atomic.Int64
+	// instanceWrites are the Instance creates and status writes.
+	instanceWrites atomic.Int64
+	// workers holds as many servers at work as the controller has workers;
+	// a server waiting for its device or its Node holds none, as a
+	// controller's worker is free while its Instance waits.
+	workers chan struct{}
+
+	mu     sync.Mutex
+	pools  map[string]*floorPool
+	metros map[string]*floorMetro
+}
+
+// floorPool is what one server of a pool does for all of them.
+type floorPool struct {
+	once  sync.Once
+	err   error
+	vlans map[int]string
+}
+
+// floorMetro is the VLANs of a metro, which every pool there shares.
+type floorMetro struct {
+	once  sync.Once
+	err   error
+	vlans map[int]string
+}
+
+// runFloor runs the floor for the overhead scenario's fleet.
+func (b *bench) runFloor(ctx context.Context) (floorResult, error) {
+	cfg := b.cfg
+	world := startMetal(ctx, b.env.kube, b.metalOptions(10*time.Second), b.log)
+	defer world.stop()
+	ipxe := httptest.NewServer(harvester.NewIPXEHandler())
+	defer ipxe.Close()
+
+	// The controller's client-side limits: its default --kube-api-qps and
+	// --kube-api-burst, and the Metal rate the scenario gives it.
+	restCfg := rest.CopyConfig(b.env.rest)
+	restCfg.QPS, restCfg.Burst = float32(cfg.kubeQPS), cfg.kubeBurst
+	restCfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(restCfg.QPS, restCfg.Burst)
+	f := &floorRun{b: b, ipxeURL: ipxe.URL, pools: map[string]*floorPool{}, metros: map[string]*floorMetro{}, workers: make(chan struct{}, cfg.threads)}
+	var err error
+	if f.kube, err = kubernetes.NewForConfig(restCfg); err != nil {
+		return floorResult{}, err
+	}
+	if f.client, err = versioned.NewForConfig(restCfg); err != nil {
+		return floorResult{}, err
+	}
+	provider, err := metal.NewProvider(metal.Options{BaseURL: world.url, RequestsPerSecond: cfg.metalRPS, Burst: int(cfg.metalRPS)})
+	if err != nil {
+		return floorResult{}, err
+	}
+	if f.metal, err = provider.Client(metal.Credentials{Token: metalToken, ProjectID: projectID}); err != nil {
+		return floorResult{}, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactory(f.kube, 0)
+	f.nodes = factory.Core().V1().Nodes().Informer()
+	factory.Start(watchCtx.Done())
+	factory.WaitForCacheSync(watchCtx.Done())
+	defer factory.Shutdown()
+	defer stopWatch()
+
+	pools := poolSet("fl", cfg.networkType, cfg.fleetPools, perPool(cfg.fleetInstances, cfg.fleetPools))
+	start := time.Now()
+	// The pools are created as in the controller's run, by the benchmark's
+	// own client.
+	if err := b.env.createPools(ctx, pools); err != nil {
+		return floorResult{}, err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, p := range pools {
+		g.Go(func() error { return f.pool(gctx, p) })
+	}
+	if err := g.Wait(); err != nil {
+		return floorResult{}, fmt.Errorf("floor: %w", err)
+	}
+	res := floorResult{elapsed: time.Since(start), metalCalls: len(apiCalls(world.sim.Requests())),
+		kubeWrites: f.writes.Load(), instanceWrites: f.instanceWrites.Load(), serverCount: cfg.fleetInstances}
+	return res, b.env.cleanup(ctx)
+}
+
+// pool takes a pool's servers to Ready nodes and reports it, provisioning
+// then ready.
+func (f *floorRun) pool(ctx context.Context, pool *v1.InstancePool) error {
+	stored, err := f.poolStatus(ctx, pool.Name, v1.PoolPhaseProvisioning, 0)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := 0; i < int(pool.Spec.Count); i++ {
+		g.Go(func() error { return f.server(gctx, stored, i) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	_, err = f.poolStatus(ctx, pool.Name, v1.PoolPhaseReady, pool.Spec.Count)
+	return err
+}
+
+func (f *floorRun) poolStatus(ctx context.Context, name, phase string, ready int32) (*v1.InstancePool, error) {
+	var out *v1.InstancePool
+	err := f.work(ctx, func() error {
+		pools := f.client.EquinixV1().InstancePools()
+		p, err := pools.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Status.Status, p.Status.Requested, p.Status.Ready = phase, p.Spec.Count, ready
+		out, err = pools.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		f.writes.Add(1)
+		return err
+	})
+	return out, err
+}
+
+// work runs fn holding a worker.
+func (f *floorRun) work(ctx context.Context, fn func() error) error {
+	select {
+	case f.workers <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-f.workers }()
+	return fn()
+}
+
+// server takes one server from nothing to a Ready node: its work up to the
+// reinstall, the wait for its Node, and its work after the join.
+func (f *floorRun) server(ctx context.Context, pool *v1.InstancePool, i int) error {
+	name := fmt.Sprintf("%s-%08d", pool.Name, i)
+	var inst *v1.Instance
+	var dev *metal.Device
+	if err := f.work(ctx, func() (err error) {
+		inst, dev, err = f.install(ctx, pool, name)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := f.nodeReady(ctx, name); err != nil {
+		return err
+	}
+	return f.work(ctx, func() error { return f.joined(ctx, pool, inst, dev) })
+}
+
+// install takes the server to its reinstall.
+func (f *floorRun) install(ctx context.Context, pool *v1.InstancePool, name string) (*v1.Instance, *metal.Device, error) {
+	inst, err := f.client.EquinixV1().Instances().Create(ctx, &v1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelPool: pool.Name}},
+		Spec:       v1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: *pool.Spec.InstanceTemplate.DeepCopy()},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating instance %s: %w", name, err)
+	}
+	f.writes.Add(1)
+	f.instanceWrites.Add(1)
+	if inst, err = f.status(ctx, inst, v1.PhasePending); err != nil {
+		return nil, nil, err
+	}
+	if err := f.consoleSecret(ctx, inst); err != nil {
+		return nil, nil, err
+	}
+	p, err := f.adoption(ctx, pool)
+	if err != nil {
+		return nil, nil, err
+	}
+	dev, err := f.metal.CreateDevice(ctx, metal.CreateDeviceRequest{
+		Hostname: name, Plan: pool.Spec.Plan, Metro: strings.ToLower(pool.Spec.Metro), BillingCycle: "hourly",
+		OperatingSystem: "custom_ipxe", Userdata: metal.Sensitive(harvester.ShellScript()),
+		Tags: []string{v1.ClusterTag(clusterID), v1.PoolTag(pool.Name), v1.InstanceTag(string(inst.UID))},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating the device of %s: %w", name, err)
+	}
+	if dev, err = f.active(ctx, dev.ID); err != nil {
+		return nil, nil, err
+	}
+	if dev, err = f.ports(ctx, dev, &pool.Spec.InstanceTemplate, network.PhaseInstall, p.vlans); err != nil {
+		return nil, nil, err
+	}
+	// The Instance as stored, with the CRD's defaults (the install disk).
+	if err := f.configure(ctx, dev, name, &inst.Spec.InstanceTemplate); err != nil {
+		return nil, nil, err
+	}
+	if inst, err = f.status(ctx, inst, v1.PhaseInstalling); err != nil {
+		return nil, nil, err
+	}
+	script, err := harvester.InstallerScriptURL(f.ipxeURL, harvesterVersion, v1.BootModeReinstall, pool.Spec.ManagementBondingOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.metal.Reinstall(ctx, dev.ID, metal.ReinstallRequest{OperatingSystem: "custom_ipxe", IPXEScriptURL: script,
+		PreserveData: true, DeprovisionFast: true}); err != nil {
+		return nil, nil, fmt.Errorf("reinstalling %s: %w", name, err)
+	}
+	return inst, dev, nil
+}
+
+// joined finishes a server whose Node is Ready.
+func (f *floorRun) joined(ctx context.Context, pool *v1.InstancePool, inst *v1.Instance, dev *metal.Device) error {
+	empty := metal.Sensitive("")
+	if _, err := f.metal.UpdateDevice(ctx, dev.ID, metal.DeviceUpdate{Userdata: &empty}); err != nil {
+		return fmt.Errorf("clearing the userdata of %s: %w", inst.Name, err)
+	}
+	if network.IsLayer2(pool.Spec.NetworkingConfiguration.Type) {
+		p, err := f.adoption(ctx, pool)
+		if err != nil {
+			return err
+		}
+		if _, err = f.ports(ctx, dev, &pool.Spec.InstanceTemplate, network.PhaseJoined, p.vlans); err != nil {
+			return err
+		}
+	}
+	if _, err := f.status(ctx, inst, v1.PhaseManaged); err != nil {
+		return err
+	}
+	// The Node's labels and provider ID, as the controller sets them.
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:%q,%q:%q,%q:%q}},"spec":{"providerID":"equinixmetal://%s"}}`,
+		v1.LabelPool, pool.Name, v1.LabelDeviceID, dev.ID, v1.LabelInstanceType, pool.Spec.Plan,
+		"topology.kubernetes.io/region", strings.ToLower(pool.Spec.Metro), dev.ID)
+	_, err := f.kube.CoreV1().Nodes().Patch(ctx, inst.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("labelling node %s: %w", inst.Name, err)
+	}
+	f.writes.Add(1)
+	return nil
+}
+
+// consoleSecret keeps the console password of the server's rancher user.
+func (f *floorRun) consoleSecret(ctx context.Context, inst *v1.Instance) error {
+	controller := true
+	_, err := f.kube.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: inst.Name + "-console", Namespace: namespace,
+			Labels: map[string]string{v1.LabelSecret: v1.SecretConsole, v1.LabelInstance: inst.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1.SchemeGroupVersion.String(), Kind: "Instance",
+				Name: inst.Name, UID: inst.UID, Controller: &controller}}},
+		Data: map[string][]byte{"password": []byte("floor-console-password"), "username": []byte("rancher")},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("console Secret of %s: %w", inst.Name, err)
+	}
+	f.writes.Add(1)
+	return nil
+}
+
+// status writes the phase: an intent before the create and the reinstall,
+// the join at the end.
+func (f *floorRun) status(ctx context.Context, inst *v1.Instance, phase string) (*v1.Instance, error) {
+	inst = inst.DeepCopy()
+	inst.Status.Status = phase
+	out, err := f.client.EquinixV1().Instances().UpdateStatus(ctx, inst, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("status of %s: %w", inst.Name, err)
+	}
+	f.writes.Add(1)
+	f.instanceWrites.Add(1)
+	return out, nil
+}
+
+// adoption lists the pool's devices once (the adoption check), for the first
+// of its servers, and gives it its metro's VLANs.
+func (f *floorRun) adoption(ctx context.Context, pool *v1.InstancePool) (*floorPool, error) {
+	f.mu.Lock()
+	p := f.pools[pool.Name]
+	if p == nil {
+		p = &floorPool{}
+		f.pools[pool.Name] = p
+	}
+	f.mu.Unlock()
+	p.once.Do(func() {
+		if _, p.err = f.metal.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.PoolTag(pool.Name), Brief: true}); p.err != nil {
+			return
+		}
+		p.vlans, p.err = f.metroVLANs(ctx, strings.ToLower(pool.Spec.Metro), network.VXLANs(&pool.Spec.InstanceTemplate))
+	})
+	return p, p.err
+}
+
+// metroVLANs finds or creates the VLANs once per metro: a VXLAN number is
+// the metro's, whichever pool uses it.
+func (f *floorRun) metroVLANs(ctx context.Context, metro string, wanted []int) (map[int]string, error) {
+	f.mu.Lock()
+	m := f.metros[metro]
+	if m == nil {
+		m = &floorMetro{vlans: map[int]string{}}
+		f.metros[metro] = m
+	}
+	f.mu.Unlock()
+	m.once.Do(func() {
+		if len(wanted) == 0 {
+			return
+		}
+		existing, err := f.metal.ListVLANs(ctx, metro)
+		if m.err = err; err != nil {
+			return
+		}
+		for _, v := range existing {
+			m.vlans[v.VXLAN] = v.ID
+		}
+		for _, vx := range wanted {
+			if _, ok := m.vlans[vx]; ok {
+				continue
+			}
+			created, err := f.metal.CreateVLAN(ctx, metal.CreateVLANRequest{Metro: metro, VXLAN: vx, Description: "floor"})
+			if m.err = err; err != nil {
+				return
+			}
+			m.vlans[vx] = created.ID
+		}
+	})
+	return m.vlans, m.err
+}
+
+// active reads the device until it is active.
+func (f *floorRun) active(ctx context.Context, id string) (*metal.Device, error) {
+	var dev *metal.Device
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		dev, err = f.metal.GetDevice(ctx, id)
+		return err == nil && dev.State == metal.DeviceStateActive, err
+	})
+	return dev, err
+}
+
+// ports runs the planner's steps, reading the device back only after a
+// structural step whose answer does not show it.
+func (f *floorRun) ports(ctx context.Context, dev *metal.Device, tmpl *v1.InstanceTemplate, phase network.Phase, vlans map[int]string) (*metal.Device, error) {
+	for {
+		want, err := network.Want(dev.Ports, tmpl, phase)
+		if err != nil {
+			return nil, err
+		}
+		steps := network.Steps(dev.Ports, want, vlans)
+		if len(steps) == 0 {
+			return dev, nil
+		}
+		dev = dev.DeepCopy()
+		for _, s := range steps {
+			answer, err := f.step(ctx, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s on device %s: %w", s, dev.ID, err)
+			}
+			if !s.Structural() {
+				dev.Ports = network.AfterVLANSteps(dev.Ports, []network.Step{s})
+				continue
+			}
+			if ports, ok := network.AfterAnswer(dev.Ports, s, answer); ok {
+				dev.Ports = ports
+			} else if dev, err = f.metal.GetDevice(ctx, dev.ID); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+}
+
+func (f *floorRun) step(ctx context.Context, s network.Step) (*metal.Port, error) {
+	switch s.Op {
+	case network.OpAssign:
+		return nil, f.metal.AssignVLAN(ctx, s.PortID, s.VLANID)
+	case network.OpUnassign:
+		return nil, f.metal.UnassignVLAN(ctx, s.PortID, s.VLANID)
+	case network.OpBond:
+		return f.metal.BondPort(ctx, s.PortID, s.Bulk)
+	case network.OpDisbond:
+		return f.metal.DisbondPort(ctx, s.PortID, s.Bulk)
+	case network.OpToLayer2:
+		return f.metal.ConvertLayer2(ctx, s.PortID)
+	default:
+		return f.metal.ConvertLayer3(ctx, s.PortID)
+	}
+}
+
+// configure puts the installer and the join configuration on the device.
+func (f *floorRun) configure(ctx context.Context, dev *metal.Device, name string, tmpl *v1.InstanceTemplate) error {
+	hash, err := harvester.HashPassword("floor-console-password")
+	if err != nil {
+		return err
+	}
+	iso, err := harvester.ISOURL(harvesterVersion, "")
+	if err != nil {
+		return err
+	}
+	vlan, err := harvester.ManagementVLANID(*tmpl)
+	if err != nil {
+		return err
+	}
+	macs := dev.MACs()
+	cfg, err := harvester.RenderJoinConfig(harvester.JoinConfigInput{
+		ServerURL: "https://" + vip + ":443", Token: joinToken, Hostname: name, PasswordHash: hash,
+		MACs: []string{macs[tmpl.ManagementInterface[0]]}, BondOptions: tmpl.ManagementBondingOptions,
+		VLANID: vlan, ISOURL: iso, InstallDevice: tmpl.InstallDevice,
+	})
+	if err != nil {
+		return err
+	}
+	script, err := harvester.InstallerScriptURL(f.ipxeURL, harvesterVersion, v1.BootModeReinstall, tmpl.ManagementBondingOptions)
+	if err != nil {
+		return err
+	}
+	userdata, never := metal.Sensitive(cfg), false
+	_, err = f.metal.UpdateDevice(ctx, dev.ID, metal.DeviceUpdate{IPXEScriptURL: &script, Userdata: &userdata, AlwaysPXE: &never})
+	return err
+}
+
+// nodeReady waits for the server's Node to be Ready, from the Node watch.
+func (f *floorRun) nodeReady(ctx context.Context, name string) error {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		obj, ok, err := f.nodes.GetStore().GetByKey(name)
+		if err != nil || !ok {
+			return false, err
+		}
+		ready := harvester.NodeReadyCondition(obj.(*corev1.Node))
+		return ready != nil && ready.Status == corev1.ConditionTrue, nil
+	})
+}
