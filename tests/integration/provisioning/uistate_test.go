@@ -73,9 +73,14 @@ func TestHarvesterUIBadges(t *testing.T) {
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 	env.Eventually(func() bool { return len(instBadges.of(v1.PhaseFailed)) > 0 }, 30*time.Second, "no failed Instance was seen")
 
-	for _, phase := range []string{v1.PhasePending, v1.PhaseProvisioning, v1.PhaseInstalling, v1.PhaseJoining} {
+	// One pass takes a server from its create intent to the reinstall, whose
+	// intent is written with the state it leads to (joining): installing and
+	// networking are stored only when a pass ends in them, which it need not.
+	for _, phase := range []string{v1.PhasePending, v1.PhaseProvisioning, v1.PhaseNetworking, v1.PhaseInstalling, v1.PhaseJoining} {
 		seen := instBadges.of(phase)
-		assert.NotEmpty(t, seen, "no Instance status in phase %s", phase)
+		if phase != v1.PhaseNetworking && phase != v1.PhaseInstalling {
+			assert.NotEmpty(t, seen, "no Instance status in phase %s", phase)
+		}
 		for _, s := range seen {
 			assert.True(t, s.Transitioning && !s.Error, "a %s Instance shows as %+v", phase, s)
 		}
