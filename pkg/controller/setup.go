@@ -252,6 +252,7 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 		JoinInfo:     joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
 		Ledger:       ledger.New(core.ConfigMap(), cfg.Namespace),
 		Releases:     releases,
+		Plans:        metal.NewPlanCatalog(metal.DefaultPlanCatalogTTL, nil),
 		Recorder:     common.NewRecorder(ctx, k8s),
 	}, nil
 }

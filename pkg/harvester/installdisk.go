@@ -192,14 +192,3 @@ func CheckInstallDisk(plan metal.Plan, device, version string) error {
 	return fmt.Errorf("%w: plan %s has no %s; its drives are %s: set installDevice to one of them",
 		ErrInstallDiskMissing, plan.Slug, device, strings.Join(names, ", "))
 }
-
-// FindPlan returns the plan with the given slug (case-insensitive), as listed
-// by the plans API.
-func FindPlan(plans []metal.Plan, slug string) (metal.Plan, bool) {
-	for _, p := range plans {
-		if strings.EqualFold(p.Slug, slug) {
-			return p, true
-		}
-	}
-	return metal.Plan{}, false
-}

@@ -163,15 +163,18 @@ func TestDriveNaming(t *testing.T) {
 // API lists against a release with and without the installer's minimum.
 func TestCheckInstallDiskThroughPlansAPI(t *testing.T) {
 	_, client := metaltest.NewClient(t, "token", "8a2e5c0c-0000-4000-8000-000000000001")
-	plans, err := client.ListPlans(context.Background())
+	catalog := metal.NewPlanCatalog(0, nil)
+	plans, err := catalog.Plans(context.Background(), client)
 	require.NoError(t, err)
 	require.NotEmpty(t, plans)
 
-	small, ok := FindPlan(plans, "C3.SMALL.X86")
+	small, ok, err := catalog.Plan(context.Background(), client, "C3.SMALL.X86")
+	require.NoError(t, err)
 	require.True(t, ok)
 	require.NoError(t, CheckInstallDisk(small, "/dev/sda", "v1.7.1"))
 
-	medium, ok := FindPlan(plans, "c3.medium.x86")
+	medium, ok, err := catalog.Plan(context.Background(), client, "c3.medium.x86")
+	require.NoError(t, err)
 	require.True(t, ok)
 	err = CheckInstallDisk(medium, "/dev/sda", "v1.7.1")
 	require.ErrorIs(t, err, ErrInstallDiskTooSmall)
@@ -181,6 +184,7 @@ func TestCheckInstallDiskThroughPlansAPI(t *testing.T) {
 		require.NotEmpty(t, p.Drives, "plan %s lists no drives", p.Slug)
 		assert.NoError(t, CheckInstallDisk(p, "/dev/sda", "v1.8.0"), p.Slug)
 	}
-	_, ok = FindPlan(plans, "no.such.plan")
+	_, ok, err = catalog.Plan(context.Background(), client, "no.such.plan")
+	require.NoError(t, err)
 	assert.False(t, ok)
 }

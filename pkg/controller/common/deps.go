@@ -48,6 +48,8 @@ type Deps struct {
 	// Releases checks a release's ISO exists before a server is created for
 	// it; nil when --check-release-artifacts is off.
 	Releases *harvester.ReleaseChecker
+	// Plans is the plans list, listed at most hourly for every reader.
+	Plans *metal.PlanCatalog
 	// Ledger remembers every project and metro the addon made objects in.
 	Ledger   *ledger.Ledger
 	Recorder record.EventRecorder

@@ -88,6 +88,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	}
 	h.metal = metaldriver.New(metaldriver.Options{
 		Provider:            deps.Metal,
+		Plans:               deps.Plans,
 		EventsInterval:      off(cfg.DeviceEventsInterval),
 		TerminationInterval: off(cfg.TerminationCheckInterval),
 		Store:               &watermarks{configMaps: deps.ConfigMaps, namespace: cfg.Namespace},

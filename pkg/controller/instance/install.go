@@ -66,7 +66,7 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 		return installInputs{}, false, r.joinInfoFailure(err)
 	}
 	if dev == nil {
-		if r.releaseMissing(in.config.ISOURL, version) {
+		if r.releaseMissing(in.config.ISOURL, version) || r.installDiskRefused(version) {
 			return installInputs{}, false, nil
 		}
 		// Before any paid server exists, the console Secret must be ours:

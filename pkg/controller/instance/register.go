@@ -72,6 +72,7 @@ type Handler struct {
 	joinInfo     *joininfo.Resolver
 	ledger       *ledger.Ledger
 	releases     *harvester.ReleaseChecker
+	plans        *metal.PlanCatalog
 	recorder     record.EventRecorder
 
 	devices    *deviceCache
@@ -111,7 +112,7 @@ func New(ctx context.Context, deps *common.Deps) *Handler {
 		clusterID: deps.ClusterID,
 		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, secrets: deps.Secrets,
 		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
-		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, recorder: deps.Recorder,
+		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, plans: deps.Plans, recorder: deps.Recorder,
 		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), versions: newVersions(), reinstalls: newReinstalls(),
 		adoption: newAdoptionLists(cfg.PollInterval),
 	}

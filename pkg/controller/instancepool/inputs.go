@@ -46,6 +46,21 @@ func (r *poolRun) checkInputs() {
 		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, v1.ReasonJoinInfoReady,
 			"the cluster URL, join token and Harvester version are known")
 	}
+	r.checkInstallDisk()
+}
+
+// checkInstallDisk reports on the pool what its servers found before their
+// creates: an install disk the version's installer refuses holds every one.
+func (r *poolRun) checkInstallDisk() {
+	for _, i := range active(r.insts) {
+		c := conditions.Get(i.Status.Conditions, v1.InstanceInstallConfigured)
+		if c != nil && c.Status == metav1.ConditionFalse &&
+			(c.Reason == v1.ReasonInstallDiskTooSmall || c.Reason == v1.ReasonInstallDiskMissing) {
+			r.setCondition(v1.PoolInstallDiskFits, metav1.ConditionFalse, c.Reason, c.Message)
+			return
+		}
+	}
+	conditions.Remove(&r.pool.Status.Conditions, v1.PoolInstallDiskFits)
 }
 
 // releaseMissing says why the pool's release cannot be installed, when its

@@ -82,7 +82,8 @@ func (r *poolRun) summarize() {
 		st.Status = v1.PoolPhaseFailed
 	case ready+off == want && len(cur) == want && deleting == 0:
 		st.Status = v1.PoolPhaseReady
-	case ready == 0 && (conditions.IsFalse(st.Conditions, v1.PoolCredentialsReady) || conditions.IsFalse(st.Conditions, v1.PoolJoinInfoReady)):
+	case ready == 0 && (conditions.IsFalse(st.Conditions, v1.PoolCredentialsReady) || conditions.IsFalse(st.Conditions, v1.PoolJoinInfoReady) ||
+		conditions.IsFalse(st.Conditions, v1.PoolInstallDiskFits)):
 		st.Status = v1.PoolPhasePending
 	case len(cur) != want || deleting > 0:
 		st.Status = v1.PoolPhaseScaling

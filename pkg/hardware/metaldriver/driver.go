@@ -29,7 +29,6 @@ import (
 const (
 	DefaultEventsInterval      = 5 * time.Minute
 	DefaultTerminationInterval = time.Minute
-	defaultPlansTTL            = time.Hour
 	// initialLookback bounds the first read of a project whose log was never
 	// read before (a first install, an upgrade): its last hour, not its
 	// whole history.
@@ -56,7 +55,9 @@ type Options struct {
 	Provider            metal.Provider
 	EventsInterval      time.Duration
 	TerminationInterval time.Duration
-	PlansTTL            time.Duration
+	// Plans is the plans list the facts are read from, shared with the
+	// controller's other readers; nil makes one of the driver's own.
+	Plans *metal.PlanCatalog
 	// Store keeps the projects' watermarks; nil keeps them in memory only.
 	Store WatermarkStore
 	// Notify is called with the IDs of the devices that have news: new
@@ -83,8 +84,7 @@ type Device struct {
 
 // Driver serves the machines of every project.
 type Driver struct {
-	opts  Options
-	plans *planCatalog
+	opts Options
 	// wake brings the Run loop forward: a project appeared, or a
 	// termination notice asks for a termination list at once.
 	wake chan struct{}
@@ -101,18 +101,17 @@ func New(opts Options) *Driver {
 	if opts.TerminationInterval == 0 {
 		opts.TerminationInterval = DefaultTerminationInterval
 	}
-	if opts.PlansTTL <= 0 {
-		opts.PlansTTL = defaultPlansTTL
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Plans == nil {
+		opts.Plans = metal.NewPlanCatalog(metal.DefaultPlanCatalogTTL, opts.Now)
 	}
 	if opts.Notify == nil {
 		opts.Notify = func([]string) {}
 	}
 	return &Driver{
 		opts:     opts,
-		plans:    &planCatalog{ttl: opts.PlansTTL, now: opts.Now},
 		wake:     make(chan struct{}, 1),
 		projects: map[string]*projectState{},
 	}

@@ -18,7 +18,7 @@ type machine struct {
 // (the model it sells, with the plan's CPUs, memory, drives and NICs from
 // the plans API) and its termination time. The API names no manufacturer
 // and no serial number, so those stay empty. It costs no call but the
-// plan catalog's, fetched at most once per PlansTTL.
+// plans list's, shared and listed at most hourly.
 func (m *machine) Facts(ctx context.Context) (hardware.Facts, error) {
 	facts := hardware.Facts{Model: m.dev.Plan, Source: "Equinix Metal plan " + m.dev.Plan}
 	if ps := m.d.known(m.creds.ProjectID); ps != nil {
@@ -33,7 +33,7 @@ func (m *machine) Facts(ctx context.Context) (hardware.Facts, error) {
 	if err != nil {
 		return facts, fromError("Facts", err)
 	}
-	plan, ok, err := m.d.plans.get(ctx, client, m.dev.Plan)
+	plan, ok, err := m.d.opts.Plans.Plan(ctx, client, m.dev.Plan)
 	if err != nil {
 		return facts, fromError("Facts", err)
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -175,4 +176,29 @@ func instanceNamed(env *framework.Env, name string) *v1.Instance {
 		return nil
 	}
 	return i
+}
+
+// An install disk the version's installer refuses (before v1.8.0, under 250
+// GiB even with skipchecks) is refused before any paid server exists, on the
+// pool and its Instance, from the plan's drives; pointing installDevice at a
+// large enough drive lets the same pool go on.
+func TestSmallInstallDiskCreatesNoServer(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	p := framework.ParsePool(t, framework.SeedSample, "small-disk")
+	p.Spec.Plan = "c3.medium.x86" // 2 × 240GB boot SSDs, 2 × 480GB storage SSDs
+	p.Spec.InstallDevice = "/dev/sda"
+	pool := env.CreatePool(p)
+	c := waitPoolCondition(t, env, pool.Name, v1.PoolInstallDiskFits, metav1.ConditionFalse, v1.ReasonInstallDiskTooSmall)
+	assert.Contains(t, c.Message, "/dev/sda")
+	assert.Contains(t, c.Message, "/dev/sdc", "the message names a drive that is large enough")
+	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonInstallDiskTooSmall)
+	assertWarning(t, env, inst.Name, v1.ReasonInstallDiskTooSmall)
+	assertNoMetalDevices(t, env)
+
+	fixed := env.Pool(pool.Name)
+	fixed.Spec.InstallDevice = "/dev/sdc"
+	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, fixed, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	env.WaitPoolReady(pool.Name, 1, time.Minute)
+	assert.Nil(t, conditions.Get(env.Pool(pool.Name).Status.Conditions, v1.PoolInstallDiskFits), "the condition goes once no server reports it")
 }

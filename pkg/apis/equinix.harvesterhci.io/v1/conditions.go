@@ -14,6 +14,10 @@ const (
 	PoolCredentialsReady = "CredentialsReady"
 	// PoolJoinInfoReady is False when the cluster URL or join token cannot be found.
 	PoolJoinInfoReady = "JoinInfoReady"
+	// PoolInstallDiskFits is False while the pool's plan and install device
+	// cannot take its Harvester version, so no server is created; absent
+	// otherwise.
+	PoolInstallDiskFits = "InstallDiskFits"
 	// PoolScalingUp is True while Instances are being added.
 	PoolScalingUp = "ScalingUp"
 	// PoolScalingDown is True while Instances are being removed.

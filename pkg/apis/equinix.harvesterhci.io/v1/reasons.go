@@ -22,6 +22,10 @@ const (
 	ReasonVersionUnknown     = "VersionUnknown"
 	ReasonIPXEURLMissing     = "IPXEURLMissing"
 	ReasonReleaseNotFound    = "ReleaseNotFound"
+	// ReasonInstallDiskTooSmall and ReasonInstallDiskMissing: the plan's
+	// install disk cannot take the Harvester version, or is not on the plan.
+	ReasonInstallDiskTooSmall = "InstallDiskTooSmall"
+	ReasonInstallDiskMissing  = "InstallDiskMissing"
 
 	// The device.
 	ReasonDeviceCreated     = "DeviceCreated"
@@ -158,7 +162,7 @@ var warnings = map[string]bool{
 	ReasonSecretIncomplete: true, ReasonSecretNotLabelled: true, ReasonProjectMismatch: true,
 	ReasonProjectChanged: true, ReasonJoinInfoMissing: true, ReasonClusterURLMissing: true,
 	ReasonJoinTokenMissing: true, ReasonVersionUnknown: true, ReasonIPXEURLMissing: true,
-	ReasonReleaseNotFound: true,
+	ReasonReleaseNotFound: true, ReasonInstallDiskTooSmall: true, ReasonInstallDiskMissing: true,
 
 	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
 	ReasonNoCapacity: true, ReasonReservationUnavailable: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
@@ -195,7 +199,7 @@ var stalling = map[string]bool{
 	ReasonSecretIncomplete: true, ReasonSecretNotLabelled: true, ReasonProjectMismatch: true,
 	ReasonProjectChanged: true, ReasonJoinInfoMissing: true, ReasonClusterURLMissing: true,
 	ReasonJoinTokenMissing: true, ReasonVersionUnknown: true, ReasonIPXEURLMissing: true,
-	ReasonReleaseNotFound: true,
+	ReasonReleaseNotFound: true, ReasonInstallDiskTooSmall: true, ReasonInstallDiskMissing: true,
 
 	ReasonDuplicateDevices: true, ReasonInvalidRequest: true, ReasonNoCapacity: true,
 	ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,

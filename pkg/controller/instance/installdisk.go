@@ -1,0 +1,62 @@
+package instance
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+)
+
+// installDiskRecheck is how often a refused install disk is looked at again;
+// a pool edit brings the Instance back at once.
+const installDiskRecheck = 10 * time.Minute
+
+// installDiskRefused asks, before a paid server is created, whether the
+// plan's install disk can take the version: Harvester's installer before
+// v1.8.0 refuses a small disk even with skipchecks, and would do so only
+// after the server booted and ran for nothing. Only a definite answer stops
+// the create; a plans list that fails, or a plan that does not say, lets it
+// go on. The plans list is kept an hour, for every Instance.
+func (r *run) installDiskRefused(version string) bool {
+	spec := r.inst.Spec
+	if r.h.plans == nil {
+		return false
+	}
+	if _, enforced, err := harvester.MinInstallDiskBytes(version); err != nil || !enforced {
+		return false
+	}
+	client, err := r.metalClient()
+	if client == nil || err != nil {
+		return false
+	}
+	plan, ok, err := r.h.plans.Plan(r.h.ctx, client, spec.Plan)
+	if err != nil {
+		logrus.Debugf("instance %s: could not list the plans to check the install disk, going on: %v", r.inst.Name, err)
+		return false
+	}
+	if !ok || spec.InstallDevice == "" {
+		return false
+	}
+	err = harvester.CheckInstallDisk(plan, spec.InstallDevice, version)
+	reason := ""
+	switch {
+	case errors.Is(err, harvester.ErrInstallDiskTooSmall):
+		reason = v1.ReasonInstallDiskTooSmall
+	case errors.Is(err, harvester.ErrInstallDiskMissing):
+		reason = v1.ReasonInstallDiskMissing
+	default:
+		return false
+	}
+	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reason,
+		fmt.Sprintf("no server is created: %v (spec.instanceTemplate of the pool)", err))
+	if r.inst.Status.InstanceID == "" {
+		r.setPhase(v1.PhasePending)
+	}
+	r.Requeue(installDiskRecheck)
+	return true
+}
