@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
@@ -61,7 +62,9 @@ func (s *Sweeper) nodeOrphaned(node *corev1.Node, seen *seenDevices) bool {
 	if _, err := s.instances.Cache().Get(name); !apierrors.IsNotFound(err) {
 		return false
 	}
-	// The cache can lag behind an Instance created a moment ago.
-	_, err := s.instances.Get(name, metav1.GetOptions{})
-	return apierrors.IsNotFound(err)
+	// The cache can lag behind an Instance created a moment ago: ask the
+	// apiserver (a list by name, which the chart grants; nothing else
+	// needs a get).
+	live, err := s.instances.List(metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	return err == nil && len(live.Items) == 0
 }
