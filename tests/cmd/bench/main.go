@@ -70,6 +70,17 @@ type bench struct {
 	log logrus.FieldLogger
 	// goMemLimit is what --memory-limit gives the controller as GOMEMLIMIT.
 	goMemLimit string
+	// fleet is the overhead scenario's figure, which the scale scenario of
+	// the same run compares itself with; zero when it did not run.
+	fleet fleetFigure
+}
+
+// fleetFigure is one fleet's convergence: how long, and how many Metal calls
+// per server.
+type fleetFigure struct {
+	servers        int
+	elapsed        time.Duration
+	callsPerServer float64
 }
 
 // scenario is one figure of the benchmark.

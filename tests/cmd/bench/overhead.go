@@ -32,6 +32,7 @@ func runOverhead(ctx context.Context, b *bench) (result, error) {
 	}
 	bd := newBreakdown(before, after, cfg.threads)
 	calls := len(fl.calls())
+	b.fleet = fleetFigure{servers: cfg.fleetInstances, elapsed: elapsed, callsPerServer: float64(calls) / float64(cfg.fleetInstances)}
 	fl.stop()
 	if err := b.env.cleanup(ctx); err != nil {
 		return res, err
