@@ -49,7 +49,7 @@ func (s *Simulator) createVirtualNetwork(c *call) (reply, error) {
 		AssignedToVirtualCircuit: ptr(false),
 	}}
 	s.vlans[id] = v
-	return jsonReply(201, s.renderVLAN(v, c.includes()))
+	return s.vlanReply(201, v, c.includes())
 }
 
 // pickVXLANLocked validates a requested vxlan or, without one, picks the
@@ -97,11 +97,16 @@ func (s *Simulator) findVirtualNetworks(c *call) (reply, error) {
 		}
 		return int(a.vxlan() - b.vxlan())
 	})
-	list := metalv1.VirtualNetworkList{VirtualNetworks: []metalv1.VirtualNetwork{}}
+	// The list's JSON as metalv1.VirtualNetworkList renders it.
+	bodies := make([]any, 0, len(vs))
 	for _, v := range vs {
-		list.VirtualNetworks = append(list.VirtualNetworks, s.renderVLAN(v, in))
+		b, err := s.vlanBody(v, in)
+		if err != nil {
+			return reply{}, err
+		}
+		bodies = append(bodies, b)
 	}
-	return jsonReply(200, list)
+	return jsonReply(200, map[string]any{"virtual_networks": bodies})
 }
 
 func (s *Simulator) getVirtualNetwork(c *call) (reply, error) {
@@ -109,7 +114,7 @@ func (s *Simulator) getVirtualNetwork(c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return jsonReply(200, s.renderVLAN(v, c.includes()))
+	return s.vlanReply(200, v, c.includes())
 }
 
 func (s *Simulator) deleteVirtualNetwork(c *call) (reply, error) {
@@ -140,16 +145,9 @@ func (v *vlan) detach(p *port) {
 	}
 }
 
+// renderVLAN is a VLAN as the SDK's model, for the VLANs nested in ports.
 func (s *Simulator) renderVLAN(v *vlan, in includes) metalv1.VirtualNetwork {
-	out := v.obj
-	out.Tags = append([]string{}, v.obj.Tags...)
-	out.AssignedTo = &metalv1.Project{Href: ptr(projectHref(v.project.id))}
-	if in.has("metro") {
-		out.Metro = ptr(v.metro.metro())
-	} else {
-		out.Metro = &metalv1.Metro{AdditionalProperties: hrefOnly(metroHref(v.metro))}
-	}
-	out.Instances = []metalv1.Device{}
+	out := s.vlanBase(v, in)
 	if in.shallowVLANs {
 		return out
 	}
@@ -161,4 +159,53 @@ func (s *Simulator) renderVLAN(v *vlan, in includes) metalv1.VirtualNetwork {
 		}
 	}
 	return out
+}
+
+// vlanBase is a VLAN without its instances.
+func (s *Simulator) vlanBase(v *vlan, in includes) metalv1.VirtualNetwork {
+	out := v.obj
+	out.Tags = append([]string{}, v.obj.Tags...)
+	out.AssignedTo = &metalv1.Project{Href: ptr(projectHref(v.project.id))}
+	if in.has("metro") {
+		out.Metro = ptr(v.metro.metro())
+	} else {
+		out.Metro = &metalv1.Metro{AdditionalProperties: hrefOnly(metroHref(v.metro))}
+	}
+	out.Instances = []metalv1.Device{}
+	return out
+}
+
+func (s *Simulator) vlanReply(status int, v *vlan, in includes) (reply, error) {
+	b, err := s.vlanBody(v, in)
+	if err != nil {
+		return reply{}, err
+	}
+	return jsonReply(status, b)
+}
+
+// hrefObject is a relation reduced to its href, as the API renders those
+// it was not asked to include.
+type hrefObject struct {
+	Href string `json:"href"`
+}
+
+// vlanBody is a VLAN's answer: the JSON of renderVLAN. Every device on the
+// VLAN is in it, as an href unless included; through the SDK's model each
+// href cost a map and a MarshalJSON of its own, which made a VLAN shared by
+// 2,000 devices take 20 ms of CPU to list. The body is the model's own map
+// with the hrefs as plain objects, which encodes to the same JSON.
+func (s *Simulator) vlanBody(v *vlan, in includes) (any, error) {
+	if in.has("instances") || in.shallowVLANs {
+		return s.renderVLAN(v, in), nil
+	}
+	body, err := s.vlanBase(v, in).ToMap()
+	if err != nil {
+		return nil, fmt.Errorf("rendering VLAN %s: %w", v.id(), err)
+	}
+	hrefs := make([]hrefObject, 0, v.devices.len())
+	for _, d := range v.devices.all() {
+		hrefs = append(hrefs, hrefObject{Href: deviceHref(d.id())})
+	}
+	body["instances"] = hrefs
+	return body, nil
 }

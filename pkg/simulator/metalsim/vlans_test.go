@@ -1,6 +1,8 @@
 package metalsim
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -138,4 +140,32 @@ func TestVLANAssignmentBatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, list.Batches, 2)
 	})
+}
+
+// The VLAN answers encode their instances' hrefs without the SDK's model,
+// which is slow at fleet size; the JSON must stay what the model encodes.
+func TestVLANBodyIsTheModelsJSON(t *testing.T) {
+	e := newEnv(t)
+	v := e.createVLAN("da", 1001)
+	e.createVLAN("da", 1002) // a VLAN no device is on
+	for i := range 3 {
+		d := e.createActive(fmt.Sprintf("vlan-member-%d", i))
+		_, _, err := e.client.PortsApi.AssignPort(e.ctx, e.port(d, "bond0").GetId()).
+			PortAssignInput(metalv1.PortAssignInput{Vnid: v.Id}).Execute()
+		require.NoError(t, err)
+	}
+	e.sim.mu.Lock()
+	defer e.sim.mu.Unlock()
+	require.Equal(t, 3, e.sim.vlans[v.GetId()].devices.len())
+	for _, vl := range e.sim.vlans {
+		for _, in := range []includes{{}, {include: map[string]bool{"metro": true}}} {
+			body, err := e.sim.vlanBody(vl, in)
+			require.NoError(t, err)
+			got, err := json.Marshal(body)
+			require.NoError(t, err)
+			want, err := json.Marshal(e.sim.renderVLAN(vl, in))
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+		}
+	}
 }
