@@ -87,7 +87,7 @@ func runSimCost(ctx context.Context, b *bench) (result, error) {
 			}
 		}
 	}
-	return simcostResult(small, large, wide, cfg.simcostServers), nil
+	return simcostResult(small, large, wide, cfg.simcostDevices, cfg.simcostServers), nil
 }
 
 func (b *bench) newCostWorld(ctx context.Context, name, ipxeURL, hash string) (*costWorld, error) {
@@ -217,7 +217,7 @@ func micros(d time.Duration) string {
 	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }
 
-func simcostResult(small, large *costWorld, wide [2]perDevice, servers int) result {
+func simcostResult(small, large *costWorld, wide [2]perDevice, n, servers int) result {
 	const target = 2.0
 	sd, sn := small.totals()
 	ld, ln := large.totals()
@@ -226,7 +226,6 @@ func simcostResult(small, large *costWorld, wide [2]perDevice, servers int) resu
 	largeJoin := meanOf(large.joins, int64(large.joinCount))
 	joinRatio := ratio(largeJoin, smallJoin)
 	wideRatio := ratio(wide[1].mean(), wide[0].mean())
-	n := len(large.metal.sim.Devices(projectID))
 	title := fmt.Sprintf("Simulator cost per call, %d vs %d servers", n, costSmall)
 	res := result{rows: []row{
 		{figure: title,
