@@ -81,6 +81,9 @@ type Agent struct {
 	mu         sync.Mutex
 	maintained map[string]time.Time
 	results    []Result
+	// lastResult is each device's latest outcome, so that waiting for one
+	// server does not copy every result of a large fleet.
+	lastResult map[string]Result
 	nodes      map[string]*nodeState  // by node name
 	byDevice   map[string]string      // device ID -> node name
 	pending    map[string]*installJob // by device ID
@@ -121,6 +124,7 @@ func New(sim *metalsim.Simulator, opts Options) *Agent {
 	return &Agent{
 		sim: sim, opts: opts, writes: newQueue(),
 		nodes: map[string]*nodeState{}, byDevice: map[string]string{}, pending: map[string]*installJob{},
+		lastResult: map[string]Result{},
 	}
 }
 
@@ -151,6 +155,14 @@ func (a *Agent) Results() []Result {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]Result(nil), a.results...)
+}
+
+// LastResult is the latest install outcome of a device.
+func (a *Agent) LastResult(deviceID string) (Result, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.lastResult[deviceID]
+	return r, ok
 }
 
 func (a *Agent) notify(n metalsim.Notification) {
@@ -274,6 +286,7 @@ func (a *Agent) record(r Result) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.results = append(a.results, r)
+	a.lastResult[r.DeviceID] = r
 }
 
 func (a *Agent) event(deviceID, typ, body string) {

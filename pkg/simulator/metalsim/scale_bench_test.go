@@ -43,9 +43,14 @@ type scaleFleet struct {
 }
 
 func newScaleFleet(b *testing.B, n int) *scaleFleet {
+	return newFleetWith(b, n, DefaultTimings())
+}
+
+// newFleetWith builds the fleet with the given device timings.
+func newFleetWith(b *testing.B, n int, t Timings) *scaleFleet {
 	b.Helper()
 	clock := NewFakeClock(testStart)
-	sim := New(Options{Clock: clock, Timings: DefaultTimings(), Seed: 42})
+	sim := New(Options{Clock: clock, Timings: t, Seed: 42})
 	sim.AddProject(testToken, testProject)
 	sim.Subscribe(func(Notification) {})
 	f := &scaleFleet{b: b, sim: sim, clock: clock, h: sim.Handler()}
@@ -57,7 +62,6 @@ func newScaleFleet(b *testing.B, n int) *scaleFleet {
 	for i := 0; i < n; i++ {
 		f.ids = append(f.ids, f.create(fmt.Sprintf("fleet-%04d", i)))
 	}
-	t := DefaultTimings()
 	clock.Advance(t.Queue + t.IPXEBoot)
 	for _, id := range f.ids {
 		var d metalv1.Device

@@ -1,6 +1,9 @@
 package metalsim
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"testing"
 
@@ -138,4 +141,45 @@ func TestVLANAssignmentBatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, list.Batches, 2)
 	})
+}
+
+// The VLAN answers write their instances' hrefs without the SDK's model,
+// which is slow at fleet size; the JSON must stay what the model encodes.
+func TestVLANJSONIsTheModels(t *testing.T) {
+	e := newEnv(t)
+	v := e.createVLAN("da", 1001)
+	empty := e.createVLAN("da", 1002) // a VLAN no device is on
+	for i := range 3 {
+		d := e.createActive(fmt.Sprintf("vlan-member-%d", i))
+		_, _, err := e.client.PortsApi.AssignPort(e.ctx, e.port(d, "bond0").GetId()).
+			PortAssignInput(metalv1.PortAssignInput{Vnid: v.Id}).Execute()
+		require.NoError(t, err)
+	}
+	req, err := http.NewRequest(http.MethodGet, e.srv.URL+apiPrefix+"/projects/"+testProject+"/virtual-networks", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Auth-Token", testToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	list, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+
+	e.sim.mu.Lock()
+	defer e.sim.mu.Unlock()
+	require.Equal(t, 3, e.sim.vlans[v.GetId()].devices.len())
+	for _, vl := range e.sim.vlans {
+		for _, in := range []includes{{}, {include: map[string]bool{"metro": true}}} {
+			got, err := e.sim.appendVLANJSON(nil, vl, in)
+			require.NoError(t, err)
+			want, err := json.Marshal(e.sim.renderVLAN(vl, in))
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+		}
+	}
+	want, err := json.Marshal(metalv1.VirtualNetworkList{VirtualNetworks: []metalv1.VirtualNetwork{
+		e.sim.renderVLAN(e.sim.vlans[v.GetId()], includes{}), e.sim.renderVLAN(e.sim.vlans[empty.GetId()], includes{}),
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(list), "the list as the SDK's model encodes it")
+	assert.Equal(t, `a\u003cb`, string(appendJSONString(nil, "a<b")), "escaped as encoding/json does")
 }

@@ -54,7 +54,7 @@ type floorResult struct {
 	// pools), instanceWrites those of Instances.
 	kubeWrites     int64
 	instanceWrites int64
-	serverCount int
+	serverCount    int
 }
 
 type floorRun struct {

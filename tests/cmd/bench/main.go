@@ -1,6 +1,6 @@
 // Command bench measures the addon against the Metal simulator and prints the
-// five figures of its benchmark (API frugality, controller overhead, idle
-// cost, scale, throttling) in one table, which it also writes as markdown
+// figures of its benchmark (API frugality, controller overhead, idle
+// cost, scale, throttling, the simulator's cost by fleet size) in one table, which it also writes as markdown
 // for the README. `make bench` runs it through scripts/bench.
 //
 // It starts one real kube-apiserver + etcd for the whole run. Every scenario
@@ -59,6 +59,9 @@ type config struct {
 	// memoryLimit is the pod memory limit the controller runs under.
 	memoryLimit string
 
+	simcostDevices int
+	simcostServers int
+
 	throttleProbability float64
 	throttleRetryAfter  time.Duration
 }
@@ -96,6 +99,7 @@ var scenarios = []scenario{
 	{"idle", "3. Idle cost", runIdle},
 	{"scale", "4. Scale", runScale},
 	{"throttle", "5. Throttling", runThrottle},
+	{"simcost", "6. Simulator cost by fleet size", runSimCost},
 }
 
 func main() {
@@ -169,6 +173,10 @@ func flags(cfg *config) []cli.Flag {
 		&cli.StringFlag{Name: "memory-limit", EnvVars: []string{"BENCH_MEMORY_LIMIT"}, Value: chartMemoryLimit, Destination: &cfg.memoryLimit,
 			Usage: "pod memory limit to run the controller under, as the chart's resources.limits.memory (its default); " +
 				"the controller gets GOMEMLIMIT at the share it takes of a cgroup limit in a pod. \"none\" runs it unlimited"},
+		&cli.IntFlag{Name: "simcost-devices", EnvVars: []string{"BENCH_SIMCOST_DEVICES"}, Value: 2000, Destination: &cfg.simcostDevices,
+			Usage: "servers of the simulator-cost scenario's large fleet (compared with 10)"},
+		&cli.IntFlag{Name: "simcost-servers", EnvVars: []string{"BENCH_SIMCOST_SERVERS"}, Value: 40, Destination: &cfg.simcostServers,
+			Usage: "servers the simulator-cost scenario measures at each fleet size"},
 		&cli.Float64Flag{Name: "throttle-probability", EnvVars: []string{"BENCH_THROTTLE_PROBABILITY"}, Value: 0.3, Destination: &cfg.throttleProbability,
 			Usage: "share of Metal calls answered 429"},
 		&cli.DurationFlag{Name: "throttle-retry-after", EnvVars: []string{"BENCH_THROTTLE_RETRY_AFTER"}, Value: time.Second, Destination: &cfg.throttleRetryAfter,
@@ -202,6 +210,8 @@ func (cfg *config) validate() error {
 			cfg.fleetInstances, cfg.fleetPools, cfg.scaleInstances, cfg.scalePools)
 	case cfg.fleetInstances/cfg.fleetPools > 1000 || cfg.scaleInstances/cfg.scalePools > 1000:
 		return fmt.Errorf("a pool holds at most 1000 servers")
+	case cfg.simcostDevices < costSmall || cfg.simcostServers < 1:
+		return fmt.Errorf("the simulator-cost fleet needs at least %d servers and one measured server", costSmall)
 	case cfg.throttleProbability < 0 || cfg.throttleProbability >= 1:
 		return fmt.Errorf("throttle probability %g is not in [0, 1)", cfg.throttleProbability)
 	}
