@@ -59,6 +59,7 @@ type Factories struct {
 var watchedKinds = []schema.GroupVersionKind{
 	v1.SchemeGroupVersion.WithKind("InstancePool"),
 	v1.SchemeGroupVersion.WithKind("Instance"),
+	v1.SchemeGroupVersion.WithKind("BMCInventory"),
 	v1beta1.SchemeGroupVersion.WithKind("Setting"),
 	corev1.SchemeGroupVersion.WithKind("Node"),
 	corev1.SchemeGroupVersion.WithKind("Secret"),
@@ -225,22 +226,23 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 		releases = harvesterpkg.NewReleaseChecker(cfg.ReleaseTransport, cfg.MetalTimeout)
 	}
 	return &common.Deps{
-		Cfg:          cfg,
-		ClusterID:    clusterID,
-		Pools:        eq.InstancePool(),
-		Instances:    eq.Instance(),
-		Nodes:        core.Node(),
-		Secrets:      core.Secret(),
-		ConfigMaps:   core.ConfigMap(),
-		Settings:     hv.Setting(),
-		K8s:          k8s,
-		Metal:        provider,
-		SecretLookup: secrets,
-		Credentials:  credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
-		JoinInfo:     joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
-		Ledger:       ledger.New(core.ConfigMap(), cfg.Namespace),
-		Releases:     releases,
-		Recorder:     common.NewRecorder(ctx, k8s),
+		Cfg:            cfg,
+		ClusterID:      clusterID,
+		Pools:          eq.InstancePool(),
+		Instances:      eq.Instance(),
+		BMCInventories: eq.BMCInventory(),
+		Nodes:          core.Node(),
+		Secrets:        core.Secret(),
+		ConfigMaps:     core.ConfigMap(),
+		Settings:       hv.Setting(),
+		K8s:            k8s,
+		Metal:          provider,
+		SecretLookup:   secrets,
+		Credentials:    credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
+		JoinInfo:       joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
+		Ledger:         ledger.New(core.ConfigMap(), cfg.Namespace),
+		Releases:       releases,
+		Recorder:       common.NewRecorder(ctx, k8s),
 	}, nil
 }
 

@@ -27,12 +27,14 @@ type Deps struct {
 	// ClusterID tags every Metal object the addon creates.
 	ClusterID string
 
-	Pools      equinixcontrollers.InstancePoolController
-	Instances  equinixcontrollers.InstanceController
-	Nodes      corecontrollers.NodeController
-	Secrets    corecontrollers.SecretController
-	ConfigMaps corecontrollers.ConfigMapController
-	Settings   harvestercontrollers.SettingController
+	Pools     equinixcontrollers.InstancePoolController
+	Instances equinixcontrollers.InstanceController
+	// BMCInventories map nodes the addon did not provision to their BMCs.
+	BMCInventories equinixcontrollers.BMCInventoryController
+	Nodes          corecontrollers.NodeController
+	Secrets        corecontrollers.SecretController
+	ConfigMaps     corecontrollers.ConfigMapController
+	Settings       harvestercontrollers.SettingController
 
 	// K8s is a plain client for what has no cache here (pods of a node to drain).
 	K8s kubernetes.Interface

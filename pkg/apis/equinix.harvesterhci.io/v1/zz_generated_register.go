@@ -28,6 +28,7 @@ import (
 )
 
 var (
+	BMCInventoryResourceName = "bmcinventories"
 	InstanceResourceName     = "instances"
 	InstancePoolResourceName = "instancepools"
 )
@@ -53,6 +54,8 @@ var (
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
+		&BMCInventory{},
+		&BMCInventoryList{},
 		&Instance{},
 		&InstanceList{},
 		&InstancePool{},

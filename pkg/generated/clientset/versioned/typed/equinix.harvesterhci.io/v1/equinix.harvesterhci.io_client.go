@@ -28,6 +28,7 @@ import (
 
 type EquinixV1Interface interface {
 	RESTClient() rest.Interface
+	BMCInventoriesGetter
 	InstancesGetter
 	InstancePoolsGetter
 }
@@ -35,6 +36,10 @@ type EquinixV1Interface interface {
 // EquinixV1Client is used to interact with features provided by the equinix.harvesterhci.io group.
 type EquinixV1Client struct {
 	restClient rest.Interface
+}
+
+func (c *EquinixV1Client) BMCInventories() BMCInventoryInterface {
+	return newBMCInventories(c)
 }
 
 func (c *EquinixV1Client) Instances() InstanceInterface {
