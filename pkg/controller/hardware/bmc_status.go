@@ -15,6 +15,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
 )
 
+// maxAuthRetry is the longest wait between two logins a BMC refused.
+const maxAuthRetry = 30 * time.Minute
+
 // observeBMC turns what the pass learnt of the BMC into the status: the
 // Reachable and Authenticated conditions (an Event on each change names
 // the problem), the health, the power and the time of the poll. A failure
@@ -26,7 +29,7 @@ func (r *run) observeBMC(t *bmcTarget, o bmcdriver.Observation, interval time.Du
 	st := &t.inv.Status
 	if o.Problem != nil {
 		r.bmcProblem(t, o)
-		r.Requeue(min(interval, bmcRetry))
+		r.Requeue(r.bmcRetryAfter(t, o, interval))
 	} else if o.Contacted {
 		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
 		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
@@ -80,6 +83,22 @@ func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
 	default:
 		reachable(v1.ReasonBMCError, msg)
 	}
+}
+
+// bmcRetryAfter is when a BMC that failed is tried again: after
+// min(poll interval, bmcRetry); a BMC that refuses the credentials, after
+// as long as it has refused them (at most maxAuthRetry), since BMCs lock
+// an account after a few failed logins in a row.
+func (r *run) bmcRetryAfter(t *bmcTarget, o bmcdriver.Observation, interval time.Duration) time.Duration {
+	base := min(interval, bmcRetry)
+	if bmc.ClassOf(o.Problem) != bmc.Unauthorized {
+		return base
+	}
+	c := conditions.Get(t.inv.Status.Conditions, v1.BMCAuthenticated)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return base
+	}
+	return min(max(base, r.now.Sub(c.LastTransitionTime.Time)), max(interval, maxAuthRetry))
 }
 
 // bmcFailuresHandled drops from a run's error the BMC's failures, which

@@ -95,7 +95,8 @@ func TestBadInputIsNamed(t *testing.T) {
 	}, time.Minute, "a second inventory of one node was not refused")
 	assert.True(t, env.EventRecorded("late-node-again", v1.ReasonDuplicateInventory))
 
-	bmcSecret(t, env, "wrong-protocol", bmcUser, bmcPassword)
+	// IPMI passwords have at most 20 bytes.
+	bmcSecret(t, env, "wrong-protocol", bmcUser, ipmiPassword)
 	createNode(t, env, "wrong-protocol")
 	ipmi := redfishInventory("wrong-protocol", "wrong-protocol", srv)
 	ipmi.Spec.BMC = v1.BMCEndpoint{Protocol: v1.BMCProtocolIPMI, Host: srv.Host, Port: int32(srv.Port)}

@@ -23,6 +23,8 @@ import (
 const (
 	bmcUser     = "admin"
 	bmcPassword = "Bmc-pw-never-shown-41"
+	// ipmiPassword fits IPMI's 20 bytes.
+	ipmiPassword = "Ipmi-pw-hidden-52"
 	// bmcTimeout bounds one BMC request in these tests: a slow BMC is one
 	// slower than that.
 	bmcTimeout = time.Second
