@@ -159,10 +159,16 @@ func hasCondition(t *testing.T, env *framework.Env, name, typ string, status met
 // patchSpec merge-patches an inventory's spec, as kubectl patch does.
 func patchSpec(t *testing.T, env *framework.Env, name string, spec map[string]any) {
 	t.Helper()
+	require.NoError(t, patch(t, env, name, spec))
+}
+
+// patch is patchSpec returning the API's answer.
+func patch(t *testing.T, env *framework.Env, name string, spec map[string]any) error {
+	t.Helper()
 	raw, err := json.Marshal(map[string]any{"spec": spec})
 	require.NoError(t, err)
 	_, err = env.Client.EquinixV1().BMCInventories().Patch(env.Ctx, name, types.MergePatchType, raw, metav1.PatchOptions{})
-	require.NoError(t, err)
+	return err
 }
 
 func node(t *testing.T, env *framework.Env, name string) *corev1.Node {
