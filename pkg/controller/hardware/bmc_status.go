@@ -26,11 +26,14 @@ const maxAuthRetry = 30 * time.Minute
 // pace. Only a failure of the cluster (an Event or a Node patch refused)
 // is returned.
 func (r *run) observeBMC(t *bmcTarget, o bmcdriver.Observation, interval time.Duration, runErr error) error {
-	st := &t.inv.Status
+	st := &t.obj.Status
 	if o.Problem != nil {
 		r.bmcProblem(t, o)
-		r.Requeue(r.bmcRetryAfter(t, o, interval))
+		retry := r.bmcRetryAfter(t, o, interval)
+		r.h.bmc.HoldUntil(t.obj.Name, r.now.Add(retry))
+		r.Requeue(retry)
 	} else if o.Contacted {
+		r.h.bmc.HoldUntil(t.obj.Name, time.Time{})
 		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
 		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
 	} else if conditions.Get(st.Conditions, v1.BMCReachable) == nil {
@@ -51,7 +54,7 @@ func (r *run) observeBMC(t *bmcTarget, o bmcdriver.Observation, interval time.Du
 		polled := metav1.NewTime(o.Polled)
 		st.LastPolled = &polled
 	}
-	st.ObservedGeneration = t.inv.Generation
+	st.ObservedGeneration = t.obj.Generation
 	return runErr
 }
 
@@ -71,11 +74,11 @@ func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
 		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
 		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
 			"the BMC at %s refused the credentials of Secret %s/%s: %s (fix the username or password in the Secret)",
-			at, r.h.settings.Namespace, t.inv.Spec.CredentialsSecret.Name, msg))
+			at, r.h.settings.Namespace, t.obj.Spec.CredentialsSecret.Name, msg))
 	case bmc.Unreachable:
 		reachable(v1.ReasonBMCUnreachable, msg)
 	case bmc.ProtocolMismatch:
-		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.inv.Spec.BMC.Protocol))
+		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.obj.Spec.BMC.Protocol))
 	case bmc.TLS:
 		reachable(v1.ReasonBMCCertificateInvalid, msg)
 	case bmc.Invalid:
@@ -94,7 +97,7 @@ func (r *run) bmcRetryAfter(t *bmcTarget, o bmcdriver.Observation, interval time
 	if bmc.ClassOf(o.Problem) != bmc.Unauthorized {
 		return base
 	}
-	c := conditions.Get(t.inv.Status.Conditions, v1.BMCAuthenticated)
+	c := conditions.Get(t.obj.Status.Conditions, v1.BMCAuthenticated)
 	if c == nil || c.Status != metav1.ConditionFalse {
 		return base
 	}
@@ -131,5 +134,5 @@ func flatten(err error) []error {
 }
 
 func address(t *bmcTarget) string {
-	return bmc.Endpoint{Protocol: bmc.Protocol(t.inv.Spec.BMC.Protocol), Host: t.inv.Spec.BMC.Host, Port: int(t.inv.Spec.BMC.Port)}.Address()
+	return bmc.Endpoint{Protocol: bmc.Protocol(t.obj.Spec.BMC.Protocol), Host: t.obj.Spec.BMC.Host, Port: int(t.obj.Spec.BMC.Port)}.Address()
 }

@@ -38,28 +38,29 @@ const (
 // SyncBMCInventory runs the chain for a BMCInventory: it finds the node
 // and the credentials, and then the steps do what they do for an Instance,
 // with the BMC as the machine.
-func (h *Handler) SyncBMCInventory(_ string, inv *v1.BMCInventory) (*v1.BMCInventory, error) {
+func (h *Handler) SyncBMCInventory(name string, inv *v1.BMCInventory) (*v1.BMCInventory, error) {
 	if inv == nil {
+		h.bmc.Forget(name)
 		return nil, nil
 	}
 	t := newBMCTarget(h.bmcInventories, inv)
 	r := &run{Status: common.NewStatus(h.recorder), h: h, t: t, now: h.clock()}
 	err := r.syncBMC(t)
 	if perr := t.persist(); perr != nil {
-		return t.inv, errors.Join(err, perr)
+		return t.obj, errors.Join(err, perr)
 	}
 	if after := r.After(); after > 0 && err == nil {
-		h.bmcInventories.EnqueueAfter(t.inv.Name, after)
+		h.bmcInventories.EnqueueAfter(t.obj.Name, after)
 	}
-	return t.inv, err
+	return t.obj, err
 }
 
 // syncBMC checks what the BMC needs, builds its machine and runs the
 // steps; what the BMC answered becomes the conditions and the status.
 func (r *run) syncBMC(t *bmcTarget) error {
-	inv := t.inv
+	inv := t.obj
 	if inv.DeletionTimestamp != nil {
-		r.h.bmc.Forget(string(inv.UID))
+		r.h.bmc.Forget(inv.Name)
 		return nil
 	}
 	ok, err := r.bindNode(t)
@@ -75,7 +76,7 @@ func (r *run) syncBMC(t *bmcTarget) error {
 	if inv.Status.LastPolled != nil {
 		last = inv.Status.LastPolled.Time
 	}
-	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Key: string(inv.UID), Interval: interval, LastPolled: last, Now: r.h.clock})
+	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last, Now: r.h.clock})
 	r.machine = m
 	err = r.sync()
 	if cerr := m.Close(); cerr != nil {
@@ -90,12 +91,12 @@ func (r *run) syncBMC(t *bmcTarget) error {
 // A missing node does not stop the chain (events go to the inventory, and
 // power waits); the other two do.
 func (r *run) bindNode(t *bmcTarget) (bool, error) {
-	name := t.inv.Spec.NodeName
+	name := t.obj.Spec.NodeName
 	others, err := r.h.bmcInventories.Cache().GetByIndex(indexByNodeName, name)
 	if err != nil {
 		return false, fmt.Errorf("listing the BMCInventories of node %s: %w", name, err)
 	}
-	if first := oldest(others); first != nil && first.UID != t.inv.UID {
+	if first := oldest(others); first != nil && first.UID != t.obj.UID {
 		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonDuplicateInventory, fmt.Sprintf(
 			"BMCInventory %s already maps node %s to its BMC; this one does nothing until that one is deleted", first.Name, name))
 		r.Requeue(blockedRecheck)
@@ -144,7 +145,7 @@ func oldest(invs []*v1.BMCInventory) *v1.BMCInventory {
 // bmcEndpoint reads the credentials Secret and builds the endpoint. The
 // password goes into a bmc.Sensitive and nowhere else.
 func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
-	spec := t.inv.Spec
+	spec := t.obj.Spec
 	ns := r.h.settings.Namespace
 	ref := ns + "/" + spec.CredentialsSecret.Name
 	fail := func(reason, msg string) (bmc.Endpoint, bool) {
@@ -189,15 +190,21 @@ func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
 	}, true
 }
 
-// inventoriesOfNode maps a Node to the inventories that name it.
-func (h *Handler) inventoriesOfNode(_, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-	invs, err := h.bmcInventories.Cache().GetByIndex(indexByNodeName, name)
-	if err != nil {
-		return nil, err
+// inventoriesBy maps a Node, or a Secret of namespace, to the inventories
+// that name it, through index.
+func (h *Handler) inventoriesBy(index, namespace string) relatedresource.Resolver {
+	return func(ns, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		if ns != namespace {
+			return nil, nil
+		}
+		invs, err := h.bmcInventories.Cache().GetByIndex(index, name)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]relatedresource.Key, 0, len(invs))
+		for _, i := range invs {
+			keys = append(keys, relatedresource.Key{Name: i.Name})
+		}
+		return keys, nil
 	}
-	keys := make([]relatedresource.Key, 0, len(invs))
-	for _, i := range invs {
-		keys = append(keys, relatedresource.Key{Name: i.Name})
-	}
-	return keys, nil
 }

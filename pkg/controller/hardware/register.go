@@ -9,9 +9,10 @@
 // the provider is about to take back into maintenance mode at once.
 //
 // The chain talks to machines through pkg/hardware only. Its steps work on
-// a target (target.go): the Instance here, whose machine is a device of
-// the Metal driver (package metaldriver); another kind with another driver
-// plays the same part without a change to the steps.
+// a target (target.go): an Instance, whose machine is a device of the Metal
+// driver (package metaldriver), or a BMCInventory, a node the addon did not
+// provision, whose machine is its BMC (package bmcdriver). The steps are
+// the same for both.
 package hardware
 
 import (
@@ -40,6 +41,7 @@ const (
 	HandlerBMCInventory = "bmcinventory-hardware"
 	watchNodes          = "hardware-watch-nodes"
 	watchBMCNodes       = "bmcinventory-watch-nodes"
+	watchBMCSecrets     = "bmcinventory-watch-secrets"
 
 	// indexByDevice indexes Instances by their device ID, to hand a
 	// device's news to its Instance.
@@ -48,6 +50,9 @@ const (
 	// node's changes reach its inventory, and a second inventory of one
 	// node is found.
 	indexByNodeName = "equinix.harvesterhci.io/bmcinventories-by-node"
+	// indexBySecret indexes BMCInventories by their credentials Secret: a
+	// fixed password is tried at once.
+	indexBySecret = "equinix.harvesterhci.io/bmcinventories-by-secret"
 )
 
 // Settings are the parts of the configuration the chain reads.
@@ -123,16 +128,22 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	return nil
 }
 
-// registerBMC wires the BMCInventories: a handler of their own, and a
-// watch that re-runs an inventory when its Node changes (maintenance mode
-// lets a waiting power request go; a node appears). Each polls its BMC
+// registerBMC wires the BMCInventories: a handler of their own, and
+// watches that re-run an inventory when its Node changes (maintenance mode
+// lets a waiting power request go; a node appears) or its Secret does (a
+// fixed password; the driver's hold still paces the logins). Each polls its BMC
 // at its own interval through EnqueueAfter.
 func (h *Handler) registerBMC(ctx context.Context, deps *common.Deps) {
 	deps.BMCInventories.Cache().AddIndexer(indexByNodeName, func(i *v1.BMCInventory) ([]string, error) {
 		return []string{i.Spec.NodeName}, nil
 	})
+	deps.BMCInventories.Cache().AddIndexer(indexBySecret, func(i *v1.BMCInventory) ([]string, error) {
+		return []string{i.Spec.CredentialsSecret.Name}, nil
+	})
 	deps.BMCInventories.OnChange(ctx, HandlerBMCInventory, h.SyncBMCInventory)
-	relatedresource.WatchClusterScoped(ctx, watchBMCNodes, h.inventoriesOfNode, common.After(deps.BMCInventories, common.RelatedDelay), deps.Nodes)
+	enqueue := common.After(deps.BMCInventories, common.RelatedDelay)
+	relatedresource.WatchClusterScoped(ctx, watchBMCNodes, h.inventoriesBy(indexByNodeName, ""), enqueue, deps.Nodes)
+	relatedresource.WatchClusterScoped(ctx, watchBMCSecrets, h.inventoriesBy(indexBySecret, deps.Cfg.Namespace), enqueue, deps.Secrets)
 }
 
 // off maps the configuration's 0 (off) onto the driver's negative.

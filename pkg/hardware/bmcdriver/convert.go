@@ -106,12 +106,11 @@ func decimalSize(b int64) string {
 	return fmt.Sprintf("%.0fGB", float64(b)/gb)
 }
 
+// fromPower maps a BMC's power; the BMC package reads a transition as
+// unknown.
 func fromPower(p bmc.PowerState) hw.PowerState {
-	switch p {
-	case bmc.PowerOn:
-		return hw.PowerOn
-	case bmc.PowerOff:
-		return hw.PowerOff
+	if s, ok := map[bmc.PowerState]hw.PowerState{bmc.PowerOn: hw.PowerOn, bmc.PowerOff: hw.PowerOff}[p]; ok {
+		return s
 	}
 	return hw.PowerUnknown
 }

@@ -17,6 +17,7 @@ package bmcdriver
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,12 +28,14 @@ import (
 // DialFunc connects to a BMC; bmc.Dial unless a test says otherwise.
 type DialFunc func(ctx context.Context, ep bmc.Endpoint) (bmc.Client, error)
 
-// Driver hands out Machines and remembers each machine's last facts.
+// Driver hands out Machines, remembers each machine's last facts, and
+// holds back a BMC that failed until its owner's retry time.
 type Driver struct {
 	dial DialFunc
 
 	mu    sync.Mutex
 	facts map[string]hw.Facts
+	held  map[string]time.Time
 }
 
 // New returns a driver that dials BMCs with dial (bmc.Dial when nil).
@@ -40,11 +43,14 @@ func New(dial DialFunc) *Driver {
 	if dial == nil {
 		dial = bmc.Dial
 	}
-	return &Driver{dial: dial, facts: map[string]hw.Facts{}}
+	return &Driver{dial: dial, facts: map[string]hw.Facts{}, held: map[string]time.Time{}}
 }
 
 // MachineOptions say which machine and how often to poll it.
 type MachineOptions struct {
+	// Owner names the machine's owner (its object's name), for Forget and
+	// HoldUntil.
+	Owner string
 	// Key identifies the machine across passes (its owner's UID): the facts
 	// remembered and the health events' IDs belong to it.
 	Key string
@@ -62,18 +68,39 @@ func (d *Driver) Machine(ep bmc.Endpoint, o MachineOptions) *Machine {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Machine{d: d, ep: ep, opts: o, factsKey: o.Key + "|" + string(ep.Protocol) + "|" + ep.Address()}
+	return &Machine{d: d, ep: ep, opts: o, factsKey: o.Owner + "|" + o.Key + "|" + string(ep.Protocol) + "|" + ep.Address()}
 }
 
-// Forget drops what the driver remembers of a machine that is gone.
-func (d *Driver) Forget(key string) {
+// Forget drops what the driver remembers of an owner that is gone.
+func (d *Driver) Forget(owner string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	delete(d.held, owner)
 	for k := range d.facts {
-		if len(k) > len(key) && k[:len(key)+1] == key+"|" {
+		if strings.HasPrefix(k, owner+"|") {
 			delete(d.facts, k)
 		}
 	}
+}
+
+// HoldUntil keeps the owner's machines from polling or logging in before
+// t (zero: no longer), whatever brings their owner back before: a BMC that
+// refuses the credentials must not see a login per change of the node.
+// It lives in memory; a restart tries once at once.
+func (d *Driver) HoldUntil(owner string, t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if t.IsZero() {
+		delete(d.held, owner)
+		return
+	}
+	d.held[owner] = t
+}
+
+func (d *Driver) heldUntil(owner string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.held[owner]
 }
 
 func (d *Driver) rememberedFacts(key string) (hw.Facts, bool) {

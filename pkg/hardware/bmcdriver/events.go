@@ -2,7 +2,6 @@ package bmcdriver
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -33,9 +32,10 @@ type cursor struct {
 
 const cursorVersion = 1
 
+// encode writes the cursor as JSON: the status field is a string.
 func (c cursor) encode() string {
 	b, _ := json.Marshal(c) // strings and ints always marshal
-	return base64.RawURLEncoding.EncodeToString(b)
+	return string(b)
 }
 
 // decodeCursor reads s ("" is a fresh start). A cursor of the other
@@ -46,11 +46,7 @@ func decodeCursor(s string, p bmc.Protocol) (cursor, error) {
 	if s == "" {
 		return c, nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(raw, &c)
-	}
-	if err != nil || c.Version != cursorVersion {
+	if err := json.Unmarshal([]byte(s), &c); err != nil || c.Version != cursorVersion {
 		return cursor{}, fmt.Errorf("the event cursor in the status was not written by the BMC driver; clear status.eventCursor to start over")
 	}
 	if c.Protocol != p {

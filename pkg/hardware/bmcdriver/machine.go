@@ -2,6 +2,7 @@ package bmcdriver
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -42,7 +43,7 @@ func (m *Machine) Close() error {
 	if c == nil {
 		return nil
 	}
-	return c.Close()
+	return fromError("Close", c.Close(), false)
 }
 
 // Observation is what a pass learnt of the BMC, besides what the chain
@@ -73,12 +74,17 @@ func (m *Machine) Observed() Observation {
 	return o
 }
 
-// due says whether a poll is due now, and if not, how long until it is.
+// due says whether a poll is due now, and if not, how long until it is:
+// the interval after the last poll, and not while the owner is held.
 func (m *Machine) due() (bool, time.Duration) {
+	now := m.opts.Now()
+	if until := m.d.heldUntil(m.opts.Owner); now.Before(until) {
+		return false, until.Sub(now)
+	}
 	if m.opts.LastPolled.IsZero() {
 		return true, 0
 	}
-	left := m.opts.LastPolled.Add(m.opts.Interval).Sub(m.opts.Now())
+	left := m.opts.LastPolled.Add(m.opts.Interval).Sub(now)
 	return left <= 0, left
 }
 
@@ -121,9 +127,14 @@ func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
 	m.mu.Lock()
 	polledNow := !m.polled.IsZero()
 	m.mu.Unlock()
-	if f, ok := m.d.rememberedFacts(m.factsKey); ok && !polledNow {
-		if due, _ := m.due(); !due {
+	f, remembered := m.d.rememberedFacts(m.factsKey)
+	if due, left := m.due(); !due && !polledNow {
+		if remembered {
 			return f, nil
+		}
+		if m.opts.Now().Before(m.d.heldUntil(m.opts.Owner)) {
+			return hw.Facts{}, &hw.Error{Op: "Facts", Class: hw.ClassUnavailable,
+				Message: fmt.Sprintf("the BMC failed; it is asked again in %s", left.Round(time.Second))}
 		}
 	}
 	c, err := m.session(ctx)
@@ -135,7 +146,7 @@ func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
 		m.note(err)
 		return hw.Facts{}, fromError("Facts", err, false)
 	}
-	f := toFacts(inv, m.ep)
+	f = toFacts(inv, m.ep)
 	m.d.remember(m.factsKey, f)
 	return f, nil
 }

@@ -229,25 +229,3 @@ func polls(t *testing.T, env *framework.Env, name string, n int) {
 		return seen >= n
 	}, time.Duration(n)*10*time.Second, "the BMC was not polled %d more times", n)
 }
-
-// assertNoPasswordLeak looks for the BMC password in the inventories,
-// Nodes, Events and the controller's log.
-func assertNoPasswordLeak(t *testing.T, env *framework.Env, passwords ...string) {
-	t.Helper()
-	invs, err := env.Client.EquinixV1().BMCInventories().List(env.Ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	nodes, err := env.Kube.CoreV1().Nodes().List(env.Ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	events, err := env.Kube.CoreV1().Events("").List(env.Ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	for what, obj := range map[string]any{"inventories": invs, "nodes": nodes, "events": events} {
-		raw, err := json.Marshal(obj)
-		require.NoError(t, err)
-		for _, p := range passwords {
-			require.NotContains(t, string(raw), p, "a BMC password leaked into %s", what)
-		}
-	}
-	for _, p := range passwords {
-		require.NotContains(t, framework.Logs(), p, "a BMC password leaked into the log")
-	}
-}
