@@ -53,6 +53,10 @@ func (r *run) observeBMC(t *bmcTarget, o bmcdriver.Observation, interval time.Du
 	if !o.Polled.IsZero() && runErr == nil {
 		polled := metav1.NewTime(o.Polled)
 		st.LastPolled = &polled
+		// Every event of the poll was handed on: keep what the poll read
+		// even where no event carried it (an OK reading, a cleared log), so
+		// the next change is told against it.
+		st.EventCursor = o.Cursor
 	}
 	st.ObservedGeneration = t.obj.Generation
 	return runErr

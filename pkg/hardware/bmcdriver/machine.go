@@ -30,6 +30,8 @@ type Machine struct {
 	polled  time.Time
 	health  *bmc.Health
 	power   bmc.PowerState
+	// cursor is the poll's cursor past everything it returned.
+	cursor string
 }
 
 var _ hw.Machine = (*Machine)(nil)
@@ -61,13 +63,17 @@ type Observation struct {
 	Health *bmc.Health
 	// Power is the last power state read, "" when none was.
 	Power hw.PowerState
+	// Cursor is the poll's cursor once every event it returned was handed
+	// on: the health it read and the log's position, also when there was
+	// no event to carry them. "" without a poll.
+	Cursor string
 }
 
 // Observed returns what the pass learnt.
 func (m *Machine) Observed() Observation {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	o := Observation{Contacted: m.contacted, Problem: m.problem, Polled: m.polled, Health: m.health}
+	o := Observation{Contacted: m.contacted, Problem: m.problem, Polled: m.polled, Health: m.health, Cursor: m.cursor}
 	if m.power != "" {
 		o.Power = fromPower(m.power)
 	}
@@ -215,10 +221,11 @@ func (m *Machine) Events(ctx context.Context, cursor string) (hw.EventBatch, err
 		m.note(err)
 		return hw.EventBatch{}, fromError("Events", err, false)
 	}
-	m.mu.Lock()
-	m.polled, m.health, m.power = m.opts.Now(), &health, power
-	m.mu.Unlock()
 	events := healthEvents(&cur, health, m.opts.Key, m.opts.Now())
 	events = append(events, logEvents(cur, entries, next)...)
+	cur.Log = next
+	m.mu.Lock()
+	m.polled, m.health, m.power, m.cursor = m.opts.Now(), &health, power, cur.encode()
+	m.mu.Unlock()
 	return hw.EventBatch{Events: events, RecheckAfter: m.opts.Interval}, nil
 }

@@ -52,7 +52,7 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	sim.AddLogEntry("Critical", "Power supply PSU 2 failed")
 	env.Eventually(func() bool {
 		msgs := messages(forwarded(t, env, "rf-node"))
-		return countHolding(msgs, "PowerSupplies is Critical") == 1 && countHolding(msgs, "Power supply PSU 2 failed") == 1
+		return countHolding(msgs, "PowerSupplies is Critical (PSU 2: Critical), was OK") == 1 && countHolding(msgs, "Power supply PSU 2 failed") == 1
 	}, time.Minute, "the health change and the new entry were not forwarded")
 	env.Eventually(func() bool { return inventory(t, env, "rf-node").Status.Health == "Critical" }, time.Minute, "status.health")
 	for _, e := range env.Events("rf-node") {
