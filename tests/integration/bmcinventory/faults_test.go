@@ -60,9 +60,10 @@ func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 	env.AssertAbsent(bmcPassword)
 }
 
-// Bad input gets a condition and an Event naming it: a wrong password, a
-// node that does not exist (until it does), a second inventory for one
-// node, and a BMC spoken to in the wrong protocol.
+// Bad input gets a condition and an Event naming it: a wrong password
+// (until the Secret is fixed), a node that does not exist (until it does),
+// a second inventory for one node, an untrusted certificate, and a BMC
+// spoken to in the wrong protocol.
 func TestBadInputIsNamed(t *testing.T) {
 	env := newEnv(t)
 	_, srv := redfishBMC(t)
@@ -107,6 +108,22 @@ func TestBadInputIsNamed(t *testing.T) {
 	assert.True(t, env.EventRecorded("late-node-again", v1.ReasonDuplicateInventory))
 
 	// IPMI passwords have at most 20 bytes.
+	// TLS is verified by default: without the BMC's CA its self-signed
+	// certificate is refused; accepting any is an explicit opt-in.
+	bmcSecret(t, env, "untrusted", bmcUser, bmcPassword)
+	createNode(t, env, "untrusted")
+	untrusted := redfishInventory("untrusted", "untrusted", srv)
+	untrusted.Spec.BMC.CABundle = ""
+	create(t, env, untrusted)
+	env.Eventually(func() bool {
+		return hasCondition(t, env, "untrusted", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCCertificateInvalid)
+	}, time.Minute, "an untrusted certificate was accepted")
+	assert.True(t, env.EventRecorded("untrusted", v1.ReasonBMCCertificateInvalid))
+	patchSpec(t, env, "untrusted", map[string]any{"bmc": map[string]any{"insecureSkipVerify": true}})
+	env.Eventually(func() bool {
+		return hasCondition(t, env, "untrusted", v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable)
+	}, time.Minute, "insecureSkipVerify did not accept the certificate")
+
 	bmcSecret(t, env, "wrong-protocol", bmcUser, ipmiPassword)
 	createNode(t, env, "wrong-protocol")
 	ipmi := redfishInventory("wrong-protocol", "wrong-protocol", srv)
