@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
@@ -108,6 +109,19 @@ func TestBadInputIsNamed(t *testing.T) {
 	assert.True(t, env.EventRecorded("late-node-again", v1.ReasonDuplicateInventory))
 
 	// IPMI passwords have at most 20 bytes.
+	// A node of the addon's own servers is its Instance's to describe.
+	bmcSecret(t, env, "owned", bmcUser, bmcPassword)
+	createNode(t, env, "owned")
+	_, err = env.Kube.CoreV1().Nodes().Patch(env.Ctx, "owned", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"`+v1.LabelInstance+`":"owned"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	create(t, env, redfishInventory("owned", "owned", srv))
+	env.Eventually(func() bool {
+		return hasCondition(t, env, "owned", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned)
+	}, time.Minute, "an inventory of the addon's own server was not refused")
+	assert.Never(t, func() bool { return node(t, env, "owned").Labels[v1.LabelManufacturer] != "" }, 2*time.Second,
+		100*time.Millisecond, "the inventory labelled an Instance's node")
+
 	// TLS is verified by default: without the BMC's CA its self-signed
 	// certificate is refused; accepting any is an explicit opt-in.
 	bmcSecret(t, env, "untrusted", bmcUser, bmcPassword)
