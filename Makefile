@@ -1,6 +1,6 @@
 # Every target runs a script in scripts/, so the pipeline (dapper) and a laptop do
 # the same thing.
-.PHONY: build test validate ci package generate cluster-binaries clean demo dev-up dev-down bench chaos
+.PHONY: build test validate ci package generate cluster-binaries clean demo demo-bmc dev-up dev-down bench chaos
 
 build:
 	./scripts/build
@@ -29,6 +29,11 @@ cluster-binaries:
 # Metal simulator, then tears everything down.
 demo:
 	./scripts/devenv demo
+
+# Shows a node the addon did not provision, mapped to a simulated Redfish BMC by
+# a BMCInventory, getting its facts, an event and a power cycle; tears down.
+demo-bmc:
+	./scripts/devenv demo-bmc
 
 # Leaves the local cluster, simulator and controller running; prints how to use them.
 dev-up:

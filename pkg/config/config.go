@@ -110,6 +110,9 @@ type Config struct {
 	// TerminationCheckInterval is how often a Metal project with spot
 	// servers is asked which devices it will take back; 0 turns it off.
 	TerminationCheckInterval time.Duration
+	// BMCTimeout bounds one request to a BMC of a BMCInventory; 0 is the
+	// BMC client's default.
+	BMCTimeout time.Duration
 }
 
 // Validate checks the configuration and normalizes it (trailing slashes, the
@@ -177,6 +180,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.DeviceEventsInterval < 0 || (cfg.DeviceEventsInterval > 0 && cfg.DeviceEventsInterval < 100*time.Millisecond) {
 		errs = append(errs, fmt.Errorf("--device-events-interval must be 0 (off) or at least 100ms, got %s", cfg.DeviceEventsInterval))
+	}
+	if cfg.BMCTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--bmc-timeout must not be negative, got %s", cfg.BMCTimeout))
 	}
 	if cfg.TerminationCheckInterval < 0 || (cfg.TerminationCheckInterval > 0 && cfg.TerminationCheckInterval < 100*time.Millisecond) {
 		errs = append(errs, fmt.Errorf("--termination-check-interval must be 0 (off) or at least 100ms, got %s", cfg.TerminationCheckInterval))

@@ -53,6 +53,7 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--create-backoff"}},
 		{name: "events interval too short", mutate: func(f *Config) { f.DeviceEventsInterval = time.Millisecond },
 			wantErr: []string{"--device-events-interval"}},
+		{name: "bmc timeout negative", mutate: func(f *Config) { f.BMCTimeout = -time.Second }, wantErr: []string{"--bmc-timeout"}},
 		{name: "termination check negative", mutate: func(f *Config) { f.TerminationCheckInterval = -time.Second },
 			wantErr: []string{"--termination-check-interval"}},
 		{name: "poll interval too short", mutate: func(f *Config) { f.PollInterval = time.Millisecond },

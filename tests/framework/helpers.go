@@ -263,8 +263,8 @@ func init() {
 func Logs() string { return capture.Text() }
 
 // AssertNoSecretLeaks scans every object the addon writes or annotates —
-// pools, Instances, Nodes, Events — and the captured log for the Metal token,
-// the join token and the generated console passwords.
+// pools, Instances, BMC inventories, Nodes, Events — and the captured log
+// for the Metal token, the join token and the generated console passwords.
 func (e *Env) AssertNoSecretLeaks() {
 	e.T.Helper()
 	secrets := []string{MetalToken, JoinToken}
@@ -275,27 +275,33 @@ func (e *Env) AssertNoSecretLeaks() {
 			secrets = append(secrets, p)
 		}
 	}
+	e.AssertAbsent(secrets...)
+}
+
+// AssertAbsent scans the same objects and the log for values that must
+// not be there (a wrong or rotated token, a BMC password).
+func (e *Env) AssertAbsent(values ...string) {
+	e.T.Helper()
 	var blobs []string
-	add := func(what string, obj interface{}) {
+	add := func(what string, obj interface{}, err error) {
+		require.NoError(e.T, err)
 		raw, err := json.Marshal(obj)
 		require.NoError(e.T, err)
 		blobs = append(blobs, what+": "+string(raw))
 	}
 	pools, err := e.Client.EquinixV1().InstancePools().List(e.Ctx, metav1.ListOptions{})
-	require.NoError(e.T, err)
-	add("pools", pools)
+	add("pools", pools, err)
 	insts, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{})
-	require.NoError(e.T, err)
-	add("instances", insts)
+	add("instances", insts, err)
+	invs, err := e.Client.EquinixV1().BMCInventories().List(e.Ctx, metav1.ListOptions{})
+	add("bmcinventories", invs, err)
 	nodes, err := e.Kube.CoreV1().Nodes().List(e.Ctx, metav1.ListOptions{})
-	require.NoError(e.T, err)
-	add("nodes", nodes)
+	add("nodes", nodes, err)
 	events, err := e.Kube.CoreV1().Events("").List(e.Ctx, metav1.ListOptions{})
-	require.NoError(e.T, err)
-	add("events", events)
+	add("events", events, err)
 	blobs = append(blobs, "log: "+Logs())
 	for _, b := range blobs {
-		for _, s := range secrets {
+		for _, s := range values {
 			if strings.Contains(b, s) {
 				i := strings.Index(b, s)
 				e.T.Errorf("a secret value leaked into %s (near %q)", b[:strings.Index(b, ":")], b[max(0, i-80):i])

@@ -30,11 +30,13 @@ type Deps struct {
 	Pools      equinixcontrollers.InstancePoolController
 	Instances  equinixcontrollers.InstanceController
 	ElasticIPs equinixcontrollers.ElasticIPController
-	Nodes      corecontrollers.NodeController
-	Services   corecontrollers.ServiceController
-	Secrets    corecontrollers.SecretController
-	ConfigMaps corecontrollers.ConfigMapController
-	Settings   harvestercontrollers.SettingController
+	// BMCInventories map nodes the addon did not provision to their BMCs.
+	BMCInventories equinixcontrollers.BMCInventoryController
+	Nodes          corecontrollers.NodeController
+	Services       corecontrollers.ServiceController
+	Secrets        corecontrollers.SecretController
+	ConfigMaps     corecontrollers.ConfigMapController
+	Settings       harvestercontrollers.SettingController
 
 	// K8s is a plain client for what has no cache here (pods of a node to drain).
 	K8s kubernetes.Interface

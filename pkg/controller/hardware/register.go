@@ -9,9 +9,10 @@
 // the provider is about to take back into maintenance mode at once.
 //
 // The chain talks to machines through pkg/hardware only. Its steps work on
-// a target (target.go): the Instance here, whose machine is a device of
-// the Metal driver (package metaldriver); another kind with another driver
-// plays the same part without a change to the steps.
+// a target (target.go): an Instance, whose machine is a device of the Metal
+// driver (package metaldriver), or a BMCInventory, a node the addon did not
+// provision, whose machine is its BMC (package bmcdriver). The steps are
+// the same for both.
 package hardware
 
 import (
@@ -29,18 +30,29 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 )
 
 // Handler names; no remove handler, so nothing is persisted under them.
 const (
-	HandlerInstance = "instance-hardware"
-	watchNodes      = "hardware-watch-nodes"
+	HandlerInstance     = "instance-hardware"
+	HandlerBMCInventory = "bmcinventory-hardware"
+	watchNodes          = "hardware-watch-nodes"
+	watchBMCNodes       = "bmcinventory-watch-nodes"
+	watchBMCSecrets     = "bmcinventory-watch-secrets"
 
 	// indexByDevice indexes Instances by their device ID, to hand a
 	// device's news to its Instance.
 	indexByDevice = "equinix.harvesterhci.io/instances-by-device"
+	// indexByNodeName indexes BMCInventories by the node they name: a
+	// node's changes reach its inventory, and a second inventory of one
+	// node is found.
+	indexByNodeName = "equinix.harvesterhci.io/bmcinventories-by-node"
+	// indexBySecret indexes BMCInventories by their credentials Secret: a
+	// fixed password is tried at once.
+	indexBySecret = "equinix.harvesterhci.io/bmcinventories-by-secret"
 )
 
 // Settings are the parts of the configuration the chain reads.
@@ -51,6 +63,8 @@ type Settings struct {
 	// one call, and twice it is how long a call whose answer was lost may
 	// still land.
 	PollInterval, MetalTimeout time.Duration
+	// BMCTimeout bounds one request to a BMC.
+	BMCTimeout time.Duration
 }
 
 // Handler holds the chain and what it reads and writes.
@@ -66,6 +80,10 @@ type Handler struct {
 	recorder    record.EventRecorder
 	metal       *metaldriver.Driver
 
+	bmcInventories equinixcontrollers.BMCInventoryController
+	secrets        *credentials.Lookup
+	bmc            *bmcdriver.Driver
+
 	// now is the chain's clock (time.Now when nil).
 	now func() time.Time
 }
@@ -77,14 +95,18 @@ type Handler struct {
 func Register(ctx context.Context, deps *common.Deps) error {
 	cfg := deps.Cfg
 	h := &Handler{
-		ctx:         ctx,
-		settings:    Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval, MetalTimeout: cfg.MetalTimeout},
-		instances:   deps.Instances,
-		nodes:       deps.Nodes,
-		events:      deps.K8s.CoreV1(),
-		credentials: deps.Credentials,
-		joinInfo:    deps.JoinInfo,
-		recorder:    deps.Recorder,
+		ctx: ctx,
+		settings: Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval, MetalTimeout: cfg.MetalTimeout,
+			BMCTimeout: cfg.BMCTimeout},
+		instances:      deps.Instances,
+		nodes:          deps.Nodes,
+		events:         deps.K8s.CoreV1(),
+		credentials:    deps.Credentials,
+		joinInfo:       deps.JoinInfo,
+		recorder:       deps.Recorder,
+		bmcInventories: deps.BMCInventories,
+		secrets:        deps.SecretLookup,
+		bmc:            bmcdriver.New(nil),
 	}
 	h.metal = metaldriver.New(metaldriver.Options{
 		Provider:            deps.Metal,
@@ -103,7 +125,26 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	deps.Instances.OnChange(ctx, HandlerInstance, h.SyncInstance)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	go h.metal.Run(ctx, h.projects)
+	h.registerBMC(ctx, deps)
 	return nil
+}
+
+// registerBMC wires the BMCInventories: a handler of their own, and
+// watches that re-run an inventory when its Node changes (maintenance mode
+// lets a waiting power request go; a node appears) or its Secret does (a
+// fixed password; the driver's hold still paces the logins). Each polls its BMC
+// at its own interval through EnqueueAfter.
+func (h *Handler) registerBMC(ctx context.Context, deps *common.Deps) {
+	deps.BMCInventories.Cache().AddIndexer(indexByNodeName, func(i *v1.BMCInventory) ([]string, error) {
+		return []string{i.Spec.NodeName}, nil
+	})
+	deps.BMCInventories.Cache().AddIndexer(indexBySecret, func(i *v1.BMCInventory) ([]string, error) {
+		return []string{i.Spec.CredentialsSecret.Name}, nil
+	})
+	deps.BMCInventories.OnChange(ctx, HandlerBMCInventory, h.SyncBMCInventory)
+	enqueue := common.After(deps.BMCInventories, common.RelatedDelay)
+	relatedresource.WatchClusterScoped(ctx, watchBMCNodes, h.inventoriesBy(indexByNodeName, ""), enqueue, deps.Nodes)
+	relatedresource.WatchClusterScoped(ctx, watchBMCSecrets, h.inventoriesBy(indexBySecret, deps.Cfg.Namespace), enqueue, deps.Secrets)
 }
 
 // off maps the configuration's 0 (off) onto the driver's negative.

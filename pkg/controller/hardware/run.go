@@ -67,12 +67,12 @@ func (h *Handler) SyncInstance(_ string, inst *v1.Instance) (*v1.Instance, error
 	}
 	err = r.sync()
 	if perr := t.persist(); perr != nil {
-		return t.inst, errors.Join(err, perr)
+		return t.obj, errors.Join(err, perr)
 	}
 	if after := r.After(); after > 0 && err == nil {
-		h.instances.EnqueueAfter(t.inst.Name, after)
+		h.instances.EnqueueAfter(t.obj.Name, after)
 	}
-	return t.inst, err
+	return t.obj, err
 }
 
 // sync runs the steps: events, then (unless the target is going) what the

@@ -1,10 +1,7 @@
 package hardware
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -43,42 +40,14 @@ type target interface {
 
 // instanceTarget is an Instance: a server the addon provisioned.
 type instanceTarget struct {
-	client    equinixcontrollers.InstanceClient
-	inst      *v1.Instance
-	persisted v1.InstanceStatus
+	workingCopy[*v1.Instance]
 }
 
 func newInstanceTarget(client equinixcontrollers.InstanceClient, inst *v1.Instance) *instanceTarget {
-	return &instanceTarget{client: client, inst: inst.DeepCopy(), persisted: *inst.Status.DeepCopy()}
+	return &instanceTarget{newWorkingCopy("Instance", inst, func(i *v1.Instance) any { return i.Status },
+		func(i *v1.Instance) *[]metav1.Condition { return &i.Status.Conditions }, client.UpdateStatus)}
 }
 
-func (t *instanceTarget) object() runtime.Object { return t.inst }
-func (t *instanceTarget) name() string           { return t.inst.Name }
-func (t *instanceTarget) reference() corev1.ObjectReference {
-	return corev1.ObjectReference{APIVersion: v1.SchemeGroupVersion.String(), Kind: "Instance", Name: t.inst.Name, UID: t.inst.UID}
-}
-func (t *instanceTarget) powerSpec() v1.PowerSpec      { return t.inst.Spec.PowerSpec }
-func (t *instanceTarget) hardware() *v1.HardwareStatus { return &t.inst.Status.HardwareStatus }
-func (t *instanceTarget) generation() int64            { return t.inst.Generation }
-func (t *instanceTarget) joined() bool                 { return t.inst.Status.JoinedAt != nil }
-func (t *instanceTarget) deleting() bool               { return t.inst.DeletionTimestamp != nil }
-func (t *instanceTarget) setCondition(s *common.Status, condType string, status metav1.ConditionStatus, reason, message string) {
-	s.SetCondition(t.inst, &t.inst.Status.Conditions, t.inst.Generation, condType, status, reason, message)
-}
-
-func (t *instanceTarget) changed() bool {
-	return !equality.Semantic.DeepEqual(t.persisted, t.inst.Status)
-}
-
-func (t *instanceTarget) persist() error {
-	if !t.changed() {
-		return nil
-	}
-	updated, err := t.client.UpdateStatus(t.inst)
-	if err != nil {
-		return fmt.Errorf("updating status of instance %s: %w", t.inst.Name, err)
-	}
-	t.inst = updated.DeepCopy()
-	t.persisted = *updated.Status.DeepCopy()
-	return nil
-}
+func (t *instanceTarget) powerSpec() v1.PowerSpec      { return t.obj.Spec.PowerSpec }
+func (t *instanceTarget) hardware() *v1.HardwareStatus { return &t.obj.Status.HardwareStatus }
+func (t *instanceTarget) joined() bool                 { return t.obj.Status.JoinedAt != nil }

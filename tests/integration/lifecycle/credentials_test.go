@@ -1,10 +1,8 @@
 package lifecycle
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,28 +82,6 @@ func assertNoMetalDevices(t *testing.T, env *framework.Env) {
 	assert.Empty(t, env.Sim.RequestsFor(metalsim.OpCreateDevice), "a device create was sent")
 }
 
-// assertAbsent checks objects, Events and the in-process log for values
-// that are not the framework's own secrets (a wrong or rotated token).
-func assertAbsent(t *testing.T, env *framework.Env, values ...string) {
-	t.Helper()
-	pools, err := env.Client.EquinixV1().InstancePools().List(env.Ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	insts, err := env.Client.EquinixV1().Instances().List(env.Ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	events, err := env.Kube.CoreV1().Events("").List(env.Ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	var blob strings.Builder
-	for _, obj := range []interface{}{pools, insts, events} {
-		raw, err := json.Marshal(obj)
-		require.NoError(t, err)
-		blob.Write(raw)
-	}
-	blob.WriteString(framework.Logs())
-	for _, v := range values {
-		assert.NotContains(t, blob.String(), v, "a token leaked")
-	}
-}
-
 // A missing credentials Secret stops the pool before any Metal call, says
 // which Secret on the pool and the Instance, and creating it is enough.
 func TestMissingSecretThenCreated(t *testing.T) {
@@ -160,7 +136,7 @@ func TestInvalidTokenThenFixed(t *testing.T) {
 	assert.Equal(t, inst.Name, recovered[0].Name, "the Instance was replaced instead of recovering")
 	assert.True(t, env.EventRecorded(inst.Name, v1.ReasonCredentialsReady), "no Event for the recovery")
 	env.AssertNoSecretLeaks()
-	assertAbsent(t, env, wrong)
+	env.AssertAbsent(wrong)
 }
 
 // tokenGate sits in front of the simulator and refuses revoked tokens with
@@ -254,7 +230,7 @@ func TestTokenRotationWhileProvisioning(t *testing.T) {
 	}
 	assert.False(t, env.HasEvent(pool.Name, v1.ReasonCredentialsInvalid))
 	env.AssertNoSecretLeaks()
-	assertAbsent(t, env, rotated)
+	env.AssertAbsent(rotated)
 }
 
 func scale(t *testing.T, env *framework.Env, name string, count int32) {
@@ -306,5 +282,5 @@ func TestTokenRevokedMidProvisionRecovers(t *testing.T) {
 	assert.Equal(t, []string{inst.Status.InstanceID}, l.devicesOf(string(inst.UID)))
 	assert.Equal(t, metav1.ConditionTrue, poolCondition(env, pool.Name, v1.PoolCredentialsReady).Status)
 	env.AssertNoSecretLeaks()
-	assertAbsent(t, env, replacement)
+	env.AssertAbsent(replacement)
 }

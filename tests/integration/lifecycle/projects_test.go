@@ -77,7 +77,7 @@ func TestProjectSwitchIsRefusedAndLeaksNothing(t *testing.T) {
 	}, time.Minute, "the pool was not released once the old project's credentials were back")
 	assert.Empty(t, env.Sim.Devices(framework.ProjectID))
 	env.AssertNoSecretLeaks()
-	assertAbsent(t, env, otherToken)
+	env.AssertAbsent(otherToken)
 }
 
 // The sweep covers every project the ledger remembers, not only those of

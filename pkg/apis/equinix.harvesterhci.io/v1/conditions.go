@@ -89,6 +89,25 @@ const (
 	// request waits (for maintenance mode, or a retry) or is under way.
 	// It appears with the first power request.
 	InstancePowerSynced = "PowerSynced"
+
+	// BMCInventory conditions.
+
+	// BMCNodeFound is True while the node named exists, is not one of the
+	// addon's own servers, and no older BMCInventory names it.
+	BMCNodeFound = "NodeFound"
+	// BMCCredentialsReady is False when the credentials Secret is missing,
+	// unlabelled or lacks username or password.
+	BMCCredentialsReady = "CredentialsReady"
+	// BMCReachable is True once the BMC answered in its protocol over a
+	// trusted connection; False names what failed (unreachable, another
+	// protocol, an untrusted certificate, a BMC error).
+	BMCReachable = "Reachable"
+	// BMCAuthenticated is True once the BMC took the credentials, False when
+	// it refused them.
+	BMCAuthenticated = "Authenticated"
+	// BMCPowerSynced is the power condition of the hardware chain, as on an
+	// Instance.
+	BMCPowerSynced = InstancePowerSynced
 )
 
 // Phases shown in the STATUS column.

@@ -117,6 +117,20 @@ const (
 	ReasonHardwareFactsFailed    = "HardwareFactsFailed"
 	ReasonReclaimScheduled       = "ReclaimScheduled"
 
+	// BMC inventories: the node, the BMC's answers and its health.
+	ReasonNodeFound             = "NodeFound"
+	ReasonNodeNotFound          = "NodeNotFound"
+	ReasonNodeProvisioned       = "NodeProvisioned"
+	ReasonDuplicateInventory    = "DuplicateInventory"
+	ReasonBMCReachable          = "BMCReachable"
+	ReasonBMCUnreachable        = "BMCUnreachable"
+	ReasonBMCProtocolMismatch   = "BMCProtocolMismatch"
+	ReasonBMCCertificateInvalid = "BMCCertificateInvalid"
+	ReasonBMCError              = "BMCError"
+	ReasonBMCNotContacted       = "BMCNotContacted"
+	ReasonAuthenticated         = "Authenticated"
+	ReasonAuthenticationFailed  = "AuthenticationFailed"
+
 	// The periodic sweep.
 	ReasonOrphanDevice       = "OrphanDevice"
 	ReasonOrphanDeleted      = "OrphanDeleted"
@@ -179,6 +193,10 @@ var warnings = map[string]bool{
 	ReasonMaintenanceRequired: true, ReasonPowerActionUnconfirmed: true, ReasonPowerActionRetrying: true,
 	ReasonPowerActionFailed: true, ReasonHardwareWarning: true, ReasonHardwareFactsFailed: true,
 	ReasonReclaimScheduled: true,
+
+	ReasonNodeNotFound: true, ReasonNodeProvisioned: true, ReasonDuplicateInventory: true,
+	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
+	ReasonBMCError: true, ReasonAuthenticationFailed: true,
 
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,

@@ -28,6 +28,7 @@ import (
 )
 
 var (
+	BMCInventoryResourceName = "bmcinventories"
 	ElasticIPResourceName    = "elasticips"
 	InstanceResourceName     = "instances"
 	InstancePoolResourceName = "instancepools"
@@ -54,6 +55,8 @@ var (
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
+		&BMCInventory{},
+		&BMCInventoryList{},
 		&ElasticIP{},
 		&ElasticIPList{},
 		&Instance{},

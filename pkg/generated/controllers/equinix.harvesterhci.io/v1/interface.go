@@ -31,6 +31,7 @@ func init() {
 }
 
 type Interface interface {
+	BMCInventory() BMCInventoryController
 	ElasticIP() ElasticIPController
 	Instance() InstanceController
 	InstancePool() InstancePoolController
@@ -44,6 +45,10 @@ func New(controllerFactory controller.SharedControllerFactory) Interface {
 
 type version struct {
 	controllerFactory controller.SharedControllerFactory
+}
+
+func (v *version) BMCInventory() BMCInventoryController {
+	return generic.NewNonNamespacedController[*v1.BMCInventory, *v1.BMCInventoryList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "BMCInventory"}, "bmcinventories", v.controllerFactory)
 }
 
 func (v *version) ElasticIP() ElasticIPController {

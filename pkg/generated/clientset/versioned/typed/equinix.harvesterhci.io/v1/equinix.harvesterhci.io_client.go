@@ -28,6 +28,7 @@ import (
 
 type EquinixV1Interface interface {
 	RESTClient() rest.Interface
+	BMCInventoriesGetter
 	ElasticIPsGetter
 	InstancesGetter
 	InstancePoolsGetter
@@ -36,6 +37,10 @@ type EquinixV1Interface interface {
 // EquinixV1Client is used to interact with features provided by the equinix.harvesterhci.io group.
 type EquinixV1Client struct {
 	restClient rest.Interface
+}
+
+func (c *EquinixV1Client) BMCInventories() BMCInventoryInterface {
+	return newBMCInventories(c)
 }
 
 func (c *EquinixV1Client) ElasticIPs() ElasticIPInterface {

@@ -18,6 +18,8 @@ limitations under the License.
 
 package v1
 
+type BMCInventoryExpansion interface{}
+
 type ElasticIPExpansion interface{}
 
 type InstanceExpansion interface{}

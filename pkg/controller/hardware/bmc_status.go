@@ -1,0 +1,142 @@
+package hardware
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
+)
+
+// maxAuthRetry is the longest wait between two logins a BMC refused.
+const maxAuthRetry = 30 * time.Minute
+
+// observeBMC turns what the pass learnt of the BMC into the status: the
+// Reachable and Authenticated conditions (an Event on each change names
+// the problem), the health, the power and the time of the poll. A failure
+// of the BMC is not the run's error: it is a condition, and the BMC is
+// tried again after min(poll interval, bmcRetry), not at the work queue's
+// pace. Only a failure of the cluster (an Event or a Node patch refused)
+// is returned.
+func (r *run) observeBMC(t *bmcTarget, o bmcdriver.Observation, interval time.Duration, runErr error) error {
+	st := &t.obj.Status
+	if o.Problem != nil {
+		r.bmcProblem(t, o)
+		retry := r.bmcRetryAfter(t, o, interval)
+		r.h.bmc.HoldUntil(t.obj.Name, r.now.Add(retry))
+		r.Requeue(retry)
+	} else if o.Contacted {
+		r.h.bmc.HoldUntil(t.obj.Name, time.Time{})
+		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
+		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
+	} else if conditions.Get(st.Conditions, v1.BMCReachable) == nil {
+		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionUnknown, v1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
+	}
+	if o.Health != nil {
+		st.Health = string(o.Health.Overall)
+		st.Subsystems = st.Subsystems[:0:0]
+		for _, s := range o.Health.Subsystems {
+			st.Subsystems = append(st.Subsystems, v1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
+		}
+	}
+	if o.Power != "" && !st.LastPowerAction.InFlight() {
+		st.PowerState = string(o.Power)
+	}
+	runErr = bmcFailuresHandled(runErr)
+	if !o.Polled.IsZero() && runErr == nil {
+		polled := metav1.NewTime(o.Polled)
+		st.LastPolled = &polled
+		// Every event of the poll was handed on: keep what the poll read
+		// even where no event carried it (an OK reading, a cleared log), so
+		// the next change is told against it.
+		st.EventCursor = o.Cursor
+	}
+	st.ObservedGeneration = t.obj.Generation
+	return runErr
+}
+
+// bmcProblem sets the conditions of a failure to reach or use the BMC.
+func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
+	var be *bmc.Error
+	msg := o.Problem.Error()
+	if errors.As(o.Problem, &be) {
+		msg = be.Message
+	}
+	at := address(t)
+	reachable := func(reason, text string) {
+		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
+	}
+	switch bmc.ClassOf(o.Problem) {
+	case bmc.Unauthorized:
+		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
+		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
+			"the BMC at %s refused the credentials of Secret %s/%s: %s (fix the username or password in the Secret)",
+			at, r.h.settings.Namespace, t.obj.Spec.CredentialsSecret.Name, msg))
+	case bmc.Unreachable:
+		reachable(v1.ReasonBMCUnreachable, msg)
+	case bmc.ProtocolMismatch:
+		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.obj.Spec.BMC.Protocol))
+	case bmc.TLS:
+		reachable(v1.ReasonBMCCertificateInvalid, msg)
+	case bmc.Invalid:
+		reachable(v1.ReasonInvalidConfiguration, msg)
+	default:
+		reachable(v1.ReasonBMCError, msg)
+	}
+}
+
+// bmcRetryAfter is when a BMC that failed is tried again: after
+// min(poll interval, bmcRetry); a BMC that refuses the credentials, after
+// as long as it has refused them (at most maxAuthRetry), since BMCs lock
+// an account after a few failed logins in a row.
+func (r *run) bmcRetryAfter(t *bmcTarget, o bmcdriver.Observation, interval time.Duration) time.Duration {
+	base := min(interval, bmcRetry)
+	if bmc.ClassOf(o.Problem) != bmc.Unauthorized {
+		return base
+	}
+	c := conditions.Get(t.obj.Status.Conditions, v1.BMCAuthenticated)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return base
+	}
+	return min(max(base, r.now.Sub(c.LastTransitionTime.Time)), max(interval, maxAuthRetry))
+}
+
+// bmcFailuresHandled drops from a run's error the BMC's failures, which
+// the conditions report and bmcRetry paces, and keeps the rest.
+func bmcFailuresHandled(err error) error {
+	if err == nil {
+		return nil
+	}
+	var kept []error
+	for _, e := range flatten(err) {
+		var he *hw.Error
+		if errors.As(e, &he) {
+			logrus.Debugf("BMC: %s", hw.Message(e))
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return errors.Join(kept...)
+}
+
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func address(t *bmcTarget) string {
+	return bmc.Endpoint{Protocol: bmc.Protocol(t.obj.Spec.BMC.Protocol), Host: t.obj.Spec.BMC.Host, Port: int(t.obj.Spec.BMC.Port)}.Address()
+}

@@ -1,0 +1,210 @@
+package hardware
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
+)
+
+// Keys of a BMC credentials Secret.
+const (
+	BMCUsernameKey = "username"
+	BMCPasswordKey = "password"
+)
+
+const (
+	// bmcRetry is the longest wait before a BMC that failed is tried again
+	// (a shorter poll interval wins): a BMC that is rebooting or whose
+	// network blipped is back within minutes.
+	bmcRetry = time.Minute
+	// blockedRecheck paces an inventory that cannot run (no node, a
+	// duplicate, no credentials) whose cause has no watch of its own.
+	blockedRecheck = time.Minute
+)
+
+// SyncBMCInventory runs the chain for a BMCInventory: it finds the node
+// and the credentials, and then the steps do what they do for an Instance,
+// with the BMC as the machine.
+func (h *Handler) SyncBMCInventory(name string, inv *v1.BMCInventory) (*v1.BMCInventory, error) {
+	if inv == nil {
+		h.bmc.Forget(name)
+		return nil, nil
+	}
+	t := newBMCTarget(h.bmcInventories, inv)
+	r := &run{Status: common.NewStatus(h.recorder), h: h, t: t, now: h.clock()}
+	err := r.syncBMC(t)
+	if perr := t.persist(); perr != nil {
+		return t.obj, errors.Join(err, perr)
+	}
+	if after := r.After(); after > 0 && err == nil {
+		h.bmcInventories.EnqueueAfter(t.obj.Name, after)
+	}
+	return t.obj, err
+}
+
+// syncBMC checks what the BMC needs, builds its machine and runs the
+// steps; what the BMC answered becomes the conditions and the status.
+func (r *run) syncBMC(t *bmcTarget) error {
+	inv := t.obj
+	if inv.DeletionTimestamp != nil {
+		r.h.bmc.Forget(inv.Name)
+		return nil
+	}
+	ok, err := r.bindNode(t)
+	if err != nil || !ok {
+		return err
+	}
+	ep, ok := r.bmcEndpoint(t)
+	if !ok {
+		return nil
+	}
+	interval := inv.Spec.WantedPollInterval().Duration
+	var last time.Time
+	if inv.Status.LastPolled != nil {
+		last = inv.Status.LastPolled.Time
+	}
+	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last, Now: r.h.clock})
+	r.machine = m
+	err = r.sync()
+	if cerr := m.Close(); cerr != nil {
+		// The BMC expires a session that was not logged out.
+		err = errors.Join(err, fmt.Errorf("logging out of the BMC of %s: %w", inv.Name, cerr))
+	}
+	return r.observeBMC(t, m.Observed(), interval, err)
+}
+
+// bindNode finds the node and makes sure the inventory may act on it: it
+// is not one of the addon's own servers, and no older inventory names it.
+// A missing node does not stop the chain (events go to the inventory, and
+// power waits); the other two do.
+func (r *run) bindNode(t *bmcTarget) (bool, error) {
+	name := t.obj.Spec.NodeName
+	others, err := r.h.bmcInventories.Cache().GetByIndex(indexByNodeName, name)
+	if err != nil {
+		return false, fmt.Errorf("listing the BMCInventories of node %s: %w", name, err)
+	}
+	if first := oldest(others); first != nil && first.UID != t.obj.UID {
+		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonDuplicateInventory, fmt.Sprintf(
+			"BMCInventory %s already maps node %s to its BMC; this one does nothing until that one is deleted", first.Name, name))
+		r.Requeue(blockedRecheck)
+		return false, nil
+	}
+	node, err := r.h.nodes.Cache().Get(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNotFound, fmt.Sprintf(
+			"node %s does not exist (kubectl get nodes lists the names); its BMC's events go to this BMCInventory and power requests wait", name))
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading node %s: %w", name, err)
+	}
+	if inst := node.Labels[v1.LabelInstance]; inst != "" {
+		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned, fmt.Sprintf(
+			"node %s is the addon's own server (Instance %s), whose hardware the Instance reports; delete this BMCInventory", name, inst))
+		return false, nil
+	}
+	r.node = node
+	t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf("node %s exists", name))
+	return true, nil
+}
+
+// oldest is the inventory that keeps a node several name: the first made.
+func oldest(invs []*v1.BMCInventory) *v1.BMCInventory {
+	live := make([]*v1.BMCInventory, 0, len(invs))
+	for _, i := range invs {
+		if i.DeletionTimestamp == nil {
+			live = append(live, i)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	sort.Slice(live, func(a, b int) bool {
+		ta, tb := live[a].CreationTimestamp, live[b].CreationTimestamp
+		if !ta.Equal(&tb) {
+			return ta.Before(&tb)
+		}
+		return live[a].Name < live[b].Name
+	})
+	return live[0]
+}
+
+// bmcEndpoint reads the credentials Secret and builds the endpoint. The
+// password goes into a bmc.Sensitive and nowhere else.
+func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
+	spec := t.obj.Spec
+	ns := r.h.settings.Namespace
+	ref := ns + "/" + spec.CredentialsSecret.Name
+	fail := func(reason, msg string) (bmc.Endpoint, bool) {
+		t.setCondition(&r.Status, v1.BMCCredentialsReady, metav1.ConditionFalse, reason, msg)
+		r.Requeue(blockedRecheck)
+		return bmc.Endpoint{}, false
+	}
+	sec, err := r.h.secrets.Get(ns, spec.CredentialsSecret.Name)
+	if ce, ok := credentials.AsError(err); ok {
+		return fail(ce.Reason, ce.Message)
+	}
+	if apierrors.IsNotFound(err) {
+		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s, labelled %s=%s",
+			ref, BMCUsernameKey, BMCPasswordKey, v1.LabelSecret, v1.SecretCredentials))
+	}
+	if err != nil {
+		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", ref, apierrors.ReasonForError(err)))
+	}
+	user := strings.TrimSpace(string(sec.Data[BMCUsernameKey]))
+	pass := string(sec.Data[BMCPasswordKey])
+	var missing []string
+	if user == "" {
+		missing = append(missing, BMCUsernameKey)
+	}
+	if pass == "" {
+		missing = append(missing, BMCPasswordKey)
+	}
+	if len(missing) > 0 {
+		return fail(v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", ref, strings.Join(missing, " and no ")))
+	}
+	t.setCondition(&r.Status, v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+		fmt.Sprintf("Secret %s holds a username and a password", ref))
+	return bmc.Endpoint{
+		Protocol:           bmc.Protocol(spec.BMC.Protocol),
+		Host:               spec.BMC.Host,
+		Port:               int(spec.BMC.Port),
+		InsecureSkipVerify: spec.BMC.InsecureSkipVerify,
+		CABundle:           []byte(spec.BMC.CABundle),
+		Username:           user,
+		Password:           bmc.Sensitive(pass),
+		Timeout:            r.h.settings.BMCTimeout,
+	}, true
+}
+
+// inventoriesBy maps a Node, or a Secret of namespace, to the inventories
+// that name it, through index.
+func (h *Handler) inventoriesBy(index, namespace string) relatedresource.Resolver {
+	return func(ns, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		if ns != namespace {
+			return nil, nil
+		}
+		invs, err := h.bmcInventories.Cache().GetByIndex(index, name)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]relatedresource.Key, 0, len(invs))
+		for _, i := range invs {
+			keys = append(keys, relatedresource.Key{Name: i.Name})
+		}
+		return keys, nil
+	}
+}

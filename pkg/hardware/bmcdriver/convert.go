@@ -1,0 +1,159 @@
+package bmcdriver
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+)
+
+// toFacts maps a BMC's inventory onto the chain's facts. What the BMC does
+// not report stays empty.
+func toFacts(inv bmc.Inventory, ep bmc.Endpoint) hw.Facts {
+	f := hw.Facts{
+		Manufacturer: inv.Manufacturer,
+		Model:        inv.Model,
+		SerialNumber: inv.SerialNumber,
+		BIOSVersion:  inv.BIOSVersion,
+		Source:       fmt.Sprintf("%s BMC at %s", protocolName(ep.Protocol), ep.Address()),
+	}
+	if inv.CPUCount > 0 || inv.CPUModel != "" {
+		f.CPUs = []hw.Component{{Count: inv.CPUCount, Type: inv.CPUModel}}
+	}
+	if inv.MemoryBytes > 0 {
+		f.Memory = binarySize(inv.MemoryBytes)
+	}
+	f.Drives = drives(inv.Drives)
+	f.NICs = nics(inv.NICs)
+	return f
+}
+
+func protocolName(p bmc.Protocol) string {
+	if p == bmc.ProtocolIPMI {
+		return "IPMI"
+	}
+	return "Redfish"
+}
+
+// drives groups identical drives: "2 x 480GB SATA SSD".
+func drives(ds []bmc.Drive) []hw.Drive {
+	counts := map[hw.Drive]int{}
+	var order []hw.Drive
+	for _, d := range ds {
+		key := hw.Drive{Type: strings.TrimSpace(d.Protocol + " " + d.MediaType)}
+		if d.SizeBytes > 0 {
+			key.Size = decimalSize(d.SizeBytes)
+		}
+		if key.Size == "" && key.Type == "" {
+			continue
+		}
+		if counts[key] == 0 {
+			order = append(order, key)
+		}
+		counts[key]++
+	}
+	out := make([]hw.Drive, 0, len(order))
+	for _, k := range order {
+		k.Count = counts[k]
+		out = append(out, k)
+	}
+	return out
+}
+
+// nics groups the interfaces by speed: "2 x 25Gbps".
+func nics(ns []bmc.NIC) []hw.Component {
+	counts := map[int]int{}
+	for _, n := range ns {
+		counts[n.SpeedMbps]++
+	}
+	speeds := make([]int, 0, len(counts))
+	for s := range counts {
+		speeds = append(speeds, s)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(speeds)))
+	out := make([]hw.Component, 0, len(speeds))
+	for _, s := range speeds {
+		typ := "NIC"
+		switch {
+		case s >= 1000 && s%1000 == 0:
+			typ = fmt.Sprintf("%dGbps", s/1000)
+		case s > 0:
+			typ = fmt.Sprintf("%dMbps", s)
+		}
+		out = append(out, hw.Component{Count: counts[s], Type: typ})
+	}
+	return out
+}
+
+// binarySize is memory as vendors state it: 128 GiB is "128GB".
+func binarySize(b int64) string {
+	const gib = 1 << 30
+	if b%gib == 0 {
+		return fmt.Sprintf("%dGB", b/gib)
+	}
+	return fmt.Sprintf("%.1fGB", float64(b)/gib)
+}
+
+// decimalSize is a drive's size as its label states it: "480GB", "3.8TB".
+func decimalSize(b int64) string {
+	const gb, tb = 1e9, 1e12
+	if b >= tb {
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(b)/tb), ".0") + "TB"
+	}
+	return fmt.Sprintf("%.0fGB", float64(b)/gb)
+}
+
+// fromPower maps a BMC's power; the BMC package reads a transition as
+// unknown.
+func fromPower(p bmc.PowerState) hw.PowerState {
+	if s, ok := map[bmc.PowerState]hw.PowerState{bmc.PowerOn: hw.PowerOn, bmc.PowerOff: hw.PowerOff}[p]; ok {
+		return s
+	}
+	return hw.PowerUnknown
+}
+
+// fromError classifies a BMC failure for the chain. The message is the
+// BMC package's own, which names no credential; the endpoint (which names
+// the user) is left out. During a power command (command true) a failure
+// that could come after the BMC read it may have let it run.
+func fromError(op string, err error, command bool) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var be *bmc.Error
+	if errors.As(err, &be) {
+		msg = be.Message
+	}
+	out := &hw.Error{Op: op, Message: msg, Err: err}
+	switch bmc.ClassOf(err) {
+	case bmc.Unreachable, bmc.Transient:
+		out.Class = hw.ClassUnavailable
+	case bmc.Unauthorized:
+		out.Class = hw.ClassUnauthorized
+	case bmc.ProtocolMismatch, bmc.TLS, bmc.Unsupported, bmc.Invalid:
+		out.Class = hw.ClassRefused
+	default:
+		out.Class = hw.ClassUnknown
+	}
+	if command && out.Class == hw.ClassRefused && bmc.ClassOf(err) != bmc.Unsupported && bmc.ClassOf(err) != bmc.Invalid {
+		// A protocol or certificate failure after the login is a broken
+		// answer: the command may have run.
+		out.Class = hw.ClassUnknown
+	}
+	return out
+}
+
+// notSent classifies a failed login before a power command: the command
+// never left, so it is a refusal for now, tried again later.
+func notSent(err error) error {
+	out := fromError("Power", err, false).(*hw.Error)
+	if out.Class == hw.ClassUnavailable || out.Class == hw.ClassUnknown {
+		out.Class = hw.ClassBusy
+	}
+	out.Message = "nothing was sent: " + out.Message
+	return out
+}
