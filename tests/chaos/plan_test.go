@@ -154,6 +154,10 @@ type plan struct {
 type poolState struct {
 	spec    poolSpec
 	created bool
+	// placed is set once the pool was first created: a pool made again
+	// under the same name stays in the project it was first placed in, as
+	// the ledger judges a device's project by its pool's name.
+	placed bool
 }
 
 type planner struct {
@@ -243,7 +247,12 @@ func (p *planner) createPool(s *step, ps *poolState) {
 	ps.spec.Remediate = p.rng.Intn(2) == 0
 	ps.spec.MaxAttempts = []int32{3, 100}[p.rng.Intn(2)]
 	p.template(&ps.spec)
+	projectB := ps.spec.ProjectB
 	p.roll.create(&ps.spec)
+	if ps.placed {
+		ps.spec.ProjectB = projectB
+	}
+	ps.placed = true
 	s.Pool = ps.spec
 }
 

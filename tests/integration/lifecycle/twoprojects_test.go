@@ -166,7 +166,7 @@ func TestTwoPoolsInTwoProjects(t *testing.T) {
 	assert.ElementsMatch(t, []string{projectB}, gate.projectsOf(projectBToken))
 	assert.ElementsMatch(t, []string{projectB}, gate.projectsOf(projectBRotated))
 	env.AssertNoSecretLeaks()
-	assertAbsent(t, env, projectBToken, projectBRotated)
+	env.AssertAbsent(projectBToken, projectBRotated)
 }
 
 // assertProjects checks that every server of the pool lives in project and
