@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -309,7 +310,45 @@ func (r *run) powerOnAll() string {
 			on++
 		}
 	}
+	r.marks.failed()
 	return fmt.Sprintf("%d server(s) asked on again", on)
+}
+
+// endMaintenance takes the nodes of the servers that stay out of maintenance
+// mode once every server asked on is on again, as a person would after the
+// work: a node left in maintenance is unavailable, and a rollout that may
+// not lose an available server waits for it for good.
+func (r *run) endMaintenance() string {
+	settled := r.poll(90*time.Second, func() bool {
+		insts, err := r.runInstances()
+		if err != nil {
+			return false
+		}
+		for _, inst := range insts {
+			c := conditions.Get(inst.Status.Conditions, v1.InstancePowerSynced)
+			if inst.DeletionTimestamp == nil && (inst.Status.Status == v1.PhaseOff || c != nil && c.Status != metav1.ConditionTrue) {
+				return false
+			}
+		}
+		return true
+	})
+	insts, err := r.runInstances()
+	if err != nil {
+		return "listing instances: " + err.Error()
+	}
+	ended := 0
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":false},"metadata":{"annotations":{%q:null,%q:null}}}`,
+		harvester.AnnotationDrainRequested, harvester.AnnotationMaintainStatus)
+	for _, inst := range insts {
+		if inst.Status.JoinedAt == nil || inst.DeletionTimestamp != nil {
+			continue
+		}
+		if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, inst.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
+			ended++
+		}
+	}
+	r.marks.failed()
+	return fmt.Sprintf("maintenance ended on %d node(s) (power settled: %t)", ended, settled)
 }
 
 // checkHardwareEvents: each machine event became at most one Kubernetes

@@ -31,6 +31,7 @@ func (r *run) quiesce() {
 	r.notes = append(r.notes, "quiesce: controller "+r.ensureController())
 	r.notes = append(r.notes, "quiesce: "+r.switchProject(false))
 	r.notes = append(r.notes, "quiesce: "+r.powerOnAll())
+	r.notes = append(r.notes, "quiesce: "+r.endMaintenance())
 	for _, name := range r.env.Agent.NodeNames() {
 		// A node the chaos stopped or made NotReady works again; one whose
 		// server is gone is no longer the agent's.

@@ -35,8 +35,10 @@ func (d *disturbances) quiet(now time.Time) bool {
 	return start > kill && now.UnixNano()-start >= int64(quietFor) && now.UnixNano()-failure >= int64(quietFor)
 }
 
-// failureKinds are the actions that break servers.
-var failureKinds = map[actionKind]bool{actDeleteDevice: true, actNotReady: true, actServerDown: true, actDeleteNode: true}
+// failureKinds are the actions that break servers, or take them down on a
+// person's request (a power-off or a reboot): neither is the rollout's doing.
+var failureKinds = map[actionKind]bool{actDeleteDevice: true, actNotReady: true, actServerDown: true, actDeleteNode: true,
+	actPower: true, actReboot: true}
 
 // rolloutWatch samples the run's pools and Instances while the chaos runs
 // and the pools settle, and checks every pool that rolls out (an Instance,
