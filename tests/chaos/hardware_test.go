@@ -332,23 +332,35 @@ func (r *run) endMaintenance() string {
 		}
 		return true
 	})
-	insts, err := r.runInstances()
-	if err != nil {
-		return "listing instances: " + err.Error()
-	}
-	ended := 0
+	// Harvester (the join agent here) may still be finishing a drain it
+	// started: the patch is repeated until no such node is in maintenance.
 	patch := fmt.Sprintf(`{"spec":{"unschedulable":false},"metadata":{"annotations":{%q:null,%q:null}}}`,
 		harvester.AnnotationDrainRequested, harvester.AnnotationMaintainStatus)
-	for _, inst := range insts {
-		if inst.Status.JoinedAt == nil || inst.DeletionTimestamp != nil {
-			continue
+	ended := map[string]bool{}
+	clear := r.poll(30*time.Second, func() bool {
+		insts, err := r.runInstances()
+		if err != nil {
+			return false
 		}
-		if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, inst.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
-			ended++
+		done := true
+		for _, inst := range insts {
+			if inst.Status.JoinedAt == nil || inst.DeletionTimestamp != nil {
+				continue
+			}
+			node, err := r.env.Kube.CoreV1().Nodes().Get(r.env.Ctx, inst.Name, metav1.GetOptions{})
+			if err != nil || !harvester.IsCordoned(node) && !harvester.MaintenanceRequested(node) &&
+				harvester.MaintenanceStatus(node) == harvester.MaintenanceNone {
+				continue
+			}
+			done = false
+			if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, inst.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
+				ended[inst.Name] = true
+			}
 		}
-	}
+		return done
+	})
 	r.marks.failed()
-	return fmt.Sprintf("maintenance ended on %d node(s) (power settled: %t)", ended, settled)
+	return fmt.Sprintf("maintenance ended on %d node(s) (power settled: %t, no node left in maintenance: %t)", len(ended), settled, clear)
 }
 
 // checkHardwareEvents: each machine event became at most one Kubernetes
