@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -38,13 +39,26 @@ func nodesByName(nodes []*corev1.Node) map[string]*corev1.Node {
 func availability(nodes []*corev1.Node) func(*v1.Instance) bool {
 	byName := nodesByName(nodes)
 	return func(inst *v1.Instance) bool {
-		if inst.DeletionTimestamp != nil || inst.Status.Status != v1.PhaseManaged {
+		if inst.DeletionTimestamp != nil || inst.Status.Status != v1.PhaseManaged || !networkFinal(inst) {
 			return false
 		}
 		node := byName[inst.Status.NodeName]
 		return node != nil && !harvester.IsCordoned(node) && !harvester.MaintenanceRequested(node) &&
 			harvester.MaintenanceStatus(node) == harvester.MaintenanceNone
 	}
+}
+
+// networkFinal reports whether a server's ports are in its pool's type.
+// The layer-2 types install in hybrid-bonded and convert after the join,
+// which cuts the node's network for a moment: a server counts as available
+// only once that is behind it, or a rollout would remove an old server
+// while its successor is about to drop out.
+func networkFinal(inst *v1.Instance) bool {
+	want := inst.Spec.NetworkingConfiguration.Type
+	if want != v1.NetworkTypeLayer2Bonded && want != v1.NetworkTypeLayer2Individual {
+		return true
+	}
+	return inst.Status.NetworkType == want && conditions.IsTrue(inst.Status.Conditions, v1.InstanceNetworkConfigured)
 }
 
 // quorumHold keeps a rollout from removing a management node the etcd
