@@ -137,6 +137,9 @@ func runTypeCase(t *testing.T, tc typeCase) {
 	p := framework.SeedPoolWith(t, name, tc.networking)
 	if tc.plan != "" {
 		p.Spec.Plan = tc.plan
+		// Its boot drives are 240GB, under what the installer of the
+		// tests' Harvester version accepts: install on an NVMe drive.
+		p.Spec.InstallDevice = "/dev/nvme0n1"
 	}
 	pool := env.CreatePool(p)
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
