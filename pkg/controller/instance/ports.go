@@ -138,7 +138,7 @@ func (r *run) awaiting(s network.Step) bool {
 // it (nil when the retry is already scheduled).
 func (r *run) runSteps(client metal.Client, steps []network.Step) (ran []network.Step, answer *metal.Port, failed bool, err error) {
 	for _, s := range steps {
-		answer, err := r.runStep(client, s)
+		answer, err := s.Send(r.h.ctx, client)
 		if err != nil {
 			if s.Op == network.OpAssign {
 				// The cached VLAN ID may name a VLAN deleted since: list afresh next time.
@@ -152,26 +152,6 @@ func (r *run) runSteps(client metal.Client, steps []network.Step) (ran []network
 		}
 	}
 	return ran, nil, false, nil
-}
-
-// runStep sends one step; structural steps return the port as answered.
-func (r *run) runStep(client metal.Client, s network.Step) (*metal.Port, error) {
-	ctx := r.h.ctx
-	switch s.Op {
-	case network.OpAssign:
-		return nil, client.AssignVLAN(ctx, s.PortID, s.VLANID)
-	case network.OpUnassign:
-		return nil, client.UnassignVLAN(ctx, s.PortID, s.VLANID)
-	case network.OpBond:
-		return client.BondPort(ctx, s.PortID, s.Bulk)
-	case network.OpDisbond:
-		return client.DisbondPort(ctx, s.PortID, s.Bulk)
-	case network.OpToLayer2:
-		return client.ConvertLayer2(ctx, s.PortID)
-	case network.OpToLayer3:
-		return client.ConvertLayer3(ctx, s.PortID)
-	}
-	return nil, fmt.Errorf("unknown port operation %q", s.Op)
 }
 
 func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase network.Phase, hash string, dropped bool) error {

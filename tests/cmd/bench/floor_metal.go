@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -79,53 +78,11 @@ func (f *floorRun) active(ctx context.Context, id string) (*metal.Device, error)
 	return dev, err
 }
 
-// ports runs the planner's steps, reading the device back only after a
-// structural step whose answer does not show it.
+// ports converges the device's ports as the controller does.
 func (f *floorRun) ports(ctx context.Context, dev *metal.Device, tmpl *v1.InstanceTemplate, phase network.Phase, vlans map[int]string) (*metal.Device, error) {
-	for {
-		want, err := network.Want(dev.Ports, tmpl, phase)
-		if err != nil {
-			return nil, err
-		}
-		steps := network.Steps(dev.Ports, want, vlans)
-		if len(steps) == 0 {
-			return dev, nil
-		}
-		dev = dev.DeepCopy()
-		for _, s := range steps {
-			answer, err := f.step(ctx, s)
-			if err != nil {
-				return nil, fmt.Errorf("%s on device %s: %w", s, dev.ID, err)
-			}
-			if !s.Structural() {
-				dev.Ports = network.AfterVLANSteps(dev.Ports, []network.Step{s})
-				continue
-			}
-			if ports, ok := network.AfterAnswer(dev.Ports, s, answer); ok {
-				dev.Ports = ports
-			} else if dev, err = f.metal.GetDevice(ctx, dev.ID); err != nil {
-				return nil, err
-			}
-			break
-		}
-	}
-}
-
-func (f *floorRun) step(ctx context.Context, s network.Step) (*metal.Port, error) {
-	switch s.Op {
-	case network.OpAssign:
-		return nil, f.metal.AssignVLAN(ctx, s.PortID, s.VLANID)
-	case network.OpUnassign:
-		return nil, f.metal.UnassignVLAN(ctx, s.PortID, s.VLANID)
-	case network.OpBond:
-		return f.metal.BondPort(ctx, s.PortID, s.Bulk)
-	case network.OpDisbond:
-		return f.metal.DisbondPort(ctx, s.PortID, s.Bulk)
-	case network.OpToLayer2:
-		return f.metal.ConvertLayer2(ctx, s.PortID)
-	default:
-		return f.metal.ConvertLayer3(ctx, s.PortID)
-	}
+	return convergePorts(dev, tmpl, phase, vlans,
+		func(s network.Step) (*metal.Port, error) { return s.Send(ctx, f.metal) },
+		func(id string) (*metal.Device, error) { return f.metal.GetDevice(ctx, id) })
 }
 
 // configure puts the installer and the join configuration on the device.

@@ -251,42 +251,24 @@ func (w *costWorld) metroVLANs(ctx context.Context, metro string, wanted []int, 
 	return out, nil
 }
 
-// ports runs the planner's steps as the controller does, reading the device
-// back only after a structural step whose answer does not show it.
+// ports converges the device's ports as the controller does, each call
+// timed under its name.
 func (w *costWorld) ports(ctx context.Context, dev *metal.Device, tmpl *v1.InstanceTemplate, phase network.Phase, vlans map[int]string) (*metal.Device, error) {
-	for {
-		want, err := network.Want(dev.Ports, tmpl, phase)
-		if err != nil {
-			return nil, err
-		}
-		steps := network.Steps(dev.Ports, want, vlans)
-		if len(steps) == 0 {
-			return dev, nil
-		}
-		dev = dev.DeepCopy()
-		for _, s := range steps {
-			var answer *metal.Port
-			if err := w.call(portOp(s.Op), func() (err error) {
-				answer, err = w.step(ctx, s)
+	return convergePorts(dev, tmpl, phase, vlans,
+		func(s network.Step) (answer *metal.Port, err error) {
+			err = w.call(portOp(s.Op), func() (err error) {
+				answer, err = s.Send(ctx, w.client)
 				return err
-			}); err != nil {
-				return nil, fmt.Errorf("%s on device %s: %w", s, dev.ID, err)
-			}
-			if !s.Structural() {
-				dev.Ports = network.AfterVLANSteps(dev.Ports, []network.Step{s})
-				continue
-			}
-			if ports, ok := network.AfterAnswer(dev.Ports, s, answer); ok {
-				dev.Ports = ports
-			} else if err := w.call("get device", func() (err error) {
-				dev, err = w.client.GetDevice(ctx, dev.ID)
+			})
+			return answer, err
+		},
+		func(id string) (dev *metal.Device, err error) {
+			err = w.call("get device", func() (err error) {
+				dev, err = w.client.GetDevice(ctx, id)
 				return err
-			}); err != nil {
-				return nil, err
-			}
-			break
-		}
-	}
+			})
+			return dev, err
+		})
 }
 
 func portOp(op network.Op) string {
@@ -301,23 +283,6 @@ func portOp(op network.Op) string {
 		return "port: disbond"
 	default:
 		return "port: convert"
-	}
-}
-
-func (w *costWorld) step(ctx context.Context, s network.Step) (*metal.Port, error) {
-	switch s.Op {
-	case network.OpAssign:
-		return nil, w.client.AssignVLAN(ctx, s.PortID, s.VLANID)
-	case network.OpUnassign:
-		return nil, w.client.UnassignVLAN(ctx, s.PortID, s.VLANID)
-	case network.OpBond:
-		return w.client.BondPort(ctx, s.PortID, s.Bulk)
-	case network.OpDisbond:
-		return w.client.DisbondPort(ctx, s.PortID, s.Bulk)
-	case network.OpToLayer2:
-		return w.client.ConvertLayer2(ctx, s.PortID)
-	default:
-		return w.client.ConvertLayer3(ctx, s.PortID)
 	}
 }
 
