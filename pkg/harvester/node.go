@@ -141,6 +141,13 @@ func MaintenanceRequested(node *corev1.Node) bool {
 	return node != nil && node.Annotations[AnnotationDrainRequested] == "true"
 }
 
+// MaintenanceUnderWay reports whether maintenance mode was asked for the
+// node (the drain-requested annotation) or Harvester is in it
+// (maintain-status): VMs are leaving the node, or have left.
+func MaintenanceUnderWay(node *corev1.Node) bool {
+	return MaintenanceRequested(node) || MaintenanceStatus(node) != MaintenanceNone
+}
+
 // MaintenanceStatus returns the node's harvesterhci.io/maintain-status.
 func MaintenanceStatus(node *corev1.Node) MaintenanceState {
 	if node == nil {

@@ -253,3 +253,15 @@ func TestMaintenancePossible(t *testing.T) {
 func TestRequestMaintenanceNil(t *testing.T) {
 	assert.Nil(t, RequestMaintenance(nil))
 }
+
+// Maintenance is under way from the request on, and while Harvester reports
+// any maintain-status.
+func TestMaintenanceUnderWay(t *testing.T) {
+	node := func(annotations map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}
+	}
+	assert.False(t, MaintenanceUnderWay(nil))
+	assert.False(t, MaintenanceUnderWay(node(nil)))
+	assert.True(t, MaintenanceUnderWay(node(map[string]string{AnnotationDrainRequested: "true"})))
+	assert.True(t, MaintenanceUnderWay(node(map[string]string{AnnotationMaintainStatus: string(MaintenanceCompleted)})))
+}

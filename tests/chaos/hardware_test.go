@@ -255,6 +255,11 @@ func (r *run) patchInstance(name string, spec map[string]any) error {
 	return err
 }
 
+// endMaintenancePatch takes a node out of maintenance mode as the UI's
+// disableMaintenanceMode does: uncordoned, the request and status gone.
+var endMaintenancePatch = fmt.Sprintf(`{"spec":{"unschedulable":false},"metadata":{"annotations":{%q:null,%q:null}}}`,
+	harvester.AnnotationDrainRequested, harvester.AnnotationMaintainStatus)
+
 // maintenance switches a node's maintenance mode as the Harvester UI does;
 // the join agent plays Harvester. It is switched off only on nodes whose
 // server is not being removed, which waits for it.
@@ -268,8 +273,7 @@ func (r *run) maintenance(s step) string {
 	if s.Kind == actMaintain {
 		patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, harvester.AnnotationDrainRequested)
 	} else {
-		patch = fmt.Sprintf(`{"spec":{"unschedulable":false},"metadata":{"annotations":{%q:null,%q:null}}}`,
-			harvester.AnnotationDrainRequested, harvester.AnnotationMaintainStatus)
+		patch = endMaintenancePatch
 	}
 	if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return "refused: " + err.Error()
@@ -334,8 +338,6 @@ func (r *run) endMaintenance() string {
 	})
 	// Harvester (the join agent here) may still be finishing a drain it
 	// started: the patch is repeated until no such node is in maintenance.
-	patch := fmt.Sprintf(`{"spec":{"unschedulable":false},"metadata":{"annotations":{%q:null,%q:null}}}`,
-		harvester.AnnotationDrainRequested, harvester.AnnotationMaintainStatus)
 	ended := map[string]bool{}
 	clear := r.poll(30*time.Second, func() bool {
 		insts, err := r.runInstances()
@@ -348,12 +350,11 @@ func (r *run) endMaintenance() string {
 				continue
 			}
 			node, err := r.env.Kube.CoreV1().Nodes().Get(r.env.Ctx, inst.Name, metav1.GetOptions{})
-			if err != nil || !harvester.IsCordoned(node) && !harvester.MaintenanceRequested(node) &&
-				harvester.MaintenanceStatus(node) == harvester.MaintenanceNone {
+			if err != nil || !harvester.IsCordoned(node) && !harvester.MaintenanceUnderWay(node) {
 				continue
 			}
 			done = false
-			if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, inst.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
+			if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, inst.Name, types.MergePatchType, []byte(endMaintenancePatch), metav1.PatchOptions{}); err == nil {
 				ended[inst.Name] = true
 			}
 		}

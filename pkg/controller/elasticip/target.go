@@ -88,16 +88,12 @@ func (r *run) health(node *corev1.Node) {
 	}
 }
 
-// maintenanceCondition is the Node condition newer Harvester releases set
-// for maintenance mode; older ones only annotate.
-const maintenanceCondition corev1.NodeConditionType = "MaintenanceMode"
-
 func inMaintenance(node *corev1.Node) bool {
-	if harvester.MaintenanceStatus(node) != harvester.MaintenanceNone || harvester.MaintenanceRequested(node) {
+	if harvester.MaintenanceUnderWay(node) {
 		return true
 	}
 	for _, c := range node.Status.Conditions {
-		if c.Type == maintenanceCondition && c.Status == corev1.ConditionTrue {
+		if c.Type == harvester.NodeConditionMaintenanceMode && c.Status == corev1.ConditionTrue {
 			return true
 		}
 	}

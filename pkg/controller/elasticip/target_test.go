@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
 var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -47,7 +48,7 @@ func TestHealth(t *testing.T) {
 		}, status: metav1.ConditionFalse, reason: v1.ReasonHostInMaintenance, wantEvent: true},
 		{name: "maintenance condition", node: func() *corev1.Node {
 			n := readyNode("n", corev1.ConditionTrue, now)
-			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: maintenanceCondition, Status: corev1.ConditionTrue, Reason: "Evacuating"})
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: harvester.NodeConditionMaintenanceMode, Status: corev1.ConditionTrue, Reason: "Evacuating"})
 			return n
 		}, status: metav1.ConditionFalse, reason: v1.ReasonHostInMaintenance, wantEvent: true},
 		{name: "cordoned", node: func() *corev1.Node {

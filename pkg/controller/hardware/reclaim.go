@@ -49,7 +49,7 @@ func (r *run) maintainNow() (string, error) {
 	if r.node == nil {
 		return "", nil
 	}
-	if harvester.MaintenanceRequested(r.node) || harvester.MaintenanceStatus(r.node) != harvester.MaintenanceNone {
+	if harvester.MaintenanceUnderWay(r.node) {
 		return fmt.Sprintf("node %s is in maintenance mode already", r.node.Name), nil
 	}
 	version, err := r.h.joinInfo.Version("")

@@ -43,8 +43,7 @@ func availability(nodes []*corev1.Node) func(*v1.Instance) bool {
 			return false
 		}
 		node := byName[inst.Status.NodeName]
-		return node != nil && !harvester.IsCordoned(node) && !harvester.MaintenanceRequested(node) &&
-			harvester.MaintenanceStatus(node) == harvester.MaintenanceNone
+		return node != nil && !harvester.IsCordoned(node) && !harvester.MaintenanceUnderWay(node)
 	}
 }
 
