@@ -110,13 +110,9 @@ func (r *run) releaseMissing(isoURL, version string) bool {
 	}
 	err := r.h.releases.Check(r.h.ctx, isoURL)
 	if errors.Is(err, harvester.ErrReleaseMissing) {
-		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonReleaseNotFound, fmt.Sprintf(
+		r.holdCreate(v1.ReasonReleaseNotFound, fmt.Sprintf(
 			"the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) of the pool to a published release",
-			version, err))
-		if r.inst.Status.InstanceID == "" {
-			r.setPhase(v1.PhasePending)
-		}
-		r.Requeue(releaseRecheck)
+			version, err), releaseRecheck)
 		return true
 	}
 	if err != nil {

@@ -52,11 +52,16 @@ func (r *run) installDiskRefused(version string) bool {
 	default:
 		return false
 	}
-	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reason,
-		fmt.Sprintf("no server is created: %v (spec.instanceTemplate of the pool)", err))
+	r.holdCreate(reason, fmt.Sprintf("no server is created: %v (spec.instanceTemplate of the pool)", err), installDiskRecheck)
+	return true
+}
+
+// holdCreate records why no server is created for the Instance yet, and
+// looks again after recheck (a pool edit brings it back at once).
+func (r *run) holdCreate(reason, message string, recheck time.Duration) {
+	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reason, message)
 	if r.inst.Status.InstanceID == "" {
 		r.setPhase(v1.PhasePending)
 	}
-	r.Requeue(installDiskRecheck)
-	return true
+	r.Requeue(recheck)
 }
