@@ -3,6 +3,7 @@ package instancepool
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -52,13 +53,10 @@ func (r *poolRun) checkInputs() {
 // checkInstallDisk reports on the pool what its servers found before their
 // creates: an install disk the version's installer refuses holds every one.
 func (r *poolRun) checkInstallDisk() {
-	for _, i := range active(r.insts) {
-		c := conditions.Get(i.Status.Conditions, v1.InstanceInstallConfigured)
-		if c != nil && c.Status == metav1.ConditionFalse &&
-			(c.Reason == v1.ReasonInstallDiskTooSmall || c.Reason == v1.ReasonInstallDiskMissing) {
-			r.setCondition(v1.PoolInstallDiskFits, metav1.ConditionFalse, c.Reason, c.Message)
-			return
-		}
+	if c := r.instanceCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse,
+		v1.ReasonInstallDiskTooSmall, v1.ReasonInstallDiskMissing); c != nil {
+		r.setCondition(v1.PoolInstallDiskFits, metav1.ConditionFalse, c.Reason, c.Message)
+		return
 	}
 	conditions.Remove(&r.pool.Status.Conditions, v1.PoolInstallDiskFits)
 }
@@ -79,10 +77,12 @@ func (r *poolRun) releaseMissing(version string) string {
 	return ""
 }
 
-// instanceCondition returns the first active Instance condition with that status.
-func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStatus) *metav1.Condition {
+// instanceCondition returns the first active Instance condition with that
+// status and, when reasons are given, one of them.
+func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStatus, reasons ...string) *metav1.Condition {
 	for _, i := range active(r.insts) {
-		if c := conditions.Get(i.Status.Conditions, condType); c != nil && c.Status == status {
+		c := conditions.Get(i.Status.Conditions, condType)
+		if c != nil && c.Status == status && (len(reasons) == 0 || slices.Contains(reasons, c.Reason)) {
 			return c
 		}
 	}
