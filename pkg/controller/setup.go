@@ -230,6 +230,10 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
+	machineEvents, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("machine events client: %w", err)
+	}
 	secrets := credentials.NewLookup(core.Secret().Cache(), secretMetadata(ctx, meta))
 	var releases *harvesterpkg.ReleaseChecker
 	if cfg.CheckReleaseArtifacts {
@@ -248,6 +252,7 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 		ConfigMaps:     core.ConfigMap(),
 		Settings:       hv.Setting(),
 		K8s:            k8s,
+		MachineEvents:  machineEvents.CoreV1(),
 		Metal:          provider,
 		SecretLookup:   secrets,
 		Credentials:    credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),

@@ -7,6 +7,7 @@ package common
 import (
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
@@ -40,6 +41,10 @@ type Deps struct {
 
 	// K8s is a plain client for what has no cache here (pods of a node to drain).
 	K8s kubernetes.Interface
+	// MachineEvents writes the machines' events as Kubernetes Events,
+	// through a client of its own: its own share of the client-side limit,
+	// so that a fleet's backlog of them never holds up the recorder's.
+	MachineEvents typedcorev1.EventsGetter
 
 	Metal metal.Provider
 	// SecretLookup reads Secrets outside the labelled cache's view by

@@ -1,6 +1,7 @@
 package hardware
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -28,31 +29,50 @@ const (
 // the Node (on the target while there is none) and moves the cursor past
 // each one handed on. Each Event's name is derived from the machine
 // event's ID, so an event handed on before a crash that kept the cursor
-// from being saved is found to exist rather than sent twice.
+// from being saved is found to exist rather than sent twice. An Instance's
+// events go through the outbox, which the next run asks what it wrote; a
+// BMCInventory's, a few per poll of one BMC, are written here.
 func (r *run) forwardEvents() error {
-	st := r.t.hardware()
-	batch, err := r.machine.Events(r.h.ctx, st.EventCursor)
+	if r.outbox != "" {
+		for _, l := range r.h.outbox.delivered(r.outbox) {
+			r.handedOn(l)
+		}
+	}
+	batch, err := r.machine.Events(r.h.ctx, r.t.hardware().EventCursor)
 	if err != nil {
 		return fmt.Errorf("reading the machine's events: %w", err)
 	}
 	if batch.RecheckAfter > 0 {
 		r.Requeue(batch.RecheckAfter)
 	}
+	letters := make([]letter, 0, len(batch.Events))
 	for _, e := range batch.Events {
-		if err := r.forward(e); err != nil {
+		letters = append(letters, letter{event: r.event(e), id: e.ID, cursor: e.Cursor, power: e.Power})
+	}
+	if r.outbox != "" {
+		r.h.outbox.offer(r.outbox, letters)
+		return nil
+	}
+	for _, l := range letters {
+		if err := r.h.postEvent(r.h.ctx, l.event); err != nil {
 			return err
 		}
-		st = r.t.hardware()
-		st.EventCursor = e.Cursor
-		if e.Power != "" {
-			st.PowerState = string(e.Power)
-		}
+		r.handedOn(l)
 	}
 	return nil
 }
 
-func (r *run) forward(e hw.Event) error {
-	ref := r.eventSubject()
+// handedOn moves the cursor past a letter whose Event exists.
+func (r *run) handedOn(l letter) {
+	st := r.t.hardware()
+	st.EventCursor = l.cursor
+	if l.power != "" {
+		st.PowerState = string(l.power)
+	}
+}
+
+// event is the Kubernetes Event of one machine event.
+func (r *run) event(e hw.Event) *corev1.Event {
 	reason, typ := v1.ReasonHardwareEvent, corev1.EventTypeNormal
 	if e.Severity == hw.SeverityWarning {
 		reason, typ = v1.ReasonHardwareWarning, corev1.EventTypeWarning
@@ -61,13 +81,13 @@ func (r *run) forward(e hw.Event) error {
 	if e.Time.IsZero() {
 		at = metav1.NewTime(r.now)
 	}
-	ev := &corev1.Event{
+	return &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   eventNamespace,
 			Name:        eventName(r.t.name(), e.ID),
 			Annotations: map[string]string{v1.AnnotationMachineEventID: e.ID},
 		},
-		InvolvedObject: ref,
+		InvolvedObject: r.eventSubject(),
 		Reason:         reason,
 		Message:        message(e),
 		Type:           typ,
@@ -76,16 +96,20 @@ func (r *run) forward(e hw.Event) error {
 		LastTimestamp:  at,
 		Count:          1,
 	}
-	_, err := r.h.events.Events(eventNamespace).Create(r.h.ctx, ev, metav1.CreateOptions{})
+}
+
+// postEvent writes an Event; one that exists was handed on before, by a
+// run whose cursor was not saved.
+func (h *Handler) postEvent(ctx context.Context, ev *corev1.Event) error {
+	_, err := h.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		metrics.EventsForwarded.WithLabelValues(typ).Inc()
+		metrics.EventsForwarded.WithLabelValues(ev.Type).Inc()
 		return nil
 	case apierrors.IsAlreadyExists(err):
-		// Handed on before: the cursor that says so was not saved.
 		return nil
 	default:
-		return fmt.Errorf("forwarding event %s of %s: %w", e.ID, r.t.name(), err)
+		return fmt.Errorf("forwarding event %s about %s: %w", ev.Annotations[v1.AnnotationMachineEventID], ev.InvolvedObject.Name, err)
 	}
 }
 

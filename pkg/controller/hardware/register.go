@@ -79,6 +79,8 @@ type Handler struct {
 	joinInfo    *joininfo.Resolver
 	recorder    record.EventRecorder
 	metal       *metaldriver.Driver
+	// outbox writes the Instances' machine Events off their workers.
+	outbox *outbox
 
 	bmcInventories equinixcontrollers.BMCInventoryController
 	secrets        *credentials.Lookup
@@ -100,7 +102,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 			BMCTimeout: cfg.BMCTimeout},
 		instances:      deps.Instances,
 		nodes:          deps.Nodes,
-		events:         deps.K8s.CoreV1(),
+		events:         deps.MachineEvents,
 		credentials:    deps.Credentials,
 		joinInfo:       deps.JoinInfo,
 		recorder:       deps.Recorder,
@@ -122,6 +124,8 @@ func Register(ctx context.Context, deps *common.Deps) error {
 		}
 		return []string{i.Status.InstanceID}, nil
 	})
+	h.outbox = newOutbox(ctx, h.postEvent, deps.Instances.Enqueue)
+	h.outbox.start()
 	deps.Instances.OnChange(ctx, HandlerInstance, h.SyncInstance)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	go h.metal.Run(ctx, h.projects)

@@ -30,11 +30,18 @@ type run struct {
 	// node is the machine's Node, nil while there is none.
 	node *corev1.Node
 	now  time.Time
+	// outbox is the target's key in the Handler's outbox, which writes its
+	// Events; empty when the run writes them itself.
+	outbox string
 }
 
 // SyncInstance runs the chain for an Instance whose device is known.
-func (h *Handler) SyncInstance(_ string, inst *v1.Instance) (*v1.Instance, error) {
-	if inst == nil || inst.Status.InstanceID == "" || inst.Status.ProjectID == "" {
+func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, error) {
+	if inst == nil {
+		h.outbox.drop(key)
+		return nil, nil
+	}
+	if inst.Status.InstanceID == "" || inst.Status.ProjectID == "" {
 		return inst, nil
 	}
 	if inst.Status.DeviceState == "deleted" {
@@ -64,6 +71,7 @@ func (h *Handler) SyncInstance(_ string, inst *v1.Instance) (*v1.Instance, error
 		machine: h.metal.Machine(creds, metaldriver.Device{ID: inst.Status.InstanceID, Plan: inst.Spec.Plan}),
 		node:    node,
 		now:     h.clock(),
+		outbox:  inst.Name,
 	}
 	err = r.sync()
 	if perr := t.persist(); perr != nil {
