@@ -159,6 +159,9 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 	if err != nil {
 		return err
 	}
+	if err := trimCaches(deps); err != nil {
+		return err
+	}
 	if err := register(ctx, deps); err != nil {
 		return err
 	}

@@ -1,0 +1,39 @@
+package controller
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// trimCaches keeps the field managers' records (metadata.managedFields) out
+// of every cache. No controller reads them, and they are a large share of a
+// Node or an Instance that has been written to by several clients: at 2,000
+// servers, memory and every deep copy of a cached object. An update that
+// carries no managedFields leaves the stored ones as they are.
+func trimCaches(deps *common.Deps) error {
+	informers := map[string]toolscache.SharedIndexInformer{
+		"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),
+		"ElasticIP": deps.ElasticIPs.Informer(), "BMCInventory": deps.BMCInventories.Informer(),
+		"Node": deps.Nodes.Informer(), "Service": deps.Services.Informer(), "Secret": deps.Secrets.Informer(),
+		"ConfigMap": deps.ConfigMaps.Informer(), "Setting": deps.Settings.Informer(),
+	}
+	for kind, informer := range informers {
+		if err := informer.SetTransform(dropManagedFields); err != nil {
+			return fmt.Errorf("trimming the %s cache: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// dropManagedFields is the caches' transform; a deletion tombstone passes
+// as it is.
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
