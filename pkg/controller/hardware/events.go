@@ -45,16 +45,17 @@ func (r *run) forwardEvents() error {
 	if batch.RecheckAfter > 0 {
 		r.Requeue(batch.RecheckAfter)
 	}
+	about := &subject{owner: r.t.name(), ref: r.eventSubject(), at: r.now}
 	letters := make([]letter, 0, len(batch.Events))
 	for _, e := range batch.Events {
-		letters = append(letters, letter{event: r.event(e), id: e.ID, cursor: e.Cursor, power: e.Power})
+		letters = append(letters, letter{ev: e, about: about})
 	}
 	if r.outbox != "" {
 		r.h.outbox.offer(r.outbox, letters)
 		return nil
 	}
 	for _, l := range letters {
-		if err := r.h.postEvent(r.h.ctx, l.event); err != nil {
+		if err := r.h.postEvent(r.h.ctx, l.event()); err != nil {
 			return err
 		}
 		r.handedOn(l)
@@ -65,29 +66,32 @@ func (r *run) forwardEvents() error {
 // handedOn moves the cursor past a letter whose Event exists.
 func (r *run) handedOn(l letter) {
 	st := r.t.hardware()
-	st.EventCursor = l.cursor
-	if l.power != "" {
-		st.PowerState = string(l.power)
+	st.EventCursor = l.ev.Cursor
+	if l.ev.Power != "" {
+		st.PowerState = string(l.ev.Power)
 	}
 }
 
-// event is the Kubernetes Event of one machine event.
-func (r *run) event(e hw.Event) *corev1.Event {
+// event is the letter's Kubernetes Event. It is made only to be written: a
+// fleet's backlog waits in the outbox as the machine events themselves,
+// which share their text with the driver's copy.
+func (l letter) event() *corev1.Event {
+	e := l.ev
 	reason, typ := v1.ReasonHardwareEvent, corev1.EventTypeNormal
 	if e.Severity == hw.SeverityWarning {
 		reason, typ = v1.ReasonHardwareWarning, corev1.EventTypeWarning
 	}
 	at := metav1.NewTime(e.Time)
 	if e.Time.IsZero() {
-		at = metav1.NewTime(r.now)
+		at = metav1.NewTime(l.about.at)
 	}
 	return &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   eventNamespace,
-			Name:        eventName(r.t.name(), e.ID),
+			Name:        eventName(l.about.owner, e.ID),
 			Annotations: map[string]string{v1.AnnotationMachineEventID: e.ID},
 		},
-		InvolvedObject: r.eventSubject(),
+		InvolvedObject: l.about.ref,
 		Reason:         reason,
 		Message:        message(e),
 		Type:           typ,

@@ -16,14 +16,19 @@ import (
 // outbox's own client sets their pace; two hide an apiserver round trip.
 const outboxWorkers = 2
 
-// letter is one machine event ready to be handed on: its Kubernetes Event,
-// and what storing it moves in the owner's status.
+// letter is one machine event to hand on, and what its Event is about.
 type letter struct {
-	event *corev1.Event
-	// id is the machine event's; cursor and power are the event's.
-	id     string
-	cursor string
-	power  hw.PowerState
+	ev    hw.Event
+	about *subject
+}
+
+// subject is what one run's Events are about: the target that names them
+// (with each event's ID), the object they involve, and the time that
+// stands in for an event without one.
+type subject struct {
+	owner string
+	ref   corev1.ObjectReference
+	at    time.Time
 }
 
 // outbox writes the Events of the addon's own servers on workers of its
@@ -96,8 +101,8 @@ func (o *outbox) offer(key string, letters []letter) {
 	sent := map[string]bool{}
 	unsent := false
 	for _, l := range letters {
-		if b.sent[l.id] {
-			sent[l.id] = true
+		if b.sent[l.ev.ID] {
+			sent[l.ev.ID] = true
 		} else {
 			unsent = true
 		}
@@ -118,7 +123,7 @@ func (o *outbox) delivered(key string) []letter {
 		return nil
 	}
 	n := 0
-	for n < len(b.letters) && b.sent[b.letters[n].id] {
+	for n < len(b.letters) && b.sent[b.letters[n].ev.ID] {
 		n++
 	}
 	return append([]letter(nil), b.letters[:n]...)
@@ -144,14 +149,14 @@ func (o *outbox) next() bool {
 		if !ok {
 			break
 		}
-		if err := o.post(o.ctx, l.event); err != nil {
+		if err := o.post(o.ctx, l.event()); err != nil {
 			// The backoff brings the key back; what was written until
 			// now waits for the owner's next run.
 			logrus.Warnf("hardware events of %s: %v", key, err)
 			o.queue.AddRateLimited(key)
 			return true
 		}
-		o.markSent(key, l.id)
+		o.markSent(key, l.ev.ID)
 		wrote = true
 	}
 	o.queue.Forget(key)
@@ -170,7 +175,7 @@ func (o *outbox) unsent(key string) (letter, bool) {
 		return letter{}, false
 	}
 	for _, l := range b.letters {
-		if !b.sent[l.id] {
+		if !b.sent[l.ev.ID] {
 			return l, true
 		}
 	}

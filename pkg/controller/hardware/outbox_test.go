@@ -10,11 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
 )
 
-// postbox is the outbox's apiserver: it counts each Event's writes, and
-// refuses the names in fail once each.
+// postbox is the outbox's apiserver: it counts each machine event's
+// writes, and refuses the events in fail once each.
 type postbox struct {
 	mu     sync.Mutex
 	posted map[string]int
@@ -25,11 +27,12 @@ type postbox struct {
 func (p *postbox) post(_ context.Context, ev *corev1.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.fail[ev.Name] {
-		delete(p.fail, ev.Name)
+	id := ev.Annotations[v1.AnnotationMachineEventID]
+	if p.fail[id] {
+		delete(p.fail, id)
 		return errors.New("apiserver unavailable")
 	}
-	p.posted[ev.Name]++
+	p.posted[id]++
 	return nil
 }
 
@@ -48,7 +51,7 @@ func (p *postbox) count(m map[string]int, key string) int {
 func letters(ids ...string) []letter {
 	out := make([]letter, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, letter{event: &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "ev-" + id}}, id: id, cursor: "c-" + id})
+		out = append(out, letter{ev: hw.Event{ID: id, Cursor: "c-" + id}, about: &subject{owner: "a"}})
 	}
 	return out
 }
@@ -56,7 +59,7 @@ func letters(ids ...string) []letter {
 func ids(ls []letter) []string {
 	out := []string{}
 	for _, l := range ls {
-		out = append(out, l.id)
+		out = append(out, l.ev.ID)
 	}
 	return out
 }
@@ -86,7 +89,7 @@ func TestOutboxWritesEachLetterOnceAndWakesItsOwner(t *testing.T) {
 	require.Eventually(t, func() bool { return len(o.delivered("a")) == 2 }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{"3", "4"}, ids(o.delivered("a")))
 	for _, id := range []string{"1", "2", "3", "4"} {
-		assert.Equal(t, 1, p.count(p.posted, "ev-"+id), "event %s", id)
+		assert.Equal(t, 1, p.count(p.posted, id), "event %s", id)
 	}
 
 	// Nothing left after the cursor: the box goes.
@@ -95,19 +98,19 @@ func TestOutboxWritesEachLetterOnceAndWakesItsOwner(t *testing.T) {
 }
 
 func TestOutboxDeliversOnlyAnUnbrokenRunAndRetries(t *testing.T) {
-	o, p := startOutbox(t, "ev-2")
+	o, p := startOutbox(t, "2")
 	o.offer("a", letters("1", "2", "3"))
 	// 2 is refused once: it is written again, and no letter twice.
 	require.Eventually(t, func() bool { return len(o.delivered("a")) == 3 }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{"1", "2", "3"}, ids(o.delivered("a")))
-	assert.Equal(t, "c-3", o.delivered("a")[2].cursor)
+	assert.Equal(t, "c-3", o.delivered("a")[2].ev.Cursor)
 	for _, id := range []string{"1", "2", "3"} {
-		assert.Equal(t, 1, p.count(p.posted, "ev-"+id), "event %s", id)
+		assert.Equal(t, 1, p.count(p.posted, id), "event %s", id)
 	}
 }
 
 func TestOutboxForgetsAGoneOwner(t *testing.T) {
-	o, p := startOutbox(t, "ev-1")
+	o, p := startOutbox(t, "1")
 	o.offer("a", letters("1"))
 	o.drop("a")
 	assert.Empty(t, o.delivered("a"))
