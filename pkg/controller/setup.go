@@ -201,16 +201,17 @@ func register(ctx context.Context, deps *common.Deps) error {
 	if err := instancepool.Register(ctx, deps); err != nil {
 		return err
 	}
-	if err := node.Register(ctx, deps); err != nil {
+	hw, err := hardware.Register(ctx, deps)
+	if err != nil {
+		return err
+	}
+	if err := node.Register(ctx, deps, hw); err != nil {
 		return err
 	}
 	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
 	elasticip.Register(ctx, deps, matcher)
 	if deps.Cfg.BGP {
 		bgp.Register(ctx, deps, matcher)
-	}
-	if err := hardware.Register(ctx, deps); err != nil {
-		return err
 	}
 	return sweep.Register(ctx, deps, instances)
 }

@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
 )
 
 // factAnnotations are the annotations the chain owns on a Node: a fact that
@@ -26,40 +28,7 @@ func (r *run) applyFacts(f hw.Facts) error {
 	if r.node == nil {
 		return nil
 	}
-	labels := map[string]*string{}
-	for key, value := range map[string]string{
-		v1.LabelManufacturer: hw.LabelValue(f.Manufacturer),
-		v1.LabelModel:        hw.LabelValue(f.Model),
-		v1.LabelSerialNumber: hw.LabelValue(f.SerialNumber),
-	} {
-		// A label the provider does not fill may be another tool's: it is
-		// left alone, never removed.
-		if value != "" && r.node.Labels[key] != value {
-			labels[key] = &value
-		}
-	}
-	want := map[string]string{
-		v1.AnnotationCPUs:           f.CPUSummary(),
-		v1.AnnotationMemory:         f.Memory,
-		v1.AnnotationDrives:         f.DriveSummary(),
-		v1.AnnotationNICs:           f.NICSummary(),
-		v1.AnnotationBIOS:           f.BIOSVersion,
-		v1.AnnotationHardwareSource: f.Source,
-	}
-	if n := f.CPUCount(); n > 0 {
-		want[v1.AnnotationCPUCount] = strconv.Itoa(n)
-	}
-	annotations := map[string]*string{}
-	for _, key := range factAnnotations {
-		value := strings.TrimSpace(want[key])
-		current, has := r.node.Annotations[key]
-		switch {
-		case value != "" && current != value:
-			annotations[key] = &value
-		case value == "" && has:
-			annotations[key] = nil
-		}
-	}
+	labels, annotations := factsDiff(f, r.node)
 	if len(labels) == 0 && len(annotations) == 0 {
 		return nil
 	}
@@ -74,4 +43,66 @@ func (r *run) applyFacts(f hw.Facts) error {
 	}
 	r.node = updated
 	return nil
+}
+
+// factsDiff returns the labels and annotations of the facts that node
+// lacks or carries otherwise; a nil value removes an annotation.
+func factsDiff(f hw.Facts, node *corev1.Node) (labels, annotations map[string]*string) {
+	labels = map[string]*string{}
+	for key, value := range map[string]string{
+		v1.LabelManufacturer: hw.LabelValue(f.Manufacturer),
+		v1.LabelModel:        hw.LabelValue(f.Model),
+		v1.LabelSerialNumber: hw.LabelValue(f.SerialNumber),
+	} {
+		// A label the provider does not fill may be another tool's: it is
+		// left alone, never removed.
+		if value != "" && node.Labels[key] != value {
+			labels[key] = &value
+		}
+	}
+	want := map[string]string{
+		v1.AnnotationCPUs:           f.CPUSummary(),
+		v1.AnnotationMemory:         f.Memory,
+		v1.AnnotationDrives:         f.DriveSummary(),
+		v1.AnnotationNICs:           f.NICSummary(),
+		v1.AnnotationBIOS:           f.BIOSVersion,
+		v1.AnnotationHardwareSource: f.Source,
+	}
+	if n := f.CPUCount(); n > 0 {
+		want[v1.AnnotationCPUCount] = strconv.Itoa(n)
+	}
+	annotations = map[string]*string{}
+	for _, key := range factAnnotations {
+		value := strings.TrimSpace(want[key])
+		current, has := node.Annotations[key]
+		switch {
+		case value != "" && current != value:
+			annotations[key] = &value
+		case value == "" && has:
+			annotations[key] = nil
+		}
+	}
+	return labels, annotations
+}
+
+// NodeFacts returns the facts of an Instance's machine that its Node
+// lacks, for the Node chain to add to the patch it makes when the Node
+// appears: one patch per new Node rather than one from each chain. It
+// costs no Metal call (the plans list is shared and hourly). ok is false
+// when the facts cannot be read now; this chain's own run puts them on
+// then.
+func (h *Handler) NodeFacts(inst *v1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool) {
+	if inst.Status.InstanceID == "" || inst.Status.ProjectID == "" || inst.Status.DeviceState == "deleted" {
+		return nil, nil, false
+	}
+	creds, err := h.credentials.For(inst.Spec.CredentialsSecret)
+	if err != nil || creds.ProjectID != inst.Status.ProjectID {
+		return nil, nil, false
+	}
+	facts, err := h.metal.Machine(creds, metaldriver.Device{ID: inst.Status.InstanceID, Plan: inst.Spec.Plan}).Facts(h.ctx)
+	if err != nil {
+		return nil, nil, false
+	}
+	labels, annotations = factsDiff(facts, node)
+	return labels, annotations, true
 }

@@ -94,7 +94,7 @@ type Handler struct {
 // an Instance when its Node changes (maintenance mode lets a waiting power
 // request go; the node to forward events to appears), and the Metal
 // driver's poll, which wakes the Instances whose devices have news.
-func Register(ctx context.Context, deps *common.Deps) error {
+func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 	cfg := deps.Cfg
 	h := &Handler{
 		ctx: ctx,
@@ -130,7 +130,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	go h.metal.Run(ctx, h.projects)
 	h.registerBMC(ctx, deps)
-	return nil
+	return h, nil
 }
 
 // registerBMC wires the BMCInventories: a handler of their own, and

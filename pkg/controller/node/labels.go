@@ -31,6 +31,13 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	}
 	labels, annotations := metadata(inst)
 	patch := missing(node, labels, annotations, v1.ProviderIDPrefix+inst.Status.InstanceID)
+	if patch != nil && h.facts != nil {
+		// Only along with a patch made anyway: the hardware chain keeps
+		// the facts current on its own.
+		if fl, fa, ok := h.facts.NodeFacts(inst, node); ok {
+			patch.add(fl, fa)
+		}
+	}
 	if patch == nil {
 		return node, nil
 	}
@@ -73,10 +80,11 @@ func metadata(inst *v1.Instance) (labels, annotations map[string]string) {
 	return labels, annotations
 }
 
+// nodePatch is a merge patch of a Node; a nil value removes the key.
 type nodePatch struct {
 	Metadata struct {
-		Labels      map[string]string `json:"labels,omitempty"`
-		Annotations map[string]string `json:"annotations,omitempty"`
+		Labels      map[string]*string `json:"labels,omitempty"`
+		Annotations map[string]*string `json:"annotations,omitempty"`
 	} `json:"metadata"`
 	Spec *providerIDPatch `json:"spec,omitempty"`
 }
@@ -93,24 +101,41 @@ func missing(node *corev1.Node, labels, annotations map[string]string, providerI
 	if node.Spec.ProviderID == "" {
 		p.Spec = &providerIDPatch{ProviderID: providerID}
 	}
-	for k, v := range labels {
-		if node.Labels[k] != v {
-			if p.Metadata.Labels == nil {
-				p.Metadata.Labels = map[string]string{}
-			}
-			p.Metadata.Labels[k] = v
-		}
-	}
-	for k, v := range annotations {
-		if node.Annotations[k] != v {
-			if p.Metadata.Annotations == nil {
-				p.Metadata.Annotations = map[string]string{}
-			}
-			p.Metadata.Annotations[k] = v
-		}
-	}
+	p.Metadata.Labels = differing(node.Labels, labels)
+	p.Metadata.Annotations = differing(node.Annotations, annotations)
 	if p.Metadata.Labels == nil && p.Metadata.Annotations == nil && p.Spec == nil {
 		return nil
 	}
 	return p
+}
+
+// differing returns the entries of want that have lacks or holds otherwise,
+// or nil.
+func differing(have, want map[string]string) map[string]*string {
+	var out map[string]*string
+	for k, v := range want {
+		if have[k] != v {
+			if out == nil {
+				out = map[string]*string{}
+			}
+			out[k] = &v
+		}
+	}
+	return out
+}
+
+// add merges more labels and annotations into the patch.
+func (p *nodePatch) add(labels, annotations map[string]*string) {
+	p.Metadata.Labels = merged(p.Metadata.Labels, labels)
+	p.Metadata.Annotations = merged(p.Metadata.Annotations, annotations)
+}
+
+func merged(into, more map[string]*string) map[string]*string {
+	for k, v := range more {
+		if into == nil {
+			into = map[string]*string{}
+		}
+		into[k] = v
+	}
+	return into
 }

@@ -70,3 +70,17 @@ func decorated(spec corev1.NodeSpec, facility string) corev1.Node {
 	labels, annotations := metadata(server(facility))
 	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: spec}
 }
+
+func TestNodePatchCarriesTheFacts(t *testing.T) {
+	providerID := v1.ProviderIDPrefix + "0b3a5f4e-7c1d-4e2b-9a8f-6d5c4b3a2f10"
+	node := decorated(corev1.NodeSpec{ProviderID: providerID}, "")
+	labels, annotations := metadata(server("da11"))
+	p := missing(&node, labels, annotations, providerID)
+	require.NotNil(t, p)
+	model := "c3.small.x86"
+	p.add(map[string]*string{v1.LabelModel: &model}, map[string]*string{v1.AnnotationBIOS: nil})
+	raw, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"metadata":{"labels":{"topology.kubernetes.io/zone":"da11","`+v1.LabelModel+`":"c3.small.x86"},`+
+		`"annotations":{"`+v1.AnnotationBIOS+`":null}}}`, string(raw))
+}
