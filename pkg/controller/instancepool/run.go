@@ -39,8 +39,12 @@ type poolRun struct {
 }
 
 // SyncPool keeps the pool at count Instances and reports its status.
-func (h *Handler) SyncPool(_ string, pool *v1.InstancePool) (*v1.InstancePool, error) {
-	if pool == nil || pool.DeletionTimestamp != nil {
+func (h *Handler) SyncPool(name string, pool *v1.InstancePool) (*v1.InstancePool, error) {
+	if pool == nil {
+		h.pace.forget(name)
+		return nil, nil
+	}
+	if pool.DeletionTimestamp != nil {
 		return pool, nil
 	}
 	r, err := h.newRun(pool)
@@ -93,11 +97,18 @@ func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
 	reconciling, stalled := harvester.PoolUIConditions(r.pool.Status)
 	conditions.Store(&r.pool.Status.Conditions, r.pool.Generation, reconciling, stalled)
 	if !equality.Semantic.DeepEqual(r.persisted, r.pool.Status) {
-		updated, uerr := r.h.pools.UpdateStatus(r.pool)
-		if uerr != nil {
-			return r.pool, fmt.Errorf("updating status of pool %s: %w", r.pool.Name, uerr)
+		now := time.Now()
+		if wait := r.h.pace.hold(r.pool.Name, &r.persisted, &r.pool.Status, now); wait > 0 {
+			// The next run counts again and writes what it finds then.
+			r.Requeue(wait)
+		} else {
+			updated, uerr := r.h.pools.UpdateStatus(r.pool)
+			if uerr != nil {
+				return r.pool, fmt.Errorf("updating status of pool %s: %w", r.pool.Name, uerr)
+			}
+			r.h.pace.wrote(r.pool.Name, now)
+			r.pool = updated
 		}
-		r.pool = updated
 	}
 	if after := r.After(); after > 0 && err == nil {
 		r.h.pools.EnqueueAfter(r.pool.Name, after)
