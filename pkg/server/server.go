@@ -21,6 +21,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 	"github.com/harvester/harvester-equinix-addon/pkg/version"
 )
 
@@ -30,6 +31,7 @@ import (
 func Run(ctx context.Context, cfg *config.Config) error {
 	logrus.Infof("harvester-equinix-addon %s starting", version.FriendlyVersion())
 	applyMemoryLimit()
+	metrics.RegisterKubeClientMetrics()
 	restConfig, err := kubeconfig.GetNonInteractiveClientConfig(cfg.Kubeconfig).ClientConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
