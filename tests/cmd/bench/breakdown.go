@@ -23,8 +23,11 @@ type breakdown struct {
 	// writes counts the apiserver's mutating requests on Instances by verb.
 	writes map[string]float64
 	// requests counts every apiserver request by resource and verb: where
-	// the client-side limits (one per resource) are spent.
+	// the client-side limits are spent.
 	requests map[string]float64
+	// clientWait is the controller's requests' wait in its client-side
+	// limits.
+	clientWait histogram
 }
 
 func newBreakdown(before, after snapshot, threads int) breakdown {
@@ -36,6 +39,7 @@ func newBreakdown(before, after snapshot, threads int) breakdown {
 		cpu:         after.cpu - before.cpu,
 		writes:      instanceWrites(after.apiserver, before.apiserver),
 		requests:    requestsByResource(after.apiserver, before.apiserver),
+		clientWait:  after.ctrl.histogram(metricClientWait, nil).minus(before.ctrl.histogram(metricClientWait, nil)),
 	}
 	for _, kind := range controllerKinds(after.ctrl) {
 		match := func(l map[string]string) bool { return kindOf(l[labelController]) == kind }
@@ -184,6 +188,9 @@ func (bd breakdown) details(servers int) []string {
 		fmt.Sprintf("- Controller process CPU: %.1f s (%s of one core over the wall time).", bd.cpu, pct(bd.cpu, bd.wall.Seconds())),
 		fmt.Sprintf("- Instance writes to the apiserver: %.0f (%.1f per server, %.1f per second): %s.",
 			bd.totalWrites(), bd.totalWrites()/float64(servers), bd.totalWrites()/bd.wall.Seconds(), formatCounts(bd.writes)),
+		fmt.Sprintf("- The controller's apiserver requests waited in its client-side limits (--kube-api-qps) %.1f s in all: "+
+			"%.0f requests, mean %s, p50/p95/p99 %s/%s/%s.", bd.clientWait.sum, bd.clientWait.count, ms(bd.clientWait.mean()),
+			ms(bd.clientWait.quantile(0.5)), ms(bd.clientWait.quantile(0.95)), ms(bd.clientWait.quantile(0.99))),
 		fmt.Sprintf("- Every apiserver request in the window (all clients, the join agent's included), by resource and verb: %s.",
 			formatCounts(bd.requests)),
 	)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +57,9 @@ type floorResult struct {
 	kubeWrites     int64
 	instanceWrites int64
 	serverCount    int
+	// work is how long each piece of work held a worker, the floor's
+	// counterpart of a handler run.
+	work durations
 }
 
 type floorRun struct {
@@ -71,8 +76,12 @@ type floorRun struct {
 	// a server waiting for its device or its Node holds none, as a
 	// controller's worker is free while its Instance waits.
 	workers chan struct{}
+	// heartbeat is the join agent's node heartbeat interval.
+	heartbeat time.Duration
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// held is how long each piece of work held a worker.
+	held   durations
 	pools  map[string]*floorPool
 	metros map[string]*floorMetro
 }
@@ -91,10 +100,11 @@ type floorMetro struct {
 	vlans map[int]string
 }
 
-// runFloor runs the floor for the overhead scenario's fleet.
-func (b *bench) runFloor(ctx context.Context) (floorResult, error) {
+// runFloor runs the floor for servers in pools, the join agent's nodes
+// beating at heartbeat.
+func (b *bench) runFloor(ctx context.Context, prefix string, servers, poolCount int, heartbeat time.Duration) (floorResult, error) {
 	cfg := b.cfg
-	world := startMetal(ctx, b.env.kube, b.metalOptions(10*time.Second), b.log)
+	world := startMetal(ctx, b.env.kube, b.metalOptions(heartbeat), b.log)
 	defer world.stop()
 	ipxe := httptest.NewServer(harvester.NewIPXEHandler())
 	defer ipxe.Close()
@@ -104,7 +114,7 @@ func (b *bench) runFloor(ctx context.Context) (floorResult, error) {
 	restCfg := rest.CopyConfig(b.env.rest)
 	restCfg.QPS, restCfg.Burst = float32(cfg.kubeQPS), cfg.kubeBurst
 	restCfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(restCfg.QPS, restCfg.Burst)
-	f := &floorRun{b: b, ipxeURL: ipxe.URL, pools: map[string]*floorPool{}, metros: map[string]*floorMetro{}, workers: make(chan struct{}, cfg.threads)}
+	f := &floorRun{b: b, ipxeURL: ipxe.URL, pools: map[string]*floorPool{}, metros: map[string]*floorMetro{}, workers: make(chan struct{}, cfg.threads), heartbeat: heartbeat}
 	var err error
 	if f.kube, err = kubernetes.NewForConfig(restCfg); err != nil {
 		return floorResult{}, err
@@ -127,7 +137,7 @@ func (b *bench) runFloor(ctx context.Context) (floorResult, error) {
 	defer factory.Shutdown()
 	defer stopWatch()
 
-	pools := poolSet("fl", cfg.networkType, cfg.fleetPools, perPool(cfg.fleetInstances, cfg.fleetPools))
+	pools := poolSet(prefix, cfg.networkType, poolCount, perPool(servers, poolCount))
 	start := time.Now()
 	// The pools are created as in the controller's run, by the benchmark's
 	// own client.
@@ -142,7 +152,7 @@ func (b *bench) runFloor(ctx context.Context) (floorResult, error) {
 		return floorResult{}, fmt.Errorf("floor: %w", err)
 	}
 	res := floorResult{elapsed: time.Since(start), metalCalls: len(apiCalls(world.sim.Requests())),
-		kubeWrites: f.writes.Load(), instanceWrites: f.instanceWrites.Load(), serverCount: cfg.fleetInstances}
+		kubeWrites: f.writes.Load(), instanceWrites: f.instanceWrites.Load(), serverCount: servers, work: f.held}
 	return res, b.env.cleanup(ctx)
 }
 
@@ -188,7 +198,12 @@ func (f *floorRun) work(ctx context.Context, fn func() error) error {
 		return ctx.Err()
 	}
 	defer func() { <-f.workers }()
-	return fn()
+	start := time.Now()
+	err := fn()
+	f.mu.Lock()
+	f.held = append(f.held, time.Since(start))
+	f.mu.Unlock()
+	return err
 }
 
 // server takes one server from nothing to a Ready node: its work up to the
@@ -323,9 +338,10 @@ func (f *floorRun) status(ctx context.Context, inst *v1.Instance, phase string) 
 	return out, nil
 }
 
-// nodeReady waits for the server's Node to be Ready, from the Node watch.
+// nodeReady waits for the server's Node to be Ready, from the Node watch:
+// at most a few heartbeats once the install is done.
 func (f *floorRun) nodeReady(ctx context.Context, name string) error {
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, max(2*time.Minute, 5*f.heartbeat), true, func(context.Context) (bool, error) {
 		obj, ok, err := f.nodes.GetStore().GetByKey(name)
 		if err != nil || !ok {
 			return false, err
@@ -333,4 +349,18 @@ func (f *floorRun) nodeReady(ctx context.Context, name string) error {
 		ready := harvester.NodeReadyCondition(obj.(*corev1.Node))
 		return ready != nil && ready.Status == corev1.ConditionTrue, nil
 	})
+}
+
+// durations are the lengths of pieces of work, for their percentiles.
+type durations []time.Duration
+
+// quantile is the q-quantile (nearest rank) in seconds, NaN when empty.
+func (d durations) quantile(q float64) float64 {
+	if len(d) == 0 {
+		return math.NaN()
+	}
+	sorted := slices.Clone(d)
+	slices.Sort(sorted)
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)].Seconds()
 }

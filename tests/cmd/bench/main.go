@@ -55,6 +55,7 @@ type config struct {
 	scaleInstances int
 	scalePools     int
 	scaleTimeout   time.Duration
+	scaleFloor     bool
 
 	// memoryLimit is the pod memory limit the controller runs under.
 	memoryLimit string
@@ -84,6 +85,10 @@ type fleetFigure struct {
 	servers        int
 	elapsed        time.Duration
 	callsPerServer float64
+	// ops are its Metal calls by operation.
+	ops opCounts
+	// floor is the floor's time for the same fleet.
+	floor time.Duration
 }
 
 // scenario is one figure of the benchmark.
@@ -170,6 +175,8 @@ func flags(cfg *config) []cli.Flag {
 			Usage: "pools of the scale scenario"},
 		&cli.DurationFlag{Name: "scale-timeout", EnvVars: []string{"BENCH_SCALE_TIMEOUT"}, Value: 30 * time.Minute, Destination: &cfg.scaleTimeout,
 			Usage: "longest wait for the scale scenario to converge"},
+		&cli.BoolFlag{Name: "scale-floor", EnvVars: []string{"BENCH_SCALE_FLOOR"}, Value: true, Destination: &cfg.scaleFloor,
+			Usage: "run the floor (the bare client with the minimum writes and calls) for the scale fleet too, after the controller"},
 		&cli.StringFlag{Name: "memory-limit", EnvVars: []string{"BENCH_MEMORY_LIMIT"}, Value: chartMemoryLimit, Destination: &cfg.memoryLimit,
 			Usage: "pod memory limit to run the controller under, as the chart's resources.limits.memory (its default); " +
 				"the controller gets GOMEMLIMIT at the share it takes of a cgroup limit in a pod. \"none\" runs it unlimited"},

@@ -16,6 +16,7 @@ const (
 	metricReconcileTime = "lasso_controller_reconcile_time_seconds"
 	metricMetalRequests = "equinix_addon_metal_api_requests_total"
 	metricMetalDuration = "equinix_addon_metal_api_request_duration_seconds"
+	metricClientWait    = "equinix_addon_kube_client_rate_limiter_wait_seconds"
 	metricCPUSeconds    = "process_cpu_seconds_total"
 	labelController     = "controller_name"
 	labelHandler        = "handler_name"

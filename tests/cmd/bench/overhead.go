@@ -31,17 +31,19 @@ func runOverhead(ctx context.Context, b *bench) (result, error) {
 		return res, err
 	}
 	bd := newBreakdown(before, after, cfg.threads)
-	calls := len(fl.calls())
-	b.fleet = fleetFigure{servers: cfg.fleetInstances, elapsed: elapsed, callsPerServer: float64(calls) / float64(cfg.fleetInstances)}
+	ops := countOps(fl.calls(), nil)
+	calls := ops.total()
+	b.fleet = fleetFigure{servers: cfg.fleetInstances, elapsed: elapsed, callsPerServer: float64(calls) / float64(cfg.fleetInstances), ops: ops}
 	fl.stop()
 	if err := b.env.cleanup(ctx); err != nil {
 		return res, err
 	}
 	b.log.Info("overhead: the floor, a bare client with the minimum writes and calls")
-	floor, err := b.runFloor(ctx)
+	floor, err := b.runFloor(ctx, "fl", cfg.fleetInstances, cfg.fleetPools, 10*time.Second)
 	if err != nil {
 		return res, err
 	}
+	b.fleet.floor = floor.elapsed
 	ratio := elapsed.Seconds() / floor.elapsed.Seconds()
 	res.rows = append(res.rows, row{
 		figure: fmt.Sprintf("2. Controller overhead: %d servers in %d pools (%s), zero device time", cfg.fleetInstances, cfg.fleetPools, cfg.networkType),

@@ -51,7 +51,8 @@ func runScale(ctx context.Context, b *bench) (result, error) {
 	}
 	bd := newBreakdown(before, after, cfg.threads)
 	inst := bd.handlers[instancesResource]
-	calls := len(fl.calls())
+	ops := countOps(fl.calls(), nil)
+	calls := ops.total()
 	done := fl.b.env.census(managed)
 
 	converge := fmt.Sprintf("**converged in %s**", seconds(elapsed))
@@ -68,10 +69,24 @@ func runScale(ctx context.Context, b *bench) (result, error) {
 			ratio, b.fleet.servers, seconds(b.fleet.elapsed), b.fleet.callsPerServer)
 		ok = ok && ratio <= scalingTarget && perServer <= b.fleet.callsPerServer*1.05
 	}
+	floorNote := ""
+	if cfg.scaleFloor {
+		fl.stop()
+		if err := b.env.cleanup(ctx); err != nil {
+			return res, err
+		}
+		b.log.Infof("scale: the floor, a bare client with the minimum writes and calls, for %d servers", cfg.scaleInstances)
+		floor, err := b.runFloor(ctx, "sf", cfg.scaleInstances, cfg.scalePools, time.Minute)
+		if err != nil {
+			return res, err
+		}
+		floorNote = "; " + scaleFloorNote(floor, elapsed, b.fleet)
+		res.details = append(res.details, floorMethod(floor), "")
+	}
 	res.rows = append(res.rows, row{
 		figure: fmt.Sprintf("4. Scale: %d servers in %d pools, one controller", cfg.scaleInstances, cfg.scalePools),
-		result: fmt.Sprintf("%s, %s; peak RSS (VmHWM) **%s**; Instance reconcile p50/p95/p99 %s/%s/**%s**; %d Metal calls (%.1f/server)",
-			converge, against, mib(peak), ms(inst.quantile(0.5)), ms(inst.quantile(0.95)), ms(p99), calls, perServer),
+		result: fmt.Sprintf("%s, %s; peak RSS (VmHWM) **%s**; Instance reconcile p50/p95/p99 %s/%s/**%s**; %d Metal calls (%.1f/server)%s",
+			converge, against, mib(peak), ms(inst.quantile(0.5)), ms(inst.quantile(0.95)), ms(p99), calls, perServer, floorNote),
 		target:  "≤ 20× the 100-server time; p99 ≤ 250 ms; RSS ≤ 200 MiB; calls/server not above the 100-server run's",
 		verdict: passOrMiss(ok),
 	})
@@ -79,9 +94,28 @@ func runScale(ctx context.Context, b *bench) (result, error) {
 		fmt.Sprintf("- %s. Peak RSS %s, RSS at the end %s.", done, mib(peak), mib(rss)),
 		"- "+bd.summary()+".", "")
 	res.details = append(res.details, bd.details(max(done.done, 1))...)
+	if b.fleet.servers > 0 {
+		res.details = append(res.details, "", "Metal calls per server by operation:", "")
+		res.details = append(res.details, opsTable(b.fleet.ops, b.fleet.servers, ops, max(done.done, 1))...)
+	}
 	res.details = append(res.details, "", "Instance handlers separately:", "")
 	res.details = append(res.details, handlerTable(before, after, instancesResource)...)
 	return res, nil
+}
+
+// scaleFloorNote sets the controller's scale run beside the floor's for the
+// same fleet: how much of the scale time the floor needs too, how the floor
+// itself grows from the overhead fleet, and how long its pieces of work
+// (the counterpart of a handler run) held a worker.
+func scaleFloorNote(floor floorResult, elapsed time.Duration, small fleetFigure) string {
+	note := fmt.Sprintf("the floor for the same fleet took **%s** (the controller **%.2f×** it)",
+		seconds(floor.elapsed), elapsed.Seconds()/floor.elapsed.Seconds())
+	if small.floor > 0 {
+		note += fmt.Sprintf(", **%.1f×** its %d-server time (%s)", floor.elapsed.Seconds()/small.floor.Seconds(),
+			small.servers, seconds(small.floor))
+	}
+	return note + fmt.Sprintf(", its pieces of work p50/p95/p99 %s/%s/%s, %d apiserver writes",
+		ms(floor.work.quantile(0.5)), ms(floor.work.quantile(0.95)), ms(floor.work.quantile(0.99)), floor.kubeWrites)
 }
 
 func scaleMethod(cfg *config, goMemLimit string) string {
@@ -126,6 +160,28 @@ func handlerTable(before, after snapshot, kind string) []string {
 		}
 		out = append(out, fmt.Sprintf("| %s | %.0f | %.1f | %s | %s | %s | %s |", name, h.count, h.sum,
 			ms(h.mean()), ms(h.quantile(0.5)), ms(h.quantile(0.95)), ms(h.quantile(0.99))))
+	}
+	return out
+}
+
+// opsTable sets the calls per server of the overhead fleet and the scale
+// fleet side by side, operation by operation, so that a difference in calls
+// per server shows where it comes from.
+func opsTable(small opCounts, smallServers int, large opCounts, largeServers int) []string {
+	names := make([]string, 0, len(small)+len(large))
+	for op := range small {
+		names = append(names, op)
+	}
+	for op := range large {
+		if _, ok := small[op]; !ok {
+			names = append(names, op)
+		}
+	}
+	sort.Strings(names)
+	out := []string{fmt.Sprintf("| Operation | %d servers | %d servers |", smallServers, largeServers), "|---|---|---|"}
+	for _, op := range names {
+		out = append(out, fmt.Sprintf("| %s | %.2f | %.2f |", op,
+			float64(small[op])/float64(smallServers), float64(large[op])/float64(largeServers)))
 	}
 	return out
 }
