@@ -251,6 +251,7 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 		ElasticIPs:     eq.ElasticIP(),
 		BMCInventories: eq.BMCInventory(),
 		Nodes:          core.Node(),
+		NodeWrites:     common.NewNodeWrites(core.Node().Informer().GetStore()),
 		Services:       core.Service(),
 		Secrets:        core.Secret(),
 		ConfigMaps:     core.ConfigMap(),

@@ -28,6 +28,8 @@ func (h *Handler) AnnotatePeers(_ string, node *corev1.Node) (*corev1.Node, erro
 	if node == nil || node.DeletionTimestamp != nil {
 		return node, nil
 	}
+	// Its own last patch may not be cached yet.
+	node = h.written.Latest(node)
 	c, err := h.clientFor(node)
 	if err != nil || c == nil {
 		return node, err
@@ -263,6 +265,7 @@ func (h *Handler) patch(node *corev1.Node, annotations map[string]*string) (*cor
 	if err != nil {
 		return nil, fmt.Errorf("annotating node %s: %w", node.Name, err)
 	}
+	h.written.Wrote(updated)
 	return updated, nil
 }
 

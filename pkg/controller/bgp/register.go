@@ -46,9 +46,11 @@ type Settings struct {
 
 // Handler holds the chain and what it reads and writes.
 type Handler struct {
-	ctx         context.Context
-	settings    Settings
-	nodes       corecontrollers.NodeController
+	ctx      context.Context
+	settings Settings
+	nodes    corecontrollers.NodeController
+	// written are the chains' latest writes of Nodes.
+	written     *common.NodeWrites
 	instances   equinixcontrollers.InstanceCache
 	metal       metal.Provider
 	credentials *credentials.Resolver
@@ -77,7 +79,7 @@ func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matche
 	h := &Handler{
 		ctx:      ctx,
 		settings: Settings{LocalASN: deps.Cfg.BGPLocalASN, Resync: deps.Cfg.BGPResync},
-		nodes:    deps.Nodes, instances: deps.Instances.Cache(), metal: deps.Metal,
+		nodes:    deps.Nodes, written: deps.NodeWrites, instances: deps.Instances.Cache(), metal: deps.Metal,
 		credentials: deps.Credentials, matcher: matcher, recorder: deps.Recorder,
 		checked: map[string]checked{}, enabled: map[string]bool{}, reported: map[string]string{}, now: time.Now,
 	}

@@ -34,10 +34,13 @@ type Deps struct {
 	// BMCInventories map nodes the addon did not provision to their BMCs.
 	BMCInventories equinixcontrollers.BMCInventoryController
 	Nodes          corecontrollers.NodeController
-	Services       corecontrollers.ServiceController
-	Secrets        corecontrollers.SecretController
-	ConfigMaps     corecontrollers.ConfigMapController
-	Settings       harvestercontrollers.SettingController
+	// NodeWrites are the chains' own latest writes of Nodes, which a Node
+	// read through it reflects before the cache does.
+	NodeWrites *NodeWrites
+	Services   corecontrollers.ServiceController
+	Secrets    corecontrollers.SecretController
+	ConfigMaps corecontrollers.ConfigMapController
+	Settings   harvestercontrollers.SettingController
 
 	// K8s is a plain client for what has no cache here (pods of a node to drain).
 	K8s kubernetes.Interface

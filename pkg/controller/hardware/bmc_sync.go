@@ -103,6 +103,7 @@ func (r *run) bindNode(t *bmcTarget) (bool, error) {
 		return false, nil
 	}
 	node, err := r.h.nodes.Cache().Get(name)
+	node = r.h.written.Latest(node)
 	switch {
 	case apierrors.IsNotFound(err):
 		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNotFound, fmt.Sprintf(

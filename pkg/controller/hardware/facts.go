@@ -41,6 +41,7 @@ func (r *run) applyFacts(f hw.Facts) error {
 	if err != nil {
 		return fmt.Errorf("putting the hardware facts on node %s: %w", r.node.Name, err)
 	}
+	r.h.written.Wrote(updated)
 	r.node = updated
 	return nil
 }

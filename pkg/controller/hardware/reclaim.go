@@ -58,6 +58,7 @@ func (r *run) maintainNow() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("putting node %s into maintenance mode before its server is taken back: %w", r.node.Name, err)
 	}
+	r.h.written.Wrote(updated)
 	r.node = updated
 	if !modeAvailable {
 		return fmt.Sprintf("node %s is cordoned (this Harvester release has no maintenance mode; removal drains it)", r.node.Name), nil

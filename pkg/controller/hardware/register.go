@@ -72,8 +72,10 @@ type Handler struct {
 	ctx      context.Context
 	settings Settings
 
-	instances   equinixcontrollers.InstanceController
-	nodes       corecontrollers.NodeController
+	instances equinixcontrollers.InstanceController
+	nodes     corecontrollers.NodeController
+	// written are the chains' latest writes of Nodes.
+	written     *common.NodeWrites
 	events      typedcorev1.EventsGetter
 	credentials *credentials.Resolver
 	joinInfo    *joininfo.Resolver
@@ -102,6 +104,7 @@ func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 			BMCTimeout: cfg.BMCTimeout},
 		instances:      deps.Instances,
 		nodes:          deps.Nodes,
+		written:        deps.NodeWrites,
 		events:         deps.MachineEvents,
 		credentials:    deps.Credentials,
 		joinInfo:       deps.JoinInfo,

@@ -55,6 +55,7 @@ func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, err
 		return inst, nil
 	}
 	node, err := h.nodes.Cache().Get(inst.Name)
+	node = h.written.Latest(node)
 	switch {
 	case apierrors.IsNotFound(err):
 		node = nil

@@ -29,6 +29,8 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	if !instance.OwnedNode(node, inst.Name) || inst.Status.InstanceID == "" {
 		return node, nil
 	}
+	// What this chain or another wrote a moment ago may not be cached yet.
+	node = h.written.Latest(node)
 	labels, annotations := metadata(inst)
 	patch := missing(node, labels, annotations, v1.ProviderIDPrefix+inst.Status.InstanceID)
 	if patch != nil && h.facts != nil {
@@ -53,6 +55,7 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	if err != nil {
 		return node, fmt.Errorf("labelling node %s: %w", node.Name, err)
 	}
+	h.written.Wrote(updated)
 	return updated, nil
 }
 

@@ -23,6 +23,7 @@ const HandlerLabels = "node-equinix-metadata"
 // Handler holds the Node chain and what it reads and writes.
 type Handler struct {
 	nodes     corecontrollers.NodeClient
+	written   *common.NodeWrites
 	instances equinixcontrollers.InstanceCache
 	facts     Facts
 }
@@ -37,7 +38,7 @@ type Facts interface {
 
 // Register wires the Node handler.
 func Register(ctx context.Context, deps *common.Deps, facts Facts) error {
-	h := &Handler{nodes: deps.Nodes, instances: deps.Instances.Cache(), facts: facts}
+	h := &Handler{nodes: deps.Nodes, written: deps.NodeWrites, instances: deps.Instances.Cache(), facts: facts}
 	deps.Nodes.OnChange(ctx, HandlerLabels, h.LabelNode)
 	return nil
 }
