@@ -23,6 +23,13 @@ func OwnedNode(node *corev1.Node, instanceName string) bool {
 	return node != nil && node.Name == instanceName && node.Labels[v1.LabelInstance] == instanceName
 }
 
+// nodeRegistered reports whether the server's Node is there: its installer
+// is done.
+func (r *run) nodeRegistered() bool {
+	node, err := r.h.nodes.Cache().Get(r.inst.Name)
+	return err == nil && OwnedNode(node, r.inst.Name)
+}
+
 // trackNode follows the Node the server registers as.
 func (r *run) trackNode() error {
 	node, err := r.h.nodes.Cache().Get(r.inst.Name)

@@ -65,10 +65,12 @@ func (r *run) provision() error {
 			return err
 		}
 	}
-	if r.installRunning() && r.h.devices.readWithin(r.inst.Status.InstanceID, installCheck*r.h.settings.PollInterval) {
+	if r.installRunning() && (r.nodeRegistered() || r.h.devices.readWithin(r.inst.Status.InstanceID, installCheck*r.h.settings.PollInterval)) {
 		// The installer runs for many minutes and nothing on the device
 		// tells how it goes: the Node's registration does. The device is
-		// looked at now and then for a failure or a deletion.
+		// looked at now and then for a failure or a deletion until the
+		// Node has registered; from then on the Node tells, however long
+		// this pass took to come (a large fleet's queue).
 		return r.followNode()
 	}
 	dev, err := r.refreshDevice(client)

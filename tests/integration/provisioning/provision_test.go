@@ -168,3 +168,43 @@ func TestUserdataClearedAfterJoin(t *testing.T) {
 		return err == nil && !strings.Contains(ud.GetUserdata(), framework.JoinToken)
 	}, 30*time.Second, "the join token is still readable in the device's userdata")
 }
+
+// A pass that comes long after the reinstall (a controller restarted, or the
+// queue of a large fleet provisioning at once) finds the server's Node
+// registered and records the join without reading the device again: the
+// Node tells how the install went.
+func TestLateJoinPassReadsNoDevice(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{InstallTime: 2 * time.Second})
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, ""))
+	var inst v1.Instance
+	env.Eventually(func() bool {
+		insts := env.Instances(pool.Name)
+		if len(insts) != 1 || insts[0].Status.InstallRequestedAt == nil {
+			return false
+		}
+		inst = insts[0]
+		for _, r := range env.Sim.RequestsFor(metalsim.OpPerformAction) {
+			if r.Status == 202 && strings.Contains(r.Path, inst.Status.InstanceID) {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, "the reinstall was not sent")
+
+	// The server installs and joins while no controller runs, and for far
+	// longer than the controller waits between reads of an installing
+	// device (4 poll intervals).
+	env.StopController()
+	env.Eventually(func() bool {
+		node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && len(node.Status.Conditions) > 0
+	}, time.Minute, "node %s did not register", inst.Name)
+	env.Sim.ResetRequests()
+	env.StartController(env.Config(framework.Options{}))
+
+	env.WaitPoolReady(pool.Name, 1, time.Minute)
+	for _, r := range env.Sim.RequestsFor(metalsim.OpFindDeviceByID) {
+		assert.NotContains(t, r.Path, inst.Status.InstanceID, "the device was read after its Node registered")
+	}
+	assert.NotEmpty(t, env.Sim.RequestsFor(metalsim.OpUpdateDevice), "the join configuration is still taken off the device")
+}
