@@ -226,15 +226,15 @@ func simcostResult(small, large *costWorld, wide [2]perDevice, n, servers int) r
 	largeJoin := meanOf(large.joins, int64(large.joinCount))
 	joinRatio := ratio(largeJoin, smallJoin)
 	wideRatio := ratio(wide[1].mean(), wide[0].mean())
-	title := fmt.Sprintf("Simulator cost per call, %d vs %d servers", n, costSmall)
+	title := fmt.Sprintf("6. Simulator cost per call, %d vs %d servers", n, costSmall)
 	res := result{rows: []row{
 		{figure: title,
 			result: fmt.Sprintf("%.2f× (%s vs %s per request, %d requests each)", callRatio, micros(meanOf(ld, ln)), micros(meanOf(sd, sn)), ln),
 			target: fmt.Sprintf("≤ %.0f×", target), verdict: passOrMiss(callRatio <= target)},
-		{figure: "Join agent cost per server, same sizes",
+		{figure: "6. Join agent cost per server, same sizes",
 			result: fmt.Sprintf("%.2f× (%s vs %s boot → Node, past the install)", joinRatio, micros(largeJoin), micros(smallJoin)),
 			target: fmt.Sprintf("≤ %.0f×", target), verdict: passOrMiss(joinRatio <= target)},
-		{figure: "Cluster-wide paginated device list, per device listed",
+		{figure: "6. Cluster-wide paginated device list, per device listed",
 			result: fmt.Sprintf("%.2f× (%s vs %s)", wideRatio, micros(wide[1].mean()), micros(wide[0].mean())),
 			target: fmt.Sprintf("≤ %.0f×", target), verdict: passOrMiss(wideRatio <= target)},
 	}}
