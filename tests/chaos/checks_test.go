@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -43,7 +44,7 @@ func (r *run) checkForeign() {
 		case err != nil:
 			r.violation("reading node %s: %v", name, err)
 		case n.Labels[v1.LabelInstance] != "" || n.Annotations[v1.AnnotationProviderID] != "" || n.Spec.ProviderID != "" ||
-			n.Annotations["harvesterhci.io/drain-requested"] != "":
+			harvester.MaintenanceUnderWay(n):
 			r.violation("node %s, which is not the addon's, was changed: labels %v annotations %v", name, n.Labels, n.Annotations)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 // other side and must not share the addon's mistakes.
 const (
 	annotationDrainRequested = "harvesterhci.io/drain-requested"
+	annotationDrainForced    = "harvesterhci.io/drain-forced"
 	annotationMaintainStatus = "harvesterhci.io/maintain-status"
 )
 
@@ -31,19 +32,29 @@ type maintenance struct {
 // maintainStep is the next maintain-status a node is to report.
 type maintainStep string
 
-// stepOf says what a node needs next, or "" when nothing.
+// stepOf says what a node needs next, or "" when nothing. As Harvester's
+// node-drain controller does, a drain request starts maintenance (again,
+// if it was completed) and is taken off the node as it does; a running
+// maintenance completes on the next pass.
 func stepOf(n *corev1.Node) maintainStep {
-	if n.Annotations[annotationDrainRequested] != "true" {
-		return ""
-	}
-	switch n.Annotations[annotationMaintainStatus] {
-	case "running":
-		return "completed"
-	case "completed":
-		return ""
-	default:
+	switch {
+	case n.Annotations[annotationDrainRequested] == "true":
 		return "running"
+	case n.Annotations[annotationMaintainStatus] == "running":
+		return "completed"
+	default:
+		return ""
 	}
+}
+
+// stepPatch is the merge patch that takes a node to step: cordoned and
+// running, the request removed; then completed.
+func stepPatch(step maintainStep) string {
+	if step == "running" {
+		return `{"spec":{"unschedulable":true},"metadata":{"annotations":{"` + annotationMaintainStatus + `":"running","` +
+			annotationDrainRequested + `":null,"` + annotationDrainForced + `":null}}}`
+	}
+	return `{"metadata":{"annotations":{"` + annotationMaintainStatus + `":"` + string(step) + `"}}}`
 }
 
 func (m *maintenance) observe(obj any) {
@@ -122,7 +133,7 @@ func (a *Agent) watchMaintenance(ctx context.Context) *maintenance {
 // node may be patched to the same step again, which changes nothing.
 func (a *Agent) maintenancePass(ctx context.Context, m *maintenance) {
 	for name, step := range m.snapshot() {
-		patch := `{"spec":{"unschedulable":true},"metadata":{"annotations":{"` + annotationMaintainStatus + `":"` + string(step) + `"}}}`
+		patch := stepPatch(step)
 		// Record the completion before the write that makes it visible, so
 		// that nothing reacting to it can seem to come first.
 		at := time.Now()

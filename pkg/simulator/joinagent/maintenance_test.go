@@ -32,6 +32,7 @@ func TestEmulateMaintenanceCompletesRequestedDrains(t *testing.T) {
 	n, err := kube.CoreV1().Nodes().Get(ctx, "drained", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.True(t, n.Spec.Unschedulable, "the node is cordoned")
+	assert.NotContains(t, n.Annotations, annotationDrainRequested, "the request is taken off once maintenance runs, as Harvester does")
 	_, ok := a.MaintenanceCompletedAt("drained")
 	assert.True(t, ok)
 
@@ -42,4 +43,15 @@ func TestEmulateMaintenanceCompletesRequestedDrains(t *testing.T) {
 	require.Eventually(t, func() bool { return status("idle") == "completed" }, 5*time.Second, 10*time.Millisecond)
 	_, ok = a.MaintenanceCompletedAt("idle")
 	assert.True(t, ok)
+
+	// A request on a node whose maintenance completed runs it again.
+	_, err = kube.CoreV1().Nodes().Patch(ctx, "idle", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+annotationDrainRequested+`":"true"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		n, err := kube.CoreV1().Nodes().Get(ctx, "idle", metav1.GetOptions{})
+		require.NoError(t, err)
+		_, requested := n.Annotations[annotationDrainRequested]
+		return !requested && n.Annotations[annotationMaintainStatus] == "completed"
+	}, 5*time.Second, 10*time.Millisecond)
 }
