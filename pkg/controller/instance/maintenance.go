@@ -36,6 +36,8 @@ func (r *run) maintenance() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reading node %s: %w", r.inst.Name, err)
 	}
+	// The request this chain patched a moment ago may not be cached yet.
+	node = r.h.written.Latest(node)
 	if !OwnedNode(node, r.inst.Name) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
 		return true, nil
 	}
@@ -66,16 +68,39 @@ func (r *run) maintenance() (bool, error) {
 		if err != nil || done {
 			return done, err
 		}
-	} else if !harvester.MaintenanceRequested(node) {
-		// Harvester drops the request when it judges the drain unsafe (its
-		// DrainPossible); say so, and wait out the timeout.
-		_, why := harvester.MaintenancePossible(r.listNodes(), node)
-		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenanceRefused,
-			fmt.Sprintf("Harvester refused maintenance mode for node %s (%s); the server is deleted at %s",
-				node.Name, why, st.MaintenanceRequestedAt.Add(timeout).UTC().Format(time.RFC3339)))
+	} else if !harvester.MaintenanceUnderWay(node) {
+		// Neither asked for nor running: Harvester takes the request off
+		// the node as it starts maintenance, and takes it off when it
+		// refuses.
+		return false, r.maintenanceWithdrawn(node, modeAvailable, st.MaintenanceRequestedAt.Add(timeout))
 	}
 	r.poll()
 	return false, nil
+}
+
+// maintenanceWithdrawn handles a maintenance request that is no longer on
+// the node. Harvester drops one it judges unsafe (its DrainPossible): that
+// is reported, and the timeout waited out. A request Harvester would take
+// was withdrawn by someone else (Disable Maintenance Mode in the UI while
+// the server waits to be removed): the drain is still needed before the
+// server goes, so it is asked for again; the timeout still counts from the
+// first request.
+func (r *run) maintenanceWithdrawn(node *corev1.Node, modeAvailable bool, deadline time.Time) error {
+	at := deadline.UTC().Format(time.RFC3339)
+	possible, why := harvester.MaintenancePossible(r.listNodes(), node)
+	if !possible {
+		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenanceRefused,
+			fmt.Sprintf("Harvester refused maintenance mode for node %s (%s); the server is deleted at %s", node.Name, why, at))
+		r.poll()
+		return nil
+	}
+	if err := r.requestMaintenance(node, modeAvailable); err != nil {
+		return err
+	}
+	r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
+		fmt.Sprintf("the maintenance request of node %s was withdrawn while its server waits to be removed; requested it again; the server is deleted when maintenance completes or at %s", node.Name, at))
+	r.poll()
+	return nil
 }
 
 func (r *run) listNodes() []*corev1.Node {
@@ -111,9 +136,11 @@ func (r *run) maintenanceModeAvailable() bool {
 }
 
 func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
-	if _, err := r.h.nodes.Patch(node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, false)); err != nil {
+	updated, err := r.h.nodes.Patch(node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, false))
+	if err != nil {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
+	r.h.written.Wrote(updated)
 	r.Eventf(r.inst, v1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
 	return nil
 }

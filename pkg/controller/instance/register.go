@@ -61,9 +61,12 @@ type Handler struct {
 	settings  Settings
 	clusterID string
 
-	instances    equinixcontrollers.InstanceController
-	pools        equinixcontrollers.InstancePoolCache
-	nodes        corecontrollers.NodeController
+	instances equinixcontrollers.InstanceController
+	pools     equinixcontrollers.InstancePoolCache
+	nodes     corecontrollers.NodeController
+	// written are the chains' latest writes of Nodes (a maintenance
+	// request), which the Node cache shows a moment later.
+	written      *common.NodeWrites
 	secrets      corecontrollers.SecretController
 	secretLookup *credentials.Lookup
 	k8s          kubernetes.Interface
@@ -110,7 +113,7 @@ func New(ctx context.Context, deps *common.Deps) *Handler {
 		settings: Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval,
 			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff},
 		clusterID: deps.ClusterID,
-		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, secrets: deps.Secrets,
+		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, written: deps.NodeWrites, secrets: deps.Secrets,
 		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
 		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, plans: deps.Plans, recorder: deps.Recorder,
 		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), versions: newVersions(), reinstalls: newReinstalls(),

@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -250,6 +251,43 @@ func TestMaintenanceBeforeRemoval(t *testing.T) {
 	require.False(t, deleteAt.IsZero(), "the device was not deleted")
 	assert.True(t, completed.Before(deleteAt), "the device was deleted before maintenance completed")
 	assert.True(t, env.EventRecorded(inst.Name, "Maintenance"))
+}
+
+// A maintenance request withdrawn while the server waits to be removed (a
+// person's Disable Maintenance Mode, racing the removal) is asked for again,
+// not taken for Harvester's refusal: the server goes once maintenance
+// completes, not at the timeout.
+func TestWithdrawnMaintenanceIsAskedAgain(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{NoMaintenanceEmulator: true})
+	pool := env.CreatePool(layer3Pool(t, "drain-withdrawn", 1))
+	env.WaitPoolReady(pool.Name, 1, time.Minute)
+	inst := env.Instances(pool.Name)[0]
+	requested := func() bool {
+		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && harvester.MaintenanceRequested(n)
+	}
+	annotate := func(patch string) {
+		_, err := env.Kube.CoreV1().Nodes().Patch(env.Ctx, inst.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	require.NoError(t, env.Client.EquinixV1().InstancePools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
+	env.Eventually(requested, 30*time.Second, "maintenance was not requested")
+
+	// Disable Maintenance Mode, as the UI writes it.
+	annotate(`{"spec":{"unschedulable":false},"metadata":{"annotations":{"harvesterhci.io/drain-requested":null,"harvesterhci.io/maintain-status":null}}}`)
+	env.Eventually(requested, 30*time.Second, "maintenance was not requested again")
+	i, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	c := framework.Condition(i, v1.InstanceDeleting)
+	require.NotNil(t, c)
+	assert.Equal(t, v1.ReasonMaintenance, c.Reason, c.Message)
+	assert.False(t, env.EventRecorded(inst.Name, v1.ReasonMaintenanceRefused), "a withdrawn request is not Harvester's refusal")
+
+	// Harvester runs and completes it: the request goes, the status says so.
+	annotate(`{"spec":{"unschedulable":true},"metadata":{"annotations":{"harvesterhci.io/drain-requested":null,"harvesterhci.io/maintain-status":"running"}}}`)
+	annotate(`{"metadata":{"annotations":{"harvesterhci.io/maintain-status":"completed"}}}`)
+	env.Eventually(func() bool { return len(env.Sim.Devices(framework.ProjectID)) == 0 }, time.Minute, "the server was not removed once maintenance completed")
+	assert.False(t, env.EventRecorded(inst.Name, v1.ReasonMaintenanceTimeout))
 }
 
 // Without a Harvester to complete it, maintenance waits the pool's timeout and
