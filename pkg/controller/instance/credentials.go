@@ -26,10 +26,7 @@ func (r *run) metalClient() (metal.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if recorded := r.inst.Status.ProjectID; recorded != "" && creds.ProjectID != recorded {
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
-			"Secret %s now names Equinix Metal project %s, but %s project %s; the addon acts on this server only with credentials of project %s: put them back in the Secret, or point spec.credentialsSecret at a Secret that has them (to move a pool to another project, give the pool a new Secret: it rolls its servers out)",
-			r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.inst.Status.InstanceID), recorded, recorded))
+	if !r.sameProject(creds) {
 		r.Requeue(authRetry)
 		return nil, nil
 	}
@@ -38,6 +35,44 @@ func (r *run) metalClient() (metal.Client, error) {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
 	return readCachingClient{Client: client, cache: r.h.devices}, nil
+}
+
+// sameProject reports whether creds are of the project the device was made
+// in (or of any, before the first create), and records on the Instance when
+// they are not.
+func (r *run) sameProject(creds metal.Credentials) bool {
+	recorded := r.inst.Status.ProjectID
+	if recorded == "" || creds.ProjectID == recorded {
+		return true
+	}
+	r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
+		"Secret %s now names Equinix Metal project %s, but %s project %s; the addon acts on this server only with credentials of project %s: put them back in the Secret, or point spec.credentialsSecret at a Secret that has them (to move a pool to another project, give the pool a new Secret: it rolls its servers out)",
+		r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.inst.Status.InstanceID), recorded, recorded))
+	return false
+}
+
+// followProject keeps a joined server's credentials condition true to the
+// Secret it names now, from the cache and without a Metal call (a joined
+// server makes none per reconcile). A Secret edited to name another project
+// holds the pool's creates and names every server made in the old one: each
+// of them must say so, and say when a Secret of its own project is back,
+// not only the servers still provisioning. What only the API can tell (a
+// revoked token) waits for the next call that needs it.
+func (r *run) followProject() error {
+	creds, err := r.h.credentials.For(r.inst.Spec.CredentialsSecret)
+	if _, ok := credentials.AsError(err); ok {
+		return nil // reported by the next step that needs the Metal API
+	}
+	if err != nil {
+		return err
+	}
+	if !r.sameProject(creds) {
+		return nil
+	}
+	if c := conditions.Get(r.inst.Status.Conditions, v1.InstanceCredentialsReady); c != nil && c.Reason == v1.ReasonProjectMismatch {
+		r.credentialsOK()
+	}
+	return nil
 }
 
 func deviceIn(id string) string {

@@ -50,6 +50,9 @@ func (r *run) provision() error {
 		// Joined servers are followed through their Node only: no Metal call per
 		// reconcile (node heartbeats would turn into API traffic). The periodic
 		// device sweep notices a device that disappears.
+		if err := r.followProject(); err != nil {
+			return err
+		}
 		return r.followNode()
 	}
 	client, err := r.metalClient()

@@ -97,7 +97,7 @@ func Register(ctx context.Context, deps *common.Deps) *Handler {
 	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
 	deps.Instances.OnChange(ctx, HandlerNetwork, h.ConvergeNetwork)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.instancesOfSecret), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
 	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)
 	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.Settings)
 	return h
@@ -139,17 +139,30 @@ func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedr
 	return nil, nil
 }
 
+// instancesOfSecret re-runs, when a Secret it may depend on changes, every
+// Instance not yet managed and every one whose credentials it holds: a joined
+// server's credentials condition follows the project its Secret names.
+func (h *Handler) instancesOfSecret(_, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+	return h.instancesWhere(func(inst *v1.Instance) bool {
+		return inst.Status.Status != v1.PhaseManaged || h.credentials.RefFor(inst.Spec.CredentialsSecret).Name == name
+	})
+}
+
 // waitingInstances re-runs every Instance that is not yet managed when an
 // input it may depend on changes: fixed credentials, a join token, the VIP or
 // the cluster version let it continue at once.
 func (h *Handler) waitingInstances(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
+	return h.instancesWhere(func(inst *v1.Instance) bool { return inst.Status.Status != v1.PhaseManaged })
+}
+
+func (h *Handler) instancesWhere(keep func(*v1.Instance) bool) ([]relatedresource.Key, error) {
 	insts, err := h.instances.Cache().List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}
 	var keys []relatedresource.Key
 	for _, inst := range insts {
-		if inst.Status.Status != v1.PhaseManaged {
+		if keep(inst) {
 			keys = append(keys, relatedresource.Key{Name: inst.Name})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
@@ -76,6 +77,50 @@ func TestProjectSwitchIsRefusedAndLeaksNothing(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	}, time.Minute, "the pool was not released once the old project's credentials were back")
 	assert.Empty(t, env.Sim.Devices(framework.ProjectID))
+	env.AssertNoSecretLeaks()
+	env.AssertAbsent(otherToken)
+}
+
+// A Secret edited to name another project shows on every server made in the
+// old one, joined servers included, from the cache and without a call on
+// their devices; pointing such a server at a Secret of its own project
+// clears it, and the pool creates again. Before, a joined server kept
+// CredentialsReady=True (it makes no Metal call), and one that had reported
+// the mismatch while it provisioned kept reporting it after its remedy: the
+// operator had nothing to act on, and the pool held its creates for good.
+func TestJoinedServersFollowTheirSecretsProject(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	env.Sim.AddProject(otherToken, otherProject)
+	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "project-follow"))
+	env.WaitPoolReady(pool.Name, 1, time.Minute)
+	device := env.Instances(pool.Name)[0].Status.InstanceID
+	before := len(env.Sim.Requests())
+
+	env.SetSecretData(otherProjectData())
+	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged)
+	got := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch)
+	assertWarning(t, env, got.Name, v1.ReasonProjectMismatch)
+	for _, req := range env.Sim.Requests()[before:] {
+		assert.NotContains(t, req.Path, device, "the joined server's device was called to learn its project: %s %s", req.Method, req.Path)
+	}
+
+	// The operator's remedy the condition names: a Secret of the device's
+	// project for that server.
+	envApply(t, env, "project-follow-old", secretData(framework.MetalToken))
+	patch := []byte(`{"spec":{"credentialsSecret":{"name":"project-follow-old"}}}`)
+	_, err := env.Client.EquinixV1().Instances().Patch(env.Ctx, got.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady)
+	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionTrue, "")
+
+	// The pool creates again, in the project its Secret names now, and each
+	// server is released with the credentials of its own project.
+	scale(t, env, pool.Name, 2)
+	env.WaitPoolReady(pool.Name, 2, 2*time.Minute)
+	assert.Len(t, env.Sim.Devices(otherProject), 1, "the new server is not in the project the Secret names")
+	env.DeletePoolAndWait(pool.Name)
+	assert.Empty(t, env.Sim.Devices(framework.ProjectID))
+	assert.Empty(t, env.Sim.Devices(otherProject))
 	env.AssertNoSecretLeaks()
 	env.AssertAbsent(otherToken)
 }
