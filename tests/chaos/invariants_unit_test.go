@@ -140,6 +140,27 @@ func TestRolloutWatchBounds(t *testing.T) {
 	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, false), server("b", "old", managed, false)}, win, true)
 	w.checkPool(pool, []*v1.Instance{server("a", "old", v1.PhaseUnhealthy, false), server("b", "old", managed, false)}, win, false)
 	assert.Empty(t, w.found, "a server that failed is not the rollout's doing")
+
+	// A layer-2 server is available once its ports were converted after
+	// the join: the conversion cuts its node's network for a moment, and
+	// maxUnavailable does not count it before.
+	layer2 := func(name, template, status string, converted bool) *v1.Instance {
+		i := server(name, template, status, false)
+		i.Spec.NetworkingConfiguration.Type = v1.NetworkTypeLayer2Individual
+		i.Status.NetworkType = v1.NetworkTypeHybridBonded
+		if converted {
+			i.Status.NetworkType = v1.NetworkTypeLayer2Individual
+			i.Status.Conditions = []metav1.Condition{{Type: v1.InstanceNetworkConfigured, Status: metav1.ConditionTrue}}
+		}
+		return i
+	}
+	w, win = &rolloutWatch{windows: map[types.UID]*rolloutWindow{}}, &rolloutWindow{generation: 3}
+	w.checkPool(pool, []*v1.Instance{layer2("a", "old", managed, false), layer2("b", "old", managed, true), server("n", hash, v1.PhaseInstalling, false)}, win, true)
+	w.checkPool(pool, []*v1.Instance{layer2("a", "old", v1.PhaseUnhealthy, false), layer2("b", "old", managed, true), server("n", hash, v1.PhaseJoining, false)}, win, true)
+	assert.Empty(t, w.found, "a layer-2 server still to convert was never available")
+	w.checkPool(pool, []*v1.Instance{layer2("a", "old", managed, true), layer2("b", "old", managed, true), server("n", hash, v1.PhaseJoining, false)}, win, true)
+	w.checkPool(pool, []*v1.Instance{layer2("a", "old", managed, false), layer2("b", "old", managed, true), server("n", hash, v1.PhaseJoining, false)}, win, true)
+	require.Len(t, w.found, 1, "a converted server that drops out counts: %v", w.found)
 }
 
 // The power invariants: a joined node's server switched only around its

@@ -48,8 +48,10 @@ var failureKinds = map[actionKind]bool{actDeleteDevice: true, actNotReady: true,
 //     removed included: once within the bound, a rollout stays within it
 //     whatever fails, since its replacements count against it too;
 //   - it never has fewer than count - maxUnavailable available servers
-//     (managed, not being removed), checked from a moment it had enough
-//     and nothing had failed for a while, until something fails;
+//     (managed, not being removed and, for the layer-2 types, converted
+//     after the join, as maxUnavailable counts them: the conversion cuts
+//     the node's network for a moment), checked from a moment it had
+//     enough and nothing had failed for a while, until something fails;
 //   - every device lives in the project its Instance recorded.
 type rolloutWatch struct {
 	r       *run
@@ -156,7 +158,7 @@ func (w *rolloutWatch) checkPool(p *v1.InstancePool, insts []*v1.Instance, win *
 	surge, unavailable := rolloutBounds(p.Spec.Rollout, count)
 	available := 0
 	for _, i := range insts {
-		if i.DeletionTimestamp == nil && i.Status.Status == v1.PhaseManaged {
+		if i.DeletionTimestamp == nil && i.Status.Status == v1.PhaseManaged && instancepool.NetworkFinal(i) {
 			available++
 		}
 	}

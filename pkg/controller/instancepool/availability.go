@@ -60,6 +60,10 @@ func networkFinal(inst *v1.Instance) bool {
 	return inst.Status.NetworkType == want && conditions.IsTrue(inst.Status.Conditions, v1.InstanceNetworkConfigured)
 }
 
+// NetworkFinal is networkFinal for the fault campaign, whose rollout watch
+// counts available servers as maxUnavailable does.
+func NetworkFinal(inst *v1.Instance) bool { return networkFinal(inst) }
+
 // quorumHold keeps a rollout from removing a management node the etcd
 // quorum needs, and from removing one while another of the pool's is on its
 // way out: its Node stays Ready through maintenance until the device is
