@@ -49,6 +49,11 @@ type Options struct {
 	InstallTime time.Duration
 	// HeartbeatInterval is how often Ready nodes refresh lastHeartbeatTime.
 	HeartbeatInterval time.Duration
+	// NetworkGrace is how long a joined server's management network may be
+	// cut before its Node turns NotReady: the node lifecycle controller's
+	// node-monitor-grace-period (40s by default), within which a kubelet
+	// that cannot post its status goes unnoticed.
+	NetworkGrace time.Duration
 	// HTTPClient fetches iPXE scripts from loopback URLs.
 	HTTPClient *http.Client
 	// KubeletVersion is reported by the Nodes.
@@ -97,6 +102,8 @@ type nodeState struct {
 	heartbeat bool
 	mgmtMACs  []string
 	vlan      int
+	// network is the server's latest port state.
+	network metalsim.NetworkState
 }
 
 // installJob is one install in progress; a newer boot or a stop cancels it.
@@ -111,6 +118,9 @@ func New(sim *metalsim.Simulator, opts Options) *Agent {
 	}
 	if opts.HeartbeatInterval <= 0 {
 		opts.HeartbeatInterval = 10 * time.Second
+	}
+	if opts.NetworkGrace <= 0 {
+		opts.NetworkGrace = 40 * time.Second
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
@@ -247,6 +257,7 @@ func (a *Agent) bootedFromDisk(n metalsim.Notification) {
 	var st nodeState
 	if ok && !a.nodes[name].heartbeat {
 		a.nodes[name].heartbeat = true
+		a.nodes[name].network = n.Network
 		st = *a.nodes[name]
 	}
 	a.mu.Unlock()

@@ -91,7 +91,7 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic instal
 		a.forgetLocked(old)
 	}
 	a.forgetLocked(ic.Hostname)
-	a.nodes[ic.Hostname] = &nodeState{deviceID: n.DeviceID, heartbeat: true, mgmtMACs: ic.MACs, vlan: ic.VLANID}
+	a.nodes[ic.Hostname] = &nodeState{deviceID: n.DeviceID, heartbeat: true, mgmtMACs: ic.MACs, vlan: ic.VLANID, network: n.Network}
 	a.byDevice[n.DeviceID] = ic.Hostname
 	return nil
 }
@@ -357,12 +357,36 @@ func (a *Agent) forgetLocked(name string) {
 }
 
 // networkChanged re-checks the management network of a running node after its
-// ports changed: a conversion that cuts it makes the node NotReady, and fixing
-// it makes the node Ready again.
+// ports changed. A cut shorter than Options.NetworkGrace does not show, as
+// with a real kubelet: a conversion that moves the management VLAN from one
+// port to another takes a few calls. One that lasts makes the node NotReady,
+// and fixing it makes the node Ready again at once.
 func (a *Agent) networkChanged(ctx context.Context, n metalsim.Notification) {
 	a.mu.Lock()
 	name, ok := a.byDevice[n.DeviceID]
 	var st nodeState
+	if ok {
+		a.nodes[name].network = n.Network
+		st = *a.nodes[name]
+	}
+	a.mu.Unlock()
+	if !ok || !st.heartbeat {
+		return
+	}
+	if reachable(n.Network, st.mgmtMACs, st.vlan) != nil {
+		time.AfterFunc(a.opts.NetworkGrace, func() {
+			a.writes.push(func(ctx context.Context) { a.checkNetwork(ctx, name) })
+		})
+		return
+	}
+	a.checkNetwork(ctx, name)
+}
+
+// checkNetwork sets a running node's Ready condition from its latest ports.
+func (a *Agent) checkNetwork(ctx context.Context, name string) {
+	a.mu.Lock()
+	var st nodeState
+	ok := a.nodes[name] != nil
 	if ok {
 		st = *a.nodes[name]
 	}
@@ -370,7 +394,7 @@ func (a *Agent) networkChanged(ctx context.Context, n metalsim.Notification) {
 	if !ok || !st.heartbeat {
 		return
 	}
-	lost := reachable(n.Network, st.mgmtMACs, st.vlan)
+	lost := reachable(st.network, st.mgmtMACs, st.vlan)
 	err := a.updateReady(ctx, name, func(c *corev1.NodeCondition) bool {
 		if !a.beating(name) {
 			return false

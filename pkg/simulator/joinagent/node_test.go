@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,4 +69,74 @@ func TestRegisterRetriesWhileTheAPIServerIsAway(t *testing.T) {
 	require.NotEmpty(t, n.Status.Conditions)
 	assert.Equal(t, corev1.ConditionTrue, n.Status.Conditions[0].Status)
 	assert.Equal(t, []string{"node-1"}, a.NodeNames())
+}
+
+// A management network cut shorter than the grace goes unnoticed, as with a
+// real kubelet; one that lasts makes the Node NotReady, and the fix makes it
+// Ready at once. Found by the fault campaign: a layer-2 conversion after the
+// join (the management VLAN moves from bond0 to eth0 in a few calls) made
+// the Node NotReady for a moment, a dip no real cluster shows.
+func TestShortNetworkCutsGoUnnoticed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kube := fake.NewClientset()
+	var mu sync.Mutex
+	var blipNotReady int
+	kube.PrependReactor("update", "nodes", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		n, ok := action.(k8stesting.UpdateAction).GetObject().(*corev1.Node)
+		if !ok || n.Name != "blip" {
+			return false, nil, nil
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionFalse {
+				mu.Lock()
+				blipNotReady++
+				mu.Unlock()
+			}
+		}
+		return false, nil, nil
+	})
+	a := New(nil, Options{Kube: kube, NetworkGrace: 300 * time.Millisecond})
+	go a.writes.run(ctx)
+	const mac = "b4:96:91:00:00:10"
+	onBond := func(vlans ...int32) metalsim.NetworkState {
+		return metalsim.NetworkState{Type: "hybrid-bonded", MACs: map[string]string{"eth0": mac}, Ports: []metalsim.PortState{
+			{Name: "bond0", Bonded: true, VLANs: vlans},
+			{Name: "eth0", MAC: mac, Bond: "bond0", Bonded: true},
+		}}
+	}
+	for _, dev := range []string{"blip", "cut"} {
+		ic := installConfig{Hostname: dev, MACs: []string{mac}, VLANID: 1000,
+			ISOURL: "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-amd64.iso"}
+		require.NoError(t, a.register(ctx, metalsim.Notification{DeviceID: dev, Network: onBond(1000)}, ic))
+	}
+	ready := func(name string) corev1.ConditionStatus {
+		n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status
+			}
+		}
+		return corev1.ConditionUnknown
+	}
+	changed := func(dev string, ns metalsim.NetworkState) {
+		a.writes.push(func(ctx context.Context) { a.networkChanged(ctx, metalsim.Notification{DeviceID: dev, Network: ns}) })
+	}
+	changed("blip", onBond())
+	changed("blip", onBond(1000))
+	changed("cut", onBond())
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return ready("cut") == corev1.ConditionFalse, nil
+	}), "a cut that outlasts the grace leaves the Node Ready")
+	// The blip's check was due first, and the queue runs in order.
+	mu.Lock()
+	assert.Zero(t, blipNotReady, "a cut shorter than the grace made the Node NotReady")
+	mu.Unlock()
+	assert.Equal(t, corev1.ConditionTrue, ready("blip"))
+
+	changed("cut", onBond(1000))
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return ready("cut") == corev1.ConditionTrue, nil
+	}), "the fixed network left the Node NotReady")
 }
