@@ -373,16 +373,17 @@ func (a *Agent) networkChanged(ctx context.Context, n metalsim.Notification) {
 	if !ok || !st.heartbeat {
 		return
 	}
-	if reachable(n.Network, st.mgmtMACs, st.vlan) != nil {
+	if lost := reachable(n.Network, st.mgmtMACs, st.vlan); lost != nil {
 		time.AfterFunc(a.opts.NetworkGrace, func() {
 			a.writes.push(func(ctx context.Context) { a.checkNetwork(ctx, name) })
 		})
 		return
 	}
-	a.checkNetwork(ctx, name)
+	a.networkReady(ctx, name, nil)
 }
 
-// checkNetwork sets a running node's Ready condition from its latest ports.
+// checkNetwork sets a running node's Ready condition from its latest ports,
+// once a cut has lasted the grace.
 func (a *Agent) checkNetwork(ctx context.Context, name string) {
 	a.mu.Lock()
 	var st nodeState
@@ -394,7 +395,12 @@ func (a *Agent) checkNetwork(ctx context.Context, name string) {
 	if !ok || !st.heartbeat {
 		return
 	}
-	lost := reachable(st.network, st.mgmtMACs, st.vlan)
+	a.networkReady(ctx, name, reachable(st.network, st.mgmtMACs, st.vlan))
+}
+
+// networkReady makes a running node NotReady for a lost management network,
+// or Ready again when the network was what kept it NotReady.
+func (a *Agent) networkReady(ctx context.Context, name string, lost error) {
 	err := a.updateReady(ctx, name, func(c *corev1.NodeCondition) bool {
 		if !a.beating(name) {
 			return false
