@@ -49,6 +49,22 @@ func addonNode(annotations map[string]string) func(*world) *corev1.Node {
 	}
 }
 
+// firstNode is the cluster's first node, a person's install on web-1 (at
+// its public address), with labels.
+func firstNode(labels map[string]string) func(*world) *corev1.Node {
+	return func(*world) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "harvester-1", Labels: labels},
+			Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "147.75.0.1"}}}}
+	}
+}
+
+// firstNodePeered is a first pass over firstNode in a project without BGP.
+var firstNodePeered = peersOutcome{Annotations: ccm("65000", nil), Patches: 1,
+	Calls:  []string{listDevices, getConfig, requestConfig, listSessions, openSession, neighbors, getDevice},
+	Config: "local 65000", Sessions: []string{"ipv4"},
+	Events:   []string{"Normal BGPPeersAnnotated node/harvester-1: BGP peering of device {web-1} written to the node's metal.equinix.com annotations (peers from 169.254.255.1)"},
+	Enqueued: []string{"harvester-1 after 10m0s"}}
+
 // foreign are annotations the addon never wrote, one of them under the
 // CCM's prefix.
 var foreign = map[string]string{"example.com/keep": "x", "metal.equinix.com/bgp-peers-0-note": "a person's"}
@@ -216,26 +232,10 @@ func TestAnnotatePeers(t *testing.T) {
 				Config: "local 65000", Sessions: []string{"ipv4"},
 				Events: []string{annotated}, Enqueued: []string{"web-1 after 10m0s"}}},
 		{name: "the first node, a person's install, is matched by its address and peered in the default Secret's project",
-			node: func(*world) *corev1.Node {
-				return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "harvester-1"},
-					Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "147.75.0.1"}}}}
-			},
-			expected: peersOutcome{Annotations: ccm("65000", nil), Patches: 1,
-				Calls:  []string{listDevices, getConfig, requestConfig, listSessions, openSession, neighbors, getDevice},
-				Config: "local 65000", Sessions: []string{"ipv4"},
-				Events:   []string{"Normal BGPPeersAnnotated node/harvester-1: BGP peering of device {web-1} written to the node's metal.equinix.com annotations (peers from 169.254.255.1)"},
-				Enqueued: []string{"harvester-1 after 10m0s"}}},
+			node: firstNode(nil), expected: firstNodePeered},
 		{name: "a node labelled with an Instance it is not named like is not taken for the addon's",
 			instance: server(func(i *v1.Instance) { i.Spec.CredentialsSecret = &v1.SecretReference{Name: "deleted"} }),
-			node: func(*world) *corev1.Node {
-				return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "harvester-1", Labels: map[string]string{v1.LabelInstance: "web-1"}},
-					Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "147.75.0.1"}}}}
-			},
-			expected: peersOutcome{Annotations: ccm("65000", nil), Patches: 1,
-				Calls:  []string{listDevices, getConfig, requestConfig, listSessions, openSession, neighbors, getDevice},
-				Config: "local 65000", Sessions: []string{"ipv4"},
-				Events:   []string{"Normal BGPPeersAnnotated node/harvester-1: BGP peering of device {web-1} written to the node's metal.equinix.com annotations (peers from 169.254.255.1)"},
-				Enqueued: []string{"harvester-1 after 10m0s"}}},
+			node:     firstNode(map[string]string{v1.LabelInstance: "web-1"}), expected: firstNodePeered},
 		{name: "a node that matches no device is told, and nothing is made for it",
 			node: func(*world) *corev1.Node {
 				return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "stranger"},
@@ -370,8 +370,7 @@ func (noNeighborsYet) ListBGPNeighbors(context.Context, string) ([]metal.BGPNeig
 // matched afresh, not against the device it was matched to before.
 func TestAGoneDeviceIsLookedForAgain(t *testing.T) {
 	w := newWorld(t)
-	w.nodes.nodes["harvester-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "harvester-1"},
-		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "147.75.0.1"}}}}
+	w.nodes.nodes["harvester-1"] = firstNode(nil)(w)
 	// The first pass matches the node, then cannot read the project's
 	// config: nothing is written, the match is remembered.
 	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultForbidden, Operations: []string{getConfig}, Count: 1})

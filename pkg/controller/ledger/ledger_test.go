@@ -83,6 +83,23 @@ func (c *configMaps) stored(t *testing.T) string {
 	return cm.Data[dataKey]
 }
 
+// ledgerOutcome is what a call leaves in the ledger, how many writes it
+// cost and its error.
+type ledgerOutcome struct {
+	Stored string
+	Writes int
+	Err    string
+}
+
+func (c *configMaps) outcome(t *testing.T, err error) ledgerOutcome {
+	t.Helper()
+	out := ledgerOutcome{Stored: c.stored(t), Writes: c.writes}
+	if err != nil {
+		out.Err = err.Error()
+	}
+	return out
+}
+
 // otherProjectRecorded is another worker recording project other/ny.
 func otherProjectRecorded(c *configMaps) {
 	_, _ = c.Store.Create(ledgerMap(`{}`))
@@ -100,42 +117,34 @@ func TestRecord(t *testing.T) {
 		otherWorker func(*configMaps)
 		project     string
 		metro       string
-		expected    string
-		writes      int
-		err         string
+		expected    ledgerOutcome
 	}{
 		{name: "the first create anywhere makes the ConfigMap",
-			project: "p1", metro: "DA", expected: `{"p1":["da"]}`, writes: 1},
+			project: "p1", metro: "DA", expected: ledgerOutcome{Stored: `{"p1":["da"]}`, Writes: 1}},
 		{name: "a new project joins the others",
-			given: ptr(`{"p0":["sv"]}`), project: "p1", metro: "da", expected: `{"p0":["sv"],"p1":["da"]}`, writes: 1},
+			given: ptr(`{"p0":["sv"]}`), project: "p1", metro: "da", expected: ledgerOutcome{Stored: `{"p0":["sv"],"p1":["da"]}`, Writes: 1}},
 		{name: "a new metro of a known project, metros sorted",
-			given: ptr(`{"p1":["sv"]}`), project: "p1", metro: "Am", expected: `{"p1":["am","sv"]}`, writes: 1},
+			given: ptr(`{"p1":["sv"]}`), project: "p1", metro: "Am", expected: ledgerOutcome{Stored: `{"p1":["am","sv"]}`, Writes: 1}},
 		{name: "what is already there costs no write",
-			given: ptr(`{"p1":["da"]}`), project: "p1", metro: "DA", expected: `{"p1":["da"]}`},
+			given: ptr(`{"p1":["da"]}`), project: "p1", metro: "DA", expected: ledgerOutcome{Stored: `{"p1":["da"]}`}},
 		{name: "a ConfigMap without data gets its key",
-			given: ptr("-"), project: "p1", metro: "da", expected: `{"p1":["da"]}`, writes: 1},
+			given: ptr("-"), project: "p1", metro: "da", expected: ledgerOutcome{Stored: `{"p1":["da"]}`, Writes: 1}},
 		{name: "a ledger it cannot read is never overwritten",
-			given: ptr(`{"p0":`), project: "p1", metro: "da", expected: `{"p0":`,
-			err: "recording project p1, metro da in ConfigMap harvester-system/harvester-equinix-addon-ledger: ConfigMap harvester-system/harvester-equinix-addon-ledger key projects: unexpected end of JSON input"},
+			given: ptr(`{"p0":`), project: "p1", metro: "da", expected: ledgerOutcome{Stored: `{"p0":`,
+				Err: "recording project p1, metro da in ConfigMap harvester-system/harvester-equinix-addon-ledger: ConfigMap harvester-system/harvester-equinix-addon-ledger key projects: unexpected end of JSON input"}},
 		{name: "another worker's update in between is merged, not lost",
 			given: ptr(`{}`), otherWorker: otherProjectRecorded, project: "p1", metro: "da",
-			expected: `{"other":["ny"],"p1":["da"]}`, writes: 1},
+			expected: ledgerOutcome{Stored: `{"other":["ny"],"p1":["da"]}`, Writes: 1}},
 		{name: "another worker's create in between is merged, not lost",
 			otherWorker: otherProjectRecorded, project: "p1", metro: "da",
-			expected: `{"other":["ny"],"p1":["da"]}`, writes: 1},
+			expected: ledgerOutcome{Stored: `{"other":["ny"],"p1":["da"]}`, Writes: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cms := newConfigMaps(tc.given)
 			cms.otherWorker = tc.otherWorker
 			err := New(cms, namespace).Record(tc.project, tc.metro)
-			if tc.err != "" {
-				assert.EqualError(t, err, tc.err)
-			} else {
-				assert.NoError(t, err)
-			}
-			assert.Equal(t, tc.expected, cms.stored(t))
-			assert.Equal(t, tc.writes, cms.writes)
+			assert.Equal(t, tc.expected, cms.outcome(t, err))
 		})
 	}
 }
@@ -204,20 +213,18 @@ func TestForget(t *testing.T) {
 		given       *string
 		otherWorker func(*configMaps)
 		project     string
-		expected    string
-		writes      int
-		err         string
+		expected    ledgerOutcome
 	}{
 		{name: "the project goes, the others stay",
-			given: ptr(`{"p1":["da"],"p2":["sv"]}`), project: "p1", expected: `{"p2":["sv"]}`, writes: 1},
-		{name: "no ConfigMap: nothing to forget", project: "p1", expected: "<none>"},
+			given: ptr(`{"p1":["da"],"p2":["sv"]}`), project: "p1", expected: ledgerOutcome{Stored: `{"p2":["sv"]}`, Writes: 1}},
+		{name: "no ConfigMap: nothing to forget", project: "p1", expected: ledgerOutcome{Stored: "<none>"}},
 		{name: "a project not there costs no write",
-			given: ptr(`{"p2":["sv"]}`), project: "p1", expected: `{"p2":["sv"]}`},
+			given: ptr(`{"p2":["sv"]}`), project: "p1", expected: ledgerOutcome{Stored: `{"p2":["sv"]}`}},
 		{name: "an unreadable ledger is left as it is",
-			given: ptr(`not json`), project: "p1", expected: `not json`,
-			err: "removing project p1 from ConfigMap harvester-system/harvester-equinix-addon-ledger: ConfigMap harvester-system/harvester-equinix-addon-ledger key projects: invalid character 'o' in literal null (expecting 'u')"},
+			given: ptr(`not json`), project: "p1", expected: ledgerOutcome{Stored: `not json`,
+				Err: "removing project p1 from ConfigMap harvester-system/harvester-equinix-addon-ledger: ConfigMap harvester-system/harvester-equinix-addon-ledger key projects: invalid character 'o' in literal null (expecting 'u')"}},
 		{name: "a project another worker records meanwhile is kept",
-			given: ptr(`{"p1":["da"]}`), project: "p1", expected: `{"other":["ny"]}`, writes: 1,
+			given: ptr(`{"p1":["da"]}`), project: "p1", expected: ledgerOutcome{Stored: `{"other":["ny"]}`, Writes: 1},
 			otherWorker: func(c *configMaps) {
 				cm, _ := c.Store.Get(namespace, ConfigMapName, metav1.GetOptions{})
 				cm.Data[dataKey] = `{"other":["ny"],"p1":["da"]}`
@@ -229,13 +236,7 @@ func TestForget(t *testing.T) {
 			cms := newConfigMaps(tc.given)
 			cms.otherWorker = tc.otherWorker
 			err := New(cms, namespace).Forget(tc.project)
-			if tc.err != "" {
-				assert.EqualError(t, err, tc.err)
-			} else {
-				assert.NoError(t, err)
-			}
-			assert.Equal(t, tc.expected, cms.stored(t))
-			assert.Equal(t, tc.writes, cms.writes)
+			assert.Equal(t, tc.expected, cms.outcome(t, err))
 		})
 	}
 }
