@@ -36,6 +36,9 @@ func New() *cli.App {
 		Version: version.FriendlyVersion(),
 		Flags:   controllerFlags(&cfg),
 		Action: func(c *cli.Context) error {
+			if err := flagsOnly(c); err != nil {
+				return err
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -44,9 +47,21 @@ func New() *cli.App {
 			defer cancel()
 			return server.Run(ctx, &cfg)
 		},
-		Commands: []*cli.Command{simulatorCommand()},
 	}
 	return app
+}
+
+// flagsOnly refuses positional arguments. The controller has no subcommands,
+// and without this a mistyped or retired one (the Metal simulator used to be
+// `harvester-equinix-addon simulator`) would start a controller instead.
+func flagsOnly(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return nil
+	}
+	// The arguments are not echoed: a value given to the wrong flag could be
+	// one that must never be printed.
+	return fmt.Errorf("%d unexpected argument(s): the controller takes flags only "+
+		"(the Metal simulator is the separate command harvester-equinix-addon-simulator, built from tests/cmd/simulator)", c.NArg())
 }
 
 func controllerFlags(f *config.Config) []cli.Flag {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,4 +36,17 @@ func TestEveryFlagHasAnEnvVar(t *testing.T) {
 			assert.Equal(t, strings.ToUpper(e), e)
 		}
 	}
+}
+
+// A positional argument is refused before anything starts, so the retired
+// `simulator` subcommand cannot turn into a controller run by accident.
+func TestRefusesArguments(t *testing.T) {
+	// A kubeconfig that does not exist makes a controller that did start
+	// fail at once instead of running.
+	missing := filepath.Join(t.TempDir(), "none")
+	err := New().Run([]string{"harvester-equinix-addon", "--kubeconfig", missing, "simulator", "--token", "secret-tok", "--project-id", "p"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "5 unexpected argument(s)")
+	assert.Contains(t, err.Error(), "harvester-equinix-addon-simulator")
+	assert.NotContains(t, err.Error(), "secret-tok")
 }

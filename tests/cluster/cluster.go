@@ -87,7 +87,7 @@ func DefaultBinDir() string {
 	return filepath.Join(ToolsCache(), "k8s-"+KubeVersion+"-etcd-"+EtcdVersion, "bin")
 }
 
-// HelmBinDir is where scripts/cluster-binaries puts helm version.
+// HelmBinDir is where scripts/tools puts helm version.
 func HelmBinDir(version string) string {
 	if d := os.Getenv("HELM_BIN_DIR"); d != "" {
 		return d

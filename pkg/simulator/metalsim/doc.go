@@ -63,8 +63,8 @@
 //
 // Package standalone (Start) serves a simulator on the real clock with a
 // ticker, a progress log and optionally the node-join agent; it backs the
-// `harvester-equinix-addon simulator` command, which prints its base URL as
-// the first line of stdout. The command seeds projects, tokens, hardware
+// harvester-equinix-addon-simulator command (tests/cmd/simulator), which
+// prints its base URL as the first line of stdout. The command seeds projects, tokens, hardware
 // reservations and spot prices from flags (--token/--project-id,
 // --extra-project <token>:<project-id>, --hardware-reservation
 // <project-id>:<plan>:<metro or facility>[:<count>]) or from --seed-file,

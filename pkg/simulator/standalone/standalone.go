@@ -1,6 +1,6 @@
 // Package standalone runs the Metal simulator as a long-lived server on the
-// real clock: the `harvester-equinix-addon simulator` command, and demos or
-// benchmarks that want the same set-up in-process. It wires the simulator,
+// real clock: the harvester-equinix-addon-simulator command (tests/cmd/simulator),
+// and demos or benchmarks that want the same set-up in-process. It wires the simulator,
 // its HTTP listener, the ticker that applies transitions nobody polls for,
 // the optional node-join agent and a progress log.
 //

@@ -27,7 +27,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
-// helmVersion is the helm scripts/cluster-binaries builds; scripts/versions is
+// helmVersion is the helm scripts/tools builds; scripts/versions is
 // the source of truth and TestHelmVersionMatchesScripts keeps the two in step.
 const helmVersion = "v3.22.0"
 
@@ -37,7 +37,7 @@ const (
 	chartName        = "harvester-equinix-addon"
 )
 
-// helmBinDir is where scripts/cluster-binaries builds helm.
+// helmBinDir is where scripts/tools builds helm.
 func helmBinDir() string { return cluster.HelmBinDir(helmVersion) }
 
 // requireHelm returns the helm binary, or ends the test the way

@@ -1,5 +1,6 @@
-// Package simulatorcmd tests `harvester-equinix-addon simulator`, the
-// standalone Metal simulator the demo and benchmarks start, as a real process.
+// Package simulatorcmd tests harvester-equinix-addon-simulator
+// (tests/cmd/simulator), the standalone Metal simulator the demo and
+// `make dev-up` start, as a real process.
 package simulatorcmd
 
 import (
@@ -52,8 +53,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	bin = filepath.Join(dir, "harvester-equinix-addon")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	bin = filepath.Join(dir, "harvester-equinix-addon-simulator")
+	build := exec.Command("go", "build", "-o", bin, "./tests/cmd/simulator")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
@@ -103,7 +104,7 @@ func startSimulator(t *testing.T, args ...string) *process {
 	logs, err := os.Create(p.stderr)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = logs.Close() })
-	p.cmd = exec.Command(bin, append([]string{"simulator"}, args...)...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, logs
 	require.NoError(t, p.cmd.Start())
 	go func() { p.exited <- p.cmd.Wait() }()
@@ -193,7 +194,7 @@ func TestRefusesBadFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(bin, append([]string{"simulator"}, tc.args...)...)
+			cmd := exec.Command(bin, tc.args...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()

@@ -1,4 +1,4 @@
-package app
+package main
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rancher/wrangler/v3/pkg/kubeconfig"
-	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 	"k8s.io/client-go/kubernetes"
 
@@ -33,47 +32,6 @@ type simulatorFlags struct {
 	seed               int64
 	rateLimit          int
 	logLevel           string
-}
-
-// simulatorCommand runs the Equinix Metal API simulator (and optionally the
-// node-join agent) as a server, for demos and benchmarks now that the real
-// service is gone. The first line on stdout is the API base URL, so a script
-// can start it and read where to point --metal-api-url.
-func simulatorCommand() *cli.Command {
-	var f simulatorFlags
-	return &cli.Command{
-		Name:  "simulator",
-		Usage: "serve a simulated Equinix Metal API; prints its base URL (ending in /metal/v1) as the first line",
-		Description: "Serves the Metal API under /metal/v1, the metadata service, and an admin API under /_sim\n" +
-			"(faults, reclaims, maintenance notices; loopback clients only). Projects come from --token\n" +
-			"and --project-id, --extra-project and --hardware-reservation, and/or a --seed-file.\n\n" +
-			standalone.SeedFormat,
-		Flags: simulatorFlagList(&f),
-		Action: func(c *cli.Context) error {
-			cfg, err := f.config()
-			if err != nil {
-				return err
-			}
-			level, err := logrus.ParseLevel(f.logLevel)
-			if err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			logrus.SetLevel(level)
-			logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
-			ctx, cancel := signalContext(c.Context)
-			defer cancel()
-			sim, err := standalone.Start(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			// Logs go to stderr, so this stays the first line of stdout.
-			if _, err := fmt.Fprintln(c.App.Writer, sim.URL); err != nil {
-				return fmt.Errorf("writing the base URL: %w", err)
-			}
-			<-ctx.Done()
-			return sim.Close()
-		},
-	}
 }
 
 func simulatorFlagList(f *simulatorFlags) []cli.Flag {
