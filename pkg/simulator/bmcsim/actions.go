@@ -11,11 +11,10 @@ import (
 var resetTypes = []string{"On", "ForceOff", "GracefulShutdown", "ForceRestart", "PowerCycle"}
 
 func (b *BMC) action(w http.ResponseWriter, r *http.Request, path string) {
-	switch path {
-	case systemPath + "/Actions/ComputerSystem.Reset":
+	switch {
+	case path == systemPath+"/Actions/ComputerSystem.Reset":
 		b.reset(w, r)
-	case selPath + "/Actions/LogService.ClearLog":
-		b.ClearLog()
+	case b.logAction(path):
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD")
