@@ -60,10 +60,21 @@
 //
 // # System event log and the cursor
 //
+// IPMI has one event log, the SEL. A Redfish BMC may keep several log
+// services under the system and its managers, named and typed in many
+// ways; LogEntries reads every one that holds hardware events: by name
+// where that says what it is (SEL, Sel, Log1, EventLog, IEL, IML are read;
+// iDRAC's Lclog of configuration changes, FaultList, and the BMC's audit,
+// security and journal logs are not), else by LogEntryType (SEL and Event
+// are read; for Multiple only its SEL and Event entries; OEM and CXL not),
+// else by the entries' EntryType (SEL or Event). A BMC with no such log is
+// Unsupported, and the message names what it has and why each was left out.
+//
 // LogEntries returns entries strictly after the cursor, oldest first, and
 // the next cursor; it is opaque (base64 JSON) and meant to be kept in a
-// status field. It records the last entry handed out (ID, time, a digest of
-// its content) and, for IPMI, the SEL's last erase time. On the next poll:
+// status field. It records, per log, the last entry handed out (ID, time, a
+// digest of its content) and, for IPMI, the SEL's last erase time. On the
+// next poll:
 //
 //   - the erase time changed: the SEL was cleared, every entry is new;
 //   - the last entry is still there: what follows it is new;
