@@ -1,22 +1,32 @@
 package bmc
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bougou/go-ipmi/pkg/rmcpplus"
+	"github.com/bougou/go-ipmi/pkg/types"
 )
 
 // udpRelay forwards datagrams between IPMI clients and a BMC, holding each
 // answer back for a settable delay: a slow BMC, or a slow network, for a
-// protocol that has no HTTP layer to slow down.
+// protocol that has no HTTP layer to slow down. It can also play what
+// sits in the middle of a session setup: it rewrites the cipher suite an
+// Open Session Request asks for, so the BMC answers with another suite's
+// algorithms, and it logs the session-setup messages it carries.
 type udpRelay struct {
 	ln       *net.UDPConn
 	upstream *net.UDPAddr
 	delay    atomic.Int64
 	mu       sync.Mutex
 	conns    map[string]*net.UDPConn
+	// askFor maps a requested suite to the one the BMC is asked for.
+	askFor map[types.CipherSuiteID]types.CipherSuiteID
+	setup  []string
 }
 
 func newUDPRelay(t *testing.T, upstream string) *udpRelay {
@@ -29,7 +39,7 @@ func newUDPRelay(t *testing.T, upstream string) *udpRelay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &udpRelay{ln: ln, upstream: up, conns: map[string]*net.UDPConn{}}
+	r := &udpRelay{ln: ln, upstream: up, conns: map[string]*net.UDPConn{}, askFor: map[types.CipherSuiteID]types.CipherSuiteID{}}
 	go r.serve()
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -46,6 +56,23 @@ func (r *udpRelay) port() int { return r.ln.LocalAddr().(*net.UDPAddr).Port }
 
 func (r *udpRelay) setDelay(d time.Duration) { r.delay.Store(int64(d)) }
 
+// rewriteSuite makes every Open Session Request for suite from ask for
+// suite to instead.
+func (r *udpRelay) rewriteSuite(from, to types.CipherSuiteID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.askFor[from] = to
+}
+
+// setupLog lists the session-setup messages seen: "open 17" (an Open
+// Session Request for suite 17, as the client sent it), "answer 3" (an
+// Open Session Response naming suite 3's algorithms), "rakp1", "rakp3".
+func (r *udpRelay) setupLog() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.setup...)
+}
+
 func (r *udpRelay) serve() {
 	buf := make([]byte, 65535)
 	for {
@@ -57,8 +84,69 @@ func (r *udpRelay) serve() {
 		if err != nil {
 			return
 		}
-		_, _ = up.Write(buf[:n])
+		_, _ = up.Write(r.toBMC(append([]byte(nil), buf[:n]...)))
 	}
+}
+
+// toBMC logs a session-setup request and rewrites the suite it asks for.
+func (r *udpRelay) toBMC(msg []byte) []byte {
+	payload, kind := setupPayload(msg)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch kind {
+	case types.PayloadTypeRmcpOpenSessionRequest:
+		var req rmcpplus.OpenSessionRequest
+		if req.Unpack(payload) != nil {
+			return msg
+		}
+		asked := suiteOf(req.AuthAlg, req.IntegrityAlg, req.CryptAlg)
+		r.setup = append(r.setup, fmt.Sprintf("open %d", asked))
+		if to, ok := r.askFor[asked]; ok {
+			auth, integrity, crypt, _ := types.GetCipherSuiteAlgorithms(to)
+			payload[12], payload[20], payload[28] = uint8(auth), uint8(integrity), uint8(crypt)
+		}
+	case types.PayloadTypeRAKPMessage1:
+		r.setup = append(r.setup, "rakp1")
+	case types.PayloadTypeRAKPMessage3:
+		r.setup = append(r.setup, "rakp3")
+	}
+	return msg
+}
+
+func (r *udpRelay) fromBMC(msg []byte) {
+	payload, kind := setupPayload(msg)
+	if kind != types.PayloadTypeRmcpOpenSessionResponse {
+		return
+	}
+	var res rmcpplus.OpenSessionResponse
+	if res.Unpack(payload) != nil || res.RmcpStatusCode != types.RmcpStatusCodeNoErrors {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setup = append(r.setup, fmt.Sprintf("answer %d", suiteOf(res.AuthAlg, res.IntegrityAlg, res.CryptAlg)))
+}
+
+// setupPayload returns the payload of an RMCP+ session-setup message (a
+// slice of msg) and its type; 0 for any other message.
+func setupPayload(msg []byte) ([]byte, types.PayloadType) {
+	// RMCP header (4), auth type 06h, payload type, session ID (4),
+	// sequence (4), payload length (2): the payload starts at 16.
+	if len(msg) < 16 || msg[4] != byte(types.AuthTypeRMCPPlus) {
+		return nil, 0
+	}
+	return msg[16:], types.PayloadType(msg[5] & 0x3f)
+}
+
+// suiteOf names the suite of three algorithms; 255 when none has them.
+func suiteOf(auth, integrity, crypt uint8) types.CipherSuiteID {
+	for id := types.CipherSuiteID(0); id <= types.CipherSuiteID(19); id++ {
+		a, i, c, ok := types.GetCipherSuiteAlgorithms(id)
+		if ok && uint8(a) == auth && uint8(i) == integrity && uint8(c) == crypt {
+			return id
+		}
+	}
+	return 255
 }
 
 // conn returns the upstream socket of one client, so each client keeps its
@@ -82,6 +170,7 @@ func (r *udpRelay) conn(client *net.UDPAddr) (*net.UDPConn, error) {
 				return
 			}
 			msg := append([]byte(nil), buf[:n]...)
+			r.fromBMC(msg)
 			time.AfterFunc(time.Duration(r.delay.Load()), func() { _, _ = r.ln.WriteToUDP(msg, client) })
 		}
 	}()

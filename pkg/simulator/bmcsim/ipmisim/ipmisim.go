@@ -32,6 +32,10 @@ type Options struct {
 	// Dir holds the configuration and the BMC's state (required; a test's
 	// t.TempDir()).
 	Dir string
+	// Port is the UDP port to listen on; 0 picks a free one. Starting
+	// again on the port of a stopped Sim is a BMC that rebooted: it
+	// forgets every session.
+	Port int
 }
 
 // Sim is a running ipmi_sim.
@@ -68,9 +72,11 @@ func Start(opts Options) (*Sim, error) {
 	opts.Manufacturer = cmpOr(opts.Manufacturer, "Supermicro")
 	opts.Model = cmpOr(opts.Model, "SYS-510P-M")
 	opts.SerialNumber = cmpOr(opts.SerialNumber, "S123456X1234567")
-	port, err := freePort("udp")
-	if err != nil {
-		return nil, err
+	port := opts.Port
+	if port == 0 {
+		if port, err = freePort("udp"); err != nil {
+			return nil, err
+		}
 	}
 	consolePort, err := freePort("tcp")
 	if err != nil {
