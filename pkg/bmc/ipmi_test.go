@@ -95,15 +95,15 @@ func TestIPMISilentBMCIsUnreachable(t *testing.T) {
 // downgrade it is, before a password is used, not taken for a wrong one.
 func TestIPMIDowngradeIsRefused(t *testing.T) {
 	tg, sim := ipmiTarget(t)
-	relay := newUDPRelay(t, fmt.Sprintf("%s:%d", sim.Host, sim.Port))
-	relay.rewriteSuite(types.CipherSuiteID17, types.CipherSuiteID0)
-	relay.rewriteSuite(types.CipherSuiteID3, types.CipherSuiteID0)
+	relay := ipmisim.RequireRelay(t, sim)
+	relay.RewriteSuite(types.CipherSuiteID17, types.CipherSuiteID0)
+	relay.RewriteSuite(types.CipherSuiteID3, types.CipherSuiteID0)
 	ep := tg.ep
-	ep.Port = relay.port()
+	ep.Port = relay.Port()
 	_, err := Dial(context.Background(), ep)
 	require.Equal(t, ProtocolMismatch, ClassOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "downgrade")
-	assert.NotContains(t, relay.setupLog(), "rakp1", "no RAKP exchange after an answer with other algorithms")
+	assert.NotContains(t, relay.SetupLog(), "rakp1", "no RAKP exchange after an answer with other algorithms")
 }
 
 // A BMC that answers a request for suite 17 with suite 3's algorithms (as
@@ -111,14 +111,14 @@ func TestIPMIDowngradeIsRefused(t *testing.T) {
 // suite both sides agreed on.
 func TestIPMIAnswerWithAnotherSuite(t *testing.T) {
 	tg, sim := ipmiTarget(t)
-	relay := newUDPRelay(t, fmt.Sprintf("%s:%d", sim.Host, sim.Port))
-	relay.rewriteSuite(types.CipherSuiteID17, types.CipherSuiteID3)
+	relay := ipmisim.RequireRelay(t, sim)
+	relay.RewriteSuite(types.CipherSuiteID17, types.CipherSuiteID3)
 	ep := tg.ep
-	ep.Port = relay.port()
+	ep.Port = relay.Port()
 	c := dial(t, ep)
 	_, err := c.PowerState(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"open 17", "answer 3", "open 3", "answer 3", "rakp1", "rakp3"}, relay.setupLog())
+	assert.Equal(t, []string{"open 17", "answer 3", "open 3", "answer 3", "rakp1", "rakp3"}, relay.SetupLog())
 }
 
 // A SEL record whose event has no name in the IPMI tables still says what

@@ -43,7 +43,7 @@ func (h *Handler) SyncBMCInventory(name string, inv *v1.BMCInventory) (*v1.BMCIn
 		h.bmc.Forget(name)
 		return nil, nil
 	}
-	t := newBMCTarget(h.bmcInventories, inv)
+	t := newBMCTarget(h.bmcInventories, h.bmcWritten, h.bmcWritten.Latest(inv))
 	r := &run{Status: common.NewStatus(h.recorder), h: h, t: t, now: h.clock()}
 	err := r.syncBMC(t)
 	if perr := t.persist(); perr != nil {
@@ -78,12 +78,11 @@ func (r *run) syncBMC(t *bmcTarget) error {
 	}
 	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last, Now: r.h.clock})
 	r.machine = m
-	err = r.sync()
-	if cerr := m.Close(); cerr != nil {
-		// The BMC expires a session that was not logged out.
-		err = errors.Join(err, fmt.Errorf("logging out of the BMC of %s: %w", inv.Name, cerr))
-	}
-	return r.observeBMC(t, m.Observed(), interval, err)
+	err = r.observeBMC(t, m, interval, r.sync())
+	// The session stays for the next pass when that comes soon (a power
+	// action followed, a short poll interval), and is logged out otherwise.
+	m.Release(r.After())
+	return err
 }
 
 // bindNode finds the node and makes sure the inventory may act on it: it

@@ -175,7 +175,8 @@ func New(opts Options) *BMC {
 	if len(opts.LogServices) == 0 {
 		opts.LogServices = DefaultLogServices()
 	}
-	b := &BMC{opts: opts, hw: hw, power: "On", sessions: map[string]string{}, fired: map[FaultID]int{}}
+	b := &BMC{opts: opts, hw: hw, power: "On", sessions: map[string]string{}, fired: map[FaultID]int{},
+		logins: loginStats{spans: map[string]*sessionSpan{}}}
 	for _, spec := range opts.LogServices {
 		b.logs = append(b.logs, &eventLog{spec: spec, nextID: 1})
 	}

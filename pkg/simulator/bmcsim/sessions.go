@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -23,11 +24,16 @@ type Lockout struct {
 type loginStats struct {
 	accepted int
 	refused  int
-	// most is the largest number of sessions open at once.
-	most int
+	// spans are the sessions, by ID: when each was opened, last used, and
+	// logged out (or dropped).
+	spans map[string]*sessionSpan
 	// failures are the times of the recent refused logins.
 	failures    []time.Time
 	lockedUntil time.Time
+}
+
+type sessionSpan struct {
+	opened, used, ended time.Time
 }
 
 // LoginStats is what a test reads of the BMC's logins.
@@ -35,7 +41,8 @@ type LoginStats struct {
 	// Accepted sessions opened; Refused logins (a wrong password, a locked
 	// account or basic auth refused).
 	Accepted, Refused int
-	// MostSessions is the largest number of sessions open at once.
+	// MostSessions is the largest number of sessions in use at once (see
+	// Sessions).
 	MostSessions int
 	// Locked says whether the account is locked now.
 	Locked bool
@@ -45,16 +52,62 @@ type LoginStats struct {
 func (b *BMC) Logins() LoginStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return LoginStats{Accepted: b.logins.accepted, Refused: b.logins.refused, MostSessions: b.logins.most,
+	return LoginStats{Accepted: b.logins.accepted, Refused: b.logins.refused, MostSessions: MostAtOnce(b.spansLocked()),
 		Locked: b.opts.Now().Before(b.logins.lockedUntil)}
+}
+
+// Span is when a session was in use.
+type Span struct {
+	From, To time.Time
+}
+
+// SessionSpans returns when each session was in use: from its login to
+// its logout, or to its last request when it was never logged out (a
+// client killed with it open, whose session a BMC would expire), oldest
+// first.
+func (b *BMC) SessionSpans() []Span {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spansLocked()
+}
+
+func (b *BMC) spansLocked() []Span {
+	out := make([]Span, 0, len(b.logins.spans))
+	for _, s := range b.logins.spans {
+		end := s.ended
+		if end.IsZero() {
+			end = s.used
+		}
+		out = append(out, Span{From: s.opened, To: end})
+	}
+	slices.SortFunc(out, func(a, b Span) int { return a.From.Compare(b.From) })
+	return out
+}
+
+// MostAtOnce is the largest number of spans in use at once: for each span,
+// itself and those begun no later that end after it begins. One that ends
+// as the next begins is not at once with it.
+func MostAtOnce(spans []Span) int {
+	most := 0
+	for i, s := range spans {
+		n := 1
+		for j, o := range spans {
+			if j != i && !o.From.After(s.From) && o.To.After(s.From) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }
 
 func (b *BMC) authorized(r *http.Request) bool {
 	if tok := r.Header.Get("X-Auth-Token"); tok != "" {
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		for _, t := range b.sessions {
+		for id, t := range b.sessions {
 			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+				b.logins.spans[id].used = time.Now()
 				return true
 			}
 		}
@@ -118,7 +171,8 @@ func (b *BMC) login(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprint(b.nextSession)
 	b.sessions[id] = token
 	b.logins.accepted++
-	b.logins.most = max(b.logins.most, len(b.sessions))
+	now := time.Now()
+	b.logins.spans[id] = &sessionSpan{opened: now, used: now}
 	loc := sessionsPath + "/" + id
 	w.Header().Set("X-Auth-Token", token)
 	w.Header().Set("Location", loc)
@@ -135,6 +189,9 @@ func (b *BMC) logout(w http.ResponseWriter, id string) {
 	b.mu.Lock()
 	_, ok := b.sessions[id]
 	delete(b.sessions, id)
+	if ok {
+		b.logins.spans[id].ended = time.Now()
+	}
 	b.mu.Unlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", "The session does not exist.")
@@ -148,5 +205,9 @@ func (b *BMC) logout(w http.ResponseWriter, id string) {
 func (b *BMC) DropSessions() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	now := time.Now()
+	for id := range b.sessions {
+		b.logins.spans[id].ended = now
+	}
 	b.sessions = map[string]string{}
 }

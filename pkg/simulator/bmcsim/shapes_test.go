@@ -121,5 +121,13 @@ func TestLockout(t *testing.T) {
 	f.now = f.now.Add(5 * time.Minute)
 	code, _ = login(t, f, pass)
 	assert.Equal(t, http.StatusCreated, code)
-	assert.Equal(t, LoginStats{Accepted: 2, Refused: 6, MostSessions: 2}, f.bmc.Logins())
+	assert.Equal(t, LoginStats{Accepted: 2, Refused: 6, MostSessions: 1}, f.bmc.Logins(), "the first session was never used again")
+}
+
+func TestMostAtOnce(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
+	assert.Equal(t, 0, MostAtOnce(nil))
+	assert.Equal(t, 1, MostAtOnce([]Span{{at(0), at(5)}, {at(5), at(9)}}), "one ends as the next starts")
+	assert.Equal(t, 2, MostAtOnce([]Span{{at(0), at(5)}, {at(4), at(9)}, {at(6), at(7)}}))
+	assert.Equal(t, 2, MostAtOnce([]Span{{at(0), at(5)}, {at(3), at(3)}}), "a session opened and never used again")
 }

@@ -1,24 +1,32 @@
-package bmc
+package ipmisim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/bougou/go-ipmi/pkg/rmcpplus"
 	"github.com/bougou/go-ipmi/pkg/types"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
-// udpRelay forwards datagrams between IPMI clients and a BMC, holding each
-// answer back for a settable delay: a slow BMC, or a slow network, for a
-// protocol that has no HTTP layer to slow down. It can also play what
-// sits in the middle of a session setup: it rewrites the cipher suite an
-// Open Session Request asks for, so the BMC answers with another suite's
-// algorithms, and it logs the session-setup messages it carries.
-type udpRelay struct {
+// Relay forwards datagrams between IPMI clients and a BMC on loopback, and
+// is the tests' view of what travels between them, which IPMI's encrypted
+// sessions hide from the BMC's own trace:
+//
+//   - it holds each answer back for a settable delay: a slow BMC, or a slow
+//     network, for a protocol that has no HTTP layer to slow down;
+//   - it can play what sits in the middle of a session setup: it rewrites
+//     the cipher suite an Open Session Request asks for, so the BMC answers
+//     with another suite's algorithms;
+//   - it logs the session-setup messages, and when each session was in use
+//     (from its first to its last message, the Close Session included).
+type Relay struct {
 	ln       *net.UDPConn
 	upstream *net.UDPAddr
 	delay    atomic.Int64
@@ -27,53 +35,77 @@ type udpRelay struct {
 	// askFor maps a requested suite to the one the BMC is asked for.
 	askFor map[types.CipherSuiteID]types.CipherSuiteID
 	setup  []string
+	// spans are the sessions seen, by the BMC's session ID.
+	spans map[uint32]*bmcsim.Span
 }
 
-func newUDPRelay(t *testing.T, upstream string) *udpRelay {
-	t.Helper()
+// NewRelay listens on a free loopback port and forwards to upstream
+// (host:port). Close it when done.
+func NewRelay(upstream string) (*Relay, error) {
 	up, err := net.ResolveUDPAddr("udp", upstream)
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("relay upstream %s: %w", upstream, err)
 	}
 	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("relay listen: %w", err)
 	}
-	r := &udpRelay{ln: ln, upstream: up, conns: map[string]*net.UDPConn{}, askFor: map[types.CipherSuiteID]types.CipherSuiteID{}}
+	r := &Relay{ln: ln, upstream: up, conns: map[string]*net.UDPConn{},
+		askFor: map[types.CipherSuiteID]types.CipherSuiteID{}, spans: map[uint32]*bmcsim.Span{}}
 	go r.serve()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		for _, c := range r.conns {
-			_ = c.Close()
-		}
-	})
-	return r
+	return r, nil
 }
 
-func (r *udpRelay) port() int { return r.ln.LocalAddr().(*net.UDPAddr).Port }
+// Close stops the relay.
+func (r *Relay) Close() error {
+	err := r.ln.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		_ = c.Close()
+	}
+	return err
+}
 
-func (r *udpRelay) setDelay(d time.Duration) { r.delay.Store(int64(d)) }
+// Port is the relay's UDP port on 127.0.0.1.
+func (r *Relay) Port() int { return r.ln.LocalAddr().(*net.UDPAddr).Port }
 
-// rewriteSuite makes every Open Session Request for suite from ask for
+// SetDelay holds every answer back for d.
+func (r *Relay) SetDelay(d time.Duration) { r.delay.Store(int64(d)) }
+
+// Sessions returns when each session was in use, oldest first.
+func (r *Relay) Sessions() []bmcsim.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]bmcsim.Span, 0, len(r.spans))
+	for _, s := range r.spans {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b bmcsim.Span) int { return a.From.Compare(b.From) })
+	return out
+}
+
+// MostSessions is the largest number of sessions in use at once.
+func (r *Relay) MostSessions() int { return bmcsim.MostAtOnce(r.Sessions()) }
+
+// RewriteSuite makes every Open Session Request for suite from ask for
 // suite to instead.
-func (r *udpRelay) rewriteSuite(from, to types.CipherSuiteID) {
+func (r *Relay) RewriteSuite(from, to types.CipherSuiteID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.askFor[from] = to
 }
 
-// setupLog lists the session-setup messages seen: "open 17" (an Open
+// SetupLog lists the session-setup messages seen: "open 17" (an Open
 // Session Request for suite 17, as the client sent it), "answer 3" (an
 // Open Session Response naming suite 3's algorithms), "rakp1", "rakp3".
-func (r *udpRelay) setupLog() []string {
+func (r *Relay) SetupLog() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.setup...)
 }
 
-func (r *udpRelay) serve() {
+func (r *Relay) serve() {
 	buf := make([]byte, 65535)
 	for {
 		n, client, err := r.ln.ReadFromUDP(buf)
@@ -88,11 +120,23 @@ func (r *udpRelay) serve() {
 	}
 }
 
-// toBMC logs a session-setup request and rewrites the suite it asks for.
-func (r *udpRelay) toBMC(msg []byte) []byte {
+// toBMC logs a session-setup request and rewrites the suite it asks for,
+// and follows the sessions: a message in a session carries the BMC's
+// session ID in its header.
+func (r *Relay) toBMC(msg []byte) []byte {
 	payload, kind := setupPayload(msg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(msg) >= 10 && msg[4] == byte(types.AuthTypeRMCPPlus) {
+		if id := binary.LittleEndian.Uint32(msg[6:10]); id != 0 {
+			now := time.Now()
+			if s := r.spans[id]; s != nil {
+				s.To = now
+			} else {
+				r.spans[id] = &bmcsim.Span{From: now, To: now}
+			}
+		}
+	}
 	switch kind {
 	case types.PayloadTypeRmcpOpenSessionRequest:
 		var req rmcpplus.OpenSessionRequest
@@ -113,7 +157,7 @@ func (r *udpRelay) toBMC(msg []byte) []byte {
 	return msg
 }
 
-func (r *udpRelay) fromBMC(msg []byte) {
+func (r *Relay) fromBMC(msg []byte) {
 	payload, kind := setupPayload(msg)
 	if kind != types.PayloadTypeRmcpOpenSessionResponse {
 		return
@@ -151,7 +195,7 @@ func suiteOf(auth, integrity, crypt uint8) types.CipherSuiteID {
 
 // conn returns the upstream socket of one client, so each client keeps its
 // own source port towards the BMC, as it would without the relay.
-func (r *udpRelay) conn(client *net.UDPAddr) (*net.UDPConn, error) {
+func (r *Relay) conn(client *net.UDPAddr) (*net.UDPConn, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c, ok := r.conns[client.String()]; ok {
