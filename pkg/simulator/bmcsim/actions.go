@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // resetTypes are the ResetType values the simulated system accepts.
@@ -68,6 +69,6 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 	case "PowerCycle":
 		settle("PoweringOn", "On")
 	}
-	b.resets = append(b.resets, req.ResetType)
+	b.resets = append(b.resets, Reset{Type: req.ResetType, At: time.Now()})
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -145,7 +145,7 @@ type BMC struct {
 	power       string // On, Off, PoweringOn, PoweringOff
 	powerTarget string
 	powerAt     time.Time
-	resets      []string
+	resets      []Reset
 	sessions    map[string]string // id -> token
 	nextSession int
 	logins      loginStats
@@ -154,6 +154,7 @@ type BMC struct {
 	fired       map[FaultID]int
 	nextFault   int
 	requests    int
+	requestLog  []string
 }
 
 // New returns a powered-on BMC with healthy hardware and an empty SEL.
@@ -228,11 +229,29 @@ func (b *BMC) powerLocked() string {
 	return b.power
 }
 
+// Reset is one Reset action the BMC accepted.
+type Reset struct {
+	Type string
+	At   time.Time
+}
+
 // Resets returns the ResetType of every Reset action accepted, in order.
 func (b *BMC) Resets() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.resets...)
+	out := make([]string, 0, len(b.resets))
+	for _, r := range b.resets {
+		out = append(out, r.Type)
+	}
+	return out
+}
+
+// ResetLog returns every Reset action accepted, with when (on the wall
+// clock, which the callers' watches use too), in order.
+func (b *BMC) ResetLog() []Reset {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Reset(nil), b.resets...)
 }
 
 // Sessions returns how many login sessions are open.
@@ -240,6 +259,14 @@ func (b *BMC) Sessions() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.sessions)
+}
+
+// RequestLog returns every request that reached the handler, as "GET
+// /redfish/v1/Systems/1", in order.
+func (b *BMC) RequestLog() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requestLog...)
 }
 
 // Requests returns how many HTTP requests reached the handler.

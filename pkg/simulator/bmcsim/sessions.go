@@ -63,8 +63,8 @@ type Span struct {
 
 // SessionSpans returns when each session was in use: from its login to
 // its logout, or to its last request when it was never logged out (a
-// client killed with it open, whose session a BMC would expire), oldest
-// first.
+// client killed with it open, whose session a BMC would expire) or the BMC
+// forgot it, oldest first.
 func (b *BMC) SessionSpans() []Span {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -205,9 +205,10 @@ func (b *BMC) logout(w http.ResponseWriter, id string) {
 func (b *BMC) DropSessions() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := time.Now()
+	// A session the BMC forgot was last in use at its last request: its
+	// holder may be long gone (a client killed with it open).
 	for id := range b.sessions {
-		b.logins.spans[id].ended = now
+		b.logins.spans[id].ended = b.logins.spans[id].used
 	}
 	b.sessions = map[string]string{}
 }

@@ -131,3 +131,15 @@ func TestMostAtOnce(t *testing.T) {
 	assert.Equal(t, 2, MostAtOnce([]Span{{at(0), at(5)}, {at(4), at(9)}, {at(6), at(7)}}))
 	assert.Equal(t, 2, MostAtOnce([]Span{{at(0), at(5)}, {at(3), at(3)}}), "a session opened and never used again")
 }
+
+// A session the BMC forgot was in use until its last request, not until
+// the BMC forgot it: its client may have been killed long before.
+func TestForgottenSessionEndsAtItsLastUse(t *testing.T) {
+	f := newFixture(t, Options{})
+	code, _ := login(t, f, pass)
+	require.Equal(t, http.StatusCreated, code)
+	code, _ = login(t, f, pass) // the first one's client was killed
+	require.Equal(t, http.StatusCreated, code)
+	f.bmc.DropSessions()
+	assert.Equal(t, 1, f.bmc.Logins().MostSessions)
+}

@@ -11,10 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 )
 
 //go:embed files
@@ -54,8 +56,9 @@ type Sim struct {
 	consoleMu sync.Mutex
 
 	outMu    sync.Mutex
-	controls []byte   // Chassis Control request bytes received, in order
-	tail     []string // last lines of output, for failure messages
+	controls []Control // Chassis Control requests received, in order
+	messages []Message // every request received in a session, in order
+	tail     []string  // last lines of output, for failure messages
 }
 
 // Start writes lan.conf, bmc.emu, inventory.emu and the chassis control
@@ -171,14 +174,19 @@ func writeFiles(opts Options, port, consolePort int) error {
 	return nil
 }
 
-// watch reads ipmi_sim's output until it exits, recording every Chassis
-// Control request (NetFn 0x00, command 0x02). A traced request is
-// "Receive message:" (maybe after a prompt), a line with netfn and cmd, a line with rq_lun and
-// rq_seq, and a line of data bytes.
+// traced finds the NetFn and command of a traced request.
+var traced = regexp.MustCompile(`netfn=(0x[0-9a-f]+) cmd=(0x[0-9a-f]+)`)
+
+// watch reads ipmi_sim's output until it exits, recording every request
+// the BMC received in a session, and the Chassis Control requests (NetFn
+// 0x00, command 0x02) apart. A traced request is "Receive message:" (maybe
+// after a prompt), a line with netfn and cmd, a line with rq_lun and
+// rq_seq, and a line of data bytes (empty without data).
 func (s *Sim) watch(out io.Reader) {
 	defer close(s.exited)
 	sc := bufio.NewScanner(out)
 	prev, pending := "", 0
+	var msg Message
 	for sc.Scan() {
 		line := sc.Text()
 		s.outMu.Lock()
@@ -191,13 +199,19 @@ func (s *Sim) watch(out io.Reader) {
 			pending--
 		case pending == 1:
 			pending = 0
-			if f := strings.Fields(line); len(f) > 0 {
+			msg.Data, msg.At = strings.TrimSpace(line), time.Now()
+			s.messages = append(s.messages, msg)
+			if f := strings.Fields(line); msg.NetFn == 0 && msg.Cmd == 2 && len(f) > 0 {
 				if b, err := strconv.ParseUint(f[0], 16, 8); err == nil {
-					s.controls = append(s.controls, byte(b))
+					s.controls = append(s.controls, Control{Byte: byte(b), At: msg.At})
 				}
 			}
-		case strings.HasSuffix(prev, "Receive message:") && strings.Contains(line, " netfn=0x0 cmd=0x2 "):
-			pending = 2
+		case strings.HasSuffix(prev, "Receive message:"):
+			if m := traced.FindStringSubmatch(line); m != nil {
+				netfn, _ := strconv.ParseUint(m[1], 0, 8)
+				cmd, _ := strconv.ParseUint(m[2], 0, 8)
+				msg, pending = Message{NetFn: uint8(netfn), Cmd: uint8(cmd)}, 2
+			}
 		}
 		s.outMu.Unlock()
 		prev = line
@@ -210,7 +224,42 @@ func (s *Sim) watch(out io.Reader) {
 func (s *Sim) ChassisControls() []byte {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	return append([]byte(nil), s.controls...)
+	out := make([]byte, 0, len(s.controls))
+	for _, c := range s.controls {
+		out = append(out, c.Byte)
+	}
+	return out
+}
+
+// Control is one Chassis Control request: its control byte, and when the
+// BMC's trace showed it.
+type Control struct {
+	Byte byte
+	At   time.Time
+}
+
+// Message is one request the BMC received in a session: its NetFn,
+// command and data bytes (hex, as the trace prints them).
+type Message struct {
+	NetFn, Cmd uint8
+	Data       string
+	At         time.Time
+}
+
+// Messages returns every request the BMC received in a session, in order.
+// The session setup (RMCP+ open session and RAKP) is not among them: the
+// relay sees it.
+func (s *Sim) Messages() []Message {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	return append([]Message(nil), s.messages...)
+}
+
+// ChassisControlLog returns the Chassis Control requests with their times.
+func (s *Sim) ChassisControlLog() []Control {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	return append([]Control(nil), s.controls...)
 }
 
 // Output returns the last lines ipmi_sim printed.

@@ -37,6 +37,8 @@ type Relay struct {
 	setup  []string
 	// spans are the sessions seen, by the BMC's session ID.
 	spans map[uint32]*bmcsim.Span
+	// sent counts the datagrams sent to the BMC.
+	sent int
 }
 
 // NewRelay listens on a free loopback port and forwards to upstream
@@ -72,6 +74,14 @@ func (r *Relay) Port() int { return r.ln.LocalAddr().(*net.UDPAddr).Port }
 
 // SetDelay holds every answer back for d.
 func (r *Relay) SetDelay(d time.Duration) { r.delay.Store(int64(d)) }
+
+// Sent counts the datagrams the clients sent to the BMC: every request,
+// the session setup and the retransmissions included.
+func (r *Relay) Sent() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent
+}
 
 // Sessions returns when each session was in use, oldest first.
 func (r *Relay) Sessions() []bmcsim.Span {
@@ -127,6 +137,7 @@ func (r *Relay) toBMC(msg []byte) []byte {
 	payload, kind := setupPayload(msg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.sent++
 	if len(msg) >= 10 && msg[4] == byte(types.AuthTypeRMCPPlus) {
 		if id := binary.LittleEndian.Uint32(msg[6:10]); id != 0 {
 			now := time.Now()
