@@ -76,7 +76,14 @@ func (r *run) syncBMC(t *bmcTarget) error {
 	if inv.Status.LastPolled != nil {
 		last = inv.Status.LastPolled.Time
 	}
-	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last, Now: r.h.clock})
+	var pace time.Duration
+	if inv.Status.LastPowerAction.InFlight() {
+		// The checks of an action under way keep the pace of the requeue,
+		// whatever else brings the inventory back in between.
+		pace = t.powerRecheck(r.h.settings.PollInterval)
+	}
+	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last,
+		PowerPace: pace, Now: r.h.clock})
 	r.machine = m
 	err = r.observeBMC(t, m, interval, r.sync())
 	// The session stays for the next pass when that comes soon (a power

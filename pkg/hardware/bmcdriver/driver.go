@@ -72,7 +72,15 @@ type Driver struct {
 	// starts from a copy of the status older than its own last write must
 	// not poll again.
 	polled map[string]time.Time
-	links  map[string]*link
+	// powerReads are each owner's last power reading, for the checks of a
+	// power action under way (MachineOptions.PowerPace).
+	powerReads map[string]powerRead
+	links      map[string]*link
+}
+
+type powerRead struct {
+	at    time.Time
+	state bmc.PowerState
 }
 
 // hold keeps an owner's machines from polling before until. A hold for a
@@ -93,7 +101,7 @@ func New(o Options) *Driver {
 		o.IdleLogout = IdleLogout
 	}
 	return &Driver{dial: o.Dial, idle: o.IdleLogout, facts: map[string]hw.Facts{}, holds: map[string]hold{},
-		polled: map[string]time.Time{}, links: map[string]*link{}}
+		polled: map[string]time.Time{}, powerReads: map[string]powerRead{}, links: map[string]*link{}}
 }
 
 // MachineOptions say which machine and how often to poll it.
@@ -108,6 +116,11 @@ type MachineOptions struct {
 	Interval time.Duration
 	// LastPolled is when the machine was last polled; zero when never.
 	LastPolled time.Time
+	// PowerPace, when set, says a power action is under way and its effect
+	// is checked at most that often: a pass that comes sooner (the chain's
+	// own status write, a change of the node) takes the last reading rather
+	// than ask the BMC again.
+	PowerPace time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -128,6 +141,7 @@ func (d *Driver) Forget(owner string) {
 	defer d.mu.Unlock()
 	delete(d.holds, owner)
 	delete(d.polled, owner)
+	delete(d.powerReads, owner)
 	for k := range d.facts {
 		if strings.HasPrefix(k, owner+"|") {
 			delete(d.facts, k)
@@ -157,6 +171,30 @@ func (d *Driver) notePoll(owner string, at time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.polled[owner] = at
+}
+
+// recentPower is the owner's last power reading when it is younger than
+// pace.
+func (d *Driver) recentPower(owner string, pace time.Duration, now time.Time) (bmc.PowerState, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.powerReads[owner]
+	if !ok || pace <= 0 || now.Sub(r.at) >= pace {
+		return "", false
+	}
+	return r.state, true
+}
+
+// notePower keeps a power reading; an empty state forgets the last one (a
+// command was sent: the next check reads the BMC).
+func (d *Driver) notePower(owner string, p bmc.PowerState, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p == "" {
+		delete(d.powerReads, owner)
+		return
+	}
+	d.powerReads[owner] = powerRead{at: at, state: p}
 }
 
 func (d *Driver) rememberedFacts(key string) (hw.Facts, bool) {

@@ -213,8 +213,12 @@ func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
 	return f, nil
 }
 
-// PowerState asks the BMC.
+// PowerState asks the BMC; while a power action is under way
+// (MachineOptions.PowerPace), at most once per pace.
 func (m *Machine) PowerState(ctx context.Context) (hw.PowerState, error) {
+	if p, ok := m.d.recentPower(m.opts.Owner, m.opts.PowerPace, m.opts.Now()); ok {
+		return fromPower(p), nil
+	}
 	c, err := m.session(ctx)
 	if err != nil {
 		return hw.PowerUnknown, fromError("PowerState", err, false)
@@ -224,6 +228,7 @@ func (m *Machine) PowerState(ctx context.Context) (hw.PowerState, error) {
 		m.note(err)
 		return hw.PowerUnknown, fromError("PowerState", err, false)
 	}
+	m.d.notePower(m.opts.Owner, p, m.opts.Now())
 	m.mu.Lock()
 	m.power = p
 	m.mu.Unlock()
@@ -237,6 +242,8 @@ func (m *Machine) Power(ctx context.Context, action hw.PowerAction) error {
 	if err != nil {
 		return notSent(err)
 	}
+	// Whatever comes of it, the power may change now.
+	defer m.d.notePower(m.opts.Owner, "", time.Time{})
 	if err := c.Power(ctx, bmc.PowerAction(action)); err != nil {
 		m.note(err)
 		return fromError("Power", err, true)
@@ -280,6 +287,7 @@ func (m *Machine) Events(ctx context.Context, cursor string) (hw.EventBatch, err
 		m.note(err)
 		return hw.EventBatch{}, fromError("Events", err, false)
 	}
+	m.d.notePower(m.opts.Owner, power, m.opts.Now())
 	events := healthEvents(&cur, health, m.opts.Key, m.opts.Now())
 	events = append(events, logEvents(cur, entries, next)...)
 	cur.Log = next

@@ -175,3 +175,55 @@ func TestNoSecondPollFromAnOlderStatus(t *testing.T) {
 	assert.True(t, m.Observed().Polled.IsZero(), "no second poll")
 	m.Release(time.Second)
 }
+
+// While a power action is under way, its checks read the BMC at most once
+// per pace, whatever brings the owner back in between; a command sent
+// makes the next check read the BMC.
+func TestPowerChecksArePaced(t *testing.T) {
+	sim := bmcsim.New(bmcsim.Options{Username: user, Password: password})
+	srv, err := bmcsim.NewServer(sim, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	ep := bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: srv.Host, Port: srv.Port, CABundle: srv.CACertPEM, Username: user, Password: password}
+	reads := func() int {
+		n := 0
+		for _, r := range sim.RequestLog() {
+			if r == "GET /redfish/v1/Systems/1" {
+				n++
+			}
+		}
+		return n
+	}
+	ctx := context.Background()
+	d := New(Options{})
+	t.Cleanup(d.Close)
+	now := time.Unix(1_800_000_000, 0)
+	pass := func() *Machine {
+		return d.Machine(ep, MachineOptions{Owner: "a", Key: "a", Interval: time.Hour, LastPolled: now,
+			PowerPace: 10 * time.Second, Now: func() time.Time { return now }})
+	}
+	m := pass()
+	_, err = m.PowerState(ctx)
+	require.NoError(t, err)
+	m.Release(10 * time.Second)
+	before := reads()
+	for range 3 {
+		now = now.Add(2 * time.Second)
+		m = pass()
+		st, err := m.PowerState(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, hw.PowerOn, st)
+		m.Release(10 * time.Second)
+	}
+	assert.Equal(t, before, reads(), "passes within the pace take the last reading")
+	now = now.Add(4 * time.Second)
+	m = pass()
+	_, err = m.PowerState(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before+1, reads(), "once the pace is over, the BMC is read")
+	require.NoError(t, m.Power(ctx, hw.ActionOff))
+	st, err := m.PowerState(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, hw.PowerOff, st, "after a command, the next check reads the BMC")
+	m.Release(0)
+}
