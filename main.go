@@ -1,5 +1,6 @@
 //go:generate go run ./pkg/codegen/cleanup
 //go:generate go run ./pkg/codegen
+//go:generate ./scripts/api-docs
 
 package main
 

@@ -9,18 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's configuration table is the user's reference: every flag and
-// its environment variable must be in it.
-func TestReadmeDocumentsEveryFlag(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
+// The configuration page's flag table is the user's reference: every flag
+// and its environment variable must be in it.
+func TestConfigurationPageDocumentsEveryFlag(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/configuration.md")
 	require.NoError(t, err)
-	readme := string(raw)
+	page := string(raw)
 	for _, f := range New().Flags {
 		name := f.Names()[0]
-		assert.Contains(t, readme, "`--"+name+"`", "README does not document --%s", name)
+		assert.Contains(t, page, "`--"+name+"`", "docs/configuration.md does not document --%s", name)
 		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
 			for _, e := range ev.GetEnvVars() {
-				assert.Contains(t, readme, "`"+e+"`", "README does not document %s", e)
+				assert.Contains(t, page, "`"+e+"`", "docs/configuration.md does not document %s", e)
 			}
 		}
 	}

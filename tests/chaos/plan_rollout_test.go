@@ -48,7 +48,7 @@ func rolloutStrategy(spec poolSpec) v1.RolloutStrategy {
 	return v1.RolloutStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
 }
 
-// rolloutBounds resolves spec.rollout against count as the README states:
+// rolloutBounds resolves spec.rollout against count as docs/pools.md states:
 // maxSurge rounded up, maxUnavailable rounded down (at most count), and one
 // server unavailable when both come to 0. The campaign's own reading,
 // written apart from the controller's.

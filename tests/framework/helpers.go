@@ -48,7 +48,7 @@ spec:
           - "1001"
 `
 
-// The README's networkingConfiguration samples, byte for byte.
+// The networkingConfiguration samples of docs/networking.md, byte for byte.
 const (
 	SeedHybrid = `  networkingConfiguration:
     type: "hybrid"

@@ -71,7 +71,7 @@ func runFrugality(ctx context.Context, b *bench) (result, error) {
 
 func frugalityMethod(cfg *config) string {
 	return fmt.Sprintf("Per network type: one pool of %d servers (c3.small.x86, eth0 managing, VLANs 1000 and 1001 as in the "+
-		"README's examples), reinstall mode, a fresh simulator with zero device timings, a %s install, the controller "+
+		"networking guide's examples), reinstall mode, a fresh simulator with zero device timings, a %s install, the controller "+
 		"binary with its default --poll-interval %s and a 24h sweep interval (its start-up sweep is excluded). Counted: every "+
 		"Metal API request in the simulator's log from the pool's creation until every server is managed with its ports in "+
 		"the pool's type and no call came for %s. Per server = total / servers. Minimum = the sequence below. Each "+

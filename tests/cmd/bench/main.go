@@ -1,7 +1,7 @@
 // Command bench measures the addon against the Metal simulator and prints the
 // figures of its benchmark (API frugality, controller overhead, idle
 // cost, scale, throttling, the simulator's cost by fleet size) in one table, which it also writes as markdown
-// for the README. `make bench` runs it through scripts/bench.
+// for docs/benchmarks.md. `make bench` runs it through scripts/bench.
 //
 // It starts one real kube-apiserver + etcd for the whole run. Every scenario
 // gets a fresh simulator (instant device timings) and node-join agent, runs

@@ -23,7 +23,7 @@ var networkTypes = []string{
 	v1.NetworkTypeLayer2Bonded, v1.NetworkTypeLayer2Individual,
 }
 
-// networking is the README's example of each network type: VLANs 1000 and
+// networking is docs/networking.md's example of each network type: VLANs 1000 and
 // 1001 wherever the type carries VLANs.
 func networking(typ string) v1.NetworkingConfiguration {
 	iface := func(name string, vlans ...string) v1.InterfaceConfiguration {

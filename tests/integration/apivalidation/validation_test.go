@@ -65,7 +65,7 @@ func TestSeedSampleAcceptedUnchanged(t *testing.T) {
 	assert.Equal(t, "45m0s", created.Spec.Remediation.StartupTimeout.Duration.String())
 }
 
-// The README's networking samples, each under its own pool.
+// The networking guide's samples (docs/networking.md), each under its own pool.
 func TestSeedNetworkingSamplesAccepted(t *testing.T) {
 	ctx, client := setup(t)
 	samples := map[string]string{

@@ -101,7 +101,7 @@ func maintenance(t *testing.T, env *framework.Env, name string, on bool) {
 		Reason: harvester.MaintenanceReasonCompleted})
 }
 
-// bmcSecret creates the credentials Secret as the README tells.
+// bmcSecret creates the credentials Secret as docs/bmc.md tells.
 func bmcSecret(t *testing.T, env *framework.Env, name, user, password string) {
 	t.Helper()
 	sec := framework.CredentialsSecret(name, map[string][]byte{"username": []byte(user), "password": []byte(password)})

@@ -43,15 +43,15 @@ func TestRulesPassPromtool(t *testing.T) {
 	}
 }
 
-// TestAlertsAreDocumented: the README's alerts table lists exactly the alerts
-// the chart ships.
+// TestAlertsAreDocumented: the monitoring page's alerts table lists exactly
+// the alerts the chart ships.
 func TestAlertsAreDocumented(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(helmtest.Root(t), "README.md"))
+	raw, err := os.ReadFile(filepath.Join(helmtest.Root(t), "docs", "monitoring.md"))
 	require.NoError(t, err)
-	readme := string(raw)
-	i := strings.Index(readme, "| Alert |")
-	require.GreaterOrEqual(t, i, 0, "README has no alerts table")
-	table := readme[i:]
+	page := string(raw)
+	i := strings.Index(page, "| Alert |")
+	require.GreaterOrEqual(t, i, 0, "docs/monitoring.md has no alerts table")
+	table := page[i:]
 	table = table[:strings.Index(table, "\n\n")]
 	var documented []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\|").FindAllStringSubmatch(table, -1) {

@@ -1,5 +1,5 @@
 // Package observability scrapes the real binary's /metrics during an
-// integration run and checks every metric the README documents.
+// integration run and checks every metric docs/monitoring.md documents.
 package observability
 
 import (
@@ -62,12 +62,12 @@ func total(f *dto.MetricFamily) float64 {
 	return sum
 }
 
-// documentedMetrics are the metric names in the README's metrics table.
+// documentedMetrics are the metric names in the monitoring page's metrics table.
 func documentedMetrics(t *testing.T) []string {
 	t.Helper()
 	root, err := cluster.RepoRoot()
 	require.NoError(t, err)
-	raw, err := os.ReadFile(root + "/README.md")
+	raw, err := os.ReadFile(root + "/docs/monitoring.md")
 	require.NoError(t, err)
 	section := string(raw)[strings.Index(string(raw), "## Metrics"):]
 	section = section[:strings.Index(section, "\n## ")]
@@ -141,7 +141,7 @@ func sampleWhileRunning(t *testing.T, url string) (stop func() map[string]float6
 
 // TestDocumentedMetricsAreLive runs a pool through creation, a failed
 // provision, a remediation, an orphan and its deletion, then finds every
-// metric of the README on the binary's /metrics with a non-zero value.
+// documented metric on the binary's /metrics with a non-zero value.
 func TestDocumentedMetricsAreLive(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{NoController: true, RateLimit: 1_000_000})
 	// The VIP is an Elastic IP of the project: the addon makes its ElasticIP.

@@ -27,13 +27,14 @@ const (
 var placeholder = regexp.MustCompile(`<[^<>\n]+>`)
 
 // TestReadmeInstallWorksAsWritten runs every shell block of the README's
-// install section, in order, against a real apiserver, with the chart that
-// scripts/package builds standing in for the published one: the chart
-// repository and the air-gapped mirror are served from dist/ over HTTP at the
-// addresses the README names. The cluster has what a Harvester cluster brings
-// that the README relies on: the harvester-system namespace and Harvester's
-// own Addon CRD (nothing acts on the Addon here). Only the docker commands are
-// left out: this machine has no Docker engine.
+// install section and then of the install page's air-gapped section, in
+// order, against a real apiserver, with the chart that scripts/package builds
+// standing in for the published one: the chart repository and the air-gapped
+// mirror are served from dist/ over HTTP at the addresses the pages name. The
+// cluster has what a Harvester cluster brings that the pages rely on: the
+// harvester-system namespace and Harvester's own Addon CRD (nothing acts on
+// the Addon here). Only the docker commands are left out: this machine has no
+// Docker engine.
 func TestReadmeInstallWorksAsWritten(t *testing.T) {
 	c := shared.Require(t)
 	helmBin := helmtest.Helm(t)
@@ -51,7 +52,7 @@ func TestReadmeInstallWorksAsWritten(t *testing.T) {
 	require.NoError(t, err)
 
 	// The release: dist/ as scripts/package writes it; its charts folder is
-	// the published repository, and (after the README re-indexes it) the mirror.
+	// the published repository, and (after the install page re-indexes it) the mirror.
 	dist := t.TempDir()
 	pages := t.TempDir()
 	pagesServer, mirrorServer := serve(t, pages), serve(t, filepath.Join(dist, "charts"))
@@ -65,7 +66,8 @@ func TestReadmeInstallWorksAsWritten(t *testing.T) {
 		"KUBECONFIG="+c.Kubeconfig,
 		"PATH="+cluster.DefaultBinDir()+string(os.PathListSeparator)+filepath.Dir(helmBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	blocks := readmeBlocks(t, "## Install as a Harvester Addon")
+	blocks := append(docBlocks(t, "README.md", "## Install as a Harvester Addon"),
+		docBlocks(t, "docs/install.md", "## Air-gapped clusters")...)
 	ran, skipped := 0, 0
 	for _, block := range blocks {
 		if strings.Contains(block, "docker ") {
@@ -76,13 +78,13 @@ func TestReadmeInstallWorksAsWritten(t *testing.T) {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 		cmd.Dir, cmd.Env = root, env
 		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "README block failed:\n%s\n---\n%s", block, out)
+		require.NoError(t, err, "install block failed:\n%s\n---\n%s", block, out)
 		ran++
 	}
 	assert.Equal(t, 1, skipped, "one block needs Docker")
-	assert.GreaterOrEqual(t, ran, 6, "fewer README blocks than expected: %q", blocks)
+	assert.GreaterOrEqual(t, ran, 6, "fewer install blocks than expected: %q", blocks)
 
-	// What the README promised.
+	// What the pages promised.
 	secret, err := k8s.CoreV1().Secrets(helmtest.Namespace).Get(ctx, "equinix-addon", metav1.GetOptions{})
 	require.NoError(t, err)
 	for _, key := range []string{"METAL_AUTH_TOKEN", "PROJECT_ID", "JOIN_TOKEN"} {
@@ -111,7 +113,7 @@ func TestReadmeInstallWorksAsWritten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "1/c3.small.x86", pool)
 
-	// The mirror the README re-indexed serves the chart from its own address.
+	// The mirror the install page re-indexed serves the chart from its own address.
 	helmRun("repo", "add", "mirror", mirrorServer)
 	shown := helmRun("show", "chart", "mirror/"+helmtest.Chart, "--version", chartVersion)
 	assert.Contains(t, shown, "appVersion: v"+chartVersion)

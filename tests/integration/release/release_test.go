@@ -1,8 +1,8 @@
 // Package release tests the release path: make package's chart archive and
-// Helm repository index, the README's install section run as written against a
-// real apiserver (helm from the repository, the Addon CR with Harvester's own
-// CRD, the air-gapped install from the archive), and publishing to a pages
-// branch.
+// Helm repository index, the install commands of the README and
+// docs/install.md run as written against a real apiserver (helm from the
+// repository, the Addon CR with Harvester's own CRD, the air-gapped install
+// from the archive), and publishing to a pages branch.
 package release
 
 import (
@@ -28,7 +28,8 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
 }
 
-// chartVersion is the version Chart.yaml, the Addon example and the README name.
+// chartVersion is the version Chart.yaml, the Addon example and the install
+// commands of the README and docs/install.md name.
 const chartVersion = "0.1.0"
 
 // pkg runs scripts/package into dist with the environment a release build
@@ -120,15 +121,16 @@ func TestPackageVersions(t *testing.T) {
 	assert.Equal(t, "0123abc-dirty", entries[0].AppVersion)
 }
 
-// readmeBlocks returns the ```sh blocks of a README section, in order.
-func readmeBlocks(t *testing.T, heading string) []string {
+// docBlocks returns the ```sh blocks of a section of a markdown file (a path
+// from the repository's root), in order.
+func docBlocks(t *testing.T, file, heading string) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(helmtest.Root(t), "README.md"))
+	raw, err := os.ReadFile(filepath.Join(helmtest.Root(t), file))
 	require.NoError(t, err)
-	readme := string(raw)
-	start := strings.Index(readme, heading+"\n")
-	require.GreaterOrEqual(t, start, 0, "README has no %q", heading)
-	section := readme[start+len(heading):]
+	doc := string(raw)
+	start := strings.Index(doc, heading+"\n")
+	require.GreaterOrEqual(t, start, 0, "%s has no %q", file, heading)
+	section := doc[start+len(heading):]
 	if end := strings.Index(section, "\n## "); end >= 0 {
 		section = section[:end]
 	}

@@ -19,7 +19,7 @@ import (
 // The chains' cost at rest, measured: over a window of several resync
 // intervals, with nothing changing, the VIP's ElasticIP reads its
 // reservation once per interval and each BGP node lists its sessions once
-// per interval, and nothing else is called. The README states these
+// per interval, and nothing else is called. docs/cluster-vip.md states these
 // figures at the default intervals.
 func TestIdleMetalCost(t *testing.T) {
 	const interval = 2 * time.Second

@@ -34,7 +34,8 @@ type InstancePool struct {
 	Status InstancePoolStatus `json:"status,omitempty"`
 }
 
-// InstancePoolSpec is the seed's InstancePool spec plus what a real pool needs.
+// InstancePoolSpec is what a pool asks for: how many servers, the template
+// each is made from, and how unhealthy and outdated servers are replaced.
 type InstancePoolSpec struct {
 	// Count is the number of servers to keep.
 	// +kubebuilder:validation:Minimum=0

@@ -171,7 +171,8 @@ type InstanceTemplate struct {
 // +kubebuilder:validation:MaxLength=128
 type BondOptionValue = string
 
-// NetworkingConfiguration is the seed's networking section.
+// NetworkingConfiguration is the servers' network type and the VLANs of their
+// ports.
 //
 // +kubebuilder:validation:XValidation:rule="self.type != 'layer3' || !has(self.interfaceConfiguration) || size(self.interfaceConfiguration) == 0",message="layer3 keeps every port bonded at layer 3 and carries no VLANs: choose hybrid, hybrid-bonded, layer2-bonded or layer2-individual to attach VLANs",fieldPath=".interfaceConfiguration"
 // +kubebuilder:validation:XValidation:rule="self.type != 'hybrid' || !has(self.interfaceConfiguration) || self.interfaceConfiguration.all(i, i.name == 'eth1' || i.name == 'eth3')",message="hybrid unbonds the odd-numbered ports for VLANs: only eth1 (and eth3 on 4-port plans) can be listed",fieldPath=".interfaceConfiguration"
