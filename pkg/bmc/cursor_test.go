@@ -87,8 +87,12 @@ func TestDecodeCursor(t *testing.T) {
 // Several logs move on each from its own anchor; a cursor of one anchor
 // (written when only the SEL was read) stands for every log at first.
 func TestLogsAfter(t *testing.T) {
-	a, b := entry("1", 100, "a"), entry("2", 101, "b")
-	x, y := entry("1", 100, "x"), entry("2", 102, "y")
+	in := func(log string, e LogEntry) LogEntry {
+		e.Log = log
+		return e
+	}
+	a, b := in("SEL", entry("1", 100, "a")), in("SEL", entry("2", 101, "b"))
+	x, y := in("Log1", entry("1", 100, "x")), in("Log1", entry("2", 102, "y"))
 	pollLogs := func(logs map[string][]LogEntry, cur string) ([]string, string) {
 		t.Helper()
 		c, err := decodeCursor(cur, ProtocolRedfish)
@@ -101,7 +105,7 @@ func TestLogsAfter(t *testing.T) {
 		return msgs, next
 	}
 	got, cur := pollLogs(map[string][]LogEntry{"sel": {a}, "log1": {x}}, "")
-	assert.Equal(t, []string{"a", "x"}, got, "oldest first across logs")
+	assert.Equal(t, []string{"x", "a"}, got, "oldest first across logs, then by log")
 	got, cur = pollLogs(map[string][]LogEntry{"sel": {a, b}, "log1": {x, y}}, cur)
 	assert.Equal(t, []string{"b", "y"}, got, "an entry 1 in each log is not taken for the other's")
 	got, next := pollLogs(map[string][]LogEntry{"sel": {a, b}, "log1": {x, y}}, cur)
