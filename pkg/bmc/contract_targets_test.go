@@ -79,7 +79,7 @@ func redfishTarget(t *testing.T) (*target, *bmcsim.BMC, *bmcsim.Server) {
 func ipmiTarget(t *testing.T) (*target, *ipmisim.Sim) {
 	t.Helper()
 	sim := ipmisim.Require(t, ipmisim.Options{Username: testUser, Password: testPassword, Manufacturer: "Supermicro", Model: "SYS-510P-M", SerialNumber: "S123456X1234567"})
-	relays := []*udpRelay{}
+	relays := []*ipmisim.Relay{}
 	return &target{
 		name:      "ipmi",
 		ep:        Endpoint{Protocol: ProtocolIPMI, Host: sim.Host, Port: sim.Port, Username: testUser, Password: testPassword, Timeout: 2 * time.Second},
@@ -104,10 +104,10 @@ func ipmiTarget(t *testing.T) (*target, *ipmisim.Sim) {
 		},
 		slow: func(t *testing.T, delay time.Duration) Endpoint {
 			if len(relays) == 0 {
-				relays = append(relays, newUDPRelay(t, fmt.Sprintf("%s:%d", sim.Host, sim.Port)))
+				relays = append(relays, ipmisim.RequireRelay(t, sim))
 			}
-			relays[0].setDelay(delay)
-			return Endpoint{Protocol: ProtocolIPMI, Host: "127.0.0.1", Port: relays[0].port(), Username: testUser, Password: testPassword}
+			relays[0].SetDelay(delay)
+			return Endpoint{Protocol: ProtocolIPMI, Host: "127.0.0.1", Port: relays[0].Port(), Username: testUser, Password: testPassword}
 		},
 	}, sim
 }

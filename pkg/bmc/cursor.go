@@ -6,28 +6,48 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
 
-// cursor is what the opaque cursor string carries: the last entry handed
-// out (its ID, time and a digest of its content) and the log's epoch, a
-// value that changes when the BMC clears the log (IPMI's last erase time;
-// Redfish has none).
-type cursor struct {
-	Version  int      `json:"v"`
-	Protocol Protocol `json:"p"`
-	Epoch    string   `json:"e,omitempty"`
-	ID       string   `json:"i"`
-	// Unix is the last entry's time in seconds, 0 when it had none.
+// anchor is the last entry handed out of one log: its ID, its time in
+// seconds (0 when it had none) and a digest of its content.
+type anchor struct {
+	ID     string `json:"i"`
 	Unix   int64  `json:"t,omitempty"`
 	Digest string `json:"d"`
 }
 
-const cursorVersion = 1
+func (a anchor) zero() bool { return a.ID == "" && a.Digest == "" }
+
+func anchorOf(e LogEntry) anchor {
+	return anchor{ID: e.ID, Unix: unixOrZero(e.Time), Digest: digest(e)}
+}
+
+// cursor is what the opaque cursor string carries: for a BMC with one log
+// (the IPMI SEL), its anchor and the log's epoch, a value that changes when
+// the BMC clears the log (IPMI's last erase time); for a Redfish BMC, one
+// anchor per log it reads, by the log's URI, since a BMC may keep several
+// logs of hardware events and each moves on its own.
+type cursor struct {
+	Version  int      `json:"v"`
+	Protocol Protocol `json:"p"`
+	Epoch    string   `json:"e,omitempty"`
+	anchor
+	Logs map[string]anchor `json:"l,omitempty"`
+}
+
+// Cursor versions: 1 holds one anchor; 2 adds an anchor per log. A version
+// 1 Redfish cursor (written when only the SEL was read) still reads: its
+// anchor stands for every log until each has one of its own.
+const (
+	cursorVersion     = 1
+	cursorVersionLogs = 2
+)
 
 func (c cursor) encode() string {
-	b, _ := json.Marshal(c) // a struct of strings and ints always marshals
+	b, _ := json.Marshal(c) // strings, ints and a map of them always marshal
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -43,7 +63,7 @@ func decodeCursor(s string, p Protocol) (cursor, error) {
 	if err == nil {
 		err = json.Unmarshal(b, &c)
 	}
-	if err != nil || c.Version != cursorVersion {
+	if err != nil || (c.Version != cursorVersion && c.Version != cursorVersionLogs) {
 		return cursor{}, fmt.Errorf("the log cursor is not one this package wrote; reset it to \"\"")
 	}
 	if c.Protocol != p {
@@ -70,56 +90,87 @@ func unixOrZero(t time.Time) int64 {
 	return t.Unix()
 }
 
-// entriesAfter picks, from the whole log (oldest first), the entries after
-// the cursor, and returns the next cursor. The rules:
+// newSince picks, from a whole log (oldest first), the entries after the
+// anchor:
 //
-//  1. No cursor: everything.
-//  2. The epoch changed: the log was cleared since the last poll, so every
-//     entry in it is new. Entries written and cleared between two polls are
-//     lost; nothing can bring them back.
-//  3. The anchor (same ID and digest) is in the log: what follows it.
-//  4. The anchor is gone (cleared on a BMC without an epoch, or pushed out
+//  1. No anchor: everything.
+//  2. The anchor (same ID and digest) is in the log: what follows it.
+//  3. The anchor is gone (cleared on a BMC without an epoch, or pushed out
 //     of a log that wraps): entries at or after the anchor's time are new,
 //     since a wrap drops the oldest first and a clear drops everything. Only
 //     entries the BMC deleted one by one could be handed out twice this way.
 //     Without times (an IPMI clock never set) everything is new.
+func newSince(all []LogEntry, a anchor) []LogEntry {
+	if a.zero() {
+		return all
+	}
+	last := -1
+	for i, e := range all {
+		if e.ID == a.ID && digest(e) == a.Digest {
+			last = i
+		}
+	}
+	switch {
+	case last >= 0:
+		return all[last+1:]
+	case a.Unix == 0:
+		return all
+	}
+	var out []LogEntry
+	for _, e := range all {
+		if e.Time.IsZero() || e.Time.Unix() >= a.Unix {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// entriesAfter picks, from the whole of a BMC's only log, the entries after
+// the cursor, and returns the next cursor. When the epoch changed, the log
+// was cleared since the last poll, so every entry in it is new (entries
+// written and cleared between two polls are lost; nothing can bring them
+// back); otherwise newSince decides.
 //
 // The next cursor points at the newest entry returned, or stays where it
 // was (with the new epoch) when nothing is new, so polling an unchanged log
 // returns nothing and a restarted caller holding the cursor resumes exactly.
 func entriesAfter(all []LogEntry, c cursor, p Protocol, epoch string) ([]LogEntry, string) {
-	var out []LogEntry
-	switch {
-	case c.ID == "" && c.Digest == "":
-		out = all
-	case c.Epoch != epoch:
-		out = all
-	default:
-		anchor := -1
-		for i, e := range all {
-			if e.ID == c.ID && digest(e) == c.Digest {
-				anchor = i
-			}
-		}
-		switch {
-		case anchor >= 0:
-			out = all[anchor+1:]
-		case c.Unix == 0:
-			out = all
-		default:
-			for _, e := range all {
-				if e.Time.IsZero() || e.Time.Unix() >= c.Unix {
-					out = append(out, e)
-				}
-			}
-		}
+	out := all
+	if c.Epoch == epoch {
+		out = newSince(all, c.anchor)
 	}
-	next := cursor{Version: cursorVersion, Protocol: p, Epoch: epoch, ID: c.ID, Unix: c.Unix, Digest: c.Digest}
+	next := cursor{Version: cursorVersion, Protocol: p, Epoch: epoch, anchor: c.anchor}
 	if len(out) > 0 {
-		last := out[len(out)-1]
-		next.ID, next.Unix, next.Digest = last.ID, unixOrZero(last.Time), digest(last)
+		next.anchor = anchorOf(out[len(out)-1])
 	}
-	if next.ID == "" && next.Digest == "" && next.Epoch == "" {
+	if next.zero() && next.Epoch == "" {
+		return out, ""
+	}
+	return append([]LogEntry(nil), out...), next.encode()
+}
+
+// logsAfter does the same for a BMC with several logs, each from its own
+// anchor, and merges what is new, oldest first. A log no longer served
+// drops out of the next cursor.
+func logsAfter(logs map[string][]LogEntry, c cursor, p Protocol) ([]LogEntry, string) {
+	next := cursor{Version: cursorVersionLogs, Protocol: p, Logs: map[string]anchor{}}
+	var out []LogEntry
+	for key, all := range logs {
+		a, ok := c.Logs[key]
+		if !ok {
+			a = c.anchor
+		}
+		got := newSince(all, a)
+		out = append(out, got...)
+		if len(got) > 0 {
+			a = anchorOf(got[len(got)-1])
+		}
+		if !a.zero() {
+			next.Logs[key] = a
+		}
+	}
+	slices.SortStableFunc(out, compareEntries)
+	if len(next.Logs) == 0 {
 		return out, ""
 	}
 	return append([]LogEntry(nil), out...), next.encode()

@@ -83,3 +83,39 @@ func TestDecodeCursor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cursor{}, c)
 }
+
+// Several logs move on each from its own anchor; a cursor of one anchor
+// (written when only the SEL was read) stands for every log at first.
+func TestLogsAfter(t *testing.T) {
+	in := func(log string, e LogEntry) LogEntry {
+		e.Log = log
+		return e
+	}
+	a, b := in("SEL", entry("1", 100, "a")), in("SEL", entry("2", 101, "b"))
+	x, y := in("Log1", entry("1", 100, "x")), in("Log1", entry("2", 102, "y"))
+	pollLogs := func(logs map[string][]LogEntry, cur string) ([]string, string) {
+		t.Helper()
+		c, err := decodeCursor(cur, ProtocolRedfish)
+		require.NoError(t, err)
+		out, next := logsAfter(logs, c, ProtocolRedfish)
+		msgs := []string{}
+		for _, e := range out {
+			msgs = append(msgs, e.Message)
+		}
+		return msgs, next
+	}
+	got, cur := pollLogs(map[string][]LogEntry{"sel": {a}, "log1": {x}}, "")
+	assert.Equal(t, []string{"x", "a"}, got, "oldest first across logs, then by log")
+	got, cur = pollLogs(map[string][]LogEntry{"sel": {a, b}, "log1": {x, y}}, cur)
+	assert.Equal(t, []string{"b", "y"}, got, "an entry 1 in each log is not taken for the other's")
+	got, next := pollLogs(map[string][]LogEntry{"sel": {a, b}, "log1": {x, y}}, cur)
+	assert.Empty(t, got)
+	assert.Equal(t, cur, next)
+
+	_, legacy := poll(t, []LogEntry{a}, "", "")
+	got, _ = pollLogs(map[string][]LogEntry{"sel": {a, b}, "log1": {x, y}}, legacy)
+	assert.Equal(t, []string{"x", "b", "y"}, got, "the one anchor: after it in its log, from its second in the others")
+	got, next = pollLogs(map[string][]LogEntry{}, "")
+	assert.Empty(t, got)
+	assert.Empty(t, next)
+}

@@ -35,9 +35,17 @@
 // refused. No proxy from the environment is used: a BMC is reached
 // directly on its management network. A Redfish Client logs in once with a
 // session (basic auth only when the BMC has no session service) and logs
-// out on Close; a session the BMC dropped is reopened once. IPMI offers
-// cipher suites 17 and 3 only, so a wrong password costs two failed
-// logins, not one per suite the library knows (BMCs lock accounts).
+// out on Close; a session the BMC dropped is reopened once (Redfish: a 401
+// on a session; IPMI: a read left unanswered on a session opened before
+// it). IPMI offers cipher suites 17 and 3 only, one at a time: a suite the
+// BMC lacks moves on to the next, a refused password ends the login (one
+// failed login, not one per suite: BMCs lock accounts). go-ipmi goes on
+// with whatever algorithms the BMC's Open Session Response names; here the
+// answer is checked against the request on the library's socket (its
+// proxy-dialer hook), and an answer with other algorithms (another suite's,
+// or none at all) is refused before the password is used: another suite is
+// asked for, and a BMC that downgrades every one is a ProtocolMismatch
+// saying so.
 //
 // # Power
 //
@@ -60,10 +68,21 @@
 //
 // # System event log and the cursor
 //
+// IPMI has one event log, the SEL. A Redfish BMC may keep several log
+// services under the system and its managers, named and typed in many
+// ways; LogEntries reads every one that holds hardware events: by name
+// where that says what it is (SEL, Sel, Log1, EventLog, IEL, IML are read;
+// iDRAC's Lclog of configuration changes, FaultList, and the BMC's audit,
+// security and journal logs are not), else by LogEntryType (SEL and Event
+// are read; for Multiple only its SEL and Event entries; OEM and CXL not),
+// else by the entries' EntryType (SEL or Event). A BMC with no such log is
+// Unsupported, and the message names what it has and why each was left out.
+//
 // LogEntries returns entries strictly after the cursor, oldest first, and
 // the next cursor; it is opaque (base64 JSON) and meant to be kept in a
-// status field. It records the last entry handed out (ID, time, a digest of
-// its content) and, for IPMI, the SEL's last erase time. On the next poll:
+// status field. It records, per log, the last entry handed out (ID, time, a
+// digest of its content) and, for IPMI, the SEL's last erase time. On the
+// next poll:
 //
 //   - the erase time changed: the SEL was cleared, every entry is new;
 //   - the last entry is still there: what follows it is new;
@@ -84,5 +103,6 @@
 // it: an answer means an IPMI port (ProtocolMismatch). An IPMI Dial to a
 // port that refuses UDP tries TCP: an open port means HTTPS, most likely
 // Redfish (ProtocolMismatch). A silent UDP port cannot be told from a dead
-// host and is Unreachable.
+// host and is Unreachable. An IPMI SEL record whose event the IPMI tables
+// do not name says its reading type and offset.
 package bmc

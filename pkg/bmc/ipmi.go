@@ -14,12 +14,6 @@ import (
 	"github.com/bougou/go-ipmi/pkg/types"
 )
 
-// Cipher suites offered, best first: 17 (HMAC-SHA256, AES-128) and 3
-// (HMAC-SHA1, AES-128), which every IPMI 2.0 BMC has. Offering two, not the
-// library's whole list, keeps a wrong password to two failed logins: BMCs
-// lock accounts after a few.
-var cipherSuites = []types.CipherSuiteID{types.CipherSuiteID17, types.CipherSuiteID3}
-
 type ipmiClient struct {
 	ep Endpoint
 
@@ -27,6 +21,9 @@ type ipmiClient struct {
 	c      *ipmi.Client
 	stale  bool // the last call failed mid-session: reconnect before the next
 	closed bool
+	// suite is the cipher suite of the session, tried first on a
+	// reconnect.
+	suite types.CipherSuiteID
 }
 
 func dialIPMI(ctx context.Context, ep Endpoint) (*ipmiClient, error) {
@@ -37,19 +34,90 @@ func dialIPMI(ctx context.Context, ep Endpoint) (*ipmiClient, error) {
 	return c, nil
 }
 
+// connect opens a session, one cipher suite at a time (the last one that
+// worked first; see trySuites). A downgrade is reported as what it is.
 func (c *ipmiClient) connect(ctx context.Context) error {
+	cl, suite, downgrades, err := trySuites(c.suiteOrder(), func(s types.CipherSuiteID) (*ipmi.Client, string, error) {
+		return c.connectSuite(ctx, s)
+	})
+	switch {
+	case err == nil:
+		c.c, c.stale, c.suite = cl, false, suite
+		return nil
+	case len(downgrades) > 0:
+		return newError("Dial", c.ep, ProtocolMismatch, fmt.Sprintf(
+			"a cipher suite downgrade, refused: %s; something between the addon and the BMC rewrites the session setup, or the BMC does not honour the suite asked for",
+			strings.Join(downgrades, "; ")), nil)
+	}
+	return c.fail(ctx, "Dial", err, false)
+}
+
+// trySuites runs attempt for each suite in order until one logs in. A
+// refused password or a BMC that does not answer ends it: the next suite
+// would fare no better, and a refused password counts against the account.
+// A suite the BMC lacks, or one it answered with other algorithms (a
+// downgrade, described by attempt), moves on. Without a session, it
+// returns the downgrades when every attempt was one, else what failed.
+func trySuites[S any](order []types.CipherSuiteID, attempt func(types.CipherSuiteID) (S, string, error)) (S, types.CipherSuiteID, []string, error) {
+	var (
+		zero       S
+		errs       []error
+		downgrades []string
+	)
+	for _, suite := range order {
+		s, downgrade, err := attempt(suite)
+		switch {
+		case err == nil:
+			return s, suite, nil, nil
+		case downgrade != "":
+			downgrades = append(downgrades, downgrade)
+			errs = append(errs, err)
+			continue
+		}
+		if _, ok := err.(*Error); ok {
+			return zero, 0, nil, err
+		}
+		errs = append(errs, err)
+		if class, _ := classifyIPMI(err, false); class == Unauthorized || class == Unreachable {
+			return zero, 0, nil, err
+		}
+	}
+	if len(downgrades) < len(errs) {
+		downgrades = nil
+	}
+	return zero, 0, downgrades, errors.Join(errs...)
+}
+
+// suiteOrder puts the suite of the last session first; suite 0 (no
+// security at all) is never offered, so it means none yet.
+func (c *ipmiClient) suiteOrder() []types.CipherSuiteID {
+	if c.suite == types.CipherSuiteID0 {
+		return cipherSuites
+	}
+	order := []types.CipherSuiteID{c.suite}
+	for _, s := range cipherSuites {
+		if s != c.suite {
+			order = append(order, s)
+		}
+	}
+	return order
+}
+
+// connectSuite logs in with one cipher suite, through a suiteGuard. It
+// returns the guard's description of a downgrade it refused.
+func (c *ipmiClient) connectSuite(ctx context.Context, suite types.CipherSuiteID) (*ipmi.Client, string, error) {
 	cl, err := ipmi.NewClient(c.ep.Host, c.ep.port(), c.ep.Username, string(c.ep.Password))
 	if err != nil {
-		return newError("Dial", c.ep, Invalid, err.Error(), err)
+		return nil, "", newError("Dial", c.ep, Invalid, err.Error(), err)
 	}
-	cl.WithCipherSuiteID(cipherSuites...)
+	guard := &suiteGuard{}
+	cl.WithCipherSuiteID(suite).WithUDPProxy(guard)
 	c.reads(cl)
 	if err := cl.Connect(ctx); err != nil {
 		quickClose(cl) // stops the keep-alive and frees the socket
-		return c.fail(ctx, "Dial", err, false)
+		return nil, guard.refused(), err
 	}
-	c.c, c.stale = cl, false
-	return nil
+	return cl, "", nil
 }
 
 // reads sets the transport for read commands: two tries of half the
@@ -59,21 +127,32 @@ func (c *ipmiClient) reads(cl *ipmi.Client) {
 }
 
 // do runs fn under the client's lock, reconnecting first when the previous
-// call broke the session (a BMC reboot, a timeout).
+// call broke the session (a BMC reboot, a timeout). A read that fails for
+// want of an answer on a session opened before the call is asked once more
+// on a new session: the BMC may have dropped the session (it rebooted, or
+// expired it) and discards what comes in it. When no new session opens
+// either, the read's own failure stands: the BMC answered moments ago, so
+// it is slow or going, and the next call tries again. A power command is
+// not asked again: it may have run.
 func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return closedError(op, c.ep)
 	}
-	if c.stale {
-		c.c.WithTimeout(min(c.ep.timeout(), time.Second)).WithRetry(0)
-		_ = c.c.Close(ctx)
-		if err := c.connect(ctx); err != nil {
+	fresh := c.c == nil || c.stale
+	if fresh {
+		if err := c.reconnect(ctx); err != nil {
 			return err
 		}
 	}
-	if err := fn(c.c); err != nil {
+	err := fn(c.c)
+	if err != nil && !fresh && op != "Power" && ctx.Err() == nil && ClassOf(c.fail(ctx, op, err, true)) == Transient {
+		if c.reconnect(ctx) == nil {
+			err = fn(c.c)
+		}
+	}
+	if err != nil {
 		e := c.fail(ctx, op, err, true)
 		if ClassOf(e) == Transient {
 			c.stale = true
@@ -81,6 +160,17 @@ func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client)
 		return e
 	}
 	return nil
+}
+
+// reconnect ends the session, briefly (a BMC that dropped it does not
+// answer), and opens a new one; without one, c.c is nil.
+func (c *ipmiClient) reconnect(ctx context.Context) error {
+	if c.c != nil {
+		c.c.WithTimeout(min(c.ep.timeout(), time.Second)).WithRetry(0)
+		_ = c.c.Close(ctx)
+		c.c = nil
+	}
+	return c.connect(ctx)
 }
 
 func (c *ipmiClient) fail(ctx context.Context, op string, err error, connected bool) error {
@@ -109,6 +199,14 @@ func classifyIPMI(err error, connected bool) (Class, string) {
 		return class, msg
 	}
 	text := err.Error()
+	// go-ipmi waits for a matching answer until its deadline and then
+	// reports that none came, which is no net.Error.
+	if strings.Contains(text, "no datagram matched") || strings.Contains(text, "read deadline") || strings.Contains(text, "UDP read timed out") {
+		if connected {
+			return Transient, "the BMC did not answer in time"
+		}
+		return Unreachable, "no answer over UDP in time: the host is down, a firewall drops IPMI, or the port is not an IPMI port"
+	}
 	for _, s := range []string{"RAKP authentication failed", "Unauthorized name", "Invalid name length", "Unauthorized role", "Invalid integrity check value", "Insufficient privilege"} {
 		if strings.Contains(text, s) {
 			return Unauthorized, "the BMC refused the user name or password (" + s + ")"
@@ -205,11 +303,15 @@ func (c *ipmiClient) Close() error {
 		return nil
 	}
 	c.closed = true
+	if c.c == nil {
+		return nil
+	}
 	// Close Session is sent once and waited for a second at most: some BMCs
 	// (ipmi_sim among them) end the session without answering, and a BMC
 	// that missed the request drops the session on its own timeout. The
 	// socket is closed either way, so there is nothing to report.
 	c.c.WithTimeout(min(c.ep.timeout(), time.Second)).WithRetry(0)
 	_ = c.c.Close(context.Background())
+	c.c = nil
 	return nil
 }

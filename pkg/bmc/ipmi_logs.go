@@ -63,7 +63,13 @@ func selEntry(r *types.SEL) LogEntry {
 		if s.EventDir {
 			dir = "Deasserted"
 		}
-		e.Message = fmt.Sprintf("%s #%#02x: %s (%s)", s.SensorType, uint8(s.SensorNumber), s.EventString(), dir)
+		what := s.EventString()
+		if what == "" {
+			// The IPMI tables name no event for this sensor type and
+			// offset (an OEM or reserved one): say what the record holds.
+			what = fmt.Sprintf("unnamed event (reading type %#02x, offset %d)", uint8(s.EventReadingType), s.EventData.EventReadingOffset())
+		}
+		e.Message = fmt.Sprintf("%s #%#02x: %s (%s)", s.SensorType, uint8(s.SensorNumber), what, dir)
 		e.Severity = selSeverity(s.EventSeverity())
 	case r.OEMTimestamped != nil:
 		e.Time = realTime(r.OEMTimestamped.Timestamp)

@@ -28,6 +28,11 @@ type redfishClient struct {
 	basicAuth  bool
 	systemURI  string
 	closed     bool
+	// logSources are the log services of hardware events, found on the
+	// first LogEntries of the session; nil until then. skippedLogs are the
+	// others, with why.
+	logSources  []logSource
+	skippedLogs []string
 }
 
 func dialRedfish(ctx context.Context, ep Endpoint) (*redfishClient, error) {

@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -154,17 +155,54 @@ func drives(sys *schemas.ComputerSystem) ([]Drive, error) {
 	return out, nil
 }
 
+// nics lists the server's ports. Systems list more Ethernet interfaces than
+// that: a VLAN on a port (typed Virtual, or VLAN-enabled on top of a related
+// interface, with the port's MAC) and the host's end of the BMC's host
+// interface (a USB network link to the BMC, linked to the manager's
+// HostInterface). Neither is a NIC of the server.
 func nics(sys *schemas.ComputerSystem) ([]NIC, error) {
 	ifaces, err := optional(sys.EthernetInterfaces())
 	if err != nil {
 		return nil, err
 	}
+	slices.SortFunc(ifaces, func(a, b *schemas.EthernetInterface) int { return strings.Compare(a.ODataID, b.ODataID) })
 	var out []NIC
+	macs := map[string]bool{}
 	for _, n := range ifaces {
-		out = append(out, NIC{Name: cmpOr(n.Name, n.ID), MACAddress: cmpOr(n.MACAddress, n.PermanentMACAddress), SpeedMbps: deref(n.SpeedMbps)})
+		if !isPort(n) {
+			continue
+		}
+		mac := cmpOr(n.MACAddress, n.PermanentMACAddress)
+		if mac != "" && macs[strings.ToLower(mac)] {
+			continue // a second interface on the same port
+		}
+		macs[strings.ToLower(mac)] = true
+		out = append(out, NIC{Name: cmpOr(n.Name, n.ID), MACAddress: mac, SpeedMbps: deref(n.SpeedMbps)})
 	}
 	slices.SortFunc(out, func(a, b NIC) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+func isPort(n *schemas.EthernetInterface) bool {
+	if n.EthernetInterfaceType == schemas.VirtualEthernetDeviceType {
+		return false
+	}
+	// gofish keeps the links to itself; they are read from the JSON.
+	var raw struct {
+		Links struct {
+			HostInterface struct {
+				ID string `json:"@odata.id"`
+			}
+			RelatedInterfaces []struct {
+				ID string `json:"@odata.id"`
+			}
+		}
+	}
+	_ = json.Unmarshal(n.RawData, &raw) // gofish parsed the same bytes
+	if raw.Links.HostInterface.ID != "" {
+		return false
+	}
+	return !(n.VLAN.VLANEnable && len(raw.Links.RelatedInterfaces) > 0)
 }
 
 // Health reads the chassis Thermal and Power resources and the system's
@@ -256,6 +294,18 @@ func systemParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus)
 		}
 		for _, d := range ds {
 			parts[SubsystemStorage] = append(parts[SubsystemStorage], namedStatus{cmpOr(d.Name, d.ID), d.Status})
+		}
+	}
+	if len(parts[SubsystemStorage]) == 0 {
+		// Older BMCs describe disks only through SimpleStorage.
+		simple, err := optional(sys.SimpleStorage())
+		if err != nil {
+			return err
+		}
+		for _, ss := range simple {
+			for _, d := range ss.Devices {
+				parts[SubsystemStorage] = append(parts[SubsystemStorage], namedStatus{d.Name, d.Status})
+			}
 		}
 	}
 	// Without member resources, the summaries still carry a rollup.

@@ -145,8 +145,12 @@ const notReported = "not reported by the BMC"
 
 // LogEntry is one system event log record.
 type LogEntry struct {
-	// ID is the BMC's own identifier (Redfish Id, IPMI SEL record ID).
+	// ID is the BMC's own identifier (Redfish Id, IPMI SEL record ID),
+	// unique within its log.
 	ID string
+	// Log names the log the entry comes from: the Redfish log service's Id
+	// (a BMC may have several), empty for the IPMI SEL.
+	Log string
 	// Time is zero when the BMC gave no usable time (for instance an IPMI
 	// timestamp taken before the BMC's clock was set).
 	Time     time.Time

@@ -75,6 +75,7 @@ func runChaos(t *testing.T, seed int64) {
 		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
 		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.vip.ledger.Changes(), r.violations)
 	t.Logf("seed %d: %s", seed, r.rolloutSummary)
+	t.Logf("seed %d: %s", seed, r.bmcs.summary())
 	if n := r.remedied.Load(); n > 0 {
 		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
 	}
@@ -98,6 +99,8 @@ type run struct {
 	faults     map[int]metalsim.FaultID
 	creates    *createLog
 	power      *powerLedger
+	// bmcs are the nodes with a BMC, and the BMC plan.
+	bmcs *bmcWorld
 	// remedied counts Instances pointed at project B's Secret.
 	remedied atomic.Int64
 	// running is whether the campaign believes the controller runs: false
@@ -145,6 +148,7 @@ func setUp(t *testing.T, pl plan) *run {
 	t.Cleanup(env.Sim.Subscribe(r.power.observe(r.clusterTag)))
 	r.power.watchNodes(env)
 	r.foreign = createForeign(t, env, client, pl)
+	r.bmcs = startBMCs(t, env, pl.Seed)
 	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: append([]string{
 		"--elastic-ip-resync-interval", "5s",
@@ -152,12 +156,13 @@ func setUp(t *testing.T, pl plan) *run {
 		// Orphans are swept during the quiesce. A correct controller leaves
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
-	}, hardwareArgs...)})
+	}, append(hardwareArgs, bmcArgs...)...)})
 	r.running = true
 	r.marks.started()
 	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
 	t.Cleanup(env.Sim.Subscribe(r.kills.observe))
 	r.passwords = watchPasswords(env)
+	r.passwords.remember(bmcPassword)
 	t.Cleanup(r.tearDown)
 	return r
 }
@@ -166,6 +171,16 @@ func setUp(t *testing.T, pl plan) *run {
 func (r *run) chaos() {
 	r.began = time.Now()
 	r.rollouts = watchRollouts(r, &r.marks)
+	stopBMCs, bmcsDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(bmcsDone)
+		r.bmcs.play(r, stopBMCs)
+	}()
+	defer func() {
+		close(stopBMCs)
+		<-bmcsDone
+		r.notes = append(r.notes, r.bmcs.notes...)
+	}()
 	for i, s := range r.plan.Steps {
 		// The random delay between actions is part of the plan, not a wait
 		// for a state.
@@ -269,6 +284,7 @@ func (r *run) tearDown() {
 	}
 	removeLeftovers(r.t, r.env, runPrefix(r.plan.Seed))
 	r.foreign.remove(r.env)
+	r.bmcs.remove(r.env)
 	ctx := context.Background()
 	for _, ns := range []string{metav1.NamespaceDefault, framework.Namespace} {
 		// Events of finished runs would only slow down every later scan.

@@ -113,6 +113,8 @@ func (r *run) checkSecrets() {
 	add("instances", insts, err)
 	nodes, err := r.env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	add("nodes", nodes, err)
+	invs, err := r.env.Client.EquinixV1().BMCInventories().List(ctx, metav1.ListOptions{})
+	add("BMC inventories", invs, err)
 	events, err := r.env.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
 	add("events", events, err)
 	passwords := r.passwords.all()

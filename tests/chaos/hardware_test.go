@@ -142,6 +142,15 @@ func (l *powerLedger) watchNodes(env *framework.Env) {
 	cache.WaitForCacheSync(env.Ctx.Done(), inf.HasSynced)
 }
 
+// record takes a power action a BMC carried out, which the campaign reads
+// from the BMC once the run is over.
+func (l *powerLedger) record(a appliedAction) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	count(l.applied, a.uid, a.kind)
+	l.actions = append(l.actions, a)
+}
+
 // violations: no joined node's server had its power switched outside
 // maintenance mode, and no request was carried out twice (a reboot request
 // of a server that is off is carried out as a power-on).
@@ -365,7 +374,8 @@ func (r *run) endMaintenance() string {
 }
 
 // checkHardwareEvents: each machine event became at most one Kubernetes
-// Event, counted once.
+// Event per subject, counted once (a BMC that two inventories name tells
+// both nodes).
 func (r *run) checkHardwareEvents() {
 	events, err := r.env.Kube.CoreV1().Events("").List(r.env.Ctx, metav1.ListOptions{})
 	if err != nil {
@@ -380,10 +390,11 @@ func (r *run) checkHardwareEvents() {
 			continue
 		}
 		forwarded++
-		if other, dup := seen[id]; dup {
-			r.violation("machine event %s was forwarded twice: Events %s and %s", id, other, e.Name)
+		key := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name + "|" + id
+		if other, dup := seen[key]; dup {
+			r.violation("machine event %s was forwarded twice about %s: Events %s and %s", id, e.InvolvedObject.Name, other, e.Name)
 		}
-		seen[id] = e.Name
+		seen[key] = e.Name
 		if e.Count != 1 {
 			r.violation("the Event %s of machine event %s counts %d", e.Name, id, e.Count)
 		}

@@ -32,6 +32,7 @@ func (r *run) quiesce() {
 	r.notes = append(r.notes, "quiesce: "+r.switchProject(false))
 	r.notes = append(r.notes, "quiesce: "+r.powerOnAll())
 	r.notes = append(r.notes, "quiesce: "+r.endMaintenance())
+	r.notes = append(r.notes, "quiesce: "+r.quiesceBMCs())
 	for _, name := range r.env.Agent.NodeNames() {
 		// A node the chaos stopped or made NotReady works again; one whose
 		// server is gone is no longer the agent's.
@@ -267,6 +268,7 @@ func (r *run) check() {
 		r.violation("refused creates not paced: %s", v)
 	}
 	r.checkSecrets()
+	r.checkBMCs()
 	r.checkHardwareEvents()
 	r.checkControllerLog()
 	r.reportOrphans()

@@ -270,6 +270,13 @@ func (p *passwords) collect(ctx context.Context, env *framework.Env) {
 	}
 }
 
+// remember adds a password the run knows of (a BMC's).
+func (p *passwords) remember(pw string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen[pw] = true
+}
+
 func (p *passwords) all() []string {
 	p.stop()
 	<-p.done

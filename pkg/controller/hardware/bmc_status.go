@@ -15,29 +15,41 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
 )
 
-// maxAuthRetry is the longest wait between two logins a BMC refused.
-const maxAuthRetry = 30 * time.Minute
+const (
+	// minAuthRetry is the least wait after a BMC refused the credentials,
+	// whatever the poll interval: BMCs lock an account after a few refused
+	// logins within a minute or so.
+	minAuthRetry = time.Minute
+	// maxAuthRetry is the longest wait between two logins a BMC refused
+	// (the poll interval, when longer).
+	maxAuthRetry = 30 * time.Minute
+)
 
 // observeBMC turns what the pass learnt of the BMC into the status: the
-// Reachable and Authenticated conditions (an Event on each change names
-// the problem), the health, the power and the time of the poll. A failure
-// of the BMC is not the run's error: it is a condition, and the BMC is
-// tried again after min(poll interval, bmcRetry), not at the work queue's
-// pace. Only a failure of the cluster (an Event or a Node patch refused)
-// is returned.
-func (r *run) observeBMC(t *bmcTarget, o bmcdriver.Observation, interval time.Duration, runErr error) error {
+// Reachable, Authenticated and EventLogAvailable conditions (an Event on
+// each change names the problem), the health, the power and the time of
+// the poll. A failure of the BMC is not the run's error: it is a
+// condition, and the BMC is tried again after min(poll interval,
+// bmcRetry), not at the work queue's pace (see bmcRetryAfter for refused
+// credentials). Only a failure of the cluster (an Event or a Node patch
+// refused) is returned.
+func (r *run) observeBMC(t *bmcTarget, m *bmcdriver.Machine, interval time.Duration, runErr error) error {
 	st := &t.obj.Status
+	o := m.Observed()
 	if o.Problem != nil {
 		r.bmcProblem(t, o)
 		retry := r.bmcRetryAfter(t, o, interval)
-		r.h.bmc.HoldUntil(t.obj.Name, r.now.Add(retry))
+		m.Hold(r.now.Add(retry))
 		r.Requeue(retry)
 	} else if o.Contacted {
-		r.h.bmc.HoldUntil(t.obj.Name, time.Time{})
+		m.Hold(time.Time{})
 		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
 		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
 	} else if conditions.Get(st.Conditions, v1.BMCReachable) == nil {
 		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionUnknown, v1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
+	}
+	if o.Log != nil {
+		r.eventLogCondition(t, o.Log)
 	}
 	if o.Health != nil {
 		st.Health = string(o.Health.Overall)
@@ -92,20 +104,33 @@ func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
 	}
 }
 
+// eventLogCondition says whether the poll could read an event log.
+func (r *run) eventLogCondition(t *bmcTarget, log *bmcdriver.LogStatus) {
+	if log.Read {
+		t.setCondition(&r.Status, v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead, "the BMC's event log is read")
+		return
+	}
+	t.setCondition(&r.Status, v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog, fmt.Sprintf(
+		"the BMC at %s offers no event log the addon can read, so none of its entries become Events (health changes still do): %s",
+		address(t), log.Message))
+}
+
 // bmcRetryAfter is when a BMC that failed is tried again: after
-// min(poll interval, bmcRetry); a BMC that refuses the credentials, after
-// as long as it has refused them (at most maxAuthRetry), since BMCs lock
-// an account after a few failed logins in a row.
+// min(poll interval, bmcRetry). A BMC that refused the credentials sees no
+// login for at least minAuthRetry whatever the poll interval, then for as
+// long as it has refused them (so the waits double), at most maxAuthRetry
+// or the poll interval if longer: BMCs lock an account after a few refused
+// logins. The driver's hold keeps every login back meanwhile, unless the
+// credentials change.
 func (r *run) bmcRetryAfter(t *bmcTarget, o bmcdriver.Observation, interval time.Duration) time.Duration {
-	base := min(interval, bmcRetry)
 	if bmc.ClassOf(o.Problem) != bmc.Unauthorized {
-		return base
+		return min(interval, bmcRetry)
 	}
-	c := conditions.Get(t.obj.Status.Conditions, v1.BMCAuthenticated)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return base
+	since := time.Duration(0)
+	if c := conditions.Get(t.obj.Status.Conditions, v1.BMCAuthenticated); c != nil && c.Status == metav1.ConditionFalse {
+		since = r.now.Sub(c.LastTransitionTime.Time)
 	}
-	return min(max(base, r.now.Sub(c.LastTransitionTime.Time)), max(interval, maxAuthRetry))
+	return min(max(minAuthRetry, since), max(interval, maxAuthRetry))
 }
 
 // bmcFailuresHandled drops from a run's error the BMC's failures, which

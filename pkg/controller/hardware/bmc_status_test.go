@@ -13,8 +13,9 @@ import (
 )
 
 // A BMC that fails is tried again after the poll interval, at most a
-// minute; one that refuses the credentials waits as long as it has refused
-// them, up to 30 minutes (or the poll interval, if longer).
+// minute; one that refuses the credentials waits at least a minute whatever
+// the poll interval, then as long as it has refused them, up to 30 minutes
+// (or the poll interval, if longer).
 func TestBMCRetryAfter(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	refused := bmcdriver.Observation{Problem: &bmc.Error{Class: bmc.Unauthorized}}
@@ -36,6 +37,9 @@ func TestBMCRetryAfter(t *testing.T) {
 		{"unreachable, long interval", since(0), down, 15 * time.Minute, time.Minute},
 		{"unreachable, short interval", since(0), down, 5 * time.Second, 5 * time.Second},
 		{"refused just now", since(0), refused, 15 * time.Minute, time.Minute},
+		{"refused just now, 5s polls", since(0), refused, 5 * time.Second, time.Minute},
+		{"refused for 20s, 5s polls", since(20 * time.Second), refused, 5 * time.Second, time.Minute},
+		{"refused for 3 minutes, 5s polls", since(3 * time.Minute), refused, 5 * time.Second, 3 * time.Minute},
 		{"refused for 10 minutes", since(10 * time.Minute), refused, 15 * time.Minute, 10 * time.Minute},
 		{"refused for hours", since(5 * time.Hour), refused, 15 * time.Minute, 30 * time.Minute},
 		{"refused for hours, daily polls", since(5 * time.Hour), refused, 24 * time.Hour, time.Minute * 60 * 5},

@@ -43,7 +43,7 @@ func (h *Handler) SyncBMCInventory(name string, inv *v1.BMCInventory) (*v1.BMCIn
 		h.bmc.Forget(name)
 		return nil, nil
 	}
-	t := newBMCTarget(h.bmcInventories, inv)
+	t := newBMCTarget(h.bmcInventories, h.bmcWritten, h.bmcWritten.Latest(inv))
 	r := &run{Status: common.NewStatus(h.recorder), h: h, t: t, now: h.clock()}
 	err := r.syncBMC(t)
 	if perr := t.persist(); perr != nil {
@@ -76,14 +76,20 @@ func (r *run) syncBMC(t *bmcTarget) error {
 	if inv.Status.LastPolled != nil {
 		last = inv.Status.LastPolled.Time
 	}
-	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last, Now: r.h.clock})
-	r.machine = m
-	err = r.sync()
-	if cerr := m.Close(); cerr != nil {
-		// The BMC expires a session that was not logged out.
-		err = errors.Join(err, fmt.Errorf("logging out of the BMC of %s: %w", inv.Name, cerr))
+	var pace time.Duration
+	if inv.Status.LastPowerAction.InFlight() {
+		// The checks of an action under way keep the pace of the requeue,
+		// whatever else brings the inventory back in between.
+		pace = t.powerRecheck(r.h.settings.PollInterval)
 	}
-	return r.observeBMC(t, m.Observed(), interval, err)
+	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last,
+		PowerPace: pace, Now: r.h.clock})
+	r.machine = m
+	err = r.observeBMC(t, m, interval, r.sync())
+	// The session stays for the next pass when that comes soon (a power
+	// action followed, a short poll interval), and is logged out otherwise.
+	m.Release(r.After())
+	return err
 }
 
 // bindNode finds the node and makes sure the inventory may act on it: it

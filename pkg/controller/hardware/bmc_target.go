@@ -1,9 +1,12 @@
 package hardware
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 )
 
@@ -13,13 +16,32 @@ type bmcTarget struct {
 	workingCopy[*v1.BMCInventory]
 }
 
-func newBMCTarget(client equinixcontrollers.BMCInventoryClient, inv *v1.BMCInventory) *bmcTarget {
+// newBMCTarget works on inv; every status it writes is recorded in
+// written, so that the next pass reads it even before the cache does.
+func newBMCTarget(client equinixcontrollers.BMCInventoryClient, written *common.Writes[*v1.BMCInventory], inv *v1.BMCInventory) *bmcTarget {
+	update := func(i *v1.BMCInventory) (*v1.BMCInventory, error) {
+		out, err := client.UpdateStatus(i)
+		if err == nil {
+			written.Wrote(out)
+		}
+		return out, err
+	}
 	return &bmcTarget{newWorkingCopy("BMCInventory", inv, func(i *v1.BMCInventory) any { return i.Status },
-		func(i *v1.BMCInventory) *[]metav1.Condition { return &i.Status.Conditions }, client.UpdateStatus)}
+		func(i *v1.BMCInventory) *[]metav1.Condition { return &i.Status.Conditions }, update)}
 }
 
 func (t *bmcTarget) powerSpec() v1.PowerSpec      { return t.obj.Spec.PowerSpec }
 func (t *bmcTarget) hardware() *v1.HardwareStatus { return &t.obj.Status.HardwareStatus }
+
+// bmcPowerRecheck is the least time between two checks of a power
+// action's effect on a BMC, whatever --poll-interval says (a second in a
+// development setup). A server takes seconds to switch its power, a BMC
+// reports it no sooner, and one check every 10 s is six reads a minute on
+// the one session kept meanwhile, which no BMC minds; a check a second was
+// 60 of them, and a login each before sessions were kept.
+const bmcPowerRecheck = 10 * time.Second
+
+func (t *bmcTarget) powerRecheck(poll time.Duration) time.Duration { return max(poll, bmcPowerRecheck) }
 
 // joined is always true: the server of a BMCInventory runs a node of the
 // cluster, so its power is switched only in that node's maintenance mode,

@@ -46,7 +46,7 @@ func (r *run) followPowerAction() error {
 		return nil
 	}
 	if left := r.settleEnd(la).Sub(r.now); left > 0 {
-		r.Requeue(min(left, r.h.settings.PollInterval))
+		r.Requeue(min(left, r.t.powerRecheck(r.h.settings.PollInterval)))
 		return nil
 	}
 	sent := la.Sent.UTC().Format(time.RFC3339)
@@ -138,7 +138,8 @@ func (r *run) powerCondition(status metav1.ConditionStatus, reason, msg string) 
 	r.t.setCondition(&r.Status, v1.InstancePowerSynced, status, reason, msg)
 }
 
-func (r *run) poll() { r.Requeue(r.h.settings.PollInterval) }
+// poll asks to check a power action's effect again, at the target's pace.
+func (r *run) poll() { r.Requeue(r.t.powerRecheck(r.h.settings.PollInterval)) }
 
 // backoff is the wait after n refused calls: twice the poll interval,
 // doubling, at most maxRetryBackoff.

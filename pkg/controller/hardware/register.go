@@ -85,8 +85,10 @@ type Handler struct {
 	outbox *outbox
 
 	bmcInventories equinixcontrollers.BMCInventoryController
-	secrets        *credentials.Lookup
-	bmc            *bmcdriver.Driver
+	// bmcWritten are the chain's own latest status writes of inventories.
+	bmcWritten *common.Writes[*v1.BMCInventory]
+	secrets    *credentials.Lookup
+	bmc        *bmcdriver.Driver
 
 	// now is the chain's clock (time.Now when nil).
 	now func() time.Time
@@ -111,7 +113,8 @@ func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 		recorder:       deps.Recorder,
 		bmcInventories: deps.BMCInventories,
 		secrets:        deps.SecretLookup,
-		bmc:            bmcdriver.New(nil),
+		bmc:            bmcdriver.New(bmcdriver.Options{}),
+		bmcWritten:     common.NewWrites[*v1.BMCInventory](deps.BMCInventories.Informer().GetStore()),
 	}
 	h.metal = metaldriver.New(metaldriver.Options{
 		Provider:            deps.Metal,
@@ -149,6 +152,11 @@ func (h *Handler) registerBMC(ctx context.Context, deps *common.Deps) {
 		return []string{i.Spec.CredentialsSecret.Name}, nil
 	})
 	deps.BMCInventories.OnChange(ctx, HandlerBMCInventory, h.SyncBMCInventory)
+	go func() {
+		// Log out of every BMC as the controller stops.
+		<-ctx.Done()
+		h.bmc.Close()
+	}()
 	enqueue := common.After(deps.BMCInventories, common.RelatedDelay)
 	relatedresource.WatchClusterScoped(ctx, watchBMCNodes, h.inventoriesBy(indexByNodeName, ""), enqueue, deps.Nodes)
 	relatedresource.WatchClusterScoped(ctx, watchBMCSecrets, h.inventoriesBy(indexBySecret, deps.Cfg.Namespace), enqueue, deps.Secrets)

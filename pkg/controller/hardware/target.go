@@ -1,6 +1,8 @@
 package hardware
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +31,9 @@ type target interface {
 	// joined reports whether the machine's node has joined the cluster:
 	// power actions then wait for its maintenance mode.
 	joined() bool
+	// powerRecheck is how long to wait between two checks of a power
+	// action's effect, given the configured poll interval.
+	powerRecheck(poll time.Duration) time.Duration
 	// deleting reports whether the object is going: only its events are
 	// forwarded then.
 	deleting() bool
@@ -51,3 +56,6 @@ func newInstanceTarget(client equinixcontrollers.InstanceClient, inst *v1.Instan
 func (t *instanceTarget) powerSpec() v1.PowerSpec      { return t.obj.Spec.PowerSpec }
 func (t *instanceTarget) hardware() *v1.HardwareStatus { return &t.obj.Status.HardwareStatus }
 func (t *instanceTarget) joined() bool                 { return t.obj.Status.JoinedAt != nil }
+
+// powerRecheck is the poll interval: the Metal API is built for it.
+func (t *instanceTarget) powerRecheck(poll time.Duration) time.Duration { return poll }

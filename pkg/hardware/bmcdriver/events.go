@@ -123,8 +123,9 @@ func severity(s bmc.State) hw.Severity {
 // carries the log's next position: one before it carries the position the
 // poll started from, so a pass that stops half-way reads the batch again,
 // and the entries already handed on are found by their IDs. An entry's ID
-// joins the BMC's record ID with a digest of its content, since a BMC
-// numbers its records anew after the log is cleared.
+// joins its log (a Redfish BMC may keep several, each numbering its own
+// records) and the BMC's record ID with a digest of its content, since a
+// BMC numbers its records anew after the log is cleared.
 func logEvents(cur cursor, entries []bmc.LogEntry, next string) []hw.Event {
 	out := make([]hw.Event, 0, len(entries))
 	for i, e := range entries {
@@ -132,8 +133,12 @@ func logEvents(cur cursor, entries []bmc.LogEntry, next string) []hw.Event {
 		if i == len(entries)-1 {
 			c.Log = next
 		}
+		id := "log/" + e.ID + "/" + entryDigest(e)
+		if e.Log != "" {
+			id = "log/" + e.Log + "/" + e.ID + "/" + entryDigest(e)
+		}
 		out = append(out, hw.Event{
-			ID:       "log/" + e.ID + "/" + entryDigest(e),
+			ID:       id,
 			Time:     e.Time,
 			Type:     TypeLog,
 			Message:  e.Message,

@@ -84,6 +84,8 @@ func TestLogEvents(t *testing.T) {
 	assert.Equal(t, hw.SeverityWarning, evs[1].Severity)
 	reused := logEvents(cur, []bmc.LogEntry{{ID: "1", Time: at.Add(time.Hour), Severity: bmc.StateOK, Message: "boot"}}, "x")
 	assert.NotEqual(t, evs[0].ID, reused[0].ID)
+	twoLogs := logEvents(cur, []bmc.LogEntry{{ID: "1", Log: "SEL", Time: at, Message: "boot"}, {ID: "1", Log: "Log1", Time: at, Message: "boot"}}, "y")
+	assert.NotEqual(t, twoLogs[0].ID, twoLogs[1].ID, "record 1 of two logs is two events")
 }
 
 // The inventory becomes the chain's facts, grouped as people read them.

@@ -17,8 +17,10 @@ type Machine struct {
 	ep       bmc.Endpoint
 	opts     MachineOptions
 	factsKey string
+	creds    string
 
 	mu     sync.Mutex
+	link   *link
 	client bmc.Client
 	// dialErr is the first failed login of the pass: later calls fail
 	// with it at once rather than wait for the same timeout again.
@@ -32,20 +34,51 @@ type Machine struct {
 	power   bmc.PowerState
 	// cursor is the poll's cursor past everything it returned.
 	cursor string
+	log    *LogStatus
 }
 
 var _ hw.Machine = (*Machine)(nil)
 
-// Close logs out. The machine is not used after it.
-func (m *Machine) Close() error {
+// Release ends the pass. The session stays open for IdleLogout when the
+// owner's next pass comes within it (next > 0), and is logged out
+// otherwise; the machine is not used after it.
+func (m *Machine) Release(next time.Duration) {
 	m.mu.Lock()
-	c := m.client
-	m.client = nil
+	l := m.link
+	m.link, m.client = nil, nil
 	m.mu.Unlock()
-	if c == nil {
-		return nil
+	if l != nil {
+		m.d.release(l, next > 0 && next <= m.d.idle)
 	}
-	return fromError("Close", c.Close(), false)
+}
+
+// Hold keeps the owner's machines from polling before until; zero lifts
+// the hold. After the pass's login was refused, the hold keeps them from
+// logging in at all before until, for the credentials refused: other
+// credentials (the Secret changed) try at once.
+func (m *Machine) Hold(until time.Time) {
+	m.mu.Lock()
+	problem := m.problem
+	m.mu.Unlock()
+	m.d.mu.Lock()
+	defer m.d.mu.Unlock()
+	if until.IsZero() {
+		delete(m.d.holds, m.opts.Owner)
+		return
+	}
+	h := hold{until: until}
+	if bmc.ClassOf(problem) == bmc.Unauthorized {
+		h.creds, h.refusal = m.creds, problem
+	}
+	m.d.holds[m.opts.Owner] = h
+}
+
+// LogStatus says whether a poll could read the BMC's event log.
+type LogStatus struct {
+	// Read is false when the BMC has no event log the driver can read;
+	// Message then says what it has (the BMC package's own words).
+	Read    bool
+	Message string
 }
 
 // Observation is what a pass learnt of the BMC, besides what the chain
@@ -61,6 +94,8 @@ type Observation struct {
 	Polled time.Time
 	// Health is the poll's health reading, nil without a poll.
 	Health *bmc.Health
+	// Log is whether the poll read an event log, nil without a poll.
+	Log *LogStatus
 	// Power is the last power state read, "" when none was.
 	Power hw.PowerState
 	// Cursor is the poll's cursor once every event it returned was handed
@@ -73,7 +108,7 @@ type Observation struct {
 func (m *Machine) Observed() Observation {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	o := Observation{Contacted: m.contacted, Problem: m.problem, Polled: m.polled, Health: m.health, Cursor: m.cursor}
+	o := Observation{Contacted: m.contacted, Problem: m.problem, Polled: m.polled, Health: m.health, Log: m.log, Cursor: m.cursor}
 	if m.power != "" {
 		o.Power = fromPower(m.power)
 	}
@@ -81,20 +116,27 @@ func (m *Machine) Observed() Observation {
 }
 
 // due says whether a poll is due now, and if not, how long until it is:
-// the interval after the last poll, and not while the owner is held.
+// the interval after the last poll (the status's, or this process's own
+// if later), and not while the owner is held.
 func (m *Machine) due() (bool, time.Duration) {
 	now := m.opts.Now()
-	if until := m.d.heldUntil(m.opts.Owner); now.Before(until) {
-		return false, until.Sub(now)
+	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && now.Before(h.until) {
+		return false, h.until.Sub(now)
 	}
-	if m.opts.LastPolled.IsZero() {
+	last := m.opts.LastPolled
+	if own := m.d.lastPoll(m.opts.Owner); own.After(last) {
+		last = own
+	}
+	if last.IsZero() {
 		return true, 0
 	}
-	left := m.opts.LastPolled.Add(m.opts.Interval).Sub(now)
+	left := last.Add(m.opts.Interval).Sub(now)
 	return left <= 0, left
 }
 
-// session returns the pass's client, logging in on the first call.
+// session returns the pass's client: the BMC's session, opened on the first
+// call unless another pass left one. While the owner is held after a
+// refused login with these credentials, nothing is tried.
 func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -104,7 +146,16 @@ func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 	if m.dialErr != nil {
 		return nil, m.dialErr
 	}
-	c, err := m.d.dial(ctx, m.ep)
+	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && h.refusal != nil && m.opts.Now().Before(h.until) {
+		m.dialErr = &bmc.Error{Op: "Dial", Endpoint: m.ep.String(), Class: bmc.Unauthorized, Message: fmt.Sprintf(
+			"the BMC refused these credentials; no login is tried before %s unless the credentials change",
+			h.until.UTC().Format(time.RFC3339))}
+		return nil, m.dialErr
+	}
+	if m.link == nil {
+		m.link = m.d.acquire(m.ep)
+	}
+	c, err := m.link.open(ctx, m.ep, m.creds, m.d.dial)
 	if err != nil {
 		m.dialErr = err
 		m.noteLocked(err)
@@ -114,11 +165,16 @@ func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 	return c, nil
 }
 
-// note keeps the pass's first BMC failure.
+// note keeps the pass's first BMC failure. A session whose credentials
+// the BMC refused is logged out: it cannot serve another pass.
 func (m *Machine) note(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.noteLocked(err)
+	if bmc.ClassOf(err) == bmc.Unauthorized && m.client != nil {
+		m.link.drop(m.client)
+		m.client, m.dialErr = nil, err
+	}
 }
 
 func (m *Machine) noteLocked(err error) {
@@ -138,7 +194,7 @@ func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
 		if remembered {
 			return f, nil
 		}
-		if m.opts.Now().Before(m.d.heldUntil(m.opts.Owner)) {
+		if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && m.opts.Now().Before(h.until) {
 			return hw.Facts{}, &hw.Error{Op: "Facts", Class: hw.ClassUnavailable,
 				Message: fmt.Sprintf("the BMC failed; it is asked again in %s", left.Round(time.Second))}
 		}
@@ -157,8 +213,12 @@ func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
 	return f, nil
 }
 
-// PowerState asks the BMC.
+// PowerState asks the BMC; while a power action is under way
+// (MachineOptions.PowerPace), at most once per pace.
 func (m *Machine) PowerState(ctx context.Context) (hw.PowerState, error) {
+	if p, ok := m.d.recentPower(m.opts.Owner, m.opts.PowerPace, m.opts.Now()); ok {
+		return fromPower(p), nil
+	}
 	c, err := m.session(ctx)
 	if err != nil {
 		return hw.PowerUnknown, fromError("PowerState", err, false)
@@ -168,6 +228,7 @@ func (m *Machine) PowerState(ctx context.Context) (hw.PowerState, error) {
 		m.note(err)
 		return hw.PowerUnknown, fromError("PowerState", err, false)
 	}
+	m.d.notePower(m.opts.Owner, p, m.opts.Now())
 	m.mu.Lock()
 	m.power = p
 	m.mu.Unlock()
@@ -181,6 +242,8 @@ func (m *Machine) Power(ctx context.Context, action hw.PowerAction) error {
 	if err != nil {
 		return notSent(err)
 	}
+	// Whatever comes of it, the power may change now.
+	defer m.d.notePower(m.opts.Owner, "", time.Time{})
 	if err := c.Power(ctx, bmc.PowerAction(action)); err != nil {
 		m.note(err)
 		return fromError("Power", err, true)
@@ -208,10 +271,13 @@ func (m *Machine) Events(ctx context.Context, cursor string) (hw.EventBatch, err
 		return hw.EventBatch{}, fromError("Events", err, false)
 	}
 	entries, next, err := c.LogEntries(ctx, cur.Log)
+	log := &LogStatus{Read: true}
 	switch {
 	case bmc.ClassOf(err) == bmc.Unsupported:
-		// A BMC without an event log still has its health to report.
+		// A BMC without an event log still has its health to report; the
+		// caller says the log is missing.
 		entries, next = nil, cur.Log
+		log = &LogStatus{Message: hw.Message(fromError("Events", err, false))}
 	case err != nil:
 		m.note(err)
 		return hw.EventBatch{}, fromError("Events", err, false)
@@ -221,11 +287,14 @@ func (m *Machine) Events(ctx context.Context, cursor string) (hw.EventBatch, err
 		m.note(err)
 		return hw.EventBatch{}, fromError("Events", err, false)
 	}
+	m.d.notePower(m.opts.Owner, power, m.opts.Now())
 	events := healthEvents(&cur, health, m.opts.Key, m.opts.Now())
 	events = append(events, logEvents(cur, entries, next)...)
 	cur.Log = next
+	now := m.opts.Now()
+	m.d.notePoll(m.opts.Owner, now)
 	m.mu.Lock()
-	m.polled, m.health, m.power, m.cursor = m.opts.Now(), &health, power, cur.encode()
+	m.polled, m.health, m.log, m.power, m.cursor = now, &health, log, power, cur.encode()
 	m.mu.Unlock()
 	return hw.EventBatch{Events: events, RecheckAfter: m.opts.Interval}, nil
 }

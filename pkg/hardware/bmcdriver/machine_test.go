@@ -64,11 +64,12 @@ func TestMachineContract(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := start(t)
 			ctx := context.Background()
-			d := New(nil)
+			d := New(Options{})
+			t.Cleanup(d.Close)
 			now := time.Unix(1_800_000_000, 0)
 			clock := func() time.Time { return now }
 			pass := func(last time.Time) *Machine {
-				return d.Machine(b.ep, MachineOptions{Key: "uid-1", Interval: time.Minute, LastPolled: last, Now: clock})
+				return d.Machine(b.ep, MachineOptions{Owner: "o", Key: "uid-1", Interval: time.Minute, LastPolled: last, Now: clock})
 			}
 
 			m := pass(time.Time{})
@@ -83,11 +84,13 @@ func TestMachineContract(t *testing.T) {
 			require.NoError(t, err)
 			assert.NotEmpty(t, facts.Manufacturer)
 			assert.Contains(t, facts.Source, "BMC at 127.0.0.1:")
-			require.NoError(t, m.Close())
+			m.Release(0)
 			assert.True(t, m.Observed().Contacted)
+			polledAt := now
 
 			// Not due: nothing is read, not even a login.
-			m = pass(now.Add(-30 * time.Second))
+			now = now.Add(30 * time.Second)
+			m = pass(polledAt)
 			batch, err := m.Events(ctx, cursor)
 			require.NoError(t, err)
 			assert.Empty(t, batch.Events)
@@ -99,10 +102,11 @@ func TestMachineContract(t *testing.T) {
 			b.addLog(t, 1)
 			b.addLog(t, 2)
 			b.breakPSU(t)
-			m = pass(now.Add(-time.Minute))
+			now = now.Add(30 * time.Second)
+			m = pass(polledAt)
 			batch, err = m.Events(ctx, cursor)
 			require.NoError(t, err)
-			require.NoError(t, m.Close())
+			m.Release(0)
 			var health, logs []hw.Event
 			for _, e := range batch.Events {
 				if e.Type == TypeHealth {
@@ -121,9 +125,11 @@ func TestMachineContract(t *testing.T) {
 			// Resuming from the last cursor: nothing again; from the first
 			// event's: the same IDs again, which the chain finds by name.
 			last := batch.Events[len(batch.Events)-1].Cursor
+			now = now.Add(time.Minute)
 			again, err := pass(time.Time{}).Events(ctx, last)
 			require.NoError(t, err)
 			assert.Empty(t, again.Events)
+			now = now.Add(time.Minute)
 			replay, err := pass(time.Time{}).Events(ctx, batch.Events[0].Cursor)
 			require.NoError(t, err)
 			for _, e := range replay.Events {
@@ -134,7 +140,7 @@ func TestMachineContract(t *testing.T) {
 			before := b.commands()
 			require.NoError(t, m.Power(ctx, hw.ActionOff))
 			assert.Equal(t, before+1, b.commands(), "one command")
-			require.NoError(t, m.Close())
+			m.Release(0)
 		})
 	}
 }
@@ -162,7 +168,8 @@ func TestMachineRefusedLogin(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	ep := bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: srv.Host, Port: srv.Port, CABundle: srv.CACertPEM, Username: user, Password: "wrong"}
-	d := New(nil)
+	d := New(Options{})
+	t.Cleanup(d.Close)
 	m := d.Machine(ep, MachineOptions{Owner: "node-1", Key: "k", Interval: time.Minute})
 	ctx := context.Background()
 	_, err = m.Events(ctx, "")
@@ -178,8 +185,9 @@ func TestMachineRefusedLogin(t *testing.T) {
 	assert.Empty(t, sim.Resets())
 
 	// Held back until its retry time, the BMC sees no login, whatever
-	// brings the owner back before.
-	d.HoldUntil("node-1", time.Now().Add(time.Minute))
+	// brings the owner back before: a poll, facts, a power request.
+	m.Hold(time.Now().Add(time.Minute))
+	m.Release(0)
 	m = d.Machine(ep, MachineOptions{Owner: "node-1", Key: "k", Interval: time.Second})
 	batch, err := m.Events(ctx, "")
 	require.NoError(t, err)
@@ -187,8 +195,20 @@ func TestMachineRefusedLogin(t *testing.T) {
 	assert.Greater(t, batch.RecheckAfter, 50*time.Second)
 	_, err = m.Facts(ctx)
 	assert.Equal(t, hw.ClassUnavailable, hw.ClassOf(err))
+	_, err = m.PowerState(ctx)
+	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
+	err = m.Power(ctx, hw.ActionOn)
+	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
+	assert.False(t, hw.MaybeApplied(err))
 	assert.Equal(t, requests, sim.Requests(), "no login while held")
-	d.HoldUntil("node-1", time.Time{})
-	_, err = d.Machine(ep, MachineOptions{Owner: "node-1", Key: "k", Interval: time.Second}).Events(ctx, "")
-	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err), "released, it logs in again")
+	assert.Nil(t, m.Observed().Problem, "a login held back is no news of the BMC")
+	m.Release(0)
+
+	// Other credentials (the Secret changed) are tried at once.
+	ep.Password = password
+	m = d.Machine(ep, MachineOptions{Owner: "node-1", Key: "k", Interval: time.Second})
+	_, err = m.PowerState(ctx)
+	require.NoError(t, err, "a change of the credentials lifts the hold")
+	m.Hold(time.Time{})
+	m.Release(0)
 }

@@ -5,17 +5,17 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // resetTypes are the ResetType values the simulated system accepts.
 var resetTypes = []string{"On", "ForceOff", "GracefulShutdown", "ForceRestart", "PowerCycle"}
 
 func (b *BMC) action(w http.ResponseWriter, r *http.Request, path string) {
-	switch path {
-	case systemPath + "/Actions/ComputerSystem.Reset":
+	switch {
+	case path == systemPath+"/Actions/ComputerSystem.Reset":
 		b.reset(w, r)
-	case selPath + "/Actions/LogService.ClearLog":
-		b.ClearLog()
+	case b.logAction(path):
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD")
@@ -69,6 +69,6 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 	case "PowerCycle":
 		settle("PoweringOn", "On")
 	}
-	b.resets = append(b.resets, req.ResetType)
+	b.resets = append(b.resets, Reset{Type: req.ResetType, At: time.Now()})
 	w.WriteHeader(http.StatusNoContent)
 }

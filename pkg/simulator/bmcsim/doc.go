@@ -19,11 +19,17 @@
 // basic auth, Systems/1 (ComputerSystem with Manufacturer, Model,
 // SerialNumber, BiosVersion, PowerState, ProcessorSummary, MemorySummary,
 // Status and the Reset action with its AllowableValues), Processors,
-// Memory, Storage/1 with Drives, EthernetInterfaces, Chassis/1 with Thermal
-// (temperatures and fans) and Power (power supplies, power control),
-// Managers/1 with LogServices/SEL, its ClearLog action and Entries (members
-// expanded, paged with Members@odata.nextLink and $skip). Wrong or missing
+// Memory, Storage/1 with Drives (or SimpleStorage/1 only, as older BMCs
+// serve drives), EthernetInterfaces (ports, and optionally a VLAN and the
+// host interface's end, shaped as DMTF's public-rackmount1 mockup shapes
+// them), Chassis/1 with Thermal (temperatures and fans) and Power (power
+// supplies, power control), Managers/1, and log services under the system
+// and the manager (Options.LogServices; by default one SEL under the
+// manager), each with its ClearLog action and Entries (members expanded,
+// paged with Members@odata.nextLink and $skip). Wrong or missing
 // credentials answer 401 with a Redfish error object; unknown paths 404.
+// Options.MaxSessions refuses a login past that many open sessions with
+// 503, as iDRACs do; Options.Lockout locks the account after failed logins.
 //
 // # Behaviour
 //
@@ -32,12 +38,14 @@
 // for Options.PowerTransition. ForceRestart of a host that is off answers
 // 409, as common BMCs do. The SEL holds Options.MaxLogEntries entries and
 // then overwrites the oldest; a clear restarts Ids at 1, as many BMCs do.
+// Entries carry the EntryType of their log service's description.
 //
 // # Test controls
 //
-// SetHealth(kind, name, health), AddLogEntry, ClearLog, SetPowerState,
-// PowerState, Resets (every accepted ResetType, in order), Sessions,
-// Requests; InjectFault(Fault{Kind, PathPrefix, Method, Count, Status,
+// SetHealth(kind, name, health), AddLogEntry, AddLogEntryTo, ClearLog,
+// SetPowerState, PowerState, Resets (every accepted ResetType, in order),
+// Sessions, Logins (accepted and refused, the most sessions open at once),
+// DropSessions, Requests; InjectFault(Fault{Kind, PathPrefix, Method, Count, Status,
 // Latency}) with FaultUnauthorized, FaultServerError and FaultLatency,
 // RemoveFault, ClearFaults, FaultFired; Server.GoAway and ComeBack close
 // and reopen the listener, so connections are refused meanwhile.

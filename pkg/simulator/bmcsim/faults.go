@@ -82,6 +82,7 @@ func (b *BMC) takeFaults(r *http.Request) []Fault {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.requests++
+	b.requestLog = append(b.requestLog, r.Method+" "+r.URL.RequestURI())
 	var out []Fault
 	kept := b.faults[:0]
 	for _, fs := range b.faults {

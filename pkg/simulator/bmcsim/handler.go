@@ -1,9 +1,6 @@
 package bmcsim
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -66,69 +63,6 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
-}
-
-func (b *BMC) authorized(r *http.Request) bool {
-	if tok := r.Header.Get("X-Auth-Token"); tok != "" {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		for _, t := range b.sessions {
-			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-				return true
-			}
-		}
-		return false
-	}
-	user, pass, ok := r.BasicAuth()
-	return ok && b.credentialsOK(user, pass)
-}
-
-func (b *BMC) credentialsOK(user, pass string) bool {
-	u := subtle.ConstantTimeCompare([]byte(user), []byte(b.opts.Username))
-	p := subtle.ConstantTimeCompare([]byte(pass), []byte(b.opts.Password))
-	return u&p == 1
-}
-
-func (b *BMC) login(w http.ResponseWriter, r *http.Request) {
-	var req struct{ UserName, Password string }
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.UserName == "" {
-		writeError(w, http.StatusBadRequest, "MalformedJSON", "The request body submitted was malformed JSON and could not be parsed by the receiving service.")
-		return
-	}
-	if !b.credentialsOK(req.UserName, req.Password) {
-		writeError(w, http.StatusUnauthorized, "ResourceAtUriUnauthorized", "While accessing the resource at /redfish/v1/SessionService/Sessions, the service received an authorization error: invalid user name or password.")
-		return
-	}
-	raw := make([]byte, 16)
-	_, _ = rand.Read(raw)
-	token := hex.EncodeToString(raw)
-	b.mu.Lock()
-	b.nextSession++
-	id := fmt.Sprint(b.nextSession)
-	b.sessions[id] = token
-	b.mu.Unlock()
-	loc := sessionsPath + "/" + id
-	w.Header().Set("X-Auth-Token", token)
-	w.Header().Set("Location", loc)
-	writeJSON(w, http.StatusCreated, b.session(id, req.UserName))
-}
-
-func (b *BMC) session(id, user string) map[string]any {
-	s := resource(sessionsPath+"/"+id, "#Session.v1_3_0.Session", "Session.Session")
-	s["Id"], s["Name"], s["UserName"] = id, "User Session", user
-	return s
-}
-
-func (b *BMC) logout(w http.ResponseWriter, id string) {
-	b.mu.Lock()
-	_, ok := b.sessions[id]
-	delete(b.sessions, id)
-	b.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", "The session does not exist.")
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // resource starts a Redfish resource with the OData annotations every

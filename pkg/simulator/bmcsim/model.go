@@ -45,11 +45,26 @@ type Part struct {
 	Cores int
 }
 
-// NIC is one host Ethernet interface.
+// NIC is one Ethernet interface of the host, as the system lists it.
 type NIC struct {
 	ID, MAC   string
 	SpeedMbps int
+	// Kind is a physical port ("") or one of the interfaces BMCs list beside
+	// the ports: a VLAN on a port, or the host's side of the BMC's host
+	// interface (a USB network link to the BMC).
+	Kind NICKind
+	// Parent is the port a VLAN runs on.
+	Parent string
 }
+
+// NICKind says what an Ethernet interface is.
+type NICKind string
+
+// NIC kinds besides a physical port.
+const (
+	NICVLAN          NICKind = "VLAN"
+	NICHostInterface NICKind = "HostInterface"
+)
 
 // Hardware is the simulated machine's fixed facts.
 type Hardware struct {
@@ -105,6 +120,17 @@ type Options struct {
 	// NoSessionService leaves out the SessionService, as some older BMCs
 	// do: clients must use HTTP basic auth.
 	NoSessionService bool
+	// LogServices are the BMC's log services; nil means
+	// DefaultLogServices(). AddLogEntry and ClearLog act on the first.
+	LogServices []LogService
+	// SimpleStorageOnly describes the drives through SimpleStorage and
+	// leaves out Storage, as older BMCs do.
+	SimpleStorageOnly bool
+	// MaxSessions refuses a login past that many open sessions with 503,
+	// as iDRACs do; 0 means no limit.
+	MaxSessions int
+	// Lockout locks the account after failed logins; nil never locks it.
+	Lockout *Lockout
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -119,22 +145,16 @@ type BMC struct {
 	power       string // On, Off, PoweringOn, PoweringOff
 	powerTarget string
 	powerAt     time.Time
-	resets      []string
+	resets      []Reset
 	sessions    map[string]string // id -> token
 	nextSession int
-	log         []logEntry
-	nextLogID   int
+	logins      loginStats
+	logs        []*eventLog
 	faults      []*faultState
 	fired       map[FaultID]int
 	nextFault   int
 	requests    int
-}
-
-type logEntry struct {
-	ID       int
-	Created  time.Time
-	Severity string
-	Message  string
+	requestLog  []string
 }
 
 // New returns a powered-on BMC with healthy hardware and an empty SEL.
@@ -153,7 +173,15 @@ func New(opts Options) *BMC {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &BMC{opts: opts, hw: hw, power: "On", sessions: map[string]string{}, nextLogID: 1, fired: map[FaultID]int{}}
+	if len(opts.LogServices) == 0 {
+		opts.LogServices = DefaultLogServices()
+	}
+	b := &BMC{opts: opts, hw: hw, power: "On", sessions: map[string]string{}, fired: map[FaultID]int{},
+		logins: loginStats{spans: map[string]*sessionSpan{}}}
+	for _, spec := range opts.LogServices {
+		b.logs = append(b.logs, &eventLog{spec: spec, nextID: 1})
+	}
+	return b
 }
 
 // SetHealth sets the Status.Health of one part, found by kind and Name.
@@ -172,33 +200,6 @@ func (b *BMC) SetHealth(kind PartKind, name, health string) error {
 		}
 	}
 	return fmt.Errorf("no %s named %q", kind, name)
-}
-
-// AddLogEntry appends a SEL entry (Severity OK, Warning or Critical) and
-// returns its Id. A full log drops its oldest entry.
-func (b *BMC) AddLogEntry(severity, message string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	e := logEntry{ID: b.nextLogID, Created: b.opts.Now().UTC(), Severity: severity, Message: message}
-	b.nextLogID++
-	b.log = append(b.log, e)
-	if over := len(b.log) - b.opts.MaxLogEntries; over > 0 {
-		b.log = append([]logEntry(nil), b.log[over:]...)
-	}
-	return fmt.Sprint(e.ID)
-}
-
-// ClearLog empties the SEL as the ClearLog action does. Ids start again at
-// 1, as many BMCs do, which is what makes a clear hard to detect.
-func (b *BMC) ClearLog() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.clearLogLocked()
-}
-
-func (b *BMC) clearLogLocked() {
-	b.log = nil
-	b.nextLogID = 1
 }
 
 // SetPowerState sets the power state at once ("On" or "Off"), as a person
@@ -228,11 +229,29 @@ func (b *BMC) powerLocked() string {
 	return b.power
 }
 
+// Reset is one Reset action the BMC accepted.
+type Reset struct {
+	Type string
+	At   time.Time
+}
+
 // Resets returns the ResetType of every Reset action accepted, in order.
 func (b *BMC) Resets() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.resets...)
+	out := make([]string, 0, len(b.resets))
+	for _, r := range b.resets {
+		out = append(out, r.Type)
+	}
+	return out
+}
+
+// ResetLog returns every Reset action accepted, with when (on the wall
+// clock, which the callers' watches use too), in order.
+func (b *BMC) ResetLog() []Reset {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Reset(nil), b.resets...)
 }
 
 // Sessions returns how many login sessions are open.
@@ -240,6 +259,14 @@ func (b *BMC) Sessions() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.sessions)
+}
+
+// RequestLog returns every request that reached the handler, as "GET
+// /redfish/v1/Systems/1", in order.
+func (b *BMC) RequestLog() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requestLog...)
 }
 
 // Requests returns how many HTTP requests reached the handler.

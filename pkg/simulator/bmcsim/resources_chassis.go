@@ -1,10 +1,6 @@
 package bmcsim
 
-import (
-	"net/http"
-	"strconv"
-	"time"
-)
+import "strconv"
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
@@ -72,42 +68,9 @@ func (b *BMC) manager() map[string]any {
 	m["Id"], m["Name"], m["ManagerType"], m["FirmwareVersion"] = "1", "Manager", "BMC", "1.0.0"
 	m["Status"] = status(HealthOK, false)
 	m["LogServices"] = link(managerPath + "/LogServices")
+	if len(b.hostInterfaces()) > 0 {
+		m["HostInterfaces"] = link(managerPath + "/HostInterfaces")
+	}
 	m["Links"] = map[string]any{"ManagerForServers": []any{link(systemPath)}, "ManagerForChassis": []any{link(chassisPath)}}
 	return m
-}
-
-func (b *BMC) logService() map[string]any {
-	l := resource(selPath, "#LogService.v1_5_0.LogService", "LogService.LogService")
-	l["Id"], l["Name"], l["LogEntryType"], l["ServiceEnabled"] = "SEL", "System Event Log", "SEL", true
-	l["MaxNumberOfRecords"], l["OverWritePolicy"] = b.opts.MaxLogEntries, "WrapsWhenFull"
-	l["DateTime"] = b.opts.Now().UTC().Format(time.RFC3339)
-	l["Entries"] = link(selPath + "/Entries")
-	l["Actions"] = map[string]any{"#LogService.ClearLog": map[string]any{"target": selPath + "/Actions/LogService.ClearLog"}}
-	l["Status"] = status(HealthOK, false)
-	return l
-}
-
-// logEntries renders one page of the SEL, oldest first, with the members
-// expanded as most BMCs do, and a nextLink to the following page.
-func (b *BMC) logEntries(r *http.Request) map[string]any {
-	skip, _ := strconv.Atoi(r.URL.Query().Get("$skip"))
-	skip = max(0, min(skip, len(b.log)))
-	end := min(skip+b.opts.LogPageSize, len(b.log))
-	c := resource(selPath+"/Entries", "#LogEntryCollection.LogEntryCollection", "LogEntryCollection.LogEntryCollection")
-	members := []any{}
-	for _, e := range b.log[skip:end] {
-		members = append(members, b.entry(e))
-	}
-	c["Name"], c["Members"], c["Members@odata.count"] = "System Event Log Entries", members, len(b.log)
-	if end < len(b.log) {
-		c["Members@odata.nextLink"] = selPath + "/Entries?$skip=" + itoa(end)
-	}
-	return c
-}
-
-func (b *BMC) entry(e logEntry) map[string]any {
-	r := resource(selPath+"/Entries/"+itoa(e.ID), "#LogEntry.v1_15_0.LogEntry", "LogEntry.LogEntry")
-	r["Id"], r["Name"], r["EntryType"] = itoa(e.ID), "Log Entry "+itoa(e.ID), "SEL"
-	r["Created"], r["Severity"], r["Message"] = e.Created.Format(time.RFC3339), e.Severity, e.Message
-	return r
 }

@@ -9,7 +9,6 @@ const (
 	systemPath  = root + "/Systems/1"
 	chassisPath = root + "/Chassis/1"
 	managerPath = root + "/Managers/1"
-	selPath     = managerPath + "/LogServices/SEL"
 )
 
 // resourceTypes maps the collections of a system to their member kinds.
@@ -45,9 +44,27 @@ func (b *BMC) resource(path string, r *http.Request) (map[string]any, bool) {
 	case systemPath:
 		return b.system(), true
 	case systemPath + "/Storage":
+		if b.opts.SimpleStorageOnly {
+			return nil, false
+		}
 		return collection(path, "#StorageCollection.StorageCollection", "StorageCollection.StorageCollection", "Storage Collection", []string{systemPath + "/Storage/1"}), true
 	case systemPath + "/Storage/1":
+		if b.opts.SimpleStorageOnly {
+			return nil, false
+		}
 		return b.storage(), true
+	case systemPath + "/SimpleStorage":
+		if !b.opts.SimpleStorageOnly {
+			return nil, false
+		}
+		return collection(path, "#SimpleStorageCollection.SimpleStorageCollection", "SimpleStorageCollection.SimpleStorageCollection", "Simple Storage Collection", []string{systemPath + "/SimpleStorage/1"}), true
+	case systemPath + "/SimpleStorage/1":
+		if !b.opts.SimpleStorageOnly {
+			return nil, false
+		}
+		return b.simpleStorage(), true
+	case systemPath + "/LogServices":
+		return collection(path, "#LogServiceCollection.LogServiceCollection", "LogServiceCollection.LogServiceCollection", "Log Service Collection", b.logServiceIDs(LogOfSystem)), true
 	case systemPath + "/EthernetInterfaces":
 		var ids []string
 		for _, n := range b.hw.NICs {
@@ -67,11 +84,17 @@ func (b *BMC) resource(path string, r *http.Request) (map[string]any, bool) {
 	case managerPath:
 		return b.manager(), true
 	case managerPath + "/LogServices":
-		return collection(path, "#LogServiceCollection.LogServiceCollection", "LogServiceCollection.LogServiceCollection", "Log Service Collection", []string{selPath}), true
-	case selPath:
-		return b.logService(), true
-	case selPath + "/Entries":
-		return b.logEntries(r), true
+		return collection(path, "#LogServiceCollection.LogServiceCollection", "LogServiceCollection.LogServiceCollection", "Log Service Collection", b.logServiceIDs(LogOfManager)), true
+	case managerPath + "/HostInterfaces":
+		return collection(path, "#HostInterfaceCollection.HostInterfaceCollection", "HostInterfaceCollection.HostInterfaceCollection", "Host Interface Collection", b.hostInterfaces()), true
+	case managerPath + "/HostInterfaces/1":
+		if len(b.hostInterfaces()) == 0 {
+			return nil, false
+		}
+		return b.hostInterface(), true
+	}
+	if body, ok := b.logResource(path, r); ok {
+		return body, true
 	}
 	if c, ok := memberCollections[path]; ok {
 		var ids []string
@@ -97,12 +120,6 @@ func (b *BMC) resource(path string, r *http.Request) (map[string]any, bool) {
 	case sessionsPath:
 		if _, ok := b.sessions[id]; ok {
 			return b.session(id, b.opts.Username), true
-		}
-	case selPath + "/Entries":
-		for _, e := range b.log {
-			if itoa(e.ID) == id {
-				return b.entry(e), true
-			}
 		}
 	}
 	return nil, false
@@ -151,7 +168,12 @@ func (b *BMC) system() map[string]any {
 	s["MemorySummary"] = map[string]any{"TotalSystemMemoryGiB": float64(mem) / (1 << 30),
 		"Status": map[string]any{"State": "Enabled", "Health": b.rollupLocked(PartMemory), "HealthRollup": b.rollupLocked(PartMemory)}}
 	s["Processors"], s["Memory"] = link(systemPath+"/Processors"), link(systemPath+"/Memory")
-	s["Storage"], s["EthernetInterfaces"] = link(systemPath+"/Storage"), link(systemPath+"/EthernetInterfaces")
+	s["EthernetInterfaces"], s["LogServices"] = link(systemPath+"/EthernetInterfaces"), link(systemPath+"/LogServices")
+	if b.opts.SimpleStorageOnly {
+		s["SimpleStorage"] = link(systemPath + "/SimpleStorage")
+	} else {
+		s["Storage"] = link(systemPath + "/Storage")
+	}
 	s["Links"] = map[string]any{"Chassis": []any{link(chassisPath)}, "ManagedBy": []any{link(managerPath)}}
 	s["Actions"] = map[string]any{"#ComputerSystem.Reset": map[string]any{
 		"target":                            systemPath + "/Actions/ComputerSystem.Reset",
@@ -201,9 +223,60 @@ func (b *BMC) drive(p Part) map[string]any {
 	return r
 }
 
+// nic renders an interface as DMTF's public-rackmount1 mockup does: a port
+// typed Physical, a VLAN typed Virtual that relates to its port and carries
+// the port's MAC, and the host interface's end with no type but a link to
+// the manager's HostInterface.
 func (b *BMC) nic(n NIC) map[string]any {
 	r := resource(systemPath+"/EthernetInterfaces/"+n.ID, "#EthernetInterface.v1_9_0.EthernetInterface", "EthernetInterface.EthernetInterface")
 	r["Id"], r["Name"], r["MACAddress"], r["PermanentMACAddress"] = n.ID, n.ID, n.MAC, n.MAC
 	r["SpeedMbps"], r["LinkStatus"], r["Status"] = n.SpeedMbps, "LinkUp", status(HealthOK, false)
+	switch n.Kind {
+	case NICVLAN:
+		r["Name"], r["EthernetInterfaceType"] = "VLAN of "+n.Parent, "Virtual"
+		r["VLAN"] = map[string]any{"VLANEnable": true, "VLANId": 1000}
+		r["Links"] = map[string]any{"RelatedInterfaces": []any{link(systemPath + "/EthernetInterfaces/" + n.Parent)}}
+	case NICHostInterface:
+		r["Name"] = "Host Ethernet Interface"
+		r["Links"] = map[string]any{"HostInterface": link(managerPath + "/HostInterfaces/1")}
+	default:
+		r["EthernetInterfaceType"] = "Physical"
+		r["VLAN"] = map[string]any{"VLANEnable": false, "VLANId": 101}
+	}
 	return r
+}
+
+// hostInterfaces lists the manager's host interface when a NIC is its end.
+func (b *BMC) hostInterfaces() []string {
+	for _, n := range b.hw.NICs {
+		if n.Kind == NICHostInterface {
+			return []string{managerPath + "/HostInterfaces/1"}
+		}
+	}
+	return nil
+}
+
+func (b *BMC) hostInterface() map[string]any {
+	h := resource(managerPath+"/HostInterfaces/1", "#HostInterface.v1_3_0.HostInterface", "HostInterface.HostInterface")
+	h["Id"], h["Name"], h["HostInterfaceType"], h["InterfaceEnabled"] = "1", "Managed Host Interface", "NetworkHostInterface", true
+	h["Status"] = status(HealthOK, false)
+	return h
+}
+
+// simpleStorage renders the drives as SimpleStorage devices, the only
+// storage resource of older BMCs.
+func (b *BMC) simpleStorage() map[string]any {
+	s := resource(systemPath+"/SimpleStorage/1", "#SimpleStorage.v1_3_0.SimpleStorage", "SimpleStorage.SimpleStorage")
+	s["Id"], s["Name"], s["Description"] = "1", "Simple Storage Controller", "System SATA"
+	devices := []any{}
+	for _, p := range b.partsLocked(PartDrive) {
+		d := map[string]any{"Name": p.Name, "Status": status(p.Health, p.Absent)}
+		if !p.Absent {
+			d["Manufacturer"], d["Model"], d["CapacityBytes"] = "Contoso", p.Model, p.SizeBytes
+		}
+		devices = append(devices, d)
+	}
+	s["Devices"] = devices
+	s["Status"] = map[string]any{"State": "Enabled", "Health": HealthOK, "HealthRollup": b.rollupLocked(PartDrive)}
+	return s
 }

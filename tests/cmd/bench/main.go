@@ -105,6 +105,7 @@ var scenarios = []scenario{
 	{"scale", "4. Scale", runScale},
 	{"throttle", "5. Throttling", runThrottle},
 	{"simcost", "6. Simulator cost by fleet size", runSimCost},
+	{"bmc", "7. BMC sessions and requests", runBMC},
 }
 
 func main() {

@@ -18,7 +18,8 @@ import (
 
 // A BMC that goes away, refuses the credentials for a while, or answers
 // slower than the timeout gets a condition and an Event naming the
-// problem, and the inventory recovers by itself once the BMC does.
+// problem, and the inventory recovers by itself once the BMC does (after
+// a refusal, once the minute every refused login is held for is over).
 func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
@@ -48,8 +49,13 @@ func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 		return hasCondition(t, env, "rf-faults", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
 	}, time.Minute, "a 401 was not reported")
 	assert.True(t, env.EventRecorded("rf-faults", v1.ReasonAuthenticationFailed))
+	refusedAt := sim.Requests()
 	sim.RemoveFault(id)
-	env.Eventually(reachable, time.Minute, "the inventory did not recover from a 401")
+	// A refused login is not tried again for a minute, whatever the poll
+	// interval (BMCs lock accounts), so the recovery waits for that.
+	assert.Never(t, func() bool { return sim.Requests() > refusedAt }, 5*time.Second, 100*time.Millisecond,
+		"the BMC was asked again within the minute after it refused the credentials")
+	env.Eventually(reachable, 2*time.Minute, "the inventory did not recover from a 401")
 
 	id = sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLatency, Latency: 3 * bmcTimeout})
 	env.Eventually(func() bool {

@@ -112,7 +112,15 @@ func bmcSecret(t *testing.T, env *framework.Env, name, user, password string) {
 // redfishBMC starts a Redfish BMC with the test's credentials.
 func redfishBMC(t *testing.T) (*bmcsim.BMC, *bmcsim.Server) {
 	t.Helper()
-	sim := bmcsim.New(bmcsim.Options{Username: bmcUser, Password: bmcPassword})
+	return redfishBMCWith(t, bmcsim.Options{})
+}
+
+// redfishBMCWith starts a Redfish BMC shaped by opts, with the test's
+// credentials.
+func redfishBMCWith(t *testing.T, opts bmcsim.Options) (*bmcsim.BMC, *bmcsim.Server) {
+	t.Helper()
+	opts.Username, opts.Password = bmcUser, bmcPassword
+	sim := bmcsim.New(opts)
 	srv, err := bmcsim.NewServer(sim, "")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })

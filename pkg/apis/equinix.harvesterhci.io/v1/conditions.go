@@ -105,6 +105,10 @@ const (
 	// BMCAuthenticated is True once the BMC took the credentials, False when
 	// it refused them.
 	BMCAuthenticated = "Authenticated"
+	// BMCEventLogAvailable is True once a poll read the BMC's event log,
+	// False when the BMC offers none the addon can read (its message says
+	// what the BMC has); health changes are reported either way.
+	BMCEventLogAvailable = "EventLogAvailable"
 	// BMCPowerSynced is the power condition of the hardware chain, as on an
 	// Instance.
 	BMCPowerSynced = InstancePowerSynced

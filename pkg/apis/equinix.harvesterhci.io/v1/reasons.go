@@ -130,6 +130,8 @@ const (
 	ReasonBMCNotContacted       = "BMCNotContacted"
 	ReasonAuthenticated         = "Authenticated"
 	ReasonAuthenticationFailed  = "AuthenticationFailed"
+	ReasonEventLogRead          = "EventLogRead"
+	ReasonNoEventLog            = "NoEventLog"
 
 	// The periodic sweep.
 	ReasonOrphanDevice       = "OrphanDevice"
@@ -196,7 +198,7 @@ var warnings = map[string]bool{
 
 	ReasonNodeNotFound: true, ReasonNodeProvisioned: true, ReasonDuplicateInventory: true,
 	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
-	ReasonBMCError: true, ReasonAuthenticationFailed: true,
+	ReasonBMCError: true, ReasonAuthenticationFailed: true, ReasonNoEventLog: true,
 
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,

@@ -11,10 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 )
 
 //go:embed files
@@ -32,6 +34,10 @@ type Options struct {
 	// Dir holds the configuration and the BMC's state (required; a test's
 	// t.TempDir()).
 	Dir string
+	// Port is the UDP port to listen on; 0 picks a free one. Starting
+	// again on the port of a stopped Sim is a BMC that rebooted: it
+	// forgets every session.
+	Port int
 }
 
 // Sim is a running ipmi_sim.
@@ -50,8 +56,9 @@ type Sim struct {
 	consoleMu sync.Mutex
 
 	outMu    sync.Mutex
-	controls []byte   // Chassis Control request bytes received, in order
-	tail     []string // last lines of output, for failure messages
+	controls []Control // Chassis Control requests received, in order
+	messages []Message // every request received in a session, in order
+	tail     []string  // last lines of output, for failure messages
 }
 
 // Start writes lan.conf, bmc.emu, inventory.emu and the chassis control
@@ -68,9 +75,11 @@ func Start(opts Options) (*Sim, error) {
 	opts.Manufacturer = cmpOr(opts.Manufacturer, "Supermicro")
 	opts.Model = cmpOr(opts.Model, "SYS-510P-M")
 	opts.SerialNumber = cmpOr(opts.SerialNumber, "S123456X1234567")
-	port, err := freePort("udp")
-	if err != nil {
-		return nil, err
+	port := opts.Port
+	if port == 0 {
+		if port, err = freePort("udp"); err != nil {
+			return nil, err
+		}
 	}
 	consolePort, err := freePort("tcp")
 	if err != nil {
@@ -165,14 +174,19 @@ func writeFiles(opts Options, port, consolePort int) error {
 	return nil
 }
 
-// watch reads ipmi_sim's output until it exits, recording every Chassis
-// Control request (NetFn 0x00, command 0x02). A traced request is
-// "Receive message:" (maybe after a prompt), a line with netfn and cmd, a line with rq_lun and
-// rq_seq, and a line of data bytes.
+// traced finds the NetFn and command of a traced request.
+var traced = regexp.MustCompile(`netfn=(0x[0-9a-f]+) cmd=(0x[0-9a-f]+)`)
+
+// watch reads ipmi_sim's output until it exits, recording every request
+// the BMC received in a session, and the Chassis Control requests (NetFn
+// 0x00, command 0x02) apart. A traced request is "Receive message:" (maybe
+// after a prompt), a line with netfn and cmd, a line with rq_lun and
+// rq_seq, and a line of data bytes (empty without data).
 func (s *Sim) watch(out io.Reader) {
 	defer close(s.exited)
 	sc := bufio.NewScanner(out)
 	prev, pending := "", 0
+	var msg Message
 	for sc.Scan() {
 		line := sc.Text()
 		s.outMu.Lock()
@@ -185,13 +199,19 @@ func (s *Sim) watch(out io.Reader) {
 			pending--
 		case pending == 1:
 			pending = 0
-			if f := strings.Fields(line); len(f) > 0 {
+			msg.Data, msg.At = strings.TrimSpace(line), time.Now()
+			s.messages = append(s.messages, msg)
+			if f := strings.Fields(line); msg.NetFn == 0 && msg.Cmd == 2 && len(f) > 0 {
 				if b, err := strconv.ParseUint(f[0], 16, 8); err == nil {
-					s.controls = append(s.controls, byte(b))
+					s.controls = append(s.controls, Control{Byte: byte(b), At: msg.At})
 				}
 			}
-		case strings.HasSuffix(prev, "Receive message:") && strings.Contains(line, " netfn=0x0 cmd=0x2 "):
-			pending = 2
+		case strings.HasSuffix(prev, "Receive message:"):
+			if m := traced.FindStringSubmatch(line); m != nil {
+				netfn, _ := strconv.ParseUint(m[1], 0, 8)
+				cmd, _ := strconv.ParseUint(m[2], 0, 8)
+				msg, pending = Message{NetFn: uint8(netfn), Cmd: uint8(cmd)}, 2
+			}
 		}
 		s.outMu.Unlock()
 		prev = line
@@ -204,7 +224,42 @@ func (s *Sim) watch(out io.Reader) {
 func (s *Sim) ChassisControls() []byte {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	return append([]byte(nil), s.controls...)
+	out := make([]byte, 0, len(s.controls))
+	for _, c := range s.controls {
+		out = append(out, c.Byte)
+	}
+	return out
+}
+
+// Control is one Chassis Control request: its control byte, and when the
+// BMC's trace showed it.
+type Control struct {
+	Byte byte
+	At   time.Time
+}
+
+// Message is one request the BMC received in a session: its NetFn,
+// command and data bytes (hex, as the trace prints them).
+type Message struct {
+	NetFn, Cmd uint8
+	Data       string
+	At         time.Time
+}
+
+// Messages returns every request the BMC received in a session, in order.
+// The session setup (RMCP+ open session and RAKP) is not among them: the
+// relay sees it.
+func (s *Sim) Messages() []Message {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	return append([]Message(nil), s.messages...)
+}
+
+// ChassisControlLog returns the Chassis Control requests with their times.
+func (s *Sim) ChassisControlLog() []Control {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	return append([]Control(nil), s.controls...)
 }
 
 // Output returns the last lines ipmi_sim printed.

@@ -59,6 +59,16 @@ func TestSimulator(t *testing.T) {
 	assert.Eventually(t, func() bool { on, _ := sim.PowerOn(); return on }, 5*time.Second, 50*time.Millisecond)
 	assert.Equal(t, []byte{0, 2}, sim.ChassisControls())
 
+	msgs := sim.Messages()
+	require.NotEmpty(t, msgs)
+	var cycle Message
+	for _, m := range msgs {
+		if m.NetFn == 0 && m.Cmd == 2 {
+			cycle = m
+		}
+	}
+	assert.Equal(t, "02", cycle.Data, "the last chassis control, with its data")
+
 	require.NoError(t, sim.SetPower(false))
 	st, err := c.GetChassisStatus(ctx)
 	require.NoError(t, err)

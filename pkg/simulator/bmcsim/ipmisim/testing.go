@@ -2,6 +2,7 @@ package ipmisim
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 )
@@ -30,4 +31,15 @@ func Require(t testing.TB, opts Options) *Sim {
 		}
 	})
 	return s
+}
+
+// RequireRelay puts a Relay in front of sim for the test.
+func RequireRelay(t testing.TB, sim *Sim) *Relay {
+	t.Helper()
+	r, err := NewRelay(fmt.Sprintf("%s:%d", sim.Host, sim.Port))
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
 }

@@ -1,0 +1,343 @@
+package chaos
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// The BMC world of a run: nodes the addon did not provision, one behind the
+// project's Redfish responder and one behind OpenIPMI's ipmi_sim (through a
+// relay that follows its sessions), each mapped by a BMCInventory polled
+// every bmcPoll. While the main plan runs, the BMC plan (drawn from the seed
+// apart from the main plan, which stays as it was) asks their servers for
+// power changes and reboots, switches their nodes' maintenance mode, logs
+// events, and makes the Redfish BMC refuse a request (as one that dropped
+// the session), forget its sessions, stall or go away for a moment, and the
+// IPMI one answer late. The controller kills and apiserver restarts of the
+// main plan hit the BMC chain too.
+const (
+	bmcPoll = 2 * time.Second
+	// bmcTimeout is the controller's --bmc-timeout in the campaign; a stall
+	// outlasts it.
+	bmcTimeout   = 2 * time.Second
+	bmcUser      = "admin"
+	bmcPassword  = "Chaos-bmc-pw-4417"
+	bmcStepsMin  = 12
+	bmcStepsMore = 10
+)
+
+var bmcArgs = []string{"--bmc-timeout", bmcTimeout.String()}
+
+type bmcKind string
+
+const (
+	bmcPower      bmcKind = "power"
+	bmcReboot     bmcKind = "reboot"
+	bmcMaintain   bmcKind = "maintain"
+	bmcUnmaintain bmcKind = "unmaintain"
+	bmcEvent      bmcKind = "event"
+	bmcRefuse     bmcKind = "refuse-once"
+	bmcForget     bmcKind = "forget-sessions"
+	bmcStall      bmcKind = "stall"
+	bmcAway       bmcKind = "go-away"
+	bmcSlowIPMI   bmcKind = "ipmi-slow"
+)
+
+var bmcKinds = []bmcKind{bmcPower, bmcPower, bmcReboot, bmcMaintain, bmcMaintain, bmcUnmaintain, bmcEvent, bmcEvent,
+	bmcRefuse, bmcForget, bmcStall, bmcAway, bmcSlowIPMI}
+
+type bmcStep struct {
+	Delay time.Duration
+	Kind  bmcKind
+	Pick  int
+}
+
+func newBMCPlan(seed int64) []bmcStep {
+	rng := rand.New(rand.NewSource(seed*7919 + 17))
+	var out []bmcStep
+	for range bmcStepsMin + rng.Intn(bmcStepsMore) {
+		out = append(out, bmcStep{Delay: time.Duration(300+rng.Intn(1500)) * time.Millisecond,
+			Kind: bmcKinds[rng.Intn(len(bmcKinds))], Pick: rng.Intn(1000)})
+	}
+	return out
+}
+
+// bmcNode is one node with a BMC and its inventory. A twin's inventory
+// names the Redfish BMC of the first node too (a BMC that manages two
+// nodes, or a copy-paste): the two owners' passes run at once and must
+// share one session. The plan leaves a twin's power alone.
+type bmcNode struct {
+	name string
+	ipmi bool
+	twin bool
+	uid  string
+}
+
+type bmcWorld struct {
+	rf    *bmcsim.BMC
+	rfSrv *bmcsim.Server
+	// ipmi and relay are nil without ipmi_sim (outside CI).
+	ipmi  *ipmisim.Sim
+	relay *ipmisim.Relay
+	nodes []bmcNode
+	plan  []bmcStep
+
+	mu       sync.Mutex
+	notes    []string
+	requests int
+	// seen counts the power commands each BMC got that the world has played
+	// the kubelet for.
+	seen map[string]int
+}
+
+// startBMCs makes the BMC world: the BMCs, their nodes (Ready, as a kubelet
+// makes them), Secrets and inventories.
+func startBMCs(t *testing.T, env *framework.Env, seed int64) *bmcWorld {
+	t.Helper()
+	w := &bmcWorld{plan: newBMCPlan(seed), seen: map[string]int{}}
+	w.rf = bmcsim.New(bmcsim.Options{Username: bmcUser, Password: bmcPassword, PowerTransition: time.Second})
+	srv, err := bmcsim.NewServer(w.rf, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	w.rfSrv = srv
+	prefix := runPrefix(seed)
+	w.nodes = append(w.nodes, bmcNode{name: prefix + "bmc-rf"}, bmcNode{name: prefix + "bmc-rf-twin", twin: true})
+	sim, err := ipmisim.Start(ipmisim.Options{Username: bmcUser, Password: bmcPassword, Dir: t.TempDir()})
+	switch {
+	case errors.Is(err, ipmisim.ErrNotInstalled):
+		t.Logf("seed %d: %v; the BMC world has a Redfish BMC only", seed, err)
+	case err != nil:
+		t.Fatalf("start ipmi_sim: %v", err)
+	default:
+		t.Cleanup(func() { _ = sim.Stop() })
+		w.ipmi, w.relay = sim, ipmisim.RequireRelay(t, sim)
+		w.nodes = append(w.nodes, bmcNode{name: prefix + "bmc-ipmi", ipmi: true})
+	}
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		w.kubeletReady(env, n.name)
+		sec := framework.CredentialsSecret(n.name, map[string][]byte{"username": []byte(bmcUser), "password": []byte(bmcPassword)})
+		_, err = env.Kube.CoreV1().Secrets(framework.Namespace).Create(env.Ctx, sec, metav1.CreateOptions{})
+		require.NoError(t, err)
+		endpoint := v1.BMCEndpoint{Protocol: v1.BMCProtocolRedfish, Host: srv.Host, Port: int32(srv.Port), CABundle: string(srv.CACertPEM)}
+		if n.ipmi {
+			endpoint = v1.BMCEndpoint{Protocol: v1.BMCProtocolIPMI, Host: "127.0.0.1", Port: int32(w.relay.Port())}
+		}
+		inv, err := env.Client.EquinixV1().BMCInventories().Create(env.Ctx, &v1.BMCInventory{
+			ObjectMeta: metav1.ObjectMeta{Name: n.name},
+			Spec: v1.BMCInventorySpec{NodeName: n.name, BMC: endpoint, CredentialsSecret: v1.SecretReference{Name: n.name},
+				PollInterval: &metav1.Duration{Duration: bmcPoll}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		n.uid = string(inv.UID)
+	}
+	return w
+}
+
+// kubeletReady sets the node Ready with a new transition time, as a kubelet
+// does when its server came back: a power-on or reboot waits for it.
+func (w *bmcWorld) kubeletReady(env *framework.Env, name string) {
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	now := metav1.Now()
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: now, LastTransitionTime: now}}
+	_, _ = env.Kube.CoreV1().Nodes().UpdateStatus(env.Ctx, n, metav1.UpdateOptions{})
+}
+
+func (w *bmcWorld) note(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.notes = append(w.notes, fmt.Sprintf(format, args...))
+}
+
+// play runs the BMC plan until it ends or stop closes, and plays the
+// kubelets of the BMC nodes throughout.
+func (w *bmcWorld) play(r *run, stop <-chan struct{}) {
+	began := time.Now()
+	steps := w.plan
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	next := time.After(0)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-r.env.Ctx.Done():
+			return
+		case <-tick.C:
+			w.followCommands(r)
+		case <-next:
+			if len(steps) == 0 {
+				next = nil
+				continue
+			}
+			s := steps[0]
+			steps = steps[1:]
+			w.note("%6.2fs bmc %s %d: %s", time.Since(began).Seconds(), s.Kind, s.Pick, w.do(r, s))
+			if len(steps) > 0 {
+				next = time.After(steps[0].Delay)
+			}
+		}
+	}
+}
+
+func (w *bmcWorld) do(r *run, s bmcStep) string {
+	var own []bmcNode
+	for _, n := range w.nodes {
+		if !n.twin {
+			own = append(own, n)
+		}
+	}
+	n := own[s.Pick%len(own)]
+	switch s.Kind {
+	case bmcPower:
+		return w.setPower(r, n, "")
+	case bmcReboot:
+		return w.reboot(r, n)
+	case bmcMaintain, bmcUnmaintain:
+		return w.maintenance(r, n.name, s.Kind == bmcMaintain)
+	case bmcEvent:
+		if n.ipmi {
+			_, err := w.ipmi.AddSEL(0x0c, ipmisim.SensorDIMM, 0x6f, 0x00, byte(s.Pick), 0)
+			return errOutcome(err)
+		}
+		w.rf.AddLogEntry("Warning", fmt.Sprintf("chaos note %d", s.Pick))
+		return ""
+	case bmcRefuse:
+		w.rf.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultUnauthorized, PathPrefix: "/redfish/v1/Systems", Count: 1})
+		return "the next system read is refused (401)"
+	case bmcForget:
+		w.rf.DropSessions()
+		return "the Redfish BMC forgot its sessions"
+	case bmcStall:
+		w.rf.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLatency, Latency: 2 * bmcTimeout, Count: 1})
+		return "the next request outlasts --bmc-timeout"
+	case bmcAway:
+		if err := w.rfSrv.GoAway(); err != nil {
+			return err.Error()
+		}
+		time.AfterFunc(time.Duration(500+s.Pick)*time.Millisecond, func() { _ = w.rfSrv.ComeBack() })
+		return "the Redfish BMC is away for a moment"
+	case bmcSlowIPMI:
+		if w.relay == nil {
+			return "no IPMI BMC"
+		}
+		w.relay.SetDelay(bmcTimeout + time.Second)
+		time.AfterFunc(time.Duration(500+s.Pick)*time.Millisecond, func() { w.relay.SetDelay(0) })
+		return "the IPMI BMC answers late for a moment"
+	}
+	return "unknown step"
+}
+
+// setPower asks an inventory for a power state ("" for the other one than
+// asked now); only a change is a request.
+func (w *bmcWorld) setPower(r *run, n bmcNode, state v1.PowerState) string {
+	inv, err := r.env.Client.EquinixV1().BMCInventories().Get(r.env.Ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	wanted := inv.Spec.WantedPowerState()
+	if state == "" {
+		state = map[v1.PowerState]v1.PowerState{v1.PowerOff: v1.PowerOn, v1.PowerOn: v1.PowerOff}[wanted]
+	}
+	if state == wanted {
+		return "asked " + string(state) + " already"
+	}
+	if err := r.patchBMCInventory(n.name, map[string]any{"powerState": state}); err != nil {
+		return "refused: " + err.Error()
+	}
+	r.power.request(n.uid, string(state))
+	w.mu.Lock()
+	w.requests++
+	w.mu.Unlock()
+	return string(state)
+}
+
+func (w *bmcWorld) reboot(r *run, n bmcNode) string {
+	inv, err := r.env.Client.EquinixV1().BMCInventories().Get(r.env.Ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	if inv.Spec.WantedPowerState() == v1.PowerOff {
+		return "skipped: asked off"
+	}
+	at := time.Now().UTC().Truncate(time.Second)
+	if old := inv.Spec.RebootRequestedAt; old != nil && !at.After(old.Time) {
+		at = old.Add(time.Second)
+	}
+	if err := r.patchBMCInventory(n.name, map[string]any{"rebootRequestedAt": at.Format(time.RFC3339)}); err != nil {
+		return "refused: " + err.Error()
+	}
+	r.power.request(n.uid, "reboot")
+	w.mu.Lock()
+	w.requests++
+	w.mu.Unlock()
+	return "reboot"
+}
+
+// maintenance switches a BMC node's maintenance mode as Harvester reports
+// it once the node is drained (nothing runs on these nodes).
+func (w *bmcWorld) maintenance(r *run, name string, on bool) string {
+	value := `null`
+	if on {
+		value = `"completed"`
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"harvesterhci.io/maintain-status":%s}}}`, value)
+	if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return "refused: " + err.Error()
+	}
+	return ""
+}
+
+// followCommands plays the kubelet of a server that a BMC switched on or
+// power-cycled: its node turns Ready again.
+func (w *bmcWorld) followCommands(r *run) {
+	for _, n := range w.nodes {
+		count, on := 0, false
+		if n.ipmi {
+			log := w.ipmi.ChassisControlLog()
+			count = len(log)
+			on = count > 0 && log[count-1].Byte != 0
+		} else {
+			log := w.rf.ResetLog()
+			count = len(log)
+			on = count > 0 && log[count-1].Type != "ForceOff"
+		}
+		w.mu.Lock()
+		fresh := count > w.seen[n.name]
+		w.seen[n.name] = count
+		w.mu.Unlock()
+		if fresh && on {
+			w.kubeletReady(r.env, n.name)
+		}
+	}
+}
+
+func (r *run) patchBMCInventory(name string, spec map[string]any) error {
+	raw, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		return err
+	}
+	_, err = r.env.Client.EquinixV1().BMCInventories().Patch(r.env.Ctx, name, types.MergePatchType, raw, metav1.PatchOptions{})
+	return err
+}
