@@ -1,8 +1,7 @@
-package common
+package reconcile
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,9 +40,9 @@ func TestSetConditionEventType(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.condType+"/"+tc.reason, func(t *testing.T) {
 			rec := record.NewFakeRecorder(1)
-			s := NewStatus(rec)
+			c := NewConditionRecorder(rec)
 			var conds []metav1.Condition
-			s.SetCondition(&v1.Instance{}, &conds, 1, tc.condType, tc.status, tc.reason, "message")
+			c.Set(&v1.Instance{}, &conds, 1, tc.condType, tc.status, tc.reason, "message")
 			if assert.Len(t, rec.Events, 1) {
 				assert.Equal(t, tc.want+" "+tc.reason+" message", <-rec.Events)
 			}
@@ -55,11 +54,11 @@ func TestSetConditionEventType(t *testing.T) {
 // message of progress (a percentage) updates the condition quietly.
 func TestSetConditionEventsOnlyWhenNews(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
-	s := NewStatus(rec)
+	c := NewConditionRecorder(rec)
 	var conds []metav1.Condition
 	obj := &v1.Instance{}
 	set := func(status metav1.ConditionStatus, reason, msg string) {
-		s.SetCondition(obj, &conds, 1, v1.InstanceDeviceActive, status, reason, msg)
+		c.Set(obj, &conds, 1, v1.InstanceDeviceActive, status, reason, msg)
 	}
 	set(metav1.ConditionFalse, v1.ReasonProvisioning, "10%")
 	set(metav1.ConditionFalse, v1.ReasonProvisioning, "50%")
@@ -79,15 +78,4 @@ func TestSetConditionEventsOnlyWhenNews(t *testing.T) {
 		"Normal DeviceActive device is active",
 	}, got)
 	assert.Equal(t, "device is active", conds[0].Message)
-}
-
-func TestRequeueKeepsTheShortest(t *testing.T) {
-	s := NewStatus(record.NewFakeRecorder(1))
-	assert.Zero(t, s.After())
-	s.Requeue(time.Minute)
-	s.Requeue(time.Second * 5)
-	s.Requeue(time.Hour)
-	assert.Equal(t, 5*time.Second, s.After())
-	s.Requeue(0)
-	assert.Equal(t, time.Second, s.After(), "an immediate requeue waits a second, so a run never spins")
 }
