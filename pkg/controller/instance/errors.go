@@ -39,27 +39,27 @@ func (r *run) metalFailure(step, cond string, err error) error {
 		if wait <= 0 {
 			wait = r.h.settings.PollInterval
 		}
-		logrus.Debugf("instance %s: %s throttled by the Metal API, retrying in %s", r.inst.Name, step, wait)
+		logrus.Debugf("instance %s: %s throttled by the Metal API, retrying in %s", r.Obj.Name, step, wait)
 		r.Requeue(wait)
 		return nil
 	case metal.ClassBusy:
 		r.poll()
 		return nil
 	case metal.ClassUnauthorized, metal.ClassForbidden:
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
+		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s: %s",
-				r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), step, metalMessage(err)))
+				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
 		r.Requeue(authRetry)
 		return nil
 	case metal.ClassInvalid:
-		r.setCondition(cond, metav1.ConditionFalse, v1.ReasonInvalidRequest,
+		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonInvalidRequest,
 			fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
 		r.Requeue(invalidRetry)
 		return nil
 	case metal.ClassNoCapacity:
-		r.setCondition(cond, metav1.ConditionFalse, v1.ReasonNoCapacity,
+		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonNoCapacity,
 			fmt.Sprintf("no capacity for plan %s in metro %s while %s: %s; retrying every %s",
-				r.inst.Spec.Plan, r.inst.Spec.Metro, step, metalMessage(err), capacityRetry))
+				r.Obj.Spec.Plan, r.Obj.Spec.Metro, step, metalMessage(err), capacityRetry))
 		r.Requeue(capacityRetry)
 		return nil
 	default:
