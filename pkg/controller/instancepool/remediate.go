@@ -19,29 +19,29 @@ func (r *poolRun) remediate(now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
-	plan := planRemediation(r.pool, r.insts, nodes, now)
+	plan := planRemediation(r.Obj, r.insts, nodes, now)
 	if plan.NextCheck > 0 {
 		r.Requeue(plan.NextCheck)
 	}
 	for _, inst := range plan.Replace {
 		since := inst.Status.UnhealthySince.Time
 		if err := r.deleteInstance(inst, v1.ReasonRemediating, fmt.Sprintf("replacing instance %s: node %s has not been Ready since %s (nodeCleanupWaitInterval %s)",
-			inst.Name, inst.Status.NodeName, since.UTC().Format(time.RFC3339), r.pool.Spec.NodeCleanupWaitInterval.Duration)); err != nil {
+			inst.Name, inst.Status.NodeName, since.UTC().Format(time.RFC3339), r.Obj.Spec.NodeCleanupWaitInterval.Duration)); err != nil {
 			return err
 		}
-		metrics.Remediations.WithLabelValues(r.pool.Name).Inc()
+		metrics.Remediations.WithLabelValues(r.Obj.Name).Inc()
 	}
 	if len(plan.Replace) > 0 || (plan.InFlight > 0 && r.remediating()) {
-		r.setCondition(v1.PoolRemediating, metav1.ConditionTrue, v1.ReasonReplacing,
+		r.SetCondition(v1.PoolRemediating, metav1.ConditionTrue, v1.ReasonReplacing,
 			fmt.Sprintf("%d unhealthy server(s) being replaced", len(plan.Replace)+plan.InFlight))
 	} else {
-		r.setCondition(v1.PoolRemediating, metav1.ConditionFalse, v1.ReasonIdle, "no unhealthy server is being replaced")
+		r.SetCondition(v1.PoolRemediating, metav1.ConditionFalse, v1.ReasonIdle, "no unhealthy server is being replaced")
 	}
 	if plan.BlockedReason != "" {
-		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage)
+		r.SetCondition(v1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage)
 		r.Requeue(r.h.settings.PollInterval * 10)
 	} else {
-		r.setCondition(v1.PoolRemediationBlocked, metav1.ConditionFalse, v1.ReasonNotBlocked, "no due replacement is held back")
+		r.SetCondition(v1.PoolRemediationBlocked, metav1.ConditionFalse, v1.ReasonNotBlocked, "no due replacement is held back")
 	}
 	return nil
 }
@@ -49,5 +49,5 @@ func (r *poolRun) remediate(now time.Time) error {
 // remediating reports whether a replacement started by remediation is still
 // under way (its Remediating condition was True when this run began).
 func (r *poolRun) remediating() bool {
-	return conditions.IsTrue(r.persisted.Conditions, v1.PoolRemediating)
+	return conditions.IsTrue(r.Stored().Conditions, v1.PoolRemediating)
 }
