@@ -34,7 +34,7 @@ const (
 // credentials). Only a failure of the cluster (an Event or a Node patch
 // refused) is returned.
 func (r *run) observeBMC(t *bmcTarget, m *bmcdriver.Machine, interval time.Duration, runErr error) error {
-	st := &t.obj.Status
+	st := &t.Obj.Status
 	o := m.Observed()
 	if o.Problem != nil {
 		r.bmcProblem(t, o)
@@ -43,10 +43,10 @@ func (r *run) observeBMC(t *bmcTarget, m *bmcdriver.Machine, interval time.Durat
 		r.Requeue(retry)
 	} else if o.Contacted {
 		m.Hold(time.Time{})
-		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
-		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
+		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
+		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
 	} else if conditions.Get(st.Conditions, v1.BMCReachable) == nil {
-		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionUnknown, v1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
+		t.SetCondition(v1.BMCReachable, metav1.ConditionUnknown, v1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
 	}
 	if o.Log != nil {
 		r.eventLogCondition(t, o.Log)
@@ -70,7 +70,7 @@ func (r *run) observeBMC(t *bmcTarget, m *bmcdriver.Machine, interval time.Durat
 		// the next change is told against it.
 		st.EventCursor = o.Cursor
 	}
-	st.ObservedGeneration = t.obj.Generation
+	st.ObservedGeneration = t.Obj.Generation
 	return runErr
 }
 
@@ -83,18 +83,18 @@ func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
 	}
 	at := address(t)
 	reachable := func(reason, text string) {
-		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
+		t.SetCondition(v1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
 	}
 	switch bmc.ClassOf(o.Problem) {
 	case bmc.Unauthorized:
-		t.setCondition(&r.Status, v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
-		t.setCondition(&r.Status, v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
+		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
+		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
 			"the BMC at %s refused the credentials of Secret %s/%s: %s (fix the username or password in the Secret)",
-			at, r.h.settings.Namespace, t.obj.Spec.CredentialsSecret.Name, msg))
+			at, r.h.settings.Namespace, t.Obj.Spec.CredentialsSecret.Name, msg))
 	case bmc.Unreachable:
 		reachable(v1.ReasonBMCUnreachable, msg)
 	case bmc.ProtocolMismatch:
-		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.obj.Spec.BMC.Protocol))
+		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.Obj.Spec.BMC.Protocol))
 	case bmc.TLS:
 		reachable(v1.ReasonBMCCertificateInvalid, msg)
 	case bmc.Invalid:
@@ -107,10 +107,10 @@ func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
 // eventLogCondition says whether the poll could read an event log.
 func (r *run) eventLogCondition(t *bmcTarget, log *bmcdriver.LogStatus) {
 	if log.Read {
-		t.setCondition(&r.Status, v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead, "the BMC's event log is read")
+		t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead, "the BMC's event log is read")
 		return
 	}
-	t.setCondition(&r.Status, v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog, fmt.Sprintf(
+	t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog, fmt.Sprintf(
 		"the BMC at %s offers no event log the addon can read, so none of its entries become Events (health changes still do): %s",
 		address(t), log.Message))
 }
@@ -127,7 +127,7 @@ func (r *run) bmcRetryAfter(t *bmcTarget, o bmcdriver.Observation, interval time
 		return min(interval, bmcRetry)
 	}
 	since := time.Duration(0)
-	if c := conditions.Get(t.obj.Status.Conditions, v1.BMCAuthenticated); c != nil && c.Status == metav1.ConditionFalse {
+	if c := conditions.Get(t.Obj.Status.Conditions, v1.BMCAuthenticated); c != nil && c.Status == metav1.ConditionFalse {
 		since = r.now.Sub(c.LastTransitionTime.Time)
 	}
 	return min(max(minAuthRetry, since), max(interval, maxAuthRetry))
@@ -163,5 +163,5 @@ func flatten(err error) []error {
 }
 
 func address(t *bmcTarget) string {
-	return bmc.Endpoint{Protocol: bmc.Protocol(t.obj.Spec.BMC.Protocol), Host: t.obj.Spec.BMC.Host, Port: int(t.obj.Spec.BMC.Port)}.Address()
+	return bmc.Endpoint{Protocol: bmc.Protocol(t.Obj.Spec.BMC.Protocol), Host: t.Obj.Spec.BMC.Host, Port: int(t.Obj.Spec.BMC.Port)}.Address()
 }

@@ -24,7 +24,7 @@ func TestBMCRetryAfter(t *testing.T) {
 		inv := &v1.BMCInventory{}
 		inv.Status.Conditions = []metav1.Condition{{Type: v1.BMCAuthenticated, Status: metav1.ConditionFalse,
 			LastTransitionTime: metav1.NewTime(now.Add(-d))}}
-		return &bmcTarget{workingCopy[*v1.BMCInventory]{obj: inv}}
+		return (&Handler{}).newBMCTarget(inv)
 	}
 	r := &run{now: now}
 	for _, c := range []struct {

@@ -1,7 +1,6 @@
 package hardware
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
 )
@@ -43,22 +41,15 @@ func (h *Handler) SyncBMCInventory(name string, inv *v1.BMCInventory) (*v1.BMCIn
 		h.bmc.Forget(name)
 		return nil, nil
 	}
-	t := newBMCTarget(h.bmcInventories, h.bmcWritten, h.bmcWritten.Latest(inv))
-	r := &run{Status: common.NewStatus(h.recorder), h: h, t: t, now: h.clock()}
-	err := r.syncBMC(t)
-	if perr := t.persist(); perr != nil {
-		return t.obj, errors.Join(err, perr)
-	}
-	if after := r.After(); after > 0 && err == nil {
-		h.bmcInventories.EnqueueAfter(t.obj.Name, after)
-	}
-	return t.obj, err
+	t := h.newBMCTarget(h.bmcWritten.Latest(inv))
+	r := &run{target: t, h: h, now: h.clock()}
+	return t.Finish(r.syncBMC(t))
 }
 
 // syncBMC checks what the BMC needs, builds its machine and runs the
 // steps; what the BMC answered becomes the conditions and the status.
 func (r *run) syncBMC(t *bmcTarget) error {
-	inv := t.obj
+	inv := t.Obj
 	if inv.DeletionTimestamp != nil {
 		r.h.bmc.Forget(inv.Name)
 		return nil
@@ -97,13 +88,13 @@ func (r *run) syncBMC(t *bmcTarget) error {
 // A missing node does not stop the chain (events go to the inventory, and
 // power waits); the other two do.
 func (r *run) bindNode(t *bmcTarget) (bool, error) {
-	name := t.obj.Spec.NodeName
+	name := t.Obj.Spec.NodeName
 	others, err := r.h.bmcInventories.Cache().GetByIndex(indexByNodeName, name)
 	if err != nil {
 		return false, fmt.Errorf("listing the BMCInventories of node %s: %w", name, err)
 	}
-	if first := oldest(others); first != nil && first.UID != t.obj.UID {
-		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonDuplicateInventory, fmt.Sprintf(
+	if first := oldest(others); first != nil && first.UID != t.Obj.UID {
+		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonDuplicateInventory, fmt.Sprintf(
 			"BMCInventory %s already maps node %s to its BMC; this one does nothing until that one is deleted", first.Name, name))
 		r.Requeue(blockedRecheck)
 		return false, nil
@@ -112,19 +103,19 @@ func (r *run) bindNode(t *bmcTarget) (bool, error) {
 	node = r.h.written.Latest(node)
 	switch {
 	case apierrors.IsNotFound(err):
-		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNotFound, fmt.Sprintf(
+		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNotFound, fmt.Sprintf(
 			"node %s does not exist (kubectl get nodes lists the names); its BMC's events go to this BMCInventory and power requests wait", name))
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("reading node %s: %w", name, err)
 	}
 	if inst := node.Labels[v1.LabelInstance]; inst != "" {
-		t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned, fmt.Sprintf(
+		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned, fmt.Sprintf(
 			"node %s is the addon's own server (Instance %s), whose hardware the Instance reports; delete this BMCInventory", name, inst))
 		return false, nil
 	}
 	r.node = node
-	t.setCondition(&r.Status, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf("node %s exists", name))
+	t.SetCondition(v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf("node %s exists", name))
 	return true, nil
 }
 
@@ -152,11 +143,11 @@ func oldest(invs []*v1.BMCInventory) *v1.BMCInventory {
 // bmcEndpoint reads the credentials Secret and builds the endpoint. The
 // password goes into a bmc.Sensitive and nowhere else.
 func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
-	spec := t.obj.Spec
+	spec := t.Obj.Spec
 	ns := r.h.settings.Namespace
 	ref := ns + "/" + spec.CredentialsSecret.Name
 	fail := func(reason, msg string) (bmc.Endpoint, bool) {
-		t.setCondition(&r.Status, v1.BMCCredentialsReady, metav1.ConditionFalse, reason, msg)
+		t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionFalse, reason, msg)
 		r.Requeue(blockedRecheck)
 		return bmc.Endpoint{}, false
 	}
@@ -183,7 +174,7 @@ func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
 	if len(missing) > 0 {
 		return fail(v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", ref, strings.Join(missing, " and no ")))
 	}
-	t.setCondition(&r.Status, v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+	t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
 		fmt.Sprintf("Secret %s holds a username and a password", ref))
 	return bmc.Endpoint{
 		Protocol:           bmc.Protocol(spec.BMC.Protocol),

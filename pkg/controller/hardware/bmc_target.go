@@ -6,32 +6,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 )
 
 // bmcTarget is a BMCInventory: a node the addon did not provision, whose
 // server a BMC manages.
 type bmcTarget struct {
-	workingCopy[*v1.BMCInventory]
+	objectPass[*v1.BMCInventory, v1.BMCInventoryStatus]
 }
 
-// newBMCTarget works on inv; every status it writes is recorded in
-// written, so that the next pass reads it even before the cache does.
-func newBMCTarget(client equinixcontrollers.BMCInventoryClient, written *common.Writes[*v1.BMCInventory], inv *v1.BMCInventory) *bmcTarget {
-	update := func(i *v1.BMCInventory) (*v1.BMCInventory, error) {
-		out, err := client.UpdateStatus(i)
-		if err == nil {
-			written.Wrote(out)
-		}
-		return out, err
+// newBMCTarget starts a pass over inv; every status it writes is recorded
+// in bmcWritten, so that the next pass reads it even before the cache
+// does.
+func (h *Handler) newBMCTarget(inv *v1.BMCInventory) *bmcTarget {
+	kind := reconcile.Kind[*v1.BMCInventory, v1.BMCInventoryStatus]{
+		Name:         "BMCInventory",
+		Status:       func(i *v1.BMCInventory) *v1.BMCInventoryStatus { return &i.Status },
+		Conditions:   func(i *v1.BMCInventory) *[]metav1.Condition { return &i.Status.Conditions },
+		UpdateStatus: func(i *v1.BMCInventory) (*v1.BMCInventory, error) { return h.bmcInventories.UpdateStatus(i) },
+		EnqueueAfter: func(name string, after time.Duration) { h.bmcInventories.EnqueueAfter(name, after) },
+		Recorder:     h.recorder,
+		Wrote:        func(_ *v1.BMCInventoryStatus, written *v1.BMCInventory) { h.bmcWritten.Wrote(written) },
 	}
-	return &bmcTarget{newWorkingCopy("BMCInventory", inv, func(i *v1.BMCInventory) any { return i.Status },
-		func(i *v1.BMCInventory) *[]metav1.Condition { return &i.Status.Conditions }, update)}
+	return &bmcTarget{objectPass[*v1.BMCInventory, v1.BMCInventoryStatus]{reconcile.NewPass(kind, inv), "BMCInventory"}}
 }
 
-func (t *bmcTarget) powerSpec() v1.PowerSpec      { return t.obj.Spec.PowerSpec }
-func (t *bmcTarget) hardware() *v1.HardwareStatus { return &t.obj.Status.HardwareStatus }
+func (t *bmcTarget) powerSpec() v1.PowerSpec      { return t.Obj.Spec.PowerSpec }
+func (t *bmcTarget) hardware() *v1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
 
 // bmcPowerRecheck is the least time between two checks of a power
 // action's effect on a BMC, whatever --poll-interval says (a second in a

@@ -38,14 +38,14 @@ func (r *run) forwardEvents() error {
 			r.handedOn(l)
 		}
 	}
-	batch, err := r.machine.Events(r.h.ctx, r.t.hardware().EventCursor)
+	batch, err := r.machine.Events(r.h.ctx, r.hardware().EventCursor)
 	if err != nil {
 		return fmt.Errorf("reading the machine's events: %w", err)
 	}
 	if batch.RecheckAfter > 0 {
 		r.Requeue(batch.RecheckAfter)
 	}
-	about := &subject{owner: r.t.name(), ref: r.eventSubject(), at: r.now}
+	about := &subject{owner: r.Name(), ref: r.eventSubject(), at: r.now}
 	letters := make([]letter, 0, len(batch.Events))
 	for _, e := range batch.Events {
 		letters = append(letters, letter{ev: e, about: about})
@@ -65,7 +65,7 @@ func (r *run) forwardEvents() error {
 
 // handedOn moves the cursor past a letter whose Event exists.
 func (r *run) handedOn(l letter) {
-	st := r.t.hardware()
+	st := r.hardware()
 	st.EventCursor = l.ev.Cursor
 	if l.ev.Power != "" {
 		st.PowerState = string(l.ev.Power)
@@ -122,7 +122,7 @@ func (r *run) eventSubject() corev1.ObjectReference {
 	if r.node != nil {
 		return corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: r.node.Name, UID: r.node.UID}
 	}
-	return r.t.reference()
+	return r.reference()
 }
 
 // eventName is the same for one machine event whoever forwards it.

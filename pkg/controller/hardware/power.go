@@ -26,11 +26,11 @@ const (
 // call under way, takes up a new request, and sends a waiting one once it
 // may go.
 func (r *run) syncPower() error {
-	if la := r.t.hardware().LastPowerAction; la.InFlight() {
+	if la := r.hardware().LastPowerAction; la.InFlight() {
 		return r.followPowerAction()
 	}
 	r.takeRequest()
-	if la := r.t.hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
+	if la := r.hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
 		return nil
 	}
 	return r.carryOut()
@@ -41,8 +41,8 @@ func (r *run) syncPower() error {
 // request that the spec went back on is cancelled; one that failed is not
 // repeated until the spec asks anew.
 func (r *run) takeRequest() {
-	st := r.t.hardware()
-	spec := r.t.powerSpec()
+	st := r.hardware()
+	spec := r.powerSpec()
 	desired := spec.WantedPowerState()
 	now := metav1.NewTime(r.now)
 	if rr := spec.RebootRequestedAt; rr != nil && (st.ObservedRebootRequest == nil || rr.After(st.ObservedRebootRequest.Time)) {
@@ -51,7 +51,7 @@ func (r *run) takeRequest() {
 			r.end(la, v1.PowerResultCancelled, "a reboot was asked for before it was sent")
 		}
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Requested: *rr, Result: v1.PowerResultWaiting,
-			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.t.generation()}
+			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.generation()}
 		if desired == v1.PowerOff {
 			r.end(st.LastPowerAction, v1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
 		}
@@ -64,14 +64,14 @@ func (r *run) takeRequest() {
 		}
 		r.end(la, v1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
 	}
-	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.t.generation() {
+	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.generation() {
 		// A failed request is not repeated by itself; a newer spec asks again.
 		return
 	}
 	if needsPower(desired, st.PowerState) {
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerAction(desired), Requested: now, Result: v1.PowerResultWaiting,
 			Message:            fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState)),
-			ObservedGeneration: r.t.generation()}
+			ObservedGeneration: r.generation()}
 	}
 }
 
@@ -88,7 +88,7 @@ func needsPower(desired v1.PowerState, observed string) bool {
 // call's retry time, for a joined node only in maintenance mode, and only
 // if the server is not there already. The intent is stored before the call.
 func (r *run) carryOut() error {
-	st := r.t.hardware()
+	st := r.hardware()
 	la := st.LastPowerAction
 	if la.NotBefore != nil && r.now.Before(la.NotBefore.Time) {
 		r.Requeue(la.NotBefore.Sub(r.now))
@@ -96,7 +96,7 @@ func (r *run) carryOut() error {
 	}
 	// A node that registered counts as joined even before the target
 	// recorded the join.
-	if r.t.joined() || r.node != nil {
+	if r.joined() || r.node != nil {
 		if ok, why := harvester.PowerActionsAllowed(r.node); !ok {
 			msg := fmt.Sprintf("the %s waits: %s, and the power of a joined server is switched only in Harvester maintenance mode "+
 				"(Enable Maintenance Mode on the host in the Harvester UI, or kubectl annotate node %s %s=true); nothing was sent",
@@ -134,11 +134,11 @@ func (r *run) carryOut() error {
 	la.Attempts++
 	la.Message = fmt.Sprintf("sending the %s (call %d)", verb(action), la.Attempts)
 	r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
-	if err := r.t.persist(); err != nil {
+	if err := r.Persist(); err != nil {
 		return err
 	}
 	err = r.machine.Power(r.h.ctx, hw.PowerAction(action))
-	r.afterCall(r.t.hardware().LastPowerAction, action, err)
+	r.afterCall(r.hardware().LastPowerAction, action, err)
 	return nil
 }
 

@@ -21,7 +21,7 @@ import (
 // A reboot leaves no trace in the server's state, so a lost reboot ends
 // failed rather than risk a second one.
 func (r *run) followPowerAction() error {
-	st := r.t.hardware()
+	st := r.hardware()
 	la := st.LastPowerAction
 	state, err := r.machine.PowerState(r.h.ctx)
 	if err != nil {
@@ -46,7 +46,7 @@ func (r *run) followPowerAction() error {
 		return nil
 	}
 	if left := r.settleEnd(la).Sub(r.now); left > 0 {
-		r.Requeue(min(left, r.t.powerRecheck(r.h.settings.PollInterval)))
+		r.Requeue(min(left, r.powerRecheck(r.h.settings.PollInterval)))
 		return nil
 	}
 	sent := la.Sent.UTC().Format(time.RFC3339)
@@ -81,7 +81,7 @@ func (r *run) nodeBack(la *v1.PowerActionStatus) bool {
 }
 
 func (r *run) doneMessage(state hw.PowerState) string {
-	if r.node != nil && r.t.joined() {
+	if r.node != nil && r.joined() {
 		return fmt.Sprintf("the server is %s and node %s is Ready", state, r.node.Name)
 	}
 	return fmt.Sprintf("the server is %s", state)
@@ -109,7 +109,7 @@ func (r *run) readFailed(la *v1.PowerActionStatus, err error) error {
 		r.Requeue(time.Minute)
 		return nil
 	}
-	return fmt.Errorf("reading the power of %s: %w", r.t.name(), err)
+	return fmt.Errorf("reading the power of %s: %w", r.Name(), err)
 }
 
 func (r *run) succeed(la *v1.PowerActionStatus, msg string) {
@@ -135,11 +135,11 @@ func (r *run) end(la *v1.PowerActionStatus, result v1.PowerActionResult, msg str
 }
 
 func (r *run) powerCondition(status metav1.ConditionStatus, reason, msg string) {
-	r.t.setCondition(&r.Status, v1.InstancePowerSynced, status, reason, msg)
+	r.SetCondition(v1.InstancePowerSynced, status, reason, msg)
 }
 
 // poll asks to check a power action's effect again, at the target's pace.
-func (r *run) poll() { r.Requeue(r.t.powerRecheck(r.h.settings.PollInterval)) }
+func (r *run) poll() { r.Requeue(r.powerRecheck(r.h.settings.PollInterval)) }
 
 // backoff is the wait after n refused calls: twice the poll interval,
 // doubling, at most maxRetryBackoff.
@@ -155,7 +155,7 @@ func (r *run) nodeName() string {
 	if r.node != nil {
 		return r.node.Name
 	}
-	return r.t.name()
+	return r.Name()
 }
 
 // reached says whether the server is where the action takes it. A reboot

@@ -21,7 +21,7 @@ func (r *run) reclaim(f hw.Facts) error {
 	if f.TerminationTime.IsZero() {
 		return nil
 	}
-	st := r.t.hardware()
+	st := r.hardware()
 	at := metav1.NewTime(f.TerminationTime)
 	if st.TerminationTime != nil && st.TerminationTime.Equal(&at) {
 		return nil
@@ -30,13 +30,13 @@ func (r *run) reclaim(f hw.Facts) error {
 	if err != nil {
 		return err
 	}
-	st = r.t.hardware()
+	st = r.hardware()
 	st.TerminationTime = &at
 	what := "it has no node yet"
 	if maintained != "" {
 		what = maintained
 	}
-	r.Eventf(r.t.object(), v1.ReasonReclaimScheduled,
+	r.Eventf(v1.ReasonReclaimScheduled,
 		"the provider takes this server back at %s (a spot server outbid, or a termination time set on it, %s); %s, and its pool starts a successor now",
 		at.UTC().Format(time.RFC3339), f.Source, what)
 	return nil
