@@ -218,7 +218,7 @@ func (r *run) createRefused(err error) {
 	if reservationRefused(r.Obj, err) {
 		reason = v1.ReasonReservationUnavailable
 	}
-	r.pace(&r.Obj.Status.CreateRetry, err, reason, r.h.settings.CreateBackoff, maxCreateBackoff)
+	r.backOff(&r.Obj.Status.CreateRetry, err, reason, r.h.settings.CreateBackoff, maxCreateBackoff)
 	retry := r.Obj.Status.CreateRetry
 	next := fmt.Sprintf("the next create is sent at %s", retry.NotBefore.UTC().Format(time.RFC3339))
 	if retry.Failures > 0 {

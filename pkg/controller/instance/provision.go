@@ -160,7 +160,7 @@ func (r *run) clearUserdata() error {
 		}
 	default:
 		// From twice the poll interval (30s by default), doubling.
-		wait := r.pace(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
+		wait := r.backOff(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
 		r.Eventf(v1.ReasonUserdataNotCleared,
 			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
 			st.InstanceID, metalMessage(err), wait.Round(time.Second))

@@ -39,7 +39,7 @@ type poolRun struct {
 // SyncPool keeps the pool at count Instances and reports its status.
 func (h *Handler) SyncPool(name string, pool *v1.InstancePool) (*v1.InstancePool, error) {
 	if pool == nil {
-		h.pace.forget(name)
+		h.statusPacing.forget(name)
 		return nil, nil
 	}
 	if pool.DeletionTimestamp != nil {
@@ -62,8 +62,8 @@ func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
 
 // kind is how a pool's status is stored. Every write carries the observed
 // generation and the conditions the Harvester UI reads; a write that only
-// reports progress waits for the pace of the pool's writes (see
-// statusPace).
+// reports progress waits for the spacing of the pool's writes (see
+// statusPacing).
 func (h *Handler) kind() reconcile.Kind[*v1.InstancePool, v1.InstancePoolStatus] {
 	return reconcile.Kind[*v1.InstancePool, v1.InstancePoolStatus]{
 		Name:         "pool",
@@ -78,9 +78,11 @@ func (h *Handler) kind() reconcile.Kind[*v1.InstancePool, v1.InstancePoolStatus]
 			conditions.Store(&p.Status.Conditions, p.Generation, reconciling, stalled)
 		},
 		Hold: func(next *v1.InstancePool, stored *v1.InstancePoolStatus) time.Duration {
-			return h.pace.hold(next.Name, stored, &next.Status, time.Now())
+			return h.statusPacing.hold(next.Name, stored, &next.Status, time.Now())
 		},
-		Wrote: func(_ *v1.InstancePoolStatus, written *v1.InstancePool) { h.pace.wrote(written.Name, time.Now()) },
+		Wrote: func(_ *v1.InstancePoolStatus, written *v1.InstancePool) {
+			h.statusPacing.wrote(written.Name, time.Now())
+		},
 	}
 }
 

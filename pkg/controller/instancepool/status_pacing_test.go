@@ -16,16 +16,16 @@ func poolStatus(ready int32, phase, reason, message string) *v1.InstancePoolStat
 			LastTransitionTime: metav1.Unix(int64(ready), 0)}}}
 }
 
-func TestStatusPaceHoldsOnlyProgress(t *testing.T) {
+func TestStatusPacingHoldsOnlyProgress(t *testing.T) {
 	now := time.Unix(1000, 0)
-	p := newStatusPace()
+	p := newStatusPacing()
 	stored := poolStatus(3, v1.PoolPhaseProvisioning, v1.ReasonNotAllReady, "3 of 10 servers are managed with a Ready node")
 	progress := poolStatus(4, v1.PoolPhaseProvisioning, v1.ReasonNotAllReady, "4 of 10 servers are managed with a Ready node")
 
 	assert.Zero(t, p.hold("a", stored, progress, now), "a pool never written waits for nothing")
 	p.wrote("a", now)
 	assert.Equal(t, 3*time.Second, p.hold("a", stored, progress, now.Add(2*time.Second)))
-	assert.Zero(t, p.hold("a", stored, progress, now.Add(progressPace)))
+	assert.Zero(t, p.hold("a", stored, progress, now.Add(progressWriteSpacing)))
 	assert.Zero(t, p.hold("b", stored, progress, now.Add(time.Second)), "each pool has its own pace")
 
 	milestones := map[string]*v1.InstancePoolStatus{

@@ -32,11 +32,11 @@ func waitLeft(rs *v1.RetryStatus, now time.Time) time.Duration {
 	return max(0, rs.NotBefore.Sub(now))
 }
 
-// pace records a failed call in *rs and returns the wait before the next
+// backOff records a failed call in *rs and returns the wait before the next
 // one. A refusal that says nothing about the request itself (throttling, a
 // credentials problem) waits what it must without counting towards the
 // doubling; the others double from base.
-func (r *run) pace(rs **v1.RetryStatus, err error, reason string, base, ceiling time.Duration) time.Duration {
+func (r *run) backOff(rs **v1.RetryStatus, err error, reason string, base, ceiling time.Duration) time.Duration {
 	prev := int32(0)
 	if *rs != nil {
 		prev = (*rs).Failures

@@ -10,41 +10,42 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
-// progressPace is the least time between two status writes of a pool that
-// only report progress. A pool of ten servers provisioning moves a count or
-// a condition's message with nearly every step of every server; written
-// at once, that is a dozen writes per pool in the client-side limit every
-// controller shares, which paces a large fleet's provisioning.
-const progressPace = 5 * time.Second
+// progressWriteSpacing is the least time between two status writes of a
+// pool that only report progress. A pool of ten servers provisioning moves
+// a count or a condition's message with nearly every step of every server;
+// written at once, that is a dozen writes per pool in the client-side
+// limit every controller shares, which paces a large fleet's provisioning.
+const progressWriteSpacing = 5 * time.Second
 
-// statusPace remembers when each pool's status was last written.
-type statusPace struct {
+// statusPacing remembers when each pool's status was last written.
+type statusPacing struct {
 	mu      sync.Mutex
 	written map[string]time.Time
 }
 
-func newStatusPace() *statusPace { return &statusPace{written: map[string]time.Time{}} }
+func newStatusPacing() *statusPacing { return &statusPacing{written: map[string]time.Time{}} }
 
 // hold returns how long the write of a pool's status waits: zero unless
-// it only reports progress and the last write is younger than the pace.
-func (p *statusPace) hold(pool string, stored, next *v1.InstancePoolStatus, now time.Time) time.Duration {
+// it only reports progress and the last write is younger than
+// progressWriteSpacing.
+func (p *statusPacing) hold(pool string, stored, next *v1.InstancePoolStatus, now time.Time) time.Duration {
 	if !progressOnly(stored, next) {
 		return 0
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return max(0, p.written[pool].Add(progressPace).Sub(now))
+	return max(0, p.written[pool].Add(progressWriteSpacing).Sub(now))
 }
 
 // wrote records a write of the pool's status.
-func (p *statusPace) wrote(pool string, now time.Time) {
+func (p *statusPacing) wrote(pool string, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.written[pool] = now
 }
 
 // forget drops a pool that is gone.
-func (p *statusPace) forget(pool string) {
+func (p *statusPacing) forget(pool string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.written, pool)
