@@ -11,8 +11,8 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
 const (
@@ -141,9 +141,9 @@ func bmcFailuresHandled(err error) error {
 	}
 	var kept []error
 	for _, e := range flatten(err) {
-		var he *hw.Error
+		var he *machine.Error
 		if errors.As(e, &he) {
-			logrus.Debugf("BMC: %s", hw.Message(e))
+			logrus.Debugf("BMC: %s", machine.Message(e))
 			continue
 		}
 		kept = append(kept, e)

@@ -9,7 +9,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
 // A BMC that fails is tried again after the poll interval, at most a

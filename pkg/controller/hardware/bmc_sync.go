@@ -14,7 +14,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
 // Keys of a BMC credentials Secret.

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -78,7 +78,7 @@ func (r *run) handedOn(l letter) {
 func (l letter) event() *corev1.Event {
 	e := l.ev
 	reason, typ := v1.ReasonHardwareEvent, corev1.EventTypeNormal
-	if e.Severity == hw.SeverityWarning {
+	if e.Severity == machine.SeverityWarning {
 		reason, typ = v1.ReasonHardwareWarning, corev1.EventTypeWarning
 	}
 	at := metav1.NewTime(e.Time)
@@ -131,7 +131,7 @@ func eventName(subject, eventID string) string {
 	return subject + ".hw-" + hex.EncodeToString(sum[:8])
 }
 
-func message(e hw.Event) string {
+func message(e machine.Event) string {
 	msg := e.Message
 	if e.Type != "" {
 		msg = e.Type + ": " + msg

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // outboxWorkers write the outbox's Events. The client-side limit of the
@@ -18,7 +18,7 @@ const outboxWorkers = 2
 
 // letter is one machine event to hand on, and what its Event is about.
 type letter struct {
-	ev    hw.Event
+	ev    machine.Event
 	about *subject
 }
 

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // postbox is the outbox's apiserver: it counts each machine event's
@@ -51,7 +51,7 @@ func (p *postbox) count(m map[string]int, key string) int {
 func letters(ids ...string) []letter {
 	out := make([]letter, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, letter{ev: hw.Event{ID: id, Cursor: "c-" + id}, about: &subject{owner: "a"}})
+		out = append(out, letter{ev: machine.Event{ID: id, Cursor: "c-" + id}, about: &subject{owner: "a"}})
 	}
 	return out
 }

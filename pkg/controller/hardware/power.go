@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -121,11 +121,11 @@ func (r *run) carryOut() error {
 		la.Message = fmt.Sprintf("the server is %s already; nothing was sent", state)
 		r.poll()
 		return nil
-	case state != hw.PowerOn && state != hw.PowerOff:
+	case state != machine.PowerOn && state != machine.PowerOff:
 		la.Message = fmt.Sprintf("waiting for the server to settle (it is %s) before the %s", state, verb(action))
 		r.poll()
 		return nil
-	case action == v1.PowerActionReboot && state == hw.PowerOff:
+	case action == v1.PowerActionReboot && state == machine.PowerOff:
 		// A server that is off reboots by switching on.
 		action = v1.PowerActionOn
 	}
@@ -137,7 +137,7 @@ func (r *run) carryOut() error {
 	if err := r.Persist(); err != nil {
 		return err
 	}
-	err = r.machine.Power(r.h.ctx, hw.PowerAction(action))
+	err = r.machine.Power(r.h.ctx, machine.PowerAction(action))
 	r.afterCall(r.hardware().LastPowerAction, action, err)
 	return nil
 }
@@ -151,20 +151,20 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 		la.Message = fmt.Sprintf("the %s was taken; waiting for the server to get there", verb(action))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
 		r.poll()
-	case hw.MaybeApplied(err):
+	case machine.MaybeApplied(err):
 		metrics.PowerCalls.WithLabelValues(string(action), "unconfirmed").Inc()
 		la.Message = fmt.Sprintf("the answer to the %s was lost (%s); it may have been carried out, so it is not sent again "+
-			"while it may still land: the server is watched until %s", verb(action), hw.Message(err),
+			"while it may still land: the server is watched until %s", verb(action), machine.Message(err),
 			r.settleEnd(la).UTC().Format(time.RFC3339))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionUnconfirmed, la.Message)
 		r.poll()
-	case hw.ClassOf(err) == hw.ClassNotFound:
+	case machine.ClassOf(err) == machine.ClassNotFound:
 		metrics.PowerCalls.WithLabelValues(string(action), "refused").Inc()
-		r.fail(la, fmt.Sprintf("the %s found no machine: %s", verb(action), hw.Message(err)))
+		r.fail(la, fmt.Sprintf("the %s found no machine: %s", verb(action), machine.Message(err)))
 	default:
 		result := "refused"
-		wait := hw.RetryAfter(err)
-		if hw.ClassOf(err) == hw.ClassThrottled {
+		wait := machine.RetryAfter(err)
+		if machine.ClassOf(err) == machine.ClassThrottled {
 			result = "throttled"
 		}
 		if wait <= 0 {
@@ -174,7 +174,7 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 		next := metav1.NewTime(r.now.Add(wait))
 		la.Result, la.NotBefore = v1.PowerResultWaiting, &next
 		la.Message = fmt.Sprintf("the %s was refused (%s); nothing was carried out; it is sent again at %s",
-			verb(action), hw.Message(err), next.UTC().Format(time.RFC3339))
+			verb(action), machine.Message(err), next.UTC().Format(time.RFC3339))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionRetrying, la.Message)
 		r.Requeue(wait)
 	}

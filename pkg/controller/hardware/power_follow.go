@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -80,7 +80,7 @@ func (r *run) nodeBack(la *v1.PowerActionStatus) bool {
 	return la.Sent == nil || !ready.LastTransitionTime.Time.Before(la.Sent.Time.Truncate(time.Second))
 }
 
-func (r *run) doneMessage(state hw.PowerState) string {
+func (r *run) doneMessage(state machine.PowerState) string {
 	if r.node != nil && r.joined() {
 		return fmt.Sprintf("the server is %s and node %s is Ready", state, r.node.Name)
 	}
@@ -97,14 +97,14 @@ func (r *run) settleEnd(la *v1.PowerActionStatus) time.Time {
 
 // readFailed handles a failed power state read.
 func (r *run) readFailed(la *v1.PowerActionStatus, err error) error {
-	switch hw.ClassOf(err) {
-	case hw.ClassNotFound:
-		r.fail(la, "the machine is gone: "+hw.Message(err))
+	switch machine.ClassOf(err) {
+	case machine.ClassNotFound:
+		r.fail(la, "the machine is gone: "+machine.Message(err))
 		return nil
-	case hw.ClassThrottled:
-		r.Requeue(max(hw.RetryAfter(err), r.h.settings.PollInterval))
+	case machine.ClassThrottled:
+		r.Requeue(max(machine.RetryAfter(err), r.h.settings.PollInterval))
 		return nil
-	case hw.ClassUnauthorized:
+	case machine.ClassUnauthorized:
 		// The provisioning chain's CredentialsReady says so.
 		r.Requeue(time.Minute)
 		return nil
@@ -160,19 +160,19 @@ func (r *run) nodeName() string {
 
 // reached says whether the server is where the action takes it. A reboot
 // is done once a call was taken and the server is on.
-func reached(a v1.PowerAction, s hw.PowerState, taken bool) bool {
+func reached(a v1.PowerAction, s machine.PowerState, taken bool) bool {
 	switch a {
 	case v1.PowerActionOff:
-		return s == hw.PowerOff
+		return s == machine.PowerOff
 	case v1.PowerActionOn:
-		return s == hw.PowerOn
+		return s == machine.PowerOn
 	}
-	return taken && s == hw.PowerOn
+	return taken && s == machine.PowerOn
 }
 
 // underway says whether the server is on its way where the action takes it.
-func underway(a v1.PowerAction, s hw.PowerState) bool {
-	return a == v1.PowerActionOff && s == hw.PowerPoweringOff || a == v1.PowerActionOn && s == hw.PowerPoweringOn
+func underway(a v1.PowerAction, s machine.PowerState) bool {
+	return a == v1.PowerActionOff && s == machine.PowerPoweringOff || a == v1.PowerActionOn && s == machine.PowerPoweringOn
 }
 
 func verb(a v1.PowerAction) string {

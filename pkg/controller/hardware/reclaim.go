@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // reclaim acts on a termination time the moment it is seen, not after the
@@ -17,7 +17,7 @@ import (
 // forced drain, so that VMs that cannot migrate do not hold it up; the
 // server goes anyway), and the time is recorded in the status, where the
 // pool sees it and starts the server's successor.
-func (r *run) reclaim(f hw.Facts) error {
+func (r *run) reclaim(f machine.Facts) error {
 	if f.TerminationTime.IsZero() {
 		return nil
 	}

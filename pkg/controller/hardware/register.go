@@ -30,9 +30,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/bmcdriver"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // Handler names; no remove handler, so nothing is persisted under them.

@@ -10,9 +10,9 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // factsRetry paces reading facts again after a failure.
@@ -25,7 +25,7 @@ const factsRetry = time.Minute
 type run struct {
 	target
 	h       *Handler
-	machine hw.Machine
+	machine machine.Machine
 	// node is the machine's Node, nil while there is none.
 	node *corev1.Node
 	now  time.Time

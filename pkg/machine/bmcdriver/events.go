@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // Event types of the machine events this driver makes.
@@ -61,8 +61,8 @@ func decodeCursor(s string, p bmc.Protocol) (cursor, error) {
 // Critical. Between OK and Unknown (a sensor without a reading) nothing is
 // said. cur moves past each; an event's ID is the machine's key and the
 // change's number, so the same change handed on twice has the same ID.
-func healthEvents(cur *cursor, h bmc.Health, key string, now time.Time) []hw.Event {
-	var out []hw.Event
+func healthEvents(cur *cursor, h bmc.Health, key string, now time.Time) []machine.Event {
+	var out []machine.Event
 	for _, s := range bmc.Subsystems {
 		sh := h.Get(s)
 		value := string(sh.State) + "\x00" + sh.Message
@@ -89,7 +89,7 @@ func healthEvents(cur *cursor, h bmc.Health, key string, now time.Time) []hw.Eve
 		if seen {
 			msg += fmt.Sprintf(", was %s", prevState)
 		}
-		out = append(out, hw.Event{
+		out = append(out, machine.Event{
 			ID:       "health/" + key + "/" + strconv.Itoa(cur.Changes),
 			Time:     now,
 			Type:     TypeHealth,
@@ -112,11 +112,11 @@ func indexNul(s string) int {
 
 func quiet(s bmc.State) bool { return s == bmc.StateOK || s == bmc.StateUnknown }
 
-func severity(s bmc.State) hw.Severity {
+func severity(s bmc.State) machine.Severity {
 	if s == bmc.StateWarning || s == bmc.StateCritical {
-		return hw.SeverityWarning
+		return machine.SeverityWarning
 	}
-	return hw.SeverityNormal
+	return machine.SeverityNormal
 }
 
 // logEvents turns new event log entries into events. Only the last one
@@ -126,8 +126,8 @@ func severity(s bmc.State) hw.Severity {
 // joins its log (a Redfish BMC may keep several, each numbering its own
 // records) and the BMC's record ID with a digest of its content, since a
 // BMC numbers its records anew after the log is cleared.
-func logEvents(cur cursor, entries []bmc.LogEntry, next string) []hw.Event {
-	out := make([]hw.Event, 0, len(entries))
+func logEvents(cur cursor, entries []bmc.LogEntry, next string) []machine.Event {
+	out := make([]machine.Event, 0, len(entries))
 	for i, e := range entries {
 		c := cur
 		if i == len(entries)-1 {
@@ -137,7 +137,7 @@ func logEvents(cur cursor, entries []bmc.LogEntry, next string) []hw.Event {
 		if e.Log != "" {
 			id = "log/" + e.Log + "/" + e.ID + "/" + entryDigest(e)
 		}
-		out = append(out, hw.Event{
+		out = append(out, machine.Event{
 			ID:       id,
 			Time:     e.Time,
 			Type:     TypeLog,

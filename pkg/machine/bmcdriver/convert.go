@@ -7,13 +7,13 @@ import (
 	"strings"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // toFacts maps a BMC's inventory onto the chain's facts. What the BMC does
 // not report stays empty.
-func toFacts(inv bmc.Inventory, ep bmc.Endpoint) hw.Facts {
-	f := hw.Facts{
+func toFacts(inv bmc.Inventory, ep bmc.Endpoint) machine.Facts {
+	f := machine.Facts{
 		Manufacturer: inv.Manufacturer,
 		Model:        inv.Model,
 		SerialNumber: inv.SerialNumber,
@@ -21,7 +21,7 @@ func toFacts(inv bmc.Inventory, ep bmc.Endpoint) hw.Facts {
 		Source:       fmt.Sprintf("%s BMC at %s", protocolName(ep.Protocol), ep.Address()),
 	}
 	if inv.CPUCount > 0 || inv.CPUModel != "" {
-		f.CPUs = []hw.Component{{Count: inv.CPUCount, Type: inv.CPUModel}}
+		f.CPUs = []machine.Component{{Count: inv.CPUCount, Type: inv.CPUModel}}
 	}
 	if inv.MemoryBytes > 0 {
 		f.Memory = binarySize(inv.MemoryBytes)
@@ -39,11 +39,11 @@ func protocolName(p bmc.Protocol) string {
 }
 
 // drives groups identical drives: "2 x 480GB SATA SSD".
-func drives(ds []bmc.Drive) []hw.Drive {
-	counts := map[hw.Drive]int{}
-	var order []hw.Drive
+func drives(ds []bmc.Drive) []machine.Drive {
+	counts := map[machine.Drive]int{}
+	var order []machine.Drive
 	for _, d := range ds {
-		key := hw.Drive{Type: strings.TrimSpace(d.Protocol + " " + d.MediaType)}
+		key := machine.Drive{Type: strings.TrimSpace(d.Protocol + " " + d.MediaType)}
 		if d.SizeBytes > 0 {
 			key.Size = decimalSize(d.SizeBytes)
 		}
@@ -55,7 +55,7 @@ func drives(ds []bmc.Drive) []hw.Drive {
 		}
 		counts[key]++
 	}
-	out := make([]hw.Drive, 0, len(order))
+	out := make([]machine.Drive, 0, len(order))
 	for _, k := range order {
 		k.Count = counts[k]
 		out = append(out, k)
@@ -64,7 +64,7 @@ func drives(ds []bmc.Drive) []hw.Drive {
 }
 
 // nics groups the interfaces by speed: "2 x 25Gbps".
-func nics(ns []bmc.NIC) []hw.Component {
+func nics(ns []bmc.NIC) []machine.Component {
 	counts := map[int]int{}
 	for _, n := range ns {
 		counts[n.SpeedMbps]++
@@ -74,7 +74,7 @@ func nics(ns []bmc.NIC) []hw.Component {
 		speeds = append(speeds, s)
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(speeds)))
-	out := make([]hw.Component, 0, len(speeds))
+	out := make([]machine.Component, 0, len(speeds))
 	for _, s := range speeds {
 		typ := "NIC"
 		switch {
@@ -83,7 +83,7 @@ func nics(ns []bmc.NIC) []hw.Component {
 		case s > 0:
 			typ = fmt.Sprintf("%dMbps", s)
 		}
-		out = append(out, hw.Component{Count: counts[s], Type: typ})
+		out = append(out, machine.Component{Count: counts[s], Type: typ})
 	}
 	return out
 }
@@ -108,11 +108,11 @@ func decimalSize(b int64) string {
 
 // fromPower maps a BMC's power; the BMC package reads a transition as
 // unknown.
-func fromPower(p bmc.PowerState) hw.PowerState {
-	if s, ok := map[bmc.PowerState]hw.PowerState{bmc.PowerOn: hw.PowerOn, bmc.PowerOff: hw.PowerOff}[p]; ok {
+func fromPower(p bmc.PowerState) machine.PowerState {
+	if s, ok := map[bmc.PowerState]machine.PowerState{bmc.PowerOn: machine.PowerOn, bmc.PowerOff: machine.PowerOff}[p]; ok {
 		return s
 	}
-	return hw.PowerUnknown
+	return machine.PowerUnknown
 }
 
 // fromError classifies a BMC failure for the chain. The message is the
@@ -128,21 +128,21 @@ func fromError(op string, err error, command bool) error {
 	if errors.As(err, &be) {
 		msg = be.Message
 	}
-	out := &hw.Error{Op: op, Message: msg, Err: err}
+	out := &machine.Error{Op: op, Message: msg, Err: err}
 	switch bmc.ClassOf(err) {
 	case bmc.Unreachable, bmc.Transient:
-		out.Class = hw.ClassUnavailable
+		out.Class = machine.ClassUnavailable
 	case bmc.Unauthorized:
-		out.Class = hw.ClassUnauthorized
+		out.Class = machine.ClassUnauthorized
 	case bmc.ProtocolMismatch, bmc.TLS, bmc.Unsupported, bmc.Invalid:
-		out.Class = hw.ClassRefused
+		out.Class = machine.ClassRefused
 	default:
-		out.Class = hw.ClassUnknown
+		out.Class = machine.ClassUnknown
 	}
-	if command && out.Class == hw.ClassRefused && bmc.ClassOf(err) != bmc.Unsupported && bmc.ClassOf(err) != bmc.Invalid {
+	if command && out.Class == machine.ClassRefused && bmc.ClassOf(err) != bmc.Unsupported && bmc.ClassOf(err) != bmc.Invalid {
 		// A protocol or certificate failure after the login is a broken
 		// answer: the command may have run.
-		out.Class = hw.ClassUnknown
+		out.Class = machine.ClassUnknown
 	}
 	return out
 }
@@ -150,9 +150,9 @@ func fromError(op string, err error, command bool) error {
 // notSent classifies a failed login before a power command: the command
 // never left, so it is a refusal for now, tried again later.
 func notSent(err error) error {
-	out := fromError("Power", err, false).(*hw.Error)
-	if out.Class == hw.ClassUnavailable || out.Class == hw.ClassUnknown {
-		out.Class = hw.ClassBusy
+	out := fromError("Power", err, false).(*machine.Error)
+	if out.Class == machine.ClassUnavailable || out.Class == machine.ClassUnknown {
+		out.Class = machine.ClassBusy
 	}
 	out.Message = "nothing was sent: " + out.Message
 	return out

@@ -38,7 +38,7 @@ import (
 	"time"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // IdleLogout is how long a session no pass uses is kept. It outlasts the
@@ -66,7 +66,7 @@ type Driver struct {
 	idle time.Duration
 
 	mu    sync.Mutex
-	facts map[string]hw.Facts
+	facts map[string]machine.Facts
 	holds map[string]hold
 	// polled is when this process last polled each owner: a pass that
 	// starts from a copy of the status older than its own last write must
@@ -100,7 +100,7 @@ func New(o Options) *Driver {
 	if o.IdleLogout == 0 {
 		o.IdleLogout = IdleLogout
 	}
-	return &Driver{dial: o.Dial, idle: o.IdleLogout, facts: map[string]hw.Facts{}, holds: map[string]hold{},
+	return &Driver{dial: o.Dial, idle: o.IdleLogout, facts: map[string]machine.Facts{}, holds: map[string]hold{},
 		polled: map[string]time.Time{}, powerReads: map[string]powerRead{}, links: map[string]*link{}}
 }
 
@@ -197,14 +197,14 @@ func (d *Driver) notePower(owner string, p bmc.PowerState, at time.Time) {
 	d.powerReads[owner] = powerRead{at: at, state: p}
 }
 
-func (d *Driver) rememberedFacts(key string) (hw.Facts, bool) {
+func (d *Driver) rememberedFacts(key string) (machine.Facts, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	f, ok := d.facts[key]
 	return f, ok
 }
 
-func (d *Driver) remember(key string, f hw.Facts) {
+func (d *Driver) remember(key string, f machine.Facts) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.facts[key] = f

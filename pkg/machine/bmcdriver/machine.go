@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // Machine is one BMC for one pass of the chain. Its methods are safe for
@@ -37,7 +37,7 @@ type Machine struct {
 	log    *LogStatus
 }
 
-var _ hw.Machine = (*Machine)(nil)
+var _ machine.Machine = (*Machine)(nil)
 
 // Release ends the pass. The session stays open for IdleLogout when the
 // owner's next pass comes within it (next > 0), and is logged out
@@ -97,7 +97,7 @@ type Observation struct {
 	// Log is whether the poll read an event log, nil without a poll.
 	Log *LogStatus
 	// Power is the last power state read, "" when none was.
-	Power hw.PowerState
+	Power machine.PowerState
 	// Cursor is the poll's cursor once every event it returned was handed
 	// on: the health it read and the log's position, also when there was
 	// no event to carry them. "" without a poll.
@@ -185,7 +185,7 @@ func (m *Machine) noteLocked(err error) {
 
 // Facts reads the inventory with a poll (or when none is remembered, after
 // a restart) and returns the remembered facts in between.
-func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
+func (m *Machine) Facts(ctx context.Context) (machine.Facts, error) {
 	m.mu.Lock()
 	polledNow := !m.polled.IsZero()
 	m.mu.Unlock()
@@ -195,18 +195,18 @@ func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
 			return f, nil
 		}
 		if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && m.opts.Now().Before(h.until) {
-			return hw.Facts{}, &hw.Error{Op: "Facts", Class: hw.ClassUnavailable,
+			return machine.Facts{}, &machine.Error{Op: "Facts", Class: machine.ClassUnavailable,
 				Message: fmt.Sprintf("the BMC failed; it is asked again in %s", left.Round(time.Second))}
 		}
 	}
 	c, err := m.session(ctx)
 	if err != nil {
-		return hw.Facts{}, fromError("Facts", err, false)
+		return machine.Facts{}, fromError("Facts", err, false)
 	}
 	inv, err := c.Inventory(ctx)
 	if err != nil {
 		m.note(err)
-		return hw.Facts{}, fromError("Facts", err, false)
+		return machine.Facts{}, fromError("Facts", err, false)
 	}
 	f = toFacts(inv, m.ep)
 	m.d.remember(m.factsKey, f)
@@ -215,18 +215,18 @@ func (m *Machine) Facts(ctx context.Context) (hw.Facts, error) {
 
 // PowerState asks the BMC; while a power action is under way
 // (MachineOptions.PowerPace), at most once per pace.
-func (m *Machine) PowerState(ctx context.Context) (hw.PowerState, error) {
+func (m *Machine) PowerState(ctx context.Context) (machine.PowerState, error) {
 	if p, ok := m.d.recentPower(m.opts.Owner, m.opts.PowerPace, m.opts.Now()); ok {
 		return fromPower(p), nil
 	}
 	c, err := m.session(ctx)
 	if err != nil {
-		return hw.PowerUnknown, fromError("PowerState", err, false)
+		return machine.PowerUnknown, fromError("PowerState", err, false)
 	}
 	p, err := c.PowerState(ctx)
 	if err != nil {
 		m.note(err)
-		return hw.PowerUnknown, fromError("PowerState", err, false)
+		return machine.PowerUnknown, fromError("PowerState", err, false)
 	}
 	m.d.notePower(m.opts.Owner, p, m.opts.Now())
 	m.mu.Lock()
@@ -237,7 +237,7 @@ func (m *Machine) PowerState(ctx context.Context) (hw.PowerState, error) {
 
 // Power sends one command. A failed login sent nothing; a failure during
 // the command may have let it run.
-func (m *Machine) Power(ctx context.Context, action hw.PowerAction) error {
+func (m *Machine) Power(ctx context.Context, action machine.PowerAction) error {
 	c, err := m.session(ctx)
 	if err != nil {
 		return notSent(err)
@@ -253,22 +253,22 @@ func (m *Machine) Power(ctx context.Context, action hw.PowerAction) error {
 
 // Events polls the BMC when a poll is due: its health, against the health
 // the cursor remembers, and its event log after the cursor's position.
-func (m *Machine) Events(ctx context.Context, cursor string) (hw.EventBatch, error) {
+func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch, error) {
 	if due, left := m.due(); !due {
-		return hw.EventBatch{RecheckAfter: left}, nil
+		return machine.EventBatch{RecheckAfter: left}, nil
 	}
 	cur, err := decodeCursor(cursor, m.ep.Protocol)
 	if err != nil {
-		return hw.EventBatch{}, &hw.Error{Op: "Events", Class: hw.ClassRefused, Message: err.Error(), Err: err}
+		return machine.EventBatch{}, &machine.Error{Op: "Events", Class: machine.ClassRefused, Message: err.Error(), Err: err}
 	}
 	c, err := m.session(ctx)
 	if err != nil {
-		return hw.EventBatch{}, fromError("Events", err, false)
+		return machine.EventBatch{}, fromError("Events", err, false)
 	}
 	health, err := c.Health(ctx)
 	if err != nil {
 		m.note(err)
-		return hw.EventBatch{}, fromError("Events", err, false)
+		return machine.EventBatch{}, fromError("Events", err, false)
 	}
 	entries, next, err := c.LogEntries(ctx, cur.Log)
 	log := &LogStatus{Read: true}
@@ -277,15 +277,15 @@ func (m *Machine) Events(ctx context.Context, cursor string) (hw.EventBatch, err
 		// A BMC without an event log still has its health to report; the
 		// caller says the log is missing.
 		entries, next = nil, cur.Log
-		log = &LogStatus{Message: hw.Message(fromError("Events", err, false))}
+		log = &LogStatus{Message: machine.Message(fromError("Events", err, false))}
 	case err != nil:
 		m.note(err)
-		return hw.EventBatch{}, fromError("Events", err, false)
+		return machine.EventBatch{}, fromError("Events", err, false)
 	}
 	power, err := c.PowerState(ctx)
 	if err != nil {
 		m.note(err)
-		return hw.EventBatch{}, fromError("Events", err, false)
+		return machine.EventBatch{}, fromError("Events", err, false)
 	}
 	m.d.notePower(m.opts.Owner, power, m.opts.Now())
 	events := healthEvents(&cur, health, m.opts.Key, m.opts.Now())
@@ -296,5 +296,5 @@ func (m *Machine) Events(ctx context.Context, cursor string) (hw.EventBatch, err
 	m.mu.Lock()
 	m.polled, m.health, m.log, m.power, m.cursor = now, &health, log, power, cur.encode()
 	m.mu.Unlock()
-	return hw.EventBatch{Events: events, RecheckAfter: m.opts.Interval}, nil
+	return machine.EventBatch{Events: events, RecheckAfter: m.opts.Interval}, nil
 }

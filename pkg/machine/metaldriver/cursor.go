@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // maxCursorIDs bounds the IDs a cursor carries.
@@ -46,7 +46,7 @@ func (c cursor) String() string {
 }
 
 // covers reports whether ev was handed on.
-func (c cursor) covers(ev hardware.Event) bool {
+func (c cursor) covers(ev machine.Event) bool {
 	if c.at.IsZero() || ev.Time.After(c.at) {
 		return false
 	}
@@ -62,7 +62,7 @@ func (c cursor) covers(ev hardware.Event) bool {
 }
 
 // advance returns the cursor that also covers ev.
-func (c cursor) advance(ev hardware.Event) cursor {
+func (c cursor) advance(ev machine.Event) cursor {
 	out := cursor{at: c.at, ids: append([]string(nil), c.ids...)}
 	if ev.Time.After(out.at) {
 		if ev.Time.Sub(out.at) > skew {
@@ -82,7 +82,7 @@ func (c cursor) advance(ev hardware.Event) cursor {
 }
 
 // before orders events by time, then ID.
-func before(a, b hardware.Event) bool {
+func before(a, b machine.Event) bool {
 	if !a.Time.Equal(b.Time) {
 		return a.Time.Before(b.Time)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -82,7 +82,7 @@ func (w *world) pollEvents(d *Driver) {
 
 // deliver asks for a machine's events after cursor and returns them with
 // the cursor after the last.
-func (w *world) deliver(m hardware.Machine, cursor string) ([]hardware.Event, string) {
+func (w *world) deliver(m machine.Machine, cursor string) ([]machine.Event, string) {
 	w.t.Helper()
 	batch, err := m.Events(w.ctx, cursor)
 	require.NoError(w.t, err)

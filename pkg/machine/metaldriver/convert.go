@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -24,45 +24,45 @@ const (
 func isTerminationNotice(typ string) bool { return typ == typeTerminationNotice }
 
 // fromEvent turns a Metal event into a machine event.
-func fromEvent(e metal.Event) hardware.Event {
+func fromEvent(e metal.Event) machine.Event {
 	msg := e.Interpolated
 	if msg == "" {
 		msg = e.Body
 	}
-	ev := hardware.Event{ID: e.ID, Time: e.CreatedAt, Type: e.Type, Message: msg, Severity: hardware.SeverityNormal}
+	ev := machine.Event{ID: e.ID, Time: e.CreatedAt, Type: e.Type, Message: msg, Severity: machine.SeverityNormal}
 	switch e.Type {
 	case typePowerOff:
-		ev.Power = hardware.PowerPoweringOff
+		ev.Power = machine.PowerPoweringOff
 	case typePoweredOff:
-		ev.Power = hardware.PowerOff
+		ev.Power = machine.PowerOff
 	case typePowerOn:
-		ev.Power = hardware.PowerPoweringOn
+		ev.Power = machine.PowerPoweringOn
 	case typePoweredOn:
-		ev.Power = hardware.PowerOn
+		ev.Power = machine.PowerOn
 	}
 	state := strings.ToLower(e.State)
 	if state == "failure" || state == "failed" || strings.Contains(e.Type, "fail") ||
 		e.Type == typeTerminationNotice || e.Type == typeReclaimed || e.Type == typeMaintenance {
-		ev.Severity = hardware.SeverityWarning
+		ev.Severity = machine.SeverityWarning
 	}
 	return ev
 }
 
 // powerState maps a device state onto a power state.
-func powerState(s metal.DeviceState) hardware.PowerState {
+func powerState(s metal.DeviceState) machine.PowerState {
 	switch s {
 	case metal.DeviceStateActive:
-		return hardware.PowerOn
+		return machine.PowerOn
 	case metal.DeviceStateInactive:
-		return hardware.PowerOff
+		return machine.PowerOff
 	case metal.DeviceStatePoweringOn:
-		return hardware.PowerPoweringOn
+		return machine.PowerPoweringOn
 	case metal.DeviceStatePoweringOff:
-		return hardware.PowerPoweringOff
+		return machine.PowerPoweringOff
 	}
 	// Queued, provisioning, reinstalling, failed, deprovisioning: the
 	// device is not a machine one can switch now.
-	return hardware.PowerUnknown
+	return machine.PowerUnknown
 }
 
 // fromError classifies a Metal error for the chain.
@@ -75,22 +75,22 @@ func fromError(op string, err error) error {
 	if errors.As(err, &me) && me.Message != "" {
 		msg = me.Message
 	}
-	out := &hardware.Error{Op: op, Message: msg, RetryAfter: metal.RetryAfter(err), Err: err}
+	out := &machine.Error{Op: op, Message: msg, RetryAfter: metal.RetryAfter(err), Err: err}
 	switch metal.ClassOf(err) {
 	case metal.ClassNotFound:
-		out.Class = hardware.ClassNotFound
+		out.Class = machine.ClassNotFound
 	case metal.ClassUnauthorized, metal.ClassForbidden:
-		out.Class = hardware.ClassUnauthorized
+		out.Class = machine.ClassUnauthorized
 	case metal.ClassThrottled:
-		out.Class = hardware.ClassThrottled
+		out.Class = machine.ClassThrottled
 	case metal.ClassBusy:
-		out.Class = hardware.ClassBusy
+		out.Class = machine.ClassBusy
 	case metal.ClassInvalid, metal.ClassNoCapacity:
-		out.Class = hardware.ClassRefused
+		out.Class = machine.ClassRefused
 	case metal.ClassTransient:
-		out.Class = hardware.ClassUnavailable
+		out.Class = machine.ClassUnavailable
 	default:
-		out.Class = hardware.ClassUnknown
+		out.Class = machine.ClassUnknown
 	}
 	return out
 }

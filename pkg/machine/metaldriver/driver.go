@@ -21,7 +21,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -118,8 +118,8 @@ func New(opts Options) *Driver {
 }
 
 // Machine returns the machine of one device, reached with creds.
-func (d *Driver) Machine(creds metal.Credentials, dev Device) hardware.Machine {
-	return &machine{d: d, creds: creds, dev: dev}
+func (d *Driver) Machine(creds metal.Credentials, dev Device) machine.Machine {
+	return &deviceMachine{d: d, creds: creds, dev: dev}
 }
 
 // Run polls the projects until ctx ends. projects is asked for the current

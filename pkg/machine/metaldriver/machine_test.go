@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -104,35 +104,35 @@ func TestPowerActionsAndTheirErrors(t *testing.T) {
 	m := w.driver().Machine(w.creds, Device{ID: a.ID})
 	st, err := m.PowerState(w.ctx)
 	require.NoError(t, err)
-	assert.Equal(t, hardware.PowerOn, st)
+	assert.Equal(t, machine.PowerOn, st)
 
 	w.sim.ResetRequests()
-	require.NoError(t, m.Power(w.ctx, hardware.ActionOff))
+	require.NoError(t, m.Power(w.ctx, machine.ActionOff))
 	assert.Len(t, w.sim.RequestsFor(metalsim.OpPerformAction), 1)
 	st, err = m.PowerState(w.ctx)
 	require.NoError(t, err)
-	assert.Contains(t, []hardware.PowerState{hardware.PowerPoweringOff, hardware.PowerOff}, st)
+	assert.Contains(t, []machine.PowerState{machine.PowerPoweringOff, machine.PowerOff}, st)
 
 	// Switching on what is already off-bound waits for the state to settle.
-	err = m.Power(w.ctx, hardware.ActionReboot)
-	assert.Contains(t, []hardware.Class{hardware.ClassBusy, hardware.ClassRefused}, hardware.ClassOf(err), "%v", err)
-	assert.False(t, hardware.MaybeApplied(err))
+	err = m.Power(w.ctx, machine.ActionReboot)
+	assert.Contains(t, []machine.Class{machine.ClassBusy, machine.ClassRefused}, machine.ClassOf(err), "%v", err)
+	assert.False(t, machine.MaybeApplied(err))
 
 	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultRateLimit, Operations: []string{metalsim.OpPerformAction}, Count: 1, RetryAfter: time.Second})
-	err = m.Power(w.ctx, hardware.ActionOn)
-	assert.Equal(t, hardware.ClassThrottled, hardware.ClassOf(err), "%v", err)
-	assert.False(t, hardware.MaybeApplied(err))
-	assert.Positive(t, hardware.RetryAfter(err))
+	err = m.Power(w.ctx, machine.ActionOn)
+	assert.Equal(t, machine.ClassThrottled, machine.ClassOf(err), "%v", err)
+	assert.False(t, machine.MaybeApplied(err))
+	assert.Positive(t, machine.RetryAfter(err))
 	w.clock.Advance(2 * time.Second)
 
 	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 500, Operations: []string{metalsim.OpPerformAction}, Count: 1, AfterStore: true})
-	err = m.Power(context.Background(), hardware.ActionOn)
-	assert.Equal(t, hardware.ClassUnavailable, hardware.ClassOf(err), "%v", err)
-	assert.True(t, hardware.MaybeApplied(err), "a 5xx may have been carried out")
+	err = m.Power(context.Background(), machine.ActionOn)
+	assert.Equal(t, machine.ClassUnavailable, machine.ClassOf(err), "%v", err)
+	assert.True(t, machine.MaybeApplied(err), "a 5xx may have been carried out")
 
 	gone := w.driver().Machine(w.creds, Device{ID: "00000000-0000-0000-0000-000000000000"})
 	_, err = gone.PowerState(w.ctx)
-	assert.Equal(t, hardware.ClassNotFound, hardware.ClassOf(err), "%v", err)
+	assert.Equal(t, machine.ClassNotFound, machine.ClassOf(err), "%v", err)
 }
 
 // Run polls each project at its interval and forgets those no longer

@@ -1,7 +1,9 @@
-// Package hardware is the seam between the hardware chain
+// Package machine is the seam between the hardware chain
 // (pkg/controller/hardware) and what manages a server's hardware: the
 // Equinix Metal API for the servers the addon provisions (package
-// metaldriver), a BMC over Redfish or IPMI for nodes it did not.
+// metaldriver), a BMC over Redfish or IPMI for nodes it did not. It is
+// named for the one thing it offers, a Machine per server, so that the
+// chain (hardware) and the seam it talks through are told apart.
 //
 // The chain asks one Machine per server for four things: its facts (maker,
 // model, serial number, CPUs, memory, drives, NICs, and when its provider
@@ -14,4 +16,4 @@
 // interval and says so through EventBatch.RecheckAfter (zero: it wakes the
 // machine's owner itself); a BMC driver polls each BMC at the interval of
 // that BMC and asks to be called again when the next poll is due.
-package hardware
+package machine

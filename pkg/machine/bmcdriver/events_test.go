@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 func reading(states map[bmc.Subsystem]bmc.State) bmc.Health {
@@ -37,13 +37,13 @@ func TestHealthEvents(t *testing.T) {
 	evs := healthEvents(&cur, reading(map[bmc.Subsystem]bmc.State{bmc.SubsystemFans: bmc.StateUnknown, bmc.SubsystemThermal: bmc.StateWarning}), "k", now)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "health/k/1", evs[0].ID)
-	assert.Equal(t, hw.SeverityWarning, evs[0].Severity)
+	assert.Equal(t, machine.SeverityWarning, evs[0].Severity)
 	assert.Equal(t, "Thermal is Warning (Thermal part: Warning), was OK", evs[0].Message)
 
 	evs = healthEvents(&cur, reading(map[bmc.Subsystem]bmc.State{bmc.SubsystemFans: bmc.StateOK}), "k", now)
 	require.Len(t, evs, 1, "the recovery is news; Unknown to OK is not")
 	assert.Equal(t, "health/k/2", evs[0].ID)
-	assert.Equal(t, hw.SeverityNormal, evs[0].Severity)
+	assert.Equal(t, machine.SeverityNormal, evs[0].Severity)
 	assert.Equal(t, "Thermal is OK, was Warning", evs[0].Message)
 	assert.Empty(t, healthEvents(&cur, reading(nil), "k", now), "an unchanged reading says nothing")
 
@@ -81,7 +81,7 @@ func TestLogEvents(t *testing.T) {
 	last, _ := decodeCursor(evs[1].Cursor, bmc.ProtocolIPMI)
 	assert.Equal(t, "from", first.Log)
 	assert.Equal(t, "to", last.Log)
-	assert.Equal(t, hw.SeverityWarning, evs[1].Severity)
+	assert.Equal(t, machine.SeverityWarning, evs[1].Severity)
 	reused := logEvents(cur, []bmc.LogEntry{{ID: "1", Time: at.Add(time.Hour), Severity: bmc.StateOK, Message: "boot"}}, "x")
 	assert.NotEqual(t, evs[0].ID, reused[0].ID)
 	twoLogs := logEvents(cur, []bmc.LogEntry{{ID: "1", Log: "SEL", Time: at, Message: "boot"}, {ID: "1", Log: "Log1", Time: at, Message: "boot"}}, "y")

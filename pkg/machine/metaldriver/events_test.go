@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -23,7 +23,7 @@ func TestEventsOncePerDeviceAcrossPollsAndRestarts(t *testing.T) {
 	mb := d.Machine(w.creds, Device{ID: b.ID, Plan: b.Plan})
 	seen := map[string]int{}
 	cursors := map[string]string{}
-	take := func(m hardware.Machine, key string) {
+	take := func(m machine.Machine, key string) {
 		evs, c := w.deliver(m, cursors[key])
 		cursors[key] = c
 		for _, e := range evs {
@@ -146,8 +146,8 @@ func TestForeignDevicesDoNotHoldTheWatermark(t *testing.T) {
 
 func TestCursorCoversLateListedEvents(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ev := func(id string, s int) hardware.Event {
-		return hardware.Event{ID: id, Time: t0.Add(time.Duration(s) * time.Second)}
+	ev := func(id string, s int) machine.Event {
+		return machine.Event{ID: id, Time: t0.Add(time.Duration(s) * time.Second)}
 	}
 	c := cursor{}.advance(ev("a", 10)).advance(ev("b", 20))
 	back := parseCursor(c.String())

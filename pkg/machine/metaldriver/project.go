@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // projectState is what the driver knows of one project's log.
@@ -48,7 +48,7 @@ type deviceLog struct {
 }
 
 type entry struct {
-	ev       hardware.Event
+	ev       machine.Event
 	listedAt time.Time
 }
 
@@ -84,7 +84,7 @@ func (ps *projectState) deviceLocked(id string) *deviceLog {
 
 // addLocked keeps an event unless it was kept or handed on already, and
 // reports whether it is news.
-func (dl *deviceLog) addLocked(ev hardware.Event, now time.Time) bool {
+func (dl *deviceLog) addLocked(ev machine.Event, now time.Time) bool {
 	if dl.ids[ev.ID] || dl.acked.covers(ev) {
 		return false
 	}
@@ -117,8 +117,8 @@ func (dl *deviceLog) ackLocked(c cursor) {
 
 // afterLocked returns the kept events c does not cover, oldest first, each
 // with the cursor that covers it and those before it.
-func (dl *deviceLog) afterLocked(c cursor) []hardware.Event {
-	var out []hardware.Event
+func (dl *deviceLog) afterLocked(c cursor) []machine.Event {
+	var out []machine.Event
 	running := c
 	for _, e := range dl.entries {
 		if c.covers(e.ev) {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 )
@@ -107,7 +107,7 @@ func TestMachineContract(t *testing.T) {
 			batch, err = m.Events(ctx, cursor)
 			require.NoError(t, err)
 			m.Release(0)
-			var health, logs []hw.Event
+			var health, logs []machine.Event
 			for _, e := range batch.Events {
 				if e.Type == TypeHealth {
 					health = append(health, e)
@@ -116,7 +116,7 @@ func TestMachineContract(t *testing.T) {
 				}
 			}
 			require.Len(t, health, 1, "one health change: %v", batch.Events)
-			assert.Equal(t, hw.SeverityWarning, health[0].Severity)
+			assert.Equal(t, machine.SeverityWarning, health[0].Severity)
 			assert.Contains(t, health[0].Message, "PowerSupplies is Critical")
 			require.GreaterOrEqual(t, len(logs), 2, "both entries (ipmi_sim logs the sensor event too)")
 			assert.Equal(t, decodeLog(t, cursor, b.ep.Protocol), decodeLog(t, logs[0].Cursor, b.ep.Protocol),
@@ -138,7 +138,7 @@ func TestMachineContract(t *testing.T) {
 
 			m = pass(time.Time{})
 			before := b.commands()
-			require.NoError(t, m.Power(ctx, hw.ActionOff))
+			require.NoError(t, m.Power(ctx, machine.ActionOff))
 			assert.Equal(t, before+1, b.commands(), "one command")
 			m.Release(0)
 		})
@@ -151,7 +151,7 @@ func decodeLog(t *testing.T, s string, p bmc.Protocol) string {
 	return c.Log
 }
 
-func ids(es []hw.Event) []string {
+func ids(es []machine.Event) []string {
 	out := make([]string, 0, len(es))
 	for _, e := range es {
 		out = append(out, e.ID)
@@ -173,15 +173,15 @@ func TestMachineRefusedLogin(t *testing.T) {
 	m := d.Machine(ep, MachineOptions{Owner: "node-1", Key: "k", Interval: time.Minute})
 	ctx := context.Background()
 	_, err = m.Events(ctx, "")
-	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
+	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
 	requests := sim.Requests()
 	_, err = m.Facts(ctx)
-	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
-	err = m.Power(ctx, hw.ActionReboot)
-	assert.False(t, hw.MaybeApplied(err), "a power action whose login failed was not sent")
+	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
+	err = m.Power(ctx, machine.ActionReboot)
+	assert.False(t, machine.MaybeApplied(err), "a power action whose login failed was not sent")
 	assert.Equal(t, requests, sim.Requests(), "the failed login is not tried again within a pass")
 	assert.Equal(t, bmc.Unauthorized, bmc.ClassOf(m.Observed().Problem))
-	assert.NotContains(t, hw.Message(err), "wrong")
+	assert.NotContains(t, machine.Message(err), "wrong")
 	assert.Empty(t, sim.Resets())
 
 	// Held back until its retry time, the BMC sees no login, whatever
@@ -194,12 +194,12 @@ func TestMachineRefusedLogin(t *testing.T) {
 	assert.Empty(t, batch.Events)
 	assert.Greater(t, batch.RecheckAfter, 50*time.Second)
 	_, err = m.Facts(ctx)
-	assert.Equal(t, hw.ClassUnavailable, hw.ClassOf(err))
+	assert.Equal(t, machine.ClassUnavailable, machine.ClassOf(err))
 	_, err = m.PowerState(ctx)
-	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
-	err = m.Power(ctx, hw.ActionOn)
-	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
-	assert.False(t, hw.MaybeApplied(err))
+	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
+	err = m.Power(ctx, machine.ActionOn)
+	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
+	assert.False(t, machine.MaybeApplied(err))
 	assert.Equal(t, requests, sim.Requests(), "no login while held")
 	assert.Nil(t, m.Observed().Problem, "a login held back is no news of the BMC")
 	m.Release(0)

@@ -3,12 +3,12 @@ package metaldriver
 import (
 	"context"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
-// machine is one device, reached with its project's credentials.
-type machine struct {
+// deviceMachine is one device, reached with its project's credentials.
+type deviceMachine struct {
 	d     *Driver
 	creds metal.Credentials
 	dev   Device
@@ -19,8 +19,8 @@ type machine struct {
 // the plans API) and its termination time. The API names no manufacturer
 // and no serial number, so those stay empty. It costs no call but the
 // plans list's, shared and listed at most hourly.
-func (m *machine) Facts(ctx context.Context) (hardware.Facts, error) {
-	facts := hardware.Facts{Model: m.dev.Plan, Source: "Equinix Metal plan " + m.dev.Plan}
+func (m *deviceMachine) Facts(ctx context.Context) (machine.Facts, error) {
+	facts := machine.Facts{Model: m.dev.Plan, Source: "Equinix Metal plan " + m.dev.Plan}
 	if ps := m.d.known(m.creds.ProjectID); ps != nil {
 		ps.mu.Lock()
 		facts.TerminationTime = ps.terminations[m.dev.ID]
@@ -42,16 +42,16 @@ func (m *machine) Facts(ctx context.Context) (hardware.Facts, error) {
 		facts.Memory = plan.Memory
 		facts.NICs = components(plan.NICs)
 		for _, d := range plan.Drives {
-			facts.Drives = append(facts.Drives, hardware.Drive{Count: d.Count, Size: d.Size, Type: d.Type, Category: d.Category})
+			facts.Drives = append(facts.Drives, machine.Drive{Count: d.Count, Size: d.Size, Type: d.Type, Category: d.Category})
 		}
 	}
 	return facts, nil
 }
 
-func components(cs []metal.PlanComponent) []hardware.Component {
-	out := make([]hardware.Component, 0, len(cs))
+func components(cs []metal.PlanComponent) []machine.Component {
+	out := make([]machine.Component, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, hardware.Component{Count: c.Count, Type: c.Type})
+		out = append(out, machine.Component{Count: c.Count, Type: c.Type})
 	}
 	return out
 }
@@ -61,44 +61,44 @@ func components(cs []metal.PlanComponent) []hardware.Component {
 // and announces the devices with news through Options.Notify. Passing a
 // cursor also tells the driver that everything before it has been handed
 // on.
-func (m *machine) Events(_ context.Context, raw string) (hardware.EventBatch, error) {
+func (m *deviceMachine) Events(_ context.Context, raw string) (machine.EventBatch, error) {
 	ps := m.d.project(m.creds.ProjectID)
 	c := parseCursor(raw)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	dl := ps.deviceLocked(m.dev.ID)
 	dl.ackLocked(c)
-	return hardware.EventBatch{Events: dl.afterLocked(c)}, nil
+	return machine.EventBatch{Events: dl.afterLocked(c)}, nil
 }
 
 // PowerState reads the device (one call).
-func (m *machine) PowerState(ctx context.Context) (hardware.PowerState, error) {
+func (m *deviceMachine) PowerState(ctx context.Context) (machine.PowerState, error) {
 	client, err := m.d.opts.Provider.Client(m.creds)
 	if err != nil {
-		return hardware.PowerUnknown, fromError("PowerState", err)
+		return machine.PowerUnknown, fromError("PowerState", err)
 	}
 	dev, err := client.GetDevice(ctx, m.dev.ID)
 	if err != nil {
-		return hardware.PowerUnknown, fromError("PowerState", err)
+		return machine.PowerUnknown, fromError("PowerState", err)
 	}
 	return powerState(dev.State), nil
 }
 
 // Power sends one device action.
-func (m *machine) Power(ctx context.Context, action hardware.PowerAction) error {
+func (m *deviceMachine) Power(ctx context.Context, action machine.PowerAction) error {
 	client, err := m.d.opts.Provider.Client(m.creds)
 	if err != nil {
 		return fromError("Power", err)
 	}
 	switch action {
-	case hardware.ActionOn:
+	case machine.ActionOn:
 		err = client.PowerOn(ctx, m.dev.ID)
-	case hardware.ActionOff:
+	case machine.ActionOff:
 		err = client.PowerOff(ctx, m.dev.ID)
-	case hardware.ActionReboot:
+	case machine.ActionReboot:
 		err = client.Reboot(ctx, m.dev.ID)
 	default:
-		return &hardware.Error{Op: "Power", Class: hardware.ClassRefused, Message: "unknown power action " + string(action)}
+		return &machine.Error{Op: "Power", Class: machine.ClassRefused, Message: "unknown power action " + string(action)}
 	}
 	return fromError("Power", err)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 )
@@ -79,7 +79,7 @@ func TestOneSessionPerBMC(t *testing.T) {
 			require.NoError(t, err)
 			_, err = m.Facts(ctx)
 			require.NoError(t, err)
-			require.NoError(t, m.Power(ctx, hw.ActionOn))
+			require.NoError(t, m.Power(ctx, machine.ActionOn))
 			m.Release(10 * time.Second)
 			for range 5 {
 				m = pass("a")
@@ -142,11 +142,11 @@ func TestRefusedSessionIsDropped(t *testing.T) {
 	b.refuseAll()
 	m = d.Machine(b.ep, MachineOptions{Owner: "a", Key: "a", Interval: time.Minute})
 	_, err = m.PowerState(ctx)
-	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
+	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
 	assert.Zero(t, d.OpenSessions())
 	_, err = m.PowerState(ctx)
-	assert.Equal(t, hw.ClassUnauthorized, hw.ClassOf(err))
-	assert.True(t, strings.Contains(hw.Message(err), "refused"), hw.Message(err))
+	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
+	assert.True(t, strings.Contains(machine.Message(err), "refused"), machine.Message(err))
 	m.Release(10 * time.Second)
 }
 
@@ -212,7 +212,7 @@ func TestPowerChecksArePaced(t *testing.T) {
 		m = pass()
 		st, err := m.PowerState(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, hw.PowerOn, st)
+		assert.Equal(t, machine.PowerOn, st)
 		m.Release(10 * time.Second)
 	}
 	assert.Equal(t, before, reads(), "passes within the pace take the last reading")
@@ -221,9 +221,9 @@ func TestPowerChecksArePaced(t *testing.T) {
 	_, err = m.PowerState(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, before+1, reads(), "once the pace is over, the BMC is read")
-	require.NoError(t, m.Power(ctx, hw.ActionOff))
+	require.NoError(t, m.Power(ctx, machine.ActionOff))
 	st, err := m.PowerState(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, hw.PowerOff, st, "after a command, the next check reads the BMC")
+	assert.Equal(t, machine.PowerOff, st, "after a command, the next check reads the BMC")
 	m.Release(0)
 }
