@@ -15,7 +15,7 @@ type Machine interface {
 	// Events returns the machine's events after cursor, oldest first; an
 	// empty cursor asks for every event the driver still has. Each event
 	// carries the cursor to store once it, and every event before it, has
-	// been handed on, so that none is handed on twice.
+	// been forwarded, so that none is forwarded twice.
 	Events(ctx context.Context, cursor string) (EventBatch, error)
 	// PowerState reads the machine's power now.
 	PowerState(ctx context.Context) (PowerState, error)
@@ -108,7 +108,7 @@ type Event struct {
 	// Power is the power state the event reports the machine in, or "".
 	Power PowerState
 	// Cursor is what to pass as the cursor once this event and every one
-	// before it have been handed on.
+	// before it have been forwarded.
 	Cursor string
 }
 

@@ -197,10 +197,10 @@ func (r *run) arrived(a metal.IPAddress, dev, node string) {
 		r.finished = m
 		took := r.now.Sub(m.Since.Time).Round(10 * time.Millisecond)
 		if m.FromDevice != "" {
-			r.told = event{v1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
+			r.moveEvent = event{v1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
 				r.Obj.Spec.Address, m.FromDevice, dev, node, took)}
 		} else {
-			r.told = event{v1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
+			r.moveEvent = event{v1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
 				r.Obj.Spec.Address, dev, node, took)}
 		}
 		conditions.True(&st.Conditions, r.Obj.Generation, v1.ElasticIPReady, v1.ReasonAssigned, msg)

@@ -13,7 +13,8 @@ import (
 )
 
 // run is one reconcile of one ElasticIP (see reconcile.Pass): steps change
-// r.Obj.Status, and what comes of a move is told once its status is stored.
+// r.Obj.Status, and what comes of a move is published once its status is
+// stored.
 type run struct {
 	*reconcile.Pass[*v1.ElasticIP, v1.ElasticIPStatus]
 	h   *Handler
@@ -21,10 +22,10 @@ type run struct {
 	// onVIPHost is the gauge's value, set once the run knows it; nil
 	// drops the series.
 	onVIPHost *float64
-	// finished is a move completed in this run, counted and told (told is
-	// its Event) once its status is stored.
-	finished *v1.ElasticIPMove
-	told     event
+	// finished is a move completed in this run, counted and recorded as
+	// moveEvent once its status is stored.
+	finished  *v1.ElasticIPMove
+	moveEvent event
 }
 
 type event struct{ reason, message string }
@@ -62,7 +63,7 @@ func (r *run) waiting(cond string) {
 	}
 }
 
-// publish tells what the stored status says: the gauge and a finished
+// publish makes known what the stored status says: the gauge and a finished
 // move's metrics and Event (so a failed write, retried, does not count
 // twice).
 func (r *run) publish(stepErr error) {
@@ -75,7 +76,7 @@ func (r *run) publish(stepErr error) {
 	if m := r.finished; m != nil {
 		metrics.ElasticIPMoves.WithLabelValues(r.Obj.Spec.Address).Inc()
 		metrics.ElasticIPMoveDuration.Observe(r.now.Sub(m.Since.Time).Seconds())
-		r.Eventf(r.told.reason, "%s", r.told.message)
+		r.Eventf(r.moveEvent.reason, "%s", r.moveEvent.message)
 	}
 }
 

@@ -65,7 +65,7 @@ func (r *run) observeBMC(t *bmcTarget, m *bmcdriver.Machine, interval time.Durat
 	if !o.Polled.IsZero() && runErr == nil {
 		polled := metav1.NewTime(o.Polled)
 		st.LastPolled = &polled
-		// Every event of the poll was handed on: keep what the poll read
+		// Every event of the poll was forwarded: keep what the poll read
 		// even where no event carried it (an OK reading, a cleared log), so
 		// the next change is told against it.
 		st.EventCursor = o.Cursor

@@ -57,7 +57,7 @@ const (
 
 // Settings are the parts of the configuration the chain reads.
 type Settings struct {
-	// Namespace holds the ConfigMap of the projects' event watermarks.
+	// Namespace holds the ConfigMap of the projects' event log positions.
 	Namespace string
 	// PollInterval paces a power request under way; MetalTimeout bounds
 	// one call, and twice it is how long a call whose answer was lost may
@@ -121,7 +121,7 @@ func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 		Plans:               deps.Plans,
 		EventsInterval:      off(cfg.DeviceEventsInterval),
 		TerminationInterval: off(cfg.TerminationCheckInterval),
-		Store:               &watermarks{configMaps: deps.ConfigMaps, namespace: cfg.Namespace},
+		Store:               &logPositions{configMaps: deps.ConfigMaps, namespace: cfg.Namespace},
 		Notify:              h.wake,
 	})
 	deps.Instances.Cache().AddIndexer(indexByDevice, func(i *v1.Instance) ([]string, error) {

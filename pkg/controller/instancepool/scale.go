@@ -120,7 +120,7 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 			}
 		}
 		if err := r.deleteInstance(v, v1.ReasonScalingDown,
-			fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", r.Obj.Spec.Count, v.Name, describeVictim(v))); err != nil {
+			fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", r.Obj.Spec.Count, v.Name, removalReason(v))); err != nil {
 			return err
 		}
 		n--
@@ -131,7 +131,8 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 	return nil
 }
 
-func describeVictim(inst *v1.Instance) string {
+// removalReason says why scale-down chose inst.
+func removalReason(inst *v1.Instance) string {
 	switch scaleDownRank(inst) {
 	case 0:
 		return "marked with " + v1.AnnotationDelete

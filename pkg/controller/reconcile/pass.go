@@ -38,8 +38,8 @@ type Kind[O Object, S any] struct {
 	// changes (observedGeneration, conditions derived from the others)
 	// before the status is compared with the one stored.
 	Prepare func(O)
-	// Wrote, when set, is told of each write: the status stored before it
-	// and the object written.
+	// Wrote, when set, is called after each write with the status stored
+	// before it and the object written.
 	Wrote func(stored *S, written O)
 	// Get, when set, reads the live object, so that an outcome whose write
 	// met another writer's is put on that writer's object and written
@@ -63,7 +63,7 @@ type Pass[O Object, S any] struct {
 	kind       Kind[O, S]
 	conditions ConditionRecorder
 	after      time.Duration
-	// onStored are told once the final write succeeded.
+	// onStored are called once the final write succeeded.
 	onStored []func(stepErr error)
 }
 
@@ -165,11 +165,12 @@ func (p *Pass[O, S]) PersistOutcome(record func(*S)) error {
 	})
 }
 
-// OnStored has told called once Finish stored the status (or found nothing
-// to store): what may be told only of a stored status, such as a metric
-// that must not count twice when a failed write is retried.
-func (p *Pass[O, S]) OnStored(told func(stepErr error)) {
-	p.onStored = append(p.onStored, told)
+// OnStored has publish called once Finish stored the status (or found
+// nothing to store), with the steps' error: what may be published only of
+// a stored status, such as a metric that must not count twice when a
+// failed write is retried.
+func (p *Pass[O, S]) OnStored(publish func(stepErr error)) {
+	p.onStored = append(p.onStored, publish)
 }
 
 // Finish is the tail of every pass: the status is written once (unless
@@ -185,7 +186,7 @@ func (p *Pass[O, S]) Finish(stepErr error) (O, error) {
 	return p.Obj, stepErr
 }
 
-// store is Finish's write, and what is told once it is done.
+// store is Finish's write, and what is published once it is done.
 func (p *Pass[O, S]) store(stepErr error) error {
 	if p.kind.Hold != nil && p.Changed() {
 		if wait := p.kind.Hold(p.Obj, &p.stored); wait > 0 {
@@ -196,8 +197,8 @@ func (p *Pass[O, S]) store(stepErr error) error {
 	if err := p.Persist(); err != nil {
 		return err
 	}
-	for _, told := range p.onStored {
-		told(stepErr)
+	for _, publish := range p.onStored {
+		publish(stepErr)
 	}
 	return nil
 }

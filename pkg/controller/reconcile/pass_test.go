@@ -88,13 +88,13 @@ func TestFinishWritesOnceAndRequeues(t *testing.T) {
 	assert.Equal(t, time.Minute, a.enqueued["i"], "a failed pass is not brought back by its own request")
 }
 
-// A failed write returns the step's error with it; nothing is told, and
-// the object is not brought back by the pass's own request.
+// A failed write returns the step's error with it; nothing is published,
+// and the object is not brought back by the pass's own request.
 func TestFinishAfterAFailedWrite(t *testing.T) {
 	a := newAPIServer()
 	p := NewPass(a.kind(), a.stored)
-	told := 0
-	p.OnStored(func(error) { told++ })
+	published := 0
+	p.OnStored(func(error) { published++ })
 	p.Status().Status = v1.PhaseManaged
 	p.Requeue(time.Second)
 	a.refuse = errors.New("connection refused")
@@ -102,16 +102,16 @@ func TestFinishAfterAFailedWrite(t *testing.T) {
 	_, err := p.Finish(stepErr)
 	require.ErrorIs(t, err, stepErr)
 	assert.ErrorContains(t, err, "updating status of instance i: connection refused")
-	assert.Zero(t, told)
+	assert.Zero(t, published)
 	assert.Empty(t, a.enqueued)
 
 	_, err = p.Finish(nil)
 	require.NoError(t, err)
-	assert.Equal(t, 1, told, "told once the status is stored")
+	assert.Equal(t, 1, published, "published once the status is stored")
 }
 
 // Persist writes an intent at once and takes the written object as the
-// new working copy; Prepare fills each write, Wrote is told of it.
+// new working copy; Prepare fills each write, Wrote hears of it.
 func TestPersistPreparesAndTells(t *testing.T) {
 	a := newAPIServer()
 	a.stored.Generation = 3

@@ -20,7 +20,7 @@ const (
 
 // cursor is what the chain stores for a BMC: the event log's own cursor,
 // the health each subsystem was last reported in, and how many health
-// changes were handed on (which numbers the next one). It is opaque to
+// changes were forwarded (which numbers the next one). It is opaque to
 // the chain.
 type cursor struct {
 	Version  int               `json:"v"`
@@ -60,7 +60,7 @@ func decodeCursor(s string, p bmc.Protocol) (cursor, error) {
 // OK, seen for the first time, and any change that involves Warning or
 // Critical. Between OK and Unknown (a sensor without a reading) nothing is
 // said. cur moves past each; an event's ID is the machine's key and the
-// change's number, so the same change handed on twice has the same ID.
+// change's number, so the same change forwarded twice has the same ID.
 func healthEvents(cur *cursor, h bmc.Health, key string, now time.Time) []machine.Event {
 	var out []machine.Event
 	for _, s := range bmc.Subsystems {
@@ -122,7 +122,7 @@ func severity(s bmc.State) machine.Severity {
 // logEvents turns new event log entries into events. Only the last one
 // carries the log's next position: one before it carries the position the
 // poll started from, so a pass that stops half-way reads the batch again,
-// and the entries already handed on are found by their IDs. An entry's ID
+// and the entries already forwarded are found by their IDs. An entry's ID
 // joins its log (a Redfish BMC may keep several, each numbering its own
 // records) and the BMC's record ID with a digest of its content, since a
 // BMC numbers its records anew after the log is cleared.

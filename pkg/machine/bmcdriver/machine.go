@@ -98,8 +98,8 @@ type Observation struct {
 	Log *LogStatus
 	// Power is the last power state read, "" when none was.
 	Power machine.PowerState
-	// Cursor is the poll's cursor once every event it returned was handed
-	// on: the health it read and the log's position, also when there was
+	// Cursor is the poll's cursor once every event it returned was
+	// forwarded: the health it read and the log's position, also when there was
 	// no event to carry them. "" without a poll.
 	Cursor string
 }

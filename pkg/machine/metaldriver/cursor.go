@@ -10,7 +10,7 @@ import (
 // maxCursorIDs bounds the IDs a cursor carries.
 const maxCursorIDs = 200
 
-// cursor marks what of one device's events has been handed on: every event
+// cursor marks what of one device's events has been forwarded: every event
 // up to at, except those within skew before at, which count only when
 // their IDs are listed. The API may list an event a little after an event
 // with a later time, so the time alone would skip it.
@@ -45,7 +45,7 @@ func (c cursor) String() string {
 	return s
 }
 
-// covers reports whether ev was handed on.
+// covers reports whether ev was forwarded.
 func (c cursor) covers(ev machine.Event) bool {
 	if c.at.IsZero() || ev.Time.After(c.at) {
 		return false
@@ -75,7 +75,7 @@ func (c cursor) advance(ev machine.Event) cursor {
 		out.ids = append(out.ids, ev.ID)
 	}
 	if len(out.ids) > maxCursorIDs {
-		// The first listed were handed on first: the oldest go.
+		// The first listed were forwarded first: the oldest go.
 		out.ids = out.ids[len(out.ids)-maxCursorIDs:]
 	}
 	return out

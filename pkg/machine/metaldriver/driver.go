@@ -6,9 +6,9 @@
 //
 // Events are read once per project and interval (one paginated project
 // event list, never a call per device), kept per device until the
-// machine's owner has handed them on, and announced through
+// machine's owner has forwarded them, and announced through
 // Options.Notify. How far each project's log has been read is kept in a
-// WatermarkStore, so that a restarted controller (or a new leader) reads
+// LogPositionStore, so that a restarted controller (or a new leader) reads
 // on from there. Projects with spot servers are asked, with one filtered
 // device list per TerminationInterval, which devices the platform is to
 // take back.
@@ -42,9 +42,9 @@ const (
 	maxBuffered = 500
 )
 
-// WatermarkStore keeps, per project, the time up to which the project's
-// event log has been read and every event of a known device handed on.
-type WatermarkStore interface {
+// LogPositionStore keeps, per project, the time up to which the project's
+// event log has been read and every event of a known device forwarded.
+type LogPositionStore interface {
 	Load(projectID string) (at time.Time, found bool, err error)
 	Save(projectID string, at time.Time) error
 }
@@ -58,8 +58,8 @@ type Options struct {
 	// Plans is the plans list the facts are read from, shared with the
 	// controller's other readers; nil makes one of the driver's own.
 	Plans *metal.PlanCatalog
-	// Store keeps the projects' watermarks; nil keeps them in memory only.
-	Store WatermarkStore
+	// Store keeps the projects' log positions; nil keeps them in memory only.
+	Store LogPositionStore
 	// Notify is called with the IDs of the devices that have news: new
 	// events, or a new termination time. It must not block.
 	Notify func(deviceIDs []string)
@@ -193,7 +193,7 @@ func (d *Driver) project(id string) *projectState {
 	}
 	d.mu.Unlock()
 	if !ok {
-		d.poke()
+		d.wakeRun()
 	}
 	return ps
 }
@@ -208,14 +208,15 @@ func (d *Driver) forget(keep map[string]bool) {
 	}
 }
 
-func (d *Driver) poke() {
+// wakeRun has Run poll at once, unless it was asked to already.
+func (d *Driver) wakeRun() {
 	select {
 	case d.wake <- struct{}{}:
 	default:
 	}
 }
 
-// holdFor is how long events nobody has asked for hold the watermark back:
+// holdFor is how long events nobody has asked for hold the log position back:
 // long enough for a new device's Instance to record its ID and ask.
 func (d *Driver) holdFor() time.Duration {
 	return max(3*d.opts.EventsInterval, 15*time.Minute)

@@ -12,7 +12,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
-// Every event of a device is handed on exactly once, across polls that
+// Every event of a device is forwarded exactly once, across polls that
 // read overlapping pages and across a restart of the driver, and each poll
 // is one project list, whatever the number of devices.
 func TestEventsOncePerDeviceAcrossPollsAndRestarts(t *testing.T) {
@@ -49,7 +49,7 @@ func TestEventsOncePerDeviceAcrossPollsAndRestarts(t *testing.T) {
 	}
 	assert.Len(t, seen, first+5)
 
-	// A restart: a new driver reads on from the stored watermark, and the
+	// A restart: a new driver reads on from the stored log position, and the
 	// cursors the owners kept filter what it lists again.
 	w.clock.Advance(10 * time.Second)
 	require.NoError(t, w.sim.AddDeviceEvent(b.ID, "test.after", "{{ device }} after the restart"))
@@ -60,14 +60,14 @@ func TestEventsOncePerDeviceAcrossPollsAndRestarts(t *testing.T) {
 	take(mb, "b")
 	assert.Len(t, seen, first+6)
 	for id, n := range seen {
-		assert.Equal(t, 1, n, "event %s handed on %d times", id, n)
+		assert.Equal(t, 1, n, "event %s forwarded %d times", id, n)
 	}
 }
 
-// The watermark moves to the oldest event not yet handed on, and a restart
-// reads the log from there: with everything handed on, only the newest
+// The log position moves to the oldest event not yet forwarded, and a restart
+// reads the log from there: with everything forwarded, only the newest
 // page.
-func TestWatermarkWaitsForTheOwnersAndBoundsTheRestartRead(t *testing.T) {
+func TestLogPositionWaitsForTheOwnersAndBoundsTheRestartRead(t *testing.T) {
 	w := newWorld(t)
 	a := w.device("node-a")
 	d := w.driver()
@@ -83,19 +83,19 @@ func TestWatermarkWaitsForTheOwnersAndBoundsTheRestartRead(t *testing.T) {
 	held := w.store.at[project]
 	evs, _ := w.deliver(m, cursor)
 	require.Len(t, evs, 250)
-	assert.False(t, held.After(evs[0].Time), "the watermark waited for the owner: %s > %s", held, evs[0].Time)
+	assert.False(t, held.After(evs[0].Time), "the log position waited for the owner: %s > %s", held, evs[0].Time)
 
-	// Handing them on (passing the last cursor) lets the watermark move.
+	// Forwarding them (passing the last cursor) lets the log position move.
 	_, cursor = w.deliver(m, evs[len(evs)-1].Cursor)
 	w.clock.Advance(time.Minute)
 	w.pollEvents(d)
-	assert.False(t, w.store.at[project].Before(evs[len(evs)-1].Time), "the watermark moved past the events handed on")
+	assert.False(t, w.store.at[project].Before(evs[len(evs)-1].Time), "the log position moved past the events forwarded")
 
 	w.clock.Advance(2 * time.Minute)
 	w.sim.ResetRequests()
 	d2 := w.driver()
 	w.pollEvents(d2)
-	assert.Len(t, w.sim.RequestsFor(metalsim.OpFindProjectEvents), 1, "a restart reads from the watermark, not the whole log")
+	assert.Len(t, w.sim.RequestsFor(metalsim.OpFindProjectEvents), 1, "a restart reads from the log position, not the whole log")
 	got, _ := w.deliver(d2.Machine(w.creds, Device{ID: a.ID}), cursor)
 	assert.Empty(t, got)
 }
@@ -127,8 +127,8 @@ func TestIdlePollsReadOnePage(t *testing.T) {
 }
 
 // Events of devices nobody asks about (another tool's servers) are dropped
-// after a while and do not hold the watermark for ever.
-func TestForeignDevicesDoNotHoldTheWatermark(t *testing.T) {
+// after a while and do not hold the log position for ever.
+func TestForeignDevicesDoNotHoldTheLogPosition(t *testing.T) {
 	w := newWorld(t)
 	foreign := w.device("foreign")
 	d := w.driver()
@@ -154,7 +154,7 @@ func TestCursorCoversLateListedEvents(t *testing.T) {
 	assert.True(t, back.covers(ev("a", 10)))
 	assert.True(t, back.covers(ev("b", 20)))
 	assert.False(t, back.covers(ev("late", 15)), "an event listed late within the skew is still news")
-	assert.True(t, back.covers(ev("old", -100)), "beyond the skew everything is handed on")
+	assert.True(t, back.covers(ev("old", -100)), "beyond the skew everything is forwarded")
 	assert.False(t, back.covers(ev("next", 21)))
 	far := back.advance(ev("c", 200))
 	assert.Equal(t, []string{"c"}, far.ids, "IDs older than the window go")

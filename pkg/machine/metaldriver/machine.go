@@ -59,8 +59,8 @@ func components(cs []metal.PlanComponent) []machine.Component {
 // Events hands out the device's events kept from the project's last lists,
 // after cursor. It costs no call: the driver's Run reads the project log
 // and announces the devices with news through Options.Notify. Passing a
-// cursor also tells the driver that everything before it has been handed
-// on.
+// cursor also tells the driver that everything before it has been
+// forwarded.
 func (m *deviceMachine) Events(_ context.Context, raw string) (machine.EventBatch, error) {
 	ps := m.d.project(m.creds.ProjectID)
 	c := parseCursor(raw)

@@ -10,9 +10,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
-// pollEvents reads the project's log from its watermark (less skew, the
+// pollEvents reads the project's log from its log position (less skew, the
 // events the API may list late), keeps what is news per device, moves the
-// watermark and announces the devices with news.
+// log position and announces the devices with news.
 func (d *Driver) pollEvents(ctx context.Context, ps *projectState, client metal.Client) {
 	since, err := d.since(ps)
 	if err != nil {
@@ -49,29 +49,29 @@ func (d *Driver) pollEvents(ctx context.Context, ps *projectState, client metal.
 	ps.listed, ps.listedFrom = true, start
 	ps.askTerminations = ps.askTerminations || notice
 	ps.trimLocked(now, d.holdFor())
-	ps.advanceWatermarkLocked(now, d.holdFor())
-	wm, saved := ps.watermark, ps.saved
+	ps.advancePositionLocked(now, d.holdFor())
+	pos, saved := ps.position, ps.saved
 	ps.mu.Unlock()
 
-	if d.opts.Store != nil && wm.After(saved) {
-		if err := d.opts.Store.Save(ps.id, wm); err != nil {
+	if d.opts.Store != nil && pos.After(saved) {
+		if err := d.opts.Store.Save(ps.id, pos); err != nil {
 			logrus.Warnf("hardware events of project %s: saving how far its log was read: %v", ps.id, err)
 		} else {
 			ps.mu.Lock()
-			ps.saved = wm
+			ps.saved = pos
 			ps.mu.Unlock()
 		}
 	}
 	if notice {
-		d.poke()
+		d.wakeRun()
 	}
 	d.announce(news)
 }
 
 // since is where the next list starts. Once the log was read, from the
 // start of that read: what is older was there to be listed then, and is kept
-// or handed on, so an idle project costs one page whatever burst came
-// before. The first read starts at the watermark, from the store; a project
+// or forwarded, so an idle project costs one page whatever burst came
+// before. The first read starts at the log position, from the store; a project
 // never read before, initialLookback ago.
 func (d *Driver) since(ps *projectState) (time.Time, error) {
 	ps.mu.Lock()
@@ -80,19 +80,19 @@ func (d *Driver) since(ps *projectState) (time.Time, error) {
 		return ps.listedFrom, nil
 	}
 	if !ps.loaded {
-		wm, found := time.Time{}, false
+		pos, found := time.Time{}, false
 		if d.opts.Store != nil {
 			var err error
-			if wm, found, err = d.opts.Store.Load(ps.id); err != nil {
+			if pos, found, err = d.opts.Store.Load(ps.id); err != nil {
 				return time.Time{}, err
 			}
 		}
 		if !found {
-			wm = d.opts.Now().Add(-initialLookback)
+			pos = d.opts.Now().Add(-initialLookback)
 		}
-		ps.watermark, ps.saved, ps.newest, ps.loaded = wm, wm, wm, true
+		ps.position, ps.saved, ps.newest, ps.loaded = pos, pos, pos, true
 	}
-	return ps.watermark, nil
+	return ps.position, nil
 }
 
 // pollTerminations lists the project's devices that have a termination

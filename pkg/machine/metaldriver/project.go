@@ -13,12 +13,12 @@ type projectState struct {
 	id string
 
 	mu sync.Mutex
-	// loaded is set once the watermark was read from the store.
+	// loaded is set once the log position was read from the store.
 	loaded bool
-	// watermark is the time up to which every event was listed and, for
-	// the devices someone asked about, handed on; saved is what the store
+	// position is the time up to which every event was listed and, for
+	// the devices someone asked about, forwarded; saved is what the store
 	// holds.
-	watermark, saved time.Time
+	position, saved time.Time
 	// newest is the time of the newest event listed so far.
 	newest time.Time
 	// listed is set after the first successful list since the start, which
@@ -37,12 +37,12 @@ func newProjectState(id string) *projectState {
 	return &projectState{id: id, devices: map[string]*deviceLog{}, terminations: map[string]time.Time{}}
 }
 
-// deviceLog is the events of one device not yet handed on.
+// deviceLog is the events of one device not yet forwarded.
 type deviceLog struct {
 	entries []entry
 	ids     map[string]bool
 	// acked is the cursor the device's owner last passed: everything it
-	// covers has been handed on. asked says whether anyone ever asked.
+	// covers has been forwarded. asked says whether anyone ever asked.
 	acked cursor
 	asked bool
 }
@@ -82,7 +82,7 @@ func (ps *projectState) deviceLocked(id string) *deviceLog {
 	return dl
 }
 
-// addLocked keeps an event unless it was kept or handed on already, and
+// addLocked keeps an event unless it was kept or forwarded already, and
 // reports whether it is news.
 func (dl *deviceLog) addLocked(ev machine.Event, now time.Time) bool {
 	if dl.ids[ev.ID] || dl.acked.covers(ev) {
@@ -100,7 +100,7 @@ func (dl *deviceLog) addLocked(ev machine.Event, now time.Time) bool {
 	return true
 }
 
-// ackLocked records that everything c covers was handed on.
+// ackLocked records that everything c covers was forwarded.
 func (dl *deviceLog) ackLocked(c cursor) {
 	dl.asked = true
 	dl.acked = c
@@ -154,23 +154,23 @@ func (ps *projectState) trimLocked(now time.Time, hold time.Duration) {
 	}
 }
 
-// advanceWatermarkLocked moves the watermark to the oldest event still
-// waiting to be handed on (of a device someone asked about, or one nobody
+// advancePositionLocked moves the log position to the oldest event still
+// waiting to be forwarded (of a device someone asked about, or one nobody
 // asked about yet that was listed less than hold ago), or else to the
 // newest event listed. It never moves back.
-func (ps *projectState) advanceWatermarkLocked(now time.Time, hold time.Duration) {
-	wm := ps.newest
+func (ps *projectState) advancePositionLocked(now time.Time, hold time.Duration) {
+	pos := ps.newest
 	for _, dl := range ps.devices {
 		for _, e := range dl.entries {
 			if dl.asked || now.Sub(e.listedAt) < hold {
-				if e.ev.Time.Before(wm) {
-					wm = e.ev.Time
+				if e.ev.Time.Before(pos) {
+					pos = e.ev.Time
 				}
 				break // entries are oldest first
 			}
 		}
 	}
-	if wm.After(ps.watermark) {
-		ps.watermark = wm
+	if pos.After(ps.position) {
+		ps.position = pos
 	}
 }

@@ -11,19 +11,19 @@ import (
 )
 
 // ConfigMapDeviceEvents keeps, per Metal project, the time up to which the
-// project's event log was read and handed on, so that a restarted
+// project's event log was read and forwarded, so that a restarted
 // controller, or a new leader, reads on from there.
 const ConfigMapDeviceEvents = "harvester-equinix-addon-device-events"
 
-// watermarks is the driver's WatermarkStore on that ConfigMap.
-type watermarks struct {
+// logPositions is the Metal driver's LogPositionStore on that ConfigMap.
+type logPositions struct {
 	configMaps corecontrollers.ConfigMapController
 	namespace  string
 }
 
-// Load reads a project's watermark from the cache.
-func (w *watermarks) Load(project string) (time.Time, bool, error) {
-	cm, err := w.configMaps.Cache().Get(w.namespace, ConfigMapDeviceEvents)
+// Load reads a project's log position from the cache.
+func (p *logPositions) Load(project string) (time.Time, bool, error) {
+	cm, err := p.configMaps.Cache().Get(p.namespace, ConfigMapDeviceEvents)
 	if apierrors.IsNotFound(err) {
 		return time.Time{}, false, nil
 	}
@@ -42,13 +42,13 @@ func (w *watermarks) Load(project string) (time.Time, bool, error) {
 	return at, true, nil
 }
 
-// Save records a project's watermark.
-func (w *watermarks) Save(project string, at time.Time) error {
+// Save records a project's log position.
+func (p *logPositions) Save(project string, at time.Time) error {
 	value := at.UTC().Format(time.RFC3339Nano)
-	cm, err := w.configMaps.Cache().Get(w.namespace, ConfigMapDeviceEvents)
+	cm, err := p.configMaps.Cache().Get(p.namespace, ConfigMapDeviceEvents)
 	if apierrors.IsNotFound(err) {
-		_, err = w.configMaps.Create(&corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: ConfigMapDeviceEvents,
+		_, err = p.configMaps.Create(&corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: ConfigMapDeviceEvents,
 				Labels: map[string]string{"app.kubernetes.io/managed-by": "harvester-equinix-addon"}},
 			Data: map[string]string{project: value},
 		})
@@ -68,7 +68,7 @@ func (w *watermarks) Save(project string, at time.Time) error {
 		upd.Data = map[string]string{}
 	}
 	upd.Data[project] = value
-	if _, err := w.configMaps.Update(upd); err != nil {
+	if _, err := p.configMaps.Update(upd); err != nil {
 		return fmt.Errorf("updating ConfigMap %s: %w", ConfigMapDeviceEvents, err)
 	}
 	return nil
