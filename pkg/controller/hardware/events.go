@@ -31,14 +31,14 @@ const (
 // event's ID, so an event forwarded before a crash that kept the cursor
 // from being saved is found to exist rather than sent twice. An Instance's
 // events go through the outbox, which the next run asks what it wrote; a
-// BMCInventory's, a few per poll of one BMC, are written here.
+// BMC's, a few per poll, are written here.
 func (r *run) forwardEvents() error {
-	if r.outbox != "" {
-		for _, e := range r.h.outbox.written(r.outbox) {
+	if r.outbox != nil {
+		for _, e := range r.outbox.written(r.Name()) {
 			r.forwarded(e)
 		}
 	}
-	batch, err := r.machine.Events(r.h.ctx, r.hardware().EventCursor)
+	batch, err := r.machine.Events(r.s.ctx, r.Hardware().EventCursor)
 	if err != nil {
 		return fmt.Errorf("reading the machine's events: %w", err)
 	}
@@ -50,12 +50,12 @@ func (r *run) forwardEvents() error {
 	for _, e := range batch.Events {
 		pending = append(pending, pendingEvent{ev: e, involved: involved})
 	}
-	if r.outbox != "" {
-		r.h.outbox.offer(r.outbox, pending)
+	if r.outbox != nil {
+		r.outbox.offer(r.Name(), pending)
 		return nil
 	}
 	for _, e := range pending {
-		if err := r.h.postEvent(r.h.ctx, e.kubeEvent()); err != nil {
+		if err := r.s.postEvent(r.s.ctx, e.kubeEvent()); err != nil {
 			return err
 		}
 		r.forwarded(e)
@@ -65,7 +65,7 @@ func (r *run) forwardEvents() error {
 
 // forwarded moves the cursor past an event whose Kubernetes Event exists.
 func (r *run) forwarded(p pendingEvent) {
-	st := r.hardware()
+	st := r.Hardware()
 	st.EventCursor = p.ev.Cursor
 	if p.ev.Power != "" {
 		st.PowerState = string(p.ev.Power)
@@ -104,8 +104,8 @@ func (p pendingEvent) kubeEvent() *corev1.Event {
 
 // postEvent writes an Event; one that exists was forwarded before, by a
 // run whose cursor was not saved.
-func (h *Handler) postEvent(ctx context.Context, ev *corev1.Event) error {
-	_, err := h.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+func (s *Steps) postEvent(ctx context.Context, ev *corev1.Event) error {
+	_, err := s.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		metrics.EventsForwarded.WithLabelValues(ev.Type).Inc()
@@ -122,7 +122,7 @@ func (r *run) involvedObjectRef() corev1.ObjectReference {
 	if r.node != nil {
 		return corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: r.node.Name, UID: r.node.UID}
 	}
-	return r.reference()
+	return r.Reference()
 }
 
 // eventName is the same for one machine event whoever forwards it.

@@ -37,11 +37,11 @@ func (r *run) applyFacts(f machine.Facts) error {
 	if err != nil {
 		return err
 	}
-	updated, err := r.h.nodes.Patch(r.node.Name, types.MergePatchType, raw)
+	updated, err := r.s.nodes.Patch(r.node.Name, types.MergePatchType, raw)
 	if err != nil {
 		return fmt.Errorf("putting the hardware facts on node %s: %w", r.node.Name, err)
 	}
-	r.h.written.Wrote(updated)
+	r.s.written.Wrote(updated)
 	r.node = updated
 	return nil
 }

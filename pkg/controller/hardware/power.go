@@ -26,11 +26,11 @@ const (
 // call under way, takes up a new request, and sends a waiting one once it
 // may go.
 func (r *run) syncPower() error {
-	if la := r.hardware().LastPowerAction; la.InFlight() {
+	if la := r.Hardware().LastPowerAction; la.InFlight() {
 		return r.followPowerAction()
 	}
 	r.takeRequest()
-	if la := r.hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
+	if la := r.Hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
 		return nil
 	}
 	return r.carryOut()
@@ -41,8 +41,8 @@ func (r *run) syncPower() error {
 // request that the spec went back on is cancelled; one that failed is not
 // repeated until the spec asks anew.
 func (r *run) takeRequest() {
-	st := r.hardware()
-	spec := r.powerSpec()
+	st := r.Hardware()
+	spec := r.PowerSpec()
 	desired := spec.WantedPowerState()
 	now := metav1.NewTime(r.now)
 	if rr := spec.RebootRequestedAt; rr != nil && (st.ObservedRebootRequest == nil || rr.After(st.ObservedRebootRequest.Time)) {
@@ -51,7 +51,7 @@ func (r *run) takeRequest() {
 			r.end(la, v1.PowerResultCancelled, "a reboot was asked for before it was sent")
 		}
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Requested: *rr, Result: v1.PowerResultWaiting,
-			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.generation()}
+			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.Generation()}
 		if desired == v1.PowerOff {
 			r.end(st.LastPowerAction, v1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
 		}
@@ -64,14 +64,14 @@ func (r *run) takeRequest() {
 		}
 		r.end(la, v1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
 	}
-	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.generation() {
+	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.Generation() {
 		// A failed request is not repeated by itself; a newer spec asks again.
 		return
 	}
 	if needsPower(desired, st.PowerState) {
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerAction(desired), Requested: now, Result: v1.PowerResultWaiting,
 			Message:            fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState)),
-			ObservedGeneration: r.generation()}
+			ObservedGeneration: r.Generation()}
 	}
 }
 
@@ -88,7 +88,7 @@ func needsPower(desired v1.PowerState, observed string) bool {
 // call's retry time, for a joined node only in maintenance mode, and only
 // if the server is not there already. The intent is stored before the call.
 func (r *run) carryOut() error {
-	st := r.hardware()
+	st := r.Hardware()
 	la := st.LastPowerAction
 	if la.NotBefore != nil && r.now.Before(la.NotBefore.Time) {
 		r.Requeue(la.NotBefore.Sub(r.now))
@@ -96,7 +96,7 @@ func (r *run) carryOut() error {
 	}
 	// A node that registered counts as joined even before the target
 	// recorded the join.
-	if r.joined() || r.node != nil {
+	if r.Joined() || r.node != nil {
 		if ok, why := harvester.PowerActionsAllowed(r.node); !ok {
 			msg := fmt.Sprintf("the %s waits: %s, and the power of a joined server is switched only in Harvester maintenance mode "+
 				"(Enable Maintenance Mode on the host in the Harvester UI, or kubectl annotate node %s %s=true); nothing was sent",
@@ -106,7 +106,7 @@ func (r *run) carryOut() error {
 			return nil
 		}
 	}
-	state, err := r.machine.PowerState(r.h.ctx)
+	state, err := r.machine.PowerState(r.s.ctx)
 	if err != nil {
 		return r.readFailed(la, err)
 	}
@@ -137,8 +137,8 @@ func (r *run) carryOut() error {
 	if err := r.Persist(); err != nil {
 		return err
 	}
-	err = r.machine.Power(r.h.ctx, machine.PowerAction(action))
-	r.afterCall(r.hardware().LastPowerAction, action, err)
+	err = r.machine.Power(r.s.ctx, machine.PowerAction(action))
+	r.afterCall(r.Hardware().LastPowerAction, action, err)
 	return nil
 }
 

@@ -21,9 +21,9 @@ import (
 // A reboot leaves no trace in the server's state, so a lost reboot ends
 // failed rather than risk a second one.
 func (r *run) followPowerAction() error {
-	st := r.hardware()
+	st := r.Hardware()
 	la := st.LastPowerAction
-	state, err := r.machine.PowerState(r.h.ctx)
+	state, err := r.machine.PowerState(r.s.ctx)
 	if err != nil {
 		return r.readFailed(la, err)
 	}
@@ -46,7 +46,7 @@ func (r *run) followPowerAction() error {
 		return nil
 	}
 	if left := r.settleEnd(la).Sub(r.now); left > 0 {
-		r.Requeue(min(left, r.powerRecheck(r.h.settings.PollInterval)))
+		r.Requeue(min(left, r.PowerRecheck(r.s.settings.PollInterval)))
 		return nil
 	}
 	sent := la.Sent.UTC().Format(time.RFC3339)
@@ -81,7 +81,7 @@ func (r *run) nodeBack(la *v1.PowerActionStatus) bool {
 }
 
 func (r *run) doneMessage(state machine.PowerState) string {
-	if r.node != nil && r.joined() {
+	if r.node != nil && r.Joined() {
 		return fmt.Sprintf("the server is %s and node %s is Ready", state, r.node.Name)
 	}
 	return fmt.Sprintf("the server is %s", state)
@@ -92,7 +92,7 @@ func (r *run) settleEnd(la *v1.PowerActionStatus) time.Time {
 	if la.Sent == nil {
 		return r.now
 	}
-	return la.Sent.Add(2 * r.h.settings.MetalTimeout)
+	return la.Sent.Add(2 * r.s.settings.MetalTimeout)
 }
 
 // readFailed handles a failed power state read.
@@ -102,7 +102,7 @@ func (r *run) readFailed(la *v1.PowerActionStatus, err error) error {
 		r.fail(la, "the machine is gone: "+machine.Message(err))
 		return nil
 	case machine.ClassThrottled:
-		r.Requeue(max(machine.RetryAfter(err), r.h.settings.PollInterval))
+		r.Requeue(max(machine.RetryAfter(err), r.s.settings.PollInterval))
 		return nil
 	case machine.ClassUnauthorized:
 		// The provisioning chain's CredentialsReady says so.
@@ -139,12 +139,12 @@ func (r *run) powerCondition(status metav1.ConditionStatus, reason, msg string) 
 }
 
 // poll asks to check a power action's effect again, at the target's pace.
-func (r *run) poll() { r.Requeue(r.powerRecheck(r.h.settings.PollInterval)) }
+func (r *run) poll() { r.Requeue(r.PowerRecheck(r.s.settings.PollInterval)) }
 
 // backoff is the wait after n refused calls: twice the poll interval,
 // doubling, at most maxRetryBackoff.
 func (r *run) backoff(n int32) time.Duration {
-	d := max(2*r.h.settings.PollInterval, time.Second)
+	d := max(2*r.s.settings.PollInterval, time.Second)
 	for i := int32(1); i < n && d < maxRetryBackoff; i++ {
 		d *= 2
 	}

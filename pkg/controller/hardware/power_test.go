@@ -57,7 +57,7 @@ func TestForwardedEventsAreNamedByTheirID(t *testing.T) {
 }
 
 func TestBackoffDoublesToItsCap(t *testing.T) {
-	r := &run{h: &Handler{settings: Settings{PollInterval: 15 * time.Second}}}
+	r := &run{s: &Steps{settings: StepSettings{PollInterval: 15 * time.Second}}}
 	assert.Equal(t, 30*time.Second, r.backoff(1))
 	assert.Equal(t, 60*time.Second, r.backoff(2))
 	assert.Equal(t, maxRetryBackoff, r.backoff(20))

@@ -21,7 +21,7 @@ func (r *run) reclaim(f machine.Facts) error {
 	if f.TerminationTime.IsZero() {
 		return nil
 	}
-	st := r.hardware()
+	st := r.Hardware()
 	at := metav1.NewTime(f.TerminationTime)
 	if st.TerminationTime != nil && st.TerminationTime.Equal(&at) {
 		return nil
@@ -30,7 +30,7 @@ func (r *run) reclaim(f machine.Facts) error {
 	if err != nil {
 		return err
 	}
-	st = r.hardware()
+	st = r.Hardware()
 	st.TerminationTime = &at
 	what := "it has no node yet"
 	if maintained != "" {
@@ -52,13 +52,13 @@ func (r *run) maintainNow() (string, error) {
 	if harvester.MaintenanceUnderWay(r.node) {
 		return fmt.Sprintf("node %s is in maintenance mode already", r.node.Name), nil
 	}
-	version, err := r.h.joinInfo.Version("")
+	version, err := r.s.joinInfo.Version("")
 	modeAvailable := err == nil && harvester.HasMaintenanceMode(version)
-	updated, err := r.h.nodes.Patch(r.node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, true))
+	updated, err := r.s.nodes.Patch(r.node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, true))
 	if err != nil {
 		return "", fmt.Errorf("putting node %s into maintenance mode before its server is taken back: %w", r.node.Name, err)
 	}
-	r.h.written.Wrote(updated)
+	r.s.written.Wrote(updated)
 	r.node = updated
 	if !modeAvailable {
 		return fmt.Sprintf("node %s is cordoned (this Harvester release has no maintenance mode; removal drains it)", r.node.Name), nil

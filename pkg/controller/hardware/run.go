@@ -18,20 +18,20 @@ import (
 // factsRetry paces reading facts again after a failure.
 const factsRetry = time.Minute
 
-// run is one pass of the chain over one target: the target's pass (see
-// reconcile.Pass), whose status the steps change and Finish writes once at
-// the end (and Persist before each power call, the intent), and what the
-// steps work with.
+// run is one pass of the steps over one target: the target's pass (see
+// reconcile.Pass), whose status the steps change and its handler writes
+// once at the end (and Persist before each power call, the intent), and
+// what the steps work with.
 type run struct {
-	target
-	h       *Handler
+	Target
+	s       *Steps
 	machine machine.Machine
 	// node is the machine's Node, nil while there is none.
 	node *corev1.Node
 	now  time.Time
-	// outbox is the target's key in the Handler's outbox, which writes its
-	// Events; empty when the run writes them itself.
-	outbox string
+	// outbox writes the target's Events, under its name, off the
+	// handler's workers; nil when the run writes them itself.
+	outbox *outbox
 }
 
 // SyncInstance runs the chain for an Instance whose device is known.
@@ -53,8 +53,8 @@ func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, err
 		// Secret's watch brings the Instance back.
 		return inst, nil
 	}
-	node, err := h.nodes.Cache().Get(inst.Name)
-	node = h.written.Latest(node)
+	node, err := h.steps.nodes.Cache().Get(inst.Name)
+	node = h.steps.written.Latest(node)
 	switch {
 	case apierrors.IsNotFound(err):
 		node = nil
@@ -65,12 +65,12 @@ func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, err
 	}
 	t := h.newInstanceTarget(inst)
 	r := &run{
-		target:  t,
-		h:       h,
+		Target:  t,
+		s:       h.steps,
 		machine: h.metal.Machine(creds, metaldriver.Device{ID: inst.Status.InstanceID, Plan: inst.Spec.Plan}),
 		node:    node,
 		now:     h.clock(),
-		outbox:  inst.Name,
+		outbox:  h.outbox,
 	}
 	return t.Finish(r.sync())
 }
@@ -82,10 +82,10 @@ func (r *run) sync() error {
 	if err := r.forwardEvents(); err != nil {
 		errs = append(errs, err)
 	}
-	if r.deleting() {
+	if r.Deleting() {
 		return errors.Join(errs...)
 	}
-	facts, err := r.machine.Facts(r.h.ctx)
+	facts, err := r.machine.Facts(r.s.ctx)
 	if err != nil {
 		// Facts wait for the next run; events and power go on.
 		logrus.Debugf("hardware facts of %s: %v", r.Name(), err)
@@ -113,7 +113,7 @@ func (r *run) sync() error {
 // status write the run makes anyway: a write of its own per server, right
 // after each joins, would race the provisioning chain's writes then.
 func (r *run) observeNode() {
-	st := r.hardware()
+	st := r.Hardware()
 	if st.PowerState == "" && harvester.IsNodeReady(r.node) {
 		st.PowerState = string(v1.PowerOn)
 	}

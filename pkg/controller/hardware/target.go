@@ -10,56 +10,63 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 )
 
-// target is what the chain's steps work on: a pass over the object whose
-// spec asks for power and whose status keeps the hardware status. The
-// steps never hold the pointers it returns across Persist, which replaces
-// the working copy.
-type target interface {
+// Target is what the chain's steps work on: a pass over an object whose
+// spec embeds v1.PowerSpec and whose status embeds v1.HardwareStatus. An
+// Instance is one (instanceTarget); a kind of another package that maps a
+// node to its BMC is another, and runs the same Steps. The steps never
+// hold the pointers it returns across Persist, which replaces the working
+// copy.
+type Target interface {
 	Name() string
 	// SetCondition, Eventf (about the object: the machine's Events go to
 	// the node once it exists), Requeue, After, Changed and Persist are
-	// the pass's (see reconcile.Pass).
+	// the pass's (see reconcile.Pass); ObjectPass brings them along.
 	SetCondition(condType string, status metav1.ConditionStatus, reason, message string)
 	Eventf(reason, messageFmt string, args ...interface{})
 	Requeue(d time.Duration)
 	After() time.Duration
 	Changed() bool
 	Persist() error
-
-	// reference names the object in an Event.
-	reference() corev1.ObjectReference
-	powerSpec() v1.PowerSpec
-	// generation is the spec's generation.
-	generation() int64
-	hardware() *v1.HardwareStatus
-	// joined reports whether the machine's node has joined the cluster:
-	// power actions then wait for its maintenance mode.
-	joined() bool
-	// powerRecheck is how long to wait between two checks of a power
-	// action's effect, given the configured poll interval.
-	powerRecheck(poll time.Duration) time.Duration
-	// deleting reports whether the object is going: only its events are
+	// Reference names the object in an Event.
+	Reference() corev1.ObjectReference
+	// Generation is the spec's generation.
+	Generation() int64
+	// Deleting reports whether the object is going: only its events are
 	// forwarded then.
-	deleting() bool
+	Deleting() bool
+
+	PowerSpec() v1.PowerSpec
+	Hardware() *v1.HardwareStatus
+	// Joined reports whether the machine's node has joined the cluster:
+	// power actions then wait for its maintenance mode.
+	Joined() bool
+	// PowerRecheck is how long to wait between two checks of a power
+	// action's effect, given the configured poll interval.
+	PowerRecheck(poll time.Duration) time.Duration
 }
 
-// objectPass is the part of a target every kind shares: the pass over its
+// ObjectPass is the part of a Target every kind shares: the pass over its
 // object, and what the steps read of any object.
-type objectPass[O reconcile.Object, S any] struct {
+type ObjectPass[O reconcile.Object, S any] struct {
 	*reconcile.Pass[O, S]
-	// kind is the object's Kind, as an Event names it.
-	kind string
+	// Kind is the object's Kind, as an Event names it.
+	Kind string
 }
 
-func (p objectPass[O, S]) generation() int64 { return p.Obj.GetGeneration() }
-func (p objectPass[O, S]) deleting() bool    { return p.Obj.GetDeletionTimestamp() != nil }
-func (p objectPass[O, S]) reference() corev1.ObjectReference {
-	return corev1.ObjectReference{APIVersion: v1.SchemeGroupVersion.String(), Kind: p.kind, Name: p.Obj.GetName(), UID: p.Obj.GetUID()}
+// Generation is the object's generation.
+func (p ObjectPass[O, S]) Generation() int64 { return p.Obj.GetGeneration() }
+
+// Deleting reports whether the object is being deleted.
+func (p ObjectPass[O, S]) Deleting() bool { return p.Obj.GetDeletionTimestamp() != nil }
+
+// Reference names the object in an Event.
+func (p ObjectPass[O, S]) Reference() corev1.ObjectReference {
+	return corev1.ObjectReference{APIVersion: v1.SchemeGroupVersion.String(), Kind: p.Kind, Name: p.Obj.GetName(), UID: p.Obj.GetUID()}
 }
 
 // instanceTarget is an Instance: a server the addon provisioned.
 type instanceTarget struct {
-	objectPass[*v1.Instance, v1.InstanceStatus]
+	ObjectPass[*v1.Instance, v1.InstanceStatus]
 }
 
 // newInstanceTarget starts a pass over inst. The chain's writes carry
@@ -73,12 +80,12 @@ func (h *Handler) newInstanceTarget(inst *v1.Instance) *instanceTarget {
 		EnqueueAfter: func(name string, after time.Duration) { h.instances.EnqueueAfter(name, after) },
 		Recorder:     h.recorder,
 	}
-	return &instanceTarget{objectPass[*v1.Instance, v1.InstanceStatus]{reconcile.NewPass(kind, inst), "Instance"}}
+	return &instanceTarget{ObjectPass[*v1.Instance, v1.InstanceStatus]{reconcile.NewPass(kind, inst), "Instance"}}
 }
 
-func (t *instanceTarget) powerSpec() v1.PowerSpec      { return t.Obj.Spec.PowerSpec }
-func (t *instanceTarget) hardware() *v1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
-func (t *instanceTarget) joined() bool                 { return t.Obj.Status.JoinedAt != nil }
+func (t *instanceTarget) PowerSpec() v1.PowerSpec      { return t.Obj.Spec.PowerSpec }
+func (t *instanceTarget) Hardware() *v1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
+func (t *instanceTarget) Joined() bool                 { return t.Obj.Status.JoinedAt != nil }
 
-// powerRecheck is the poll interval: the Metal API is built for it.
-func (t *instanceTarget) powerRecheck(poll time.Duration) time.Duration { return poll }
+// PowerRecheck is the poll interval: the Metal API is built for it.
+func (t *instanceTarget) PowerRecheck(poll time.Duration) time.Duration { return poll }

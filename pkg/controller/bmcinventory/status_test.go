@@ -1,4 +1,4 @@
-package hardware
+package bmcinventory
 
 import (
 	"testing"
@@ -20,16 +20,16 @@ func TestBMCRetryAfter(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	refused := bmcdriver.Observation{Problem: &bmc.Error{Class: bmc.Unauthorized}}
 	down := bmcdriver.Observation{Problem: &bmc.Error{Class: bmc.Unreachable}}
-	since := func(d time.Duration) *bmcTarget {
+	since := func(d time.Duration) *target {
 		inv := &v1.BMCInventory{}
 		inv.Status.Conditions = []metav1.Condition{{Type: v1.BMCAuthenticated, Status: metav1.ConditionFalse,
 			LastTransitionTime: metav1.NewTime(now.Add(-d))}}
-		return (&Handler{}).newBMCTarget(inv)
+		return (&Handler{}).newTarget(inv)
 	}
 	r := &run{now: now}
 	for _, c := range []struct {
 		name     string
-		t        *bmcTarget
+		t        *target
 		o        bmcdriver.Observation
 		interval time.Duration
 		want     time.Duration

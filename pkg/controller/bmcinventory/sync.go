@@ -1,4 +1,4 @@
-package hardware
+package bmcinventory
 
 import (
 	"fmt"
@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
@@ -19,8 +18,8 @@ import (
 
 // Keys of a BMC credentials Secret.
 const (
-	BMCUsernameKey = "username"
-	BMCPasswordKey = "password"
+	UsernameKey = "username"
+	PasswordKey = "password"
 )
 
 const (
@@ -33,25 +32,33 @@ const (
 	blockedRecheck = time.Minute
 )
 
-// SyncBMCInventory runs the chain for a BMCInventory: it finds the node
-// and the credentials, and then the steps do what they do for an Instance,
-// with the BMC as the machine.
-func (h *Handler) SyncBMCInventory(name string, inv *v1.BMCInventory) (*v1.BMCInventory, error) {
+// Sync runs the hardware chain for a BMCInventory: it finds the node and
+// the credentials, and then the hardware steps do what they do for an
+// Instance, with the BMC as the machine.
+func (h *Handler) Sync(name string, inv *v1.BMCInventory) (*v1.BMCInventory, error) {
 	if inv == nil {
-		h.bmc.Forget(name)
+		h.driver.Forget(name)
 		return nil, nil
 	}
-	t := h.newBMCTarget(h.bmcWritten.Latest(inv))
-	r := &run{target: t, h: h, now: h.clock()}
+	t := h.newTarget(h.written.Latest(inv))
+	r := &run{h: h, now: h.clock()}
 	return t.Finish(r.syncBMC(t))
+}
+
+// run is one pass over one BMCInventory: its node, once found, and the
+// pass's time.
+type run struct {
+	h    *Handler
+	now  time.Time
+	node *corev1.Node
 }
 
 // syncBMC checks what the BMC needs, builds its machine and runs the
 // steps; what the BMC answered becomes the conditions and the status.
-func (r *run) syncBMC(t *bmcTarget) error {
+func (r *run) syncBMC(t *target) error {
 	inv := t.Obj
 	if inv.DeletionTimestamp != nil {
-		r.h.bmc.Forget(inv.Name)
+		r.h.driver.Forget(inv.Name)
 		return nil
 	}
 	ok, err := r.bindNode(t)
@@ -71,15 +78,14 @@ func (r *run) syncBMC(t *bmcTarget) error {
 	if inv.Status.LastPowerAction.InFlight() {
 		// The checks of an action under way keep the pace of the requeue,
 		// whatever else brings the inventory back in between.
-		pace = t.powerRecheck(r.h.settings.PollInterval)
+		pace = t.PowerRecheck(r.h.settings.PollInterval)
 	}
-	m := r.h.bmc.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last,
+	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: inv.Name, Key: string(inv.UID), Interval: interval, LastPolled: last,
 		PowerPace: pace, Now: r.h.clock})
-	r.machine = m
-	err = r.observeBMC(t, m, interval, r.sync())
+	err = r.observeBMC(t, m, interval, r.h.steps.Sync(t, m, r.node, r.now))
 	// The session stays for the next pass when that comes soon (a power
 	// action followed, a short poll interval), and is logged out otherwise.
-	m.Release(r.After())
+	m.Release(t.After())
 	return err
 }
 
@@ -87,20 +93,20 @@ func (r *run) syncBMC(t *bmcTarget) error {
 // is not one of the addon's own servers, and no older inventory names it.
 // A missing node does not stop the chain (events go to the inventory, and
 // power waits); the other two do.
-func (r *run) bindNode(t *bmcTarget) (bool, error) {
+func (r *run) bindNode(t *target) (bool, error) {
 	name := t.Obj.Spec.NodeName
-	others, err := r.h.bmcInventories.Cache().GetByIndex(indexByNodeName, name)
+	others, err := r.h.inventories.Cache().GetByIndex(indexByNodeName, name)
 	if err != nil {
 		return false, fmt.Errorf("listing the BMCInventories of node %s: %w", name, err)
 	}
 	if first := oldest(others); first != nil && first.UID != t.Obj.UID {
 		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonDuplicateInventory, fmt.Sprintf(
 			"BMCInventory %s already maps node %s to its BMC; this one does nothing until that one is deleted", first.Name, name))
-		r.Requeue(blockedRecheck)
+		t.Requeue(blockedRecheck)
 		return false, nil
 	}
-	node, err := r.h.nodes.Cache().Get(name)
-	node = r.h.written.Latest(node)
+	node, err := r.h.nodes.Get(name)
+	node = r.h.nodeWrites.Latest(node)
 	switch {
 	case apierrors.IsNotFound(err):
 		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNotFound, fmt.Sprintf(
@@ -142,13 +148,13 @@ func oldest(invs []*v1.BMCInventory) *v1.BMCInventory {
 
 // bmcEndpoint reads the credentials Secret and builds the endpoint. The
 // password goes into a bmc.Sensitive and nowhere else.
-func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
+func (r *run) bmcEndpoint(t *target) (bmc.Endpoint, bool) {
 	spec := t.Obj.Spec
 	ns := r.h.settings.Namespace
 	ref := ns + "/" + spec.CredentialsSecret.Name
 	fail := func(reason, msg string) (bmc.Endpoint, bool) {
 		t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionFalse, reason, msg)
-		r.Requeue(blockedRecheck)
+		t.Requeue(blockedRecheck)
 		return bmc.Endpoint{}, false
 	}
 	sec, err := r.h.secrets.Get(ns, spec.CredentialsSecret.Name)
@@ -157,19 +163,19 @@ func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
 	}
 	if apierrors.IsNotFound(err) {
 		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s, labelled %s=%s",
-			ref, BMCUsernameKey, BMCPasswordKey, v1.LabelSecret, v1.SecretCredentials))
+			ref, UsernameKey, PasswordKey, v1.LabelSecret, v1.SecretCredentials))
 	}
 	if err != nil {
 		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", ref, apierrors.ReasonForError(err)))
 	}
-	user := strings.TrimSpace(string(sec.Data[BMCUsernameKey]))
-	pass := string(sec.Data[BMCPasswordKey])
+	user := strings.TrimSpace(string(sec.Data[UsernameKey]))
+	pass := string(sec.Data[PasswordKey])
 	var missing []string
 	if user == "" {
-		missing = append(missing, BMCUsernameKey)
+		missing = append(missing, UsernameKey)
 	}
 	if pass == "" {
-		missing = append(missing, BMCPasswordKey)
+		missing = append(missing, PasswordKey)
 	}
 	if len(missing) > 0 {
 		return fail(v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", ref, strings.Join(missing, " and no ")))
@@ -186,23 +192,4 @@ func (r *run) bmcEndpoint(t *bmcTarget) (bmc.Endpoint, bool) {
 		Password:           bmc.Sensitive(pass),
 		Timeout:            r.h.settings.BMCTimeout,
 	}, true
-}
-
-// inventoriesBy maps a Node, or a Secret of namespace, to the inventories
-// that name it, through index.
-func (h *Handler) inventoriesBy(index, namespace string) relatedresource.Resolver {
-	return func(ns, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-		if ns != namespace {
-			return nil, nil
-		}
-		invs, err := h.bmcInventories.Cache().GetByIndex(index, name)
-		if err != nil {
-			return nil, err
-		}
-		keys := make([]relatedresource.Key, 0, len(invs))
-		for _, i := range invs {
-			keys = append(keys, relatedresource.Key{Name: i.Name})
-		}
-		return keys, nil
-	}
 }

@@ -1,4 +1,4 @@
-package hardware
+package bmcinventory
 
 import (
 	"errors"
@@ -33,14 +33,14 @@ const (
 // bmcRetry), not at the work queue's pace (see bmcRetryAfter for refused
 // credentials). Only a failure of the cluster (an Event or a Node patch
 // refused) is returned.
-func (r *run) observeBMC(t *bmcTarget, m *bmcdriver.Machine, interval time.Duration, runErr error) error {
+func (r *run) observeBMC(t *target, m *bmcdriver.Machine, interval time.Duration, runErr error) error {
 	st := &t.Obj.Status
 	o := m.Observed()
 	if o.Problem != nil {
 		r.bmcProblem(t, o)
 		retry := r.bmcRetryAfter(t, o, interval)
 		m.Hold(r.now.Add(retry))
-		r.Requeue(retry)
+		t.Requeue(retry)
 	} else if o.Contacted {
 		m.Hold(time.Time{})
 		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
@@ -75,7 +75,7 @@ func (r *run) observeBMC(t *bmcTarget, m *bmcdriver.Machine, interval time.Durat
 }
 
 // bmcProblem sets the conditions of a failure to reach or use the BMC.
-func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
+func (r *run) bmcProblem(t *target, o bmcdriver.Observation) {
 	var be *bmc.Error
 	msg := o.Problem.Error()
 	if errors.As(o.Problem, &be) {
@@ -105,7 +105,7 @@ func (r *run) bmcProblem(t *bmcTarget, o bmcdriver.Observation) {
 }
 
 // eventLogCondition says whether the poll could read an event log.
-func (r *run) eventLogCondition(t *bmcTarget, log *bmcdriver.LogStatus) {
+func (r *run) eventLogCondition(t *target, log *bmcdriver.LogStatus) {
 	if log.Read {
 		t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead, "the BMC's event log is read")
 		return
@@ -122,7 +122,7 @@ func (r *run) eventLogCondition(t *bmcTarget, log *bmcdriver.LogStatus) {
 // or the poll interval if longer: BMCs lock an account after a few refused
 // logins. The driver's hold keeps every login back meanwhile, unless the
 // credentials change.
-func (r *run) bmcRetryAfter(t *bmcTarget, o bmcdriver.Observation, interval time.Duration) time.Duration {
+func (r *run) bmcRetryAfter(t *target, o bmcdriver.Observation, interval time.Duration) time.Duration {
 	if bmc.ClassOf(o.Problem) != bmc.Unauthorized {
 		return min(interval, bmcRetry)
 	}
@@ -162,6 +162,6 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-func address(t *bmcTarget) string {
+func address(t *target) string {
 	return bmc.Endpoint{Protocol: bmc.Protocol(t.Obj.Spec.BMC.Protocol), Host: t.Obj.Spec.BMC.Host, Port: int(t.Obj.Spec.BMC.Port)}.Address()
 }
