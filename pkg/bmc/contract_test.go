@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // The driver contract: every behaviour the controller relies on, run
@@ -206,7 +208,7 @@ func testUnreachable(t *testing.T, tg *target, _ Endpoint) {
 
 func testWrongPassword(t *testing.T, tg *target, _ Endpoint) {
 	ep := tg.ep
-	ep.Password = Sensitive("x" + testPassword[1:])
+	ep.Password = redact.Sensitive("x" + testPassword[1:])
 	_, err := Dial(context.Background(), ep)
 	require.Error(t, err)
 	assert.Equal(t, Unauthorized, ClassOf(err), "%v", err)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // Protocol names how a BMC is reached.
@@ -45,7 +47,7 @@ type Endpoint struct {
 	// roots (Redfish only): BMCs mostly ship self-signed certificates.
 	CABundle []byte
 	Username string
-	Password Sensitive
+	Password redact.Sensitive
 	// Timeout bounds one request to the BMC; 0 means DefaultTimeout.
 	Timeout time.Duration
 }

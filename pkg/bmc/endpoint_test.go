@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 func TestEndpointValidate(t *testing.T) {
@@ -31,7 +33,7 @@ func TestEndpointValidate(t *testing.T) {
 		{"negative timeout", func(e *Endpoint) { e.Timeout = -1 }, "negative"},
 		{"bundle and insecure", func(e *Endpoint) { e.InsecureSkipVerify, e.CABundle = true, []byte("x") }, "choose one"},
 		{"bundle without PEM", func(e *Endpoint) { e.CABundle = []byte("not pem") }, "no PEM certificate"},
-		{"IPMI password too long", func(e *Endpoint) { e.Protocol, e.Password = ProtocolIPMI, Sensitive(strings.Repeat("p", 21)) }, "at most 20 bytes"},
+		{"IPMI password too long", func(e *Endpoint) { e.Protocol, e.Password = ProtocolIPMI, redact.Sensitive(strings.Repeat("p", 21)) }, "at most 20 bytes"},
 		{"IPMI user too long", func(e *Endpoint) { e.Protocol, e.Username = ProtocolIPMI, strings.Repeat("u", 17) }, "at most 16 bytes"},
 	}
 	for _, tt := range tests {
@@ -57,8 +59,8 @@ func TestEndpointNeverPrintsPassword(t *testing.T) {
 		assert.NotContains(t, fmt.Sprintf(f, ep.Password), "hunter2", f)
 	}
 	assert.Equal(t, "ipmi://root@10.0.0.5:623", ep.String())
-	assert.Equal(t, "", Sensitive("").String())
-	b, _ := Sensitive("x").MarshalText()
+	assert.Equal(t, "", redact.Sensitive("").String())
+	b, _ := redact.Sensitive("x").MarshalText()
 	assert.Equal(t, "<redacted>", string(b))
 }
 

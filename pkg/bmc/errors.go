@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // Class says what a failure means, so a controller can turn it into a
@@ -73,9 +75,8 @@ func ClassOf(err error) Class {
 // newError builds an *Error, scrubbing the password from the message and
 // dropping the cause if its text holds the password.
 func newError(op string, ep Endpoint, class Class, message string, cause error) *Error {
-	pw := string(ep.Password)
-	if pw != "" {
-		message = strings.ReplaceAll(message, pw, "<redacted>")
+	if pw := string(ep.Password); pw != "" {
+		message = redact.Scrub(message, ep.Password)
 		if cause != nil && strings.Contains(cause.Error(), pw) {
 			cause = nil
 		}

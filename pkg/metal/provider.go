@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/version"
 )
 
@@ -26,7 +27,7 @@ type Credentials struct {
 func (c Credentials) String() string {
 	tok := "<empty>"
 	if c.Token != "" {
-		tok = "<redacted>"
+		tok = redact.Placeholder
 	}
 	return "project=" + c.ProjectID + " token=" + tok
 }

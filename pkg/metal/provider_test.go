@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 const secretToken = "s3cr3t-t0ken-value"
@@ -36,7 +38,7 @@ func TestSensitiveNeverPrints(t *testing.T) {
 		assert.NotContains(t, fmt.Sprintf(f, &req), secretToken, f)
 	}
 	assert.Contains(t, fmt.Sprintf("%+v", req), "Userdata:<redacted>")
-	assert.Equal(t, "", Sensitive("").String())
+	assert.Equal(t, "", redact.Sensitive("").String())
 }
 
 func TestAPIURL(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 const (
@@ -27,7 +29,7 @@ type sdkClient struct {
 	api       *metalv1.APIClient
 	projectID string
 	// token is kept only to scrub it from messages.
-	token   Sensitive
+	token   redact.Sensitive
 	limiter *limiter
 	metrics *metrics
 }
@@ -43,7 +45,7 @@ func newSDKClient(creds Credentials, baseURL string, hc *http.Client, userAgent 
 	return &sdkClient{
 		api:       metalv1.NewAPIClient(cfg),
 		projectID: creds.ProjectID,
-		token:     Sensitive(creds.Token),
+		token:     redact.Sensitive(creds.Token),
 		limiter:   lim,
 		metrics:   m,
 	}
@@ -99,12 +101,7 @@ func (c *sdkClient) once(ctx context.Context, op string, call func(context.Conte
 }
 
 // scrub removes the token from a message, in case an answer echoed it.
-func (c *sdkClient) scrub(msg string) string {
-	if tok := string(c.token); len(tok) > 0 {
-		msg = strings.ReplaceAll(msg, tok, "<redacted>")
-	}
-	return msg
-}
+func (c *sdkClient) scrub(msg string) string { return redact.Scrub(msg, c.token) }
 
 func requireID(op, what, id string) error {
 	if strings.TrimSpace(id) == "" {

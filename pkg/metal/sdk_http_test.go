@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // Tests of the SDK-backed client against hand-written answers; the
@@ -293,7 +295,7 @@ func TestRequestBodies(t *testing.T) {
 	})
 
 	t.Run("clearing userdata sends an empty string", func(t *testing.T) {
-		empty := Sensitive("")
+		empty := redact.Sensitive("")
 		_, err := f.client.UpdateDevice(ctx, "dev-1", DeviceUpdate{Userdata: &empty})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]any{"userdata": ""}, body)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -139,7 +140,7 @@ func TestSimBGPSessions(t *testing.T) {
 	cfg, err := e.client.GetBGPConfig(e.ctx)
 	require.NoError(t, err)
 	assert.True(t, cfg.Enabled())
-	assert.Equal(t, metal.Sensitive("Secret12345"), cfg.MD5)
+	assert.Equal(t, redact.Sensitive("Secret12345"), cfg.MD5)
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", cfg, cfg, cfg), "Secret12345", "the password never prints")
 
 	sessions, err := e.client.ListBGPSessions(e.ctx, d.ID)
@@ -161,7 +162,7 @@ func TestSimBGPSessions(t *testing.T) {
 	neighbors, err := e.client.ListBGPNeighbors(e.ctx, d.ID)
 	require.NoError(t, err)
 	require.Len(t, neighbors, 1)
-	assert.Equal(t, metal.Sensitive("Secret12345"), neighbors[0].MD5Password)
+	assert.Equal(t, redact.Sensitive("Secret12345"), neighbors[0].MD5Password)
 	assert.Equal(t, d.PrivateIPv4(), neighbors[0].CustomerIP)
 
 	e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Operations: []string{metalsim.OpFindBgpSessions}, Count: 1})

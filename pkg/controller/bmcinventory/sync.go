@@ -14,6 +14,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // Keys of a BMC credentials Secret.
@@ -147,7 +148,7 @@ func oldest(invs []*v1.BMCInventory) *v1.BMCInventory {
 }
 
 // bmcEndpoint reads the credentials Secret and builds the endpoint. The
-// password goes into a bmc.Sensitive and nowhere else.
+// password goes into a redact.Sensitive and nowhere else.
 func (r *run) bmcEndpoint(t *target) (bmc.Endpoint, bool) {
 	spec := t.Obj.Spec
 	ns := r.h.settings.Namespace
@@ -189,7 +190,7 @@ func (r *run) bmcEndpoint(t *target) (bmc.Endpoint, bool) {
 		InsecureSkipVerify: spec.BMC.InsecureSkipVerify,
 		CABundle:           []byte(spec.BMC.CABundle),
 		Username:           user,
-		Password:           bmc.Sensitive(pass),
+		Password:           redact.Sensitive(pass),
 		Timeout:            r.h.settings.BMCTimeout,
 	}, true
 }

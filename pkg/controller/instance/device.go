@@ -13,6 +13,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // ensureDevice finds the Instance's device by its tags, or creates it. It
@@ -280,10 +281,10 @@ func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 			return req, false, r.configFailure(err)
 		}
 		req.IPXEScriptURL = in.scriptURL
-		req.Userdata = metal.Sensitive(cfg)
+		req.Userdata = redact.Sensitive(cfg)
 		return req, true, nil
 	}
-	req.Userdata = metal.Sensitive(harvester.ShellScript())
+	req.Userdata = redact.Sensitive(harvester.ShellScript())
 	return req, true, nil
 }
 

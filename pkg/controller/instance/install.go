@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // PasswordKey is the key of the console password in an Instance's Secret.
@@ -202,7 +203,7 @@ func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, er
 	if err != nil {
 		return false, r.configFailure(err)
 	}
-	userdata := metal.Sensitive(cfg)
+	userdata := redact.Sensitive(cfg)
 	alwaysPXE := false
 	if _, err := client.UpdateDevice(r.h.ctx, dev.ID, metal.DeviceUpdate{
 		IPXEScriptURL: &in.scriptURL, Userdata: &userdata, AlwaysPXE: &alwaysPXE,

@@ -11,6 +11,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // ProvisionInstance drives an Instance through the provisioning chain: device,
@@ -145,7 +146,7 @@ func (r *run) clearUserdata() error {
 		r.Requeue(authRetry)
 		return nil
 	}
-	empty := metal.Sensitive("")
+	empty := redact.Sensitive("")
 	_, err = client.UpdateDevice(r.h.ctx, st.InstanceID, metal.DeviceUpdate{Userdata: &empty})
 	switch {
 	case err == nil, metal.IsNotFound(err):
