@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
@@ -88,7 +89,7 @@ func TestProviderClientValidation(t *testing.T) {
 			c, err := p.Client(tt.creds)
 			require.Error(t, err)
 			assert.Nil(t, c)
-			assert.Equal(t, ClassUnauthorized, ClassOf(err))
+			assert.Equal(t, failure.Unauthorized, failure.ClassOf(err))
 			assert.True(t, IsAuth(err))
 		})
 	}

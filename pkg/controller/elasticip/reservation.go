@@ -12,6 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -170,18 +171,18 @@ func (r *run) record(res *metal.IPReservation) []metal.IPAddress {
 // poll a busy object, stop on refused credentials, report a rejected
 // request on cond; anything else is returned so the workqueue backs off.
 func (r *run) metalFailure(step, cond string, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassThrottled:
-		wait := metal.RetryAfter(err)
+	switch failure.ClassOf(err) {
+	case failure.Throttled:
+		wait := failure.RetryAfter(err)
 		if wait <= 0 {
 			wait = busyRetry
 		}
 		r.Requeue(wait)
 		return nil
-	case metal.ClassBusy:
+	case failure.Busy:
 		r.Requeue(busyRetry)
 		return nil
-	case metal.ClassUnauthorized, metal.ClassForbidden:
+	case failure.Unauthorized, failure.Forbidden:
 		r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
 			"Equinix Metal refused the credentials of Secret %s while %s: %s; nothing is changed until they work",
 			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
@@ -189,7 +190,7 @@ func (r *run) metalFailure(step, cond string, err error) error {
 		r.onVIPHost = nil
 		r.Requeue(authRetry)
 		return nil
-	case metal.ClassInvalid:
+	case failure.Invalid:
 		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
 		r.setPhase(v1.ElasticIPPhaseWaiting)
 		r.Requeue(refusedRetry)
@@ -199,7 +200,7 @@ func (r *run) metalFailure(step, cond string, err error) error {
 }
 
 func metalMessage(err error) string {
-	var e *metal.Error
+	var e *failure.Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message
 	}

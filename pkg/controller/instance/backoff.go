@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // Ceilings of the paced calls' doubling waits.
@@ -42,13 +42,13 @@ func (r *run) backOff(rs **v1.RetryStatus, err error, reason string, base, ceili
 		prev = (*rs).Failures
 	}
 	failures, wait := prev, time.Duration(0)
-	switch metal.ClassOf(err) {
-	case metal.ClassThrottled:
-		wait = metal.RetryAfter(err)
+	switch failure.ClassOf(err) {
+	case failure.Throttled:
+		wait = failure.RetryAfter(err)
 		if wait <= 0 {
 			wait = r.h.settings.PollInterval
 		}
-	case metal.ClassUnauthorized, metal.ClassForbidden:
+	case failure.Unauthorized, failure.Forbidden:
 		wait = authRetry
 	default:
 		failures = prev + 1

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
@@ -179,8 +180,8 @@ func (r *run) createSettleLeft() time.Duration {
 // intent stays and the create is never resent. Passes within createSettle
 // adopt the device if it lands; after that the Instance is given up.
 func (r *run) createFailed(client metal.Client, err error) (bool, error) {
-	switch metal.ClassOf(err) {
-	case metal.ClassTransient, metal.ClassUnknown:
+	switch failure.ClassOf(err) {
+	case failure.Transient, failure.Unknown:
 		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.Obj.UID))})
 		if lerr == nil && len(devs) == 1 {
 			r.adopt(&devs[0])
@@ -206,14 +207,14 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 // restart brings it forward.
 func (r *run) createRefused(err error) {
 	conditions.Remove(&r.Obj.Status.Conditions, v1.InstanceDeviceCreated)
-	class := metal.ClassOf(err)
+	class := failure.ClassOf(err)
 	reason := v1.ReasonInvalidRequest
 	switch class {
-	case metal.ClassNoCapacity:
+	case failure.NoCapacity:
 		reason = v1.ReasonNoCapacity
-	case metal.ClassThrottled:
+	case failure.Throttled:
 		reason = v1.ReasonThrottled
-	case metal.ClassUnauthorized, metal.ClassForbidden:
+	case failure.Unauthorized, failure.Forbidden:
 		reason = v1.ReasonCredentialsInvalid
 	}
 	if reservationRefused(r.Obj, err) {
@@ -226,21 +227,21 @@ func (r *run) createRefused(err error) {
 		next += fmt.Sprintf(" (%d refused in a row; the wait doubles up to %s)", retry.Failures, maxCreateBackoff)
 	}
 	switch {
-	case class == metal.ClassThrottled:
+	case class == failure.Throttled:
 		// Quiet: throttling is not a problem of this server.
 	case reservationRefused(r.Obj, err):
 		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonReservationUnavailable,
 			fmt.Sprintf("hardware reservation %s cannot take this server: %s; %s. A server keeps its reservation: fix the pool's hardwareReservationIDs, and the pool replaces this Instance, which has no device yet, with one on the next reservation of the list",
 				r.Obj.Spec.HardwareReservationID, metalMessage(err), next))
-	case class == metal.ClassUnauthorized, class == metal.ClassForbidden:
+	case class == failure.Unauthorized, class == failure.Forbidden:
 		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
 				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), metalMessage(err), next))
-	case class == metal.ClassNoCapacity && r.Obj.Spec.Spot != nil:
+	case class == failure.NoCapacity && r.Obj.Spec.Spot != nil:
 		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no spot capacity for plan %s in metro %s at spot.maxPrice %s: %s; %s",
 				r.Obj.Spec.Plan, r.Obj.Spec.Metro, r.Obj.Spec.Spot.MaxPrice, metalMessage(err), next))
-	case class == metal.ClassNoCapacity:
+	case class == failure.NoCapacity:
 		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.Obj.Spec.Plan, r.Obj.Spec.Metro, metalMessage(err), next))
 	default:
@@ -306,7 +307,7 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 	case metal.IsNotFound(err):
 		r.deviceGone(fmt.Sprintf("device %s no longer exists in Equinix Metal; the pool replaces this server", r.Obj.Status.InstanceID))
 		return nil, nil
-	case metal.ClassOf(err) == metal.ClassForbidden:
+	case failure.ClassOf(err) == failure.Forbidden:
 		// A 403 also answers for deleted and failed devices: confirm with the tag
 		// list before concluding anything.
 		gone, lerr := r.confirmGone(client)

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 )
@@ -101,15 +102,15 @@ func (r *run) collectVLANs(client metal.Client) error {
 // networkFailure names the step and the port in the condition; the error
 // class decides the retry as for every Metal call.
 func (r *run) networkFailure(step string, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassThrottled, metal.ClassTransient:
+	switch failure.ClassOf(err) {
+	case failure.Throttled, failure.Transient:
 		// Retried quietly.
-	case metal.ClassInvalid:
+	case failure.Invalid:
 		// metalFailure names the step on NetworkConfigured. Passing through
 		// Unknown first makes lastTransitionTime the time of this refusal,
 		// which refusedRecently counts the retry from.
 		conditions.Set(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceNetworkConfigured, metav1.ConditionUnknown, v1.ReasonRetrying, "")
-	case metal.ClassNoCapacity:
+	case failure.NoCapacity:
 		// metalFailure names the step on NetworkConfigured itself.
 	default:
 		r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonStepFailed,
@@ -122,7 +123,7 @@ func (r *run) networkFailure(step string, err error) error {
 // to the provisioning chain to report.
 func (h *Handler) readDevice(r *run, client metal.Client) (*metal.Device, error) {
 	dev, err := client.GetDevice(h.ctx, r.Obj.Status.InstanceID)
-	if metal.IsNotFound(err) || metal.ClassOf(err) == metal.ClassForbidden {
+	if metal.IsNotFound(err) || failure.ClassOf(err) == failure.Forbidden {
 		return nil, nil
 	}
 	if err != nil {

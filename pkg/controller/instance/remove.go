@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -114,7 +115,7 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 	switch {
 	case metal.IsNotFound(err):
 		return true, nil
-	case metal.ClassOf(err) == metal.ClassForbidden && !listed:
+	case failure.ClassOf(err) == failure.Forbidden && !listed:
 		// 403 for a device the tag list no longer shows: deleted.
 		return true, nil
 	case err != nil:
@@ -127,7 +128,7 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 		if metal.IsNotFound(err) {
 			return true, nil
 		}
-		if metal.ClassOf(err) == metal.ClassBusy {
+		if failure.ClassOf(err) == failure.Busy {
 			r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonWaitingForProvisioning,
 				fmt.Sprintf("Equinix Metal refuses to delete device %s while it is %s; retrying", id, dev.State))
 		}

@@ -13,6 +13,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -121,7 +122,7 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 		return nil
 	}
 	if err := client.DeleteDevice(ctx, d.ID, false); err != nil && !metal.IsNotFound(err) {
-		if metal.ClassOf(err) == metal.ClassBusy {
+		if failure.ClassOf(err) == failure.Busy {
 			return nil
 		}
 		return fmt.Errorf("deleting orphaned device %s: %w", d.ID, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -70,24 +71,24 @@ func fromError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var me *metal.Error
+	var me *failure.Error
 	msg := err.Error()
 	if errors.As(err, &me) && me.Message != "" {
 		msg = me.Message
 	}
-	out := &machine.Error{Op: op, Message: msg, RetryAfter: metal.RetryAfter(err), Err: err}
-	switch metal.ClassOf(err) {
-	case metal.ClassNotFound:
+	out := &machine.Error{Op: op, Message: msg, RetryAfter: failure.RetryAfter(err), Err: err}
+	switch failure.ClassOf(err) {
+	case failure.NotFound:
 		out.Class = machine.ClassNotFound
-	case metal.ClassUnauthorized, metal.ClassForbidden:
+	case failure.Unauthorized, failure.Forbidden:
 		out.Class = machine.ClassUnauthorized
-	case metal.ClassThrottled:
+	case failure.Throttled:
 		out.Class = machine.ClassThrottled
-	case metal.ClassBusy:
+	case failure.Busy:
 		out.Class = machine.ClassBusy
-	case metal.ClassInvalid, metal.ClassNoCapacity:
+	case failure.Invalid, failure.NoCapacity:
 		out.Class = machine.ClassRefused
-	case metal.ClassTransient:
+	case failure.Transient:
 		out.Class = machine.ClassUnavailable
 	default:
 		out.Class = machine.ClassUnknown
