@@ -23,8 +23,9 @@
 //	err = c.Power(ctx, bmc.PowerActionReboot) // one command, never retried
 //	defer c.Close()
 //
-// Every error is an *Error; ClassOf gives its Class (Unreachable,
-// Unauthorized, ProtocolMismatch, TLS, Unsupported, Transient, Invalid).
+// Every error is a *failure.Error of Seam; failure.ClassOf gives its class
+// (Unreachable, Unauthorized, ProtocolMismatch, TLS, Unsupported,
+// Transient, Invalid).
 // Messages never hold the password: Endpoint and redact.Sensitive print it
 // as "<redacted>", and errors are scrubbed before they are built.
 //

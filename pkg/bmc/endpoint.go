@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
@@ -87,7 +88,7 @@ func (e Endpoint) timeout() time.Duration {
 // is an *Error of class Invalid naming the field.
 func (e Endpoint) Validate() error {
 	invalid := func(format string, args ...any) error {
-		return &Error{Op: "Dial", Endpoint: e.String(), Class: Invalid, Message: fmt.Sprintf(format, args...)}
+		return &failure.Error{Seam: Seam, Op: "Dial", Endpoint: e.String(), Class: failure.Invalid, Message: fmt.Sprintf(format, args...)}
 	}
 	switch e.Protocol {
 	case ProtocolRedfish, ProtocolIPMI:

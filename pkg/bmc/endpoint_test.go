@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
@@ -46,7 +47,7 @@ func TestEndpointValidate(t *testing.T) {
 				return
 			}
 			assert.ErrorContains(t, err, tt.want)
-			assert.Equal(t, Invalid, ClassOf(err))
+			assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 		})
 	}
 }
@@ -67,11 +68,11 @@ func TestEndpointNeverPrintsPassword(t *testing.T) {
 func TestNewErrorScrubsPassword(t *testing.T) {
 	ep := Endpoint{Protocol: ProtocolRedfish, Host: "h", Username: "u", Password: "pw-123456"}
 	cause := errors.New("server said: bad password pw-123456")
-	e := newError("Dial", ep, Unauthorized, cause.Error(), cause)
+	e := newError("Dial", ep, failure.Unauthorized, cause.Error(), cause)
 	assert.NotContains(t, e.Error(), "pw-123456")
 	assert.Nil(t, e.Err, "a cause holding the password is dropped, so Unwrap cannot leak it")
 	clean := errors.New("refused")
-	assert.Equal(t, clean, newError("Dial", ep, Unreachable, "x", clean).Unwrap())
+	assert.Equal(t, clean, newError("Dial", ep, failure.Unreachable, "x", clean).Unwrap())
 }
 
 func TestClassifyNet(t *testing.T) {
@@ -81,14 +82,14 @@ func TestClassifyNet(t *testing.T) {
 	tests := []struct {
 		err       error
 		connected bool
-		want      Class
+		want      failure.Class
 	}{
-		{refused, false, Unreachable},
-		{refused, true, Unreachable},
-		{timeout, false, Unreachable},
-		{timeout, true, Transient},
-		{dns, false, Unreachable},
-		{fmt.Errorf("wrapped: %w", timeout), true, Transient},
+		{refused, false, failure.Unreachable},
+		{refused, true, failure.Unreachable},
+		{timeout, false, failure.Unreachable},
+		{timeout, true, failure.Transient},
+		{dns, false, failure.Unreachable},
+		{fmt.Errorf("wrapped: %w", timeout), true, failure.Transient},
 	}
 	for _, tt := range tests {
 		class, _, ok := classifyNet(tt.err, tt.connected)

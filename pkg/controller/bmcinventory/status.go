@@ -11,6 +11,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
@@ -76,7 +77,7 @@ func (r *run) observeBMC(t *target, m *bmcdriver.Machine, interval time.Duration
 
 // bmcProblem sets the conditions of a failure to reach or use the BMC.
 func (r *run) bmcProblem(t *target, o bmcdriver.Observation) {
-	var be *bmc.Error
+	var be *failure.Error
 	msg := o.Problem.Error()
 	if errors.As(o.Problem, &be) {
 		msg = be.Message
@@ -85,19 +86,19 @@ func (r *run) bmcProblem(t *target, o bmcdriver.Observation) {
 	reachable := func(reason, text string) {
 		t.SetCondition(v1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
 	}
-	switch bmc.ClassOf(o.Problem) {
-	case bmc.Unauthorized:
+	switch failure.ClassOf(o.Problem) {
+	case failure.Unauthorized:
 		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
 		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
 			"the BMC at %s refused the credentials of Secret %s/%s: %s (fix the username or password in the Secret)",
 			at, r.h.settings.Namespace, t.Obj.Spec.CredentialsSecret.Name, msg))
-	case bmc.Unreachable:
+	case failure.Unreachable:
 		reachable(v1.ReasonBMCUnreachable, msg)
-	case bmc.ProtocolMismatch:
+	case failure.ProtocolMismatch:
 		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.Obj.Spec.BMC.Protocol))
-	case bmc.TLS:
+	case failure.TLS:
 		reachable(v1.ReasonBMCCertificateInvalid, msg)
-	case bmc.Invalid:
+	case failure.Invalid:
 		reachable(v1.ReasonInvalidConfiguration, msg)
 	default:
 		reachable(v1.ReasonBMCError, msg)
@@ -123,7 +124,7 @@ func (r *run) eventLogCondition(t *target, log *bmcdriver.LogStatus) {
 // logins. The driver's hold keeps every login back meanwhile, unless the
 // credentials change.
 func (r *run) bmcRetryAfter(t *target, o bmcdriver.Observation, interval time.Duration) time.Duration {
-	if bmc.ClassOf(o.Problem) != bmc.Unauthorized {
+	if failure.ClassOf(o.Problem) != failure.Unauthorized {
 		return min(interval, bmcRetry)
 	}
 	since := time.Duration(0)

@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
@@ -18,8 +19,8 @@ import (
 // (or the poll interval, if longer).
 func TestBMCRetryAfter(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	refused := bmcdriver.Observation{Problem: &bmc.Error{Class: bmc.Unauthorized}}
-	down := bmcdriver.Observation{Problem: &bmc.Error{Class: bmc.Unreachable}}
+	refused := bmcdriver.Observation{Problem: &failure.Error{Seam: bmc.Seam, Class: failure.Unauthorized}}
+	down := bmcdriver.Observation{Problem: &failure.Error{Seam: bmc.Seam, Class: failure.Unreachable}}
 	since := func(d time.Duration) *target {
 		inv := &v1.BMCInventory{}
 		inv.Status.Conditions = []metav1.Condition{{Type: v1.BMCAuthenticated, Status: metav1.ConditionFalse,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
@@ -124,22 +125,22 @@ func fromError(op string, err error, command bool) error {
 		return nil
 	}
 	msg := err.Error()
-	var be *bmc.Error
+	var be *failure.Error
 	if errors.As(err, &be) {
 		msg = be.Message
 	}
 	out := &machine.Error{Op: op, Message: msg, Err: err}
-	switch bmc.ClassOf(err) {
-	case bmc.Unreachable, bmc.Transient:
+	switch failure.ClassOf(err) {
+	case failure.Unreachable, failure.Transient:
 		out.Class = machine.ClassUnavailable
-	case bmc.Unauthorized:
+	case failure.Unauthorized:
 		out.Class = machine.ClassUnauthorized
-	case bmc.ProtocolMismatch, bmc.TLS, bmc.Unsupported, bmc.Invalid:
+	case failure.ProtocolMismatch, failure.TLS, failure.Unsupported, failure.Invalid:
 		out.Class = machine.ClassRefused
 	default:
 		out.Class = machine.ClassUnknown
 	}
-	if command && out.Class == machine.ClassRefused && bmc.ClassOf(err) != bmc.Unsupported && bmc.ClassOf(err) != bmc.Invalid {
+	if command && out.Class == machine.ClassRefused && failure.ClassOf(err) != failure.Unsupported && failure.ClassOf(err) != failure.Invalid {
 		// A protocol or certificate failure after the login is a broken
 		// answer: the command may have run.
 		out.Class = machine.ClassUnknown

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
@@ -67,7 +68,7 @@ func (m *Machine) Hold(until time.Time) {
 		return
 	}
 	h := hold{until: until}
-	if bmc.ClassOf(problem) == bmc.Unauthorized {
+	if failure.ClassOf(problem) == failure.Unauthorized {
 		h.creds, h.refusal = m.creds, problem
 	}
 	m.d.holds[m.opts.Owner] = h
@@ -147,7 +148,7 @@ func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 		return nil, m.dialErr
 	}
 	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && h.refusal != nil && m.opts.Now().Before(h.until) {
-		m.dialErr = &bmc.Error{Op: "Dial", Endpoint: m.ep.String(), Class: bmc.Unauthorized, Message: fmt.Sprintf(
+		m.dialErr = &failure.Error{Seam: bmc.Seam, Op: "Dial", Endpoint: m.ep.String(), Class: failure.Unauthorized, Message: fmt.Sprintf(
 			"the BMC refused these credentials; no login is tried before %s unless the credentials change",
 			h.until.UTC().Format(time.RFC3339))}
 		return nil, m.dialErr
@@ -171,14 +172,14 @@ func (m *Machine) note(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.noteLocked(err)
-	if bmc.ClassOf(err) == bmc.Unauthorized && m.client != nil {
+	if failure.ClassOf(err) == failure.Unauthorized && m.client != nil {
 		m.link.drop(m.client)
 		m.client, m.dialErr = nil, err
 	}
 }
 
 func (m *Machine) noteLocked(err error) {
-	if m.problem == nil && bmc.ClassOf(err) != "" {
+	if m.problem == nil && failure.From(err, bmc.Seam) != nil {
 		m.problem = err
 	}
 }
@@ -273,7 +274,7 @@ func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch
 	entries, next, err := c.LogEntries(ctx, cur.Log)
 	log := &LogStatus{Read: true}
 	switch {
-	case bmc.ClassOf(err) == bmc.Unsupported:
+	case failure.ClassOf(err) == failure.Unsupported:
 		// A BMC without an event log still has its health to report; the
 		// caller says the log is missing.
 		entries, next = nil, cur.Log

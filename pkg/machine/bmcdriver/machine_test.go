@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
@@ -180,7 +181,7 @@ func TestMachineRefusedLogin(t *testing.T) {
 	err = m.Power(ctx, machine.ActionReboot)
 	assert.False(t, machine.MaybeApplied(err), "a power action whose login failed was not sent")
 	assert.Equal(t, requests, sim.Requests(), "the failed login is not tried again within a pass")
-	assert.Equal(t, bmc.Unauthorized, bmc.ClassOf(m.Observed().Problem))
+	assert.Equal(t, failure.Unauthorized, failure.ClassOf(m.Observed().Problem))
 	assert.NotContains(t, machine.Message(err), "wrong")
 	assert.Empty(t, sim.Resets())
 
