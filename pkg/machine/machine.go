@@ -6,8 +6,8 @@ import (
 )
 
 // Machine is one server's management controller as the hardware chain sees
-// it. Implementations are safe for concurrent use; every error is an *Error
-// (see ClassOf).
+// it. Implementations are safe for concurrent use; every error is a
+// *failure.Error of Seam (see failure.ClassOf).
 type Machine interface {
 	// Facts reads what the machine is. A fact the management controller
 	// does not report is left empty: nothing is made up.

@@ -142,9 +142,8 @@ func bmcFailuresHandled(err error) error {
 	}
 	var kept []error
 	for _, e := range flatten(err) {
-		var he *machine.Error
-		if errors.As(e, &he) {
-			logrus.Debugf("BMC: %s", machine.Message(e))
+		if failure.From(e, machine.Seam) != nil {
+			logrus.Debugf("BMC: %s", failure.Message(e))
 			continue
 		}
 		kept = append(kept, e)

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -154,17 +155,17 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 	case machine.MaybeApplied(err):
 		metrics.PowerCalls.WithLabelValues(string(action), "unconfirmed").Inc()
 		la.Message = fmt.Sprintf("the answer to the %s was lost (%s); it may have been carried out, so it is not sent again "+
-			"while it may still land: the server is watched until %s", verb(action), machine.Message(err),
+			"while it may still land: the server is watched until %s", verb(action), failure.Message(err),
 			r.settleEnd(la).UTC().Format(time.RFC3339))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionUnconfirmed, la.Message)
 		r.poll()
-	case machine.ClassOf(err) == machine.ClassNotFound:
+	case failure.ClassOf(err) == failure.NotFound:
 		metrics.PowerCalls.WithLabelValues(string(action), "refused").Inc()
-		r.fail(la, fmt.Sprintf("the %s found no machine: %s", verb(action), machine.Message(err)))
+		r.fail(la, fmt.Sprintf("the %s found no machine: %s", verb(action), failure.Message(err)))
 	default:
 		result := "refused"
-		wait := machine.RetryAfter(err)
-		if machine.ClassOf(err) == machine.ClassThrottled {
+		wait := failure.RetryAfter(err)
+		if failure.ClassOf(err) == failure.Throttled {
 			result = "throttled"
 		}
 		if wait <= 0 {
@@ -174,7 +175,7 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 		next := metav1.NewTime(r.now.Add(wait))
 		la.Result, la.NotBefore = v1.PowerResultWaiting, &next
 		la.Message = fmt.Sprintf("the %s was refused (%s); nothing was carried out; it is sent again at %s",
-			verb(action), machine.Message(err), next.UTC().Format(time.RFC3339))
+			verb(action), failure.Message(err), next.UTC().Format(time.RFC3339))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionRetrying, la.Message)
 		r.Requeue(wait)
 	}

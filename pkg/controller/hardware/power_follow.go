@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -97,14 +98,14 @@ func (r *run) settleEnd(la *v1.PowerActionStatus) time.Time {
 
 // readFailed handles a failed power state read.
 func (r *run) readFailed(la *v1.PowerActionStatus, err error) error {
-	switch machine.ClassOf(err) {
-	case machine.ClassNotFound:
-		r.fail(la, "the machine is gone: "+machine.Message(err))
+	switch failure.ClassOf(err) {
+	case failure.NotFound:
+		r.fail(la, "the machine is gone: "+failure.Message(err))
 		return nil
-	case machine.ClassThrottled:
-		r.Requeue(max(machine.RetryAfter(err), r.s.settings.PollInterval))
+	case failure.Throttled:
+		r.Requeue(max(failure.RetryAfter(err), r.s.settings.PollInterval))
 		return nil
-	case machine.ClassUnauthorized:
+	case failure.Unauthorized:
 		// The provisioning chain's CredentialsReady says so.
 		r.Requeue(time.Minute)
 		return nil

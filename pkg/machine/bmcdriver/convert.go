@@ -1,7 +1,6 @@
 package bmcdriver
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -124,26 +123,15 @@ func fromError(op string, err error, command bool) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	var be *failure.Error
-	if errors.As(err, &be) {
-		msg = be.Message
-	}
-	out := &machine.Error{Op: op, Message: msg, Err: err}
-	switch failure.ClassOf(err) {
-	case failure.Unreachable, failure.Transient:
-		out.Class = machine.ClassUnavailable
-	case failure.Unauthorized:
-		out.Class = machine.ClassUnauthorized
-	case failure.ProtocolMismatch, failure.TLS, failure.Unsupported, failure.Invalid:
-		out.Class = machine.ClassRefused
-	default:
-		out.Class = machine.ClassUnknown
-	}
-	if command && out.Class == machine.ClassRefused && failure.ClassOf(err) != failure.Unsupported && failure.ClassOf(err) != failure.Invalid {
+	return classify(op, err, command)
+}
+
+func classify(op string, err error, command bool) *failure.Error {
+	out := machine.FromSeam(op, err)
+	if c := failure.ClassOf(err); command && out.Class == failure.Refused && c != failure.Unsupported && c != failure.Invalid {
 		// A protocol or certificate failure after the login is a broken
 		// answer: the command may have run.
-		out.Class = machine.ClassUnknown
+		out.Class = failure.Unknown
 	}
 	return out
 }
@@ -151,9 +139,9 @@ func fromError(op string, err error, command bool) error {
 // notSent classifies a failed login before a power command: the command
 // never left, so it is a refusal for now, tried again later.
 func notSent(err error) error {
-	out := fromError("Power", err, false).(*machine.Error)
-	if out.Class == machine.ClassUnavailable || out.Class == machine.ClassUnknown {
-		out.Class = machine.ClassBusy
+	out := classify("Power", err, false)
+	if out.Class == failure.Transient || out.Class == failure.Unknown {
+		out.Class = failure.Busy
 	}
 	out.Message = "nothing was sent: " + out.Message
 	return out

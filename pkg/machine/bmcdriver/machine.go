@@ -196,7 +196,7 @@ func (m *Machine) Facts(ctx context.Context) (machine.Facts, error) {
 			return f, nil
 		}
 		if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && m.opts.Now().Before(h.until) {
-			return machine.Facts{}, &machine.Error{Op: "Facts", Class: machine.ClassUnavailable,
+			return machine.Facts{}, &failure.Error{Seam: machine.Seam, Op: "Facts", Class: failure.Transient,
 				Message: fmt.Sprintf("the BMC failed; it is asked again in %s", left.Round(time.Second))}
 		}
 	}
@@ -260,7 +260,7 @@ func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch
 	}
 	cur, err := decodeCursor(cursor, m.ep.Protocol)
 	if err != nil {
-		return machine.EventBatch{}, &machine.Error{Op: "Events", Class: machine.ClassRefused, Message: err.Error(), Err: err}
+		return machine.EventBatch{}, &failure.Error{Seam: machine.Seam, Op: "Events", Class: failure.Refused, Message: err.Error(), Err: err}
 	}
 	c, err := m.session(ctx)
 	if err != nil {
@@ -278,7 +278,7 @@ func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch
 		// A BMC without an event log still has its health to report; the
 		// caller says the log is missing.
 		entries, next = nil, cur.Log
-		log = &LogStatus{Message: machine.Message(fromError("Events", err, false))}
+		log = &LogStatus{Message: failure.Message(fromError("Events", err, false))}
 	case err != nil:
 		m.note(err)
 		return machine.EventBatch{}, fromError("Events", err, false)

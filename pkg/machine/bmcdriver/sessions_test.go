@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
@@ -142,11 +143,11 @@ func TestRefusedSessionIsDropped(t *testing.T) {
 	b.refuseAll()
 	m = d.Machine(b.ep, MachineOptions{Owner: "a", Key: "a", Interval: time.Minute})
 	_, err = m.PowerState(ctx)
-	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
+	assert.Equal(t, failure.Unauthorized, failure.ClassOf(err))
 	assert.Zero(t, d.OpenSessions())
 	_, err = m.PowerState(ctx)
-	assert.Equal(t, machine.ClassUnauthorized, machine.ClassOf(err))
-	assert.True(t, strings.Contains(machine.Message(err), "refused"), machine.Message(err))
+	assert.Equal(t, failure.Unauthorized, failure.ClassOf(err))
+	assert.True(t, strings.Contains(failure.Message(err), "refused"), failure.Message(err))
 	m.Release(10 * time.Second)
 }
 

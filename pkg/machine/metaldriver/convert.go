@@ -1,10 +1,8 @@
 package metaldriver
 
 import (
-	"errors"
 	"strings"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -71,27 +69,5 @@ func fromError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var me *failure.Error
-	msg := err.Error()
-	if errors.As(err, &me) && me.Message != "" {
-		msg = me.Message
-	}
-	out := &machine.Error{Op: op, Message: msg, RetryAfter: failure.RetryAfter(err), Err: err}
-	switch failure.ClassOf(err) {
-	case failure.NotFound:
-		out.Class = machine.ClassNotFound
-	case failure.Unauthorized, failure.Forbidden:
-		out.Class = machine.ClassUnauthorized
-	case failure.Throttled:
-		out.Class = machine.ClassThrottled
-	case failure.Busy:
-		out.Class = machine.ClassBusy
-	case failure.Invalid, failure.NoCapacity:
-		out.Class = machine.ClassRefused
-	case failure.Transient:
-		out.Class = machine.ClassUnavailable
-	default:
-		out.Class = machine.ClassUnknown
-	}
-	return out
+	return machine.FromSeam(op, err)
 }

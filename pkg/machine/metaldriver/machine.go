@@ -3,6 +3,7 @@ package metaldriver
 import (
 	"context"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -98,7 +99,7 @@ func (m *deviceMachine) Power(ctx context.Context, action machine.PowerAction) e
 	case machine.ActionReboot:
 		err = client.Reboot(ctx, m.dev.ID)
 	default:
-		return &machine.Error{Op: "Power", Class: machine.ClassRefused, Message: "unknown power action " + string(action)}
+		return &failure.Error{Seam: machine.Seam, Op: "Power", Class: failure.Refused, Message: "unknown power action " + string(action)}
 	}
 	return fromError("Power", err)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -115,24 +116,24 @@ func TestPowerActionsAndTheirErrors(t *testing.T) {
 
 	// Switching on what is already off-bound waits for the state to settle.
 	err = m.Power(w.ctx, machine.ActionReboot)
-	assert.Contains(t, []machine.Class{machine.ClassBusy, machine.ClassRefused}, machine.ClassOf(err), "%v", err)
+	assert.Contains(t, []failure.Class{failure.Busy, failure.Refused}, failure.ClassOf(err), "%v", err)
 	assert.False(t, machine.MaybeApplied(err))
 
 	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultRateLimit, Operations: []string{metalsim.OpPerformAction}, Count: 1, RetryAfter: time.Second})
 	err = m.Power(w.ctx, machine.ActionOn)
-	assert.Equal(t, machine.ClassThrottled, machine.ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Throttled, failure.ClassOf(err), "%v", err)
 	assert.False(t, machine.MaybeApplied(err))
-	assert.Positive(t, machine.RetryAfter(err))
+	assert.Positive(t, failure.RetryAfter(err))
 	w.clock.Advance(2 * time.Second)
 
 	w.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 500, Operations: []string{metalsim.OpPerformAction}, Count: 1, AfterStore: true})
 	err = m.Power(context.Background(), machine.ActionOn)
-	assert.Equal(t, machine.ClassUnavailable, machine.ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Transient, failure.ClassOf(err), "%v", err)
 	assert.True(t, machine.MaybeApplied(err), "a 5xx may have been carried out")
 
 	gone := w.driver().Machine(w.creds, Device{ID: "00000000-0000-0000-0000-000000000000"})
 	_, err = gone.PowerState(w.ctx)
-	assert.Equal(t, machine.ClassNotFound, machine.ClassOf(err), "%v", err)
+	assert.Equal(t, failure.NotFound, failure.ClassOf(err), "%v", err)
 }
 
 // Run polls each project at its interval and forgets those no longer
