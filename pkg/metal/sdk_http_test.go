@@ -172,7 +172,7 @@ func TestTransportFailureIsTransient(t *testing.T) {
 
 func TestContextDeadlineIsTransient(t *testing.T) {
 	release := make(chan struct{})
-	f := newHTTPFixture(t, func(w http.ResponseWriter, r *http.Request) {
+	f := newHTTPFixture(t, func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-r.Context().Done():

@@ -17,7 +17,7 @@ import (
 func (c *sdkClient) ReserveIPs(ctx context.Context, req ReserveIPsRequest) (*IPReservation, error) {
 	in := metalv1.IPReservationRequestInput{
 		Type:     req.Type,
-		Quantity: int32(req.Quantity),
+		Quantity: int32(req.Quantity), //nolint:gosec // G115: a reservation's few addresses
 		Metro:    optString(req.Metro),
 		Tags:     req.Tags,
 		Details:  optString(req.Details),

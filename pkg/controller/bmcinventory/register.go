@@ -35,7 +35,7 @@ const (
 	indexByNodeName = "equinix.harvesterhci.io/bmcinventories-by-node"
 	// indexBySecret indexes BMCInventories by their credentials Secret: a
 	// fixed password is tried at once.
-	indexBySecret = "equinix.harvesterhci.io/bmcinventories-by-secret"
+	indexBySecret = "equinix.harvesterhci.io/bmcinventories-by-secret" //nolint:gosec // G101: an index's name, not a credential
 )
 
 // Settings are the parts of the configuration the chain reads.

@@ -78,7 +78,7 @@ func (r *run) nodeBack(la *v1.PowerActionStatus) bool {
 		return false
 	}
 	// Transition times have whole seconds.
-	return la.Sent == nil || !ready.LastTransitionTime.Time.Before(la.Sent.Time.Truncate(time.Second))
+	return la.Sent == nil || !ready.LastTransitionTime.Time.Before(la.Sent.Truncate(time.Second))
 }
 
 func (r *run) doneMessage(state machine.PowerState) string {

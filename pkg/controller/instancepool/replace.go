@@ -91,7 +91,7 @@ func (r *poolRun) failedBeforeJoin(inst *v1.Instance, reason string) error {
 	metrics.ProvisionFailures.WithLabelValues(r.Obj.Name).Inc()
 	now := metav1.Now()
 	st.LastProvisionFailure = &now
-	if max := r.Obj.Spec.Remediation.MaxProvisionAttempts; max > 0 && st.ConsecutiveFailures >= max {
+	if limit := r.Obj.Spec.Remediation.MaxProvisionAttempts; limit > 0 && st.ConsecutiveFailures >= limit {
 		// Stop: this server stays (its Instance still owns the device, so
 		// nothing leaks) for a person to inspect, and no replacement is made.
 		st.FailedGeneration = r.Obj.Generation

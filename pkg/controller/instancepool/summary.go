@@ -36,9 +36,9 @@ func (r *poolRun) summarize() {
 			provisioning++
 		}
 	}
-	st.Requested, st.Ready, st.PoweredOff = int32(want), int32(ready), int32(off)
+	st.Requested, st.Ready, st.PoweredOff = int32(want), int32(ready), int32(off) //nolint:gosec // G115: counts of a pool's servers, at most spec.count (an int32)
 	_, current := splitByTemplate(cur, templateHash(&r.Obj.Spec.InstanceTemplate))
-	st.Updated, st.Available = int32(len(current)), int32(countAvailable(cur, availability(r.nodes)))
+	st.Updated, st.Available = int32(len(current)), int32(countAvailable(cur, availability(r.nodes))) //nolint:gosec // G115: as above
 	defer func() { recordPool(r.Obj.Name, st.Status, r.insts) }()
 
 	switch {

@@ -118,7 +118,7 @@ func TestPersistPreparesAndTells(t *testing.T) {
 	k := a.kind()
 	var before []string
 	k.Prepare = func(i *v1.Instance) { i.Status.ObservedGeneration = i.Generation }
-	k.Wrote = func(stored *v1.InstanceStatus, written *v1.Instance) { before = append(before, stored.Status) }
+	k.Wrote = func(stored *v1.InstanceStatus, _ *v1.Instance) { before = append(before, stored.Status) }
 	p := NewPass(k, a.stored)
 	require.True(t, p.Changed(), "observedGeneration is behind")
 	require.NoError(t, p.Persist())

@@ -141,11 +141,11 @@ func (s *Sweeper) involvedObject(pool string) runtime.Object {
 			return p
 		}
 	}
-	if ns, err := s.namespaces.Get(s.ctx, s.settings.Namespace, metav1.GetOptions{}); err == nil {
+	ns, err := s.namespaces.Get(s.ctx, s.settings.Namespace, metav1.GetOptions{})
+	if err == nil {
 		return ns
-	} else {
-		logrus.Debugf("device sweep: reading namespace %s for an Event: %v", s.settings.Namespace, err)
 	}
+	logrus.Debugf("device sweep: reading namespace %s for an Event: %v", s.settings.Namespace, err)
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.settings.Namespace}}
 }
 

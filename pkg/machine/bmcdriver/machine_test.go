@@ -35,7 +35,7 @@ func redfish(t *testing.T) bmcUnderTest {
 	t.Cleanup(func() { _ = srv.Close() })
 	return bmcUnderTest{
 		ep:     bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: srv.Host, Port: srv.Port, CABundle: srv.CACertPEM, Username: user, Password: password, Timeout: 2 * time.Second},
-		addLog: func(t *testing.T, n int) { sim.AddLogEntry("Warning", "entry "+string(rune('0'+n))) },
+		addLog: func(_ *testing.T, n int) { sim.AddLogEntry("Warning", "entry "+string(rune('0'+n))) },
 		breakPSU: func(t *testing.T) {
 			require.NoError(t, sim.SetHealth(bmcsim.PartPowerSupply, "PSU 2", bmcsim.HealthCritical))
 		},
