@@ -224,10 +224,15 @@ type Events struct {
 	Enabled bool `json:"enabled"`
 	// PollingInterval is how often the BMC's health and event log are read,
 	// as a Go duration between 1s and 24h (the UI writes e.g. 1h, 30m, 90s).
+	// The schema's format (kept from Seeder's) would also take 1d or
+	// "2 hours", which Go cannot parse: the pattern refuses them. (CEL sees a
+	// field of format duration as a duration, so the bounds are compared as
+	// durations.)
 	// +kubebuilder:default:="1h"
 	// +kubebuilder:validation:Format:=duration
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="pollingInterval is a Go duration such as 1h, 30m or 90s, between 1s and 24h"
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="self >= duration('1s') && self <= duration('24h')",message="pollingInterval must be between 1s and 24h"
 	// +optional
 	PollingInterval string `json:"pollingInterval,omitempty"`
 }
