@@ -24,6 +24,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/equinix.harvesterhci.io/v1"
 	harvesterhciv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/harvesterhci.io/v1beta1"
+	metalv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/metal.harvesterhci.io/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -33,6 +34,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	EquinixV1() equinixv1.EquinixV1Interface
 	HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta1Interface
+	MetalV1alpha1() metalv1alpha1.MetalV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -40,6 +42,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	equinixV1           *equinixv1.EquinixV1Client
 	harvesterhciV1beta1 *harvesterhciv1beta1.HarvesterhciV1beta1Client
+	metalV1alpha1       *metalv1alpha1.MetalV1alpha1Client
 }
 
 // EquinixV1 retrieves the EquinixV1Client
@@ -50,6 +53,11 @@ func (c *Clientset) EquinixV1() equinixv1.EquinixV1Interface {
 // HarvesterhciV1beta1 retrieves the HarvesterhciV1beta1Client
 func (c *Clientset) HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta1Interface {
 	return c.harvesterhciV1beta1
+}
+
+// MetalV1alpha1 retrieves the MetalV1alpha1Client
+func (c *Clientset) MetalV1alpha1() metalv1alpha1.MetalV1alpha1Interface {
+	return c.metalV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -104,6 +112,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.metalV1alpha1, err = metalv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -127,6 +139,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.equinixV1 = equinixv1.New(c)
 	cs.harvesterhciV1beta1 = harvesterhciv1beta1.New(c)
+	cs.metalV1alpha1 = metalv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs
