@@ -56,18 +56,18 @@ func redfishTarget(t *testing.T) (*target, *bmcsim.BMC, *bmcsim.Server) {
 			CPUCount: 2, CPUModel: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", MemoryBytes: 128 << 30,
 			Drives: []Drive{{Name: "Disk 0", SizeBytes: 480103981056, MediaType: "SSD", Protocol: "SATA"}, {Name: "Disk 1", SizeBytes: 3840755982336, MediaType: "SSD", Protocol: "NVMe"}},
 			NICs:   []NIC{{Name: "NIC1", MACAddress: "3c:ec:ef:00:00:01", SpeedMbps: 25000}, {Name: "NIC2", MACAddress: "3c:ec:ef:00:00:02", SpeedMbps: 25000}}},
-		addLog: func(t *testing.T, n int) string {
+		addLog: func(_ *testing.T, n int) string {
 			msg := fmt.Sprintf("Correctable ECC error %d on DIMM A1", n)
 			sim.AddLogEntry("Warning", msg)
 			return msg
 		},
-		clearLog: func(t *testing.T) { sim.ClearLog() },
+		clearLog: func(*testing.T) { sim.ClearLog() },
 		breakPart: func(t *testing.T) (Subsystem, string) {
 			require.NoError(t, sim.SetHealth(bmcsim.PartPowerSupply, "PSU 2", bmcsim.HealthCritical))
 			return SubsystemPowerSupplies, "PSU 2"
 		},
 		commands:  func() int { return len(sim.Resets()) },
-		poweredOn: func(t *testing.T) bool { return sim.PowerState() == "On" },
+		poweredOn: func(*testing.T) bool { return sim.PowerState() == "On" },
 		slow: func(t *testing.T, delay time.Duration) Endpoint {
 			id := sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLatency, Latency: delay})
 			t.Cleanup(func() { sim.RemoveFault(id) })

@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // The driver contract: every behaviour the controller relies on, run
@@ -136,7 +139,7 @@ func testLogCursor(t *testing.T, tg *target, _ Endpoint) {
 	assert.Len(t, all, len(before)+5, "from the beginning: everything, oldest first")
 
 	_, _, err = c.LogEntries(ctx, "not-a-cursor")
-	assert.Equal(t, Invalid, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
 }
 
 func testLogCleared(t *testing.T, tg *target, _ Endpoint) {
@@ -179,7 +182,7 @@ func testPower(t *testing.T, tg *target, _ Endpoint) {
 		assert.Equal(t, i+1, tg.commands(), "%s: no second command", s.action)
 	}
 	err := c.Power(ctx, "hibernate")
-	assert.Equal(t, Invalid, ClassOf(err))
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 	assert.Equal(t, len(steps), tg.commands())
 }
 
@@ -196,20 +199,20 @@ func testUnreachable(t *testing.T, tg *target, _ Endpoint) {
 	ep := tg.ep
 	ep.Port = closedPort(t)
 	_, err := Dial(context.Background(), ep)
-	assert.Equal(t, Unreachable, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unreachable, failure.ClassOf(err), "%v", err)
 
 	ep = tg.ep
 	ep.Host = "bmc.invalid"
 	_, err = Dial(context.Background(), ep)
-	assert.Equal(t, Unreachable, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unreachable, failure.ClassOf(err), "%v", err)
 }
 
 func testWrongPassword(t *testing.T, tg *target, _ Endpoint) {
 	ep := tg.ep
-	ep.Password = Sensitive("x" + testPassword[1:])
+	ep.Password = redact.Sensitive("x" + testPassword[1:])
 	_, err := Dial(context.Background(), ep)
 	require.Error(t, err)
-	assert.Equal(t, Unauthorized, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unauthorized, failure.ClassOf(err), "%v", err)
 	for _, f := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
 		for _, v := range []any{err, ep, &ep} {
 			assert.NotContains(t, fmt.Sprintf(f, v), testPassword, f)
@@ -221,7 +224,7 @@ func testWrongProtocol(t *testing.T, tg *target, other Endpoint) {
 	ep := tg.ep
 	ep.Port = other.Port
 	_, err := Dial(context.Background(), ep)
-	assert.Equal(t, ProtocolMismatch, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.ProtocolMismatch, failure.ClassOf(err), "%v", err)
 }
 
 func testSlow(t *testing.T, tg *target, _ Endpoint) {
@@ -237,9 +240,9 @@ func testSlow(t *testing.T, tg *target, _ Endpoint) {
 	c = dial(t, ep)
 	tg.slow(t, 2*time.Second)
 	_, err = c.PowerState(ctx)
-	assert.Equal(t, Transient, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Transient, failure.ClassOf(err), "%v", err)
 	_, err = Dial(ctx, ep)
-	assert.Contains(t, []Class{Unreachable, Transient}, ClassOf(err), "%v", err)
+	assert.Contains(t, []failure.Class{failure.Unreachable, failure.Transient}, failure.ClassOf(err), "%v", err)
 }
 
 func testTLS(t *testing.T, tg *target, _ Endpoint) {
@@ -250,7 +253,7 @@ func testTLS(t *testing.T, tg *target, _ Endpoint) {
 	untrusted := tg.ep
 	untrusted.CABundle = nil
 	_, err := Dial(ctx, untrusted)
-	require.Equal(t, TLS, ClassOf(err), "%v", err)
+	require.Equal(t, failure.TLS, failure.ClassOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "CA bundle")
 	assert.Contains(t, err.Error(), "insecureSkipVerify")
 

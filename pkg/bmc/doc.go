@@ -16,17 +16,18 @@
 // # Use
 //
 //	c, err := bmc.Dial(ctx, bmc.Endpoint{Protocol: bmc.ProtocolRedfish,
-//		Host: "10.0.0.5", Username: user, Password: bmc.Sensitive(pw), CABundle: ca})
+//		Host: "10.0.0.5", Username: user, Password: redact.Sensitive(pw), CABundle: ca})
 //	inv, err := c.Inventory(ctx)
 //	h, err := c.Health(ctx)                  // diff with the last reading
 //	entries, next, err := c.LogEntries(ctx, cursorFromStatus)
 //	err = c.Power(ctx, bmc.PowerActionReboot) // one command, never retried
 //	defer c.Close()
 //
-// Every error is an *Error; ClassOf gives its Class (Unreachable,
-// Unauthorized, ProtocolMismatch, TLS, Unsupported, Transient, Invalid).
-// Messages never hold the password: Endpoint and Sensitive print it as
-// "<redacted>", and errors are scrubbed before they are built.
+// Every error is a *failure.Error of Seam; failure.ClassOf gives its class
+// (Unreachable, Unauthorized, ProtocolMismatch, TLS, Unsupported,
+// Transient, Invalid).
+// Messages never hold the password: Endpoint and redact.Sensitive print it
+// as "<redacted>", and errors are scrubbed before they are built.
 //
 // # Security
 //

@@ -29,6 +29,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/bmcinventory"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
@@ -201,11 +202,12 @@ func register(ctx context.Context, deps *common.Deps) error {
 	if err := instancepool.Register(ctx, deps); err != nil {
 		return err
 	}
-	hw, err := hardware.Register(ctx, deps)
+	instanceHardware, err := hardware.Register(ctx, deps)
 	if err != nil {
 		return err
 	}
-	if err := node.Register(ctx, deps, hw); err != nil {
+	bmcinventory.Register(ctx, deps)
+	if err := node.Register(ctx, deps, instanceHardware); err != nil {
 		return err
 	}
 	matcher := nodedevice.NewMatcher(deps.Instances.Cache())

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 func TestWhenAPowerStateNeedsACall(t *testing.T) {
@@ -32,15 +32,15 @@ func TestWhenAPowerStateNeedsACall(t *testing.T) {
 }
 
 func TestWhereAnActionTakesTheServer(t *testing.T) {
-	assert.True(t, reached(v1.PowerActionOff, hw.PowerOff, false))
-	assert.False(t, reached(v1.PowerActionOff, hw.PowerPoweringOff, true))
-	assert.True(t, reached(v1.PowerActionOn, hw.PowerOn, false))
-	assert.False(t, reached(v1.PowerActionReboot, hw.PowerOn, false), "a reboot not yet taken is not done because the server is on")
-	assert.True(t, reached(v1.PowerActionReboot, hw.PowerOn, true))
-	assert.True(t, underway(v1.PowerActionOff, hw.PowerPoweringOff))
-	assert.True(t, underway(v1.PowerActionOn, hw.PowerPoweringOn))
-	assert.False(t, underway(v1.PowerActionOn, hw.PowerPoweringOff))
-	assert.False(t, underway(v1.PowerActionReboot, hw.PowerPoweringOn))
+	assert.True(t, reached(v1.PowerActionOff, machine.PowerOff, false))
+	assert.False(t, reached(v1.PowerActionOff, machine.PowerPoweringOff, true))
+	assert.True(t, reached(v1.PowerActionOn, machine.PowerOn, false))
+	assert.False(t, reached(v1.PowerActionReboot, machine.PowerOn, false), "a reboot not yet taken is not done because the server is on")
+	assert.True(t, reached(v1.PowerActionReboot, machine.PowerOn, true))
+	assert.True(t, underway(v1.PowerActionOff, machine.PowerPoweringOff))
+	assert.True(t, underway(v1.PowerActionOn, machine.PowerPoweringOn))
+	assert.False(t, underway(v1.PowerActionOn, machine.PowerPoweringOff))
+	assert.False(t, underway(v1.PowerActionReboot, machine.PowerPoweringOn))
 }
 
 func TestForwardedEventsAreNamedByTheirID(t *testing.T) {
@@ -50,14 +50,14 @@ func TestForwardedEventsAreNamedByTheirID(t *testing.T) {
 	assert.True(t, strings.HasPrefix(a, "pool-abcdefgh.hw-"))
 
 	long := strings.Repeat("é", 800)
-	msg := message(hw.Event{Type: "instance.note", Message: long, Time: time.Now()})
+	msg := message(machine.Event{Type: "instance.note", Message: long, Time: time.Now()})
 	assert.LessOrEqual(t, len(msg), maxMessage)
 	assert.True(t, strings.HasPrefix(msg, "instance.note: é"))
 	assert.NotContains(t, msg, "\ufffd", "cut on a rune boundary")
 }
 
 func TestBackoffDoublesToItsCap(t *testing.T) {
-	r := &run{h: &Handler{settings: Settings{PollInterval: 15 * time.Second}}}
+	r := &run{s: &Steps{settings: StepSettings{PollInterval: 15 * time.Second}}}
 	assert.Equal(t, 30*time.Second, r.backoff(1))
 	assert.Equal(t, 60*time.Second, r.backoff(2))
 	assert.Equal(t, maxRetryBackoff, r.backoff(20))

@@ -187,7 +187,7 @@ func TestHooksDriveTheReadyCondition(t *testing.T) {
 		w.assertHeartbeatStopped(hostname)
 	})
 
-	t.Run("a reboot starts the kubelet again", func(t *testing.T) {
+	t.Run("a reboot starts the kubelet again", func(*testing.T) {
 		stopped := w.heartbeat(hostname)
 		w.action(id, metalv1.DEVICEACTIONINPUTTYPE_REBOOT)
 		w.waitReady(hostname, corev1.ConditionTrue)
