@@ -35,6 +35,7 @@ func (h *Handler) newTarget(inv *v1.BMCInventory) *target {
 
 func (t *target) PowerSpec() v1.PowerSpec      { return t.Obj.Spec.PowerSpec }
 func (t *target) Hardware() *v1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
+func (t *target) ForwardsEvents() bool         { return true }
 
 // bmcPowerRecheck is the least time between two checks of a power
 // action's effect on a BMC, whatever --poll-interval says (a second in a
