@@ -127,6 +127,9 @@ type Config struct {
 	// BMCTimeout bounds one request to a BMC of a BMCInventory; 0 is the
 	// BMC client's default.
 	BMCTimeout time.Duration
+	// SeederCheckInterval is how often the hardware mode looks for
+	// Harvester's own Seeder; 0 means a minute. No flag sets it: tests do.
+	SeederCheckInterval time.Duration
 }
 
 // Validate checks the configuration and normalizes it (trailing slashes, the

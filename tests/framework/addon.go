@@ -70,7 +70,7 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 	if opts.LockName != "" {
 		a.lockName = opts.LockName
 	}
-	if a.leaderElect && env.Identity != nil && a.lockName != Release {
+	if a.leaderElect && env.Identity != nil && a.lockName != env.Identity.ServiceAccount {
 		env.grantLease(a.lockName)
 	}
 	t.Cleanup(func() {
@@ -96,6 +96,7 @@ func (a *Addon) args() []string {
 		kubeconfig = e.Identity.Kubeconfig
 	}
 	return append([]string{
+		"--mode", e.Mode,
 		"--kubeconfig", kubeconfig,
 		"--namespace", Namespace,
 		"--secret-name", SecretName,
@@ -297,8 +298,16 @@ func (e *Env) grantLease(name string) {
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "lease-" + name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: Release, Namespace: Namespace}},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: e.serviceAccount(), Namespace: Namespace}},
 	}
 	_, err = e.Kube.RbacV1().RoleBindings(Namespace).Create(ctx, binding, metav1.CreateOptions{})
 	require.NoError(e.T, ignoreExists(err))
+}
+
+// serviceAccount is the ServiceAccount the controller runs as.
+func (e *Env) serviceAccount() string {
+	if e.Identity != nil {
+		return e.Identity.ServiceAccount
+	}
+	return Release
 }

@@ -1,0 +1,104 @@
+package inventory
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+)
+
+// A node with a Redfish BMC gets the labels the Harvester UI reads and the
+// specs as annotations; its event log entries and health changes become
+// Events on the node, each once, across many polls and a restart of the
+// controller; the BMC's credentials appear nowhere.
+func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
+	env := newEnv(t)
+	sim, srv := redfishBMC(t)
+	sim.AddLogEntry("Warning", "Correctable ECC error on DIMM A1")
+	createNode(t, env, "rf-node")
+	bmcSecret(t, env, "rf-node", bmcUser, bmcPassword)
+	create(t, env, redfishInventory("rf-node", srv))
+
+	env.Eventually(func() bool {
+		n := node(t, env, "rf-node")
+		return n.Labels[v1.LabelManufacturer] == "Supermicro" && n.Labels[v1.LabelModel] == "SYS-510P-M" &&
+			n.Labels[v1.LabelSerialNumber] == "S123456X1234567" && n.Annotations[v1.AnnotationBIOS] == "2.1"
+	}, time.Minute, "the node did not get its hardware labels")
+	n := node(t, env, "rf-node")
+	assert.Equal(t, "2 x Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", n.Annotations[v1.AnnotationCPUs])
+	assert.Equal(t, "128GB", n.Annotations[v1.AnnotationMemory])
+	assert.Equal(t, "1 x 480GB SATA SSD, 1 x 3.8TB NVMe SSD", n.Annotations[v1.AnnotationDrives])
+	assert.Equal(t, "2 x 25Gbps", n.Annotations[v1.AnnotationNICs])
+	assert.Contains(t, n.Annotations[v1.AnnotationHardwareSource], "Redfish BMC at 127.0.0.1:")
+	env.Eventually(func() bool {
+		return ready(t, env, "rf-node") && hasCondition(t, env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
+			hw(t, env, "rf-node").Health == "OK" && inventory(t, env, "rf-node").Status.MachinePowerState == "on"
+	}, time.Minute, "the Inventory does not report a reachable, healthy BMC")
+
+	env.Eventually(func() bool {
+		return countHolding(messages(forwarded(t, env, "rf-node")), "Correctable ECC error on DIMM A1") == 1
+	}, time.Minute, "the event log entry was not forwarded")
+
+	// A power supply fails and a second entry is logged.
+	require.NoError(t, sim.SetHealth(bmcsim.PartPowerSupply, "PSU 2", bmcsim.HealthCritical))
+	sim.AddLogEntry("Critical", "Power supply PSU 2 failed")
+	env.Eventually(func() bool {
+		msgs := messages(forwarded(t, env, "rf-node"))
+		return countHolding(msgs, "PowerSupplies is Critical (PSU 2: Critical), was OK") == 1 && countHolding(msgs, "Power supply PSU 2 failed") == 1
+	}, time.Minute, "the health change and the new entry were not forwarded")
+	env.Eventually(func() bool { return hw(t, env, "rf-node").Health == "Critical" }, time.Minute, "status.hardware.health")
+	for _, e := range env.Events("rf-node") {
+		if e.Annotations[v1.AnnotationMachineEventID] != "" && e.Reason == v1.ReasonHardwareWarning {
+			assert.Equal(t, "Warning", e.Type)
+		}
+	}
+
+	polls(t, env, "rf-node", 3)
+	restart(env)
+	sim.AddLogEntry("OK", "System boot completed")
+	env.Eventually(func() bool {
+		return countHolding(messages(forwarded(t, env, "rf-node")), "System boot completed") == 1
+	}, time.Minute, "the entry logged across the restart was not forwarded")
+	polls(t, env, "rf-node", 3)
+
+	fw := forwarded(t, env, "rf-node")
+	for id, msgs := range fw {
+		assert.Len(t, msgs, 1, "machine event %s forwarded more than once: %v", id, msgs)
+	}
+	assert.Len(t, fw, 4, "one Event per entry and per health change: %v", fw)
+	env.AssertAbsent(bmcPassword)
+}
+
+// events.enabled false: the BMC is still read at pollingInterval (facts,
+// health, power, reachability), but none of its events becomes an Event.
+// Turned on, only what the BMC logs from then on is forwarded.
+func TestEventsOff(t *testing.T) {
+	env := newEnv(t)
+	sim, srv := redfishBMC(t)
+	sim.AddLogEntry("Warning", "Fan 2 below lower threshold")
+	createNode(t, env, "quiet")
+	bmcSecret(t, env, "quiet", bmcUser, bmcPassword)
+	inv := redfishInventory("quiet", srv)
+	inv.Spec.Events.Enabled = false
+	create(t, env, inv)
+	env.Eventually(func() bool {
+		return ready(t, env, "quiet") && node(t, env, "quiet").Labels[v1.LabelManufacturer] == "Supermicro" &&
+			inventory(t, env, "quiet").Status.MachinePowerState == "on"
+	}, time.Minute, "the BMC was not read with events off")
+	require.NoError(t, sim.SetHealth(bmcsim.PartFan, "Fan 2", bmcsim.HealthWarning))
+	env.Eventually(func() bool { return hw(t, env, "quiet").Health == "Warning" }, time.Minute, "the health was not read")
+	polls(t, env, "quiet", 2)
+	assert.Empty(t, forwarded(t, env, "quiet"), "an event was forwarded with events off")
+
+	patchSpec(t, env, "quiet", map[string]any{"events": map[string]any{"enabled": true}})
+	sim.AddLogEntry("Critical", "Fan 2 failed")
+	env.Eventually(func() bool { return countHolding(messages(forwarded(t, env, "quiet")), "Fan 2 failed") == 1 }, time.Minute,
+		"the entry logged after events were turned on was not forwarded")
+	polls(t, env, "quiet", 2)
+	assert.Len(t, forwarded(t, env, "quiet"), 1, "what was logged while events were off is not forwarded later")
+}
