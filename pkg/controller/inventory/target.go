@@ -107,15 +107,14 @@ func (t *target) PowerRequest() (v1.PowerAction, bool) {
 	if !ok {
 		return "", false
 	}
-	if t.Obj.Status.PowerAction.LastJobName == "" {
-		return action, true
-	}
 	last := t.Hardware().LastPowerAction
-	if last == nil || last.ObservedGeneration == t.Obj.Generation || last.Action == action {
+	if t.Obj.Status.PowerAction.LastJobName != "" &&
+		(last == nil || last.ObservedGeneration == t.Obj.Generation || last.Action == action) {
 		return "", false
 	}
 	if t.settling > 0 {
-		// Harvester's own clearing of lastJobName is likely on its way.
+		// Harvester's own status write is likely on its way: taking the
+		// request now would make it fail.
 		t.Requeue(t.settling)
 		return "", false
 	}

@@ -103,9 +103,23 @@ func TestRequestGrace(t *testing.T) {
 	_, ok = (&Handler{}).newTarget(inv, at, 0).PowerRequest()
 	assert.True(t, ok)
 
-	inv.Status.Hardware.ObservedGeneration = 3
+	inv.ResourceVersion = "9"
+	assert.Zero(t, c.settling("k", inv, at), "another write came after the spec's: nothing to wait for")
+	inv.Generation, inv.ResourceVersion = 4, "10"
+	assert.Equal(t, requestGrace, c.settling("k", inv, at))
+	inv.Status.Hardware.ObservedGeneration = 4
 	assert.Zero(t, c.settling("k", inv, at), "a status written for this spec: nothing to wait for")
 	inv.Spec.PowerActionRequested = ""
-	inv.Generation = 4
+	inv.Generation = 5
 	assert.Zero(t, c.settling("k", inv, at), "no power request: nothing to wait for")
+}
+
+// A first request (no job name yet) waits for Harvester's status write too:
+// taken at once, its intent's write would make that write fail.
+func TestFirstRequestWaitsForHarvestersStatusWrite(t *testing.T) {
+	inv := requested(v1alpha1.PowerOperationReboot, 1, "", "", 0)
+	_, ok := (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), time.Second).PowerRequest()
+	assert.False(t, ok)
+	_, ok = (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), 0).PowerRequest()
+	assert.True(t, ok)
 }
