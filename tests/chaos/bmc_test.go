@@ -340,4 +340,3 @@ func (w *bmcWorld) followCommands(r *run) {
 		}
 	}
 }
-

@@ -91,7 +91,7 @@ type run struct {
 	// hardware is the second install: the controller in the hardware mode,
 	// serving the BMC world's Inventories; killed and started with addon.
 	hardware *framework.Addon
-	metal metal.Client
+	metal    metal.Client
 	// metalB sees project B.
 	metalB     metal.Client
 	clusterTag string
