@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
 // The driver contract: every behaviour the controller relies on, run
@@ -26,6 +27,7 @@ var contract = []struct {
 	{"log entries after a cursor come exactly once", testLogCursor},
 	{"a cleared log is detected without replay or loss", testLogCleared},
 	{"power off, on and reboot send one command each", testPower},
+	{"a one-time network boot is one command and serves the next start only", testBootOnce},
 	{"an address where nothing listens is Unreachable", testUnreachable},
 	{"a wrong password is Unauthorized and never printed", testWrongPassword},
 	{"the other protocol's port is a ProtocolMismatch", testWrongProtocol},
@@ -266,4 +268,40 @@ func testTLS(t *testing.T, tg *target, _ Endpoint) {
 	c, err = Dial(ctx, insecure)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
+}
+
+func testBootOnce(t *testing.T, tg *target, _ Endpoint) {
+	ctx := context.Background()
+	c := dial(t, tg.ep)
+	require.NoError(t, c.Power(ctx, PowerActionOff))
+	require.Eventually(t, func() bool { st, err := c.PowerState(ctx); return err == nil && st == PowerOff }, 10*time.Second, 50*time.Millisecond)
+
+	require.NoError(t, c.BootOnce(ctx, BootNetwork, BootFirmwareAny))
+	assert.Eventually(t, func() bool { return tg.bootCommands() == 1 }, 5*time.Second, 20*time.Millisecond, "one boot override request")
+	assert.Equal(t, bmcsim.BootPxe, tg.bootOverride())
+	require.NoError(t, c.Power(ctx, PowerActionOn))
+	require.Eventually(t, func() bool { return len(startsOf(tg.transitions())) == 1 }, 10*time.Second, 20*time.Millisecond)
+	assert.True(t, startsOf(tg.transitions())[0].NetworkBoot(), "%+v", tg.transitions())
+	assert.Equal(t, bmcsim.BootNone, tg.bootOverride(), "the BMC used the override up")
+
+	require.NoError(t, c.Power(ctx, PowerActionReboot))
+	require.Eventually(t, func() bool { return len(startsOf(tg.transitions())) == 2 }, 10*time.Second, 20*time.Millisecond)
+	assert.False(t, startsOf(tg.transitions())[1].NetworkBoot(), "the next start boots as before: %+v", tg.transitions())
+
+	err := c.BootOnce(ctx, "cdrom", BootFirmwareAny)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
+	err = c.BootOnce(ctx, BootNetwork, "efi")
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
+	assert.Equal(t, 1, tg.bootCommands(), "nothing invalid reaches the BMC")
+}
+
+// startsOf keeps the starts and restarts.
+func startsOf(ts []bmcsim.PowerTransition) []bmcsim.PowerTransition {
+	var out []bmcsim.PowerTransition
+	for _, p := range ts {
+		if p.Change != bmcsim.PowerChangeOff {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -21,6 +21,7 @@
 //	h, err := c.Health(ctx)                  // diff with the last reading
 //	entries, next, err := c.LogEntries(ctx, cursorFromStatus)
 //	err = c.Power(ctx, bmc.PowerActionReboot) // one command, never retried
+//	err = c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny) // next start only
 //	defer c.Close()
 //
 // Every error is a *failure.Error of Seam; failure.ClassOf gives its class
@@ -56,6 +57,20 @@
 // retransmission is off for it, since a repeated datagram is a second
 // command. A Redfish request refused with 401 because the BMC dropped the
 // session was not carried out; it is sent again once after a new login.
+//
+// # One-time network boot
+//
+// BootOnce is one command too. Redfish: a PATCH of the ComputerSystem's
+// Boot with BootSourceOverrideTarget Pxe and BootSourceOverrideEnabled
+// Once, plus BootSourceOverrideMode (UEFI or Legacy) when a firmware is
+// asked for and the system reports the property, then a read of it back;
+// a system whose AllowableValues lack Pxe is refused before anything is
+// sent. IPMI: Set System Boot Options parameter 5 alone (valid, next boot
+// only, force PXE, the EFI bit for UEFI). What a BMC refuses (a 400 or 405,
+// a read back without the override, a completion code) is Unsupported,
+// with a message saying what to change. Inventory reports the host's
+// SMBIOS UUID (SystemUUID) beside its NICs' MACs: what a boot endpoint
+// recognises the server by.
 //
 // # Health
 //

@@ -149,7 +149,7 @@ func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client)
 		}
 	}
 	err := fn(c.c)
-	if err != nil && !fresh && op != "Power" && ctx.Err() == nil && failure.ClassOf(c.fail(ctx, op, err, true)) == failure.Transient {
+	if err != nil && !fresh && !isCommand(op) && ctx.Err() == nil && failure.ClassOf(c.fail(ctx, op, err, true)) == failure.Transient {
 		if c.reconnect(ctx) == nil {
 			err = fn(c.c)
 		}
@@ -166,6 +166,9 @@ func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client)
 
 // reconnect ends the session, briefly (a BMC that dropped it does not
 // answer), and opens a new one; without one, c.c is nil.
+// isCommand says whether op changes the host: never sent twice.
+func isCommand(op string) bool { return op == "Power" || op == "BootOnce" }
+
 func (c *ipmiClient) reconnect(ctx context.Context) error {
 	if c.c != nil {
 		c.c.WithTimeout(min(c.ep.timeout(), time.Second)).WithRetry(0)

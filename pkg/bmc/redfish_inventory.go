@@ -23,7 +23,8 @@ func (c *redfishClient) Inventory(ctx context.Context) (Inventory, error) {
 		if err != nil {
 			return err
 		}
-		inv = Inventory{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber, BIOSVersion: sys.BiosVersion}
+		inv = Inventory{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber, BIOSVersion: sys.BiosVersion,
+			SystemUUID: canonicalUUID(sys.UUID)}
 		if inv.Manufacturer == "" || inv.Model == "" || inv.SerialNumber == "" {
 			// Seeder reads these from the chassis; some BMCs fill only that.
 			if err := fillFromChassis(sys, &inv); err != nil {

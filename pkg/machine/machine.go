@@ -57,7 +57,10 @@ type Facts struct {
 	SerialNumber string
 	// BIOSVersion is empty when unknown.
 	BIOSVersion string
-	CPUs        []Component
+	// SystemUUID is the machine's SMBIOS UUID, lower case, as its firmware
+	// (and iPXE's ${uuid}) reports it; empty when unknown.
+	SystemUUID string
+	CPUs       []Component
 	// Memory is the total memory as the controller states it (e.g. "64GB").
 	Memory string
 	Drives []Drive

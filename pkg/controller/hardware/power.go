@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -97,7 +98,11 @@ func (r *run) carryOut() error {
 	// A node that registered counts as joined even before the target
 	// recorded the join.
 	if r.Joined() || r.node != nil {
-		if ok, why := harvester.PowerActionsAllowed(r.node); !ok {
+		ok, why, err := r.maintenanceConfirmed()
+		if err != nil {
+			return err
+		}
+		if !ok {
 			msg := fmt.Sprintf("the %s waits: %s, and the power of a joined server is switched only in Harvester maintenance mode "+
 				"(Enable Maintenance Mode on the host in the Harvester UI, or kubectl annotate node %s %s=true); nothing was sent",
 				verb(la.Action), why, r.nodeName(), harvester.AnnotationDrainRequested)
@@ -178,4 +183,25 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionRetrying, la.Message)
 		r.Requeue(wait)
 	}
+}
+
+// maintenanceConfirmed says whether the node may have its power switched.
+// The cache can lag: a node taken out of maintenance mode a moment before
+// a power request came in may still read as in maintenance there, and a
+// power command cannot be taken back. So a command goes out only after the
+// node, read from the API server itself, says so too: one read per
+// command, none while a request waits.
+func (r *run) maintenanceConfirmed() (bool, string, error) {
+	if ok, why := harvester.PowerActionsAllowed(r.node); !ok || r.node == nil {
+		return ok, why, nil
+	}
+	live, err := r.s.nodes.Get(r.node.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, fmt.Sprintf("node %s is gone", r.node.Name), nil
+	case err != nil:
+		return false, "", fmt.Errorf("reading node %s before a power command: %w", r.node.Name, err)
+	}
+	ok, why := harvester.PowerActionsAllowed(live)
+	return ok, why, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
-	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -34,20 +33,28 @@ func (r *run) syncRequestedPower(p RequestedPower) error {
 }
 
 func (r *run) carryOutRequest(p RequestedPower, action v1.PowerAction) error {
+	// The node's maintenance mode is confirmed before anything of the
+	// request is recorded: a failed read leaves the request as it was, for
+	// the next pass.
+	allowed, why := true, ""
+	if r.node != nil {
+		var err error
+		if allowed, why, err = r.maintenanceConfirmed(); err != nil {
+			return err
+		}
+	}
 	now := metav1.NewTime(r.now)
 	la := &v1.PowerActionStatus{Action: action, Requested: now, Result: v1.PowerResultWaiting, ObservedGeneration: r.Generation()}
 	r.Hardware().LastPowerAction = la
 	p.PowerAccepted(action)
-	if r.node != nil {
-		if allowed, why := harvester.PowerActionsAllowed(r.node); !allowed {
-			msg := fmt.Sprintf("the %s requested at %s was not sent: %s, and a node's power is switched only in Harvester "+
-				"maintenance mode (Enable Maintenance Mode on the host in the Harvester UI, then ask again)",
-				verb(action), now.UTC().Format(time.RFC3339), why)
-			r.end(la, v1.PowerResultFailed, msg)
-			r.powerCondition(metav1.ConditionFalse, v1.ReasonMaintenanceRequired, msg)
-			p.PowerEnded(action, false)
-			return nil
-		}
+	if !allowed {
+		msg := fmt.Sprintf("the %s requested at %s was not sent: %s, and a node's power is switched only in Harvester "+
+			"maintenance mode (Enable Maintenance Mode on the host in the Harvester UI, then ask again)",
+			verb(action), now.UTC().Format(time.RFC3339), why)
+		r.end(la, v1.PowerResultFailed, msg)
+		r.powerCondition(metav1.ConditionFalse, v1.ReasonMaintenanceRequired, msg)
+		p.PowerEnded(action, false)
+		return nil
 	}
 	la.Result, la.Sent, la.Attempts = v1.PowerResultSending, &now, 1
 	la.Message = fmt.Sprintf("sending the %s", verb(action))

@@ -105,7 +105,8 @@ func newRequestRun(t *testing.T, node *corev1.Node, m *fakeMachine, asked v1.Pow
 	}
 	q := &requester{ObjectPass: ObjectPass[*v1.Instance, v1.InstanceStatus]{Pass: reconcile.NewPass(kind, s.stored), Kind: "Inventory"}, asked: asked}
 	m.stored = func() *v1.HardwareStatus { return &s.stored.Status.HardwareStatus }
-	steps := &Steps{ctx: context.Background(), settings: StepSettings{PollInterval: time.Second, MetalTimeout: time.Second}}
+	steps := &Steps{ctx: context.Background(), settings: StepSettings{PollInterval: time.Second, MetalTimeout: time.Second},
+		nodes: &liveNodes{live: node}}
 	return &run{Target: q, s: steps, machine: m, node: node, now: time.Unix(1_800_000_000, 0)}, q, s, events
 }
 
@@ -150,6 +151,22 @@ func TestRequestedPowerRefusedOutsideMaintenance(t *testing.T) {
 	assert.Equal(t, []bool{false}, q.ended)
 	require.Len(t, events.Events, 1)
 	assert.Contains(t, <-events.Events, "Warning MaintenanceRequired")
+}
+
+// A node that left maintenance mode a moment ago may still be in it in the
+// cache: the request is refused on the API server's word, nothing is sent.
+func TestRequestedPowerRefusedWhenTheLiveNodeLeftMaintenance(t *testing.T) {
+	m := &fakeMachine{state: machine.PowerOn}
+	r, q, _, _ := newRequestRun(t, nodeIn(true), m, v1.PowerActionReboot)
+	live := &liveNodes{live: nodeIn(false)}
+	r.s.nodes = live
+	require.NoError(t, r.syncRequestedPower(q))
+	assert.Empty(t, m.commands)
+	assert.Equal(t, 1, live.gets)
+	la := r.Hardware().LastPowerAction
+	require.NotNil(t, la)
+	assert.Equal(t, v1.PowerResultFailed, la.Result)
+	assert.Equal(t, []bool{false}, q.ended)
 }
 
 // A server without a node is switched without maintenance mode: no

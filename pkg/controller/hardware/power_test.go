@@ -5,9 +5,14 @@ import (
 	"testing"
 	"time"
 
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
@@ -63,4 +68,53 @@ func TestBackoffDoublesToItsCap(t *testing.T) {
 	assert.Equal(t, maxRetryBackoff, r.backoff(20))
 	assert.Equal(t, time.Duration(-1), off(0))
 	assert.Equal(t, time.Minute, off(time.Minute))
+}
+
+// liveNodes answers Get as the API server would; the cache is the run's node.
+type liveNodes struct {
+	corecontrollers.NodeController
+	live *corev1.Node
+	gets int
+}
+
+func (l *liveNodes) Get(name string, _ metav1.GetOptions) (*corev1.Node, error) {
+	l.gets++
+	if l.live == nil {
+		return nil, apierrors.NewNotFound(corev1.Resource("nodes"), name)
+	}
+	return l.live.DeepCopy(), nil
+}
+
+func maintenanceNode(status string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Annotations: map[string]string{}}}
+	if status != "" {
+		n.Annotations[harvester.AnnotationMaintainStatus] = status
+	}
+	return n
+}
+
+// A node taken out of maintenance mode a moment before a power request came
+// in may still be in maintenance in the cache: the API server's word wins.
+func TestPowerCommandWaitsForMaintenanceConfirmedLive(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		cached, live *corev1.Node
+		want         bool
+		gets         int
+	}{
+		{"in maintenance in both", maintenanceNode("completed"), maintenanceNode("completed"), true, 1},
+		{"left maintenance, the cache lags", maintenanceNode("completed"), maintenanceNode(""), false, 1},
+		{"gone from the API server", maintenanceNode("completed"), nil, false, 1},
+		{"not in maintenance in the cache: no read", maintenanceNode(""), maintenanceNode("completed"), false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := &liveNodes{live: tc.live}
+			r := &run{s: &Steps{nodes: nodes}, node: tc.cached}
+			ok, why, err := r.maintenanceConfirmed()
+			assert.NoError(t, err)
+			assert.Equal(t, tc.want, ok, why)
+			assert.NotEmpty(t, why)
+			assert.Equal(t, tc.gets, nodes.gets)
+		})
+	}
 }

@@ -18,6 +18,7 @@ func toFacts(inv bmc.Inventory, ep bmc.Endpoint) machine.Facts {
 		Model:        inv.Model,
 		SerialNumber: inv.SerialNumber,
 		BIOSVersion:  inv.BIOSVersion,
+		SystemUUID:   inv.SystemUUID,
 		Source:       fmt.Sprintf("%s BMC at %s", protocolName(ep.Protocol), ep.Address()),
 	}
 	if inv.CPUCount > 0 || inv.CPUModel != "" {

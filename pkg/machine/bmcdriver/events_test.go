@@ -92,7 +92,7 @@ func TestLogEvents(t *testing.T) {
 func TestToFacts(t *testing.T) {
 	f := toFacts(bmc.Inventory{
 		Manufacturer: "Dell Inc.", Model: "PowerEdge R650", SerialNumber: "7XJ2KQ3", BIOSVersion: "1.2.3",
-		CPUCount: 2, CPUModel: "Xeon", MemoryBytes: 256 << 30,
+		SystemUUID: "4c4c4544-0051-3010-8052-b4c04f4d4e32", CPUCount: 2, CPUModel: "Xeon", MemoryBytes: 256 << 30,
 		Drives: []bmc.Drive{{SizeBytes: 960197124096, MediaType: "SSD", Protocol: "SATA"}, {SizeBytes: 960197124096, MediaType: "SSD", Protocol: "SATA"}, {Name: "empty"}},
 		NICs:   []bmc.NIC{{SpeedMbps: 25000}, {SpeedMbps: 1000}, {SpeedMbps: 25000}, {}},
 	}, bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: "10.0.0.5"})
@@ -101,4 +101,5 @@ func TestToFacts(t *testing.T) {
 	assert.Equal(t, "2 x 960GB SATA SSD", f.DriveSummary())
 	assert.Equal(t, "2 x 25Gbps, 1 x 1Gbps, 1 x NIC", f.NICSummary())
 	assert.Equal(t, "IPMI BMC at 10.0.0.5:623", f.Source)
+	assert.Equal(t, "4c4c4544-0051-3010-8052-b4c04f4d4e32", f.SystemUUID, "what the boot endpoint knows the server by")
 }
