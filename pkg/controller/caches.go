@@ -22,7 +22,7 @@ func trimCaches(deps *common.Deps) error {
 	} else {
 		for kind, informer := range map[string]toolscache.SharedIndexInformer{
 			"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),
-			"ElasticIP": deps.ElasticIPs.Informer(), "BMCInventory": deps.BMCInventories.Informer(),
+			"ElasticIP": deps.ElasticIPs.Informer(),
 			"Service": deps.Services.Informer(), "Secret": deps.Secrets.Informer(),
 			"ConfigMap": deps.ConfigMaps.Informer(), "Setting": deps.Settings.Informer(),
 		} {

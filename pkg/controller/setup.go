@@ -30,7 +30,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/bmcinventory"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
@@ -71,7 +70,6 @@ var watchedKinds = map[string][]schema.GroupVersionKind{
 		v1.SchemeGroupVersion.WithKind("InstancePool"),
 		v1.SchemeGroupVersion.WithKind("Instance"),
 		v1.SchemeGroupVersion.WithKind("ElasticIP"),
-		v1.SchemeGroupVersion.WithKind("BMCInventory"),
 		v1beta1.SchemeGroupVersion.WithKind("Setting"),
 		corev1.SchemeGroupVersion.WithKind("Node"),
 		corev1.SchemeGroupVersion.WithKind("Secret"),
@@ -266,7 +264,6 @@ func registerEquinix(ctx context.Context, deps *common.Deps) error {
 	if err != nil {
 		return err
 	}
-	bmcinventory.Register(ctx, deps)
 	if err := node.Register(ctx, deps, instanceHardware); err != nil {
 		return err
 	}
@@ -306,28 +303,27 @@ func newEquinixDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes
 		releases = harvesterpkg.NewReleaseChecker(cfg.ReleaseTransport, cfg.MetalTimeout)
 	}
 	return &common.Deps{
-		Cfg:            cfg,
-		ClusterID:      clusterID,
-		Pools:          eq.InstancePool(),
-		Instances:      eq.Instance(),
-		ElasticIPs:     eq.ElasticIP(),
-		BMCInventories: eq.BMCInventory(),
-		Nodes:          core.Node(),
-		NodeWrites:     common.NewNodeWrites(core.Node().Informer().GetStore()),
-		Services:       core.Service(),
-		Secrets:        core.Secret(),
-		ConfigMaps:     core.ConfigMap(),
-		Settings:       hv.Setting(),
-		K8s:            k8s,
-		MachineEvents:  machineEvents.CoreV1(),
-		Metal:          provider,
-		SecretLookup:   secrets,
-		Credentials:    credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
-		JoinInfo:       joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
-		Ledger:         ledger.New(core.ConfigMap(), cfg.Namespace),
-		Releases:       releases,
-		Plans:          metal.NewPlanCatalog(metal.DefaultPlanCatalogTTL, nil),
-		Recorder:       common.NewRecorder(ctx, k8s),
+		Cfg:           cfg,
+		ClusterID:     clusterID,
+		Pools:         eq.InstancePool(),
+		Instances:     eq.Instance(),
+		ElasticIPs:    eq.ElasticIP(),
+		Nodes:         core.Node(),
+		NodeWrites:    common.NewNodeWrites(core.Node().Informer().GetStore()),
+		Services:      core.Service(),
+		Secrets:       core.Secret(),
+		ConfigMaps:    core.ConfigMap(),
+		Settings:      hv.Setting(),
+		K8s:           k8s,
+		MachineEvents: machineEvents.CoreV1(),
+		Metal:         provider,
+		SecretLookup:  secrets,
+		Credentials:   credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
+		JoinInfo:      joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
+		Ledger:        ledger.New(core.ConfigMap(), cfg.Namespace),
+		Releases:      releases,
+		Plans:         metal.NewPlanCatalog(metal.DefaultPlanCatalogTTL, nil),
+		Recorder:      common.NewRecorder(ctx, k8s),
 	}, nil
 }
 

@@ -294,8 +294,6 @@ func (e *Env) AssertAbsent(values ...string) {
 	add("pools", pools, err)
 	insts, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{})
 	add("instances", insts, err)
-	invs, err := e.Client.EquinixV1().BMCInventories().List(e.Ctx, metav1.ListOptions{})
-	add("bmcinventories", invs, err)
 	if e.Mode == config.ModeHardware {
 		inventories, err := e.Client.MetalV1alpha1().Inventories("").List(e.Ctx, metav1.ListOptions{})
 		add("inventories", inventories, err)

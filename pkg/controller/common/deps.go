@@ -36,8 +36,6 @@ type Deps struct {
 	Pools      equinixcontrollers.InstancePoolController
 	Instances  equinixcontrollers.InstanceController
 	ElasticIPs equinixcontrollers.ElasticIPController
-	// BMCInventories map nodes the addon did not provision to their BMCs.
-	BMCInventories equinixcontrollers.BMCInventoryController
 	// Inventories are Seeder's (the hardware mode's only kind).
 	Inventories metalcontrollers.InventoryController
 	// CRDs reads a CRD's metadata (the hardware mode looks for Seeder's).

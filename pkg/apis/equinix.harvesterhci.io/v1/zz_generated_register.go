@@ -28,7 +28,6 @@ import (
 )
 
 var (
-	BMCInventoryResourceName = "bmcinventories"
 	ElasticIPResourceName    = "elasticips"
 	InstanceResourceName     = "instances"
 	InstancePoolResourceName = "instancepools"
@@ -55,8 +54,6 @@ var (
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
-		&BMCInventory{},
-		&BMCInventoryList{},
 		&ElasticIP{},
 		&ElasticIPList{},
 		&Instance{},

@@ -31,7 +31,6 @@ func init() {
 }
 
 type Interface interface {
-	BMCInventory() BMCInventoryController
 	ElasticIP() ElasticIPController
 	Instance() InstanceController
 	InstancePool() InstancePoolController
@@ -45,10 +44,6 @@ func New(controllerFactory controller.SharedControllerFactory) Interface {
 
 type version struct {
 	controllerFactory controller.SharedControllerFactory
-}
-
-func (v *version) BMCInventory() BMCInventoryController {
-	return generic.NewNonNamespacedController[*v1.BMCInventory, *v1.BMCInventoryList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "BMCInventory"}, "bmcinventories", v.controllerFactory)
 }
 
 func (v *version) ElasticIP() ElasticIPController {
