@@ -43,10 +43,10 @@ func answers(t *testing.T, want int, call func() (harvesterapi.Response, error))
 // powerActionPossible answers 424 without the harvester-seeder Addon, with
 // it disabled and without an Inventory, 409 quoting the controller's
 // non-ready status while the BMC refuses the credentials, 204 once the
-// controller made it ready; powerAction outside maintenance mode ends
-// failed with nothing sent; in maintenance each request is one command at
-// the BMC, and a second request is refused while the first has no
-// actionStatus, then accepted once it has.
+// controller made it ready; a second powerAction is refused (500) while the
+// first has no actionStatus; outside maintenance mode a request ends failed
+// with nothing sent; in maintenance each request is one command at the BMC,
+// and the next is accepted once the last ended.
 func TestHarvesterNodeActions(t *testing.T) {
 	env := newEnv(t)
 	api := harvesterAPI(t, env)
@@ -82,22 +82,26 @@ func TestHarvesterNodeActions(t *testing.T) {
 	require.NoError(t, err)
 	answers(t, http.StatusNoContent, possible)
 
-	// The UI offers the buttons only in maintenance mode; Harvester's API
-	// takes the request anyway, and the controller refuses it.
-	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationShutdown))
-	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, name))
-	assert.Empty(t, sim.Resets(), "a command went out without maintenance mode")
-
-	maintenance(t, env, name, true)
-	// With the controller stopped the request stays pending (no
-	// actionStatus): Harvester refuses the next one.
+	// The first request: Harvester writes it without actionStatus, and
+	// refuses another one until the controller ended it (with the
+	// controller stopped, it stays so). The UI offers the buttons only in
+	// maintenance mode; Harvester's API takes the request anyway, and the
+	// controller refuses it.
 	env.StopController()
-	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationReboot))
+	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationShutdown))
 	r, err = api.PowerAction(env.Ctx, name, v1alpha1.PowerOperationPowerOn)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusInternalServerError, r.Status, r.String())
 	assert.Contains(t, r.Body, "waiting for power action status")
 	restart(env)
+	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, name))
+	assert.Equal(t, v1alpha1.PowerOperationShutdown, inventory(t, env, name).Status.PowerAction.LastActionRequested)
+	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
+		"a command went out without maintenance mode")
+
+	maintenance(t, env, name, true)
+	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationReboot))
+	env.Eventually(func() bool { return len(sim.Resets()) == 1 }, time.Minute, "the reboot was not sent")
 	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name))
 	assert.Equal(t, v1alpha1.PowerOperationReboot, inventory(t, env, name).Status.PowerAction.LastActionRequested)
 	assert.Equal(t, []string{"PowerCycle"}, sim.Resets())
