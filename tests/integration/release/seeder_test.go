@@ -80,9 +80,9 @@ func TestPackageEmitsBothCharts(t *testing.T) {
 // it lives beside the harvester-equinix-addon release, and that it installs
 // beside an Inventory CRD Seeder applied.
 //
-// Running the controller from this release and reaching inventoryNodeReady
-// is the controller's part: helmtest.InstallAddon and seederRelease are the
-// hook for it.
+// The release's Deployment is then run as its pod would run (its
+// environment, its ServiceAccount's RBAC, no Metal Secret), and a UI-shaped
+// Inventory reaches inventoryNodeReady.
 func TestSeederAddonInstalls(t *testing.T) {
 	c := shared.Require(t)
 	helmtest.Helm(t)
@@ -122,6 +122,7 @@ func TestSeederAddonInstalls(t *testing.T) {
 		out, err := helmtest.InstallAddon(t, c, seeder, repo)
 		require.NoError(t, err, out)
 		checkSeederRelease(ctx, t, c, k8s)
+		runSeederDeployment(ctx, t, c, k8s)
 	})
 
 	t.Run("the Inventory namespace policy", func(t *testing.T) {
