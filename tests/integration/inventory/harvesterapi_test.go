@@ -68,11 +68,11 @@ func TestHarvesterNodeActions(t *testing.T) {
 
 	bmcSecret(t, env, name, bmcUser, "not-the-password")
 	create(t, env, redfishInventory(name, srv))
-	r := answers(t, http.StatusConflict, possible)
+	answers(t, http.StatusConflict, possible)
 	env.Eventually(func() bool {
 		return inventory(t, env, name).Status.Status == v1alpha1.InventoryBMCAuthenticationFailed
 	}, time.Minute, "the refused credentials were not said in status.status")
-	r = answers(t, http.StatusConflict, possible)
+	r := answers(t, http.StatusConflict, possible)
 	assert.Contains(t, r.Body, "current status is: "+string(v1alpha1.InventoryBMCAuthenticationFailed))
 
 	sec, err := env.Kube.CoreV1().Secrets(secretNamespace).Get(env.Ctx, name, metav1.GetOptions{})
