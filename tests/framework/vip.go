@@ -31,15 +31,16 @@ func (e *Env) ReserveVIP(metro string) string {
 }
 
 // IngressExpose creates Service kube-system/ingress-expose of type
-// LoadBalancer for the VIP, as Harvester does from ConfigMap vip, and
+// LoadBalancer for the VIP, as Harvester does from a static ConfigMap vip
+// (the address in kube-vip's annotation, its iptables rules waived), and
 // deletes it when the test ends.
 func (e *Env) IngressExpose() {
 	e.T.Helper()
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: v1.VIPServiceNamespace, Name: v1.VIPServiceName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: v1.VIPServiceNamespace, Name: v1.VIPServiceName,
+			Annotations: map[string]string{"kube-vip.io/loadbalancerIPs": VIP, "kube-vip.io/ignore-service-security": "true"}},
 		Spec: corev1.ServiceSpec{
-			Type:           corev1.ServiceTypeLoadBalancer,
-			LoadBalancerIP: VIP,
+			Type: corev1.ServiceTypeLoadBalancer,
 			Ports: []corev1.ServicePort{
 				{Name: "https-internal", Port: 443, TargetPort: intstr.FromInt32(443), Protocol: corev1.ProtocolTCP},
 			},

@@ -26,6 +26,9 @@ const (
 
 	// harvesterCRDs is where Harvester keeps its CRDs (its harvester-crd chart).
 	harvesterCRDs = "deploy/charts/harvester-crd/templates"
+	// HarvesterChart is Harvester's own chart: its values, and the charts it
+	// bundles (kube-vip's among them).
+	HarvesterChart = "deploy/charts/harvester"
 	// prometheusOperatorCRDs holds the operator's CRDs with their descriptions.
 	prometheusOperatorCRDs = "example/prometheus-operator-crd-full"
 )
@@ -131,6 +134,16 @@ func PrometheusOperatorCRD(root, file string) (string, error) {
 		return "", err
 	}
 	return moduleFile(PrometheusOperatorModule, version, filepath.Join(prometheusOperatorCRDs, file))
+}
+
+// HarvesterFile is the path of a file of the Harvester module (e.g.
+// HarvesterChart+"/values.yaml") at the version go.mod pins.
+func HarvesterFile(root, file string) (string, error) {
+	version, err := GoModVersion(root, HarvesterModule)
+	if err != nil {
+		return "", err
+	}
+	return moduleFile(HarvesterModule, version, file)
 }
 
 func moduleFile(module, version, file string) (string, error) {
