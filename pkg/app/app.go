@@ -138,6 +138,8 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "ASN the project's BGP config is requested with when it has none"},
 		&cli.DurationFlag{Name: "bgp-resync-interval", EnvVars: []string{"BGP_RESYNC_INTERVAL"}, Value: 10 * time.Minute, Destination: &f.BGPResync,
 			Usage: "how often a node's BGP session is checked at rest (one Metal call per node)"},
+		&cli.StringFlag{Name: "bgp-node-selector", EnvVars: []string{"BGP_NODE_SELECTOR"}, Destination: &f.BGPNodeSelector,
+			Usage: "label selector of the Nodes that get a BGP session and the annotations (empty: every Node)"},
 		&cli.DurationFlag{Name: "device-events-interval", EnvVars: []string{"DEVICE_EVENTS_INTERVAL"}, Value: 5 * time.Minute, Destination: &f.DeviceEventsInterval,
 			Usage: "how often each Metal project's event log is read (one paginated list) and its devices' new events forwarded as Kubernetes Events; 0 turns it off"},
 		&cli.DurationFlag{Name: "termination-check-interval", EnvVars: []string{"TERMINATION_CHECK_INTERVAL"}, Value: time.Minute, Destination: &f.TerminationCheckInterval,

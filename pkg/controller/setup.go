@@ -211,7 +211,9 @@ func register(ctx context.Context, deps *common.Deps) error {
 	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
 	elasticip.Register(ctx, deps, matcher)
 	if deps.Cfg.BGP {
-		bgp.Register(ctx, deps, matcher)
+		if err := bgp.Register(ctx, deps, matcher); err != nil {
+			return err
+		}
 	}
 	return sweep.Register(ctx, deps, instances)
 }
