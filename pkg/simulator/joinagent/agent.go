@@ -74,7 +74,10 @@ type Result struct {
 	Reason string
 	MACs   []string
 	VLANID int
-	At     time.Time
+	// Files are what the install configuration has the OS write at every
+	// boot (os.write_files).
+	Files []File
+	At    time.Time
 }
 
 // Agent is the join agent.

@@ -50,6 +50,26 @@ func kubeVIPVersion(t testing.TB) string {
 	return v
 }
 
+// requireNetns ends the test unless it can make network namespaces: root
+// and ip(8); a failure under CI=true, a skip otherwise.
+func requireNetns(t testing.TB) {
+	t.Helper()
+	missing := ""
+	if _, err := exec.LookPath("ip"); err != nil {
+		missing = "ip(8) from iproute2"
+	}
+	if os.Geteuid() != 0 {
+		missing = "root (network namespaces, port 179)"
+	}
+	if missing == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("this test needs %s", missing)
+	}
+	t.Skipf("this test needs %s", missing)
+}
+
 // kubeVIP is the binary under test.
 type kubeVIP struct {
 	bin, version string
@@ -60,28 +80,19 @@ type kubeVIP struct {
 // It also needs root and ip(8).
 func requireKubeVIP(t testing.TB) kubeVIP {
 	t.Helper()
+	requireNetns(t)
 	version := kubeVIPVersion(t)
 	dir := os.Getenv("KUBE_VIP_BIN_DIR")
 	if dir == "" {
 		dir = filepath.Join(cluster.ToolsCache(), "kube-vip-"+version, "bin")
 	}
 	bin := filepath.Join(dir, "kube-vip")
-	var missing string
-	_, err := os.Stat(bin)
-	_, ipErr := exec.LookPath("ip")
-	switch {
-	case os.Geteuid() != 0:
-		missing = "root (network namespaces, port 179)"
-	case ipErr != nil:
-		missing = "ip(8) from iproute2"
-	case err != nil:
-		missing = "kube-vip " + version + " (scripts/tools kube-vip builds it): " + err.Error()
-	}
-	if missing != "" {
+	if _, err := os.Stat(bin); err != nil {
+		msg := "the kube-vip tests need kube-vip " + version + " (scripts/tools kube-vip builds it): " + err.Error()
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("the kube-vip tests need %s", missing)
+			t.Fatal(msg)
 		}
-		t.Skipf("the kube-vip tests need %s", missing)
+		t.Skip(msg)
 	}
 	// kube-vip reads /etc/kubernetes/admin.conf before $HOME/.kube/config.
 	if _, err := os.Stat("/etc/kubernetes/admin.conf"); err == nil {
