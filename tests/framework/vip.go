@@ -118,11 +118,14 @@ func (e *Env) DeleteElasticIPsAtEnd() {
 	e.T.Cleanup(e.DeleteElasticIPs)
 }
 
-// DeleteElasticIPs deletes every ElasticIP and waits for them to go, which
-// takes a running controller. ConfigMap vip goes first, or the addon would
-// make the VIP's again (New puts it back for the next test).
+// DeleteElasticIPs deletes every ElasticIPPool and ElasticIP and waits for
+// them to go, which takes a running controller. ConfigMap vip goes first,
+// or the addon would make the VIP's again (New puts it back for the next
+// test), and the pools before the ElasticIPs, or they would make theirs
+// again.
 func (e *Env) DeleteElasticIPs() {
 	_ = e.Kube.CoreV1().ConfigMaps(Namespace).Delete(e.Ctx, "vip", metav1.DeleteOptions{})
+	e.DeleteElasticIPPools()
 	eips := e.Client.EquinixV1().ElasticIPs()
 	_ = eips.DeleteCollection(e.Ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	e.Eventually(func() bool {

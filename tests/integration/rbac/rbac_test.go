@@ -67,6 +67,7 @@ var notProvoked = map[grant]string{
 	{"harvesterhci.io", "settings", "list"}:               "informers list on apiservers without streaming lists",
 	{"", "services", "list"}:                              "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "elasticips", "list"}:     "informers list on apiservers without streaming lists",
+	{"equinix.harvesterhci.io", "elasticippools", "list"}: "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "bmcinventories", "list"}: "informers list on apiservers without streaming lists",
 	// Setting blockOwnerDeletion on an Instance's owner reference to its
 	// pool is checked by the OwnerReferencesPermissionEnforcement
@@ -88,6 +89,7 @@ func TestChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	})
 	lifecycle(t, env)
 	vipLifecycle(t, env)
+	loadBalancerLifecycle(t, env)
 	addon.Stop()
 
 	events, err := env.Cluster.AuditEvents()
@@ -244,6 +246,37 @@ func vipLifecycle(t *testing.T, env *framework.Env) {
 	env.DeletePoolAndWait(pool.Name)
 	// Their finalizers go while the controller runs.
 	env.DeleteElasticIPs()
+}
+
+// loadBalancerLifecycle: an ElasticIPPool's block is offered as an IPPool
+// (made, then brought back in line after a person changed it), a Service
+// with one of its addresses gets an ElasticIP that goes with it, and the
+// pool's deletion takes the IPPool with it.
+func loadBalancerLifecycle(t *testing.T, env *framework.Env) {
+	t.Helper()
+	pool := env.CreateElasticIPPool("rbac-lb", "sg", 2)
+	pool = env.WaitElasticIPPoolReady(pool.Name, time.Minute)
+	ipPools := env.Client.LoadbalancerV1beta1().IPPools()
+	ipp, err := ipPools.Get(env.Ctx, pool.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	ipp.Spec.Description = "changed by a person"
+	_, err = ipPools.Update(env.Ctx, ipp, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	p := env.ElasticIPPool(pool.Name)
+	p.Spec.Selector = &v1.ElasticIPPoolSelector{Priority: 5}
+	_, err = env.Client.EquinixV1().ElasticIPPools().Update(env.Ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	env.Eventually(func() bool {
+		got, err := ipPools.Get(env.Ctx, pool.Name, metav1.GetOptions{})
+		return err == nil && got.Spec.Selector.Priority == 5 && got.Spec.Description != "changed by a person"
+	}, time.Minute, "the IPPool was not brought in line")
+	address := framework.PoolAddress(pool, 1)
+	env.LoadBalancerService("default", "rbac-lb", address)
+	name := pool.Name + "-" + strings.ReplaceAll(address, ".", "-")
+	env.Eventually(func() bool { return env.ElasticIP(name) != nil }, time.Minute, "no ElasticIP for the Service")
+	require.NoError(t, env.Kube.CoreV1().Services("default").Delete(env.Ctx, "rbac-lb", metav1.DeleteOptions{}))
+	env.Eventually(func() bool { return env.ElasticIP(name) == nil }, time.Minute, "the Service's ElasticIP did not go with it")
+	env.DeleteElasticIPPools()
 }
 
 // bmcNode maps a node the addon did not provision to a Redfish BMC and

@@ -164,6 +164,17 @@ const (
 	ReasonHostInMaintenance = "HostInMaintenance"
 	ReasonElasticIPCreated  = "ElasticIPCreated"
 	ReasonElasticIPReplaced = "ElasticIPReplaced"
+	ReasonElasticIPDeleted  = "ElasticIPDeleted"
+	// The ElasticIPPool and its block.
+	ReasonBlockRequested = "BlockRequested"
+	ReasonBlockPending   = "BlockPending"
+	ReasonBlockDenied    = "BlockDenied"
+	ReasonBlockGone      = "BlockGone"
+	ReasonBlockReleased  = "BlockReleased"
+	ReasonBlockInUse     = "BlockInUse"
+	ReasonIPPoolOffered  = "IPPoolOffered"
+	ReasonIPPoolTaken    = "IPPoolTaken"
+	ReasonIPPoolMissing  = "IPPoolMissing"
 
 	// BGP peering for kube-vip and load balancers, on Nodes.
 	ReasonBGPPeersAnnotated = "BGPPeersAnnotated"
@@ -206,6 +217,7 @@ var warnings = map[string]bool{
 	ReasonNotReserved: true, ReasonAssignRefused: true, ReasonAddressConflict: true,
 	ReasonServiceNotFound: true, ReasonHostNotFound: true, ReasonHostUnmatched: true,
 	ReasonHostNotReady: true, ReasonHostCordoned: true, ReasonHostInMaintenance: true,
+	ReasonBlockDenied: true, ReasonBlockGone: true, ReasonBlockInUse: true, ReasonIPPoolTaken: true, ReasonIPPoolMissing: true,
 
 	ReasonBGPFailed: true,
 }

@@ -24,6 +24,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/equinix.harvesterhci.io/v1"
 	harvesterhciv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/harvesterhci.io/v1beta1"
+	loadbalancerv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -33,6 +34,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	EquinixV1() equinixv1.EquinixV1Interface
 	HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta1Interface
+	LoadbalancerV1beta1() loadbalancerv1beta1.LoadbalancerV1beta1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -40,6 +42,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	equinixV1           *equinixv1.EquinixV1Client
 	harvesterhciV1beta1 *harvesterhciv1beta1.HarvesterhciV1beta1Client
+	loadbalancerV1beta1 *loadbalancerv1beta1.LoadbalancerV1beta1Client
 }
 
 // EquinixV1 retrieves the EquinixV1Client
@@ -50,6 +53,11 @@ func (c *Clientset) EquinixV1() equinixv1.EquinixV1Interface {
 // HarvesterhciV1beta1 retrieves the HarvesterhciV1beta1Client
 func (c *Clientset) HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta1Interface {
 	return c.harvesterhciV1beta1
+}
+
+// LoadbalancerV1beta1 retrieves the LoadbalancerV1beta1Client
+func (c *Clientset) LoadbalancerV1beta1() loadbalancerv1beta1.LoadbalancerV1beta1Interface {
+	return c.loadbalancerV1beta1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -104,6 +112,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.loadbalancerV1beta1, err = loadbalancerv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -127,6 +139,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.equinixV1 = equinixv1.New(c)
 	cs.harvesterhciV1beta1 = harvesterhciv1beta1.New(c)
+	cs.loadbalancerV1beta1 = loadbalancerv1beta1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs
