@@ -66,6 +66,8 @@ func flagsOnly(c *cli.Context) error {
 
 func controllerFlags(f *config.Config) []cli.Flag {
 	return []cli.Flag{
+		&cli.StringFlag{Name: "mode", EnvVars: []string{"MODE"}, Value: config.ModeEquinix, Destination: &f.Mode,
+			Usage: "equinix (Equinix Metal pools and the hardware of their servers) or hardware (only servers you own, through Seeder's Inventory kind, as the harvester-seeder Addon)"},
 		&cli.StringFlag{Name: "kubeconfig", EnvVars: []string{"KUBECONFIG"}, Destination: &f.Kubeconfig,
 			Usage: "kubeconfig file; empty means in-cluster"},
 		&cli.StringFlag{Name: "namespace", EnvVars: []string{"NAMESPACE"}, Value: "harvester-system", Destination: &f.Namespace,

@@ -18,9 +18,23 @@ import (
 // to it, so it must end in /metal/v1.
 const DefaultMetalAPIURL = "https://api.equinix.com/metal/v1"
 
+// Modes of the controller (--mode): which chains it runs.
+const (
+	// ModeEquinix runs the Equinix Metal chains: pools, Instances,
+	// ElasticIPs, BGP, and the hardware chain of the addon's own servers.
+	ModeEquinix = "equinix"
+	// ModeHardware runs only the hardware chains of servers the addon did
+	// not provision, through Seeder's Inventory kind: what the chart runs
+	// when installed as the harvester-seeder Addon. It needs no Metal
+	// credentials.
+	ModeHardware = "hardware"
+)
+
 // Config is the controller configuration. The command line fills it (each
 // flag's Destination is a field here) and Validate checks and normalizes it.
 type Config struct {
+	// Mode is ModeEquinix or ModeHardware.
+	Mode           string
 	Kubeconfig     string
 	Namespace      string
 	SecretName     string
@@ -125,6 +139,11 @@ type Config struct {
 // pass.
 func (cfg *Config) Validate() error {
 	var errs []error
+	switch cfg.Mode {
+	case ModeEquinix, ModeHardware:
+	default:
+		errs = append(errs, fmt.Errorf("--mode must be %s or %s, got %q", ModeEquinix, ModeHardware, cfg.Mode))
+	}
 	cfg.MetalAPIURL = strings.TrimRight(cfg.MetalAPIURL, "/")
 	cfg.ClusterURL = strings.TrimRight(cfg.ClusterURL, "/")
 	cfg.IPXEPublicURL = strings.TrimRight(cfg.IPXEPublicURL, "/")

@@ -11,7 +11,7 @@ import (
 
 func validConfig() Config {
 	return Config{
-		Namespace: "harvester-system", SecretName: "equinix-addon", Threads: 5,
+		Mode: ModeEquinix, Namespace: "harvester-system", SecretName: "equinix-addon", Threads: 5,
 		MetalAPIURL: DefaultMetalAPIURL, HTTPAddress: ":8080", LeaderElect: true,
 		LeaderLockName: "harvester-equinix-addon", LogLevelName: "info", LogFormat: "text",
 		MetalTimeout: 30 * time.Second, MetalRequestsPerSecond: 10, MetalBurst: 20, KubeAPIQPS: 50, KubeAPIBurst: 100,
@@ -60,6 +60,9 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--poll-interval"}},
 		{name: "ElasticIP and BGP settings", mutate: func(f *Config) { f.ElasticIPResync = 0; f.BGPLocalASN = 0; f.BGPResync = time.Millisecond },
 			wantErr: []string{"--elastic-ip-resync-interval", "--bgp-local-asn", "--bgp-resync-interval"}},
+		{name: "hardware mode", mutate: func(f *Config) { f.Mode = ModeHardware }},
+		{name: "unknown mode", mutate: func(f *Config) { f.Mode = "metal" }, wantErr: []string{`--mode must be equinix or hardware, got "metal"`}},
+		{name: "no mode", mutate: func(f *Config) { f.Mode = "" }, wantErr: []string{"--mode"}},
 		{name: "a 4-byte ASN", mutate: func(f *Config) { f.BGPLocalASN = 4200000000 }},
 	}
 	for _, tc := range cases {

@@ -97,9 +97,16 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// AddonCRDDir is the chart's CRD folder, the only copy of the addon's CRDs.
+// AddonCRDDir is the only copy of the CRDs of the addon's Equinix kinds,
+// which the chart renders in its equinix mode.
 func AddonCRDDir(root string) string {
-	return filepath.Join(root, "charts", "harvester-equinix-addon", "templates", "crds")
+	return filepath.Join(root, "charts", "harvester-equinix-addon", "files", "crds")
+}
+
+// InventoryCRDDir is the chart's crds/ folder, with the Inventory CRD
+// (metal.harvesterhci.io, Seeder's kind) Helm creates when it is absent.
+func InventoryCRDDir(root string) string {
+	return filepath.Join(root, "charts", "harvester-equinix-addon", "crds")
 }
 
 // HarvesterCRDDir holds the CRDs of the Harvester kinds the addon reads or

@@ -169,7 +169,7 @@ func (e *Env) Config(opts Options) *config.Config {
 		poll = 300 * time.Millisecond
 	}
 	cfg := &config.Config{
-		Namespace: Namespace, SecretName: SecretName, Threads: 5,
+		Mode: config.ModeEquinix, Namespace: Namespace, SecretName: SecretName, Threads: 5,
 		MetalAPIURL: e.SimURL, MetalTimeout: 10 * time.Second,
 		MetalRequestsPerSecond: 200, MetalBurst: 400,
 		JoinTokenSecret: SecretName, JoinTokenKey: "JOIN_TOKEN",

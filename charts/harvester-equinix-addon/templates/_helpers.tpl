@@ -64,3 +64,20 @@ that uid reads only files it owns.
 {{- end -}}
 {{- toYaml $sc -}}
 {{- end -}}
+
+{{/* The controller's mode: equinix (the default) or hardware. */}}
+{{- define "hea.mode" -}}
+{{- default "equinix" .Values.mode -}}
+{{- end -}}
+
+{{/*
+The leader Lease. The hardware mode takes one of its own, so that an
+installation of each mode never waits on the other's leader.
+*/}}
+{{- define "hea.leaderLockName" -}}
+{{- if eq (include "hea.mode" .) "hardware" -}}
+{{- printf "%s-hardware" (include "hea.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- include "hea.fullname" . -}}
+{{- end -}}
+{{- end -}}

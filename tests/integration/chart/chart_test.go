@@ -60,6 +60,7 @@ func TestLintStrict(t *testing.T) {
 	}{
 		{name: "defaults"},
 		{name: "every option on", args: []string{"--values", testdata("all-on.yaml")}},
+		{name: "hardware mode", args: hardwareMode},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"lint", "--strict", chartDir(t), "--namespace", releaseNamespace}, tc.args...)
@@ -273,6 +274,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		args []string
 	}{
 		{name: "unknown top-level key", args: []string{"--set", "pollIntervall=15s"}},
+		{name: "unknown mode", args: []string{"--set", "mode=metal"}},
 		{name: "duration without unit", args: []string{"--set-string", "pollInterval=15"}},
 		{name: "log format", args: []string{"--set", "logFormat=xml"}},
 		{name: "threads out of range", args: []string{"--set", "threads=0"}},

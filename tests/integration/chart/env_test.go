@@ -66,6 +66,11 @@ var envCases = []struct {
 		args:  []string{"--set", "ipxe.service.type=ClusterIP", "--set", "ipxe.publicURL=https://ipxe.example.com"},
 		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_NODE_PORT"},
 	},
+	{
+		name:  "hardware mode",
+		args:  hardwareMode,
+		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL"},
+	},
 }
 
 func TestDeploymentSetsEveryControllerVariable(t *testing.T) {

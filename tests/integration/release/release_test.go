@@ -98,7 +98,8 @@ func TestPackageWritesChartAndIndex(t *testing.T) {
 	files, err := helmtest.Run(exec.Command("tar", "-tzf", archive))
 	require.NoError(t, err)
 	for _, want := range []string{"harvester-equinix-addon/dashboards/harvester-equinix-addon.json", "harvester-equinix-addon/values.schema.json",
-		"harvester-equinix-addon/templates/crds/equinix.harvesterhci.io_instancepools.yaml"} {
+		"harvester-equinix-addon/files/crds/equinix.harvesterhci.io_instancepools.yaml",
+		"harvester-equinix-addon/crds/metal.harvesterhci.io_inventories.yaml"} {
 		assert.Contains(t, files, want)
 	}
 }

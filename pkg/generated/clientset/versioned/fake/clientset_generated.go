@@ -26,6 +26,8 @@ import (
 	fakeharvesterhciv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/harvesterhci.io/v1beta1/fake"
 	loadbalancerv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	fakeloadbalancerv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1/fake"
+	metalv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/metal.harvesterhci.io/v1alpha1"
+	fakemetalv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/metal.harvesterhci.io/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -112,4 +114,9 @@ func (c *Clientset) HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta
 // LoadbalancerV1beta1 retrieves the LoadbalancerV1beta1Client
 func (c *Clientset) LoadbalancerV1beta1() loadbalancerv1beta1.LoadbalancerV1beta1Interface {
 	return &fakeloadbalancerv1beta1.FakeLoadbalancerV1beta1{Fake: &c.Fake}
+}
+
+// MetalV1alpha1 retrieves the MetalV1alpha1Client
+func (c *Clientset) MetalV1alpha1() metalv1alpha1.MetalV1alpha1Interface {
+	return &fakemetalv1alpha1.FakeMetalV1alpha1{Fake: &c.Fake}
 }

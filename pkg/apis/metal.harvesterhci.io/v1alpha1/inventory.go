@@ -1,0 +1,341 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=inventories,scope=Namespaced,singular=inventory
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="InventoryStatus",type="string",JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="GeneratedPassword",type="string",JSONPath=`.status.generatedPassword`
+// +kubebuilder:printcolumn:name="AllocatedNodeAddress",type="string",JSONPath=`.status.pxeBootConfig.address`
+// +kubebuilder:printcolumn:name="Power",type="string",JSONPath=`.status.machinePowerState`
+
+// Inventory maps a Harvester node to its baseboard management controller
+// (BMC). It is Harvester Seeder's kind, served field for field, because
+// Harvester's UI (a host's Edit Config, Out-of-Band Access) and its node power
+// actions read and write exactly this kind: the addon serves the Inventories
+// in harvester-system named after a node, which is where Harvester looks.
+// Seeder's provisioning fields (primaryDisk, managementInterfaceMacAddress,
+// arch, generatedPassword, ownerCluster, pxeBootConfig) are kept so that the
+// objects Seeder and the UI write stay valid; the addon does not use them.
+type Inventory struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   InventorySpec   `json:"spec,omitempty"`
+	Status InventoryStatus `json:"status,omitempty"`
+}
+
+// InventorySpec says how to reach the node's BMC, whether to forward its
+// events, and which power action was asked for last.
+type InventorySpec struct {
+	// PrimaryDisk is the disk Seeder installs on when it provisions a server.
+	// Required by Seeder's schema; the UI writes "". Not used by the addon.
+	PrimaryDisk string `json:"primaryDisk"`
+	// ManagementInterfaceMacAddress is the MAC of the port Seeder provisions
+	// through. Required by Seeder's schema; the UI writes "". Not used by the
+	// addon.
+	ManagementInterfaceMacAddress string `json:"managementInterfaceMacAddress"`
+	// BaseboardManagementSpec is the BMC's address, port, TLS settings and
+	// credentials.
+	BaseboardManagementSpec MachineSpec `json:"baseboardSpec"`
+	// Events turns the forwarding of the BMC's health changes and event log
+	// entries (as Events on the node) on or off, and says how often the BMC
+	// is read.
+	Events Events `json:"events"`
+	// PowerActionRequested is the power action last asked for: shutdown,
+	// poweron or reboot. Harvester's node action powerAction writes it (the
+	// host's power menu, under maintenance mode) and clears
+	// status.powerAction.lastJobName; a new request is accepted once
+	// status.powerAction.actionStatus says how the previous one ended.
+	// +optional
+	PowerActionRequested string `json:"powerActionRequested,omitempty"`
+	// Arch is the server's architecture for Seeder's provisioning. Not used
+	// by the addon.
+	// +kubebuilder:default=amd64
+	// +kubebuilder:validation:Enum=amd64;arm64
+	// +optional
+	Arch string `json:"arch,omitempty"`
+}
+
+// MachineSpec holds the BMC's connection (Seeder takes it from Tinkerbell
+// rufio's Machine).
+type MachineSpec struct {
+	// Connection says where the BMC is and how to log in.
+	Connection Connection `json:"connection"`
+}
+
+// Connection is where a BMC listens, how its certificate is checked and where
+// its credentials are. Which protocol is spoken follows from the port and
+// providerOptions: see Protocol.
+//
+// +kubebuilder:validation:XValidation:rule="!(self.insecureTLS && has(self.caBundle))",message="set either caBundle or insecureTLS, not both"
+type Connection struct {
+	// Host is the BMC's name or IP address, without scheme, port or path.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/') && !self.contains('@') && !self.contains(' ') && !self.contains('?') && !(self.contains(':') && !self.contains('::') && self.split(':').size() == 2)",message="host is a name or an IP address, without scheme, user, port or path (put the port in port)"
+	Host string `json:"host"`
+	// Port is the BMC's port: 623 (the default) means IPMI, any other port
+	// Redfish over HTTPS, unless providerOptions say otherwise.
+	// +kubebuilder:default:=623
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int `json:"port"`
+	// AuthSecretRef names the Secret, in any namespace, with the keys
+	// username and password. The addon reads this one Secret by name and
+	// copies neither value anywhere.
+	// +optional
+	AuthSecretRef corev1.SecretReference `json:"authSecretRef"`
+	// InsecureTLS accepts any certificate from a Redfish BMC. Off, the
+	// certificate must chain to the system roots or to caBundle.
+	InsecureTLS bool `json:"insecureTLS"`
+	// CABundle is PEM certificates trusted besides the system roots (Redfish):
+	// most BMCs ship a self-signed certificate. An addition to Seeder's schema;
+	// ignored for IPMI, which has no TLS.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="self.contains('-----BEGIN CERTIFICATE-----')",message="caBundle must hold PEM certificates"
+	// +optional
+	CABundle string `json:"caBundle,omitempty"`
+	// ProviderOptions choose the protocol and port explicitly: redfish or
+	// ipmitool. intelAMT and rpc are kept from Seeder's schema and not
+	// served by the addon.
+	// +optional
+	ProviderOptions *ProviderOptions `json:"providerOptions,omitempty"`
+}
+
+// ProviderOptions are per-protocol settings (rufio's).
+type ProviderOptions struct {
+	// IntelAMT: not served by the addon.
+	// +optional
+	IntelAMT *IntelAMTOptions `json:"intelAMT"`
+	// IPMITOOL makes the addon speak IPMI, on its port if set.
+	// +optional
+	IPMITOOL *IPMITOOLOptions `json:"ipmitool"`
+	// Redfish makes the addon speak Redfish over HTTPS on its port.
+	// +optional
+	Redfish *RedfishOptions `json:"redfish"`
+	// RPC: not served by the addon.
+	// +optional
+	RPC *RPCOptions `json:"rpc"`
+}
+
+// RedfishOptions choose Redfish over HTTPS.
+type RedfishOptions struct {
+	// Port is the BMC's HTTPS port.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int `json:"port"`
+}
+
+// IPMITOOLOptions choose IPMI.
+type IPMITOOLOptions struct {
+	// Port is the BMC's IPMI port; unset means connection.port.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int `json:"port"`
+	// CipherSuite is kept from Seeder's schema; the addon offers cipher
+	// suites 17 and 3 whatever it says.
+	// +optional
+	CipherSuite string `json:"cipherSuite"`
+}
+
+// IntelAMTOptions are kept from Seeder's schema; the addon does not speak
+// Intel AMT.
+type IntelAMTOptions struct {
+	// Port is the AMT port.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int `json:"port"`
+}
+
+// RPCOptions are kept from Seeder's schema; the addon does not speak rufio's
+// RPC provider.
+type RPCOptions struct {
+	// ConsumerURL is where the RPC consumer listens.
+	ConsumerURL string `json:"consumerURL"`
+	// +optional
+	LogNotificationsDisabled bool `json:"logNotificationsDisabled"`
+	// +optional
+	Request *RPCRequestOptions `json:"request"`
+	// +optional
+	Signature *RPCSignatureOptions `json:"signature"`
+	// +optional
+	HMAC *RPCHMACOptions `json:"hmac"`
+	// +optional
+	Experimental *RPCExperimentalOptions `json:"experimental"`
+}
+
+// RPCRequestOptions shape rufio's RPC requests.
+type RPCRequestOptions struct {
+	// +optional
+	HTTPContentType string `json:"httpContentType"`
+	// +optional
+	HTTPMethod string `json:"httpMethod"`
+	// +optional
+	StaticHeaders map[string][]string `json:"staticHeaders"`
+	// +optional
+	TimestampFormat string `json:"timestampFormat"`
+	// +optional
+	TimestampHeader string `json:"timestampHeader"`
+}
+
+// RPCSignatureOptions shape rufio's RPC request signatures.
+type RPCSignatureOptions struct {
+	// +optional
+	HeaderName string `json:"headerName"`
+	// +optional
+	AppendAlgoToHeaderDisabled bool `json:"appendAlgoToHeaderDisabled"`
+	// +optional
+	IncludedPayloadHeaders []string `json:"includedPayloadHeaders"`
+}
+
+// RPCHMACOptions are rufio's RPC signing secrets.
+type RPCHMACOptions struct {
+	// +optional
+	PrefixSigDisabled bool `json:"prefixSigDisabled"`
+	// +optional
+	Secrets map[string][]corev1.SecretReference `json:"secrets"`
+}
+
+// RPCExperimentalOptions are rufio's experimental RPC settings.
+type RPCExperimentalOptions struct {
+	// +optional
+	CustomRequestPayload string `json:"customRequestPayload"`
+	// +optional
+	DotPath string `json:"dotPath"`
+}
+
+// Events turns the forwarding of a BMC's events on or off.
+type Events struct {
+	// Enabled forwards the BMC's health changes and new event log entries as
+	// Events on the node. The UI's default is true; the schema's false.
+	// +kubebuilder:default=false
+	Enabled bool `json:"enabled"`
+	// PollingInterval is how often the BMC's health and event log are read,
+	// as a Go duration between 1s and 24h (the UI writes e.g. 1h, 30m, 90s).
+	// The schema's format (kept from Seeder's) would also take 1d or
+	// "2 hours", which Go cannot parse: the pattern refuses them. (CEL sees a
+	// field of format duration as a duration, so the bounds are compared as
+	// durations.)
+	// +kubebuilder:default:="1h"
+	// +kubebuilder:validation:Format:=duration
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="self >= duration('1s') && self <= duration('24h')",message="pollingInterval must be between 1s and 24h"
+	// +optional
+	PollingInterval string `json:"pollingInterval,omitempty"`
+}
+
+// InventoryWorkflowStatus is Seeder's summary of an Inventory.
+type InventoryWorkflowStatus string
+
+// InventoryStatus reports the BMC, in Seeder's fields (which Harvester's UI
+// and node actions read) and in the addon's own (status.hardware).
+type InventoryStatus struct {
+	// Status is inventoryNodeReady once the BMC was reached and logged in to;
+	// anything else (empty, or a word saying what is wrong) makes Harvester's
+	// powerActionPossible answer 409 with this value in its message.
+	// +optional
+	Status InventoryWorkflowStatus `json:"status,omitempty"`
+	// GeneratedPassword is Seeder's (provisioning). The addon never writes it.
+	// +optional
+	GeneratedPassword string `json:"generatedPassword,omitempty"`
+	// HardwareID is Seeder's identifier of the machine.
+	// +optional
+	HardwareID string `json:"hardwareID,omitempty"`
+	// Conditions say what is wrong, if anything. Harvester's UI shows the
+	// message of a condition whose reason is Error as the host's error banner.
+	// The schema is Seeder's (every field a string, lastUpdateTime kept) plus
+	// observedGeneration, so that objects Seeder wrote stay valid.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// PXEBootInterface is Seeder's: the node's address (embedded mode) or the
+	// address it allocated (provisioning).
+	// +optional
+	PXEBootInterface PXEBootInterface `json:"pxeBootConfig,omitempty"`
+	// Cluster is the Seeder cluster the server belongs to (provisioning).
+	// +optional
+	Cluster *ObjectReference `json:"ownerCluster,omitempty"`
+	// PowerAction is how the last power request went. actionStatus is
+	// absent while a request is pending (the UI then shows the host as
+	// stopping, starting or rebooting), and complete or failed once it ended.
+	// +optional
+	PowerAction PowerActionDetails `json:"powerAction,omitempty"`
+	// MachinePowerState is the server's power as the BMC last reported it:
+	// on, off or unknown. The UI shows a host whose value is off as Off.
+	// +optional
+	MachinePowerState string `json:"machinePowerState,omitempty"`
+	// Hardware is the addon's own record of the BMC (not in Seeder's
+	// schema): health, the event cursor, the last power request in detail.
+	// +optional
+	Hardware *HardwareStatus `json:"hardware,omitempty"`
+}
+
+// PXEBootInterface is Seeder's network configuration of a server.
+type PXEBootInterface struct {
+	// +optional
+	Address string `json:"address,omitempty"`
+	// +optional
+	Netmask string `json:"netmask,omitempty"`
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+	// +optional
+	NameServers []string `json:"nameServers,omitempty"`
+}
+
+// ObjectReference names an object in a namespace.
+type ObjectReference struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// PowerActionDetails is Seeder's record of a power request.
+type PowerActionDetails struct {
+	// LastActionStatus is complete or failed once the request ended; absent
+	// while it is pending.
+	// +optional
+	LastActionStatus string `json:"actionStatus,omitempty"`
+	// LastActionRequested is the operation that ended (shutdown, poweron or
+	// reboot).
+	// +optional
+	LastActionRequested string `json:"lastActionRequested,omitempty"`
+	// LastJobName names the request being carried out; Harvester clears it
+	// to ask for a new one.
+	// +optional
+	LastJobName string `json:"lastJobName,omitempty"`
+}
+
+// HardwareStatus is what the addon's hardware chain keeps about the BMC and
+// its server, as for a BMCInventory.
+type HardwareStatus struct {
+	// Health is the server's overall health as the BMC last reported it:
+	// OK, Unknown, Warning or Critical.
+	// +optional
+	Health string `json:"health,omitempty"`
+	// Subsystems is the health of each group of parts.
+	// +optional
+	Subsystems []equinixv1.SubsystemHealth `json:"subsystems,omitempty"`
+	// LastPolled is when the BMC's health and event log were last read; the
+	// next read is events.pollingInterval after it, across restarts.
+	// +optional
+	LastPolled *metav1.Time `json:"lastPolled,omitempty"`
+
+	// HardwareStatus is the server's power, its last power request and the
+	// cursor of its forwarded events.
+	equinixv1.HardwareStatus `json:",inline"`
+
+	// ObservedGeneration is the generation this record describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}

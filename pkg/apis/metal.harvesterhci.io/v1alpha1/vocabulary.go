@@ -1,0 +1,64 @@
+package v1alpha1
+
+// The words Harvester and Seeder use for Inventories. Harvester's node
+// actions, its UI and Seeder compare against these exact strings, so they
+// are part of the API, not the addon's choice.
+
+// InventoryNamespace is the only namespace whose Inventories are served:
+// Harvester's node actions look up the Inventory named after a node there,
+// and the UI writes it there. The chart's admission policy refuses
+// Inventories elsewhere, and the controller ignores any that got in before.
+const InventoryNamespace = "harvester-system"
+
+// Annotations the UI writes on the Inventory of a node.
+const (
+	// AnnotationLocalInventory marks an Inventory of a node of this cluster
+	// (Seeder's embedded mode), as opposed to a server Seeder provisions.
+	AnnotationLocalInventory = "metal.harvesterhci.io/local-inventory"
+	// AnnotationLocalNodeName names the node; the UI writes it when it
+	// creates the Inventory, which it also names after the node.
+	AnnotationLocalNodeName = "metal.harvesterhci.io/local-node-name"
+)
+
+// InventoryNodeReady is the status.status Harvester's powerActionPossible
+// requires before it offers power actions.
+const InventoryNodeReady InventoryWorkflowStatus = "inventoryNodeReady"
+
+// Power operations Harvester's powerAction writes to spec.powerActionRequested.
+const (
+	PowerOperationShutdown = "shutdown"
+	PowerOperationPowerOn  = "poweron"
+	PowerOperationReboot   = "reboot"
+)
+
+// IsPowerOperation reports whether op is one of the power operations.
+func IsPowerOperation(op string) bool {
+	switch op {
+	case PowerOperationShutdown, PowerOperationPowerOn, PowerOperationReboot:
+		return true
+	}
+	return false
+}
+
+// How a power request ended (status.powerAction.actionStatus). Either lets
+// Harvester accept the next request.
+const (
+	ActionStatusComplete = "complete"
+	ActionStatusFailed   = "failed"
+)
+
+// The Harvester Addon whose spec.enabled turns the UI's Out-of-Band Access
+// tab and the node power actions on. Harvester hard-codes its name and
+// namespace, so the addon's hardware mode is installed through it.
+const (
+	SeederAddonName      = "harvester-seeder"
+	SeederAddonNamespace = "harvester-system"
+)
+
+// Seeder applies its CRDs itself (wrangler apply) and marks each with this
+// annotation; an Inventory CRD carrying it means the real Seeder is (or was)
+// installed.
+const (
+	SeederCRDOwnerAnnotation = "objectset.rio.cattle.io/id"
+	SeederCRDOwnerID         = "seeder-crd"
+)

@@ -1,0 +1,144 @@
+package chart
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	harvesterv1beta1 "github.com/harvester/harvester/pkg/apis/harvesterhci.io/v1beta1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+)
+
+var hardwareMode = []string{"--set", "mode=hardware"}
+
+// TestRenderHardwareMode: the hardware mode renders none of the Equinix
+// kinds' CRDs or Services, a leader Lease of its own, the hardware chains'
+// RBAC only, and the Inventory namespace policy.
+func TestRenderHardwareMode(t *testing.T) {
+	m, _ := render(t, hardwareMode...)
+	assert.Empty(t, m.ofKind("CustomResourceDefinition"), "the Equinix CRDs belong to the equinix mode's release")
+	assert.Nil(t, m.find("Service", releaseName+"-ipxe"), "nothing is provisioned over iPXE")
+	c := controllerContainer(t, deployment(t, m))
+	assert.Equal(t, "hardware", envValue(c, "MODE"))
+	assert.Equal(t, releaseName+"-hardware", envValue(c, "LEADER_LOCK_NAME"))
+
+	equinix, _ := render(t)
+	assert.Equal(t, "equinix", envValue(controllerContainer(t, deployment(t, equinix)), "MODE"))
+	assert.Equal(t, releaseName, envValue(controllerContainer(t, deployment(t, equinix)), "LEADER_LOCK_NAME"),
+		"the equinix mode keeps the Lease it always had")
+	assert.Nil(t, equinix.find("ValidatingAdmissionPolicy", releaseName+"-inventory-namespace"),
+		"the equinix mode serves no Inventory, so it polices none")
+
+	policy := typed[admissionv1.ValidatingAdmissionPolicy](t, m.find("ValidatingAdmissionPolicy", releaseName+"-inventory-namespace"))
+	require.NotNil(t, policy.Spec.FailurePolicy)
+	assert.Equal(t, admissionv1.Fail, *policy.Spec.FailurePolicy)
+	require.Len(t, policy.Spec.MatchConstraints.ResourceRules, 1)
+	rule := policy.Spec.MatchConstraints.ResourceRules[0]
+	assert.Equal(t, []string{"metal.harvesterhci.io"}, rule.APIGroups)
+	assert.Equal(t, []string{"inventories"}, rule.Resources, "status writes are not policed")
+	assert.ElementsMatch(t, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, rule.Operations)
+	require.Len(t, policy.Spec.Validations, 1)
+	assert.Equal(t, "object.metadata.namespace == '"+v1alpha1.InventoryNamespace+"'", policy.Spec.Validations[0].Expression)
+	binding := typed[admissionv1.ValidatingAdmissionPolicyBinding](t, m.find("ValidatingAdmissionPolicyBinding", releaseName+"-inventory-namespace"))
+	assert.Equal(t, policy.Name, binding.Spec.PolicyName)
+	assert.Equal(t, []admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions)
+}
+
+// TestHardwareModeRBAC is the whole of what the hardware mode may do: the
+// hardware chains' objects and its Lease, and Secrets by name only.
+func TestHardwareModeRBAC(t *testing.T) {
+	m, _ := render(t, hardwareMode...)
+	rules := rbacRules(t, m)
+	assert.ElementsMatch(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list", "watch", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}, rules["ClusterRole"])
+	assert.ElementsMatch(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{releaseName + "-hardware"}, Verbs: []string{"get", "update"}},
+	}, rules["Role"], "no Metal Secret, ConfigMap or ledger")
+	assertBoundToServiceAccount(t, m)
+}
+
+func readSeederAddonExample(t *testing.T) *harvesterv1beta1.Addon {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(chartDir(t), "examples", "seeder-addon.yaml"))
+	require.NoError(t, err)
+	a := &harvesterv1beta1.Addon{}
+	require.NoError(t, yaml.UnmarshalStrict(raw, a))
+	return a
+}
+
+// TestSeederAddonExample: the manifest points Harvester's own
+// harvester-seeder Addon (the only one its UI and node actions honour) at the
+// project's repository, the chart's version and the hardware mode.
+func TestSeederAddonExample(t *testing.T) {
+	a := readSeederAddonExample(t)
+	assert.Equal(t, v1alpha1.SeederAddonName, a.Name)
+	assert.Equal(t, v1alpha1.SeederAddonNamespace, a.Namespace)
+	assert.Equal(t, "true", a.Labels["addon.harvesterhci.io/experimental"], "as Harvester's own, which its webhook lets be deleted")
+	assert.Equal(t, "harvester-seeder", a.Spec.Chart, "Harvester's webhook refuses a change of an Addon's chart")
+	assert.Equal(t, chartRepoURL, a.Spec.Repo)
+	_, equinix := readAddonExample(t)
+	assert.Equal(t, equinix.Spec.Version, a.Spec.Version, "both install the chart of one release")
+	assert.NotEqual(t, equinix.Spec.Chart, a.Spec.Chart, "Harvester's webhook refuses two Addons with one chart")
+	assert.True(t, a.Spec.Enabled, "the UI shows Out-of-Band Access only while it is enabled")
+
+	values := map[string]interface{}{}
+	require.NoError(t, yaml.Unmarshal([]byte(a.Spec.ValuesContent), &values))
+	assert.Equal(t, "hardware", values["mode"])
+	for _, seederOnly := range []string{"image", "fullnameOverride", "embeddedMode"} {
+		assert.NotContains(t, values, seederOnly, "valuesContent replaces Seeder's whole")
+	}
+	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
+	require.NoError(t, os.WriteFile(valuesFile, []byte(a.Spec.ValuesContent), 0o600))
+	m, _ := render(t, "--values", valuesFile)
+	assert.Equal(t, "hardware", envValue(controllerContainer(t, deployment(t, m)), "MODE"))
+	assert.Empty(t, m.ofKind("CustomResourceDefinition"))
+}
+
+// TestModesNeverTemplateTheSameObject: the two modes, installed as two
+// releases, template no cluster-scoped object of the same name (Helm would
+// refuse the second install), and the Inventory CRD is in crds/, which no
+// release owns.
+func TestModesNeverTemplateTheSameObject(t *testing.T) {
+	equinix, _ := render(t)
+	hardware := func() manifests {
+		out, err := runHelm(t, "template", "harvester-seeder", chartDir(t), "--namespace", releaseNamespace, "--set", "mode=hardware")
+		require.NoError(t, err)
+		m, err := parseManifests(out)
+		require.NoError(t, err)
+		return m
+	}()
+	key := func(o interface {
+		GetKind() string
+		GetName() string
+		GetNamespace() string
+	}) string {
+		return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+	}
+	var names []string
+	for _, o := range equinix {
+		names = append(names, key(o))
+	}
+	for _, o := range hardware {
+		assert.False(t, slices.Contains(names, key(o)), "both releases template %s", key(o))
+	}
+	for _, o := range append(equinix, hardware...) {
+		if o.GetKind() == "CustomResourceDefinition" {
+			assert.NotEqual(t, "inventories.metal.harvesterhci.io", o.GetName(), "the Inventory CRD must not be templated")
+		}
+	}
+	_, err := os.Stat(filepath.Join(chartDir(t), "crds", "metal.harvesterhci.io_inventories.yaml"))
+	require.NoError(t, err)
+}
