@@ -123,6 +123,11 @@ type Config struct {
 	// session and the annotations (the CCM's bgpNodeSelector); empty means
 	// every Node.
 	BGPNodeSelector string
+	// InitializeNodes makes the addon the cloud provider of Nodes whose
+	// kubelets run with --cloud-provider=external and that no cloud
+	// controller initialized: their addresses, as the Equinix CCM sets
+	// them, their provider ID, and the uninitialized taint removed.
+	InitializeNodes bool
 	// DeviceEventsInterval is how often each Metal project's event log is
 	// read and its devices' new events forwarded; 0 turns it off.
 	DeviceEventsInterval time.Duration

@@ -207,10 +207,10 @@ func register(ctx context.Context, deps *common.Deps) error {
 	if err != nil {
 		return err
 	}
-	if err := node.Register(ctx, deps, hw); err != nil {
+	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
+	if err := node.Register(ctx, deps, hw, matcher); err != nil {
 		return err
 	}
-	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
 	elasticip.Register(ctx, deps, matcher)
 	if deps.Cfg.BGP {
 		if err := bgp.Register(ctx, deps, matcher); err != nil {

@@ -213,3 +213,31 @@ func (l *AddressLedger) Changes() int {
 	defer l.mu.Unlock()
 	return l.changes
 }
+
+// CloudProviderNode plays a server a person installed whose kubelet runs
+// with --cloud-provider=external and --node-ip set to the device's private
+// address: a device created through the API and a Node registered tainted
+// node.cloudprovider.kubernetes.io/uninitialized, without addresses, the
+// address in alpha.kubernetes.io/provided-node-ip. It returns the device
+// ID; the Node is deleted when the test ends.
+func (e *Env) CloudProviderNode(name, metro string) string {
+	e.T.Helper()
+	c := e.MetalClient(MetalToken, ProjectID)
+	d, err := c.CreateDevice(e.Ctx, metal.CreateDeviceRequest{Hostname: name, Plan: "c3.small.x86", Metro: metro,
+		OperatingSystem: "ubuntu_22_04", BillingCycle: "hourly"})
+	require.NoError(e.T, err)
+	var dev *metal.Device
+	e.Eventually(func() bool {
+		dev, err = c.GetDevice(e.Ctx, d.ID)
+		return err == nil && dev.State == metal.DeviceStateActive && dev.PrivateIPv4() != ""
+	}, time.Minute, "the device of node %s did not become active", name)
+	_, err = e.Kube.CoreV1().Nodes().Create(e.Ctx, &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name},
+			Annotations: map[string]string{"alpha.kubernetes.io/provided-node-ip": dev.PrivateIPv4()}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true",
+			Effect: corev1.TaintEffectNoSchedule}}},
+	}, metav1.CreateOptions{})
+	require.NoError(e.T, err)
+	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(e.Ctx, name, metav1.DeleteOptions{}) })
+	return d.ID
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -85,11 +86,13 @@ func TestChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	user := "system:serviceaccount:" + framework.Namespace + ":" + framework.Release
 	addon := framework.StartAddon(t, env, framework.AddonOptions{
 		LeaderElect: true, LockName: framework.Release,
-		ExtraArgs: []string{"--orphan-sweep-interval", "300ms", "--orphan-grace-period", "0s", "--orphan-dry-run=false"},
+		ExtraArgs: []string{"--orphan-sweep-interval", "300ms", "--orphan-grace-period", "0s", "--orphan-dry-run=false",
+			"--initialize-nodes"},
 	})
 	lifecycle(t, env)
 	vipLifecycle(t, env)
 	loadBalancerLifecycle(t, env)
+	cloudProviderNode(t, env)
 	addon.Stop()
 
 	events, err := env.Cluster.AuditEvents()
@@ -277,6 +280,19 @@ func loadBalancerLifecycle(t *testing.T, env *framework.Env) {
 	require.NoError(t, env.Kube.CoreV1().Services("default").Delete(env.Ctx, "rbac-lb", metav1.DeleteOptions{}))
 	env.Eventually(func() bool { return env.ElasticIP(name) == nil }, time.Minute, "the Service's ElasticIP did not go with it")
 	env.DeleteElasticIPPools()
+}
+
+// cloudProviderNode: a node whose kubelet waits for a cloud provider gets
+// its addresses (the status) and loses its taint.
+func cloudProviderNode(t *testing.T, env *framework.Env) {
+	t.Helper()
+	env.CloudProviderNode("rbac-cloud", "sg")
+	env.Eventually(func() bool {
+		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, "rbac-cloud", metav1.GetOptions{})
+		return err == nil && len(n.Status.Addresses) > 0 && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == "node.cloudprovider.kubernetes.io/uninitialized"
+		})
+	}, time.Minute, "the node was not initialized")
 }
 
 // bmcNode maps a node the addon did not provision to a Redfish BMC and

@@ -180,6 +180,10 @@ const (
 	ReasonBGPPeersAnnotated = "BGPPeersAnnotated"
 	ReasonBGPPeersRemoved   = "BGPPeersRemoved"
 	ReasonBGPFailed         = "BGPFailed"
+
+	// Nodes the addon initializes as a cloud provider.
+	ReasonNodeInitialized    = "NodeInitialized"
+	ReasonNodeNotInitialized = "NodeNotInitialized"
 )
 
 // warnings are the reasons that need a person's attention: something to fix,
@@ -219,7 +223,7 @@ var warnings = map[string]bool{
 	ReasonHostNotReady: true, ReasonHostCordoned: true, ReasonHostInMaintenance: true,
 	ReasonBlockDenied: true, ReasonBlockGone: true, ReasonBlockInUse: true, ReasonIPPoolTaken: true, ReasonIPPoolMissing: true,
 
-	ReasonBGPFailed: true,
+	ReasonBGPFailed: true, ReasonNodeNotInitialized: true,
 }
 
 // stalling are the reasons that hold an object until a person acts: fix a
