@@ -74,6 +74,11 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic instal
 	// of the agent's serial queue slow at 2,000 servers.)
 	err = retryFor(ctx, transient, func() error {
 		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if a.opts.ExternalCloudProvider {
+				// Such a kubelet leaves the addresses to the cloud
+				// controller, which may have set them already.
+				status.Addresses = created.Status.Addresses
+			}
 			created.Status = status
 			_, err := a.opts.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 			if apierrors.IsConflict(err) {
