@@ -77,15 +77,7 @@ func (e *Env) SetVIPHost(node string) error {
 // device ID; the Node is deleted when the test ends.
 func (e *Env) FirstNode(name, metro string) string {
 	e.T.Helper()
-	c := e.MetalClient(MetalToken, ProjectID)
-	d, err := c.CreateDevice(e.Ctx, metal.CreateDeviceRequest{Hostname: name, Plan: "c3.small.x86", Metro: metro,
-		OperatingSystem: "ubuntu_22_04", BillingCycle: "hourly"})
-	require.NoError(e.T, err)
-	var dev *metal.Device
-	e.Eventually(func() bool {
-		dev, err = c.GetDevice(e.Ctx, d.ID)
-		return err == nil && dev.State == metal.DeviceStateActive && dev.PublicIPv4() != ""
-	}, time.Minute, "the first node's device did not become active")
+	dev := e.personsDevice(name, metro)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
 	created, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, node, metav1.CreateOptions{})
 	require.NoError(e.T, err)
@@ -100,7 +92,23 @@ func (e *Env) FirstNode(name, metro string) string {
 	_, err = e.Kube.CoreV1().Nodes().UpdateStatus(e.Ctx, created, metav1.UpdateOptions{})
 	require.NoError(e.T, err)
 	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(e.Ctx, name, metav1.DeleteOptions{}) })
-	return d.ID
+	return dev.ID
+}
+
+// personsDevice is a device a person created through the API, once active
+// with its addresses.
+func (e *Env) personsDevice(name, metro string) *metal.Device {
+	e.T.Helper()
+	c := e.MetalClient(MetalToken, ProjectID)
+	d, err := c.CreateDevice(e.Ctx, metal.CreateDeviceRequest{Hostname: name, Plan: "c3.small.x86", Metro: metro,
+		OperatingSystem: "ubuntu_22_04", BillingCycle: "hourly"})
+	require.NoError(e.T, err)
+	var dev *metal.Device
+	e.Eventually(func() bool {
+		dev, err = c.GetDevice(e.Ctx, d.ID)
+		return err == nil && dev.State == metal.DeviceStateActive && dev.PublicIPv4() != "" && dev.PrivateIPv4() != ""
+	}, time.Minute, "the device of node %s did not become active", name)
+	return dev
 }
 
 // ElasticIP reads an ElasticIP; nil when it does not exist.
@@ -222,16 +230,8 @@ func (l *AddressLedger) Changes() int {
 // ID; the Node is deleted when the test ends.
 func (e *Env) CloudProviderNode(name, metro string) string {
 	e.T.Helper()
-	c := e.MetalClient(MetalToken, ProjectID)
-	d, err := c.CreateDevice(e.Ctx, metal.CreateDeviceRequest{Hostname: name, Plan: "c3.small.x86", Metro: metro,
-		OperatingSystem: "ubuntu_22_04", BillingCycle: "hourly"})
-	require.NoError(e.T, err)
-	var dev *metal.Device
-	e.Eventually(func() bool {
-		dev, err = c.GetDevice(e.Ctx, d.ID)
-		return err == nil && dev.State == metal.DeviceStateActive && dev.PrivateIPv4() != ""
-	}, time.Minute, "the device of node %s did not become active", name)
-	_, err = e.Kube.CoreV1().Nodes().Create(e.Ctx, &corev1.Node{
+	dev := e.personsDevice(name, metro)
+	_, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name},
 			Annotations: map[string]string{"alpha.kubernetes.io/provided-node-ip": dev.PrivateIPv4()}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true",
@@ -239,5 +239,5 @@ func (e *Env) CloudProviderNode(name, metro string) string {
 	}, metav1.CreateOptions{})
 	require.NoError(e.T, err)
 	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(e.Ctx, name, metav1.DeleteOptions{}) })
-	return d.ID
+	return dev.ID
 }
