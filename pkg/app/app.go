@@ -116,6 +116,8 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "base URL servers fetch iPXE scripts from; empty means http://<VIP>:<ipxe-node-port>"},
 		&cli.IntFlag{Name: "ipxe-node-port", EnvVars: []string{"IPXE_NODE_PORT"}, Destination: &f.IPXENodePort,
 			Usage: "NodePort of the chart's iPXE Service, used with the VIP when --ipxe-public-url is empty"},
+		&cli.StringFlag{Name: "artifacts-mirror", EnvVars: []string{"ARTIFACTS_MIRROR"}, Destination: &f.ArtifactsMirror,
+			Usage: "base URL of a copy of releases.rancher.com/harvester (<url>/<version>/<file>) the installer scripts boot from; empty means the official release URLs"},
 		&cli.DurationFlag{Name: "poll-interval", EnvVars: []string{"POLL_INTERVAL"}, Value: 15 * time.Second, Destination: &f.PollInterval,
 			Usage: "how often a server in a waiting state is polled"},
 		&cli.DurationFlag{Name: "orphan-sweep-interval", EnvVars: []string{"ORPHAN_SWEEP_INTERVAL"}, Value: 10 * time.Minute, Destination: &f.OrphanSweepInterval,

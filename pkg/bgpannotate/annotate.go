@@ -64,7 +64,7 @@ func Annotations(neighbors []metal.BGPNeighbor, privateNetwork string) (map[stri
 	var n *metal.BGPNeighbor
 	for i := range neighbors {
 		if neighbors[i].AddressFamily == 4 {
-			n = &neighbors[i]
+			n = &neighbors[i] //nolint:gosec // G602: i ranges over neighbors
 			break
 		}
 	}

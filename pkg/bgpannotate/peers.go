@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // Peer is one BGP peer as kube-vip configures it from a node's annotations.
@@ -26,7 +26,7 @@ type Peer struct {
 	SourceIP netip.Addr
 	// Password is the MD5 password from bgp-pass, empty without it (which
 	// is always the case for annotations this package writes).
-	Password metal.Sensitive
+	Password redact.Sensitive
 	MultiHop bool
 }
 
@@ -75,7 +75,7 @@ func Peers(annotations map[string]string) ([]Peer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s is not base64", ErrIncomplete, infoPassword)
 		}
-		base.Password = metal.Sensitive(decoded)
+		base.Password = redact.Sensitive(decoded)
 	}
 	switch v, ok := first[infoMultiHop]; {
 	case !ok:

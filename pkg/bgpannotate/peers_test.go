@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 func TestPeersReadWhatAnnotationsWrite(t *testing.T) {
@@ -73,7 +74,7 @@ func TestPeers(t *testing.T) {
 		}), check: func(t *testing.T, ps []Peer) {
 			require.Len(t, ps, 2)
 			for _, p := range ps {
-				assert.Equal(t, metal.Sensitive("Secret12345"), p.Password)
+				assert.Equal(t, redact.Sensitive("Secret12345"), p.Password)
 				assert.True(t, p.MultiHop)
 			}
 			assert.NotContains(t, fmt.Sprintf("%+v", ps), "Secret12345", "a peer prints no password")

@@ -9,6 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
 // The driver contract: every behaviour the controller relies on, run
@@ -23,6 +27,7 @@ var contract = []struct {
 	{"log entries after a cursor come exactly once", testLogCursor},
 	{"a cleared log is detected without replay or loss", testLogCleared},
 	{"power off, on and reboot send one command each", testPower},
+	{"a one-time network boot is one command and serves the next start only", testBootOnce},
 	{"an address where nothing listens is Unreachable", testUnreachable},
 	{"a wrong password is Unauthorized and never printed", testWrongPassword},
 	{"the other protocol's port is a ProtocolMismatch", testWrongProtocol},
@@ -136,7 +141,7 @@ func testLogCursor(t *testing.T, tg *target, _ Endpoint) {
 	assert.Len(t, all, len(before)+5, "from the beginning: everything, oldest first")
 
 	_, _, err = c.LogEntries(ctx, "not-a-cursor")
-	assert.Equal(t, Invalid, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
 }
 
 func testLogCleared(t *testing.T, tg *target, _ Endpoint) {
@@ -179,7 +184,7 @@ func testPower(t *testing.T, tg *target, _ Endpoint) {
 		assert.Equal(t, i+1, tg.commands(), "%s: no second command", s.action)
 	}
 	err := c.Power(ctx, "hibernate")
-	assert.Equal(t, Invalid, ClassOf(err))
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 	assert.Equal(t, len(steps), tg.commands())
 }
 
@@ -196,20 +201,20 @@ func testUnreachable(t *testing.T, tg *target, _ Endpoint) {
 	ep := tg.ep
 	ep.Port = closedPort(t)
 	_, err := Dial(context.Background(), ep)
-	assert.Equal(t, Unreachable, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unreachable, failure.ClassOf(err), "%v", err)
 
 	ep = tg.ep
 	ep.Host = "bmc.invalid"
 	_, err = Dial(context.Background(), ep)
-	assert.Equal(t, Unreachable, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unreachable, failure.ClassOf(err), "%v", err)
 }
 
 func testWrongPassword(t *testing.T, tg *target, _ Endpoint) {
 	ep := tg.ep
-	ep.Password = Sensitive("x" + testPassword[1:])
+	ep.Password = redact.Sensitive("x" + testPassword[1:])
 	_, err := Dial(context.Background(), ep)
 	require.Error(t, err)
-	assert.Equal(t, Unauthorized, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unauthorized, failure.ClassOf(err), "%v", err)
 	for _, f := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
 		for _, v := range []any{err, ep, &ep} {
 			assert.NotContains(t, fmt.Sprintf(f, v), testPassword, f)
@@ -221,7 +226,7 @@ func testWrongProtocol(t *testing.T, tg *target, other Endpoint) {
 	ep := tg.ep
 	ep.Port = other.Port
 	_, err := Dial(context.Background(), ep)
-	assert.Equal(t, ProtocolMismatch, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.ProtocolMismatch, failure.ClassOf(err), "%v", err)
 }
 
 func testSlow(t *testing.T, tg *target, _ Endpoint) {
@@ -237,9 +242,9 @@ func testSlow(t *testing.T, tg *target, _ Endpoint) {
 	c = dial(t, ep)
 	tg.slow(t, 2*time.Second)
 	_, err = c.PowerState(ctx)
-	assert.Equal(t, Transient, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Transient, failure.ClassOf(err), "%v", err)
 	_, err = Dial(ctx, ep)
-	assert.Contains(t, []Class{Unreachable, Transient}, ClassOf(err), "%v", err)
+	assert.Contains(t, []failure.Class{failure.Unreachable, failure.Transient}, failure.ClassOf(err), "%v", err)
 }
 
 func testTLS(t *testing.T, tg *target, _ Endpoint) {
@@ -250,7 +255,7 @@ func testTLS(t *testing.T, tg *target, _ Endpoint) {
 	untrusted := tg.ep
 	untrusted.CABundle = nil
 	_, err := Dial(ctx, untrusted)
-	require.Equal(t, TLS, ClassOf(err), "%v", err)
+	require.Equal(t, failure.TLS, failure.ClassOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "CA bundle")
 	assert.Contains(t, err.Error(), "insecureSkipVerify")
 
@@ -263,4 +268,40 @@ func testTLS(t *testing.T, tg *target, _ Endpoint) {
 	c, err = Dial(ctx, insecure)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
+}
+
+func testBootOnce(t *testing.T, tg *target, _ Endpoint) {
+	ctx := context.Background()
+	c := dial(t, tg.ep)
+	require.NoError(t, c.Power(ctx, PowerActionOff))
+	require.Eventually(t, func() bool { st, err := c.PowerState(ctx); return err == nil && st == PowerOff }, 10*time.Second, 50*time.Millisecond)
+
+	require.NoError(t, c.BootOnce(ctx, BootNetwork, BootFirmwareAny))
+	assert.Eventually(t, func() bool { return tg.bootCommands() == 1 }, 5*time.Second, 20*time.Millisecond, "one boot override request")
+	assert.Equal(t, bmcsim.BootPxe, tg.bootOverride())
+	require.NoError(t, c.Power(ctx, PowerActionOn))
+	require.Eventually(t, func() bool { return len(startsOf(tg.transitions())) == 1 }, 10*time.Second, 20*time.Millisecond)
+	assert.True(t, startsOf(tg.transitions())[0].NetworkBoot(), "%+v", tg.transitions())
+	assert.Equal(t, bmcsim.BootNone, tg.bootOverride(), "the BMC used the override up")
+
+	require.NoError(t, c.Power(ctx, PowerActionReboot))
+	require.Eventually(t, func() bool { return len(startsOf(tg.transitions())) == 2 }, 10*time.Second, 20*time.Millisecond)
+	assert.False(t, startsOf(tg.transitions())[1].NetworkBoot(), "the next start boots as before: %+v", tg.transitions())
+
+	err := c.BootOnce(ctx, "cdrom", BootFirmwareAny)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
+	err = c.BootOnce(ctx, BootNetwork, "efi")
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
+	assert.Equal(t, 1, tg.bootCommands(), "nothing invalid reaches the BMC")
+}
+
+// startsOf keeps the starts and restarts.
+func startsOf(ts []bmcsim.PowerTransition) []bmcsim.PowerTransition {
+	var out []bmcsim.PowerTransition
+	for _, p := range ts {
+		if p.Change != bmcsim.PowerChangeOff {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -11,36 +11,37 @@ import (
 	"time"
 )
 
-// anchor is the last entry handed out of one log: its ID, its time in
+// lastEntry is the last entry handed out of one log: its ID, its time in
 // seconds (0 when it had none) and a digest of its content.
-type anchor struct {
+type lastEntry struct {
 	ID     string `json:"i"`
 	Unix   int64  `json:"t,omitempty"`
 	Digest string `json:"d"`
 }
 
-func (a anchor) zero() bool { return a.ID == "" && a.Digest == "" }
+func (a lastEntry) zero() bool { return a.ID == "" && a.Digest == "" }
 
-func anchorOf(e LogEntry) anchor {
-	return anchor{ID: e.ID, Unix: unixOrZero(e.Time), Digest: digest(e)}
+func lastEntryOf(e LogEntry) lastEntry {
+	return lastEntry{ID: e.ID, Unix: unixOrZero(e.Time), Digest: digest(e)}
 }
 
 // cursor is what the opaque cursor string carries: for a BMC with one log
-// (the IPMI SEL), its anchor and the log's epoch, a value that changes when
-// the BMC clears the log (IPMI's last erase time); for a Redfish BMC, one
-// anchor per log it reads, by the log's URI, since a BMC may keep several
-// logs of hardware events and each moves on its own.
+// (the IPMI SEL), the last entry handed out and the log's epoch, a value
+// that changes when the BMC clears the log (IPMI's last erase time); for a
+// Redfish BMC, the last entry handed out of each log it reads, by the log's
+// URI, since a BMC may keep several logs of hardware events and each moves
+// on its own.
 type cursor struct {
 	Version  int      `json:"v"`
 	Protocol Protocol `json:"p"`
 	Epoch    string   `json:"e,omitempty"`
-	anchor
-	Logs map[string]anchor `json:"l,omitempty"`
+	lastEntry
+	Logs map[string]lastEntry `json:"l,omitempty"`
 }
 
-// Cursor versions: 1 holds one anchor; 2 adds an anchor per log. A version
-// 1 Redfish cursor (written when only the SEL was read) still reads: its
-// anchor stands for every log until each has one of its own.
+// Cursor versions: 1 holds one last entry; 2 adds a last entry per log. A
+// version 1 Redfish cursor (written when only the SEL was read) still
+// reads: its last entry stands for every log until each has one of its own.
 const (
 	cursorVersion     = 1
 	cursorVersionLogs = 2
@@ -91,16 +92,16 @@ func unixOrZero(t time.Time) int64 {
 }
 
 // newSince picks, from a whole log (oldest first), the entries after the
-// anchor:
+// last entry handed out:
 //
-//  1. No anchor: everything.
-//  2. The anchor (same ID and digest) is in the log: what follows it.
-//  3. The anchor is gone (cleared on a BMC without an epoch, or pushed out
-//     of a log that wraps): entries at or after the anchor's time are new,
+//  1. No last entry: everything.
+//  2. The last entry (same ID and digest) is in the log: what follows it.
+//  3. The last entry is gone (cleared on a BMC without an epoch, or pushed
+//     out of a log that wraps): entries at or after its time are new,
 //     since a wrap drops the oldest first and a clear drops everything. Only
 //     entries the BMC deleted one by one could be handed out twice this way.
 //     Without times (an IPMI clock never set) everything is new.
-func newSince(all []LogEntry, a anchor) []LogEntry {
+func newSince(all []LogEntry, a lastEntry) []LogEntry {
 	if a.zero() {
 		return all
 	}
@@ -137,11 +138,11 @@ func newSince(all []LogEntry, a anchor) []LogEntry {
 func entriesAfter(all []LogEntry, c cursor, p Protocol, epoch string) ([]LogEntry, string) {
 	out := all
 	if c.Epoch == epoch {
-		out = newSince(all, c.anchor)
+		out = newSince(all, c.lastEntry)
 	}
-	next := cursor{Version: cursorVersion, Protocol: p, Epoch: epoch, anchor: c.anchor}
+	next := cursor{Version: cursorVersion, Protocol: p, Epoch: epoch, lastEntry: c.lastEntry}
 	if len(out) > 0 {
-		next.anchor = anchorOf(out[len(out)-1])
+		next.lastEntry = lastEntryOf(out[len(out)-1])
 	}
 	if next.zero() && next.Epoch == "" {
 		return out, ""
@@ -150,20 +151,20 @@ func entriesAfter(all []LogEntry, c cursor, p Protocol, epoch string) ([]LogEntr
 }
 
 // logsAfter does the same for a BMC with several logs, each from its own
-// anchor, and merges what is new, oldest first. A log no longer served
+// last entry, and merges what is new, oldest first. A log no longer served
 // drops out of the next cursor.
 func logsAfter(logs map[string][]LogEntry, c cursor, p Protocol) ([]LogEntry, string) {
-	next := cursor{Version: cursorVersionLogs, Protocol: p, Logs: map[string]anchor{}}
+	next := cursor{Version: cursorVersionLogs, Protocol: p, Logs: map[string]lastEntry{}}
 	var out []LogEntry
 	for key, all := range logs {
 		a, ok := c.Logs[key]
 		if !ok {
-			a = c.anchor
+			a = c.lastEntry
 		}
 		got := newSince(all, a)
 		out = append(out, got...)
 		if len(got) > 0 {
-			a = anchorOf(got[len(got)-1])
+			a = lastEntryOf(got[len(got)-1])
 		}
 		if !a.zero() {
 			next.Logs[key] = a

@@ -45,11 +45,11 @@ func TestEntriesAfter(t *testing.T) {
 			wantFirst: []string{"1", "2"}, want: []string{"1"},
 		},
 		{
-			name: "wrapped: the anchor and older entries are gone", first: []LogEntry{a, b},
+			name: "wrapped: the last entry and older entries are gone", first: []LogEntry{a, b},
 			then: []LogEntry{c, entry("4", 102, "d")}, wantFirst: []string{"1", "2"}, want: []string{"3", "4"},
 		},
 		{
-			name: "anchor gone: same-second entries after it are new, older are not", first: []LogEntry{a, b},
+			name: "last entry gone: same-second entries after it are new, older are not", first: []LogEntry{a, b},
 			then: []LogEntry{entry("9", 99, "old"), entry("10", 100, "same second"), c}, wantFirst: []string{"1", "2"}, want: []string{"10", "3"},
 		},
 		{
@@ -57,7 +57,7 @@ func TestEntriesAfter(t *testing.T) {
 			then: []LogEntry{a, b}, epoch2: "20", wantFirst: []string{"1", "2"}, want: []string{"1", "2"},
 		},
 		{
-			name: "no times, anchor gone: everything is new", first: []LogEntry{entry("1", 0, "a")},
+			name: "no times, last entry gone: everything is new", first: []LogEntry{entry("1", 0, "a")},
 			then: []LogEntry{entry("1", 0, "x")}, wantFirst: []string{"1"}, want: []string{"1"},
 		},
 	}
@@ -84,7 +84,7 @@ func TestDecodeCursor(t *testing.T) {
 	assert.Equal(t, cursor{}, c)
 }
 
-// Several logs move on each from its own anchor; a cursor of one anchor
+// Several logs move on each from its own last entry; a cursor of one entry
 // (written when only the SEL was read) stands for every log at first.
 func TestLogsAfter(t *testing.T) {
 	in := func(log string, e LogEntry) LogEntry {
@@ -114,7 +114,7 @@ func TestLogsAfter(t *testing.T) {
 
 	_, legacy := poll(t, []LogEntry{a}, "", "")
 	got, _ = pollLogs(map[string][]LogEntry{"sel": {a, b}, "log1": {x, y}}, legacy)
-	assert.Equal(t, []string{"x", "b", "y"}, got, "the one anchor: after it in its log, from its second in the others")
+	assert.Equal(t, []string{"x", "b", "y"}, got, "the one last entry: after it in its log, from its second in the others")
 	got, next = pollLogs(map[string][]LogEntry{}, "")
 	assert.Empty(t, got)
 	assert.Empty(t, next)

@@ -3,6 +3,8 @@ package bmc
 import (
 	"context"
 	"fmt"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // Dial checks the endpoint, connects and logs in. A Redfish Dial reads the
@@ -23,11 +25,11 @@ func Dial(ctx context.Context, ep Endpoint) (Client, error) {
 }
 
 func closedError(op string, ep Endpoint) error {
-	return newError(op, ep, Invalid, "the client is closed; Dial again", nil)
+	return newError(op, ep, failure.Invalid, "the client is closed; Dial again", nil)
 }
 
 func invalidAction(op string, ep Endpoint, a PowerAction) error {
-	return newError(op, ep, Invalid, fmt.Sprintf("unknown power action %q; use %q, %q or %q", string(a), PowerActionOn, PowerActionOff, PowerActionReboot), nil)
+	return newError(op, ep, failure.Invalid, fmt.Sprintf("unknown power action %q; use %q, %q or %q", string(a), PowerActionOn, PowerActionOff, PowerActionReboot), nil)
 }
 
 // worstOf folds subsystem readings into an overall state. Unknown
@@ -48,9 +50,9 @@ func worstOf(base State, subs []SubsystemHealth) State {
 
 // ctxErr reports a caller's cancellation as Transient so that it never
 // reads as a BMC fault.
-func ctxErr(ctx context.Context) (Class, string, bool) {
+func ctxErr(ctx context.Context) (failure.Class, string, bool) {
 	if ctx.Err() != nil {
-		return Transient, "the caller gave up: " + ctx.Err().Error(), true
+		return failure.Transient, "the caller gave up: " + ctx.Err().Error(), true
 	}
 	return "", "", false
 }

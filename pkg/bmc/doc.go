@@ -16,17 +16,19 @@
 // # Use
 //
 //	c, err := bmc.Dial(ctx, bmc.Endpoint{Protocol: bmc.ProtocolRedfish,
-//		Host: "10.0.0.5", Username: user, Password: bmc.Sensitive(pw), CABundle: ca})
+//		Host: "10.0.0.5", Username: user, Password: redact.Sensitive(pw), CABundle: ca})
 //	inv, err := c.Inventory(ctx)
 //	h, err := c.Health(ctx)                  // diff with the last reading
 //	entries, next, err := c.LogEntries(ctx, cursorFromStatus)
 //	err = c.Power(ctx, bmc.PowerActionReboot) // one command, never retried
+//	err = c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny) // next start only
 //	defer c.Close()
 //
-// Every error is an *Error; ClassOf gives its Class (Unreachable,
-// Unauthorized, ProtocolMismatch, TLS, Unsupported, Transient, Invalid).
-// Messages never hold the password: Endpoint and Sensitive print it as
-// "<redacted>", and errors are scrubbed before they are built.
+// Every error is a *failure.Error of Seam; failure.ClassOf gives its class
+// (Unreachable, Unauthorized, ProtocolMismatch, TLS, Unsupported,
+// Transient, Invalid).
+// Messages never hold the password: Endpoint and redact.Sensitive print it
+// as "<redacted>", and errors are scrubbed before they are built.
 //
 // # Security
 //
@@ -55,6 +57,20 @@
 // retransmission is off for it, since a repeated datagram is a second
 // command. A Redfish request refused with 401 because the BMC dropped the
 // session was not carried out; it is sent again once after a new login.
+//
+// # One-time network boot
+//
+// BootOnce is one command too. Redfish: a PATCH of the ComputerSystem's
+// Boot with BootSourceOverrideTarget Pxe and BootSourceOverrideEnabled
+// Once, plus BootSourceOverrideMode (UEFI or Legacy) when a firmware is
+// asked for and the system reports the property, then a read of it back;
+// a system whose AllowableValues lack Pxe is refused before anything is
+// sent. IPMI: Set System Boot Options parameter 5 alone (valid, next boot
+// only, force PXE, the EFI bit for UEFI). What a BMC refuses (a 400 or 405,
+// a read back without the override, a completion code) is Unsupported,
+// with a message saying what to change. Inventory reports the host's
+// SMBIOS UUID (SystemUUID) beside its NICs' MACs: what a boot endpoint
+// recognises the server by.
 //
 // # Health
 //

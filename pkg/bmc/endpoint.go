@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // Protocol names how a BMC is reached.
@@ -45,7 +48,7 @@ type Endpoint struct {
 	// roots (Redfish only): BMCs mostly ship self-signed certificates.
 	CABundle []byte
 	Username string
-	Password Sensitive
+	Password redact.Sensitive
 	// Timeout bounds one request to the BMC; 0 means DefaultTimeout.
 	Timeout time.Duration
 }
@@ -85,7 +88,7 @@ func (e Endpoint) timeout() time.Duration {
 // is an *Error of class Invalid naming the field.
 func (e Endpoint) Validate() error {
 	invalid := func(format string, args ...any) error {
-		return &Error{Op: "Dial", Endpoint: e.String(), Class: Invalid, Message: fmt.Sprintf(format, args...)}
+		return &failure.Error{Seam: Seam, Op: "Dial", Endpoint: e.String(), Class: failure.Invalid, Message: fmt.Sprintf(format, args...)}
 	}
 	switch e.Protocol {
 	case ProtocolRedfish, ProtocolIPMI:

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 func TestEndpointValidate(t *testing.T) {
@@ -31,7 +34,7 @@ func TestEndpointValidate(t *testing.T) {
 		{"negative timeout", func(e *Endpoint) { e.Timeout = -1 }, "negative"},
 		{"bundle and insecure", func(e *Endpoint) { e.InsecureSkipVerify, e.CABundle = true, []byte("x") }, "choose one"},
 		{"bundle without PEM", func(e *Endpoint) { e.CABundle = []byte("not pem") }, "no PEM certificate"},
-		{"IPMI password too long", func(e *Endpoint) { e.Protocol, e.Password = ProtocolIPMI, Sensitive(strings.Repeat("p", 21)) }, "at most 20 bytes"},
+		{"IPMI password too long", func(e *Endpoint) { e.Protocol, e.Password = ProtocolIPMI, redact.Sensitive(strings.Repeat("p", 21)) }, "at most 20 bytes"},
 		{"IPMI user too long", func(e *Endpoint) { e.Protocol, e.Username = ProtocolIPMI, strings.Repeat("u", 17) }, "at most 16 bytes"},
 	}
 	for _, tt := range tests {
@@ -44,7 +47,7 @@ func TestEndpointValidate(t *testing.T) {
 				return
 			}
 			assert.ErrorContains(t, err, tt.want)
-			assert.Equal(t, Invalid, ClassOf(err))
+			assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 		})
 	}
 }
@@ -57,19 +60,19 @@ func TestEndpointNeverPrintsPassword(t *testing.T) {
 		assert.NotContains(t, fmt.Sprintf(f, ep.Password), "hunter2", f)
 	}
 	assert.Equal(t, "ipmi://root@10.0.0.5:623", ep.String())
-	assert.Equal(t, "", Sensitive("").String())
-	b, _ := Sensitive("x").MarshalText()
+	assert.Equal(t, "", redact.Sensitive("").String())
+	b, _ := redact.Sensitive("x").MarshalText()
 	assert.Equal(t, "<redacted>", string(b))
 }
 
 func TestNewErrorScrubsPassword(t *testing.T) {
 	ep := Endpoint{Protocol: ProtocolRedfish, Host: "h", Username: "u", Password: "pw-123456"}
 	cause := errors.New("server said: bad password pw-123456")
-	e := newError("Dial", ep, Unauthorized, cause.Error(), cause)
+	e := newError("Dial", ep, failure.Unauthorized, cause.Error(), cause)
 	assert.NotContains(t, e.Error(), "pw-123456")
 	assert.Nil(t, e.Err, "a cause holding the password is dropped, so Unwrap cannot leak it")
 	clean := errors.New("refused")
-	assert.Equal(t, clean, newError("Dial", ep, Unreachable, "x", clean).Unwrap())
+	assert.Equal(t, clean, newError("Dial", ep, failure.Unreachable, "x", clean).Unwrap())
 }
 
 func TestClassifyNet(t *testing.T) {
@@ -79,14 +82,14 @@ func TestClassifyNet(t *testing.T) {
 	tests := []struct {
 		err       error
 		connected bool
-		want      Class
+		want      failure.Class
 	}{
-		{refused, false, Unreachable},
-		{refused, true, Unreachable},
-		{timeout, false, Unreachable},
-		{timeout, true, Transient},
-		{dns, false, Unreachable},
-		{fmt.Errorf("wrapped: %w", timeout), true, Transient},
+		{refused, false, failure.Unreachable},
+		{refused, true, failure.Unreachable},
+		{timeout, false, failure.Unreachable},
+		{timeout, true, failure.Transient},
+		{dns, false, failure.Unreachable},
+		{fmt.Errorf("wrapped: %w", timeout), true, failure.Transient},
 	}
 	for _, tt := range tests {
 		class, _, ok := classifyNet(tt.err, tt.connected)

@@ -12,6 +12,8 @@ import (
 	ipmi "github.com/bougou/go-ipmi/pkg/client"
 	"github.com/bougou/go-ipmi/pkg/command/chassis"
 	"github.com/bougou/go-ipmi/pkg/types"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 type ipmiClient struct {
@@ -45,7 +47,7 @@ func (c *ipmiClient) connect(ctx context.Context) error {
 		c.c, c.stale, c.suite = cl, false, suite
 		return nil
 	case len(downgrades) > 0:
-		return newError("Dial", c.ep, ProtocolMismatch, fmt.Sprintf(
+		return newError("Dial", c.ep, failure.ProtocolMismatch, fmt.Sprintf(
 			"a cipher suite downgrade, refused: %s; something between the addon and the BMC rewrites the session setup, or the BMC does not honour the suite asked for",
 			strings.Join(downgrades, "; ")), nil)
 	}
@@ -74,11 +76,11 @@ func trySuites[S any](order []types.CipherSuiteID, attempt func(types.CipherSuit
 			errs = append(errs, err)
 			continue
 		}
-		if _, ok := err.(*Error); ok {
+		if _, ok := err.(*failure.Error); ok {
 			return zero, 0, nil, err
 		}
 		errs = append(errs, err)
-		if class, _ := classifyIPMI(err, false); class == Unauthorized || class == Unreachable {
+		if class, _ := classifyIPMI(err, false); class == failure.Unauthorized || class == failure.Unreachable {
 			return zero, 0, nil, err
 		}
 	}
@@ -108,7 +110,7 @@ func (c *ipmiClient) suiteOrder() []types.CipherSuiteID {
 func (c *ipmiClient) connectSuite(ctx context.Context, suite types.CipherSuiteID) (*ipmi.Client, string, error) {
 	cl, err := ipmi.NewClient(c.ep.Host, c.ep.port(), c.ep.Username, string(c.ep.Password))
 	if err != nil {
-		return nil, "", newError("Dial", c.ep, Invalid, err.Error(), err)
+		return nil, "", newError("Dial", c.ep, failure.Invalid, err.Error(), err)
 	}
 	guard := &suiteGuard{}
 	cl.WithCipherSuiteID(suite).WithUDPProxy(guard)
@@ -147,14 +149,14 @@ func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client)
 		}
 	}
 	err := fn(c.c)
-	if err != nil && !fresh && op != "Power" && ctx.Err() == nil && ClassOf(c.fail(ctx, op, err, true)) == Transient {
+	if err != nil && !fresh && !isCommand(op) && ctx.Err() == nil && failure.ClassOf(c.fail(ctx, op, err, true)) == failure.Transient {
 		if c.reconnect(ctx) == nil {
 			err = fn(c.c)
 		}
 	}
 	if err != nil {
 		e := c.fail(ctx, op, err, true)
-		if ClassOf(e) == Transient {
+		if failure.ClassOf(e) == failure.Transient {
 			c.stale = true
 		}
 		return e
@@ -164,6 +166,9 @@ func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client)
 
 // reconnect ends the session, briefly (a BMC that dropped it does not
 // answer), and opens a new one; without one, c.c is nil.
+// isCommand says whether op changes the host: never sent twice.
+func isCommand(op string) bool { return op == "Power" || op == "BootOnce" }
+
 func (c *ipmiClient) reconnect(ctx context.Context) error {
 	if c.c != nil {
 		c.c.WithTimeout(min(c.ep.timeout(), time.Second)).WithRetry(0)
@@ -174,7 +179,7 @@ func (c *ipmiClient) reconnect(ctx context.Context) error {
 }
 
 func (c *ipmiClient) fail(ctx context.Context, op string, err error, connected bool) error {
-	var be *Error
+	var be *failure.Error
 	if errors.As(err, &be) {
 		return be
 	}
@@ -182,8 +187,8 @@ func (c *ipmiClient) fail(ctx context.Context, op string, err error, connected b
 		return newError(op, c.ep, class, msg, err)
 	}
 	class, msg := classifyIPMI(err, connected)
-	if class == Unreachable && !connected && answersTCP(c.ep) {
-		class, msg = ProtocolMismatch, fmt.Sprintf("port %d answers TCP, not IPMI over UDP (is it a Redfish/HTTPS port? then set the protocol to %q)", c.ep.port(), ProtocolRedfish)
+	if class == failure.Unreachable && !connected && answersTCP(c.ep) {
+		class, msg = failure.ProtocolMismatch, fmt.Sprintf("port %d answers TCP, not IPMI over UDP (is it a Redfish/HTTPS port? then set the protocol to %q)", c.ep.port(), ProtocolRedfish)
 	}
 	return newError(op, c.ep, class, msg, err)
 }
@@ -191,9 +196,9 @@ func (c *ipmiClient) fail(ctx context.Context, op string, err error, connected b
 // classifyIPMI reads go-ipmi's errors. Its session setup joins the
 // failures of every cipher suite into one text, so authentication failures
 // are recognised by the messages of the IPMI specification.
-func classifyIPMI(err error, connected bool) (Class, string) {
+func classifyIPMI(err error, connected bool) (failure.Class, string) {
 	if class, msg, ok := classifyNet(err, connected); ok {
-		if class == Unreachable && strings.Contains(msg, "in time") {
+		if class == failure.Unreachable && strings.Contains(msg, "in time") {
 			msg = "no answer over UDP in time: the host is down, a firewall drops IPMI, or the port is not an IPMI port"
 		}
 		return class, msg
@@ -203,31 +208,31 @@ func classifyIPMI(err error, connected bool) (Class, string) {
 	// reports that none came, which is no net.Error.
 	if strings.Contains(text, "no datagram matched") || strings.Contains(text, "read deadline") || strings.Contains(text, "UDP read timed out") {
 		if connected {
-			return Transient, "the BMC did not answer in time"
+			return failure.Transient, "the BMC did not answer in time"
 		}
-		return Unreachable, "no answer over UDP in time: the host is down, a firewall drops IPMI, or the port is not an IPMI port"
+		return failure.Unreachable, "no answer over UDP in time: the host is down, a firewall drops IPMI, or the port is not an IPMI port"
 	}
 	for _, s := range []string{"RAKP authentication failed", "Unauthorized name", "Invalid name length", "Unauthorized role", "Invalid integrity check value", "Insufficient privilege"} {
 		if strings.Contains(text, s) {
-			return Unauthorized, "the BMC refused the user name or password (" + s + ")"
+			return failure.Unauthorized, "the BMC refused the user name or password (" + s + ")"
 		}
 	}
 	if respErr, ok := types.IsResponseError(err); ok {
 		switch respErr.CompletionCode() {
 		case types.CodeInvalidCommand, types.CodeIllegalCommand, types.CodeNotSupported:
-			return Unsupported, rootCause(err)
+			return failure.Unsupported, rootCause(err)
 		case types.CodeInsufficientPrivilege:
-			return Unauthorized, "the user lacks the privilege for this command"
+			return failure.Unauthorized, "the user lacks the privilege for this command"
 		}
-		return Transient, rootCause(err)
+		return failure.Transient, rootCause(err)
 	}
 	if strings.Contains(text, "No Cipher Suite match") {
-		return Unsupported, "the BMC accepts neither cipher suite 17 nor 3"
+		return failure.Unsupported, "the BMC accepts neither cipher suite 17 nor 3"
 	}
 	if !connected && (strings.Contains(text, "too short") || strings.Contains(text, "unpack")) {
-		return ProtocolMismatch, "something answered on the port but not with IPMI 2.0 (RMCP+)"
+		return failure.ProtocolMismatch, "something answered on the port but not with IPMI 2.0 (RMCP+)"
 	}
-	return Transient, rootCause(err)
+	return failure.Transient, rootCause(err)
 }
 
 // answersTCP says whether the IPMI port accepts TCP: a refused UDP port

@@ -10,8 +10,8 @@ import (
 	"github.com/bougou/go-ipmi/pkg/types"
 )
 
-// Inventory reads FRU 0 (product area first, then board and chassis) and
-// the system firmware version. IPMI has no standard way to list CPUs,
+// Inventory reads FRU 0 (product area first, then board and chassis), the
+// system firmware version and the system GUID. IPMI has no standard way to list CPUs,
 // memory, drives or host NICs, so those stay empty.
 func (c *ipmiClient) Inventory(ctx context.Context) (Inventory, error) {
 	var inv Inventory
@@ -30,9 +30,28 @@ func (c *ipmiClient) Inventory(ctx context.Context) (Inventory, error) {
 		if err == nil {
 			inv.BIOSVersion = clean(info.SystemFirmwareVersion)
 		}
-		return nil
+		inv.SystemUUID, err = systemUUID(ctx, cl)
+		return err
 	})
 	return inv, err
+}
+
+// systemUUID reads Get System GUID in SMBIOS byte order (the first three
+// fields little endian), the order BMCs copy from the host's SMBIOS table:
+// read so, it is the UUID the host's firmware reports.
+func systemUUID(ctx context.Context, cl *ipmi.Client) (string, error) {
+	g, err := cl.GetSystemGUID(ctx)
+	if isCompletionCode(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	u, err := types.ParseGUID(g.GUID[:], types.GUIDModeSMBIOS)
+	if err != nil {
+		return "", nil //nolint:nilerr // 16 bytes always parse; a BMC's odd GUID is just no identity
+	}
+	return canonicalUUID(u.String()), nil
 }
 
 // isCompletionCode says the BMC answered but refused the command: for an

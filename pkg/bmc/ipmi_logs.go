@@ -8,6 +8,8 @@ import (
 
 	ipmi "github.com/bougou/go-ipmi/pkg/client"
 	"github.com/bougou/go-ipmi/pkg/types"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // preInitLimit: IPMI timestamps up to 0x20000000 count seconds since the
@@ -20,7 +22,7 @@ const preInitLimit = 0x20000000
 func (c *ipmiClient) LogEntries(ctx context.Context, cur string) ([]LogEntry, string, error) {
 	pos, err := decodeCursor(cur, ProtocolIPMI)
 	if err != nil {
-		return nil, "", newError("LogEntries", c.ep, Invalid, err.Error(), nil)
+		return nil, "", newError("LogEntries", c.ep, failure.Invalid, err.Error(), nil)
 	}
 	var (
 		all   []LogEntry

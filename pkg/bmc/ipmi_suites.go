@@ -121,5 +121,5 @@ func suiteName(algs [3]uint8) string {
 			return fmt.Sprintf("%d", id)
 		}
 	}
-	return fmt.Sprintf("of authentication %d, integrity %d and encryption %d", algs[0], algs[1], algs[2])
+	return fmt.Sprintf("of authentication %d, integrity %d and encryption %d", algs[0], algs[1], algs[2]) //nolint:gosec // G602: algs is a [3]uint8
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 )
 
@@ -20,7 +21,7 @@ func TestIPMIUnknownUser(t *testing.T) {
 	ep := tg.ep
 	ep.Username = "nobody"
 	_, err := Dial(context.Background(), ep)
-	assert.Equal(t, Unauthorized, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unauthorized, failure.ClassOf(err), "%v", err)
 }
 
 // After a timeout the session may be broken; the next call opens a new
@@ -33,7 +34,7 @@ func TestIPMIRecoversAfterTimeout(t *testing.T) {
 	c := dial(t, ep)
 	tg.slow(t, 2*time.Second)
 	_, err := c.PowerState(ctx)
-	require.Equal(t, Transient, ClassOf(err), "%v", err)
+	require.Equal(t, failure.Transient, failure.ClassOf(err), "%v", err)
 	tg.slow(t, 0)
 	assert.Eventually(t, func() bool {
 		st, err := c.PowerState(ctx)
@@ -86,7 +87,7 @@ func TestIPMISilentBMCIsUnreachable(t *testing.T) {
 	ep := Endpoint{Protocol: ProtocolIPMI, Host: "127.0.0.1", Port: silent.LocalAddr().(*net.UDPAddr).Port,
 		Username: testUser, Password: testPassword, Timeout: time.Second}
 	_, err = Dial(context.Background(), ep)
-	assert.Equal(t, Unreachable, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unreachable, failure.ClassOf(err), "%v", err)
 }
 
 // Something between the addon and the BMC rewrites the suite asked for to
@@ -101,7 +102,7 @@ func TestIPMIDowngradeIsRefused(t *testing.T) {
 	ep := tg.ep
 	ep.Port = relay.Port()
 	_, err := Dial(context.Background(), ep)
-	require.Equal(t, ProtocolMismatch, ClassOf(err), "%v", err)
+	require.Equal(t, failure.ProtocolMismatch, failure.ClassOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "downgrade")
 	assert.NotContains(t, relay.SetupLog(), "rakp1", "no RAKP exchange after an answer with other algorithms")
 }
@@ -151,16 +152,16 @@ func TestTrySuites(t *testing.T) {
 		downgraded map[types.CipherSuiteID]bool
 		tried      []types.CipherSuiteID
 		suite      types.CipherSuiteID
-		class      Class
+		class      failure.Class
 		downgrades int
 	}{
-		{name: "refused password", outcomes: map[types.CipherSuiteID]error{17: refused}, tried: []types.CipherSuiteID{17}, class: Unauthorized},
-		{name: "silent", outcomes: map[types.CipherSuiteID]error{17: silent}, tried: []types.CipherSuiteID{17}, class: Unreachable},
+		{name: "refused password", outcomes: map[types.CipherSuiteID]error{17: refused}, tried: []types.CipherSuiteID{17}, class: failure.Unauthorized},
+		{name: "silent", outcomes: map[types.CipherSuiteID]error{17: silent}, tried: []types.CipherSuiteID{17}, class: failure.Unreachable},
 		{name: "suite 17 lacking", outcomes: map[types.CipherSuiteID]error{17: lacking}, tried: []types.CipherSuiteID{17, 3}, suite: 3},
 		{name: "17 downgraded", downgraded: map[types.CipherSuiteID]bool{17: true}, tried: []types.CipherSuiteID{17, 3}, suite: 3},
 		{name: "both downgraded", downgraded: map[types.CipherSuiteID]bool{17: true, 3: true}, tried: []types.CipherSuiteID{17, 3}, downgrades: 2},
 		{name: "17 downgraded, 3 refused", outcomes: map[types.CipherSuiteID]error{3: refused}, downgraded: map[types.CipherSuiteID]bool{17: true},
-			tried: []types.CipherSuiteID{17, 3}, class: Unauthorized},
+			tried: []types.CipherSuiteID{17, 3}, class: failure.Unauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tried []types.CipherSuiteID

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 type redfishClient struct {
@@ -45,7 +47,7 @@ func dialRedfish(ctx context.Context, ep Endpoint) (*redfishClient, error) {
 		return nil, c.fail(ctx, "Dial", err, stageRoot)
 	}
 	if anon.Service == nil || (anon.Service.RedfishVersion == "" && !strings.Contains(anon.Service.ODataType, "ServiceRoot")) {
-		return nil, newError("Dial", ep, ProtocolMismatch, "the answer at /redfish/v1/ is JSON but not a Redfish service root", nil)
+		return nil, newError("Dial", ep, failure.ProtocolMismatch, "the answer at /redfish/v1/ is JSON but not a Redfish service root", nil)
 	}
 	if c.noSessions, err = lacksSessions(anon); err != nil {
 		return nil, c.fail(ctx, "Dial", err, stageRoot)
@@ -152,7 +154,7 @@ func (c *redfishClient) findSystem(ctx context.Context) error {
 		return c.fail(ctx, "Dial", err, stageSession)
 	}
 	if len(systems) == 0 {
-		return newError("Dial", c.ep, Unsupported, "the Redfish service lists no computer system", nil)
+		return newError("Dial", c.ep, failure.Unsupported, "the Redfish service lists no computer system", nil)
 	}
 	slices.SortFunc(systems, func(a, b *schemas.ComputerSystem) int { return strings.Compare(a.ODataID, b.ODataID) })
 	c.systemURI = systems[0].ODataID
@@ -193,7 +195,7 @@ func isStatus(err error, code int) bool {
 // fail classifies err. A refused connection gets one more look: when the
 // same port answers an RMCP ping, the user pointed Redfish at an IPMI port.
 func (c *redfishClient) fail(ctx context.Context, op string, err error, st stage) error {
-	var be *Error
+	var be *failure.Error
 	if errors.As(err, &be) {
 		return be
 	}
@@ -201,8 +203,8 @@ func (c *redfishClient) fail(ctx context.Context, op string, err error, st stage
 		return newError(op, c.ep, class, msg, err)
 	}
 	class, msg := classifyRedfish(err, st)
-	if class == Unreachable && st == stageRoot && answersRMCP(ctx, c.ep) {
-		class, msg = ProtocolMismatch, fmt.Sprintf("port %d answers IPMI (RMCP over UDP), not HTTPS: set the protocol to %q", c.ep.port(), ProtocolIPMI)
+	if class == failure.Unreachable && st == stageRoot && answersRMCP(ctx, c.ep) {
+		class, msg = failure.ProtocolMismatch, fmt.Sprintf("port %d answers IPMI (RMCP over UDP), not HTTPS: set the protocol to %q", c.ep.port(), ProtocolIPMI)
 	}
 	return newError(op, c.ep, class, msg, err)
 }
@@ -244,7 +246,7 @@ func (c *redfishClient) Power(ctx context.Context, action PowerAction) error {
 		}
 		reset, ok := resetTypeFor(action, allowed)
 		if !ok {
-			return newError("Power", c.ep, Unsupported, fmt.Sprintf("the BMC offers no reset type for %q (allowed: %v)", string(action), allowed), nil)
+			return newError("Power", c.ep, failure.Unsupported, fmt.Sprintf("the BMC offers no reset type for %q (allowed: %v)", string(action), allowed), nil)
 		}
 		_, err = sys.Reset(reset)
 		return err

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // stage says how far a Redfish exchange had got, which changes what a 404
@@ -23,7 +25,7 @@ const (
 
 // classifyRedfish turns a gofish or transport error into a class and a
 // message.
-func classifyRedfish(err error, st stage) (Class, string) {
+func classifyRedfish(err error, st stage) (failure.Class, string) {
 	var collErr *schemas.CollectionError
 	if errors.As(err, &collErr) && len(collErr.Failures) > 0 {
 		// gofish fetches collection members in parallel and keeps every
@@ -47,14 +49,14 @@ func classifyRedfish(err error, st stage) (Class, string) {
 	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) || strings.Contains(err.Error(), "malformed HTTP response") ||
 		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
 		if st == stageRoot {
-			return ProtocolMismatch, fmt.Sprintf("the answer is not Redfish JSON (%s); is this port a Redfish service?", rootCause(err))
+			return failure.ProtocolMismatch, fmt.Sprintf("the answer is not Redfish JSON (%s); is this port a Redfish service?", rootCause(err))
 		}
-		return Transient, fmt.Sprintf("the BMC sent a malformed answer: %s", rootCause(err))
+		return failure.Transient, fmt.Sprintf("the BMC sent a malformed answer: %s", rootCause(err))
 	}
-	return Transient, rootCause(err)
+	return failure.Transient, rootCause(err)
 }
 
-func classifyStatus(e *schemas.Error, st stage) (Class, string) {
+func classifyStatus(e *schemas.Error, st stage) (failure.Class, string) {
 	code := e.HTTPReturnedStatusCode
 	msg := fmt.Sprintf("HTTP %d %s", code, http.StatusText(code))
 	if detail := redfishMessage(e); detail != "" {
@@ -62,19 +64,19 @@ func classifyStatus(e *schemas.Error, st stage) (Class, string) {
 	}
 	switch {
 	case code == http.StatusUnauthorized:
-		return Unauthorized, "the BMC refused the user name or password (" + msg + ")"
+		return failure.Unauthorized, "the BMC refused the user name or password (" + msg + ")"
 	case code == http.StatusForbidden:
-		return Unauthorized, "the user lacks the privilege for this operation (" + msg + ")"
+		return failure.Unauthorized, "the user lacks the privilege for this operation (" + msg + ")"
 	case code == http.StatusNotFound && st == stageRoot:
-		return ProtocolMismatch, "no Redfish service root at /redfish/v1/ (" + msg + ")"
+		return failure.ProtocolMismatch, "no Redfish service root at /redfish/v1/ (" + msg + ")"
 	case code == http.StatusNotFound, code == http.StatusMethodNotAllowed, code == http.StatusNotImplemented:
-		return Unsupported, msg
+		return failure.Unsupported, msg
 	case code == http.StatusTooManyRequests, code >= 500:
-		return Transient, msg
+		return failure.Transient, msg
 	case code >= 400:
-		return Invalid, msg
+		return failure.Invalid, msg
 	}
-	return Transient, msg
+	return failure.Transient, msg
 }
 
 // redfishMessage picks the most specific human text of a Redfish error,

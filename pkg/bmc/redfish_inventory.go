@@ -23,14 +23,15 @@ func (c *redfishClient) Inventory(ctx context.Context) (Inventory, error) {
 		if err != nil {
 			return err
 		}
-		inv = Inventory{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber, BIOSVersion: sys.BiosVersion}
+		inv = Inventory{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber, BIOSVersion: sys.BiosVersion,
+			SystemUUID: canonicalUUID(sys.UUID)}
 		if inv.Manufacturer == "" || inv.Model == "" || inv.SerialNumber == "" {
 			// Seeder reads these from the chassis; some BMCs fill only that.
 			if err := fillFromChassis(sys, &inv); err != nil {
 				return err
 			}
 		}
-		inv.CPUCount, inv.CPUModel = int(deref(sys.ProcessorSummary.Count)), sys.ProcessorSummary.Model
+		inv.CPUCount, inv.CPUModel = int(deref(sys.ProcessorSummary.Count)), sys.ProcessorSummary.Model //nolint:gosec // G115: a server's CPU count fits an int
 		if gib := deref(sys.MemorySummary.TotalSystemMemoryGiB); gib > 0 {
 			inv.MemoryBytes = int64(math.Round(gib * (1 << 30)))
 		}
@@ -146,7 +147,7 @@ func drives(sys *schemas.ComputerSystem) ([]Drive, error) {
 		for _, ss := range simple {
 			for _, d := range ss.Devices {
 				if present(d.Status) {
-					out = append(out, Drive{Name: d.Name, SizeBytes: int64(deref(d.CapacityBytes))})
+					out = append(out, Drive{Name: d.Name, SizeBytes: int64(deref(d.CapacityBytes))}) //nolint:gosec // G115: no drive holds 8 EiB
 				}
 			}
 		}
@@ -202,7 +203,7 @@ func isPort(n *schemas.EthernetInterface) bool {
 	if raw.Links.HostInterface.ID != "" {
 		return false
 	}
-	return !(n.VLAN.VLANEnable && len(raw.Links.RelatedInterfaces) > 0)
+	return !n.VLAN.VLANEnable || len(raw.Links.RelatedInterfaces) == 0
 }
 
 // Health reads the chassis Thermal and Power resources and the system's
@@ -252,6 +253,7 @@ func chassisParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus
 				parts[SubsystemThermal] = append(parts[SubsystemThermal], namedStatus{cmpOr(t.Name, t.MemberID), t.Status})
 			}
 			for _, f := range thermal.Fans {
+				//nolint:staticcheck // SA1019: BMCs of Thermal before v1.1 name a fan only in FanName
 				parts[SubsystemFans] = append(parts[SubsystemFans], namedStatus{cmpOr(cmpOr(f.Name, f.FanName), f.MemberID), f.Status})
 			}
 		}
@@ -308,12 +310,16 @@ func systemParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus)
 			}
 		}
 	}
-	// Without member resources, the summaries still carry a rollup.
+	// Without member resources, the summaries still carry a rollup. Their
+	// Status is deprecated (v1.16) for Conditions, which the BMCs that
+	// lack member resources do not have.
+	//nolint:staticcheck // SA1019: see above
 	if len(parts[SubsystemProcessors]) == 0 && sys.ProcessorSummary.Status.State != "" {
-		parts[SubsystemProcessors] = []namedStatus{{"processors", sys.ProcessorSummary.Status}}
+		parts[SubsystemProcessors] = []namedStatus{{"processors", sys.ProcessorSummary.Status}} //nolint:staticcheck // SA1019: as above
 	}
+	//nolint:staticcheck // SA1019: as above
 	if len(parts[SubsystemMemory]) == 0 && sys.MemorySummary.Status.State != "" {
-		parts[SubsystemMemory] = []namedStatus{{"memory", sys.MemorySummary.Status}}
+		parts[SubsystemMemory] = []namedStatus{{"memory", sys.MemorySummary.Status}} //nolint:staticcheck // SA1019: as above
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // logSource is a log service found to hold hardware events.
@@ -31,7 +33,7 @@ type logSource struct {
 func (c *redfishClient) LogEntries(ctx context.Context, cur string) ([]LogEntry, string, error) {
 	pos, err := decodeCursor(cur, ProtocolRedfish)
 	if err != nil {
-		return nil, "", newError("LogEntries", c.ep, Invalid, err.Error(), nil)
+		return nil, "", newError("LogEntries", c.ep, failure.Invalid, err.Error(), nil)
 	}
 	logs := map[string][]LogEntry{}
 	var skipped []string
@@ -77,7 +79,7 @@ func (c *redfishClient) LogEntries(ctx context.Context, cur string) ([]LogEntry,
 		if len(skipped) > 0 {
 			msg += "; left out: " + strings.Join(skipped, ", ")
 		}
-		return nil, "", newError("LogEntries", c.ep, Unsupported, msg, nil)
+		return nil, "", newError("LogEntries", c.ep, failure.Unsupported, msg, nil)
 	}
 	out, next := logsAfter(logs, pos, ProtocolRedfish)
 	return out, next, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
@@ -82,7 +83,7 @@ func TestRedfishNoHardwareLog(t *testing.T) {
 		{Owner: bmcsim.LogOfManager, ID: "Lclog", Name: "Lifecycle Controller Log", EntryType: "Event"},
 	}})
 	_, _, err := c.LogEntries(context.Background(), "")
-	require.Equal(t, Unsupported, ClassOf(err), "%v", err)
+	require.Equal(t, failure.Unsupported, failure.ClassOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "Lclog")
 	assert.Contains(t, err.Error(), "lifecycle")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
@@ -24,7 +25,7 @@ func TestRedfishCertificateForAnotherName(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	ep := Endpoint{Protocol: ProtocolRedfish, Host: srv.Host, Port: srv.Port, CABundle: srv.CACertPEM, Username: testUser, Password: testPassword}
 	_, err = Dial(context.Background(), ep)
-	require.Equal(t, TLS, ClassOf(err), "%v", err)
+	require.Equal(t, failure.TLS, failure.ClassOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "127.0.0.2")
 }
 
@@ -36,7 +37,7 @@ func TestRedfishPlainHTTPAndNotRedfish(t *testing.T) {
 	port, _ := strconv.Atoi(u.Port())
 	ep := Endpoint{Protocol: ProtocolRedfish, Host: "127.0.0.1", Port: port, Username: testUser, Password: testPassword, InsecureSkipVerify: true, Timeout: 2 * time.Second}
 	_, err := Dial(ctx, ep)
-	assert.Equal(t, ProtocolMismatch, ClassOf(err), "a plain HTTP port: %v", err)
+	assert.Equal(t, failure.ProtocolMismatch, failure.ClassOf(err), "a plain HTTP port: %v", err)
 
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("<html>router login</html>"))
@@ -45,7 +46,7 @@ func TestRedfishPlainHTTPAndNotRedfish(t *testing.T) {
 	u, _ = url.Parse(tlsSrv.URL)
 	ep.Port, _ = strconv.Atoi(u.Port())
 	_, err = Dial(ctx, ep)
-	assert.Equal(t, ProtocolMismatch, ClassOf(err), "an HTTPS page that is not Redfish: %v", err)
+	assert.Equal(t, failure.ProtocolMismatch, failure.ClassOf(err), "an HTTPS page that is not Redfish: %v", err)
 }
 
 func TestRedfishSessionLifecycle(t *testing.T) {
@@ -71,7 +72,7 @@ func TestRedfishSessionLifecycle(t *testing.T) {
 	require.NoError(t, c.Close())
 	assert.Equal(t, 0, sim.Sessions(), "Close logs out every session it opened")
 	_, err = c.PowerState(ctx)
-	assert.Equal(t, Invalid, ClassOf(err))
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 	require.NoError(t, c.Close(), "Close twice is fine")
 }
 
@@ -90,7 +91,7 @@ func TestRedfishBasicAuthFallback(t *testing.T) {
 
 	ep.Password = "wrong"
 	_, err = Dial(context.Background(), ep)
-	assert.Equal(t, Unauthorized, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unauthorized, failure.ClassOf(err), "%v", err)
 }
 
 func TestRedfishFaults(t *testing.T) {
@@ -100,14 +101,14 @@ func TestRedfishFaults(t *testing.T) {
 
 	sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, Status: http.StatusServiceUnavailable, Count: 1})
 	_, err := c.Health(ctx)
-	assert.Equal(t, Transient, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Transient, failure.ClassOf(err), "%v", err)
 	_, err = c.Health(ctx)
 	require.NoError(t, err, "the next poll works again")
 
 	// A BMC that reboots refuses connections for a while.
 	require.NoError(t, srv.GoAway())
 	_, err = c.PowerState(ctx)
-	assert.Equal(t, Unreachable, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Unreachable, failure.ClassOf(err), "%v", err)
 	require.NoError(t, srv.ComeBack())
 	assert.Eventually(t, func() bool {
 		_, err := c.PowerState(ctx)
@@ -117,7 +118,7 @@ func TestRedfishFaults(t *testing.T) {
 	// A 500 on the power command is a Transient error, and not retried.
 	sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, PathPrefix: "/redfish/v1/Systems/1/Actions", Count: 1})
 	err = c.Power(ctx, PowerActionOff)
-	assert.Equal(t, Transient, ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Transient, failure.ClassOf(err), "%v", err)
 	assert.Empty(t, sim.Resets())
 }
 

@@ -25,6 +25,13 @@ type Client interface {
 	// after an error the command may or may not have run, and the caller
 	// decides, after reading PowerState, whether to ask again.
 	Power(ctx context.Context, action PowerAction) error
+	// BootOnce makes the host boot from dev, with firmware fw, on its next
+	// power-on or restart only; later starts boot as before. Like Power it
+	// sends one command and never retries it. A BMC that cannot do it is
+	// Unsupported, with a message saying what to change. Power the host on
+	// (or cycle it) right after: IPMI BMCs forget the override when no
+	// start follows within 60 seconds.
+	BootOnce(ctx context.Context, dev BootDevice, fw BootFirmware) error
 	// Close logs out (Redfish session) or closes the IPMI session, waiting
 	// briefly for the BMC; a BMC that does not confirm expires the session
 	// by itself. Calls after Close fail with class Invalid.
@@ -44,6 +51,11 @@ type Inventory struct {
 	MemoryBytes int64
 	Drives      []Drive
 	NICs        []NIC
+	// SystemUUID is the SMBIOS system UUID, lower case (Redfish
+	// ComputerSystem UUID; IPMI Get System GUID read in SMBIOS byte order):
+	// what the host's firmware and iPXE's ${uuid} report. Empty when the
+	// BMC gives none, or only zeros.
+	SystemUUID string
 }
 
 // Drive is one physical disk.

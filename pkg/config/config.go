@@ -82,6 +82,10 @@ type Config struct {
 	IPXEAddress   string
 	IPXEPublicURL string
 	IPXENodePort  int
+	// ArtifactsMirror, when set, is a copy of releases.rancher.com/harvester
+	// the installer scripts boot a release's kernel, initrd and rootfs from
+	// (air-gapped sites); empty means the official locations.
+	ArtifactsMirror string
 	// PollInterval is how often a server in a waiting state is polled.
 	PollInterval time.Duration
 	// Orphan sweep: devices tagged with ClusterID that no Instance claims.
@@ -193,6 +197,13 @@ func (cfg *Config) Validate() error {
 	if cfg.IPXEPublicURL != "" {
 		if u, err := url.Parse(cfg.IPXEPublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--ipxe-public-url %q must be an http(s) URL", cfg.IPXEPublicURL))
+		}
+	}
+	if cfg.ArtifactsMirror != "" {
+		// The same rule as harvester.ValidateMirror, which this leaf
+		// package does not import: file names are appended to the URL.
+		if u, err := url.Parse(cfg.ArtifactsMirror); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			errs = append(errs, fmt.Errorf("--artifacts-mirror %q must be an http(s) URL without query or fragment", cfg.ArtifactsMirror))
 		}
 	}
 	if cfg.IPXENodePort < 0 || cfg.IPXENodePort > 65535 {

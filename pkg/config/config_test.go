@@ -64,6 +64,9 @@ func TestNew(t *testing.T) {
 		{name: "unknown mode", mutate: func(f *Config) { f.Mode = "metal" }, wantErr: []string{`--mode must be equinix or hardware, got "metal"`}},
 		{name: "no mode", mutate: func(f *Config) { f.Mode = "" }, wantErr: []string{"--mode"}},
 		{name: "a 4-byte ASN", mutate: func(f *Config) { f.BGPLocalASN = 4200000000 }},
+		{name: "an artifacts mirror", mutate: func(f *Config) { f.ArtifactsMirror = "http://mirror.example.com/harvester" }},
+		{name: "an artifacts mirror with a query", mutate: func(f *Config) { f.ArtifactsMirror = "http://mirror.example.com/?x=1" },
+			wantErr: []string{"--artifacts-mirror"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

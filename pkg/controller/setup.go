@@ -29,6 +29,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/bmcinventory"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
@@ -203,12 +204,13 @@ func register(ctx context.Context, deps *common.Deps) error {
 	if err := instancepool.Register(ctx, deps); err != nil {
 		return err
 	}
-	hw, err := hardware.Register(ctx, deps)
+	instanceHardware, err := hardware.Register(ctx, deps)
 	if err != nil {
 		return err
 	}
+	bmcinventory.Register(ctx, deps)
 	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
-	if err := node.Register(ctx, deps, hw, matcher); err != nil {
+	if err := node.Register(ctx, deps, instanceHardware, matcher); err != nil {
 		return err
 	}
 	elasticip.Register(ctx, deps, matcher)

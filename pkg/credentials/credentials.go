@@ -17,7 +17,7 @@ import (
 
 // Keys of the credentials Secret, as the README's install steps create them.
 const (
-	TokenKey   = "METAL_AUTH_TOKEN"
+	TokenKey   = "METAL_AUTH_TOKEN" //nolint:gosec // G101: the key a token is stored under, not a token
 	ProjectKey = "PROJECT_ID"
 )
 

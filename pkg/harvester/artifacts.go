@@ -3,7 +3,9 @@ package harvester
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
+	"strings"
 )
 
 const (
@@ -27,8 +29,9 @@ var (
 // Artifacts are the installer files of one Harvester release.
 type Artifacts struct {
 	Version string
-	// KernelURL and InitrdURL point at GitHub releases because Equinix's iPXE
-	// cannot validate the releases.rancher.com certificate (harvester/harvester#2226).
+	// KernelURL and InitrdURL point at GitHub releases, unless a mirror is
+	// named, because Equinix's iPXE cannot validate the releases.rancher.com
+	// certificate (harvester/harvester#2226).
 	KernelURL string
 	InitrdURL string
 	// InitrdName is the file name iPXE gives the initrd; the kernel's initrd=
@@ -60,20 +63,48 @@ func IsReleaseVersion(version string) bool {
 
 // ArtifactsFor returns the official artifact URLs of a Harvester release.
 func ArtifactsFor(version string) (Artifacts, error) {
+	return ArtifactsFrom("", version)
+}
+
+// ArtifactsFrom returns the artifact URLs of a release on mirror, a copy
+// of releases.rancher.com/harvester laid out as it is
+// (<mirror>/<version>/harvester-<version>-vmlinuz-amd64, ...): how servers
+// without a way to the internet install. An empty mirror means the
+// official locations.
+func ArtifactsFrom(mirror, version string) (Artifacts, error) {
 	if err := ValidateVersion(version); err != nil {
 		return Artifacts{}, err
 	}
-	github := githubReleaseBase + "/" + version
-	rancher := rancherReleaseBase + "/" + version
+	kernels, files := githubReleaseBase+"/"+version, rancherReleaseBase+"/"+version
+	if mirror != "" {
+		if err := ValidateMirror(mirror); err != nil {
+			return Artifacts{}, err
+		}
+		kernels = strings.TrimSuffix(mirror, "/") + "/" + version
+		files = kernels
+	}
 	initrd := "harvester-" + version + "-initrd-amd64"
 	return Artifacts{
 		Version:    version,
-		KernelURL:  github + "/harvester-" + version + "-vmlinuz-amd64",
-		InitrdURL:  github + "/" + initrd,
+		KernelURL:  kernels + "/harvester-" + version + "-vmlinuz-amd64",
+		InitrdURL:  kernels + "/" + initrd,
 		InitrdName: initrd,
-		RootfsURL:  rancher + "/harvester-" + version + "-rootfs-amd64.squashfs",
-		ISOURL:     rancher + "/harvester-" + version + "-amd64.iso",
+		RootfsURL:  files + "/harvester-" + version + "-rootfs-amd64.squashfs",
+		ISOURL:     files + "/harvester-" + version + "-amd64.iso",
 	}, nil
+}
+
+// ErrInvalidMirror is returned for a mirror URL servers could not use.
+var ErrInvalidMirror = errors.New("invalid artifacts mirror")
+
+// ValidateMirror accepts an http or https URL without query or fragment:
+// file names are appended to it.
+func ValidateMirror(mirror string) error {
+	u, err := url.Parse(mirror)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%w: %q must be an http or https URL without query or fragment", ErrInvalidMirror, mirror)
+	}
+	return nil
 }
 
 // ISOURL is the installer ISO a server of version installs: override when

@@ -34,14 +34,14 @@ func TestMinInstallDiskBytes(t *testing.T) {
 		{version: "", wantErr: ErrInvalidVersion},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
-			min, enforced, err := MinInstallDiskBytes(tc.version)
+			least, enforced, err := MinInstallDiskBytes(tc.version)
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, tc.wantErr)
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.enforced, enforced)
-			assert.Equal(t, tc.min, min)
+			assert.Equal(t, tc.min, least)
 		})
 	}
 }

@@ -46,7 +46,13 @@ shell
 // version, which reads the whole join configuration, management MACs included,
 // from the device userdata. It holds no per-device or secret data.
 func InstallerScript(version string) (string, error) {
-	a, err := ArtifactsFor(version)
+	return InstallerScriptFrom("", version)
+}
+
+// InstallerScriptFrom is InstallerScript with the release's files on
+// mirror (see ArtifactsFrom; empty means the official locations).
+func InstallerScriptFrom(mirror, version string) (string, error) {
+	a, err := ArtifactsFrom(mirror, version)
 	if err != nil {
 		return "", err
 	}
@@ -66,7 +72,13 @@ func InstallerScript(version string) (string, error) {
 // script depends only on the version and the pool's bond options, never on the
 // device, so one URL serves a whole pool.
 func SingleBootScript(version string, bondOptions map[string]string) (string, error) {
-	a, err := ArtifactsFor(version)
+	return SingleBootScriptFrom("", version, bondOptions)
+}
+
+// SingleBootScriptFrom is SingleBootScript with the release's files on
+// mirror (see ArtifactsFrom; empty means the official locations).
+func SingleBootScriptFrom(mirror, version string, bondOptions map[string]string) (string, error) {
+	a, err := ArtifactsFrom(mirror, version)
 	if err != nil {
 		return "", err
 	}

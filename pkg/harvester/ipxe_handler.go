@@ -16,18 +16,35 @@ import (
 // Unknown paths and invalid versions get 404, invalid bond options 400. Mount
 // it at the root of the listener; URLs come from ShellScriptURL and
 // InstallerScriptURL.
-func NewIPXEHandler() http.Handler {
+func NewIPXEHandler(opts ...IPXEOption) http.Handler {
+	var s scripts
+	for _, o := range opts {
+		o(&s)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+IPXEPathPrefix+shellScriptName, func(w http.ResponseWriter, _ *http.Request) {
 		writeScript(w, ShellScript())
 	})
-	mux.HandleFunc("GET "+IPXEPathPrefix+"{version}/"+installScriptName, serveInstallScript)
-	mux.HandleFunc("GET "+IPXEPathPrefix+"{version}/"+singleBootName, serveSingleBootScript)
+	mux.HandleFunc("GET "+IPXEPathPrefix+"{version}/"+installScriptName, s.serveInstallScript)
+	mux.HandleFunc("GET "+IPXEPathPrefix+"{version}/"+singleBootName, s.serveSingleBootScript)
 	return mux
 }
 
-func serveInstallScript(w http.ResponseWriter, r *http.Request) {
-	script, err := InstallerScript(r.PathValue("version"))
+// IPXEOption changes what the scripts the handler serves point at.
+type IPXEOption func(*scripts)
+
+// WithArtifactsMirror makes the installer scripts boot the release's files
+// from mirror (see ArtifactsFrom); empty keeps the official locations.
+func WithArtifactsMirror(mirror string) IPXEOption {
+	return func(s *scripts) { s.mirror = mirror }
+}
+
+type scripts struct {
+	mirror string
+}
+
+func (s scripts) serveInstallScript(w http.ResponseWriter, r *http.Request) {
+	script, err := InstallerScriptFrom(s.mirror, r.PathValue("version"))
 	if err != nil {
 		http.NotFound(w, r)
 		return
@@ -35,7 +52,7 @@ func serveInstallScript(w http.ResponseWriter, r *http.Request) {
 	writeScript(w, script)
 }
 
-func serveSingleBootScript(w http.ResponseWriter, r *http.Request) {
+func (s scripts) serveSingleBootScript(w http.ResponseWriter, r *http.Request) {
 	version := r.PathValue("version")
 	if ValidateVersion(version) != nil {
 		http.NotFound(w, r)
@@ -49,7 +66,7 @@ func serveSingleBootScript(w http.ResponseWriter, r *http.Request) {
 		}
 		bond[key] = values[0]
 	}
-	script, err := SingleBootScript(version, bond)
+	script, err := SingleBootScriptFrom(s.mirror, version, bond)
 	switch {
 	case errors.Is(err, ErrInvalidBondOptions):
 		http.Error(w, err.Error(), http.StatusBadRequest)

@@ -55,6 +55,24 @@ func TestIPXEHandlerServesScripts(t *testing.T) {
 	}
 }
 
+// With a mirror the installer scripts boot the mirror's files, and only
+// them; the shell script has no files to fetch.
+func TestIPXEHandlerWithMirror(t *testing.T) {
+	const mirror = "http://10.0.0.2/harvester"
+	h := NewIPXEHandler(WithArtifactsMirror(mirror))
+	for _, target := range []string{"/ipxe/v1.4.1/install.ipxe", "/ipxe/v1.4.1/single-boot.ipxe?mode=balance-tlb"} {
+		resp := get(t, h, http.MethodGet, target)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		script := body(t, resp)
+		assert.Contains(t, script, "kernel "+mirror+"/v1.4.1/harvester-v1.4.1-vmlinuz-amd64 ")
+		assert.Contains(t, script, "root=live:"+mirror+"/v1.4.1/harvester-v1.4.1-rootfs-amd64.squashfs ")
+		assert.Contains(t, script, "initrd "+mirror+"/v1.4.1/harvester-v1.4.1-initrd-amd64\n")
+		assert.NotContains(t, script, "github.com")
+		assert.NotContains(t, script, "releases.rancher.com")
+	}
+	assert.Equal(t, ShellScript(), body(t, get(t, h, http.MethodGet, "/ipxe/shell.ipxe")))
+}
+
 func TestIPXEHandlerServesWhatInstallerScriptURLNames(t *testing.T) {
 	const base = "http://203.0.113.5:8080"
 	want, err := SingleBootScript("v1.5.0-rc2", seedBond)

@@ -68,7 +68,7 @@ func TestReleaseCheckerAnswers(t *testing.T) {
 
 func TestReleaseCheckerKeepsAnswers(t *testing.T) {
 	var heads atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		heads.Add(1)
 		w.WriteHeader(http.StatusNotFound)
 	}))

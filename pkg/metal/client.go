@@ -3,7 +3,7 @@ package metal
 import "context"
 
 // Client is one project's view of the bare-metal API. Implementations are
-// safe for concurrent use. Every error is an *Error (see ClassOf).
+// safe for concurrent use. Every error is a *failure.Error of Seam (see failure.ClassOf).
 //
 // Single objects come back as pointers, lists as slices of values holding
 // every page.

@@ -7,8 +7,9 @@
 //
 // Behaviour every implementation of Client keeps:
 //
-//   - Every failure is an *Error carrying a Class chosen from the HTTP status
-//     code (ClassOf, IsNotFound, IsAuth, IsThrottled, IsTransient, RetryAfter).
+//   - Every failure is a *failure.Error of Seam carrying a class chosen from
+//     the HTTP status code (failure.ClassOf and failure.RetryAfter; IsNotFound,
+//     IsAuth, IsThrottled, IsTransient here).
 //   - Answers that mean "already done" (converting a port to the layer it is
 //     already in, unassigning a VLAN that is not assigned, creating a BGP session
 //     that exists) are returned as success.
@@ -34,7 +35,7 @@
 //		if d, ok := f.devices[id]; ok {
 //			return d, nil
 //		}
-//		return nil, &metal.Error{Op: "GetDevice", StatusCode: 404, Class: metal.ClassNotFound}
+//		return nil, &failure.Error{Seam: metal.Seam, Op: "GetDevice", StatusCode: 404, Class: failure.NotFound}
 //	}
 //
 // A Provider fake is a func adapter: ProviderFunc(func(metal.Credentials) (metal.Client, error)).

@@ -1,148 +1,42 @@
 package metal
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
-// Class says what a failed call means for the caller. It is chosen from the
-// HTTP status code first; the API's message only refines a 422 or a 503.
-type Class int
-
-// Error classes.
-const (
-	// ClassUnknown is an answer nothing else fits: a 3xx, an unexpected 4xx,
-	// or a 2xx whose body could not be decoded (the server may have acted on
-	// the request). Treat it like Transient and surface the message.
-	ClassUnknown Class = iota
-	// ClassNotFound is a 404 for an object addressed by ID: the object is gone.
-	ClassNotFound
-	// ClassUnauthorized is a 401 (token missing or invalid) or a 404 on a
-	// project-scoped call (the project ID in the credentials is wrong). Fix the
-	// credentials; never treat it as the object being gone.
-	ClassUnauthorized
-	// ClassForbidden is a 403. It is ambiguous: the API also answers 403 for a
-	// device that failed or was deleted, and users have seen 403 bursts under
-	// rate limiting. Confirm with a tag list before treating a device as gone.
-	ClassForbidden
-	// ClassThrottled is a 429, or a call refused on our side while the API's
-	// Retry-After has not passed. RetryAfter says how long to wait.
-	ClassThrottled
-	// ClassTransient is a 5xx, a transport failure or a timeout: retry later.
-	ClassTransient
-	// ClassBusy is a 422 for an object in a state that refuses the call for now
-	// ("Cannot delete a device while it is provisioning"): retry later.
-	ClassBusy
-	// ClassInvalid is a 400 or 422 the user has to fix; Message says why.
-	ClassInvalid
-	// ClassNoCapacity is a 422 or 503 saying no hardware is available for the
-	// plan in the metro (or on the reservation): retry much later or elsewhere.
-	ClassNoCapacity
-)
-
-var classNames = [...]string{
-	ClassUnknown:      "Unknown",
-	ClassNotFound:     "NotFound",
-	ClassUnauthorized: "Unauthorized",
-	ClassForbidden:    "Forbidden",
-	ClassThrottled:    "Throttled",
-	ClassTransient:    "Transient",
-	ClassBusy:         "Busy",
-	ClassInvalid:      "Invalid",
-	ClassNoCapacity:   "NoCapacity",
-}
-
-func (c Class) String() string {
-	if c < 0 || int(c) >= len(classNames) {
-		return "Class(" + strconv.Itoa(int(c)) + ")"
-	}
-	return classNames[c]
-}
-
-// Error is every failure a Client returns.
-type Error struct {
-	// Op is the Client method, e.g. "GetDevice".
-	Op string
-	// StatusCode is the HTTP status, or 0 when there was no response.
-	StatusCode int
-	Class      Class
-	// Message is the API's own message (or the transport failure), safe to
-	// show to users: it never contains the token.
-	Message string
-	// RetryAfter is how long the API asked us to wait, when it said so.
-	RetryAfter time.Duration
-	// Err is the underlying transport or context error, if any.
-	Err error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("metal ")
-	b.WriteString(e.Op)
-	b.WriteString(": ")
-	if e.StatusCode != 0 {
-		b.WriteString(strconv.Itoa(e.StatusCode))
-		b.WriteByte(' ')
-	}
-	b.WriteString(e.Class.String())
-	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
-	}
-	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter.Round(time.Second))
-	}
-	return b.String()
-}
-
-// Unwrap gives access to the transport or context error, so
-// errors.Is(err, context.DeadlineExceeded) works.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ClassOf returns the class of err. Context cancellations and deadlines are
-// Transient; any other error that is not an *Error is Unknown.
-func ClassOf(err error) Class {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Class
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return ClassTransient
-	}
-	return ClassUnknown
-}
+// Seam names the Metal client's errors (failure.Error.Seam). Its classes
+// are chosen from the HTTP status code first; the API's message only
+// refines a 422 or a 503. Besides the shared classes it answers Forbidden
+// (a 403, ambiguous) and NoCapacity; Unknown covers a 3xx, an unexpected
+// 4xx, or a 2xx whose body could not be decoded (the server may have acted
+// on the request): treat it like Transient and surface the message.
+// Unauthorized is also a 404 on a project-scoped call (the project ID in
+// the credentials is wrong). Messages never contain the token.
+const Seam = "metal"
 
 // IsNotFound reports whether the object addressed by ID is gone.
-func IsNotFound(err error) bool { return err != nil && ClassOf(err) == ClassNotFound }
+func IsNotFound(err error) bool { return err != nil && failure.ClassOf(err) == failure.NotFound }
 
 // IsAuth reports a credentials or permission problem (401, 403, or a project
 // that does not exist). Never remove a finalizer on such an error.
 func IsAuth(err error) bool {
-	c := ClassOf(err)
-	return err != nil && (c == ClassUnauthorized || c == ClassForbidden)
+	c := failure.ClassOf(err)
+	return err != nil && (c == failure.Unauthorized || c == failure.Forbidden)
 }
 
-// IsThrottled reports a rate limit; RetryAfter says how long to wait.
-func IsThrottled(err error) bool { return err != nil && ClassOf(err) == ClassThrottled }
+// IsThrottled reports a rate limit; failure.RetryAfter says how long to
+// wait.
+func IsThrottled(err error) bool { return err != nil && failure.ClassOf(err) == failure.Throttled }
 
 // IsTransient reports a server or transport failure worth retrying.
-func IsTransient(err error) bool { return err != nil && ClassOf(err) == ClassTransient }
-
-// RetryAfter returns the wait the API asked for, or 0.
-func RetryAfter(err error) time.Duration {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.RetryAfter
-	}
-	return 0
-}
+func IsTransient(err error) bool { return err != nil && failure.ClassOf(err) == failure.Transient }
 
 // Substrings of the API's 422/503 messages. The API publishes no error codes,
 // so the status code picks the class and these only refine it.
@@ -176,30 +70,30 @@ func containsAny(s string, markers []string) bool {
 }
 
 // classifyStatus picks the class of a non-2xx answer.
-func classifyStatus(status int, message string, projectScoped bool) Class {
+func classifyStatus(status int, message string, projectScoped bool) failure.Class {
 	switch {
 	case status == http.StatusUnauthorized:
-		return ClassUnauthorized
+		return failure.Unauthorized
 	case status == http.StatusForbidden:
-		return ClassForbidden
+		return failure.Forbidden
 	case status == http.StatusNotFound && projectScoped:
-		return ClassUnauthorized
+		return failure.Unauthorized
 	case status == http.StatusNotFound:
-		return ClassNotFound
+		return failure.NotFound
 	case status == http.StatusTooManyRequests:
-		return ClassThrottled
+		return failure.Throttled
 	case status == http.StatusUnprocessableEntity && containsAny(message, noCapacityMarkers):
-		return ClassNoCapacity
+		return failure.NoCapacity
 	case status == http.StatusUnprocessableEntity && containsAny(message, busyMarkers):
-		return ClassBusy
+		return failure.Busy
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
-		return ClassInvalid
+		return failure.Invalid
 	case status == http.StatusServiceUnavailable && containsAny(message, noCapacityMarkers):
-		return ClassNoCapacity
+		return failure.NoCapacity
 	case status >= 500:
-		return ClassTransient
+		return failure.Transient
 	default:
-		return ClassUnknown
+		return failure.Unknown
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 func TestClassifyStatus(t *testing.T) {
@@ -21,24 +22,24 @@ func TestClassifyStatus(t *testing.T) {
 		status        int
 		message       string
 		projectScoped bool
-		want          Class
+		want          failure.Class
 	}{
-		{name: "401", status: 401, message: "Invalid authentication token", want: ClassUnauthorized},
-		{name: "403 on a device", status: 403, message: "You are not authorized to view this device", want: ClassForbidden},
-		{name: "404 by ID", status: 404, message: "Not found", want: ClassNotFound},
-		{name: "404 on the project", status: 404, message: "Not found", projectScoped: true, want: ClassUnauthorized},
-		{name: "429", status: 429, want: ClassThrottled},
-		{name: "400", status: 400, message: "bad json", want: ClassInvalid},
-		{name: "422 validation", status: 422, message: "Hostname is invalid", want: ClassInvalid},
-		{name: "422 delete while provisioning", status: 422, message: "Cannot delete a device while it is provisioning", want: ClassBusy},
-		{name: "422 no servers in metro", status: 422, message: "There aren't available servers in that metro", want: ClassNoCapacity},
-		{name: "422 no provisionable servers", status: 422, message: "The facility nrt1 has no provisionable c2.large.arm servers matching your criteria", want: ClassNoCapacity},
-		{name: "503 no reservations", status: 503, message: "There are no available hardware reservations for selected plan and facility", want: ClassNoCapacity},
-		{name: "503 plain", status: 503, message: "Service Unavailable", want: ClassTransient},
-		{name: "500", status: 500, message: "Oh snap, something went wrong!", want: ClassTransient},
-		{name: "502", status: 502, want: ClassTransient},
-		{name: "301", status: 301, want: ClassUnknown},
-		{name: "409", status: 409, want: ClassUnknown},
+		{name: "401", status: 401, message: "Invalid authentication token", want: failure.Unauthorized},
+		{name: "403 on a device", status: 403, message: "You are not authorized to view this device", want: failure.Forbidden},
+		{name: "404 by ID", status: 404, message: "Not found", want: failure.NotFound},
+		{name: "404 on the project", status: 404, message: "Not found", projectScoped: true, want: failure.Unauthorized},
+		{name: "429", status: 429, want: failure.Throttled},
+		{name: "400", status: 400, message: "bad json", want: failure.Invalid},
+		{name: "422 validation", status: 422, message: "Hostname is invalid", want: failure.Invalid},
+		{name: "422 delete while provisioning", status: 422, message: "Cannot delete a device while it is provisioning", want: failure.Busy},
+		{name: "422 no servers in metro", status: 422, message: "There aren't available servers in that metro", want: failure.NoCapacity},
+		{name: "422 no provisionable servers", status: 422, message: "The facility nrt1 has no provisionable c2.large.arm servers matching your criteria", want: failure.NoCapacity},
+		{name: "503 no reservations", status: 503, message: "There are no available hardware reservations for selected plan and facility", want: failure.NoCapacity},
+		{name: "503 plain", status: 503, message: "Service Unavailable", want: failure.Transient},
+		{name: "500", status: 500, message: "Oh snap, something went wrong!", want: failure.Transient},
+		{name: "502", status: 502, want: failure.Transient},
+		{name: "301", status: 301, want: failure.Unknown},
+		{name: "409", status: 409, want: failure.Unknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,13 +107,13 @@ func TestNoResponseError(t *testing.T) {
 	tests := []struct {
 		name  string
 		err   error
-		want  Class
+		want  failure.Class
 		isCtx error
 	}{
-		{name: "transport", err: dialErr, want: ClassTransient},
-		{name: "timeout", err: &url.Error{Op: "Get", URL: "http://x", Err: context.DeadlineExceeded}, want: ClassTransient, isCtx: context.DeadlineExceeded},
-		{name: "canceled", err: fmt.Errorf("wrapped: %w", context.Canceled), want: ClassTransient, isCtx: context.Canceled},
-		{name: "request not built", err: errors.New("portAssignInput is required and must be specified"), want: ClassInvalid},
+		{name: "transport", err: dialErr, want: failure.Transient},
+		{name: "timeout", err: &url.Error{Op: "Get", URL: "http://x", Err: context.DeadlineExceeded}, want: failure.Transient, isCtx: context.DeadlineExceeded},
+		{name: "canceled", err: fmt.Errorf("wrapped: %w", context.Canceled), want: failure.Transient, isCtx: context.Canceled},
+		{name: "request not built", err: errors.New("portAssignInput is required and must be specified"), want: failure.Invalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,46 +129,43 @@ func TestNoResponseError(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	notFound := fmt.Errorf("reading device: %w", &Error{Op: OpGetDevice, StatusCode: 404, Class: ClassNotFound})
-	throttled := &Error{Op: OpGetDevice, StatusCode: 429, Class: ClassThrottled, RetryAfter: 7 * time.Second}
+	notFound := fmt.Errorf("reading device: %w", &failure.Error{Seam: Seam, Op: OpGetDevice, StatusCode: 404, Class: failure.NotFound})
+	throttled := &failure.Error{Seam: Seam, Op: OpGetDevice, StatusCode: 429, Class: failure.Throttled, RetryAfter: 7 * time.Second}
 	tests := []struct {
 		name          string
 		err           error
-		wantClass     Class
+		wantClass     failure.Class
 		notFound      bool
 		auth          bool
 		throttled     bool
 		transient     bool
 		wantRetryWait time.Duration
 	}{
-		{name: "nil", err: nil, wantClass: ClassUnknown},
-		{name: "wrapped not found", err: notFound, wantClass: ClassNotFound, notFound: true},
-		{name: "unauthorized", err: &Error{Class: ClassUnauthorized}, wantClass: ClassUnauthorized, auth: true},
-		{name: "forbidden", err: &Error{Class: ClassForbidden}, wantClass: ClassForbidden, auth: true},
-		{name: "throttled", err: throttled, wantClass: ClassThrottled, throttled: true, wantRetryWait: 7 * time.Second},
-		{name: "transient", err: &Error{Class: ClassTransient}, wantClass: ClassTransient, transient: true},
-		{name: "bare context error", err: context.DeadlineExceeded, wantClass: ClassTransient, transient: true},
-		{name: "foreign error", err: errors.New("boom"), wantClass: ClassUnknown},
+		{name: "nil", err: nil, wantClass: failure.Unknown},
+		{name: "wrapped not found", err: notFound, wantClass: failure.NotFound, notFound: true},
+		{name: "unauthorized", err: &failure.Error{Seam: Seam, Class: failure.Unauthorized}, wantClass: failure.Unauthorized, auth: true},
+		{name: "forbidden", err: &failure.Error{Seam: Seam, Class: failure.Forbidden}, wantClass: failure.Forbidden, auth: true},
+		{name: "throttled", err: throttled, wantClass: failure.Throttled, throttled: true, wantRetryWait: 7 * time.Second},
+		{name: "transient", err: &failure.Error{Seam: Seam, Class: failure.Transient}, wantClass: failure.Transient, transient: true},
+		{name: "bare context error", err: context.DeadlineExceeded, wantClass: failure.Transient, transient: true},
+		{name: "foreign error", err: errors.New("boom"), wantClass: failure.Unknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.wantClass, ClassOf(tt.err))
+			assert.Equal(t, tt.wantClass, failure.ClassOf(tt.err))
 			assert.Equal(t, tt.notFound, IsNotFound(tt.err))
 			assert.Equal(t, tt.auth, IsAuth(tt.err))
 			assert.Equal(t, tt.throttled, IsThrottled(tt.err))
 			assert.Equal(t, tt.transient, IsTransient(tt.err))
-			assert.Equal(t, tt.wantRetryWait, RetryAfter(tt.err))
+			assert.Equal(t, tt.wantRetryWait, failure.RetryAfter(tt.err))
 		})
 	}
 }
 
 func TestErrorString(t *testing.T) {
-	e := &Error{Op: OpDeleteDevice, StatusCode: 422, Class: ClassBusy, Message: "Cannot delete a device while it is provisioning"}
+	e := &failure.Error{Seam: Seam, Op: OpDeleteDevice, StatusCode: 422, Class: failure.Busy, Message: "Cannot delete a device while it is provisioning"}
 	assert.Equal(t, "metal DeleteDevice: 422 Busy: Cannot delete a device while it is provisioning", e.Error())
 
-	e = &Error{Op: OpGetDevice, Class: ClassThrottled, RetryAfter: 1500 * time.Millisecond}
+	e = &failure.Error{Seam: Seam, Op: OpGetDevice, Class: failure.Throttled, RetryAfter: 1500 * time.Millisecond}
 	assert.Equal(t, "metal GetDevice: Throttled (retry after 2s)", e.Error())
-
-	assert.Equal(t, "Class(42)", Class(42).String())
-	require.NotPanics(t, func() { _ = Class(-1).String() })
 }

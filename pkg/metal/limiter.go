@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 const (
@@ -43,7 +45,7 @@ func newLimiter(rps rate.Limit, burst int, maxWait time.Duration, now func() tim
 }
 
 // acquire waits out a short Retry-After, then waits for a token, each at most
-// maxWait and never past ctx. It returns a Throttled *Error while a longer
+// maxWait and never past ctx. It returns a Throttled *failure.Error while a longer
 // Retry-After runs or when the bucket would make the caller wait too long.
 func (l *limiter) acquire(ctx context.Context, op string) error {
 	if err := l.waitThrottle(ctx, op); err != nil {
@@ -51,7 +53,7 @@ func (l *limiter) acquire(ctx context.Context, op string) error {
 	}
 	r := l.bucket.Reserve()
 	if !r.OK() {
-		return &Error{Op: op, Class: ClassThrottled, RetryAfter: l.maxWait,
+		return &failure.Error{Seam: Seam, Op: op, Class: failure.Throttled, RetryAfter: l.maxWait,
 			Message: "client-side request rate limit reached"}
 	}
 	delay := r.Delay()
@@ -60,7 +62,7 @@ func (l *limiter) acquire(ctx context.Context, op string) error {
 	}
 	if delay > l.maxWait {
 		r.Cancel()
-		return &Error{Op: op, Class: ClassThrottled, RetryAfter: delay,
+		return &failure.Error{Seam: Seam, Op: op, Class: failure.Throttled, RetryAfter: delay,
 			Message: "client-side request rate limit reached"}
 	}
 	t := time.NewTimer(delay)
@@ -70,7 +72,7 @@ func (l *limiter) acquire(ctx context.Context, op string) error {
 		return nil
 	case <-ctx.Done():
 		r.Cancel()
-		return &Error{Op: op, Class: ClassTransient, Message: "waiting for the client-side rate limit: " + ctx.Err().Error(), Err: ctx.Err()}
+		return &failure.Error{Seam: Seam, Op: op, Class: failure.Transient, Message: "waiting for the client-side rate limit: " + ctx.Err().Error(), Err: ctx.Err()}
 	}
 }
 
@@ -89,14 +91,14 @@ func (l *limiter) waitThrottle(ctx context.Context, op string) error {
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return &Error{Op: op, Class: ClassTransient, Message: "waiting for the API's Retry-After: " + ctx.Err().Error(), Err: ctx.Err()}
+			return &failure.Error{Seam: Seam, Op: op, Class: failure.Transient, Message: "waiting for the API's Retry-After: " + ctx.Err().Error(), Err: ctx.Err()}
 		}
 		// Another answer may have moved the time on meanwhile.
 		if wait = l.remaining(); wait <= 0 {
 			return nil
 		}
 	}
-	return &Error{Op: op, Class: ClassThrottled, RetryAfter: wait,
+	return &failure.Error{Seam: Seam, Op: op, Class: failure.Throttled, RetryAfter: wait,
 		Message: "rate limited by the API, not calling it until the wait is over"}
 }
 

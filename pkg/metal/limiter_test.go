@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // testClock is a settable clock for the throttle bookkeeping.
@@ -72,7 +74,7 @@ func TestLimiterThrottle(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.True(t, IsThrottled(err))
-			assert.Equal(t, tt.wantWait, RetryAfter(err))
+			assert.Equal(t, tt.wantWait, failure.RetryAfter(err))
 		})
 	}
 }
@@ -85,11 +87,11 @@ func TestLimiterFastFailsUntilTheWaitIsOver(t *testing.T) {
 	clock.Advance(4 * time.Second)
 	err := l.acquire(context.Background(), OpGetDevice)
 	require.Error(t, err)
-	assert.Equal(t, 6*time.Second, RetryAfter(err))
+	assert.Equal(t, 6*time.Second, failure.RetryAfter(err))
 
 	// A shorter Retry-After does not shorten the wait already set.
 	l.observe(answer(429, map[string]string{"Retry-After": "1"}))
-	assert.Equal(t, 6*time.Second, RetryAfter(l.acquire(context.Background(), OpGetDevice)))
+	assert.Equal(t, 6*time.Second, failure.RetryAfter(l.acquire(context.Background(), OpGetDevice)))
 
 	clock.Advance(6 * time.Second)
 	require.NoError(t, l.acquire(context.Background(), OpGetDevice))
@@ -104,7 +106,7 @@ func TestLimiterBucket(t *testing.T) {
 		err := l.acquire(context.Background(), OpGetDevice)
 		require.Error(t, err)
 		assert.True(t, IsThrottled(err))
-		assert.Greater(t, RetryAfter(err), time.Minute)
+		assert.Greater(t, failure.RetryAfter(err), time.Minute)
 	})
 
 	t.Run("a cancelled context stops the wait", func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/version"
 )
 
@@ -26,7 +28,7 @@ type Credentials struct {
 func (c Credentials) String() string {
 	tok := "<empty>"
 	if c.Token != "" {
-		tok = "<redacted>"
+		tok = redact.Placeholder
 	}
 	return "project=" + c.ProjectID + " token=" + tok
 }
@@ -226,11 +228,11 @@ func (p *sdkProvider) Client(creds Credentials) (Client, error) {
 func validateCredentials(creds Credentials) error {
 	switch {
 	case strings.TrimSpace(creds.Token) == "":
-		return &Error{Op: "Client", Class: ClassUnauthorized, Message: "the credentials have no API token"}
+		return &failure.Error{Seam: Seam, Op: "Client", Class: failure.Unauthorized, Message: "the credentials have no API token"}
 	case strings.TrimSpace(creds.ProjectID) == "":
-		return &Error{Op: "Client", Class: ClassUnauthorized, Message: "the credentials have no project ID"}
+		return &failure.Error{Seam: Seam, Op: "Client", Class: failure.Unauthorized, Message: "the credentials have no project ID"}
 	case strings.ContainsAny(creds.ProjectID, "/?#% "):
-		return &Error{Op: "Client", Class: ClassUnauthorized, Message: "the project ID is not a valid ID"}
+		return &failure.Error{Seam: Seam, Op: "Client", Class: failure.Unauthorized, Message: "the project ID is not a valid ID"}
 	}
 	return nil
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 const secretToken = "s3cr3t-t0ken-value"
@@ -36,7 +39,7 @@ func TestSensitiveNeverPrints(t *testing.T) {
 		assert.NotContains(t, fmt.Sprintf(f, &req), secretToken, f)
 	}
 	assert.Contains(t, fmt.Sprintf("%+v", req), "Userdata:<redacted>")
-	assert.Equal(t, "", Sensitive("").String())
+	assert.Equal(t, "", redact.Sensitive("").String())
 }
 
 func TestAPIURL(t *testing.T) {
@@ -86,7 +89,7 @@ func TestProviderClientValidation(t *testing.T) {
 			c, err := p.Client(tt.creds)
 			require.Error(t, err)
 			assert.Nil(t, c)
-			assert.Equal(t, ClassUnauthorized, ClassOf(err))
+			assert.Equal(t, failure.Unauthorized, failure.ClassOf(err))
 			assert.True(t, IsAuth(err))
 		})
 	}

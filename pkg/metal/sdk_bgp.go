@@ -6,6 +6,8 @@ import (
 	"path"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 func (c *sdkClient) GetBGPConfig(ctx context.Context) (*BGPConfig, error) {
@@ -143,7 +145,7 @@ func fromBGPConfig(c *metalv1.BgpConfig) *BGPConfig {
 		DeploymentType: string(c.GetDeploymentType()),
 		Status:         string(c.GetStatus()),
 		MaxPrefix:      int(c.GetMaxPrefix()),
-		MD5:            Sensitive(c.GetMd5()),
+		MD5:            redact.Sensitive(c.GetMd5()),
 	}
 }
 
@@ -170,7 +172,7 @@ func fromBGPNeighbor(n *metalv1.BgpNeighborData) BGPNeighbor {
 		PeerAS:        int(n.GetPeerAs()),
 		PeerIPs:       append([]string(nil), n.PeerIps...),
 		MD5Enabled:    n.GetMd5Enabled(),
-		MD5Password:   Sensitive(n.GetMd5Password()),
+		MD5Password:   redact.Sensitive(n.GetMd5Password()),
 		Multihop:      n.GetMultihop(),
 		RoutesIn:      fromBGPRoutes(n.RoutesIn),
 		RoutesOut:     fromBGPRoutes(n.RoutesOut),

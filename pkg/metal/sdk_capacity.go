@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 func (c *sdkClient) ListHardwareReservations(ctx context.Context) ([]HardwareReservation, error) {
@@ -88,13 +90,13 @@ func (c *sdkClient) ListSpotPrices(ctx context.Context) ([]SpotPrice, error) {
 	}
 	raw, err := json.Marshal(list.SpotMarketPrices)
 	if err != nil {
-		return nil, &Error{Op: OpListSpotPrices, Class: ClassUnknown, Message: clean("reading the prices: " + err.Error()), Err: err}
+		return nil, &failure.Error{Seam: Seam, Op: OpListSpotPrices, Class: failure.Unknown, Message: clean("reading the prices: " + err.Error()), Err: err}
 	}
 	var byMetro map[string]map[string]struct {
 		Price *float64 `json:"price"`
 	}
 	if err := json.Unmarshal(raw, &byMetro); err != nil {
-		return nil, &Error{Op: OpListSpotPrices, Class: ClassUnknown, Message: clean("reading the prices: " + err.Error()), Err: err}
+		return nil, &failure.Error{Seam: Seam, Op: OpListSpotPrices, Class: failure.Unknown, Message: clean("reading the prices: " + err.Error()), Err: err}
 	}
 	var out []SpotPrice
 	for metro, plans := range byMetro {

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 const (
@@ -27,7 +30,7 @@ type sdkClient struct {
 	api       *metalv1.APIClient
 	projectID string
 	// token is kept only to scrub it from messages.
-	token   Sensitive
+	token   redact.Sensitive
 	limiter *limiter
 	metrics *metrics
 }
@@ -43,7 +46,7 @@ func newSDKClient(creds Credentials, baseURL string, hc *http.Client, userAgent 
 	return &sdkClient{
 		api:       metalv1.NewAPIClient(cfg),
 		projectID: creds.ProjectID,
-		token:     Sensitive(creds.Token),
+		token:     redact.Sensitive(creds.Token),
 		limiter:   lim,
 		metrics:   m,
 	}
@@ -56,7 +59,7 @@ func (c *sdkClient) String() string { return "metal client for project " + c.pro
 func (c *sdkClient) ProjectID() string { return c.projectID }
 
 // do runs one HTTP exchange of operation op through the rate limiter and the
-// metrics, and turns a failure into an *Error. A 429 is an answer the API
+// metrics, and turns a failure into an *failure.Error. A 429 is an answer the API
 // did not act on, so the call is made again after a Retry-After short enough
 // to wait (a few times at most): failing instead would end the reconcile and
 // make the next one repeat the reads it had made, which, when the API
@@ -66,7 +69,7 @@ func (c *sdkClient) ProjectID() string { return c.projectID }
 func (c *sdkClient) do(ctx context.Context, op string, call func(context.Context) (*http.Response, error)) error {
 	for attempt := 1; ; attempt++ {
 		err := c.once(ctx, op, call)
-		if !IsThrottled(err) || op == OpCreateDevice || attempt == maxThrottledAttempts || RetryAfter(err) > c.limiter.maxWait {
+		if !IsThrottled(err) || op == OpCreateDevice || attempt == maxThrottledAttempts || failure.RetryAfter(err) > c.limiter.maxWait {
 			return err
 		}
 	}
@@ -91,7 +94,7 @@ func (c *sdkClient) once(ctx context.Context, op string, call func(context.Conte
 		return nil
 	}
 	e := toError(op, resp, err, c.limiter.now())
-	if e.Class == ClassThrottled && wait > 0 {
+	if e.Class == failure.Throttled && wait > 0 {
 		e.RetryAfter = wait
 	}
 	e.Message = c.scrub(e.Message)
@@ -99,36 +102,31 @@ func (c *sdkClient) once(ctx context.Context, op string, call func(context.Conte
 }
 
 // scrub removes the token from a message, in case an answer echoed it.
-func (c *sdkClient) scrub(msg string) string {
-	if tok := string(c.token); len(tok) > 0 {
-		msg = strings.ReplaceAll(msg, tok, "<redacted>")
-	}
-	return msg
-}
+func (c *sdkClient) scrub(msg string) string { return redact.Scrub(msg, c.token) }
 
 func requireID(op, what, id string) error {
 	if strings.TrimSpace(id) == "" {
-		return &Error{Op: op, Class: ClassInvalid, Message: what + " is empty"}
+		return &failure.Error{Seam: Seam, Op: op, Class: failure.Invalid, Message: what + " is empty"}
 	}
 	return nil
 }
 
 // toError classifies a failed SDK call on the response status code; the
 // error text only supplies the message.
-func toError(op string, resp *http.Response, err error, now time.Time) *Error {
+func toError(op string, resp *http.Response, err error, now time.Time) *failure.Error {
 	if resp == nil {
 		return noResponseError(op, err)
 	}
-	e := &Error{Op: op, StatusCode: resp.StatusCode}
+	e := &failure.Error{Seam: Seam, Op: op, StatusCode: resp.StatusCode}
 	if resp.StatusCode < 300 {
 		var apiErr *metalv1.GenericOpenAPIError
 		if errors.As(err, &apiErr) {
 			// The server acted on the request but we cannot read the answer.
-			e.Class = ClassUnknown
+			e.Class = failure.Unknown
 			e.Message = clean("decoding the answer: " + apiErr.Error())
 			return e
 		}
-		e.Class, e.Message, e.Err = ClassTransient, clean("reading the answer: "+err.Error()), err
+		e.Class, e.Message, e.Err = failure.Transient, clean("reading the answer: "+err.Error()), err
 		return e
 	}
 	e.Message = sdkMessage(err, resp)
@@ -141,13 +139,13 @@ func toError(op string, resp *http.Response, err error, now time.Time) *Error {
 
 // noResponseError classifies a call that got no answer: a transport failure
 // or timeout is Transient; a request the SDK refused to build is Invalid.
-func noResponseError(op string, err error) *Error {
+func noResponseError(op string, err error) *failure.Error {
 	var urlErr *url.Error
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.As(err, &urlErr):
-		return &Error{Op: op, Class: ClassTransient, Message: clean(err.Error()), Err: err}
+		return &failure.Error{Seam: Seam, Op: op, Class: failure.Transient, Message: clean(err.Error()), Err: err}
 	default:
-		return &Error{Op: op, Class: ClassInvalid, Message: clean("building the request: " + err.Error()), Err: err}
+		return &failure.Error{Seam: Seam, Op: op, Class: failure.Invalid, Message: clean("building the request: " + err.Error()), Err: err}
 	}
 }
 
@@ -167,7 +165,7 @@ func sdkMessage(err error, resp *http.Response) string {
 
 // isAlreadyDone reports a 422 whose message says the change is in place.
 func isAlreadyDone(err error, markers ...[]string) bool {
-	var e *Error
+	var e *failure.Error
 	if !errors.As(err, &e) || e.StatusCode != http.StatusUnprocessableEntity {
 		return false
 	}
@@ -221,5 +219,5 @@ func paginate[T, U any](ctx context.Context, c *sdkClient, op string,
 		}
 		page = current + 1
 	}
-	return nil, &Error{Op: op, Class: ClassUnknown, Message: "the list did not end after 1000 pages"}
+	return nil, &failure.Error{Seam: Seam, Op: op, Class: failure.Unknown, Message: "the list did not end after 1000 pages"}
 }

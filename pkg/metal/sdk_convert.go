@@ -21,14 +21,6 @@ func idOf(id, href *string) string {
 	return ""
 }
 
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
-
 func timeOf(t *time.Time) time.Time {
 	if t == nil {
 		return time.Time{}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 func (c *sdkClient) ListDeviceEvents(ctx context.Context, id string) ([]Event, error) {
@@ -55,5 +57,5 @@ func (c *sdkClient) ListProjectEvents(ctx context.Context, opts ListEventsOption
 		}
 		page = current
 	}
-	return nil, &Error{Op: OpListProjectEvents, Class: ClassUnknown, Message: "the list did not end after 1000 pages"}
+	return nil, &failure.Error{Seam: Seam, Op: OpListProjectEvents, Class: failure.Unknown, Message: "the list did not end after 1000 pages"}
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // Tests of the SDK-backed client against hand-written answers; the
@@ -99,34 +102,34 @@ func TestErrorClassificationOverHTTP(t *testing.T) {
 		body        string
 		headers     map[string]string
 		op          func(Client) error
-		wantClass   Class
+		wantClass   failure.Class
 		wantMessage string
 		wantRetry   time.Duration
 	}{
-		{name: "401", status: 401, body: `{"error":"Invalid authentication token"}`, wantClass: ClassUnauthorized, wantMessage: "Invalid authentication token"},
-		{name: "403", status: 403, body: `{"errors":["You are not authorized to view this device"]}`, wantClass: ClassForbidden, wantMessage: "You are not authorized to view this device"},
-		{name: "404", status: 404, body: `{"error":"Not found"}`, wantClass: ClassNotFound, wantMessage: "Not found"},
-		{name: "404 without a body", status: 404, wantClass: ClassNotFound, wantMessage: "Not Found"},
-		{name: "404 on the project", status: 404, body: `{"error":"Not found"}`, wantClass: ClassUnauthorized,
+		{name: "401", status: 401, body: `{"error":"Invalid authentication token"}`, wantClass: failure.Unauthorized, wantMessage: "Invalid authentication token"},
+		{name: "403", status: 403, body: `{"errors":["You are not authorized to view this device"]}`, wantClass: failure.Forbidden, wantMessage: "You are not authorized to view this device"},
+		{name: "404", status: 404, body: `{"error":"Not found"}`, wantClass: failure.NotFound, wantMessage: "Not found"},
+		{name: "404 without a body", status: 404, wantClass: failure.NotFound, wantMessage: "Not Found"},
+		{name: "404 on the project", status: 404, body: `{"error":"Not found"}`, wantClass: failure.Unauthorized,
 			op: func(c Client) error { _, err := c.ListDevices(context.Background(), ListDevicesOptions{}); return err }},
-		{name: "429 with seconds", status: 429, body: `{"error":"Too many requests"}`, headers: map[string]string{"Retry-After": "42"}, wantClass: ClassThrottled, wantMessage: "Too many requests", wantRetry: 42 * time.Second},
-		{name: "500 html", status: 500, body: "<html>oops</html>", headers: map[string]string{"Content-Type": "text/html"}, wantClass: ClassTransient, wantMessage: "Internal Server Error"},
-		{name: "502 text", status: 502, body: "upstream connect error", headers: map[string]string{"Content-Type": "text/plain"}, wantClass: ClassTransient, wantMessage: "upstream connect error"},
-		{name: "503 with Retry-After", status: 503, body: `{"error":"maintenance"}`, headers: map[string]string{"Retry-After": "5"}, wantClass: ClassTransient, wantMessage: "maintenance", wantRetry: 5 * time.Second},
-		{name: "422 busy on delete", status: 422, body: `{"errors":["Cannot delete a device while it is provisioning"]}`, wantClass: ClassBusy,
+		{name: "429 with seconds", status: 429, body: `{"error":"Too many requests"}`, headers: map[string]string{"Retry-After": "42"}, wantClass: failure.Throttled, wantMessage: "Too many requests", wantRetry: 42 * time.Second},
+		{name: "500 html", status: 500, body: "<html>oops</html>", headers: map[string]string{"Content-Type": "text/html"}, wantClass: failure.Transient, wantMessage: "Internal Server Error"},
+		{name: "502 text", status: 502, body: "upstream connect error", headers: map[string]string{"Content-Type": "text/plain"}, wantClass: failure.Transient, wantMessage: "upstream connect error"},
+		{name: "503 with Retry-After", status: 503, body: `{"error":"maintenance"}`, headers: map[string]string{"Retry-After": "5"}, wantClass: failure.Transient, wantMessage: "maintenance", wantRetry: 5 * time.Second},
+		{name: "422 busy on delete", status: 422, body: `{"errors":["Cannot delete a device while it is provisioning"]}`, wantClass: failure.Busy,
 			op: func(c Client) error { return c.DeleteDevice(context.Background(), "dev-1", false) }},
-		{name: "422 no capacity on create", status: 422, body: `{"errors":["There aren't available servers in that metro"]}`, wantClass: ClassNoCapacity,
+		{name: "422 no capacity on create", status: 422, body: `{"errors":["There aren't available servers in that metro"]}`, wantClass: failure.NoCapacity,
 			op: func(c Client) error {
 				_, err := c.CreateDevice(context.Background(), CreateDeviceRequest{Metro: "da"})
 				return err
 			}},
-		{name: "422 invalid", status: 422, body: `{"errors":["Hostname is invalid"]}`, wantClass: ClassInvalid, wantMessage: "Hostname is invalid",
+		{name: "422 invalid", status: 422, body: `{"errors":["Hostname is invalid"]}`, wantClass: failure.Invalid, wantMessage: "Hostname is invalid",
 			op: func(c Client) error {
 				_, err := c.UpdateDevice(context.Background(), "dev-1", DeviceUpdate{Hostname: new("bad name")})
 				return err
 			}},
-		{name: "2xx the SDK cannot decode", status: 200, body: `{"id":"dev-1","state":"booting"}`, wantClass: ClassUnknown},
-		{name: "token echoed back is scrubbed", status: 401, body: `{"error":"token ` + secretToken + ` is invalid"}`, wantClass: ClassUnauthorized, wantMessage: "token <redacted> is invalid"},
+		{name: "2xx the SDK cannot decode", status: 200, body: `{"id":"dev-1","state":"booting"}`, wantClass: failure.Unknown},
+		{name: "token echoed back is scrubbed", status: 401, body: `{"error":"token ` + secretToken + ` is invalid"}`, wantClass: failure.Unauthorized, wantMessage: "token <redacted> is invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,7 +140,7 @@ func TestErrorClassificationOverHTTP(t *testing.T) {
 			}
 			err := op(f.client)
 			require.Error(t, err)
-			var e *Error
+			var e *failure.Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, tt.wantClass, e.Class, e.Error())
 			assert.Equal(t, tt.status, e.StatusCode)
@@ -161,7 +164,7 @@ func TestTransportFailureIsTransient(t *testing.T) {
 	_, err := f.client.GetDevice(context.Background(), "dev-1")
 	require.Error(t, err)
 	assert.True(t, IsTransient(err), err.Error())
-	var e *Error
+	var e *failure.Error
 	require.ErrorAs(t, err, &e)
 	assert.Zero(t, e.StatusCode)
 	assert.Equal(t, 1.0, requestCount(t, f.reg, OpGetDevice, codeError))
@@ -169,7 +172,7 @@ func TestTransportFailureIsTransient(t *testing.T) {
 
 func TestContextDeadlineIsTransient(t *testing.T) {
 	release := make(chan struct{})
-	f := newHTTPFixture(t, func(w http.ResponseWriter, r *http.Request) {
+	f := newHTTPFixture(t, func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -198,7 +201,7 @@ func TestThrottledClientFailsFastWithoutCallingTheAPI(t *testing.T) {
 	_, err := f.client.GetDevice(ctx, "dev-1")
 	require.Error(t, err)
 	assert.True(t, IsThrottled(err))
-	assert.Equal(t, 30*time.Second, RetryAfter(err))
+	assert.Equal(t, 30*time.Second, failure.RetryAfter(err))
 
 	f.clock.Advance(10 * time.Second)
 	for _, call := range []func() error{
@@ -208,7 +211,7 @@ func TestThrottledClientFailsFastWithoutCallingTheAPI(t *testing.T) {
 		err := call()
 		require.Error(t, err)
 		assert.True(t, IsThrottled(err))
-		assert.Equal(t, 20*time.Second, RetryAfter(err))
+		assert.Equal(t, 20*time.Second, failure.RetryAfter(err))
 	}
 	assert.Equal(t, int32(1), f.hits.Load(), "no request while throttled")
 
@@ -271,7 +274,7 @@ func TestEmptyIDsAreRefusedLocally(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			err := call()
 			require.Error(t, err)
-			assert.Equal(t, ClassInvalid, ClassOf(err))
+			assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 		})
 	}
 	assert.Zero(t, f.hits.Load())
@@ -293,7 +296,7 @@ func TestRequestBodies(t *testing.T) {
 	})
 
 	t.Run("clearing userdata sends an empty string", func(t *testing.T) {
-		empty := Sensitive("")
+		empty := redact.Sensitive("")
 		_, err := f.client.UpdateDevice(ctx, "dev-1", DeviceUpdate{Userdata: &empty})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]any{"userdata": ""}, body)

@@ -10,12 +10,14 @@ import (
 	"strings"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 func (c *sdkClient) ReserveIPs(ctx context.Context, req ReserveIPsRequest) (*IPReservation, error) {
 	in := metalv1.IPReservationRequestInput{
 		Type:     req.Type,
-		Quantity: int32(req.Quantity),
+		Quantity: int32(req.Quantity), //nolint:gosec // G115: a reservation's few addresses
 		Metro:    optString(req.Metro),
 		Tags:     req.Tags,
 		Details:  optString(req.Details),
@@ -39,7 +41,7 @@ func (c *sdkClient) ReserveIPs(ctx context.Context, req ReserveIPsRequest) (*IPR
 		return nil, err
 	}
 	if res == nil || res.IPReservation == nil {
-		return nil, &Error{Op: OpReserveIPs, StatusCode: http.StatusCreated, Class: ClassUnknown,
+		return nil, &failure.Error{Seam: Seam, Op: OpReserveIPs, StatusCode: http.StatusCreated, Class: failure.Unknown,
 			Message: "the answer is not an IP reservation"}
 	}
 	return fromIPReservation(res.IPReservation), nil
@@ -86,7 +88,7 @@ func (c *sdkClient) GetIPReservation(ctx context.Context, id string) (*IPReserva
 		return nil, err
 	}
 	if res == nil || res.IPReservation == nil {
-		return nil, &Error{Op: OpGetIPReservation, StatusCode: http.StatusOK, Class: ClassInvalid,
+		return nil, &failure.Error{Seam: Seam, Op: OpGetIPReservation, StatusCode: http.StatusOK, Class: failure.Invalid,
 			Message: id + " is not an IP reservation"}
 	}
 	return fromIPReservation(res.IPReservation), nil
@@ -113,7 +115,7 @@ func (c *sdkClient) GetIP(ctx context.Context, id string) (*IP, error) {
 		a := fromIPAssignment(res.IPAssignment)
 		return &IP{Assignment: &a}, nil
 	}
-	return nil, &Error{Op: OpGetIP, StatusCode: http.StatusOK, Class: ClassUnknown, Message: "the answer is neither an IP reservation nor an assignment"}
+	return nil, &failure.Error{Seam: Seam, Op: OpGetIP, StatusCode: http.StatusOK, Class: failure.Unknown, Message: "the answer is neither an IP reservation nor an assignment"}
 }
 
 // ReleaseIPReservation releases a reservation. The API releases an
@@ -182,10 +184,10 @@ func (c *sdkClient) takenAddress(ctx context.Context, deviceID, address string, 
 			return &ip, nil
 		}
 	}
-	var e *Error
+	var e *failure.Error
 	if errors.As(taken, &e) {
 		busy := *e
-		busy.Class = ClassBusy
+		busy.Class = failure.Busy
 		busy.Message = e.Message + " (assigned to another device)"
 		return nil, &busy
 	}

@@ -34,7 +34,7 @@ func (c *sdkClient) CreateVLAN(ctx context.Context, req CreateVLANRequest) (*Vir
 		Tags:        req.Tags,
 	}
 	if req.VXLAN != 0 {
-		in.Vxlan = metalv1.PtrInt32(int32(req.VXLAN))
+		in.Vxlan = metalv1.PtrInt32(int32(req.VXLAN)) //nolint:gosec // G115: a VXLAN ID is at most 3999
 	}
 	var vn *metalv1.VirtualNetwork
 	err := c.do(ctx, OpCreateVLAN, func(ctx context.Context) (resp *http.Response, err error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -63,9 +64,9 @@ func TestSimHardwareReservations(t *testing.T) {
 	assert.True(t, metal.IsNotFound(err), "%v", err)
 	e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultForbidden, Operations: []string{metalsim.OpFindHardwareReservationByID}, Count: 1})
 	_, err = e.client.GetHardwareReservation(e.ctx, ids[1])
-	assert.Equal(t, metal.ClassForbidden, metal.ClassOf(err), "%v", err)
+	assert.Equal(t, failure.Forbidden, failure.ClassOf(err), "%v", err)
 	_, err = e.client.GetHardwareReservation(e.ctx, "")
-	assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err))
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 }
 
 // How the controllers will see refused creates on reservations and on the
@@ -86,15 +87,15 @@ func TestSimCapacityRefusalsAreClassified(t *testing.T) {
 	d, err := create(onReservation)
 	require.NoError(t, err)
 	_, err = create(onReservation)
-	assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err), "in use: %v", err)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "in use: %v", err)
 	_, err = create(nextAvailable)
-	assert.Equal(t, metal.ClassNoCapacity, metal.ClassOf(err), "none left: %v", err)
+	assert.Equal(t, failure.NoCapacity, failure.ClassOf(err), "none left: %v", err)
 
 	e.clock.Advance(tm.Queue + tm.IPXEBoot)
 	require.NoError(t, e.client.DeleteDevice(e.ctx, d.ID, false))
 	e.clock.Advance(tm.Deprovision)
 	_, err = create(onReservation)
-	assert.Equal(t, metal.ClassBusy, metal.ClassOf(err), "released minutes ago: %v", err)
+	assert.Equal(t, failure.Busy, failure.ClassOf(err), "released minutes ago: %v", err)
 	e.clock.Advance(tm.ReservationRelease)
 	_, err = create(nextAvailable)
 	require.NoError(t, err)
@@ -105,9 +106,9 @@ func TestSimCapacityRefusalsAreClassified(t *testing.T) {
 		return func(r *metal.CreateDeviceRequest) { r.Metro, r.SpotInstance, r.SpotPriceMax = "ny", true, bid }
 	}
 	_, err = create(spot(0.1))
-	assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err), "bid below the market: %v", err)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "bid below the market: %v", err)
 	_, err = create(spot(0.5))
-	assert.Equal(t, metal.ClassNoCapacity, metal.ClassOf(err), "no spot capacity: %v", err)
+	assert.Equal(t, failure.NoCapacity, failure.ClassOf(err), "no spot capacity: %v", err)
 }
 
 func TestSimSpotPrices(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -24,13 +25,13 @@ func TestSimThrottleHonoursRetryAfter(t *testing.T) {
 	_, err := e.client.GetDevice(e.ctx, d.ID)
 	require.Error(t, err)
 	assert.True(t, metal.IsThrottled(err))
-	assert.Equal(t, 5*time.Second, metal.RetryAfter(err))
+	assert.Equal(t, 5*time.Second, failure.RetryAfter(err))
 
 	// While throttled every call fails fast, without reaching the API.
 	_, err = e.client.ListDevices(e.ctx, metal.ListDevicesOptions{Tag: "cluster:test"})
 	require.Error(t, err)
 	assert.True(t, metal.IsThrottled(err))
-	assert.Equal(t, 5*time.Second, metal.RetryAfter(err))
+	assert.Equal(t, 5*time.Second, failure.RetryAfter(err))
 	assert.Len(t, e.sim.Requests(), 1)
 
 	e.clock.Advance(5 * time.Second)
@@ -108,7 +109,7 @@ func TestSimErrorClasses(t *testing.T) {
 		id := e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultForbidden, Operations: []string{metalsim.OpFindDeviceByID}, Count: 1})
 		_, err := e.client.GetDevice(e.ctx, d.ID)
 		require.Error(t, err)
-		assert.Equal(t, metal.ClassForbidden, metal.ClassOf(err))
+		assert.Equal(t, failure.Forbidden, failure.ClassOf(err))
 		assert.True(t, metal.IsAuth(err))
 		assert.False(t, metal.IsNotFound(err))
 		assert.Equal(t, 1, e.sim.FaultFired(id))
@@ -131,7 +132,7 @@ func TestSimErrorClasses(t *testing.T) {
 		require.NoError(t, err)
 		_, err = c.GetDevice(e.ctx, d.ID)
 		require.Error(t, err)
-		assert.Equal(t, metal.ClassUnauthorized, metal.ClassOf(err))
+		assert.Equal(t, failure.Unauthorized, failure.ClassOf(err))
 		assert.NotContains(t, err.Error(), "wrong-token")
 	})
 
@@ -157,7 +158,7 @@ func TestSimErrorClasses(t *testing.T) {
 		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultNoCapacity, Count: 1})
 		_, err := e.client.CreateDevice(e.ctx, deviceRequest("node-2"))
 		require.Error(t, err)
-		assert.Equal(t, metal.ClassNoCapacity, metal.ClassOf(err), err.Error())
+		assert.Equal(t, failure.NoCapacity, failure.ClassOf(err), err.Error())
 	})
 
 	t.Run("invalid create", func(t *testing.T) {
@@ -165,7 +166,7 @@ func TestSimErrorClasses(t *testing.T) {
 		req.Plan = "no.such.plan"
 		_, err := e.client.CreateDevice(e.ctx, req)
 		require.Error(t, err)
-		assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err))
+		assert.Equal(t, failure.Invalid, failure.ClassOf(err))
 		assert.Contains(t, err.Error(), "no.such.plan")
 	})
 }
@@ -183,7 +184,7 @@ func TestSimDeleteWhileProvisioningIsBusy(t *testing.T) {
 
 	err = e.client.DeleteDevice(e.ctx, d.ID, false)
 	require.Error(t, err)
-	assert.Equal(t, metal.ClassBusy, metal.ClassOf(err), err.Error())
+	assert.Equal(t, failure.Busy, failure.ClassOf(err), err.Error())
 	assert.Equal(t, 422, statusOf(t, err))
 
 	e.clock.Advance(10 * time.Minute)
@@ -192,7 +193,7 @@ func TestSimDeleteWhileProvisioningIsBusy(t *testing.T) {
 
 func statusOf(t *testing.T, err error) int {
 	t.Helper()
-	var me *metal.Error
+	var me *failure.Error
 	require.ErrorAs(t, err, &me)
 	return me.StatusCode
 }

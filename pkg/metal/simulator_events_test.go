@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -98,7 +99,7 @@ func TestSimListProjectEventsErrors(t *testing.T) {
 	t.Run("403 is Forbidden", func(t *testing.T) {
 		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultForbidden, Operations: []string{metalsim.OpFindProjectEvents}, Count: 1})
 		_, err := e.client.ListProjectEvents(e.ctx, metal.ListEventsOptions{})
-		assert.Equal(t, metal.ClassForbidden, metal.ClassOf(err), "%v", err)
+		assert.Equal(t, failure.Forbidden, failure.ClassOf(err), "%v", err)
 	})
 
 	t.Run("404 names a wrong project: a credentials problem", func(t *testing.T) {
@@ -107,14 +108,14 @@ func TestSimListProjectEventsErrors(t *testing.T) {
 		c, err := p.Client(metal.Credentials{Token: simToken, ProjectID: "00000000-0000-4000-8000-000000000001"})
 		require.NoError(t, err)
 		_, err = c.ListProjectEvents(e.ctx, metal.ListEventsOptions{})
-		assert.Equal(t, metal.ClassUnauthorized, metal.ClassOf(err), "%v", err)
+		assert.Equal(t, failure.Unauthorized, failure.ClassOf(err), "%v", err)
 	})
 
 	t.Run("429 is Throttled with the API's Retry-After", func(t *testing.T) {
 		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultRateLimit, Operations: []string{metalsim.OpFindProjectEvents}, Count: 1, RetryAfter: 5 * time.Second})
 		_, err := e.client.ListProjectEvents(e.ctx, metal.ListEventsOptions{})
 		assert.True(t, metal.IsThrottled(err), "%v", err)
-		assert.Equal(t, 5*time.Second, metal.RetryAfter(err))
+		assert.Equal(t, 5*time.Second, failure.RetryAfter(err))
 		e.clock.Advance(5 * time.Second)
 		got, err := e.client.ListProjectEvents(e.ctx, metal.ListEventsOptions{})
 		require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -97,7 +98,7 @@ func TestSimPortOperations(t *testing.T) {
 	require.NoError(t, e.client.AssignVLAN(e.ctx, eth1.ID, v1.ID))
 	err = e.client.DeleteVLAN(e.ctx, v1.ID)
 	require.Error(t, err)
-	assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err), err.Error())
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), err.Error())
 	require.NoError(t, e.client.UnassignVLAN(e.ctx, eth1.ID, v1.ID))
 }
 
@@ -111,7 +112,7 @@ func TestSimVLANs(t *testing.T) {
 
 	_, err = e.client.CreateVLAN(e.ctx, metal.CreateVLANRequest{Metro: "da", VXLAN: 1500})
 	require.Error(t, err)
-	assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err), "a VXLAN is unique per metro")
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "a VXLAN is unique per metro")
 
 	list, err := e.client.ListVLANs(e.ctx, "da")
 	require.NoError(t, err)

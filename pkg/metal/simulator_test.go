@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -164,7 +165,7 @@ func TestSimDeviceLifecycle(t *testing.T) {
 
 	err = e.client.DeleteDevice(e.ctx, d.ID, false)
 	require.Error(t, err)
-	assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err), "a locked device is the user's to unlock: %v", err)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "a locked device is the user's to unlock: %v", err)
 
 	_, err = e.client.UpdateDevice(e.ctx, d.ID, metal.DeviceUpdate{Locked: new(false)})
 	require.NoError(t, err)

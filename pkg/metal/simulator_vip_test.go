@@ -7,7 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -44,7 +46,7 @@ func TestSimVIPFollowsItsHost(t *testing.T) {
 
 	_, err = e.client.AssignIP(e.ctx, d2.ID, vip)
 	require.Error(t, err)
-	assert.Equal(t, metal.ClassBusy, metal.ClassOf(err), "on another device it must be unassigned first: %v", err)
+	assert.Equal(t, failure.Busy, failure.ClassOf(err), "on another device it must be unassigned first: %v", err)
 
 	got, err := e.client.GetIP(e.ctx, first.ID)
 	require.NoError(t, err)
@@ -73,7 +75,7 @@ func TestSimVIPFollowsItsHost(t *testing.T) {
 		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultDropConnection, Operations: []string{metalsim.OpCreateIPAssignment}, AfterStore: true, Count: 1})
 		_, err := e.client.AssignIP(e.ctx, d1.ID, vip)
 		require.Error(t, err)
-		assert.Equal(t, metal.ClassTransient, metal.ClassOf(err))
+		assert.Equal(t, failure.Transient, failure.ClassOf(err))
 		retried, err := e.client.AssignIP(e.ctx, d1.ID, vip)
 		require.NoError(t, err, "the retry finds the assignment in place")
 		assert.Equal(t, d1.ID, retried.DeviceID)
@@ -89,10 +91,10 @@ func TestSimVIPFollowsItsHost(t *testing.T) {
 	t.Run("faults are classified", func(t *testing.T) {
 		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultForbidden, Operations: []string{metalsim.OpFindIPAddressByID}, Count: 1})
 		_, err := e.client.GetIP(e.ctx, res.ID)
-		assert.Equal(t, metal.ClassForbidden, metal.ClassOf(err))
+		assert.Equal(t, failure.Forbidden, failure.ClassOf(err))
 		e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 502, Operations: []string{metalsim.OpDeleteIPAddress}, Count: 1})
 		err = e.client.UnassignIP(e.ctx, "3f1b6f9e-5e0c-4a43-9a57-0c4c7a1e2b3d")
-		assert.Equal(t, metal.ClassTransient, metal.ClassOf(err))
+		assert.Equal(t, failure.Transient, failure.ClassOf(err))
 		_, err = e.client.GetIP(e.ctx, "3f1b6f9e-5e0c-4a43-9a57-0c4c7a1e2b3d")
 		assert.True(t, metal.IsNotFound(err))
 	})
@@ -108,7 +110,7 @@ func TestSimIPPoolBlocks(t *testing.T) {
 
 	_, err = e.client.ReserveIPs(e.ctx, metal.ReserveIPsRequest{Quantity: 8, Metro: "da"})
 	require.Error(t, err)
-	assert.Equal(t, metal.ClassInvalid, metal.ClassOf(err), "a /29 needs an approval: %v", err)
+	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "a /29 needs an approval: %v", err)
 
 	b29, err := e.client.ReserveIPs(e.ctx, metal.ReserveIPsRequest{Quantity: 8, Metro: "da", WaitForApproval: true})
 	require.NoError(t, err)
@@ -139,7 +141,7 @@ func TestSimBGPSessions(t *testing.T) {
 	cfg, err := e.client.GetBGPConfig(e.ctx)
 	require.NoError(t, err)
 	assert.True(t, cfg.Enabled())
-	assert.Equal(t, metal.Sensitive("Secret12345"), cfg.MD5)
+	assert.Equal(t, redact.Sensitive("Secret12345"), cfg.MD5)
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", cfg, cfg, cfg), "Secret12345", "the password never prints")
 
 	sessions, err := e.client.ListBGPSessions(e.ctx, d.ID)
@@ -161,12 +163,12 @@ func TestSimBGPSessions(t *testing.T) {
 	neighbors, err := e.client.ListBGPNeighbors(e.ctx, d.ID)
 	require.NoError(t, err)
 	require.Len(t, neighbors, 1)
-	assert.Equal(t, metal.Sensitive("Secret12345"), neighbors[0].MD5Password)
+	assert.Equal(t, redact.Sensitive("Secret12345"), neighbors[0].MD5Password)
 	assert.Equal(t, d.PrivateIPv4(), neighbors[0].CustomerIP)
 
 	e.sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Operations: []string{metalsim.OpFindBgpSessions}, Count: 1})
 	_, err = e.client.ListBGPSessions(e.ctx, d.ID)
-	assert.Equal(t, metal.ClassTransient, metal.ClassOf(err))
+	assert.Equal(t, failure.Transient, failure.ClassOf(err))
 
 	require.NoError(t, e.client.DeleteBGPSession(e.ctx, s.ID))
 	assert.True(t, metal.IsNotFound(e.client.DeleteBGPSession(e.ctx, s.ID)))

@@ -1,10 +1,9 @@
 package metal
 
 import (
-	"fmt"
-	"io"
-	"strconv"
 	"time"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // DeviceState is the lifecycle state the API reports for a device.
@@ -56,33 +55,6 @@ const (
 // OperatingSystemCustomIPXE boots the device from IPXEScriptURL.
 const OperatingSystemCustomIPXE = "custom_ipxe"
 
-// Sensitive is a string that never prints: fmt verbs show "<redacted>" (or
-// nothing when empty), so a request or model logged with %v or %+v cannot
-// leak the join token in userdata or a BGP password. Convert with string(s)
-// to read it.
-type Sensitive string
-
-// String implements fmt.Stringer.
-func (s Sensitive) String() string {
-	if s == "" {
-		return ""
-	}
-	return "<redacted>"
-}
-
-// GoString implements fmt.GoStringer for %#v.
-func (s Sensitive) GoString() string { return strconv.Quote(s.String()) }
-
-// Format implements fmt.Formatter: without it a verb that does not suit a
-// string (%d) would print the raw value.
-func (s Sensitive) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		_, _ = io.WriteString(f, s.GoString())
-		return
-	}
-	_, _ = io.WriteString(f, s.String())
-}
-
 // VirtualNetwork is a project VLAN in one metro.
 type VirtualNetwork struct {
 	ID          string
@@ -125,7 +97,7 @@ type CreateDeviceRequest struct {
 	OperatingSystem string
 	IPXEScriptURL   string
 	AlwaysPXE       bool
-	Userdata        Sensitive
+	Userdata        redact.Sensitive
 	Tags            []string
 	Locked          bool
 	// HardwareReservationID is a reservation UUID or "next-available".
@@ -151,7 +123,7 @@ type DeviceUpdate struct {
 	SpotInstance  *bool
 	Tags          *[]string
 	// Userdata replaces the device's userdata; an empty value clears it.
-	Userdata   *Sensitive
+	Userdata   *redact.Sensitive
 	Customdata map[string]any
 }
 

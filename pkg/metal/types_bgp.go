@@ -1,6 +1,10 @@
 package metal
 
-import "time"
+import (
+	"time"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
+)
 
 // BGP deployment types.
 const (
@@ -18,7 +22,7 @@ type BGPConfig struct {
 	Status    string
 	MaxPrefix int
 	// MD5 is the project's BGP password, empty for none.
-	MD5 Sensitive
+	MD5 redact.Sensitive
 }
 
 // Enabled reports whether the project has a usable BGP configuration.
@@ -45,7 +49,7 @@ type BGPNeighbor struct {
 	PeerAS        int
 	PeerIPs       []string
 	MD5Enabled    bool
-	MD5Password   Sensitive
+	MD5Password   redact.Sensitive
 	Multihop      bool
 	RoutesIn      []BGPRoute
 	RoutesOut     []BGPRoute
@@ -61,7 +65,7 @@ type BGPRoute struct {
 type BGPConfigRequest struct {
 	ASN            int64
 	DeploymentType string
-	MD5            Sensitive
+	MD5            redact.Sensitive
 	UseCase        string
 }
 

@@ -53,7 +53,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 
 	// The iPXE scripts are served by every replica, leader or not: servers
 	// booting on Equinix fetch them through the chart's Service.
-	ipxe := &http.Server{Addr: cfg.IPXEAddress, Handler: harvester.NewIPXEHandler(), ReadHeaderTimeout: 10 * time.Second}
+	ipxe := &http.Server{Addr: cfg.IPXEAddress, Handler: harvester.NewIPXEHandler(harvester.WithArtifactsMirror(cfg.ArtifactsMirror)), ReadHeaderTimeout: 10 * time.Second}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

@@ -348,7 +348,7 @@ func (r *run) endMaintenance() string {
 	// Harvester (the join agent here) may still be finishing a drain it
 	// started: the patch is repeated until no such node is in maintenance.
 	ended := map[string]bool{}
-	clear := r.poll(30*time.Second, func() bool {
+	cleared := r.poll(30*time.Second, func() bool {
 		insts, err := r.runInstances()
 		if err != nil {
 			return false
@@ -370,7 +370,7 @@ func (r *run) endMaintenance() string {
 		return done
 	})
 	r.marks.failed()
-	return fmt.Sprintf("maintenance ended on %d node(s) (power settled: %t, no node left in maintenance: %t)", len(ended), settled, clear)
+	return fmt.Sprintf("maintenance ended on %d node(s) (power settled: %t, no node left in maintenance: %t)", len(ended), settled, cleared)
 }
 
 // checkHardwareEvents: each machine event became at most one Kubernetes

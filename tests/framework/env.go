@@ -134,7 +134,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	}
 	e.Sim = metalsim.New(metalsim.Options{Timings: timings, Seed: 1, RateLimit: opts.RateLimit})
 	e.Sim.AddProject(MetalToken, ProjectID)
-	var handler http.Handler = e.Sim.Handler()
+	handler := e.Sim.Handler()
 	if opts.WrapMetal != nil {
 		handler = opts.WrapMetal(handler)
 	}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -28,29 +29,29 @@ func TestFailed(t *testing.T) {
 		expected failedOutcome
 	}{
 		{name: "refused credentials wait for the resync, told",
-			err:      &metal.Error{Op: "CreateBGPSession", StatusCode: 401, Class: metal.ClassUnauthorized, Message: "invalid token"},
+			err:      &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 401, Class: failure.Unauthorized, Message: "invalid token"},
 			expected: failedOutcome{Events: told("metal CreateBGPSession: 401 Unauthorized: invalid token"), Enqueued: []string{"web-1 after 10m0s"}}},
 		{name: "a forbidden call waits for the resync, told",
-			err:      &metal.Error{Op: "CreateBGPSession", StatusCode: 403, Class: metal.ClassForbidden},
+			err:      &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 403, Class: failure.Forbidden},
 			expected: failedOutcome{Events: told("metal CreateBGPSession: 403 Forbidden"), Enqueued: []string{"web-1 after 10m0s"}}},
 		{name: "a request the user has to fix waits for the resync, told",
-			err:      &metal.Error{Op: "CreateBGPSession", StatusCode: 422, Class: metal.ClassInvalid, Message: "BGP sessions need a device with Layer 3 addresses"},
+			err:      &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 422, Class: failure.Invalid, Message: "BGP sessions need a device with Layer 3 addresses"},
 			expected: failedOutcome{Events: told("metal CreateBGPSession: 422 Invalid: BGP sessions need a device with Layer 3 addresses"), Enqueued: []string{"web-1 after 10m0s"}}},
 		{name: "no capacity waits for the resync, told",
-			err:      &metal.Error{Op: "CreateBGPSession", StatusCode: 503, Class: metal.ClassNoCapacity},
+			err:      &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 503, Class: failure.NoCapacity},
 			expected: failedOutcome{Events: told("metal CreateBGPSession: 503 NoCapacity"), Enqueued: []string{"web-1 after 10m0s"}}},
 		{name: "throttled: again shortly, nothing told",
-			err:      &metal.Error{Op: "CreateBGPSession", StatusCode: 429, Class: metal.ClassThrottled},
+			err:      &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 429, Class: failure.Throttled},
 			expected: failedOutcome{Events: []string{}, Enqueued: []string{"web-1 after 15s"}}},
 		{name: "busy: again shortly, nothing told",
-			err:      &metal.Error{Op: "CreateBGPSession", StatusCode: 422, Class: metal.ClassBusy},
+			err:      &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 422, Class: failure.Busy},
 			expected: failedOutcome{Events: []string{}, Enqueued: []string{"web-1 after 15s"}}},
 		{name: "a transient failure is returned for the workqueue's backoff",
-			err: &metal.Error{Op: "CreateBGPSession", StatusCode: 502, Class: metal.ClassTransient},
+			err: &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 502, Class: failure.Transient},
 			expected: failedOutcome{Err: "node web-1: opening a session: metal CreateBGPSession: 502 Transient",
 				Events: []string{}, Enqueued: []string{}}},
 		{name: "an answer nothing else fits is returned too",
-			err: &metal.Error{Op: "CreateBGPSession", StatusCode: 302, Class: metal.ClassUnknown},
+			err: &failure.Error{Seam: metal.Seam, Op: "CreateBGPSession", StatusCode: 302, Class: failure.Unknown},
 			expected: failedOutcome{Err: "node web-1: opening a session: metal CreateBGPSession: 302 Unknown",
 				Events: []string{}, Enqueued: []string{}}},
 		{name: "a failure of the addon's own making waits for the resync, told",

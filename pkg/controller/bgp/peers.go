@@ -15,6 +15,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bgpannotate"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -305,16 +306,16 @@ func (h *Handler) patch(node *corev1.Node, annotations map[string]*string) (*cor
 // workqueue should retry: refused credentials and rejected requests wait
 // for the resync; the rest backs off.
 func (h *Handler) failed(node *corev1.Node, step string, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassUnauthorized, metal.ClassForbidden, metal.ClassInvalid, metal.ClassNoCapacity:
+	switch failure.ClassOf(err) {
+	case failure.Unauthorized, failure.Forbidden, failure.Invalid, failure.NoCapacity:
 		h.report(node, fmt.Sprintf("%s: %v", step, err))
 		h.nodes.EnqueueAfter(node.Name, h.settings.Resync)
 		return nil
-	case metal.ClassThrottled, metal.ClassBusy:
+	case failure.Throttled, failure.Busy:
 		h.nodes.EnqueueAfter(node.Name, retry)
 		return nil
 	}
-	var merr *metal.Error
+	var merr *failure.Error
 	if !errors.As(err, &merr) {
 		h.report(node, fmt.Sprintf("%s: %v", step, err))
 		h.nodes.EnqueueAfter(node.Name, h.settings.Resync)

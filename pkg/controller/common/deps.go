@@ -1,7 +1,8 @@
 // Package common holds what the controllers share: the bag of clients,
-// caches and settings their Register functions pick from (Deps), the
-// status helper of the reconcile skeletons, the input filters of their
-// watches and the delayed enqueue of related changes.
+// caches and settings their Register functions pick from (Deps), Events
+// of the reason's type, the input filters of their watches, the delayed
+// enqueue of related changes and the reads of their own writes. The
+// reconcile skeleton is package reconcile.
 package common
 
 import (

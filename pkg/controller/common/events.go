@@ -6,9 +6,12 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/schemes"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // NewRecorder records Events through the API server, attributed to the addon.
@@ -21,4 +24,9 @@ func NewRecorder(ctx context.Context, k8s kubernetes.Interface) record.EventReco
 	// schemes.All knows the addon's kinds and the core ones (Namespace), which
 	// Events must be able to reference.
 	return b.NewRecorder(schemes.All, corev1.EventSource{Component: "harvester-equinix-addon"})
+}
+
+// Eventf records an Event whose type is the reason's.
+func Eventf(recorder record.EventRecorder, obj runtime.Object, reason, messageFmt string, args ...interface{}) {
+	recorder.Eventf(obj, v1.EventType(reason), reason, messageFmt, args...)
 }

@@ -41,35 +41,35 @@ func ipPoolSpec(pool *v1.ElasticIPPool, block netip.Prefix) lbv1.IPPoolSpec {
 // what the pool says. An IPPool of that name the addon did not make is
 // reported and left alone.
 func (r *poolRun) offer() error {
-	st := &r.pool.Status
+	st := &r.Obj.Status
 	block, err := netip.ParsePrefix(st.CIDR)
 	if err != nil {
-		return fmt.Errorf("elasticippool %s: block %q: %w", r.pool.Name, st.CIDR, err)
+		return fmt.Errorf("elasticippool %s: block %q: %w", r.Obj.Name, st.CIDR, err)
 	}
-	want := ipPoolSpec(r.pool, block)
-	name := r.pool.Name
+	want := ipPoolSpec(r.Obj, block)
+	name := r.Obj.Name
 	existing, err := r.h.ipPools.Get(r.h.ctx, name, metav1.GetOptions{})
 	switch {
 	case err != nil && isNoKind(err):
 		return r.noIPPoolKind(err)
 	case apierrors.IsNotFound(err):
 		created, cerr := r.h.ipPools.Create(r.h.ctx, &lbv1.IPPool{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelElasticIPPool: r.pool.Name}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelElasticIPPool: r.Obj.Name}},
 			Spec:       want,
 		}, metav1.CreateOptions{})
 		if isNoKind(cerr) {
 			return r.noIPPoolKind(cerr)
 		}
 		if cerr != nil {
-			return fmt.Errorf("elasticippool %s: creating IPPool %s: %w", r.pool.Name, name, cerr)
+			return fmt.Errorf("elasticippool %s: creating IPPool %s: %w", r.Obj.Name, name, cerr)
 		}
 		existing = created
 	case err != nil:
-		return fmt.Errorf("elasticippool %s: reading IPPool %s: %w", r.pool.Name, name, err)
-	case existing.Labels[v1.LabelElasticIPPool] != r.pool.Name:
-		r.setCondition(v1.ElasticIPPoolOffered, metav1.ConditionFalse, v1.ReasonIPPoolTaken, fmt.Sprintf(
+		return fmt.Errorf("elasticippool %s: reading IPPool %s: %w", r.Obj.Name, name, err)
+	case existing.Labels[v1.LabelElasticIPPool] != r.Obj.Name:
+		r.SetCondition(v1.ElasticIPPoolOffered, metav1.ConditionFalse, v1.ReasonIPPoolTaken, fmt.Sprintf(
 			"IPPool %s exists and is not this pool's (it lacks label %s=%s); the addon leaves it alone: rename the pool, or delete that IPPool",
-			name, v1.LabelElasticIPPool, r.pool.Name))
+			name, v1.LabelElasticIPPool, r.Obj.Name))
 		r.blocked(v1.ElasticIPPoolOffered, v1.ElasticIPPoolPhaseError)
 		r.Requeue(refusedRetry)
 		return nil
@@ -77,21 +77,21 @@ func (r *poolRun) offer() error {
 		fixed := existing.DeepCopy()
 		fixed.Spec = want
 		if existing, err = r.h.ipPools.Update(r.h.ctx, fixed, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("elasticippool %s: updating IPPool %s: %w", r.pool.Name, name, err)
+			return fmt.Errorf("elasticippool %s: updating IPPool %s: %w", r.Obj.Name, name, err)
 		}
 	}
 	st.IPPool = existing.Name
-	r.setCondition(v1.ElasticIPPoolOffered, metav1.ConditionTrue, v1.ReasonIPPoolOffered, fmt.Sprintf(
+	r.SetCondition(v1.ElasticIPPoolOffered, metav1.ConditionTrue, v1.ReasonIPPoolOffered, fmt.Sprintf(
 		"IPPool %s offers %s to harvester-load-balancer; each LoadBalancer Service given one of its addresses gets an ElasticIP that follows kube-vip", name, st.CIDR))
-	r.setCondition(v1.ElasticIPPoolReady, metav1.ConditionTrue, v1.ReasonReconciled, fmt.Sprintf("block %s is offered as IPPool %s", st.CIDR, name))
+	r.SetCondition(v1.ElasticIPPoolReady, metav1.ConditionTrue, v1.ReasonReconciled, fmt.Sprintf("block %s is offered as IPPool %s", st.CIDR, name))
 	st.Status = v1.ElasticIPPoolPhaseReady
-	r.Requeue(r.h.poolDue(r.pool.Name, r.now, r.h.settings.Resync))
+	r.Requeue(r.h.poolDue(r.Obj.Name, r.now, r.h.settings.Resync))
 	return nil
 }
 
 // noIPPoolKind: harvester-load-balancer is not installed (no IPPool kind).
 func (r *poolRun) noIPPoolKind(err error) error {
-	r.setCondition(v1.ElasticIPPoolOffered, metav1.ConditionFalse, v1.ReasonIPPoolMissing, fmt.Sprintf(
+	r.SetCondition(v1.ElasticIPPoolOffered, metav1.ConditionFalse, v1.ReasonIPPoolMissing, fmt.Sprintf(
 		"the cluster has no ippools.loadbalancer.harvesterhci.io (%v): harvester-load-balancer, part of Harvester, is missing", err))
 	r.blocked(v1.ElasticIPPoolOffered, v1.ElasticIPPoolPhaseError)
 	r.Requeue(refusedRetry)

@@ -22,12 +22,12 @@ type verification struct {
 // names less than Resync ago, and no move is open. Such a pass makes no
 // call; the next read is due at the end of the interval.
 func (r *run) atRest(t target) bool {
-	st := &r.eip.Status
+	st := &r.Obj.Status
 	if t.node == nil || st.Move != nil || st.Status != v1.ElasticIPPhaseAssigned {
 		return false
 	}
 	r.h.mu.Lock()
-	v, ok := r.h.verified[r.eip.Name]
+	v, ok := r.h.verified[r.Obj.Name]
 	r.h.mu.Unlock()
 	if !ok || v.node != t.node.Name || v.device != st.DeviceID {
 		return false
@@ -58,7 +58,7 @@ func (h *Handler) forget(name string) {
 func (r *run) match(c metal.Client, t target) (string, error) {
 	m, err := r.h.matcher.Match(r.h.ctx, c, t.node)
 	if cerr, ok := conditions.AsError(err); ok {
-		r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, cerr.Reason, cerr.Message)
 		r.waiting(v1.ElasticIPHostMatched)
 		r.gauge(0)
 		r.Requeue(r.h.settings.Resync)
@@ -67,7 +67,7 @@ func (r *run) match(c metal.Client, t target) (string, error) {
 	if err != nil {
 		return "", r.metalFailure("listing the project's devices to find node "+t.node.Name+"'s", v1.ElasticIPHostMatched, err)
 	}
-	r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionTrue, v1.ReasonHostMatched,
+	r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionTrue, v1.ReasonHostMatched,
 		fmt.Sprintf("kube-vip names node %s, which is device %s (found by its %s)", t.node.Name, m.DeviceID, m.By))
 	return m.DeviceID, nil
 }
@@ -78,7 +78,7 @@ func (r *run) match(c metal.Client, t target) (string, error) {
 // holds, so it is never on two devices; whatever interrupts the move, the
 // next pass starts from what Metal then says.
 func (r *run) converge(c metal.Client, res *metal.IPReservation, current []metal.IPAddress, dev, node string) error {
-	st := &r.eip.Status
+	st := &r.Obj.Status
 	var here *metal.IPAddress
 	var others []metal.IPAddress
 	for i := range current {
@@ -97,7 +97,7 @@ func (r *run) converge(c metal.Client, res *metal.IPReservation, current []metal
 			return err
 		}
 		r.startMove(others, dev, node)
-		if err := r.persist(); err != nil {
+		if err := r.Persist(); err != nil {
 			return err
 		}
 	}
@@ -105,13 +105,13 @@ func (r *run) converge(c metal.Client, res *metal.IPReservation, current []metal
 	for _, a := range others {
 		err := c.UnassignIP(r.h.ctx, a.ID)
 		if err != nil && !metal.IsNotFound(err) {
-			return r.metalFailure(fmt.Sprintf("unassigning %s from device %s", r.eip.Spec.Address, a.DeviceID), v1.ElasticIPReady, err)
+			return r.metalFailure(fmt.Sprintf("unassigning %s from device %s", r.Obj.Spec.Address, a.DeviceID), v1.ElasticIPReady, err)
 		}
 	}
 	if here == nil {
-		a, err := c.AssignIP(r.h.ctx, dev, r.eip.Spec.Address+"/32")
+		a, err := c.AssignIP(r.h.ctx, dev, r.Obj.Spec.Address+"/32")
 		if err != nil {
-			return r.metalFailure(fmt.Sprintf("assigning %s to device %s", r.eip.Spec.Address, dev), v1.ElasticIPReady, err)
+			return r.metalFailure(fmt.Sprintf("assigning %s to device %s", r.Obj.Spec.Address, dev), v1.ElasticIPReady, err)
 		}
 		here = a
 	}
@@ -123,7 +123,7 @@ func (r *run) converge(c metal.Client, res *metal.IPReservation, current []metal
 // kube-vip has named the new node (kept when kube-vip moves again before
 // the move is over).
 func (r *run) startMove(others []metal.IPAddress, dev, node string) {
-	st := &r.eip.Status
+	st := &r.Obj.Status
 	since := metav1.NewTime(r.now)
 	if st.Move != nil {
 		since = st.Move.Since
@@ -141,8 +141,8 @@ func (r *run) startMove(others []metal.IPAddress, dev, node string) {
 	if move.FromDevice != "" {
 		from = "device " + move.FromDevice
 	}
-	r.setCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonMoving, fmt.Sprintf(
-		"kube-vip names node %s: moving %s from %s to its device %s", node, r.eip.Spec.Address, from, dev))
+	r.SetCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonMoving, fmt.Sprintf(
+		"kube-vip names node %s: moving %s from %s to its device %s", node, r.Obj.Spec.Address, from, dev))
 }
 
 // assignable checks, before anything is unassigned, that the device can
@@ -152,7 +152,7 @@ func (r *run) assignable(c metal.Client, res *metal.IPReservation, dev, node str
 	d, err := c.GetDevice(r.h.ctx, dev)
 	if metal.IsNotFound(err) {
 		r.h.matcher.Forget(c.ProjectID(), node)
-		r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, v1.ReasonHostUnmatched,
+		r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, v1.ReasonHostUnmatched,
 			fmt.Sprintf("node %s's device %s no longer exists", node, dev))
 		r.setPhase(v1.ElasticIPPhaseWaiting)
 		r.gauge(0)
@@ -175,8 +175,8 @@ func (r *run) assignable(c metal.Client, res *metal.IPReservation, dev, node str
 	if why == "" {
 		return true, nil
 	}
-	r.setCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf(
-		"kube-vip names node %s, but its device %s cannot take %s: %s; the address stays where it is", node, dev, r.eip.Spec.Address, why))
+	r.SetCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf(
+		"kube-vip names node %s, but its device %s cannot take %s: %s; the address stays where it is", node, dev, r.Obj.Spec.Address, why))
 	r.setPhase(v1.ElasticIPPhaseWaiting)
 	r.gauge(0)
 	r.Requeue(refusedRetry)
@@ -186,9 +186,9 @@ func (r *run) assignable(c metal.Client, res *metal.IPReservation, dev, node str
 // arrived records the address on dev; a move that ends here is reported
 // with one Event and counted once its status is stored.
 func (r *run) arrived(a metal.IPAddress, dev, node string) {
-	st := &r.eip.Status
+	st := &r.Obj.Status
 	st.DeviceID, st.AssignmentID = dev, a.ID
-	msg := fmt.Sprintf("%s is assigned to device %s of node %s, which kube-vip names", r.eip.Spec.Address, dev, node)
+	msg := fmt.Sprintf("%s is assigned to device %s of node %s, which kube-vip names", r.Obj.Spec.Address, dev, node)
 	if m := st.Move; m != nil {
 		// Found on the target of an open move: this move put it there, even
 		// if the answer to its assign was lost.
@@ -197,18 +197,18 @@ func (r *run) arrived(a metal.IPAddress, dev, node string) {
 		r.finished = m
 		took := r.now.Sub(m.Since.Time).Round(10 * time.Millisecond)
 		if m.FromDevice != "" {
-			r.told = event{v1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
-				r.eip.Spec.Address, m.FromDevice, dev, node, took)}
+			r.moveEvent = event{v1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
+				r.Obj.Spec.Address, m.FromDevice, dev, node, took)}
 		} else {
-			r.told = event{v1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
-				r.eip.Spec.Address, dev, node, took)}
+			r.moveEvent = event{v1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
+				r.Obj.Spec.Address, dev, node, took)}
 		}
-		conditions.True(&st.Conditions, r.eip.Generation, v1.ElasticIPReady, v1.ReasonAssigned, msg)
+		conditions.True(&st.Conditions, r.Obj.Generation, v1.ElasticIPReady, v1.ReasonAssigned, msg)
 	} else {
-		r.setCondition(v1.ElasticIPReady, metav1.ConditionTrue, v1.ReasonAssigned, msg)
+		r.SetCondition(v1.ElasticIPReady, metav1.ConditionTrue, v1.ReasonAssigned, msg)
 	}
 	r.setPhase(v1.ElasticIPPhaseAssigned)
 	r.gauge(1)
-	r.h.verify(r.eip.Name, verification{node: node, device: dev, at: r.now})
+	r.h.verify(r.Obj.Name, verification{node: node, device: dev, at: r.now})
 	r.Requeue(r.h.settings.Resync)
 }

@@ -5,44 +5,50 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sirupsen/logrus"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
 // pendingRetry paces a block Equinix Metal holds for approval.
 const pendingRetry = time.Minute
 
-// poolRun is one reconcile of one ElasticIPPool.
+// poolRun is one reconcile of one ElasticIPPool (see reconcile.Pass).
 type poolRun struct {
-	common.Status
-	h         *Handler
-	pool      *v1.ElasticIPPool
-	persisted v1.ElasticIPPoolStatus
-	now       time.Time
+	*reconcile.Pass[*v1.ElasticIPPool, v1.ElasticIPPoolStatus]
+	h   *Handler
+	now time.Time
 }
 
 func (h *Handler) newPoolRun(pool *v1.ElasticIPPool) *poolRun {
-	return &poolRun{Status: common.NewStatus(h.recorder), h: h, pool: pool.DeepCopy(),
-		persisted: *pool.Status.DeepCopy(), now: h.now()}
+	return &poolRun{Pass: reconcile.NewPass(h.poolKind(), pool), h: h, now: h.now()}
 }
 
-func (r *poolRun) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
-	r.SetCondition(r.pool, &r.pool.Status.Conditions, r.pool.Generation, condType, status, reason, message)
+// poolKind is how an ElasticIPPool's status is stored: every write carries
+// the observed generation.
+func (h *Handler) poolKind() reconcile.Kind[*v1.ElasticIPPool, v1.ElasticIPPoolStatus] {
+	return reconcile.Kind[*v1.ElasticIPPool, v1.ElasticIPPoolStatus]{
+		Name:         "elasticippool",
+		Status:       func(p *v1.ElasticIPPool) *v1.ElasticIPPoolStatus { return &p.Status },
+		Conditions:   func(p *v1.ElasticIPPool) *[]metav1.Condition { return &p.Status.Conditions },
+		UpdateStatus: func(p *v1.ElasticIPPool) (*v1.ElasticIPPool, error) { return h.pools.UpdateStatus(p) },
+		EnqueueAfter: func(name string, after time.Duration) { h.pools.EnqueueAfter(name, after) },
+		Recorder:     h.recorder,
+		Prepare:      func(p *v1.ElasticIPPool) { p.Status.ObservedGeneration = p.Generation },
+	}
 }
 
 // blocked says the pool waits on cond, whose reason and message Ready
 // takes (quietly: cond's own change made the Event).
 func (r *poolRun) blocked(cond, phase string) {
-	r.pool.Status.Status = phase
-	if c := conditions.Get(r.pool.Status.Conditions, cond); c != nil && c.Status != metav1.ConditionTrue {
-		conditions.False(&r.pool.Status.Conditions, r.pool.Generation, v1.ElasticIPPoolReady, c.Reason, c.Message)
+	r.Obj.Status.Status = phase
+	if c := conditions.Get(r.Obj.Status.Conditions, cond); c != nil && c.Status != metav1.ConditionTrue {
+		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, v1.ElasticIPPoolReady, c.Reason, c.Message)
 	}
 }
 
@@ -59,18 +65,18 @@ func (h *Handler) EnsurePool(_ string, pool *v1.ElasticIPPool) (*v1.ElasticIPPoo
 		return pool, nil
 	}
 	r := h.newPoolRun(pool)
-	return r.finish(r.ensure())
+	return r.Finish(r.ensure())
 }
 
 func (r *poolRun) ensure() error {
-	st := &r.pool.Status
+	st := &r.Obj.Status
 	if st.Status == "" {
 		st.Status = v1.ElasticIPPoolPhasePending
 	}
 	if err := r.countServices(); err != nil {
 		return err
 	}
-	if st.CIDR != "" && r.h.poolAtRest(r.pool.Name, r.now, r.h.settings.Resync) {
+	if st.CIDR != "" && r.h.poolAtRest(r.Obj.Name, r.now, r.h.settings.Resync) {
 		return r.offer()
 	}
 	c, err := r.client()
@@ -83,8 +89,8 @@ func (r *poolRun) ensure() error {
 	}
 	prefix, _ := res.Prefix()
 	st.CIDR = prefix.String()
-	r.h.poolVerified(r.pool.Name, r.now)
-	r.setCondition(v1.ElasticIPPoolReserved, metav1.ConditionTrue, v1.ReasonReserved,
+	r.h.poolVerified(r.Obj.Name, r.now)
+	r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionTrue, v1.ReasonReserved,
 		fmt.Sprintf("block %s (reservation %s, metro %s) is the pool's", st.CIDR, res.ID, res.Metro))
 	return r.offer()
 }
@@ -92,10 +98,10 @@ func (r *poolRun) ensure() error {
 // client is the Metal client of the pool's credentials, or nil after
 // reporting why there is none.
 func (r *poolRun) client() (metal.Client, error) {
-	ref := r.pool.Spec.CredentialsSecret
+	ref := r.Obj.Spec.CredentialsSecret
 	creds, err := r.h.credentials.For(ref)
 	if cerr, ok := credentials.AsError(err); ok {
-		r.setCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
 		r.blocked(v1.ElasticIPPoolCredentialsReady, v1.ElasticIPPoolPhaseError)
 		r.Requeue(authRetry)
 		return nil, nil
@@ -103,9 +109,9 @@ func (r *poolRun) client() (metal.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &r.pool.Status
+	st := &r.Obj.Status
 	if st.ProjectID != "" && st.ProjectID != creds.ProjectID {
-		r.setCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
+		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
 			"the pool's block is in project %s, but Secret %s now names project %s: put its credentials back",
 			st.ProjectID, r.h.credentials.RefFor(ref), creds.ProjectID))
 		r.blocked(v1.ElasticIPPoolCredentialsReady, v1.ElasticIPPoolPhaseError)
@@ -118,7 +124,7 @@ func (r *poolRun) client() (metal.Client, error) {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
 	if !conditions.IsTrue(st.Conditions, v1.ElasticIPPoolCredentialsReady) {
-		r.setCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
 			fmt.Sprintf("Secret %s holds credentials of project %s", r.h.credentials.RefFor(ref), creds.ProjectID))
 	}
 	return c, nil
@@ -130,11 +136,11 @@ func (r *poolRun) client() (metal.Client, error) {
 // is gone (released by someone) is reported, not requested again: the
 // Services' addresses went with it.
 func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
-	st := &r.pool.Status
+	st := &r.Obj.Status
 	if st.ReservationID != "" {
 		res, err := c.GetIPReservation(r.h.ctx, st.ReservationID)
 		if metal.IsNotFound(err) {
-			r.setCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockGone, fmt.Sprintf(
+			r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockGone, fmt.Sprintf(
 				"reservation %s (%s) is gone from project %s, released outside the addon; delete this pool and make another",
 				st.ReservationID, st.CIDR, st.ProjectID))
 			r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseError)
@@ -145,7 +151,7 @@ func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
 		}
 		return r.granted(res), nil
 	}
-	found, err := r.h.poolBlock(c, r.pool)
+	found, err := r.h.poolBlock(c, r.Obj)
 	if err != nil {
 		return nil, r.metalFailure("listing the project's IP reservations", err)
 	}
@@ -154,17 +160,17 @@ func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
 		return r.granted(found), nil
 	}
 	res, err := c.ReserveIPs(r.h.ctx, metal.ReserveIPsRequest{
-		Type: metal.IPReservationPublicIPv4, Quantity: int(r.pool.Spec.Quantity), Metro: r.pool.Spec.Metro,
-		Tags:            []string{v1.ClusterTag(r.h.clusterID), v1.ElasticIPPoolTag(string(r.pool.UID))},
-		Details:         "harvester-equinix-addon ElasticIPPool " + r.pool.Name,
+		Type: metal.IPReservationPublicIPv4, Quantity: int(r.Obj.Spec.Quantity), Metro: r.Obj.Spec.Metro,
+		Tags:            []string{v1.ClusterTag(r.h.clusterID), v1.ElasticIPPoolTag(string(r.Obj.UID))},
+		Details:         "harvester-equinix-addon ElasticIPPool " + r.Obj.Name,
 		WaitForApproval: true,
 	})
 	if err != nil {
-		return nil, r.metalFailure(fmt.Sprintf("reserving %d public IPv4 addresses in metro %s", r.pool.Spec.Quantity, r.pool.Spec.Metro), err)
+		return nil, r.metalFailure(fmt.Sprintf("reserving %d public IPv4 addresses in metro %s", r.Obj.Spec.Quantity, r.Obj.Spec.Metro), err)
 	}
 	st.ReservationID = res.ID
-	r.Eventf(r.pool, v1.ReasonBlockRequested, "requested %d public IPv4 addresses in metro %s: reservation %s",
-		r.pool.Spec.Quantity, r.pool.Spec.Metro, res.ID)
+	r.Eventf(v1.ReasonBlockRequested, "requested %d public IPv4 addresses in metro %s: reservation %s",
+		r.Obj.Spec.Quantity, r.Obj.Spec.Metro, res.ID)
 	return r.granted(res), nil
 }
 
@@ -173,19 +179,19 @@ func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
 func (r *poolRun) granted(res *metal.IPReservation) *metal.IPReservation {
 	switch res.State {
 	case metal.IPReservationPending:
-		r.setCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockPending, fmt.Sprintf(
+		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockPending, fmt.Sprintf(
 			"reservation %s waits for Equinix Metal's approval (blocks of more than four addresses may)", res.ID))
 		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseWaiting)
 		r.Requeue(pendingRetry)
 		return nil
 	case metal.IPReservationDenied:
-		r.setCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockDenied, fmt.Sprintf(
+		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockDenied, fmt.Sprintf(
 			"Equinix Metal denied reservation %s; delete this pool, or ask Equinix for the block", res.ID))
 		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseError)
 		return nil
 	}
 	if _, ok := res.Prefix(); !ok {
-		r.setCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockPending,
+		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockPending,
 			fmt.Sprintf("reservation %s has no address yet", res.ID))
 		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseWaiting)
 		r.Requeue(pendingRetry)
@@ -196,59 +202,40 @@ func (r *poolRun) granted(res *metal.IPReservation) *metal.IPReservation {
 
 // countServices counts the pool's ElasticIPs, from the cache.
 func (r *poolRun) countServices() error {
-	eips, err := r.h.poolElasticIPs(r.pool.Name)
+	eips, err := r.h.poolElasticIPs(r.Obj.Name)
 	if err != nil {
 		return err
 	}
-	r.pool.Status.Services = int32(len(eips))
+	r.Obj.Status.Services = int32(len(eips))
 	return nil
 }
 
 // metalFailure turns a failed call into an action, as an ElasticIP's does.
 func (r *poolRun) metalFailure(step string, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassThrottled:
-		wait := metal.RetryAfter(err)
+	switch failure.ClassOf(err) {
+	case failure.Throttled:
+		wait := failure.RetryAfter(err)
 		if wait <= 0 {
 			wait = busyRetry
 		}
 		r.Requeue(wait)
 		return nil
-	case metal.ClassBusy:
+	case failure.Busy:
 		r.Requeue(busyRetry)
 		return nil
-	case metal.ClassUnauthorized, metal.ClassForbidden:
-		r.setCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
+	case failure.Unauthorized, failure.Forbidden:
+		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
 			"Equinix Metal refused the credentials of Secret %s while %s: %s",
-			r.h.credentials.RefFor(r.pool.Spec.CredentialsSecret), step, metalMessage(err)))
+			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
 		r.blocked(v1.ElasticIPPoolCredentialsReady, v1.ElasticIPPoolPhaseError)
 		r.Requeue(authRetry)
 		return nil
-	case metal.ClassInvalid, metal.ClassNoCapacity:
-		r.setCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonInvalidRequest,
+	case failure.Invalid, failure.NoCapacity:
+		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonInvalidRequest,
 			fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
 		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseError)
 		r.Requeue(refusedRetry)
 		return nil
 	}
-	return fmt.Errorf("elasticippool %s: %s: %w", r.pool.Name, step, err)
-}
-
-// finish stores the status and schedules the next look.
-func (r *poolRun) finish(stepErr error) (*v1.ElasticIPPool, error) {
-	r.pool.Status.ObservedGeneration = r.pool.Generation
-	if !equality.Semantic.DeepEqual(r.persisted, r.pool.Status) {
-		updated, err := r.h.pools.UpdateStatus(r.pool)
-		if err != nil {
-			if stepErr != nil {
-				logrus.Debugf("elasticippool %s: status not saved after step error %v", r.pool.Name, stepErr)
-			}
-			return r.pool, fmt.Errorf("updating status of elasticippool %s: %w", r.pool.Name, err)
-		}
-		r.pool = updated
-	}
-	if after := r.After(); after > 0 && stepErr == nil {
-		r.h.pools.EnqueueAfter(r.pool.Name, after)
-	}
-	return r.pool, stepErr
+	return fmt.Errorf("elasticippool %s: %s: %w", r.Obj.Name, step, err)
 }

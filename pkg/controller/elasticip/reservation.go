@@ -12,6 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -35,12 +36,12 @@ func (r *run) conflict() (bool, error) {
 		return false, err
 	}
 	for _, other := range all {
-		if other.Name == r.eip.Name || other.Spec.Address != r.eip.Spec.Address || other.DeletionTimestamp != nil {
+		if other.Name == r.Obj.Name || other.Spec.Address != r.Obj.Spec.Address || other.DeletionTimestamp != nil {
 			continue
 		}
-		if older(other, r.eip) {
-			r.setCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonAddressConflict, fmt.Sprintf(
-				"ElasticIP %s already manages %s; this one does nothing until one of them is deleted", other.Name, r.eip.Spec.Address))
+		if older(other, r.Obj) {
+			r.SetCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonAddressConflict, fmt.Sprintf(
+				"ElasticIP %s already manages %s; this one does nothing until one of them is deleted", other.Name, r.Obj.Spec.Address))
 			r.setPhase(v1.ElasticIPPhaseError)
 			return true, nil
 		}
@@ -58,21 +59,21 @@ func older(a, b *v1.ElasticIP) bool {
 // client is the Metal client of the ElasticIP's credentials, or nil after
 // reporting why there is none.
 func (r *run) client() (metal.Client, error) {
-	creds, err := r.h.credentials.For(r.eip.Spec.CredentialsSecret)
+	creds, err := r.h.credentials.For(r.Obj.Spec.CredentialsSecret)
 	if cerr, ok := credentials.AsError(err); ok {
-		r.setCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
 		r.setPhase(v1.ElasticIPPhaseError)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	st := &r.eip.Status
+	st := &r.Obj.Status
 	if st.ProjectID != "" && st.ProjectID != creds.ProjectID {
 		// What was read belongs to the old project; a move in flight there
 		// cannot be finished with these credentials.
 		st.ReservationID, st.DeviceID, st.AssignmentID, st.AssignedByAddon, st.Move = "", "", "", false, nil
-		r.h.forget(r.eip.Name)
+		r.h.forget(r.Obj.Name)
 	}
 	st.ProjectID = creds.ProjectID
 	c, err := r.h.metal.Client(creds)
@@ -80,8 +81,8 @@ func (r *run) client() (metal.Client, error) {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
 	if !conditions.IsTrue(st.Conditions, v1.ElasticIPCredentialsReady) {
-		conditions.True(&st.Conditions, r.eip.Generation, v1.ElasticIPCredentialsReady, v1.ReasonCredentialsReady,
-			fmt.Sprintf("Secret %s holds credentials of project %s", r.h.credentials.RefFor(r.eip.Spec.CredentialsSecret), creds.ProjectID))
+		conditions.True(&st.Conditions, r.Obj.Generation, v1.ElasticIPCredentialsReady, v1.ReasonCredentialsReady,
+			fmt.Sprintf("Secret %s holds credentials of project %s", r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), creds.ProjectID))
 	}
 	return c, nil
 }
@@ -90,7 +91,7 @@ func (r *run) client() (metal.Client, error) {
 // last time, else among the project's public and global IPv4 reservations.
 // An address in none of them is reported and never touched.
 func (r *run) reservation(c metal.Client) (*metal.IPReservation, error) {
-	addr, st := r.eip.Spec.Address, &r.eip.Status
+	addr, st := r.Obj.Spec.Address, &r.Obj.Status
 	if id := st.ReservationID; id != "" {
 		res, err := c.GetIPReservation(r.h.ctx, id)
 		switch {
@@ -110,7 +111,7 @@ func (r *run) reservation(c metal.Client) (*metal.IPReservation, error) {
 		}
 	}
 	st.ReservationID, st.DeviceID, st.AssignmentID, st.AssignedByAddon = "", "", "", false
-	r.setCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
+	r.SetCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
 		"%s lies in no public or global IPv4 reservation of project %s, so it is not an Elastic IP the addon can assign; reserve it in that project (or name another project's Secret in spec.credentialsSecret)",
 		addr, st.ProjectID))
 	r.waiting(v1.ElasticIPReserved)
@@ -121,17 +122,17 @@ func (r *run) reservation(c metal.Client) (*metal.IPReservation, error) {
 // reserved records the reservation; one still pending approval cannot be
 // assigned yet.
 func (r *run) reserved(res *metal.IPReservation) *metal.IPReservation {
-	r.eip.Status.ReservationID = res.ID
+	r.Obj.Status.ReservationID = res.ID
 	prefix, _ := res.Prefix()
 	if res.State != "" && res.State != metal.IPReservationCreated {
-		r.setCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
-			"%s lies in reservation %s (%s), which is %s, not created: it can be assigned once Equinix approves it", r.eip.Spec.Address, res.ID, prefix, res.State))
+		r.SetCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
+			"%s lies in reservation %s (%s), which is %s, not created: it can be assigned once Equinix approves it", r.Obj.Spec.Address, res.ID, prefix, res.State))
 		r.waiting(v1.ElasticIPReserved)
 		r.Requeue(r.h.settings.Resync)
 		return nil
 	}
-	r.setCondition(v1.ElasticIPReserved, metav1.ConditionTrue, v1.ReasonReserved, fmt.Sprintf(
-		"%s lies in reservation %s (%s, %s)", r.eip.Spec.Address, res.ID, prefix, metroOf(res)))
+	r.SetCondition(v1.ElasticIPReserved, metav1.ConditionTrue, v1.ReasonReserved, fmt.Sprintf(
+		"%s lies in reservation %s (%s, %s)", r.Obj.Spec.Address, res.ID, prefix, metroOf(res)))
 	return res
 }
 
@@ -146,13 +147,13 @@ func metroOf(res *metal.IPReservation) string {
 // or none: Metal refuses a second).
 func (r *run) record(res *metal.IPReservation) []metal.IPAddress {
 	var current []metal.IPAddress
-	want, _ := netip.ParseAddr(r.eip.Spec.Address)
+	want, _ := netip.ParseAddr(r.Obj.Spec.Address)
 	for _, a := range res.Assignments {
 		if got, err := netip.ParseAddr(a.Address); err == nil && got == want {
 			current = append(current, a)
 		}
 	}
-	st := &r.eip.Status
+	st := &r.Obj.Status
 	if len(current) == 0 {
 		st.DeviceID, st.AssignmentID, st.AssignedByAddon = "", "", false
 		return nil
@@ -170,27 +171,27 @@ func (r *run) record(res *metal.IPReservation) []metal.IPAddress {
 // poll a busy object, stop on refused credentials, report a rejected
 // request on cond; anything else is returned so the workqueue backs off.
 func (r *run) metalFailure(step, cond string, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassThrottled:
-		wait := metal.RetryAfter(err)
+	switch failure.ClassOf(err) {
+	case failure.Throttled:
+		wait := failure.RetryAfter(err)
 		if wait <= 0 {
 			wait = busyRetry
 		}
 		r.Requeue(wait)
 		return nil
-	case metal.ClassBusy:
+	case failure.Busy:
 		r.Requeue(busyRetry)
 		return nil
-	case metal.ClassUnauthorized, metal.ClassForbidden:
-		r.setCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
+	case failure.Unauthorized, failure.Forbidden:
+		r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
 			"Equinix Metal refused the credentials of Secret %s while %s: %s; nothing is changed until they work",
-			r.h.credentials.RefFor(r.eip.Spec.CredentialsSecret), step, metalMessage(err)))
+			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
 		r.setPhase(v1.ElasticIPPhaseError)
 		r.onVIPHost = nil
 		r.Requeue(authRetry)
 		return nil
-	case metal.ClassInvalid:
-		r.setCondition(cond, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
+	case failure.Invalid:
+		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
 		r.setPhase(v1.ElasticIPPhaseWaiting)
 		r.Requeue(refusedRetry)
 		return nil
@@ -199,7 +200,7 @@ func (r *run) metalFailure(step, cond string, err error) error {
 }
 
 func metalMessage(err error) string {
-	var e *metal.Error
+	var e *failure.Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message
 	}

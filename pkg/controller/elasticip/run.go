@@ -1,50 +1,56 @@
 package elasticip
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
-	"github.com/sirupsen/logrus"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
-// run is one reconcile of one ElasticIP: a working copy, and what to do
-// once its status is stored.
+// run is one reconcile of one ElasticIP (see reconcile.Pass): steps change
+// r.Obj.Status, and what comes of a move is published once its status is
+// stored.
 type run struct {
-	common.Status
+	*reconcile.Pass[*v1.ElasticIP, v1.ElasticIPStatus]
 	h   *Handler
-	eip *v1.ElasticIP
-	// persisted is the status as last written, to skip no-op updates.
-	persisted v1.ElasticIPStatus
-	now       time.Time
+	now time.Time
 	// onVIPHost is the gauge's value, set once the run knows it; nil
 	// drops the series.
 	onVIPHost *float64
-	// finished is a move completed in this run, counted and told (told is
-	// its Event) once its status is stored.
-	finished *v1.ElasticIPMove
-	told     event
+	// finished is a move completed in this run, counted and recorded as
+	// moveEvent once its status is stored.
+	finished  *v1.ElasticIPMove
+	moveEvent event
 }
 
 type event struct{ reason, message string }
 
 func (h *Handler) newRun(eip *v1.ElasticIP) *run {
-	return &run{Status: common.NewStatus(h.recorder), h: h, eip: eip.DeepCopy(),
-		persisted: *eip.Status.DeepCopy(), now: h.now()}
+	r := &run{Pass: reconcile.NewPass(h.kind(), eip), h: h, now: h.now()}
+	r.OnStored(r.publish)
+	return r
 }
 
-func (r *run) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
-	r.SetCondition(r.eip, &r.eip.Status.Conditions, r.eip.Generation, condType, status, reason, message)
+// kind is how an ElasticIP's status is stored: every write carries the
+// observed generation. A move's intent is stored before its first call.
+func (h *Handler) kind() reconcile.Kind[*v1.ElasticIP, v1.ElasticIPStatus] {
+	return reconcile.Kind[*v1.ElasticIP, v1.ElasticIPStatus]{
+		Name:         "elasticip",
+		Status:       func(e *v1.ElasticIP) *v1.ElasticIPStatus { return &e.Status },
+		Conditions:   func(e *v1.ElasticIP) *[]metav1.Condition { return &e.Status.Conditions },
+		UpdateStatus: func(e *v1.ElasticIP) (*v1.ElasticIP, error) { return h.eips.UpdateStatus(e) },
+		EnqueueAfter: func(name string, after time.Duration) { h.eips.EnqueueAfter(name, after) },
+		Recorder:     h.recorder,
+		Prepare:      func(e *v1.ElasticIP) { e.Status.ObservedGeneration = e.Generation },
+	}
 }
 
-func (r *run) setPhase(phase string) { r.eip.Status.Status = phase }
+func (r *run) setPhase(phase string) { r.Obj.Status.Status = phase }
 
 func (r *run) gauge(v float64) { r.onVIPHost = &v }
 
@@ -52,52 +58,26 @@ func (r *run) gauge(v float64) { r.onVIPHost = &v }
 // that condition's own change already made the Event.
 func (r *run) waiting(cond string) {
 	r.setPhase(v1.ElasticIPPhaseWaiting)
-	if c := conditions.Get(r.eip.Status.Conditions, cond); c != nil && c.Status != metav1.ConditionTrue {
-		conditions.False(&r.eip.Status.Conditions, r.eip.Generation, v1.ElasticIPReady, c.Reason, c.Message)
+	if c := conditions.Get(r.Obj.Status.Conditions, cond); c != nil && c.Status != metav1.ConditionTrue {
+		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, v1.ElasticIPReady, c.Reason, c.Message)
 	}
 }
 
-// persist writes the status now: a move's intent must be stored before the
-// first call of the move.
-func (r *run) persist() error {
-	r.eip.Status.ObservedGeneration = r.eip.Generation
-	if equality.Semantic.DeepEqual(r.persisted, r.eip.Status) {
-		return nil
-	}
-	updated, err := r.h.eips.UpdateStatus(r.eip)
-	if err != nil {
-		return fmt.Errorf("updating status of elasticip %s: %w", r.eip.Name, err)
-	}
-	r.eip = updated.DeepCopy()
-	r.persisted = *updated.Status.DeepCopy()
-	return nil
-}
-
-// finish stores the status, then publishes what it says: the gauge and a
-// finished move's metrics (so a failed write, retried, does not count
-// twice), and schedules the next look.
-func (r *run) finish(stepErr error) (*v1.ElasticIP, error) {
-	if err := r.persist(); err != nil {
-		if stepErr != nil {
-			logrus.Debugf("elasticip %s: status not saved after step error %v", r.eip.Name, stepErr)
-		}
-		return r.eip, err
-	}
-	labels := []string{r.eip.Name, r.eip.Spec.Address}
+// publish makes known what the stored status says: the gauge and a finished
+// move's metrics and Event (so a failed write, retried, does not count
+// twice).
+func (r *run) publish(stepErr error) {
+	labels := []string{r.Obj.Name, r.Obj.Spec.Address}
 	if r.onVIPHost != nil {
 		metrics.ElasticIPOnVIPHost.WithLabelValues(labels...).Set(*r.onVIPHost)
 	} else if stepErr == nil {
 		metrics.ElasticIPOnVIPHost.DeleteLabelValues(labels...)
 	}
 	if m := r.finished; m != nil {
-		metrics.ElasticIPMoves.WithLabelValues(r.eip.Spec.Address).Inc()
+		metrics.ElasticIPMoves.WithLabelValues(r.Obj.Spec.Address).Inc()
 		metrics.ElasticIPMoveDuration.Observe(r.now.Sub(m.Since.Time).Seconds())
-		r.Eventf(r.eip, r.told.reason, "%s", r.told.message)
+		r.Eventf(r.moveEvent.reason, "%s", r.moveEvent.message)
 	}
-	if after := r.After(); after > 0 && stepErr == nil {
-		r.h.eips.EnqueueAfter(r.eip.Name, after)
-	}
-	return r.eip, stepErr
 }
 
 // Follow is the chain: find whom kube-vip names, find the address in
@@ -111,11 +91,11 @@ func (h *Handler) Follow(_ string, eip *v1.ElasticIP) (*v1.ElasticIP, error) {
 		return eip, nil
 	}
 	r := h.newRun(eip)
-	return r.finish(r.follow())
+	return r.Finish(r.follow())
 }
 
 func (r *run) follow() error {
-	if r.eip.Status.Status == "" {
+	if r.Obj.Status.Status == "" {
 		r.setPhase(v1.ElasticIPPhasePending)
 	}
 	if conflict, err := r.conflict(); err != nil || conflict {

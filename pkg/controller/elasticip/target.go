@@ -22,13 +22,13 @@ type target struct {
 // Service, and reports on its health. Without one the address is left
 // where it is.
 func (r *run) target() target {
-	ref := serviceOf(r.eip)
+	ref := serviceOf(r.Obj)
 	name := ref.Namespace + "/" + ref.Name
-	r.eip.Status.Service = name
+	r.Obj.Status.Service = name
 	none := func(reason, msg string) target {
-		r.eip.Status.NodeName = ""
-		r.setCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, reason, msg)
-		conditions.Remove(&r.eip.Status.Conditions, v1.ElasticIPHostHealthy)
+		r.Obj.Status.NodeName = ""
+		r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, reason, msg)
+		conditions.Remove(&r.Obj.Status.Conditions, v1.ElasticIPHostHealthy)
 		return target{}
 	}
 	svc, err := r.h.services.Get(ref.Namespace, ref.Name)
@@ -43,7 +43,7 @@ func (r *run) target() target {
 			"Service %s has no annotation %s: kube-vip writes it in ARP mode once a node holds the address (in BGP mode every node announces the address and there is nothing to follow)",
 			name, v1.AnnotationVIPHost))
 	}
-	r.eip.Status.NodeName = host
+	r.Obj.Status.NodeName = host
 	node, err := r.h.nodes.Get(host)
 	if apierrors.IsNotFound(err) || node == nil {
 		return none(v1.ReasonHostNotFound, fmt.Sprintf("kube-vip names node %s on Service %s, but there is no such node", host, name))
@@ -63,11 +63,11 @@ func (r *run) health(node *corev1.Node) {
 	const follow = "the Elastic IP stays with it, because that is where kube-vip answers for the address (the addon follows kube-vip and does not fight it); kube-vip moves the address when its leader election lease passes to another node, for instance when its pod on this node stops"
 	switch {
 	case inMaintenance(node):
-		r.setCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostInMaintenance,
+		r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostInMaintenance,
 			fmt.Sprintf("kube-vip still names node %s, which is in maintenance mode: %s", node.Name, follow))
 		return
 	case harvester.IsCordoned(node):
-		r.setCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostCordoned,
+		r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostCordoned,
 			fmt.Sprintf("kube-vip still names node %s, which is cordoned: %s", node.Name, follow))
 		return
 	}
@@ -76,14 +76,14 @@ func (r *run) health(node *corev1.Node) {
 		if due := since.Add(r.h.settings.NotReadyGrace); r.now.Before(due) {
 			r.Requeue(due.Sub(r.now) + 100*time.Millisecond)
 		} else {
-			r.setCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostNotReady,
+			r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostNotReady,
 				fmt.Sprintf("kube-vip still names node %s, which has not been Ready since %s: %s",
 					node.Name, since.UTC().Format(time.RFC3339), follow))
 			return
 		}
 	}
-	if !conditions.IsTrue(r.eip.Status.Conditions, v1.ElasticIPHostHealthy) {
-		r.setCondition(v1.ElasticIPHostHealthy, metav1.ConditionTrue, v1.ReasonHostHealthy,
+	if !conditions.IsTrue(r.Obj.Status.Conditions, v1.ElasticIPHostHealthy) {
+		r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionTrue, v1.ReasonHostHealthy,
 			fmt.Sprintf("node %s, which kube-vip names, is Ready and schedulable", node.Name))
 	}
 }

@@ -69,7 +69,7 @@ func TestHealth(t *testing.T) {
 			h := &Handler{settings: Settings{NotReadyGrace: 30 * time.Second}, recorder: rec, now: func() time.Time { return now }}
 			r := h.newRun(&v1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vip"}})
 			r.health(tc.node())
-			c := conditions.Get(r.eip.Status.Conditions, v1.ElasticIPHostHealthy)
+			c := conditions.Get(r.Obj.Status.Conditions, v1.ElasticIPHostHealthy)
 			if assert.NotNil(t, c) {
 				assert.Equal(t, tc.status, c.Status)
 				assert.Equal(t, tc.reason, c.Reason)

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -27,71 +27,71 @@ const (
 
 // forwardEvents turns the machine's new events into Kubernetes Events on
 // the Node (on the target while there is none) and moves the cursor past
-// each one handed on. Each Event's name is derived from the machine
-// event's ID, so an event handed on before a crash that kept the cursor
+// each one forwarded. Each Event's name is derived from the machine
+// event's ID, so an event forwarded before a crash that kept the cursor
 // from being saved is found to exist rather than sent twice. An Instance's
 // events go through the outbox, which the next run asks what it wrote; a
-// BMCInventory's, a few per poll of one BMC, are written here.
+// BMC's, a few per poll, are written here.
 func (r *run) forwardEvents() error {
-	if r.outbox != "" {
-		for _, l := range r.h.outbox.delivered(r.outbox) {
-			r.handedOn(l)
+	if r.outbox != nil {
+		for _, e := range r.outbox.written(r.Name()) {
+			r.forwarded(e)
 		}
 	}
-	batch, err := r.machine.Events(r.h.ctx, r.t.hardware().EventCursor)
+	batch, err := r.machine.Events(r.s.ctx, r.Hardware().EventCursor)
 	if err != nil {
 		return fmt.Errorf("reading the machine's events: %w", err)
 	}
 	if batch.RecheckAfter > 0 {
 		r.Requeue(batch.RecheckAfter)
 	}
-	about := &subject{owner: r.t.name(), ref: r.eventSubject(), at: r.now}
-	letters := make([]letter, 0, len(batch.Events))
+	involved := &involvedObject{owner: r.Name(), ref: r.involvedObjectRef(), at: r.now}
+	pending := make([]pendingEvent, 0, len(batch.Events))
 	for _, e := range batch.Events {
-		letters = append(letters, letter{ev: e, about: about})
+		pending = append(pending, pendingEvent{ev: e, involved: involved})
 	}
-	if r.outbox != "" {
-		r.h.outbox.offer(r.outbox, letters)
+	if r.outbox != nil {
+		r.outbox.offer(r.Name(), pending)
 		return nil
 	}
-	for _, l := range letters {
-		if err := r.h.postEvent(r.h.ctx, l.event()); err != nil {
+	for _, e := range pending {
+		if err := r.s.postEvent(r.s.ctx, e.kubeEvent()); err != nil {
 			return err
 		}
-		r.handedOn(l)
+		r.forwarded(e)
 	}
 	return nil
 }
 
-// handedOn moves the cursor past a letter whose Event exists.
-func (r *run) handedOn(l letter) {
-	st := r.t.hardware()
-	st.EventCursor = l.ev.Cursor
-	if l.ev.Power != "" {
-		st.PowerState = string(l.ev.Power)
+// forwarded moves the cursor past an event whose Kubernetes Event exists.
+func (r *run) forwarded(p pendingEvent) {
+	st := r.Hardware()
+	st.EventCursor = p.ev.Cursor
+	if p.ev.Power != "" {
+		st.PowerState = string(p.ev.Power)
 	}
 }
 
-// event is the letter's Kubernetes Event. It is made only to be written: a
-// fleet's backlog waits in the outbox as the machine events themselves,
-// which share their text with the driver's copy.
-func (l letter) event() *corev1.Event {
-	e := l.ev
+// kubeEvent is the pending event's Kubernetes Event. It is made only to be
+// written: a fleet's backlog waits in the outbox as the machine events
+// themselves, which share their text with the driver's copy.
+func (p pendingEvent) kubeEvent() *corev1.Event {
+	e := p.ev
 	reason, typ := v1.ReasonHardwareEvent, corev1.EventTypeNormal
-	if e.Severity == hw.SeverityWarning {
+	if e.Severity == machine.SeverityWarning {
 		reason, typ = v1.ReasonHardwareWarning, corev1.EventTypeWarning
 	}
 	at := metav1.NewTime(e.Time)
 	if e.Time.IsZero() {
-		at = metav1.NewTime(l.about.at)
+		at = metav1.NewTime(p.involved.at)
 	}
 	return &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   eventNamespace,
-			Name:        eventName(l.about.owner, e.ID),
+			Name:        eventName(p.involved.owner, e.ID),
 			Annotations: map[string]string{v1.AnnotationMachineEventID: e.ID},
 		},
-		InvolvedObject: l.about.ref,
+		InvolvedObject: p.involved.ref,
 		Reason:         reason,
 		Message:        message(e),
 		Type:           typ,
@@ -102,10 +102,10 @@ func (l letter) event() *corev1.Event {
 	}
 }
 
-// postEvent writes an Event; one that exists was handed on before, by a
+// postEvent writes an Event; one that exists was forwarded before, by a
 // run whose cursor was not saved.
-func (h *Handler) postEvent(ctx context.Context, ev *corev1.Event) error {
-	_, err := h.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+func (s *Steps) postEvent(ctx context.Context, ev *corev1.Event) error {
+	_, err := s.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		metrics.EventsForwarded.WithLabelValues(ev.Type).Inc()
@@ -117,21 +117,21 @@ func (h *Handler) postEvent(ctx context.Context, ev *corev1.Event) error {
 	}
 }
 
-// eventSubject is the Node once it exists, else the target.
-func (r *run) eventSubject() corev1.ObjectReference {
+// involvedObjectRef is the Node once it exists, else the target.
+func (r *run) involvedObjectRef() corev1.ObjectReference {
 	if r.node != nil {
 		return corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: r.node.Name, UID: r.node.UID}
 	}
-	return r.t.reference()
+	return r.Reference()
 }
 
 // eventName is the same for one machine event whoever forwards it.
-func eventName(subject, eventID string) string {
+func eventName(owner, eventID string) string {
 	sum := sha256.Sum256([]byte(eventID))
-	return subject + ".hw-" + hex.EncodeToString(sum[:8])
+	return owner + ".hw-" + hex.EncodeToString(sum[:8])
 }
 
-func message(e hw.Event) string {
+func message(e machine.Event) string {
 	msg := e.Message
 	if e.Type != "" {
 		msg = e.Type + ": " + msg

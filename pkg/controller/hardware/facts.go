@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // factAnnotations are the annotations the chain owns on a Node: a fact that
@@ -24,7 +24,7 @@ var factAnnotations = []string{v1.AnnotationCPUCount, v1.AnnotationCPUs, v1.Anno
 // label-safe as Seeder makes them; a fact not reported gets no label), and
 // the specs as annotations. Only what differs is patched, so a run costs
 // nothing once the Node carries them.
-func (r *run) applyFacts(f hw.Facts) error {
+func (r *run) applyFacts(f machine.Facts) error {
 	if r.node == nil {
 		return nil
 	}
@@ -37,23 +37,23 @@ func (r *run) applyFacts(f hw.Facts) error {
 	if err != nil {
 		return err
 	}
-	updated, err := r.h.nodes.Patch(r.node.Name, types.MergePatchType, raw)
+	updated, err := r.s.nodes.Patch(r.node.Name, types.MergePatchType, raw)
 	if err != nil {
 		return fmt.Errorf("putting the hardware facts on node %s: %w", r.node.Name, err)
 	}
-	r.h.written.Wrote(updated)
+	r.s.written.Wrote(updated)
 	r.node = updated
 	return nil
 }
 
 // factsDiff returns the labels and annotations of the facts that node
 // lacks or carries otherwise; a nil value removes an annotation.
-func factsDiff(f hw.Facts, node *corev1.Node) (labels, annotations map[string]*string) {
+func factsDiff(f machine.Facts, node *corev1.Node) (labels, annotations map[string]*string) {
 	labels = map[string]*string{}
 	for key, value := range map[string]string{
-		v1.LabelManufacturer: hw.LabelValue(f.Manufacturer),
-		v1.LabelModel:        hw.LabelValue(f.Model),
-		v1.LabelSerialNumber: hw.LabelValue(f.SerialNumber),
+		v1.LabelManufacturer: machine.LabelValue(f.Manufacturer),
+		v1.LabelModel:        machine.LabelValue(f.Model),
+		v1.LabelSerialNumber: machine.LabelValue(f.SerialNumber),
 	} {
 		// A label the provider does not fill may be another tool's: it is
 		// left alone, never removed.

@@ -9,23 +9,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // outboxWorkers write the outbox's Events. The client-side limit of the
 // outbox's own client sets their pace; two hide an apiserver round trip.
 const outboxWorkers = 2
 
-// letter is one machine event to hand on, and what its Event is about.
-type letter struct {
-	ev    hw.Event
-	about *subject
+// pendingEvent is one machine event to forward, and the object its
+// Kubernetes Event involves.
+type pendingEvent struct {
+	ev       machine.Event
+	involved *involvedObject
 }
 
-// subject is what one run's Events are about: the target that names them
-// (with each event's ID), the object they involve, and the time that
-// stands in for an event without one.
-type subject struct {
+// involvedObject is what one run's Events involve: the target that names
+// them (with each event's ID), the object they are about, and the time
+// that stands in for an event without one.
+type involvedObject struct {
 	owner string
 	ref   corev1.ObjectReference
 	at    time.Time
@@ -35,38 +36,38 @@ type subject struct {
 // own. A fleet provisioning at once makes about ten device events per
 // server, and each Event waits its turn in a client-side limit: written in
 // the Instance workers, they would hold up every server's provisioning
-// behind them. The Instance handler hands the outbox each run's new events
-// and takes back, at its next run, the letters written: their cursor is
+// behind them. The Instance handler gives the outbox each run's new events
+// and takes back, at its next run, the events written: their cursor is
 // stored only then, so a crash in between writes an Event again at most,
 // which its name, derived from the event, turns into AlreadyExists. Once a
-// key's letters are all written, its owner runs again to store the cursor.
+// key's events are all written, its owner runs again to store the cursor.
 type outbox struct {
 	ctx   context.Context
 	post  func(context.Context, *corev1.Event) error
 	queue workqueue.TypedRateLimitingInterface[string]
-	// written re-runs the owner of key.
-	written func(key string)
+	// onWritten re-runs the owner of key.
+	onWritten func(key string)
 
-	mu    sync.Mutex
-	boxes map[string]*box
+	mu       sync.Mutex
+	backlogs map[string]*backlog
 }
 
-// box is one owner's letters after the cursor it stored, oldest first,
+// backlog is one owner's events after the cursor it stored, oldest first,
 // and which of them are written.
-type box struct {
-	letters []letter
-	sent    map[string]bool
+type backlog struct {
+	events  []pendingEvent
+	written map[string]bool
 }
 
-func newOutbox(ctx context.Context, post func(context.Context, *corev1.Event) error, written func(key string)) *outbox {
+func newOutbox(ctx context.Context, post func(context.Context, *corev1.Event) error, onWritten func(key string)) *outbox {
 	return &outbox{
 		ctx:  ctx,
 		post: post,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "hardware-events"}),
-		written: written,
-		boxes:   map[string]*box{},
+		onWritten: onWritten,
+		backlogs:  map[string]*backlog{},
 	}
 }
 
@@ -84,59 +85,59 @@ func (o *outbox) start() {
 	}()
 }
 
-// offer replaces key's letters with those after the cursor its owner
-// stored now. Letters written already stay written.
-func (o *outbox) offer(key string, letters []letter) {
+// offer replaces key's events with those after the cursor its owner
+// stored now. Events written already stay written.
+func (o *outbox) offer(key string, events []pendingEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(letters) == 0 {
-		delete(o.boxes, key)
+	if len(events) == 0 {
+		delete(o.backlogs, key)
 		return
 	}
-	b := o.boxes[key]
+	b := o.backlogs[key]
 	if b == nil {
-		b = &box{sent: map[string]bool{}}
-		o.boxes[key] = b
+		b = &backlog{written: map[string]bool{}}
+		o.backlogs[key] = b
 	}
-	sent := map[string]bool{}
-	unsent := false
-	for _, l := range letters {
-		if b.sent[l.ev.ID] {
-			sent[l.ev.ID] = true
+	written := map[string]bool{}
+	unwritten := false
+	for _, e := range events {
+		if b.written[e.ev.ID] {
+			written[e.ev.ID] = true
 		} else {
-			unsent = true
+			unwritten = true
 		}
 	}
-	b.letters, b.sent = letters, sent
-	if unsent {
+	b.events, b.written = events, written
+	if unwritten {
 		o.queue.Add(key)
 	}
 }
 
-// delivered returns key's letters written so far, in order: the longest
-// run of them from the first, which the owner's cursor may now cover.
-func (o *outbox) delivered(key string) []letter {
+// written returns key's events written so far, in order: the longest run
+// of them from the first, which the owner's cursor may now cover.
+func (o *outbox) written(key string) []pendingEvent {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	b := o.boxes[key]
+	b := o.backlogs[key]
 	if b == nil {
 		return nil
 	}
 	n := 0
-	for n < len(b.letters) && b.sent[b.letters[n].ev.ID] {
+	for n < len(b.events) && b.written[b.events[n].ev.ID] {
 		n++
 	}
-	return append([]letter(nil), b.letters[:n]...)
+	return append([]pendingEvent(nil), b.events[:n]...)
 }
 
 // drop forgets key: its owner is gone.
 func (o *outbox) drop(key string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	delete(o.boxes, key)
+	delete(o.backlogs, key)
 }
 
-// next writes one key's letters; false once the queue shut down.
+// next writes one key's events; false once the queue shut down.
 func (o *outbox) next() bool {
 	key, shutdown := o.queue.Get()
 	if shutdown {
@@ -145,47 +146,47 @@ func (o *outbox) next() bool {
 	defer o.queue.Done(key)
 	wrote := false
 	for {
-		l, ok := o.unsent(key)
+		e, ok := o.firstUnwritten(key)
 		if !ok {
 			break
 		}
-		if err := o.post(o.ctx, l.event()); err != nil {
+		if err := o.post(o.ctx, e.kubeEvent()); err != nil {
 			// The backoff brings the key back; what was written until
 			// now waits for the owner's next run.
 			logrus.Warnf("hardware events of %s: %v", key, err)
 			o.queue.AddRateLimited(key)
 			return true
 		}
-		o.markSent(key, l.ev.ID)
+		o.markWritten(key, e.ev.ID)
 		wrote = true
 	}
 	o.queue.Forget(key)
 	if wrote {
-		o.written(key)
+		o.onWritten(key)
 	}
 	return true
 }
 
-// unsent is key's first letter not written yet.
-func (o *outbox) unsent(key string) (letter, bool) {
+// firstUnwritten is key's first event not written yet.
+func (o *outbox) firstUnwritten(key string) (pendingEvent, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	b := o.boxes[key]
+	b := o.backlogs[key]
 	if b == nil {
-		return letter{}, false
+		return pendingEvent{}, false
 	}
-	for _, l := range b.letters {
-		if !b.sent[l.ev.ID] {
-			return l, true
+	for _, e := range b.events {
+		if !b.written[e.ev.ID] {
+			return e, true
 		}
 	}
-	return letter{}, false
+	return pendingEvent{}, false
 }
 
-func (o *outbox) markSent(key, id string) {
+func (o *outbox) markWritten(key, id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if b := o.boxes[key]; b != nil {
-		b.sent[id] = true
+	if b := o.backlogs[key]; b != nil {
+		b.written[id] = true
 	}
 }

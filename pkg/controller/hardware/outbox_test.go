@@ -12,19 +12,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
-// postbox is the outbox's apiserver: it counts each machine event's
+// eventsAPI is the outbox's apiserver: it counts each machine event's
 // writes, and refuses the events in fail once each.
-type postbox struct {
+type eventsAPI struct {
 	mu     sync.Mutex
 	posted map[string]int
 	fail   map[string]bool
 	woken  map[string]int
 }
 
-func (p *postbox) post(_ context.Context, ev *corev1.Event) error {
+func (p *eventsAPI) post(_ context.Context, ev *corev1.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	id := ev.Annotations[v1.AnnotationMachineEventID]
@@ -36,39 +36,39 @@ func (p *postbox) post(_ context.Context, ev *corev1.Event) error {
 	return nil
 }
 
-func (p *postbox) wake(key string) {
+func (p *eventsAPI) wake(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.woken[key]++
 }
 
-func (p *postbox) count(m map[string]int, key string) int {
+func (p *eventsAPI) count(m map[string]int, key string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return m[key]
 }
 
-func letters(ids ...string) []letter {
-	out := make([]letter, 0, len(ids))
+func pending(ids ...string) []pendingEvent {
+	out := make([]pendingEvent, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, letter{ev: hw.Event{ID: id, Cursor: "c-" + id}, about: &subject{owner: "a"}})
+		out = append(out, pendingEvent{ev: machine.Event{ID: id, Cursor: "c-" + id}, involved: &involvedObject{owner: "a"}})
 	}
 	return out
 }
 
-func ids(ls []letter) []string {
+func ids(es []pendingEvent) []string {
 	out := []string{}
-	for _, l := range ls {
-		out = append(out, l.ev.ID)
+	for _, e := range es {
+		out = append(out, e.ev.ID)
 	}
 	return out
 }
 
-func startOutbox(t *testing.T, fail ...string) (*outbox, *postbox) {
+func startOutbox(t *testing.T, fail ...string) (*outbox, *eventsAPI) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	p := &postbox{posted: map[string]int{}, fail: map[string]bool{}, woken: map[string]int{}}
+	p := &eventsAPI{posted: map[string]int{}, fail: map[string]bool{}, woken: map[string]int{}}
 	for _, f := range fail {
 		p.fail[f] = true
 	}
@@ -77,33 +77,33 @@ func startOutbox(t *testing.T, fail ...string) (*outbox, *postbox) {
 	return o, p
 }
 
-func TestOutboxWritesEachLetterOnceAndWakesItsOwner(t *testing.T) {
+func TestOutboxWritesEachEventOnceAndWakesItsOwner(t *testing.T) {
 	o, p := startOutbox(t)
-	o.offer("a", letters("1", "2", "3"))
-	require.Eventually(t, func() bool { return len(o.delivered("a")) == 3 }, 10*time.Second, 10*time.Millisecond)
+	o.offer("a", pending("1", "2", "3"))
+	require.Eventually(t, func() bool { return len(o.written("a")) == 3 }, 10*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return p.count(p.woken, "a") == 1 }, 10*time.Second, 10*time.Millisecond)
 
 	// The owner stored the cursor of 1 and 2 and offers what follows,
 	// with a new event: only that one is written.
-	o.offer("a", letters("3", "4"))
-	require.Eventually(t, func() bool { return len(o.delivered("a")) == 2 }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, []string{"3", "4"}, ids(o.delivered("a")))
+	o.offer("a", pending("3", "4"))
+	require.Eventually(t, func() bool { return len(o.written("a")) == 2 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"3", "4"}, ids(o.written("a")))
 	for _, id := range []string{"1", "2", "3", "4"} {
 		assert.Equal(t, 1, p.count(p.posted, id), "event %s", id)
 	}
 
-	// Nothing left after the cursor: the box goes.
+	// Nothing left after the cursor: the backlog goes.
 	o.offer("a", nil)
-	assert.Empty(t, o.delivered("a"))
+	assert.Empty(t, o.written("a"))
 }
 
 func TestOutboxDeliversOnlyAnUnbrokenRunAndRetries(t *testing.T) {
 	o, p := startOutbox(t, "2")
-	o.offer("a", letters("1", "2", "3"))
-	// 2 is refused once: it is written again, and no letter twice.
-	require.Eventually(t, func() bool { return len(o.delivered("a")) == 3 }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, []string{"1", "2", "3"}, ids(o.delivered("a")))
-	assert.Equal(t, "c-3", o.delivered("a")[2].ev.Cursor)
+	o.offer("a", pending("1", "2", "3"))
+	// 2 is refused once: it is written again, and no event twice.
+	require.Eventually(t, func() bool { return len(o.written("a")) == 3 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"1", "2", "3"}, ids(o.written("a")))
+	assert.Equal(t, "c-3", o.written("a")[2].ev.Cursor)
 	for _, id := range []string{"1", "2", "3"} {
 		assert.Equal(t, 1, p.count(p.posted, id), "event %s", id)
 	}
@@ -111,16 +111,16 @@ func TestOutboxDeliversOnlyAnUnbrokenRunAndRetries(t *testing.T) {
 
 func TestOutboxForgetsAGoneOwner(t *testing.T) {
 	o, p := startOutbox(t, "1")
-	o.offer("a", letters("1"))
+	o.offer("a", pending("1"))
 	o.drop("a")
-	assert.Empty(t, o.delivered("a"))
+	assert.Empty(t, o.written("a"))
 	// The retry finds nothing to write, and wakes nobody.
-	o.offer("b", letters("9"))
+	o.offer("b", pending("9"))
 	require.Eventually(t, func() bool { return p.count(p.woken, "b") == 1 }, 10*time.Second, 10*time.Millisecond)
 	assert.Zero(t, p.count(p.woken, "a"))
 }
 
-func TestOutboxDeliveredPrefix(t *testing.T) {
-	o := &outbox{boxes: map[string]*box{"a": {letters: letters("1", "2", "3"), sent: map[string]bool{"1": true, "3": true}}}}
-	assert.Equal(t, []string{"1"}, ids(o.delivered("a")))
+func TestOutboxWrittenPrefix(t *testing.T) {
+	o := &outbox{backlogs: map[string]*backlog{"a": {events: pending("1", "2", "3"), written: map[string]bool{"1": true, "3": true}}}}
+	assert.Equal(t, []string{"1"}, ids(o.written("a")))
 }

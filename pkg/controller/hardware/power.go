@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -26,11 +28,11 @@ const (
 // call under way, takes up a new request, and sends a waiting one once it
 // may go.
 func (r *run) syncPower() error {
-	if la := r.t.hardware().LastPowerAction; la.InFlight() {
+	if la := r.Hardware().LastPowerAction; la.InFlight() {
 		return r.followPowerAction()
 	}
 	r.takeRequest()
-	if la := r.t.hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
+	if la := r.Hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
 		return nil
 	}
 	return r.carryOut()
@@ -41,8 +43,8 @@ func (r *run) syncPower() error {
 // request that the spec went back on is cancelled; one that failed is not
 // repeated until the spec asks anew.
 func (r *run) takeRequest() {
-	st := r.t.hardware()
-	spec := r.t.powerSpec()
+	st := r.Hardware()
+	spec := r.PowerSpec()
 	desired := spec.WantedPowerState()
 	now := metav1.NewTime(r.now)
 	if rr := spec.RebootRequestedAt; rr != nil && (st.ObservedRebootRequest == nil || rr.After(st.ObservedRebootRequest.Time)) {
@@ -51,7 +53,7 @@ func (r *run) takeRequest() {
 			r.end(la, v1.PowerResultCancelled, "a reboot was asked for before it was sent")
 		}
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Requested: *rr, Result: v1.PowerResultWaiting,
-			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.t.generation()}
+			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.Generation()}
 		if desired == v1.PowerOff {
 			r.end(st.LastPowerAction, v1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
 		}
@@ -64,14 +66,14 @@ func (r *run) takeRequest() {
 		}
 		r.end(la, v1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
 	}
-	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.t.generation() {
+	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.Generation() {
 		// A failed request is not repeated by itself; a newer spec asks again.
 		return
 	}
 	if needsPower(desired, st.PowerState) {
 		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerAction(desired), Requested: now, Result: v1.PowerResultWaiting,
 			Message:            fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState)),
-			ObservedGeneration: r.t.generation()}
+			ObservedGeneration: r.Generation()}
 	}
 }
 
@@ -88,7 +90,7 @@ func needsPower(desired v1.PowerState, observed string) bool {
 // call's retry time, for a joined node only in maintenance mode, and only
 // if the server is not there already. The intent is stored before the call.
 func (r *run) carryOut() error {
-	st := r.t.hardware()
+	st := r.Hardware()
 	la := st.LastPowerAction
 	if la.NotBefore != nil && r.now.Before(la.NotBefore.Time) {
 		r.Requeue(la.NotBefore.Sub(r.now))
@@ -96,8 +98,12 @@ func (r *run) carryOut() error {
 	}
 	// A node that registered counts as joined even before the target
 	// recorded the join.
-	if r.t.joined() || r.node != nil {
-		if ok, why := harvester.PowerActionsAllowed(r.node); !ok {
+	if r.Joined() || r.node != nil {
+		ok, why, err := r.maintenanceConfirmed()
+		if err != nil {
+			return err
+		}
+		if !ok {
 			msg := fmt.Sprintf("the %s waits: %s, and the power of a joined server is switched only in Harvester maintenance mode "+
 				"(Enable Maintenance Mode on the host in the Harvester UI, or kubectl annotate node %s %s=true); nothing was sent",
 				verb(la.Action), why, r.nodeName(), harvester.AnnotationDrainRequested)
@@ -106,7 +112,7 @@ func (r *run) carryOut() error {
 			return nil
 		}
 	}
-	state, err := r.machine.PowerState(r.h.ctx)
+	state, err := r.machine.PowerState(r.s.ctx)
 	if err != nil {
 		return r.readFailed(la, err)
 	}
@@ -121,11 +127,11 @@ func (r *run) carryOut() error {
 		la.Message = fmt.Sprintf("the server is %s already; nothing was sent", state)
 		r.poll()
 		return nil
-	case state != hw.PowerOn && state != hw.PowerOff:
+	case state != machine.PowerOn && state != machine.PowerOff:
 		la.Message = fmt.Sprintf("waiting for the server to settle (it is %s) before the %s", state, verb(action))
 		r.poll()
 		return nil
-	case action == v1.PowerActionReboot && state == hw.PowerOff:
+	case action == v1.PowerActionReboot && state == machine.PowerOff:
 		// A server that is off reboots by switching on.
 		action = v1.PowerActionOn
 	}
@@ -134,11 +140,11 @@ func (r *run) carryOut() error {
 	la.Attempts++
 	la.Message = fmt.Sprintf("sending the %s (call %d)", verb(action), la.Attempts)
 	r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
-	if err := r.t.persist(); err != nil {
+	if err := r.Persist(); err != nil {
 		return err
 	}
-	err = r.machine.Power(r.h.ctx, hw.PowerAction(action))
-	r.afterCall(r.t.hardware().LastPowerAction, action, err)
+	err = r.machine.Power(r.s.ctx, machine.PowerAction(action))
+	r.afterCall(r.Hardware().LastPowerAction, action, err)
 	return nil
 }
 
@@ -151,20 +157,20 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 		la.Message = fmt.Sprintf("the %s was taken; waiting for the server to get there", verb(action))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
 		r.poll()
-	case hw.MaybeApplied(err):
+	case machine.MaybeApplied(err):
 		metrics.PowerCalls.WithLabelValues(string(action), "unconfirmed").Inc()
 		la.Message = fmt.Sprintf("the answer to the %s was lost (%s); it may have been carried out, so it is not sent again "+
-			"while it may still land: the server is watched until %s", verb(action), hw.Message(err),
+			"while it may still land: the server is watched until %s", verb(action), failure.Message(err),
 			r.settleEnd(la).UTC().Format(time.RFC3339))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionUnconfirmed, la.Message)
 		r.poll()
-	case hw.ClassOf(err) == hw.ClassNotFound:
+	case failure.ClassOf(err) == failure.NotFound:
 		metrics.PowerCalls.WithLabelValues(string(action), "refused").Inc()
-		r.fail(la, fmt.Sprintf("the %s found no machine: %s", verb(action), hw.Message(err)))
+		r.fail(la, fmt.Sprintf("the %s found no machine: %s", verb(action), failure.Message(err)))
 	default:
 		result := "refused"
-		wait := hw.RetryAfter(err)
-		if hw.ClassOf(err) == hw.ClassThrottled {
+		wait := failure.RetryAfter(err)
+		if failure.ClassOf(err) == failure.Throttled {
 			result = "throttled"
 		}
 		if wait <= 0 {
@@ -174,8 +180,29 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 		next := metav1.NewTime(r.now.Add(wait))
 		la.Result, la.NotBefore = v1.PowerResultWaiting, &next
 		la.Message = fmt.Sprintf("the %s was refused (%s); nothing was carried out; it is sent again at %s",
-			verb(action), hw.Message(err), next.UTC().Format(time.RFC3339))
+			verb(action), failure.Message(err), next.UTC().Format(time.RFC3339))
 		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionRetrying, la.Message)
 		r.Requeue(wait)
 	}
+}
+
+// maintenanceConfirmed says whether the node may have its power switched.
+// The cache can lag: a node taken out of maintenance mode a moment before
+// a power request came in may still read as in maintenance there, and a
+// power command cannot be taken back. So a command goes out only after the
+// node, read from the API server itself, says so too: one read per
+// command, none while a request waits.
+func (r *run) maintenanceConfirmed() (bool, string, error) {
+	if ok, why := harvester.PowerActionsAllowed(r.node); !ok || r.node == nil {
+		return ok, why, nil
+	}
+	live, err := r.s.nodes.Get(r.node.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, fmt.Sprintf("node %s is gone", r.node.Name), nil
+	case err != nil:
+		return false, "", fmt.Errorf("reading node %s before a power command: %w", r.node.Name, err)
+	}
+	ok, why := harvester.PowerActionsAllowed(live)
+	return ok, why, nil
 }

@@ -8,8 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -21,9 +22,9 @@ import (
 // A reboot leaves no trace in the server's state, so a lost reboot ends
 // failed rather than risk a second one.
 func (r *run) followPowerAction() error {
-	st := r.t.hardware()
+	st := r.Hardware()
 	la := st.LastPowerAction
-	state, err := r.machine.PowerState(r.h.ctx)
+	state, err := r.machine.PowerState(r.s.ctx)
 	if err != nil {
 		return r.readFailed(la, err)
 	}
@@ -46,7 +47,7 @@ func (r *run) followPowerAction() error {
 		return nil
 	}
 	if left := r.settleEnd(la).Sub(r.now); left > 0 {
-		r.Requeue(min(left, r.t.powerRecheck(r.h.settings.PollInterval)))
+		r.Requeue(min(left, r.PowerRecheck(r.s.settings.PollInterval)))
 		return nil
 	}
 	sent := la.Sent.UTC().Format(time.RFC3339)
@@ -77,11 +78,11 @@ func (r *run) nodeBack(la *v1.PowerActionStatus) bool {
 		return false
 	}
 	// Transition times have whole seconds.
-	return la.Sent == nil || !ready.LastTransitionTime.Time.Before(la.Sent.Time.Truncate(time.Second))
+	return la.Sent == nil || !ready.LastTransitionTime.Time.Before(la.Sent.Truncate(time.Second))
 }
 
-func (r *run) doneMessage(state hw.PowerState) string {
-	if r.node != nil && r.t.joined() {
+func (r *run) doneMessage(state machine.PowerState) string {
+	if r.node != nil && r.Joined() {
 		return fmt.Sprintf("the server is %s and node %s is Ready", state, r.node.Name)
 	}
 	return fmt.Sprintf("the server is %s", state)
@@ -92,24 +93,24 @@ func (r *run) settleEnd(la *v1.PowerActionStatus) time.Time {
 	if la.Sent == nil {
 		return r.now
 	}
-	return la.Sent.Add(2 * r.h.settings.MetalTimeout)
+	return la.Sent.Add(2 * r.s.settings.MetalTimeout)
 }
 
 // readFailed handles a failed power state read.
 func (r *run) readFailed(la *v1.PowerActionStatus, err error) error {
-	switch hw.ClassOf(err) {
-	case hw.ClassNotFound:
-		r.fail(la, "the machine is gone: "+hw.Message(err))
+	switch failure.ClassOf(err) {
+	case failure.NotFound:
+		r.fail(la, "the machine is gone: "+failure.Message(err))
 		return nil
-	case hw.ClassThrottled:
-		r.Requeue(max(hw.RetryAfter(err), r.h.settings.PollInterval))
+	case failure.Throttled:
+		r.Requeue(max(failure.RetryAfter(err), r.s.settings.PollInterval))
 		return nil
-	case hw.ClassUnauthorized:
+	case failure.Unauthorized:
 		// The provisioning chain's CredentialsReady says so.
 		r.Requeue(time.Minute)
 		return nil
 	}
-	return fmt.Errorf("reading the power of %s: %w", r.t.name(), err)
+	return fmt.Errorf("reading the power of %s: %w", r.Name(), err)
 }
 
 func (r *run) succeed(la *v1.PowerActionStatus, msg string) {
@@ -135,16 +136,16 @@ func (r *run) end(la *v1.PowerActionStatus, result v1.PowerActionResult, msg str
 }
 
 func (r *run) powerCondition(status metav1.ConditionStatus, reason, msg string) {
-	r.t.setCondition(&r.Status, v1.InstancePowerSynced, status, reason, msg)
+	r.SetCondition(v1.InstancePowerSynced, status, reason, msg)
 }
 
 // poll asks to check a power action's effect again, at the target's pace.
-func (r *run) poll() { r.Requeue(r.t.powerRecheck(r.h.settings.PollInterval)) }
+func (r *run) poll() { r.Requeue(r.PowerRecheck(r.s.settings.PollInterval)) }
 
 // backoff is the wait after n refused calls: twice the poll interval,
 // doubling, at most maxRetryBackoff.
 func (r *run) backoff(n int32) time.Duration {
-	d := max(2*r.h.settings.PollInterval, time.Second)
+	d := max(2*r.s.settings.PollInterval, time.Second)
 	for i := int32(1); i < n && d < maxRetryBackoff; i++ {
 		d *= 2
 	}
@@ -155,24 +156,24 @@ func (r *run) nodeName() string {
 	if r.node != nil {
 		return r.node.Name
 	}
-	return r.t.name()
+	return r.Name()
 }
 
 // reached says whether the server is where the action takes it. A reboot
 // is done once a call was taken and the server is on.
-func reached(a v1.PowerAction, s hw.PowerState, taken bool) bool {
+func reached(a v1.PowerAction, s machine.PowerState, taken bool) bool {
 	switch a {
 	case v1.PowerActionOff:
-		return s == hw.PowerOff
+		return s == machine.PowerOff
 	case v1.PowerActionOn:
-		return s == hw.PowerOn
+		return s == machine.PowerOn
 	}
-	return taken && s == hw.PowerOn
+	return taken && s == machine.PowerOn
 }
 
 // underway says whether the server is on its way where the action takes it.
-func underway(a v1.PowerAction, s hw.PowerState) bool {
-	return a == v1.PowerActionOff && s == hw.PowerPoweringOff || a == v1.PowerActionOn && s == hw.PowerPoweringOn
+func underway(a v1.PowerAction, s machine.PowerState) bool {
+	return a == v1.PowerActionOff && s == machine.PowerPoweringOff || a == v1.PowerActionOn && s == machine.PowerPoweringOn
 }
 
 func verb(a v1.PowerAction) string {

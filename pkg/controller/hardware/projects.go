@@ -3,7 +3,7 @@ package hardware
 import (
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // projects lists the Metal projects the addon's servers live in, each with

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 // reclaim acts on a termination time the moment it is seen, not after the
@@ -17,11 +17,11 @@ import (
 // forced drain, so that VMs that cannot migrate do not hold it up; the
 // server goes anyway), and the time is recorded in the status, where the
 // pool sees it and starts the server's successor.
-func (r *run) reclaim(f hw.Facts) error {
+func (r *run) reclaim(f machine.Facts) error {
 	if f.TerminationTime.IsZero() {
 		return nil
 	}
-	st := r.t.hardware()
+	st := r.Hardware()
 	at := metav1.NewTime(f.TerminationTime)
 	if st.TerminationTime != nil && st.TerminationTime.Equal(&at) {
 		return nil
@@ -30,13 +30,13 @@ func (r *run) reclaim(f hw.Facts) error {
 	if err != nil {
 		return err
 	}
-	st = r.t.hardware()
+	st = r.Hardware()
 	st.TerminationTime = &at
 	what := "it has no node yet"
 	if maintained != "" {
 		what = maintained
 	}
-	r.Eventf(r.t.object(), v1.ReasonReclaimScheduled,
+	r.Eventf(v1.ReasonReclaimScheduled,
 		"the provider takes this server back at %s (a spot server outbid, or a termination time set on it, %s); %s, and its pool starts a successor now",
 		at.UTC().Format(time.RFC3339), f.Source, what)
 	return nil
@@ -52,13 +52,13 @@ func (r *run) maintainNow() (string, error) {
 	if harvester.MaintenanceUnderWay(r.node) {
 		return fmt.Sprintf("node %s is in maintenance mode already", r.node.Name), nil
 	}
-	version, err := r.h.joinInfo.Version("")
+	version, err := r.s.joinInfo.Version("")
 	modeAvailable := err == nil && harvester.HasMaintenanceMode(version)
-	updated, err := r.h.nodes.Patch(r.node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, true))
+	updated, err := r.s.nodes.Patch(r.node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, true))
 	if err != nil {
 		return "", fmt.Errorf("putting node %s into maintenance mode before its server is taken back: %w", r.node.Name, err)
 	}
-	r.h.written.Wrote(updated)
+	r.s.written.Wrote(updated)
 	r.node = updated
 	if !modeAvailable {
 		return fmt.Sprintf("node %s is cordoned (this Harvester release has no maintenance mode; removal drains it)", r.node.Name), nil

@@ -9,30 +9,29 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
-	hw "github.com/harvester/harvester-equinix-addon/pkg/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/hardware/metaldriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // factsRetry paces reading facts again after a failure.
 const factsRetry = time.Minute
 
-// run is one pass of the chain over one target: a working copy, steps that
-// change its status, and one status write at the end (and one before each
-// power call, the intent).
+// run is one pass of the steps over one target: the target's pass (see
+// reconcile.Pass), whose status the steps change and its handler writes
+// once at the end (and Persist before each power call, the intent), and
+// what the steps work with.
 type run struct {
-	common.Status
-	h       *Handler
-	t       target
-	machine hw.Machine
+	Target
+	s       *Steps
+	machine machine.Machine
 	// node is the machine's Node, nil while there is none.
 	node *corev1.Node
 	now  time.Time
-	// outbox is the target's key in the Handler's outbox, which writes its
-	// Events; empty when the run writes them itself.
-	outbox string
+	// outbox writes the target's Events, under its name, off the
+	// handler's workers; nil when the run writes them itself.
+	outbox *outbox
 }
 
 // SyncInstance runs the chain for an Instance whose device is known.
@@ -54,8 +53,8 @@ func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, err
 		// Secret's watch brings the Instance back.
 		return inst, nil
 	}
-	node, err := h.nodes.Cache().Get(inst.Name)
-	node = h.written.Latest(node)
+	node, err := h.steps.nodes.Cache().Get(inst.Name)
+	node = h.steps.written.Latest(node)
 	switch {
 	case apierrors.IsNotFound(err):
 		node = nil
@@ -64,24 +63,16 @@ func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, err
 	case !instance.OwnedNode(node, inst.Name):
 		node = nil
 	}
-	t := newInstanceTarget(h.instances, inst)
+	t := h.newInstanceTarget(inst)
 	r := &run{
-		Status:  common.NewStatus(h.recorder),
-		h:       h,
-		t:       t,
+		Target:  t,
+		s:       h.steps,
 		machine: h.metal.Machine(creds, metaldriver.Device{ID: inst.Status.InstanceID, Plan: inst.Spec.Plan}),
 		node:    node,
 		now:     h.clock(),
-		outbox:  inst.Name,
+		outbox:  h.outbox,
 	}
-	err = r.sync()
-	if perr := t.persist(); perr != nil {
-		return t.obj, errors.Join(err, perr)
-	}
-	if after := r.After(); after > 0 && err == nil {
-		h.instances.EnqueueAfter(t.obj.Name, after)
-	}
-	return t.obj, err
+	return t.Finish(r.sync())
 }
 
 // sync runs the steps: events, then (unless the target is going) what the
@@ -91,13 +82,13 @@ func (r *run) sync() error {
 	if err := r.forwardEvents(); err != nil {
 		errs = append(errs, err)
 	}
-	if r.t.deleting() {
+	if r.Deleting() {
 		return errors.Join(errs...)
 	}
-	facts, err := r.machine.Facts(r.h.ctx)
+	facts, err := r.machine.Facts(r.s.ctx)
 	if err != nil {
 		// Facts wait for the next run; events and power go on.
-		logrus.Debugf("hardware facts of %s: %v", r.t.name(), err)
+		logrus.Debugf("hardware facts of %s: %v", r.Name(), err)
 		r.Requeue(factsRetry)
 	} else {
 		if err := r.reclaim(facts); err != nil {
@@ -110,7 +101,7 @@ func (r *run) sync() error {
 	if err := r.syncPower(); err != nil {
 		errs = append(errs, err)
 	}
-	if r.t.changed() {
+	if r.Changed() {
 		r.observeNode()
 	}
 	return errors.Join(errs...)
@@ -122,7 +113,7 @@ func (r *run) sync() error {
 // status write the run makes anyway: a write of its own per server, right
 // after each joins, would race the provisioning chain's writes then.
 func (r *run) observeNode() {
-	st := r.t.hardware()
+	st := r.Hardware()
 	if st.PowerState == "" && harvester.IsNodeReady(r.node) {
 		st.PowerState = string(v1.PowerOn)
 	}

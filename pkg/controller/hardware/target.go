@@ -5,57 +5,87 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 )
 
-// target is what the chain's steps work on: the object whose spec asks
-// for power and whose status keeps the hardware status. The steps never
-// hold the pointers it returns across persist, which replaces the working
+// Target is what the chain's steps work on: a pass over an object whose
+// spec embeds v1.PowerSpec and whose status embeds v1.HardwareStatus. An
+// Instance is one (instanceTarget); a kind of another package that maps a
+// node to its BMC is another, and runs the same Steps. The steps never
+// hold the pointers it returns across Persist, which replaces the working
 // copy.
-type target interface {
-	// object is the working copy: its conditions, and the Events about the
-	// machine while no node exists.
-	object() runtime.Object
-	name() string
-	// reference names the object in an Event.
-	reference() corev1.ObjectReference
-	powerSpec() v1.PowerSpec
-	// generation is the spec's generation.
-	generation() int64
-	hardware() *v1.HardwareStatus
-	setCondition(s *common.Status, condType string, status metav1.ConditionStatus, reason, message string)
-	// joined reports whether the machine's node has joined the cluster:
-	// power actions then wait for its maintenance mode.
-	joined() bool
-	// powerRecheck is how long to wait between two checks of a power
-	// action's effect, given the configured poll interval.
-	powerRecheck(poll time.Duration) time.Duration
-	// deleting reports whether the object is going: only its events are
+type Target interface {
+	Name() string
+	// SetCondition, Eventf (about the object: the machine's Events go to
+	// the node once it exists), Requeue, After, Changed and Persist are
+	// the pass's (see reconcile.Pass); ObjectPass brings them along.
+	SetCondition(condType string, status metav1.ConditionStatus, reason, message string)
+	Eventf(reason, messageFmt string, args ...interface{})
+	Requeue(d time.Duration)
+	After() time.Duration
+	Changed() bool
+	Persist() error
+	// Reference names the object in an Event.
+	Reference() corev1.ObjectReference
+	// Generation is the spec's generation.
+	Generation() int64
+	// Deleting reports whether the object is going: only its events are
 	// forwarded then.
-	deleting() bool
-	// changed reports whether the status differs from the one stored.
-	changed() bool
-	// persist writes the status now, when it changed.
-	persist() error
+	Deleting() bool
+
+	PowerSpec() v1.PowerSpec
+	Hardware() *v1.HardwareStatus
+	// Joined reports whether the machine's node has joined the cluster:
+	// power actions then wait for its maintenance mode.
+	Joined() bool
+	// PowerRecheck is how long to wait between two checks of a power
+	// action's effect, given the configured poll interval.
+	PowerRecheck(poll time.Duration) time.Duration
+}
+
+// ObjectPass is the part of a Target every kind shares: the pass over its
+// object, and what the steps read of any object.
+type ObjectPass[O reconcile.Object, S any] struct {
+	*reconcile.Pass[O, S]
+	// Kind is the object's Kind, as an Event names it.
+	Kind string
+}
+
+// Generation is the object's generation.
+func (p ObjectPass[O, S]) Generation() int64 { return p.Obj.GetGeneration() }
+
+// Deleting reports whether the object is being deleted.
+func (p ObjectPass[O, S]) Deleting() bool { return p.Obj.GetDeletionTimestamp() != nil }
+
+// Reference names the object in an Event.
+func (p ObjectPass[O, S]) Reference() corev1.ObjectReference {
+	return corev1.ObjectReference{APIVersion: v1.SchemeGroupVersion.String(), Kind: p.Kind, Name: p.Obj.GetName(), UID: p.Obj.GetUID()}
 }
 
 // instanceTarget is an Instance: a server the addon provisioned.
 type instanceTarget struct {
-	workingCopy[*v1.Instance]
+	ObjectPass[*v1.Instance, v1.InstanceStatus]
 }
 
-func newInstanceTarget(client equinixcontrollers.InstanceClient, inst *v1.Instance) *instanceTarget {
-	return &instanceTarget{newWorkingCopy("Instance", inst, func(i *v1.Instance) any { return i.Status },
-		func(i *v1.Instance) *[]metav1.Condition { return &i.Status.Conditions }, client.UpdateStatus)}
+// newInstanceTarget starts a pass over inst. The chain's writes carry
+// only what it changed: the provisioning chain keeps the rest.
+func (h *Handler) newInstanceTarget(inst *v1.Instance) *instanceTarget {
+	kind := reconcile.Kind[*v1.Instance, v1.InstanceStatus]{
+		Name:         "Instance",
+		Status:       func(i *v1.Instance) *v1.InstanceStatus { return &i.Status },
+		Conditions:   func(i *v1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
+		UpdateStatus: func(i *v1.Instance) (*v1.Instance, error) { return h.instances.UpdateStatus(i) },
+		EnqueueAfter: func(name string, after time.Duration) { h.instances.EnqueueAfter(name, after) },
+		Recorder:     h.recorder,
+	}
+	return &instanceTarget{ObjectPass[*v1.Instance, v1.InstanceStatus]{reconcile.NewPass(kind, inst), "Instance"}}
 }
 
-func (t *instanceTarget) powerSpec() v1.PowerSpec      { return t.obj.Spec.PowerSpec }
-func (t *instanceTarget) hardware() *v1.HardwareStatus { return &t.obj.Status.HardwareStatus }
-func (t *instanceTarget) joined() bool                 { return t.obj.Status.JoinedAt != nil }
+func (t *instanceTarget) PowerSpec() v1.PowerSpec      { return t.Obj.Spec.PowerSpec }
+func (t *instanceTarget) Hardware() *v1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
+func (t *instanceTarget) Joined() bool                 { return t.Obj.Status.JoinedAt != nil }
 
-// powerRecheck is the poll interval: the Metal API is built for it.
-func (t *instanceTarget) powerRecheck(poll time.Duration) time.Duration { return poll }
+// PowerRecheck is the poll interval: the Metal API is built for it.
+func (t *instanceTarget) PowerRecheck(poll time.Duration) time.Duration { return poll }

@@ -18,9 +18,9 @@ import (
 // made in are refused: their API would answer 403 or 404 for the device,
 // which must never read as "gone" while the device is billed elsewhere.
 func (r *run) metalClient() (metal.Client, error) {
-	creds, err := r.h.credentials.For(r.inst.Spec.CredentialsSecret)
+	creds, err := r.h.credentials.For(r.Obj.Spec.CredentialsSecret)
 	if cerr, ok := credentials.AsError(err); ok {
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
 		return nil, nil
 	}
 	if err != nil {
@@ -41,13 +41,13 @@ func (r *run) metalClient() (metal.Client, error) {
 // in (or of any, before the first create), and records on the Instance when
 // they are not.
 func (r *run) sameProject(creds metal.Credentials) bool {
-	recorded := r.inst.Status.ProjectID
+	recorded := r.Obj.Status.ProjectID
 	if recorded == "" || creds.ProjectID == recorded {
 		return true
 	}
-	r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
+	r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
 		"Secret %s now names Equinix Metal project %s, but %s project %s; the addon acts on this server only with credentials of project %s: put them back in the Secret, or point spec.credentialsSecret at a Secret that has them (to move a pool to another project, give the pool a new Secret: it rolls its servers out)",
-		r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.inst.Status.InstanceID), recorded, recorded))
+		r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.Obj.Status.InstanceID), recorded, recorded))
 	return false
 }
 
@@ -59,7 +59,7 @@ func (r *run) sameProject(creds metal.Credentials) bool {
 // not only the servers still provisioning. What only the API can tell (a
 // revoked token) waits for the next call that needs it.
 func (r *run) followProject() error {
-	creds, err := r.h.credentials.For(r.inst.Spec.CredentialsSecret)
+	creds, err := r.h.credentials.For(r.Obj.Spec.CredentialsSecret)
 	if _, ok := credentials.AsError(err); ok {
 		return nil // reported by the next step that needs the Metal API
 	}
@@ -69,7 +69,7 @@ func (r *run) followProject() error {
 	if !r.sameProject(creds) {
 		return nil
 	}
-	if c := conditions.Get(r.inst.Status.Conditions, v1.InstanceCredentialsReady); c != nil && c.Reason == v1.ReasonProjectMismatch {
+	if c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceCredentialsReady); c != nil && c.Reason == v1.ReasonProjectMismatch {
 		r.credentialsOK()
 	}
 	return nil
@@ -86,12 +86,12 @@ func deviceIn(id string) string {
 // metro the device is made in, on the Instance and in the ledger the orphan
 // sweep reads. The caller persists the status before the create.
 func (r *run) recordProject(project string) error {
-	metro := strings.ToLower(r.inst.Spec.Metro)
+	metro := strings.ToLower(r.Obj.Spec.Metro)
 	if err := r.h.ledger.Record(project, metro); err != nil {
 		return err
 	}
-	r.inst.Status.ProjectID = project
-	r.inst.Status.Metro = metro
+	r.Obj.Status.ProjectID = project
+	r.Obj.Status.Metro = metro
 	return nil
 }
 
@@ -99,9 +99,9 @@ func (r *run) recordProject(project string) error {
 // refusal is worth an Event; the first success is not news.
 func (r *run) credentialsOK() {
 	const msg = "the Equinix Metal credentials work"
-	if conditions.IsFalse(r.inst.Status.Conditions, v1.InstanceCredentialsReady) {
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady, msg)
+	if conditions.IsFalse(r.Obj.Status.Conditions, v1.InstanceCredentialsReady) {
+		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady, msg)
 		return
 	}
-	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceCredentialsReady, v1.ReasonCredentialsReady, msg)
+	conditions.True(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceCredentialsReady, v1.ReasonCredentialsReady, msg)
 }

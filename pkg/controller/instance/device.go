@@ -11,8 +11,10 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // ensureDevice finds the Instance's device by its tags, or creates it. It
@@ -20,7 +22,7 @@ import (
 // that failed in transit may have been stored, and the next pass adopts it.
 // It reports whether the Instance now has a device.
 func (r *run) ensureDevice(client metal.Client) (bool, error) {
-	if left := waitLeft(r.inst.Status.CreateRetry, r.now()); left > 0 {
+	if left := waitLeft(r.Obj.Status.CreateRetry, r.now()); left > 0 {
 		// The last create was refused, so nothing was stored: the list
 		// before the next create waits with it. Without this, the status
 		// write recording the refusal re-ran the Instance at once, and
@@ -49,11 +51,11 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		// Another create could give this Instance a second server, and a
 		// create is never sent twice; the pool replaces the Instance instead.
 		msg := "no device created for this Instance exists in Equinix Metal (the create's answer was lost and no device appeared, or the device was removed before its ID was recorded); the pool replaces this server"
-		conditions.False(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, v1.ReasonDeviceGone, msg)
+		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceDeviceCreated, v1.ReasonDeviceGone, msg)
 		r.deviceGone(msg)
 		return false, nil
 	case 1:
-		if r.inst.Status.ProjectID == "" {
+		if r.Obj.Status.ProjectID == "" {
 			// Found by a tag list of this project.
 			if err := r.recordProject(client.ProjectID()); err != nil {
 				return false, err
@@ -69,7 +71,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		sort.Strings(ids)
 		// Lessons: two matches is an error to surface, never to resolve by
 		// picking one (the other would be leaked or the wrong one deleted).
-		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonDuplicateDevices,
+		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonDuplicateDevices,
 			fmt.Sprintf("%d devices carry this Instance's tag (%s); delete the extra ones in Equinix Metal, the addon will adopt the one left",
 				len(devs), strings.Join(ids, ", ")))
 		r.Requeue(invalidRetry)
@@ -81,26 +83,26 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 // when a create was sent (its device may have landed since), from the wave's
 // shared list of the pool's devices before the first create.
 func (r *run) devicesToAdopt(client metal.Client) ([]metal.Device, error) {
-	tag := v1.InstanceTag(string(r.inst.UID))
+	tag := v1.InstanceTag(string(r.Obj.UID))
 	if r.createSent() || r.h.adoption == nil {
 		return client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: tag})
 	}
-	return r.h.adoption.devicesOf(r.h.ctx, client, v1.PoolTag(r.inst.Spec.PoolName), tag)
+	return r.h.adoption.devicesOf(r.h.ctx, client, v1.PoolTag(r.Obj.Spec.PoolName), tag)
 }
 
 // adopt takes a device found by this Instance's tag.
 func (r *run) adopt(dev *metal.Device) {
-	r.inst.Status.InstanceID = dev.ID
-	r.inst.Status.CreateRetry = nil
+	r.Obj.Status.InstanceID = dev.ID
+	r.Obj.Status.CreateRetry = nil
 	created := metav1.NewTime(dev.CreatedAt)
 	if dev.CreatedAt.IsZero() {
 		created = metav1.NewTime(r.now())
 	}
-	r.inst.Status.DeviceCreatedAt = &created
+	r.Obj.Status.DeviceCreatedAt = &created
 	r.setPhase(v1.PhaseProvisioning)
-	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceAdopted,
+	r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceAdopted,
 		fmt.Sprintf("adopted device %s, found by this Instance's tag", dev.ID))
-	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
+	if r.Obj.Spec.BootMode == v1.BootModeSingleBoot {
 		// A single-boot device carries the installer from its creation.
 		r.markInstallStarted(created, fmt.Sprintf("device %s boots the installer directly (single-boot)", dev.ID))
 	}
@@ -123,26 +125,26 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	if err := r.recordProject(client.ProjectID()); err != nil {
 		return false, err
 	}
-	conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
+	conditions.Unknown(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
 		fmt.Sprintf("creating a device (plan %s, metro %s)", req.Plan, req.Metro))
 	// The transition time dates the create, on the run's clock: the settle
 	// wait counts from it.
-	conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated).LastTransitionTime = metav1.NewTime(r.now())
-	if err := r.persist(); err != nil {
+	conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceCreated).LastTransitionTime = metav1.NewTime(r.now())
+	if err := r.Persist(); err != nil {
 		return false, err
 	}
 	dev, err := client.CreateDevice(r.h.ctx, req)
 	if err != nil {
 		return r.createFailed(client, err)
 	}
-	r.inst.Status.InstanceID = dev.ID
-	r.inst.Status.CreateRetry = nil
-	r.inst.Status.DeviceCreatedAt = nowTime(r)
+	r.Obj.Status.InstanceID = dev.ID
+	r.Obj.Status.CreateRetry = nil
+	r.Obj.Status.DeviceCreatedAt = nowTime(r)
 	r.setPhase(v1.PhaseProvisioning)
-	r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceCreated,
+	r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceCreated,
 		fmt.Sprintf("created device %s (plan %s, metro %s, %s billing)", dev.ID, req.Plan, req.Metro, req.BillingCycle))
-	if r.inst.Spec.BootMode == v1.BootModeSingleBoot {
-		r.markInstallStarted(*r.inst.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
+	if r.Obj.Spec.BootMode == v1.BootModeSingleBoot {
+		r.markInstallStarted(*r.Obj.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
 	}
 	// The pass goes on to read the device; its end stores the ID with what
 	// the read shows (a crash before that is covered by the intent above).
@@ -152,7 +154,7 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 // createSent reports whether a create was sent whose device was never
 // recorded, or was found gone since.
 func (r *run) createSent() bool {
-	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceCreated)
 	return c != nil && (c.Reason == v1.ReasonCreateSent || c.Reason == v1.ReasonDeviceGone)
 }
 
@@ -163,7 +165,7 @@ func (r *run) createSettle() time.Duration { return 2 * r.h.settings.MetalTimeou
 
 // createSettleLeft is how much longer a create in flight may still land.
 func (r *run) createSettleLeft() time.Duration {
-	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceCreated)
+	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceCreated)
 	if c == nil || c.Reason != v1.ReasonCreateSent {
 		return 0
 	}
@@ -178,18 +180,18 @@ func (r *run) createSettleLeft() time.Duration {
 // intent stays and the create is never resent. Passes within createSettle
 // adopt the device if it lands; after that the Instance is given up.
 func (r *run) createFailed(client metal.Client, err error) (bool, error) {
-	switch metal.ClassOf(err) {
-	case metal.ClassTransient, metal.ClassUnknown:
-		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
+	switch failure.ClassOf(err) {
+	case failure.Transient, failure.Unknown:
+		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.Obj.UID))})
 		if lerr == nil && len(devs) == 1 {
 			r.adopt(&devs[0])
 			return true, nil
 		}
 		settle := r.createSettle()
-		r.Eventf(r.inst, v1.ReasonCreateUnconfirmed,
+		r.Eventf(v1.ReasonCreateUnconfirmed,
 			"the answer to the device create was lost (%s); the device is adopted if it appears within %s, and the create is not sent again",
 			metalMessage(err), settle)
-		conditions.Unknown(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
+		conditions.Unknown(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
 			fmt.Sprintf("the answer to the device create was lost (%s); waiting up to %s for the device to appear", metalMessage(err), settle))
 		r.Requeue(r.createSettleLeft())
 		return false, nil
@@ -204,55 +206,55 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 // refusal asks, in the status, so that neither the status write nor a
 // restart brings it forward.
 func (r *run) createRefused(err error) {
-	conditions.Remove(&r.inst.Status.Conditions, v1.InstanceDeviceCreated)
-	class := metal.ClassOf(err)
+	conditions.Remove(&r.Obj.Status.Conditions, v1.InstanceDeviceCreated)
+	class := failure.ClassOf(err)
 	reason := v1.ReasonInvalidRequest
 	switch class {
-	case metal.ClassNoCapacity:
+	case failure.NoCapacity:
 		reason = v1.ReasonNoCapacity
-	case metal.ClassThrottled:
+	case failure.Throttled:
 		reason = v1.ReasonThrottled
-	case metal.ClassUnauthorized, metal.ClassForbidden:
+	case failure.Unauthorized, failure.Forbidden:
 		reason = v1.ReasonCredentialsInvalid
 	}
-	if reservationRefused(r.inst, err) {
+	if reservationRefused(r.Obj, err) {
 		reason = v1.ReasonReservationUnavailable
 	}
-	r.pace(&r.inst.Status.CreateRetry, err, reason, r.h.settings.CreateBackoff, maxCreateBackoff)
-	retry := r.inst.Status.CreateRetry
+	r.backOff(&r.Obj.Status.CreateRetry, err, reason, r.h.settings.CreateBackoff, maxCreateBackoff)
+	retry := r.Obj.Status.CreateRetry
 	next := fmt.Sprintf("the next create is sent at %s", retry.NotBefore.UTC().Format(time.RFC3339))
 	if retry.Failures > 0 {
 		next += fmt.Sprintf(" (%d refused in a row; the wait doubles up to %s)", retry.Failures, maxCreateBackoff)
 	}
 	switch {
-	case class == metal.ClassThrottled:
+	case class == failure.Throttled:
 		// Quiet: throttling is not a problem of this server.
-	case reservationRefused(r.inst, err):
-		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonReservationUnavailable,
+	case reservationRefused(r.Obj, err):
+		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonReservationUnavailable,
 			fmt.Sprintf("hardware reservation %s cannot take this server: %s; %s. A server keeps its reservation: fix the pool's hardwareReservationIDs, and the pool replaces this Instance, which has no device yet, with one on the next reservation of the list",
-				r.inst.Spec.HardwareReservationID, metalMessage(err), next))
-	case class == metal.ClassUnauthorized, class == metal.ClassForbidden:
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
+				r.Obj.Spec.HardwareReservationID, metalMessage(err), next))
+	case class == failure.Unauthorized, class == failure.Forbidden:
+		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
-				r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), metalMessage(err), next))
-	case class == metal.ClassNoCapacity && r.inst.Spec.Spot != nil:
-		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), metalMessage(err), next))
+	case class == failure.NoCapacity && r.Obj.Spec.Spot != nil:
+		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no spot capacity for plan %s in metro %s at spot.maxPrice %s: %s; %s",
-				r.inst.Spec.Plan, r.inst.Spec.Metro, r.inst.Spec.Spot.MaxPrice, metalMessage(err), next))
-	case class == metal.ClassNoCapacity:
-		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
-			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.inst.Spec.Plan, r.inst.Spec.Metro, metalMessage(err), next))
+				r.Obj.Spec.Plan, r.Obj.Spec.Metro, r.Obj.Spec.Spot.MaxPrice, metalMessage(err), next))
+	case class == failure.NoCapacity:
+		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.Obj.Spec.Plan, r.Obj.Spec.Metro, metalMessage(err), next))
 	default:
-		r.setCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal rejected the device create: %s; %s", metalMessage(err), next))
 	}
 }
 
 func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
-	spec := &r.inst.Spec
+	spec := &r.Obj.Spec
 	req := metal.CreateDeviceRequest{
-		Hostname:              r.inst.Name,
-		Description:           fmt.Sprintf("Harvester node %s of InstancePool %s (harvester-equinix-addon)", r.inst.Name, spec.PoolName),
+		Hostname:              r.Obj.Name,
+		Description:           fmt.Sprintf("Harvester node %s of InstancePool %s (harvester-equinix-addon)", r.Obj.Name, spec.PoolName),
 		Plan:                  spec.Plan,
 		Metro:                 strings.ToLower(spec.Metro),
 		BillingCycle:          spec.BillingCycle,
@@ -280,10 +282,10 @@ func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 			return req, false, r.configFailure(err)
 		}
 		req.IPXEScriptURL = in.scriptURL
-		req.Userdata = metal.Sensitive(cfg)
+		req.Userdata = redact.Sensitive(cfg)
 		return req, true, nil
 	}
-	req.Userdata = metal.Sensitive(harvester.ShellScript())
+	req.Userdata = redact.Sensitive(harvester.ShellScript())
 	return req, true, nil
 }
 
@@ -291,21 +293,21 @@ func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 func (r *run) deviceTags() []string {
 	tags := []string{
 		v1.ClusterTag(r.h.clusterID),
-		v1.PoolTag(r.inst.Spec.PoolName),
-		v1.InstanceTag(string(r.inst.UID)),
+		v1.PoolTag(r.Obj.Spec.PoolName),
+		v1.InstanceTag(string(r.Obj.UID)),
 	}
-	return append(tags, r.inst.Spec.Tags...)
+	return append(tags, r.Obj.Spec.Tags...)
 }
 
 // refreshDevice reads the device and copies what users see into the status. It
 // returns nil when the device is gone or cannot be read now.
 func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
-	dev, err := client.GetDevice(r.h.ctx, r.inst.Status.InstanceID)
+	dev, err := client.GetDevice(r.h.ctx, r.Obj.Status.InstanceID)
 	switch {
 	case metal.IsNotFound(err):
-		r.deviceGone(fmt.Sprintf("device %s no longer exists in Equinix Metal; the pool replaces this server", r.inst.Status.InstanceID))
+		r.deviceGone(fmt.Sprintf("device %s no longer exists in Equinix Metal; the pool replaces this server", r.Obj.Status.InstanceID))
 		return nil, nil
-	case metal.ClassOf(err) == metal.ClassForbidden:
+	case failure.ClassOf(err) == failure.Forbidden:
 		// A 403 also answers for deleted and failed devices: confirm with the tag
 		// list before concluding anything.
 		gone, lerr := r.confirmGone(client)
@@ -313,7 +315,7 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 			return nil, lerr
 		}
 		if gone {
-			r.deviceGone(fmt.Sprintf("device %s is no longer listed in the project; the pool replaces this server", r.inst.Status.InstanceID))
+			r.deviceGone(fmt.Sprintf("device %s is no longer listed in the project; the pool replaces this server", r.Obj.Status.InstanceID))
 			return nil, nil
 		}
 		return nil, r.metalFailure("reading the device", v1.InstanceDeviceActive, err)
@@ -321,7 +323,7 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 		return nil, r.metalFailure("reading the device", v1.InstanceDeviceActive, err)
 	}
 	r.credentialsOK()
-	if r.inst.Status.ProjectID == "" {
+	if r.Obj.Status.ProjectID == "" {
 		// Made before the project was recorded: the device says where it
 		// lives (a token may read devices of several projects).
 		project := dev.ProjectID
@@ -332,7 +334,7 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 			return nil, err
 		}
 	}
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	st.DeviceState = string(dev.State)
 	st.PublicIP = dev.PublicIPv4()
 	st.PrivateIP = dev.PrivateIPv4()
@@ -350,12 +352,12 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 
 // confirmGone lists the project's devices by this Instance's tag.
 func (r *run) confirmGone(client metal.Client) (bool, error) {
-	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
+	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.Obj.UID))})
 	if err != nil {
 		return false, r.metalFailure("listing devices to confirm a 403", v1.InstanceDeviceActive, err)
 	}
 	for _, d := range devs {
-		if d.ID == r.inst.Status.InstanceID {
+		if d.ID == r.Obj.Status.InstanceID {
 			return false, nil
 		}
 	}

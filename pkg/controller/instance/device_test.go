@@ -104,7 +104,7 @@ func (w *createWorld) pass() (bool, error) {
 	}
 	r := w.h.newRun(inst)
 	done, err := r.ensureDevice(w.client)
-	if perr := r.persist(); err == nil {
+	if perr := r.Persist(); err == nil {
 		err = perr
 	}
 	return done, err

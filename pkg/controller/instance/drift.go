@@ -13,6 +13,6 @@ import (
 func (h *Handler) MarkDeviceGone(inst *v1.Instance) error {
 	r := h.newRun(inst)
 	r.deviceGone(fmt.Sprintf("device %s no longer exists in Equinix Metal; the pool replaces this server", inst.Status.InstanceID))
-	_, err := r.finish(nil)
+	_, err := r.Finish(nil)
 	return err
 }

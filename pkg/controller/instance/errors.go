@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // Slow retries for problems a person has to fix; the Secret watch and pool
@@ -33,33 +33,33 @@ const (
 // cond is the condition of the step that failed. It never removes a finalizer:
 // callers decide that only on a confirmed 404.
 func (r *run) metalFailure(step, cond string, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassThrottled:
-		wait := metal.RetryAfter(err)
+	switch failure.ClassOf(err) {
+	case failure.Throttled:
+		wait := failure.RetryAfter(err)
 		if wait <= 0 {
 			wait = r.h.settings.PollInterval
 		}
-		logrus.Debugf("instance %s: %s throttled by the Metal API, retrying in %s", r.inst.Name, step, wait)
+		logrus.Debugf("instance %s: %s throttled by the Metal API, retrying in %s", r.Obj.Name, step, wait)
 		r.Requeue(wait)
 		return nil
-	case metal.ClassBusy:
+	case failure.Busy:
 		r.poll()
 		return nil
-	case metal.ClassUnauthorized, metal.ClassForbidden:
-		r.setCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
+	case failure.Unauthorized, failure.Forbidden:
+		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s: %s",
-				r.h.credentials.RefFor(r.inst.Spec.CredentialsSecret), step, metalMessage(err)))
+				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
 		r.Requeue(authRetry)
 		return nil
-	case metal.ClassInvalid:
-		r.setCondition(cond, metav1.ConditionFalse, v1.ReasonInvalidRequest,
+	case failure.Invalid:
+		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonInvalidRequest,
 			fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
 		r.Requeue(invalidRetry)
 		return nil
-	case metal.ClassNoCapacity:
-		r.setCondition(cond, metav1.ConditionFalse, v1.ReasonNoCapacity,
+	case failure.NoCapacity:
+		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonNoCapacity,
 			fmt.Sprintf("no capacity for plan %s in metro %s while %s: %s; retrying every %s",
-				r.inst.Spec.Plan, r.inst.Spec.Metro, step, metalMessage(err), capacityRetry))
+				r.Obj.Spec.Plan, r.Obj.Spec.Metro, step, metalMessage(err), capacityRetry))
 		r.Requeue(capacityRetry)
 		return nil
 	default:
@@ -68,7 +68,7 @@ func (r *run) metalFailure(step, cond string, err error) error {
 }
 
 func metalMessage(err error) string {
-	var e *metal.Error
+	var e *failure.Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message
 	}
@@ -83,8 +83,8 @@ func reservationRefused(inst *v1.Instance, err error) bool {
 	if inst.Spec.HardwareReservationID == "" {
 		return false
 	}
-	switch metal.ClassOf(err) {
-	case metal.ClassInvalid, metal.ClassBusy, metal.ClassNoCapacity:
+	switch failure.ClassOf(err) {
+	case failure.Invalid, failure.Busy, failure.NoCapacity:
 		return strings.Contains(strings.ToLower(metalMessage(err)), "reservation")
 	}
 	return false

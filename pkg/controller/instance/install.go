@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // PasswordKey is the key of the console password in an Instance's Secret.
@@ -33,7 +34,7 @@ type installInputs struct {
 // exists (single-boot, or the pre-create check). It returns ok=false after
 // recording on the InstallConfigured condition what is missing.
 func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
-	spec := &r.inst.Spec
+	spec := &r.Obj.Spec
 	join, err := r.h.joinInfo.Join()
 	if err != nil {
 		return installInputs{}, false, r.joinInfoFailure(err)
@@ -50,7 +51,7 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 	in.config = harvester.JoinConfigInput{
 		ServerURL:     join.ServerURL,
 		Token:         join.Token,
-		Hostname:      r.inst.Name,
+		Hostname:      r.Obj.Name,
 		SSHKeys:       spec.SSHKeys,
 		SingleBoot:    spec.BootMode == v1.BootModeSingleBoot,
 		BondOptions:   spec.ManagementBondingOptions,
@@ -83,7 +84,7 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 	}
 	macs, missing := managementMACs(dev, spec.ManagementInterface)
 	if missing != "" {
-		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPortMissing,
+		r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPortMissing,
 			fmt.Sprintf("device %s reports no MAC address for %s, a managementInterface of the pool; check the plan's ports", dev.ID, missing))
 		r.poll()
 		return installInputs{}, false, nil
@@ -117,20 +118,20 @@ func (r *run) releaseMissing(isoURL, version string) bool {
 		return true
 	}
 	if err != nil {
-		logrus.Debugf("instance %s: could not check the installer ISO %s, going on: %v", r.inst.Name, isoURL, err)
+		logrus.Debugf("instance %s: could not check the installer ISO %s, going on: %v", r.Obj.Name, isoURL, err)
 	}
 	return false
 }
 
 func (r *run) scriptURL(version string) (string, error) {
-	if u := r.inst.Spec.IPXEScriptURL; u != "" {
+	if u := r.Obj.Spec.IPXEScriptURL; u != "" {
 		return u, nil
 	}
 	base, err := r.h.joinInfo.IPXEBaseURL()
 	if err != nil {
 		return "", err
 	}
-	u, err := harvester.InstallerScriptURL(base, version, r.inst.Spec.BootMode, r.inst.Spec.ManagementBondingOptions)
+	u, err := harvester.InstallerScriptURL(base, version, r.Obj.Spec.BootMode, r.Obj.Spec.ManagementBondingOptions)
 	if err != nil {
 		return "", &joininfo.Error{Reason: v1.ReasonIPXEURLMissing, Message: err.Error()}
 	}
@@ -155,8 +156,8 @@ func managementMACs(dev *metal.Device, ports []string) ([]string, string) {
 // Settings bring the Instance back when it appears.
 func (r *run) joinInfoFailure(err error) error {
 	if e, ok := joininfo.AsError(err); ok {
-		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, e.Reason, e.Message)
-		if r.inst.Status.InstanceID == "" {
+		r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, e.Reason, e.Message)
+		if r.Obj.Status.InstanceID == "" {
 			r.setPhase(v1.PhasePending)
 		}
 		return nil
@@ -165,7 +166,7 @@ func (r *run) joinInfoFailure(err error) error {
 }
 
 func (r *run) configFailure(err error) error {
-	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonInvalidConfiguration,
+	r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonInvalidConfiguration,
 		fmt.Sprintf("cannot render the Harvester join configuration: %v", err))
 	r.Requeue(invalidRetry)
 	return nil
@@ -174,10 +175,10 @@ func (r *run) configFailure(err error) error {
 // ensureInstall puts the installer on the device and reinstalls it, once. It
 // reports whether the installer has been started.
 func (r *run) ensureInstall(client metal.Client, dev *metal.Device) (bool, error) {
-	st := r.inst.Status
+	st := r.Obj.Status
 	if conditions.IsTrue(st.Conditions, v1.InstanceInstalling) {
-		if st.InstallRequestedAt == nil || r.inst.Spec.BootMode == v1.BootModeSingleBoot ||
-			r.h.reinstalls.answered(r.inst.UID, st.InstallRequestedAt.Time) {
+		if st.InstallRequestedAt == nil || r.Obj.Spec.BootMode == v1.BootModeSingleBoot ||
+			r.h.reinstalls.answered(r.Obj.UID, st.InstallRequestedAt.Time) {
 			return true, nil
 		}
 		// The reinstall's intent was stored with the state it leads to;
@@ -186,7 +187,7 @@ func (r *run) ensureInstall(client metal.Client, dev *metal.Device) (bool, error
 		return r.reinstallOnce(client, dev)
 	}
 	r.setPhase(v1.PhaseInstalling)
-	if !conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceInstallConfigured) {
+	if !conditions.IsTrue(r.Obj.Status.Conditions, v1.InstanceInstallConfigured) {
 		if ok, err := r.configureInstall(client, dev); err != nil || !ok {
 			return false, err
 		}
@@ -203,15 +204,15 @@ func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, er
 	if err != nil {
 		return false, r.configFailure(err)
 	}
-	userdata := metal.Sensitive(cfg)
+	userdata := redact.Sensitive(cfg)
 	alwaysPXE := false
 	if _, err := client.UpdateDevice(r.h.ctx, dev.ID, metal.DeviceUpdate{
 		IPXEScriptURL: &in.scriptURL, Userdata: &userdata, AlwaysPXE: &alwaysPXE,
 	}); err != nil {
 		return false, r.metalFailure("setting the installer on the device", v1.InstanceInstallConfigured, err)
 	}
-	r.inst.Status.HarvesterVersion = in.version
-	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, v1.ReasonInstallConfigured,
+	r.Obj.Status.HarvesterVersion = in.version
+	r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, v1.ReasonInstallConfigured,
 		fmt.Sprintf("installer iPXE script %s and a join configuration for Harvester %s (management MACs %s) are on device %s",
 			in.scriptURL, in.version, strings.Join(in.config.MACs, ", "), dev.ID))
 	return true, nil
@@ -224,11 +225,11 @@ func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, er
 // restarted) asks the device (state, then events) whether the call went
 // through before another is sent.
 func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error) {
-	if at := r.inst.Status.InstallRequestedAt; at != nil {
+	if at := r.Obj.Status.InstallRequestedAt; at != nil {
 		sent, err := r.reinstallWasSent(client, dev)
 		if err != nil || sent {
 			if sent {
-				r.h.reinstalls.answer(r.inst.UID, at.Time)
+				r.h.reinstalls.answer(r.Obj.UID, at.Time)
 			}
 			return sent, err
 		}
@@ -238,7 +239,7 @@ func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error
 		if err := r.trackNode(); err != nil {
 			return false, err
 		}
-		if err := r.persist(); err != nil {
+		if err := r.Persist(); err != nil {
 			return false, err
 		}
 	}
@@ -257,33 +258,33 @@ func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error
 	if err != nil {
 		return false, r.metalFailure("reinstalling the device with the Harvester installer", v1.InstanceInstalling, err)
 	}
-	r.h.reinstalls.answer(r.inst.UID, r.inst.Status.InstallRequestedAt.Time)
-	r.markInstallStarted(*r.inst.Status.InstallRequestedAt,
+	r.h.reinstalls.answer(r.Obj.UID, r.Obj.Status.InstallRequestedAt.Time)
+	r.markInstallStarted(*r.Obj.Status.InstallRequestedAt,
 		fmt.Sprintf("reinstalling device %s with the Harvester %s installer", dev.ID, r.installVersion()))
 	r.poll()
 	return true, nil
 }
 
 func (r *run) installVersion() string {
-	if v := r.inst.Status.HarvesterVersion; v != "" {
+	if v := r.Obj.Status.HarvesterVersion; v != "" {
 		return v
 	}
-	return r.inst.Spec.HarvesterVersion
+	return r.Obj.Spec.HarvesterVersion
 }
 
 func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, error) {
 	if dev.State == metal.DeviceStateReinstalling {
-		r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s is reinstalling with the Harvester installer", dev.ID))
+		r.markInstallStarted(*r.Obj.Status.InstallRequestedAt, fmt.Sprintf("device %s is reinstalling with the Harvester installer", dev.ID))
 		return true, nil
 	}
 	events, err := client.ListDeviceEvents(r.h.ctx, dev.ID)
 	if err != nil {
 		return false, r.metalFailure("reading device events", v1.InstanceInstalling, err)
 	}
-	since := r.inst.Status.InstallRequestedAt.Time
+	since := r.Obj.Status.InstallRequestedAt.Time
 	for _, ev := range events {
 		if strings.Contains(strings.ToLower(ev.Type), "reinstall") && !ev.CreatedAt.Before(since.Add(-clockSkew)) {
-			r.markInstallStarted(*r.inst.Status.InstallRequestedAt, fmt.Sprintf("device %s was reinstalled with the Harvester installer", dev.ID))
+			r.markInstallStarted(*r.Obj.Status.InstallRequestedAt, fmt.Sprintf("device %s was reinstalled with the Harvester installer", dev.ID))
 			return true, nil
 		}
 	}
@@ -291,10 +292,10 @@ func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, er
 }
 
 func (r *run) markInstallStarted(at metav1.Time, message string) {
-	r.inst.Status.InstallRequestedAt = &at
+	r.Obj.Status.InstallRequestedAt = &at
 	r.setPhase(v1.PhaseInstalling)
-	conditions.True(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceInstallConfigured, v1.ReasonInstallConfigured, "the installer and join configuration are on the device")
-	r.setCondition(v1.InstanceInstalling, metav1.ConditionTrue, v1.ReasonInstallStarted, message)
+	conditions.True(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceInstallConfigured, v1.ReasonInstallConfigured, "the installer and join configuration are on the device")
+	r.SetCondition(v1.InstanceInstalling, metav1.ConditionTrue, v1.ReasonInstallStarted, message)
 }
 
 // passwordHash returns the hash of the Instance's console password, creating
@@ -306,7 +307,7 @@ func (r *run) passwordHash() (hash string, ok bool, err error) {
 	if err != nil || !ok {
 		return "", ok, err
 	}
-	r.inst.Status.PasswordSecret = sec.Name
+	r.Obj.Status.PasswordSecret = sec.Name
 	hash, err = harvester.HashPassword(string(sec.Data[PasswordKey]))
 	return hash, err == nil, err
 }
@@ -315,7 +316,7 @@ func (r *run) passwordHash() (hash string, ok bool, err error) {
 // needed. A Secret of that name that does not carry this Instance's owner
 // reference is someone else's: it is neither used nor, later, deleted.
 func (r *run) passwordSecret() (*corev1.Secret, bool, error) {
-	name, ns := r.inst.Name+"-console", r.h.settings.Namespace
+	name, ns := r.Obj.Name+"-console", r.h.settings.Namespace
 	sec, err := r.h.secrets.Cache().Get(ns, name)
 	if apierrors.IsNotFound(err) {
 		sec, err = r.createPasswordSecret(ns, name)
@@ -326,8 +327,8 @@ func (r *run) passwordSecret() (*corev1.Secret, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("console password Secret %s/%s: %w", ns, name, err)
 	}
-	if sec == nil || !ownedBy(sec.OwnerReferences, r.inst) {
-		r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPasswordSecretTaken, fmt.Sprintf(
+	if sec == nil || !ownedBy(sec.OwnerReferences, r.Obj) {
+		r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPasswordSecretTaken, fmt.Sprintf(
 			"Secret %s/%s exists and does not belong to this Instance (it has no owner reference to it), so the addon neither uses nor deletes it; rename or delete it to let the server be provisioned",
 			ns, name))
 		r.Requeue(invalidRetry)
@@ -343,7 +344,7 @@ func (r *run) existingPasswordSecret(ns, name string) (*corev1.Secret, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !ownedBy(meta.OwnerReferences, r.inst) {
+	if !ownedBy(meta.OwnerReferences, r.Obj) {
 		return nil, nil
 	}
 	return r.h.secrets.Get(ns, name, metav1.GetOptions{})
@@ -371,15 +372,15 @@ func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
 			Name: name, Namespace: ns,
 			Labels: map[string]string{
 				v1.LabelSecret:   v1.SecretConsole,
-				v1.LabelInstance: r.inst.Name,
-				v1.LabelPool:     r.inst.Spec.PoolName,
+				v1.LabelInstance: r.Obj.Name,
+				v1.LabelPool:     r.Obj.Spec.PoolName,
 			},
 			// The owner reference is what makes the Secret this Instance's:
 			// only then is it used and deleted, and Kubernetes' garbage
 			// collector deletes it with the Instance even if the addon is gone.
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1.SchemeGroupVersion.String(), Kind: "Instance",
-				Name: r.inst.Name, UID: r.inst.UID, Controller: &controller,
+				Name: r.Obj.Name, UID: r.Obj.UID, Controller: &controller,
 			}},
 		},
 		Type: corev1.SecretTypeOpaque,

@@ -23,7 +23,7 @@ const installDiskRecheck = 10 * time.Minute
 // the create; a plans list that fails, or a plan that does not say, lets it
 // go on. The plans list is kept an hour, for every Instance.
 func (r *run) installDiskRefused(version string) bool {
-	spec := r.inst.Spec
+	spec := r.Obj.Spec
 	if r.h.plans == nil {
 		return false
 	}
@@ -36,7 +36,7 @@ func (r *run) installDiskRefused(version string) bool {
 	}
 	plan, ok, err := r.h.plans.Plan(r.h.ctx, client, spec.Plan)
 	if err != nil {
-		logrus.Debugf("instance %s: could not list the plans to check the install disk, going on: %v", r.inst.Name, err)
+		logrus.Debugf("instance %s: could not list the plans to check the install disk, going on: %v", r.Obj.Name, err)
 		return false
 	}
 	if !ok || spec.InstallDevice == "" {
@@ -59,8 +59,8 @@ func (r *run) installDiskRefused(version string) bool {
 // holdCreate records why no server is created for the Instance yet, and
 // looks again after recheck (a pool edit brings it back at once).
 func (r *run) holdCreate(reason, message string, recheck time.Duration) {
-	r.setCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reason, message)
-	if r.inst.Status.InstanceID == "" {
+	r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reason, message)
+	if r.Obj.Status.InstanceID == "" {
 		r.setPhase(v1.PhasePending)
 	}
 	r.Requeue(recheck)

@@ -29,19 +29,19 @@ const (
 // at most the pool's remediation.maintenanceTimeout, then lets the deletion go
 // on. A node that is gone or not Ready has nothing to move and is skipped.
 func (r *run) maintenance() (bool, error) {
-	node, err := r.h.nodes.Cache().Get(r.inst.Name)
+	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading node %s: %w", r.inst.Name, err)
+		return false, fmt.Errorf("reading node %s: %w", r.Obj.Name, err)
 	}
 	// The request this chain patched a moment ago may not be cached yet.
 	node = r.h.written.Latest(node)
-	if !OwnedNode(node, r.inst.Name) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
+	if !OwnedNode(node, r.Obj.Name) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
 		return true, nil
 	}
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	timeout := r.maintenanceTimeout()
 	modeAvailable := r.maintenanceModeAvailable()
 	if st.MaintenanceRequestedAt == nil {
@@ -53,13 +53,13 @@ func (r *run) maintenance() (bool, error) {
 		if !modeAvailable {
 			how = "a cordon and drain (this Harvester release has no maintenance mode)"
 		}
-		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
+		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
 			fmt.Sprintf("requested %s for node %s; its server is deleted when that completes or after %s", how, node.Name, timeout))
 		r.poll()
-		return false, r.persist()
+		return false, r.Persist()
 	}
 	if r.now().After(st.MaintenanceRequestedAt.Add(timeout)) {
-		r.Eventf(r.inst, v1.ReasonMaintenanceTimeout,
+		r.Eventf(v1.ReasonMaintenanceTimeout,
 			"node %s did not finish maintenance within %s; deleting its server anyway", node.Name, timeout)
 		return true, nil
 	}
@@ -89,7 +89,7 @@ func (r *run) maintenanceWithdrawn(node *corev1.Node, modeAvailable bool, deadli
 	at := deadline.UTC().Format(time.RFC3339)
 	possible, why := harvester.MaintenancePossible(r.listNodes(), node)
 	if !possible {
-		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenanceRefused,
+		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenanceRefused,
 			fmt.Sprintf("Harvester refused maintenance mode for node %s (%s); the server is deleted at %s", node.Name, why, at))
 		r.poll()
 		return nil
@@ -97,7 +97,7 @@ func (r *run) maintenanceWithdrawn(node *corev1.Node, modeAvailable bool, deadli
 	if err := r.requestMaintenance(node, modeAvailable); err != nil {
 		return err
 	}
-	r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
+	r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
 		fmt.Sprintf("the maintenance request of node %s was withdrawn while its server waits to be removed; requested it again; the server is deleted when maintenance completes or at %s", node.Name, at))
 	r.poll()
 	return nil
@@ -112,7 +112,7 @@ func (r *run) listNodes() []*corev1.Node {
 }
 
 func (r *run) maintenanceTimeout() time.Duration {
-	pool, err := r.h.pools.Get(r.inst.Spec.PoolName)
+	pool, err := r.h.pools.Get(r.Obj.Spec.PoolName)
 	if err == nil && pool.Spec.Remediation.MaintenanceTimeout != nil {
 		return pool.Spec.Remediation.MaintenanceTimeout.Duration
 	}
@@ -121,7 +121,7 @@ func (r *run) maintenanceTimeout() time.Duration {
 
 // startupTimeout is the pool's remediation.startupTimeout.
 func (r *run) startupTimeout() time.Duration {
-	pool, err := r.h.pools.Get(r.inst.Spec.PoolName)
+	pool, err := r.h.pools.Get(r.Obj.Spec.PoolName)
 	if err == nil && pool.Spec.Remediation.StartupTimeout != nil {
 		return pool.Spec.Remediation.StartupTimeout.Duration
 	}
@@ -141,7 +141,7 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
 	r.h.written.Wrote(updated)
-	r.Eventf(r.inst, v1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
+	r.Eventf(v1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 )
@@ -39,7 +40,7 @@ func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, er
 		return inst, nil
 	}
 	r := h.newRun(inst)
-	return r.finish(r.converge(phase, hash))
+	return r.Finish(r.converge(phase, hash))
 }
 
 // refusedRecently reports whether Equinix Metal refused a call for this
@@ -88,12 +89,12 @@ func networkHash(inst *v1.Instance, phase network.Phase) string {
 // collectVLANs deletes the addon's VLANs of the Instance's metro that no
 // server uses or wants any more, after a VLAN left this device.
 func (r *run) collectVLANs(client metal.Client) error {
-	deleted, _, err := r.h.vlanUsers().CollectGarbage(r.h.ctx, client, r.inst.Spec.Metro)
+	deleted, _, err := r.h.vlanUsers().CollectGarbage(r.h.ctx, client, r.Obj.Spec.Metro)
 	if len(deleted) > 0 {
-		r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
+		r.h.vlanIDs.Forget(client.ProjectID(), r.Obj.Spec.Metro)
 	}
 	for _, vx := range deleted {
-		r.Eventf(r.inst, v1.ReasonVLANDeleted, "deleted VLAN %d: no server uses it any more", vx)
+		r.Eventf(v1.ReasonVLANDeleted, "deleted VLAN %d: no server uses it any more", vx)
 	}
 	return err
 }
@@ -101,18 +102,18 @@ func (r *run) collectVLANs(client metal.Client) error {
 // networkFailure names the step and the port in the condition; the error
 // class decides the retry as for every Metal call.
 func (r *run) networkFailure(step string, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassThrottled, metal.ClassTransient:
+	switch failure.ClassOf(err) {
+	case failure.Throttled, failure.Transient:
 		// Retried quietly.
-	case metal.ClassInvalid:
+	case failure.Invalid:
 		// metalFailure names the step on NetworkConfigured. Passing through
 		// Unknown first makes lastTransitionTime the time of this refusal,
 		// which refusedRecently counts the retry from.
-		conditions.Set(&r.inst.Status.Conditions, r.inst.Generation, v1.InstanceNetworkConfigured, metav1.ConditionUnknown, v1.ReasonRetrying, "")
-	case metal.ClassNoCapacity:
+		conditions.Set(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceNetworkConfigured, metav1.ConditionUnknown, v1.ReasonRetrying, "")
+	case failure.NoCapacity:
 		// metalFailure names the step on NetworkConfigured itself.
 	default:
-		r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonStepFailed,
+		r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonStepFailed,
 			fmt.Sprintf("%s: %s", step, metalMessage(err)))
 	}
 	return r.metalFailure(step, v1.InstanceNetworkConfigured, err)
@@ -121,8 +122,8 @@ func (r *run) networkFailure(step string, err error) error {
 // readDevice reads the device for the networking chain; a gone device is left
 // to the provisioning chain to report.
 func (h *Handler) readDevice(r *run, client metal.Client) (*metal.Device, error) {
-	dev, err := client.GetDevice(h.ctx, r.inst.Status.InstanceID)
-	if metal.IsNotFound(err) || metal.ClassOf(err) == metal.ClassForbidden {
+	dev, err := client.GetDevice(h.ctx, r.Obj.Status.InstanceID)
+	if metal.IsNotFound(err) || failure.ClassOf(err) == failure.Forbidden {
 		return nil, nil
 	}
 	if err != nil {

@@ -26,30 +26,30 @@ func OwnedNode(node *corev1.Node, instanceName string) bool {
 // nodeRegistered reports whether the server's Node is there: its installer
 // is done.
 func (r *run) nodeRegistered() bool {
-	node, err := r.h.nodes.Cache().Get(r.inst.Name)
-	return err == nil && OwnedNode(node, r.inst.Name)
+	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
+	return err == nil && OwnedNode(node, r.Obj.Name)
 }
 
 // trackNode follows the Node the server registers as.
 func (r *run) trackNode() error {
-	node, err := r.h.nodes.Cache().Get(r.inst.Name)
+	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
 	if apierrors.IsNotFound(err) {
 		r.nodeMissing()
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading node %s: %w", r.inst.Name, err)
+		return fmt.Errorf("reading node %s: %w", r.Obj.Name, err)
 	}
-	if !OwnedNode(node, r.inst.Name) {
-		r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonNodeNameTaken,
+	if !OwnedNode(node, r.Obj.Name) {
+		r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonNodeNameTaken,
 			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
-				node.Name, v1.LabelInstance, r.inst.Name))
+				node.Name, v1.LabelInstance, r.Obj.Name))
 		r.poll()
 		return nil
 	}
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	st.NodeName = node.Name
-	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionTrue, v1.ReasonNodeJoined,
+	r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionTrue, v1.ReasonNodeJoined,
 		fmt.Sprintf("server joined the cluster as node %s", node.Name))
 	ready := harvester.NodeReadyCondition(node)
 	if ready != nil && ready.Status == corev1.ConditionTrue {
@@ -61,15 +61,15 @@ func (r *run) trackNode() error {
 }
 
 func (r *run) nodeReady(node *corev1.Node) {
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	if st.JoinedAt == nil {
 		st.JoinedAt = nowTime(r)
-		r.setCondition(v1.InstanceInstalling, metav1.ConditionFalse, v1.ReasonInstalled,
+		r.SetCondition(v1.InstanceInstalling, metav1.ConditionFalse, v1.ReasonInstalled,
 			fmt.Sprintf("Harvester is installed and node %s is Ready", node.Name))
 	}
 	st.UnhealthySince = nil
 	r.setPhase(v1.PhaseManaged)
-	r.setCondition(v1.InstanceReady, metav1.ConditionTrue, v1.ReasonNodeReady,
+	r.SetCondition(v1.InstanceReady, metav1.ConditionTrue, v1.ReasonNodeReady,
 		fmt.Sprintf("node %s is Ready", node.Name))
 }
 
@@ -77,7 +77,7 @@ func (r *run) nodeReady(node *corev1.Node) {
 // transition, never at the last heartbeat: a kubelet that reports Ready=False
 // keeps heartbeating, which would restart the clock forever.
 func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	since := node.CreationTimestamp
 	why := "has no Ready condition yet"
 	if ready != nil {
@@ -89,7 +89,7 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 	}
 	if st.JoinedAt == nil {
 		r.setPhase(v1.PhaseJoining)
-		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
+		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
 	if r.poweredOnRequest(node.Name, why) {
@@ -97,7 +97,7 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 	}
 	st.UnhealthySince = &since
 	r.setPhase(v1.PhaseUnhealthy)
-	r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReady,
+	r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReady,
 		fmt.Sprintf("node %s %s (since %s)", node.Name, why, since.UTC().Format(time.RFC3339)))
 }
 
@@ -107,20 +107,20 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 // nor counts it as failed. A restart has the pool's startup timeout to
 // bring the node back.
 func (r *run) poweredOnRequest(node, why string) bool {
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	switch {
-	case r.inst.OffOnRequest():
+	case r.Obj.OffOnRequest():
 		st.UnhealthySince = nil
 		r.setPhase(v1.PhaseOff)
-		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
+		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
 			fmt.Sprintf("node %s %s: its server is switched off on request (spec.powerState: off)", node, why))
 		return true
-	case r.inst.RestartingOnRequest(metav1.NewTime(r.now()), metav1.Duration{Duration: r.startupTimeout()}):
+	case r.Obj.RestartingOnRequest(metav1.NewTime(r.now()), metav1.Duration{Duration: r.startupTimeout()}):
 		st.UnhealthySince = nil
 		r.setPhase(v1.PhaseUnhealthy)
-		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonRestartingOnRequest,
+		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonRestartingOnRequest,
 			fmt.Sprintf("node %s %s: its server was switched on or rebooted on request and has until %s to come back",
-				node, why, r.inst.Status.LastPowerAction.Requested.Add(r.startupTimeout()).UTC().Format(time.RFC3339)))
+				node, why, r.Obj.Status.LastPowerAction.Requested.Add(r.startupTimeout()).UTC().Format(time.RFC3339)))
 		r.poll()
 		return true
 	}
@@ -135,7 +135,7 @@ func readyWord(s corev1.ConditionStatus) string {
 }
 
 func (r *run) nodeMissing() {
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	if st.JoinedAt != nil {
 		// The Node object was deleted after the server joined: as unhealthy as it
 		// gets, measured from when we noticed.
@@ -143,13 +143,13 @@ func (r *run) nodeMissing() {
 			st.UnhealthySince = nowTime(r)
 		}
 		r.setPhase(v1.PhaseUnhealthy)
-		r.setCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeGone,
-			fmt.Sprintf("node %s no longer exists", r.inst.Name))
+		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeGone,
+			fmt.Sprintf("node %s no longer exists", r.Obj.Name))
 		return
 	}
 	r.setPhase(v1.PhaseJoining)
-	r.setCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonWaiting,
-		fmt.Sprintf("waiting for the installer to finish and node %s to register", r.inst.Name))
+	r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonWaiting,
+		fmt.Sprintf("waiting for the installer to finish and node %s to register", r.Obj.Name))
 	// The Node watch brings us back when it registers; polling the device meanwhile
 	// notices an install that fails or a device that disappears.
 	r.Requeue(2 * r.h.settings.PollInterval)

@@ -38,33 +38,33 @@ func (r *run) converge(phase network.Phase, hash string) error {
 // the port calls left it, or nil while the ports are not there yet (the
 // NetworkConfigured condition says why).
 func (r *run) convergeForInstall(client metal.Client, dev *metal.Device) (*metal.Device, error) {
-	if refusedRecently(r.inst, r.now()) {
+	if refusedRecently(r.Obj, r.now()) {
 		// Its retry is scheduled; a status write or a node event must not
 		// send the refused call again.
 		return nil, nil
 	}
-	return r.convergePorts(client, dev, network.PhaseInstall, networkHash(r.inst, network.PhaseInstall))
+	return r.convergePorts(client, dev, network.PhaseInstall, networkHash(r.Obj, network.PhaseInstall))
 }
 
 // convergePorts runs the port steps from dev's ports to the phase's and
 // returns the device once they match, nil when a later pass must go on.
 func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase network.Phase, hash string) (*metal.Device, error) {
-	metro := strings.ToLower(r.inst.Spec.Metro)
-	wanted := network.VXLANs(&r.inst.Spec.InstanceTemplate)
+	metro := strings.ToLower(r.Obj.Spec.Metro)
+	wanted := network.VXLANs(&r.Obj.Spec.InstanceTemplate)
 	vlanIDs, created, err := vlans.Ensure(r.h.ctx, client, r.h.vlanIDs, r.h.clusterID, metro, wanted, dev.UnresolvedVLANs())
 	if err != nil {
 		return nil, r.networkFailure("finding or creating the VLANs", err)
 	}
 	for _, vx := range created {
-		r.Eventf(r.inst, v1.ReasonVLANCreated, "created VLAN %d in metro %s", vx, metro)
+		r.Eventf(v1.ReasonVLANCreated, "created VLAN %d in metro %s", vx, metro)
 	}
 	// dropped is set when a VLAN left the device for good (not just moved to
 	// another of its ports): only then may an addon VLAN have become unused.
 	dropped := false
 	for i := 0; ; i++ {
-		want, err := network.Want(dev.Ports, &r.inst.Spec.InstanceTemplate, phase)
+		want, err := network.Want(dev.Ports, &r.Obj.Spec.InstanceTemplate, phase)
 		if err != nil {
-			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonPortMissing, err.Error())
+			r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonPortMissing, err.Error())
 			return nil, nil
 		}
 		steps := network.Steps(dev.Ports, want, vlanIDs)
@@ -105,7 +105,7 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 		}
 		if !network.Landed(prev.Ports, dev.Ports, last) {
 			// The API answers before a conversion has finished: look again soon.
-			r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonConverging, waitingFor(last))
+			r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonConverging, waitingFor(last))
 			r.Requeue(r.h.settings.PollInterval)
 			return nil, nil
 		}
@@ -126,7 +126,7 @@ func waitingFor(s network.Step) string {
 // refuses a second one while it is in progress, so the port is only read
 // again.
 func (r *run) awaiting(s network.Step) bool {
-	c := conditions.Get(r.inst.Status.Conditions, v1.InstanceNetworkConfigured)
+	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceNetworkConfigured)
 	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1.ReasonConverging &&
 		c.Message == waitingFor(s) && r.now().Sub(c.LastTransitionTime.Time) < conversionWait
 }
@@ -142,7 +142,7 @@ func (r *run) runSteps(client metal.Client, steps []network.Step) (ran []network
 		if err != nil {
 			if s.Op == network.OpAssign {
 				// The cached VLAN ID may name a VLAN deleted since: list afresh next time.
-				r.h.vlanIDs.Forget(client.ProjectID(), r.inst.Spec.Metro)
+				r.h.vlanIDs.Forget(client.ProjectID(), r.Obj.Spec.Metro)
 			}
 			return ran, nil, true, r.networkFailure(s.String(), err)
 		}
@@ -155,16 +155,16 @@ func (r *run) runSteps(client metal.Client, steps []network.Step) (ran []network
 }
 
 func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase network.Phase, hash string, dropped bool) error {
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	st.NetworkConfigHash = hash
 	st.NetworkType = string(dev.NetworkType())
 	st.PublicIP, st.PrivateIP = dev.PublicIPv4(), dev.PrivateIPv4()
-	what := network.EffectiveType(&r.inst.Spec.InstanceTemplate, phase)
+	what := network.EffectiveType(&r.Obj.Spec.InstanceTemplate, phase)
 	msg := fmt.Sprintf("ports of device %s match %s", dev.ID, what)
-	if phase == network.PhaseInstall && what != r.inst.Spec.NetworkingConfiguration.Type && r.inst.Spec.NetworkingConfiguration.Type != "" {
-		msg += fmt.Sprintf(" for the install; %s follows once the node has joined", r.inst.Spec.NetworkingConfiguration.Type)
+	if phase == network.PhaseInstall && what != r.Obj.Spec.NetworkingConfiguration.Type && r.Obj.Spec.NetworkingConfiguration.Type != "" {
+		msg += fmt.Sprintf(" for the install; %s follows once the node has joined", r.Obj.Spec.NetworkingConfiguration.Type)
 	}
-	r.setCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, v1.ReasonConverged, msg)
+	r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, v1.ReasonConverged, msg)
 	if dropped {
 		if err := r.collectVLANs(client); err != nil {
 			return r.networkFailure("deleting VLANs no longer used", err)

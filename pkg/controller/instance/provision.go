@@ -11,6 +11,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // ProvisionInstance drives an Instance through the provisioning chain: device,
@@ -28,7 +29,7 @@ func (h *Handler) ProvisionInstance(_ string, inst *v1.Instance) (*v1.Instance, 
 		return inst, nil
 	}
 	r := h.newRun(inst)
-	return r.finish(r.provision())
+	return r.Finish(r.provision())
 }
 
 // HasFinalizer reports whether the cleanup chain's finalizer is stored.
@@ -37,11 +38,11 @@ func HasFinalizer(inst *v1.Instance) bool {
 }
 
 func (r *run) provision() error {
-	if r.inst.Status.Status == "" {
+	if r.Obj.Status.Status == "" {
 		r.setPhase(v1.PhasePending)
 	}
-	if r.inst.Status.JoinedAt != nil {
-		if c := conditions.Get(r.inst.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Reason == v1.ReasonDeviceGone {
+	if r.Obj.Status.JoinedAt != nil {
+		if c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Reason == v1.ReasonDeviceGone {
 			// The sweep found the device gone: the server is lost whatever its
 			// Node says, and stays failed until the pool replaces it.
 			r.setPhase(v1.PhaseFailed)
@@ -63,12 +64,12 @@ func (r *run) provision() error {
 	// installer, and its changes are stored in one status write at the end;
 	// only intents (a create or a reinstall about to be sent) are written
 	// before their call.
-	if r.inst.Status.InstanceID == "" {
+	if r.Obj.Status.InstanceID == "" {
 		if done, err := r.ensureDevice(client); err != nil || !done {
 			return err
 		}
 	}
-	if r.installRunning() && (r.nodeRegistered() || r.h.devices.readWithin(r.inst.Status.InstanceID, installCheck*r.h.settings.PollInterval)) {
+	if r.installRunning() && (r.nodeRegistered() || r.h.devices.readWithin(r.Obj.Status.InstanceID, installCheck*r.h.settings.PollInterval)) {
 		// The installer runs for many minutes and nothing on the device
 		// tells how it goes: the Node's registration does. The device is
 		// looked at now and then for a failure or a deletion until the
@@ -83,9 +84,9 @@ func (r *run) provision() error {
 	if !r.deviceUsable(dev) {
 		return nil
 	}
-	if r.inst.Spec.BootMode != v1.BootModeSingleBoot {
-		if !conditions.IsTrue(r.inst.Status.Conditions, v1.InstanceNetworkConfigured) ||
-			r.inst.Status.NetworkConfigHash != networkHash(r.inst, network.PhaseInstall) {
+	if r.Obj.Spec.BootMode != v1.BootModeSingleBoot {
+		if !conditions.IsTrue(r.Obj.Status.Conditions, v1.InstanceNetworkConfigured) ||
+			r.Obj.Status.NetworkConfigHash != networkHash(r.Obj, network.PhaseInstall) {
 			// The ports must be in the state the installer needs first.
 			r.setPhase(v1.PhaseNetworking)
 			if dev, err = r.convergeForInstall(client, dev); dev == nil || err != nil {
@@ -106,7 +107,7 @@ const installCheck = 4
 // installRunning reports whether the device is active and its installer was
 // started, and the node has not joined yet.
 func (r *run) installRunning() bool {
-	st := r.inst.Status
+	st := r.Obj.Status
 	return st.JoinedAt == nil && conditions.IsTrue(st.Conditions, v1.InstanceInstalling) &&
 		conditions.IsTrue(st.Conditions, v1.InstanceDeviceActive)
 }
@@ -117,10 +118,10 @@ func (r *run) followNode() error {
 	if err := r.trackNode(); err != nil {
 		return err
 	}
-	if r.inst.Status.JoinedAt == nil || r.inst.Status.UserdataCleared {
+	if r.Obj.Status.JoinedAt == nil || r.Obj.Status.UserdataCleared {
 		return nil
 	}
-	r.h.reinstalls.forget(r.inst.UID)
+	r.h.reinstalls.forget(r.Obj.UID)
 	return r.clearUserdata()
 }
 
@@ -130,7 +131,7 @@ func (r *run) followNode() error {
 // otherwise read for the server's whole life. UserdataCleared is set only
 // once the API took the update; failures are retried, paced in the status.
 func (r *run) clearUserdata() error {
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	if left := waitLeft(st.UserdataClearRetry, r.now()); left > 0 {
 		r.Requeue(left)
 		return nil
@@ -145,14 +146,14 @@ func (r *run) clearUserdata() error {
 		r.Requeue(authRetry)
 		return nil
 	}
-	empty := metal.Sensitive("")
+	empty := redact.Sensitive("")
 	_, err = client.UpdateDevice(r.h.ctx, st.InstanceID, metal.DeviceUpdate{Userdata: &empty})
 	switch {
 	case err == nil, metal.IsNotFound(err):
 		// A device that is gone took its userdata with it; the sweep
 		// reports the device itself. Stored at once: the hardware chain
 		// writes this status too, and a conflict must not clear twice.
-		if err := r.persistOutcome(func(st *v1.InstanceStatus) {
+		if err := r.PersistOutcome(func(st *v1.InstanceStatus) {
 			st.UserdataCleared = true
 			st.UserdataClearRetry = nil
 		}); err != nil {
@@ -160,8 +161,8 @@ func (r *run) clearUserdata() error {
 		}
 	default:
 		// From twice the poll interval (30s by default), doubling.
-		wait := r.pace(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
-		r.Eventf(r.inst, v1.ReasonUserdataNotCleared,
+		wait := r.backOff(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
+		r.Eventf(v1.ReasonUserdataNotCleared,
 			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
 			st.InstanceID, metalMessage(err), wait.Round(time.Second))
 	}
@@ -174,39 +175,39 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 	switch dev.State {
 	case metal.DeviceStateQueued, metal.DeviceStateProvisioning:
 		r.setPhase(v1.PhaseProvisioning)
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisioning,
+		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisioning,
 			fmt.Sprintf("device %s is %s (%.0f%%)", dev.ID, dev.State, dev.ProvisioningPercentage))
 		r.poll()
 		return false
 	case metal.DeviceStateFailed:
 		r.setPhase(v1.PhaseFailed)
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisionFailed,
+		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisionFailed,
 			fmt.Sprintf("Equinix Metal could not provision device %s (plan %s, metro %s); the pool replaces this server",
-				dev.ID, r.inst.Spec.Plan, r.inst.Spec.Metro))
+				dev.ID, r.Obj.Spec.Plan, r.Obj.Spec.Metro))
 		return false
 	case metal.DeviceStateActive:
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionTrue, v1.ReasonDeviceActive,
+		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionTrue, v1.ReasonDeviceActive,
 			fmt.Sprintf("device %s is active", dev.ID))
-		if r.inst.Status.DeviceActiveAt == nil {
-			r.inst.Status.DeviceActiveAt = nowTime(r)
+		if r.Obj.Status.DeviceActiveAt == nil {
+			r.Obj.Status.DeviceActiveAt = nowTime(r)
 		}
 		return true
 	case metal.DeviceStateReinstalling:
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonReinstalling,
+		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonReinstalling,
 			fmt.Sprintf("device %s is reinstalling", dev.ID))
 		r.poll()
-		return r.inst.Status.InstallRequestedAt != nil
+		return r.Obj.Status.InstallRequestedAt != nil
 	case metal.DeviceStateDeprovisioning, metal.DeviceStateDeleted:
 		r.deviceGone(fmt.Sprintf("device %s is being deleted outside the addon", dev.ID))
 		return false
 	default: // inactive, powering_on, powering_off
-		if r.inst.OffOnRequest() || r.inst.Status.LastPowerAction.InFlight() {
-			r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
-				fmt.Sprintf("device %s is %s on request (spec.powerState %s)", dev.ID, dev.State, r.inst.Spec.WantedPowerState()))
+		if r.Obj.OffOnRequest() || r.Obj.Status.LastPowerAction.InFlight() {
+			r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
+				fmt.Sprintf("device %s is %s on request (spec.powerState %s)", dev.ID, dev.State, r.Obj.Spec.WantedPowerState()))
 			r.Requeue(4 * r.h.settings.PollInterval)
 			return false
 		}
-		r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOff,
+		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOff,
 			fmt.Sprintf("device %s is %s; power it on in Equinix Metal, or delete the Instance to replace it", dev.ID, dev.State))
 		r.Requeue(4 * r.h.settings.PollInterval)
 		return false
@@ -217,6 +218,6 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 // Instance.
 func (r *run) deviceGone(message string) {
 	r.setPhase(v1.PhaseFailed)
-	r.inst.Status.DeviceState = string(metal.DeviceStateDeleted)
-	r.setCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonDeviceGone, message)
+	r.Obj.Status.DeviceState = string(metal.DeviceStateDeleted)
+	r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonDeviceGone, message)
 }

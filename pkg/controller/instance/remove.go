@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -22,12 +23,12 @@ import (
 func (h *Handler) RemoveInstance(_ string, inst *v1.Instance) (*v1.Instance, error) {
 	r := h.newRun(inst)
 	done, err := r.cleanup()
-	updated, perr := r.finish(err)
+	updated, perr := r.Finish(err)
 	if perr != nil || err != nil {
 		return updated, perr
 	}
 	if !done {
-		// ErrSkip keeps the finalizer without reporting an error; finish has
+		// ErrSkip keeps the finalizer without reporting an error; Finish has
 		// scheduled the next look.
 		return updated, generic.ErrSkip
 	}
@@ -38,10 +39,10 @@ func (h *Handler) RemoveInstance(_ string, inst *v1.Instance) (*v1.Instance, err
 }
 
 func (r *run) cleanup() (bool, error) {
-	if r.inst.Status.Status != v1.PhaseDeleting {
+	if r.Obj.Status.Status != v1.PhaseDeleting {
 		r.setPhase(v1.PhaseDeleting)
-		r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting,
-			fmt.Sprintf("removing device %q and node %s", r.inst.Status.InstanceID, r.inst.Name))
+		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting,
+			fmt.Sprintf("removing device %q and node %s", r.Obj.Status.InstanceID, r.Obj.Name))
 	}
 	if r.noDeviceRequested() {
 		// Nothing was ever asked of Equinix Metal, so there is nothing to
@@ -81,10 +82,10 @@ func (r *run) cleanup() (bool, error) {
 // whether all are confirmed gone.
 func (r *run) deleteDevices(client metal.Client) (bool, error) {
 	ids := map[string]bool{}
-	if r.inst.Status.InstanceID != "" {
-		ids[r.inst.Status.InstanceID] = true
+	if r.Obj.Status.InstanceID != "" {
+		ids[r.Obj.Status.InstanceID] = true
 	}
-	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.inst.UID))})
+	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.Obj.UID))})
 	if err != nil {
 		return false, r.metalFailure("listing the Instance's devices to delete them", v1.InstanceDeleting, err)
 	}
@@ -114,7 +115,7 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 	switch {
 	case metal.IsNotFound(err):
 		return true, nil
-	case metal.ClassOf(err) == metal.ClassForbidden && !listed:
+	case failure.ClassOf(err) == failure.Forbidden && !listed:
 		// 403 for a device the tag list no longer shows: deleted.
 		return true, nil
 	case err != nil:
@@ -127,26 +128,26 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 		if metal.IsNotFound(err) {
 			return true, nil
 		}
-		if metal.ClassOf(err) == metal.ClassBusy {
-			r.setCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonWaitingForProvisioning,
+		if failure.ClassOf(err) == failure.Busy {
+			r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonWaitingForProvisioning,
 				fmt.Sprintf("Equinix Metal refuses to delete device %s while it is %s; retrying", id, dev.State))
 		}
 		return false, r.metalFailure("deleting device "+id, v1.InstanceDeleting, err)
 	}
-	r.Eventf(r.inst, v1.ReasonDeviceDeleted, "deleting device %s", id)
+	r.Eventf(v1.ReasonDeviceDeleted, "deleting device %s", id)
 	return false, nil
 }
 
 // deleteNode removes the Node only if it is this Instance's (name and label).
 func (r *run) deleteNode() error {
-	node, err := r.h.nodes.Cache().Get(r.inst.Name)
+	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading node %s: %w", r.inst.Name, err)
+		return fmt.Errorf("reading node %s: %w", r.Obj.Name, err)
 	}
-	if !OwnedNode(node, r.inst.Name) {
+	if !OwnedNode(node, r.Obj.Name) {
 		return nil
 	}
 	err = r.h.nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})
@@ -154,7 +155,7 @@ func (r *run) deleteNode() error {
 		return fmt.Errorf("deleting node %s: %w", node.Name, err)
 	}
 	if err == nil {
-		r.Eventf(r.inst, v1.ReasonNodeDeleted, "deleted node %s after its device was gone", node.Name)
+		r.Eventf(v1.ReasonNodeDeleted, "deleted node %s after its device was gone", node.Name)
 	}
 	return nil
 }
@@ -162,9 +163,9 @@ func (r *run) deleteNode() error {
 // deletePasswordSecret deletes the console Secret if it is this Instance's
 // (its owner reference), and only that version of it (UID precondition).
 func (r *run) deletePasswordSecret() error {
-	name, ns := r.inst.Status.PasswordSecret, r.h.settings.Namespace
+	name, ns := r.Obj.Status.PasswordSecret, r.h.settings.Namespace
 	if name == "" {
-		name = r.inst.Name + "-console"
+		name = r.Obj.Name + "-console"
 	}
 	sec, err := r.h.secrets.Cache().Get(ns, name)
 	if apierrors.IsNotFound(err) {
@@ -176,7 +177,7 @@ func (r *run) deletePasswordSecret() error {
 	if err != nil {
 		return fmt.Errorf("reading Secret %s/%s: %w", ns, name, err)
 	}
-	if !ownedBy(sec.OwnerReferences, r.inst) {
+	if !ownedBy(sec.OwnerReferences, r.Obj) {
 		return nil
 	}
 	err = r.h.secrets.Delete(ns, name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sec.UID}})
@@ -190,7 +191,7 @@ func (r *run) deletePasswordSecret() error {
 // Instance: the project is recorded (and stored) before the first create, a
 // refused create stored nothing, and an adopted or created device has an ID.
 func (r *run) noDeviceRequested() bool {
-	st := &r.inst.Status
+	st := &r.Obj.Status
 	if st.InstanceID != "" || st.ProjectID != "" {
 		return false
 	}

@@ -18,33 +18,33 @@ import (
 // call: a readable credentials Secret and the join information. A refusal by
 // the API is seen by the Instances and summarized here.
 func (r *poolRun) checkInputs() {
-	creds, err := r.h.credentials.For(r.pool.Spec.CredentialsSecret)
+	creds, err := r.h.credentials.For(r.Obj.Spec.CredentialsSecret)
 	moved := ""
 	if err == nil {
 		moved = r.projectMoved(creds.ProjectID)
 	}
 	r.projectChanged = moved != ""
 	if err != nil {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsMissing, err.Error())
+		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsMissing, err.Error())
 	} else if moved != "" {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged, moved)
+		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged, moved)
 	} else if refused := r.instanceCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse); refused != nil {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message)
+		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message)
 	} else {
-		r.setCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
-			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.credentials.RefFor(r.pool.Spec.CredentialsSecret)))
+		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret)))
 	}
 	_, joinErr := r.h.joinInfo.Join()
 	version := ""
 	if joinErr == nil {
-		version, joinErr = r.h.joinInfo.Version(r.pool.Spec.HarvesterVersion)
+		version, joinErr = r.h.joinInfo.Version(r.Obj.Spec.HarvesterVersion)
 	}
 	if joinErr != nil {
-		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing, joinErr.Error())
+		r.SetCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing, joinErr.Error())
 	} else if missing := r.releaseMissing(version); missing != "" {
-		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonReleaseNotFound, missing)
+		r.SetCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonReleaseNotFound, missing)
 	} else {
-		r.setCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, v1.ReasonJoinInfoReady,
+		r.SetCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, v1.ReasonJoinInfoReady,
 			"the cluster URL, join token and Harvester version are known")
 	}
 	r.checkInstallDisk()
@@ -55,10 +55,10 @@ func (r *poolRun) checkInputs() {
 func (r *poolRun) checkInstallDisk() {
 	if c := r.instanceCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse,
 		v1.ReasonInstallDiskTooSmall, v1.ReasonInstallDiskMissing); c != nil {
-		r.setCondition(v1.PoolInstallDiskFits, metav1.ConditionFalse, c.Reason, c.Message)
+		r.SetCondition(v1.PoolInstallDiskFits, metav1.ConditionFalse, c.Reason, c.Message)
 		return
 	}
-	conditions.Remove(&r.pool.Status.Conditions, v1.PoolInstallDiskFits)
+	conditions.Remove(&r.Obj.Status.Conditions, v1.PoolInstallDiskFits)
 }
 
 // releaseMissing says why the pool's release cannot be installed, when its
@@ -67,7 +67,7 @@ func (r *poolRun) releaseMissing(version string) string {
 	if r.h.releases == nil {
 		return ""
 	}
-	iso, err := harvester.ISOURL(version, r.pool.Spec.ISOURL)
+	iso, err := harvester.ISOURL(version, r.Obj.Spec.ISOURL)
 	if err != nil {
 		return ""
 	}
@@ -97,7 +97,7 @@ func (r *poolRun) instanceCondition(condType string, status metav1.ConditionStat
 // resolved; moving a pool is done by giving it a new Secret, which rolls its
 // servers out while the old ones keep theirs.
 func (r *poolRun) projectMoved(project string) string {
-	ref := r.h.credentials.RefFor(r.pool.Spec.CredentialsSecret)
+	ref := r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret)
 	byProject := map[string][]string{}
 	// Instances being deleted count too: only the old project's
 	// credentials can release their devices.

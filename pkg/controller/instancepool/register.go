@@ -53,8 +53,8 @@ type Handler struct {
 	joinInfo    *joininfo.Resolver
 	releases    *harvester.ReleaseChecker
 	recorder    record.EventRecorder
-	// pace spaces the status writes that only report progress.
-	pace *statusPace
+	// statusPacing spaces the status writes that only report progress.
+	statusPacing *statusPacing
 }
 
 // Register wires the pool handlers and the watches that re-run a pool when its
@@ -65,7 +65,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 		settings: Settings{PollInterval: deps.Cfg.PollInterval, ReplacementBackoff: deps.Cfg.ReplacementBackoff},
 		pools:    deps.Pools, instances: deps.Instances, nodes: deps.Nodes.Cache(),
 		credentials: deps.Credentials, joinInfo: deps.JoinInfo, releases: deps.Releases, recorder: deps.Recorder,
-		pace: newStatusPace(),
+		statusPacing: newStatusPacing(),
 	}
 	deps.Instances.Cache().AddIndexer(indexByPool, func(i *v1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil

@@ -18,7 +18,7 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 	if err != nil {
 		return pool, err
 	}
-	r.pool.Status.Status = v1.PoolPhaseDeleting
+	r.Obj.Status.Status = v1.PoolPhaseDeleting
 	live, err := r.liveInstances()
 	if err != nil {
 		return pool, err
@@ -34,10 +34,10 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 		recordPool(pool.Name, v1.PoolPhaseDeleting, live)
 	}
 	if len(live) > 0 {
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonPoolDeleted,
+		r.SetCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonPoolDeleted,
 			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)))
 		r.Requeue(h.settings.PollInterval)
-		updated, err := r.finish(nil)
+		updated, err := r.Finish(nil)
 		if err != nil {
 			return updated, err
 		}
@@ -50,14 +50,14 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 // the cache: creating or waiting on a stale view could double a pool.
 func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
 	list, err := r.h.instances.List(metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: r.pool.Name}).String(),
+		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: r.Obj.Name}).String(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("listing instances of pool %s: %w", r.pool.Name, err)
+		return nil, fmt.Errorf("listing instances of pool %s: %w", r.Obj.Name, err)
 	}
 	out := make([]*v1.Instance, 0, len(list.Items))
 	for i := range list.Items {
-		if list.Items[i].Spec.PoolName == r.pool.Name {
+		if list.Items[i].Spec.PoolName == r.Obj.Name {
 			out = append(out, &list.Items[i])
 		}
 	}

@@ -21,8 +21,8 @@ import (
 // a row have failed before joining, the pool stops and says so until its spec
 // changes.
 func (r *poolRun) replaceFailed(now time.Time) error {
-	st := &r.pool.Status
-	if st.FailedGeneration != 0 && st.FailedGeneration != r.pool.Generation {
+	st := &r.Obj.Status
+	if st.FailedGeneration != 0 && st.FailedGeneration != r.Obj.Generation {
 		st.FailedGeneration, st.ConsecutiveFailures = 0, 0
 		conditions.Remove(&st.Conditions, v1.PoolProvisioningFailed)
 	}
@@ -34,7 +34,7 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 		}
 	}
 	startup := 45 * time.Minute
-	if d := r.pool.Spec.Remediation.StartupTimeout; d != nil {
+	if d := r.Obj.Spec.Remediation.StartupTimeout; d != nil {
 		startup = d.Duration
 	}
 	for _, inst := range active(r.insts) {
@@ -86,16 +86,16 @@ func failedUncounted(inst *v1.Instance) bool {
 }
 
 func (r *poolRun) failedBeforeJoin(inst *v1.Instance, reason string) error {
-	st := &r.pool.Status
+	st := &r.Obj.Status
 	st.ConsecutiveFailures++
-	metrics.ProvisionFailures.WithLabelValues(r.pool.Name).Inc()
+	metrics.ProvisionFailures.WithLabelValues(r.Obj.Name).Inc()
 	now := metav1.Now()
 	st.LastProvisionFailure = &now
-	if max := r.pool.Spec.Remediation.MaxProvisionAttempts; max > 0 && st.ConsecutiveFailures >= max {
+	if limit := r.Obj.Spec.Remediation.MaxProvisionAttempts; limit > 0 && st.ConsecutiveFailures >= limit {
 		// Stop: this server stays (its Instance still owns the device, so
 		// nothing leaks) for a person to inspect, and no replacement is made.
-		st.FailedGeneration = r.pool.Generation
-		r.setCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, v1.ReasonTooManyFailures,
+		st.FailedGeneration = r.Obj.Generation
+		r.SetCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, v1.ReasonTooManyFailures,
 			fmt.Sprintf("%d servers in a row failed before joining (last, %s: %s); no more are created until the pool spec changes",
 				st.ConsecutiveFailures, inst.Name, reason))
 		return nil
@@ -116,7 +116,7 @@ func (r *poolRun) deleteInstance(inst *v1.Instance, reason, message string) erro
 		return fmt.Errorf("deleting instance %s: %w", inst.Name, err)
 	}
 	r.markDeleting(inst.UID)
-	r.Eventf(r.pool, reason, "%s", message)
+	r.Eventf(reason, "%s", message)
 	return nil
 }
 

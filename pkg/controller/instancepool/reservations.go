@@ -17,7 +17,7 @@ import (
 // keeps its reservation whatever the list says.
 func (r *poolRun) replaceDroppedReservations() error {
 	listed := map[string]bool{}
-	for _, id := range r.pool.Spec.HardwareReservationIDs {
+	for _, id := range r.Obj.Spec.HardwareReservationIDs {
 		listed[id] = true
 	}
 	for _, inst := range active(r.insts) {

@@ -21,8 +21,8 @@ import (
 // is not a server yet: it takes the whole template (a fixed Harvester
 // version, SSH keys, tags), which otherwise reach only servers created later.
 func (r *poolRun) syncInPlace() error {
-	hash := templateHash(&r.pool.Spec.InstanceTemplate)
-	want := r.pool.Spec.NetworkingConfiguration.InterfaceConfiguration
+	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
+	want := r.Obj.Spec.NetworkingConfiguration.InterfaceConfiguration
 	for _, inst := range active(r.insts) {
 		if inst.Annotations[v1.AnnotationTemplateHash] != hash {
 			continue
@@ -30,7 +30,7 @@ func (r *poolRun) syncInPlace() error {
 		upd := inst.DeepCopy()
 		reason, what := v1.ReasonVLANsChanged, "the pool's new VLAN list"
 		if notAServerYet(inst) {
-			upd.Spec.InstanceTemplate = *r.pool.Spec.InstanceTemplate.DeepCopy()
+			upd.Spec.InstanceTemplate = *r.Obj.Spec.InstanceTemplate.DeepCopy()
 			reason, what = v1.ReasonTemplateChanged, "the pool's template (it has no server yet)"
 		} else {
 			upd.Spec.NetworkingConfiguration.InterfaceConfiguration = nil
@@ -44,7 +44,7 @@ func (r *poolRun) syncInPlace() error {
 		if _, err := r.h.instances.Update(upd); err != nil {
 			return fmt.Errorf("updating instance %s: %w", inst.Name, err)
 		}
-		r.Eventf(r.pool, reason, "instance %s takes %s", inst.Name, what)
+		r.Eventf(reason, "instance %s takes %s", inst.Name, what)
 	}
 	return nil
 }
@@ -63,21 +63,21 @@ func notAServerYet(inst *v1.Instance) bool {
 // make the rollout remove servers that are fine. A management node the etcd
 // quorum needs is never removed.
 func (r *poolRun) rollout() error {
-	hash := templateHash(&r.pool.Spec.InstanceTemplate)
+	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
 	cur := active(r.insts)
 	outdated, _ := splitByTemplate(cur, hash)
 	// The rollout lasts until the last old device is gone: until then its
 	// bounds hold, and the last old server's successor waits as any other.
 	oldLeaving, _ := splitByTemplate(deleting(r.insts), hash)
-	r.rolling = len(outdated)+len(oldLeaving) > 0 && r.pool.Spec.Count > 0
-	r.surge, r.unavailable = rolloutBounds(r.pool)
+	r.rolling = len(outdated)+len(oldLeaving) > 0 && r.Obj.Spec.Count > 0
+	r.surge, r.unavailable = rolloutBounds(r.Obj)
 	// The summary counts available servers from the same Nodes.
 	nodes, err := r.nodeList()
 	if err != nil {
 		return err
 	}
 	if !r.rolling {
-		r.setCondition(v1.PoolRollingOut, metav1.ConditionFalse, v1.ReasonUpToDate, "every server runs the pool's current template")
+		r.SetCondition(v1.PoolRollingOut, metav1.ConditionFalse, v1.ReasonUpToDate, "every server runs the pool's current template")
 		return nil
 	}
 	f := r.fleet(r.insts, nodes)
@@ -95,7 +95,7 @@ func (r *poolRun) rollout() error {
 		step = planRollout(f)
 	}
 	reason, held := v1.ReasonReplacingOutdated, ""
-	if unhealthy, limit := countUnhealthy(cur), maxUnhealthy(r.pool); len(step.remove) > 0 && unhealthy > limit {
+	if unhealthy, limit := countUnhealthy(cur), maxUnhealthy(r.Obj); len(step.remove) > 0 && unhealthy > limit {
 		reason = v1.ReasonTooManyUnhealthy
 		held = fmt.Sprintf("; old servers stay while %d servers are unhealthy, more than remediation.maxUnhealthy allows (%d)", unhealthy, limit)
 		step.remove = nil
@@ -108,7 +108,7 @@ func (r *poolRun) rollout() error {
 			return err
 		}
 	}
-	r.setCondition(v1.PoolRollingOut, metav1.ConditionTrue, reason, r.rolloutProgress(f, len(step.remove))+held)
+	r.SetCondition(v1.PoolRollingOut, metav1.ConditionTrue, reason, r.rolloutProgress(f, len(step.remove))+held)
 	return nil
 }
 
@@ -116,9 +116,9 @@ func (r *poolRun) rollout() error {
 // rollout.
 func (r *poolRun) fleet(insts []*v1.Instance, nodes []*corev1.Node) fleet {
 	cur := active(insts)
-	outdated, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
+	outdated, current := splitByTemplate(cur, templateHash(&r.Obj.Spec.InstanceTemplate))
 	return fleet{
-		count: int(r.pool.Spec.Count), surge: r.surge, unavailable: r.unavailable,
+		count: int(r.Obj.Spec.Count), surge: r.surge, unavailable: r.unavailable,
 		outdated: outdated, current: current, removing: len(insts) - len(cur),
 		available: availability(nodes), held: quorumHold(nodes, insts),
 	}
@@ -134,7 +134,7 @@ func (r *poolRun) rolloutProgress(f fleet, removedNow int) string {
 
 // boundsText states the rollout's bounds in servers.
 func (r *poolRun) boundsText() string {
-	count := int(r.pool.Spec.Count)
+	count := int(r.Obj.Spec.Count)
 	return fmt.Sprintf("at most %d servers with maxSurge %d, at least %d available with maxUnavailable %d",
 		count+r.surge, r.surge, max(0, count-r.unavailable), r.unavailable)
 }

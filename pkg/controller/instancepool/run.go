@@ -5,22 +5,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
-// poolRun is one reconcile of one pool.
+// poolRun is one reconcile of one pool (see reconcile.Pass): steps change
+// r.Obj.Status, and Finish stores it once.
 type poolRun struct {
-	common.Status
-	h         *Handler
-	pool      *v1.InstancePool
-	persisted v1.InstancePoolStatus
-	insts     []*v1.Instance
+	*reconcile.Pass[*v1.InstancePool, v1.InstancePoolStatus]
+	h     *Handler
+	insts []*v1.Instance
 	// rolling is set while servers of an older template remain.
 	rolling bool
 	// surge and unavailable are spec.rollout resolved against count.
@@ -41,7 +39,7 @@ type poolRun struct {
 // SyncPool keeps the pool at count Instances and reports its status.
 func (h *Handler) SyncPool(name string, pool *v1.InstancePool) (*v1.InstancePool, error) {
 	if pool == nil {
-		h.pace.forget(name)
+		h.statusPacing.forget(name)
 		return nil, nil
 	}
 	if pool.DeletionTimestamp != nil {
@@ -51,7 +49,7 @@ func (h *Handler) SyncPool(name string, pool *v1.InstancePool) (*v1.InstancePool
 	if err != nil {
 		return pool, err
 	}
-	return r.finish(r.sync())
+	return r.Finish(r.sync())
 }
 
 func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
@@ -59,7 +57,33 @@ func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing instances of pool %s: %w", pool.Name, err)
 	}
-	return &poolRun{Status: common.NewStatus(h.recorder), h: h, pool: pool.DeepCopy(), persisted: *pool.Status.DeepCopy(), insts: insts}, nil
+	return &poolRun{Pass: reconcile.NewPass(h.kind(), pool), h: h, insts: insts}, nil
+}
+
+// kind is how a pool's status is stored. Every write carries the observed
+// generation and the conditions the Harvester UI reads; a write that only
+// reports progress waits for the spacing of the pool's writes (see
+// statusPacing).
+func (h *Handler) kind() reconcile.Kind[*v1.InstancePool, v1.InstancePoolStatus] {
+	return reconcile.Kind[*v1.InstancePool, v1.InstancePoolStatus]{
+		Name:         "pool",
+		Status:       func(p *v1.InstancePool) *v1.InstancePoolStatus { return &p.Status },
+		Conditions:   func(p *v1.InstancePool) *[]metav1.Condition { return &p.Status.Conditions },
+		UpdateStatus: func(p *v1.InstancePool) (*v1.InstancePool, error) { return h.pools.UpdateStatus(p) },
+		EnqueueAfter: func(name string, after time.Duration) { h.pools.EnqueueAfter(name, after) },
+		Recorder:     h.recorder,
+		Prepare: func(p *v1.InstancePool) {
+			p.Status.ObservedGeneration = p.Generation
+			reconciling, stalled := harvester.PoolUIConditions(p.Status)
+			conditions.Store(&p.Status.Conditions, p.Generation, reconciling, stalled)
+		},
+		Hold: func(next *v1.InstancePool, stored *v1.InstancePoolStatus) time.Duration {
+			return h.statusPacing.hold(next.Name, stored, &next.Status, time.Now())
+		},
+		Wrote: func(_ *v1.InstancePoolStatus, written *v1.InstancePool) {
+			h.statusPacing.wrote(written.Name, time.Now())
+		},
+	}
 }
 
 func (r *poolRun) sync() error {
@@ -85,33 +109,4 @@ func (r *poolRun) sync() error {
 	}
 	r.summarize()
 	return nil
-}
-
-// setCondition sets a condition of the pool (see common.Status).
-func (r *poolRun) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
-	r.SetCondition(r.pool, &r.pool.Status.Conditions, r.pool.Generation, condType, status, reason, message)
-}
-
-func (r *poolRun) finish(err error) (*v1.InstancePool, error) {
-	r.pool.Status.ObservedGeneration = r.pool.Generation
-	reconciling, stalled := harvester.PoolUIConditions(r.pool.Status)
-	conditions.Store(&r.pool.Status.Conditions, r.pool.Generation, reconciling, stalled)
-	if !equality.Semantic.DeepEqual(r.persisted, r.pool.Status) {
-		now := time.Now()
-		if wait := r.h.pace.hold(r.pool.Name, &r.persisted, &r.pool.Status, now); wait > 0 {
-			// The next run counts again and writes what it finds then.
-			r.Requeue(wait)
-		} else {
-			updated, uerr := r.h.pools.UpdateStatus(r.pool)
-			if uerr != nil {
-				return r.pool, fmt.Errorf("updating status of pool %s: %w", r.pool.Name, uerr)
-			}
-			r.h.pace.wrote(r.pool.Name, now)
-			r.pool = updated
-		}
-	}
-	if after := r.After(); after > 0 && err == nil {
-		r.h.pools.EnqueueAfter(r.pool.Name, after)
-	}
-	return r.pool, err
 }

@@ -29,7 +29,7 @@ func (r *poolRun) scale(now time.Time) error {
 		if cur := active(live); r.excess(cur) > 0 {
 			return r.scaleDown(cur, r.excess(cur))
 		}
-	case r.rolling && r.rolloutCreate > 0, !r.rolling && len(cur) < int(r.pool.Spec.Count):
+	case r.rolling && r.rolloutCreate > 0, !r.rolling && len(cur) < int(r.Obj.Spec.Count):
 		return r.scaleUp(now)
 	}
 	return nil
@@ -38,7 +38,7 @@ func (r *poolRun) scale(now time.Time) error {
 // excess is how many of the servers not being removed are too many: above
 // count, or during a rollout above count + maxSurge.
 func (r *poolRun) excess(cur []*v1.Instance) int {
-	ceiling := int(r.pool.Spec.Count)
+	ceiling := int(r.Obj.Spec.Count)
 	if r.rolling {
 		ceiling += r.surge
 	}
@@ -57,8 +57,8 @@ func surgeRoom(count, surge, all, current int) int {
 // the cache can miss an old server created a moment before the template
 // changed.
 func (r *poolRun) toCreate(live []*v1.Instance) int {
-	count := int(r.pool.Spec.Count)
-	hash := templateHash(&r.pool.Spec.InstanceTemplate)
+	count := int(r.Obj.Spec.Count)
+	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
 	cur := active(live)
 	outdated, current := splitByTemplate(cur, hash)
 	oldLeaving, _ := splitByTemplate(deleting(live), hash)
@@ -69,7 +69,7 @@ func (r *poolRun) toCreate(live []*v1.Instance) int {
 }
 
 func (r *poolRun) scaleUp(now time.Time) error {
-	st := r.pool.Status
+	st := r.Obj.Status
 	if st.FailedGeneration != 0 || r.projectChanged {
 		return nil
 	}
@@ -106,7 +106,7 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 		return err
 	}
 	byName := nodesByName(nodes)
-	outdated, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
+	outdated, current := splitByTemplate(cur, templateHash(&r.Obj.Spec.InstanceTemplate))
 	candidates := append(scaleDownOrder(outdated), scaleDownOrder(current)...)
 	var held []string
 	for _, v := range candidates {
@@ -120,7 +120,7 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 			}
 		}
 		if err := r.deleteInstance(v, v1.ReasonScalingDown,
-			fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", r.pool.Spec.Count, v.Name, describeVictim(v))); err != nil {
+			fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", r.Obj.Spec.Count, v.Name, removalReason(v))); err != nil {
 			return err
 		}
 		n--
@@ -131,7 +131,8 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 	return nil
 }
 
-func describeVictim(inst *v1.Instance) string {
+// removalReason says why scale-down chose inst.
+func removalReason(inst *v1.Instance) string {
 	switch scaleDownRank(inst) {
 	case 0:
 		return "marked with " + v1.AnnotationDelete
@@ -147,7 +148,7 @@ func describeVictim(inst *v1.Instance) string {
 func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 	controller, block := true, true
 	for attempt := 0; attempt < 3; attempt++ {
-		name, err := instanceName(r.pool.Name)
+		name, err := instanceName(r.Obj.Name)
 		if err != nil {
 			return err
 		}
@@ -155,17 +156,17 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        name,
 				Finalizers:  []string{v1.FinalizerInstance},
-				Labels:      map[string]string{v1.LabelPool: r.pool.Name},
-				Annotations: map[string]string{v1.AnnotationTemplateHash: templateHash(&r.pool.Spec.InstanceTemplate)},
+				Labels:      map[string]string{v1.LabelPool: r.Obj.Name},
+				Annotations: map[string]string{v1.AnnotationTemplateHash: templateHash(&r.Obj.Spec.InstanceTemplate)},
 				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: v1.SchemeGroupVersion.String(), Kind: "InstancePool", Name: r.pool.Name, UID: r.pool.UID,
+					APIVersion: v1.SchemeGroupVersion.String(), Kind: "InstancePool", Name: r.Obj.Name, UID: r.Obj.UID,
 					Controller: &controller, BlockOwnerDeletion: &block,
 				}},
 			},
 			Spec: v1.InstanceSpec{
-				PoolName:              r.pool.Name,
-				HardwareReservationID: pickReservation(r.pool, existing),
-				InstanceTemplate:      *r.pool.Spec.InstanceTemplate.DeepCopy(),
+				PoolName:              r.Obj.Name,
+				HardwareReservationID: pickReservation(r.Obj, existing),
+				InstanceTemplate:      *r.Obj.Spec.InstanceTemplate.DeepCopy(),
 			},
 		}
 		created, err := r.h.instances.Create(inst)
@@ -173,11 +174,11 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("creating an instance for pool %s: %w", r.pool.Name, err)
+			return fmt.Errorf("creating an instance for pool %s: %w", r.Obj.Name, err)
 		}
 		r.insts = append(r.insts, created)
-		r.Eventf(r.pool, v1.ReasonScalingUp, "created instance %s (%d of %d)", created.Name, n, want)
+		r.Eventf(v1.ReasonScalingUp, "created instance %s (%d of %d)", created.Name, n, want)
 		return nil
 	}
-	return fmt.Errorf("no free instance name for pool %s after 3 tries", r.pool.Name)
+	return fmt.Errorf("no free instance name for pool %s after 3 tries", r.Obj.Name)
 }

@@ -16,8 +16,8 @@ import (
 // available), the phase word and the scaling and Ready conditions from the
 // Instances.
 func (r *poolRun) summarize() {
-	st := &r.pool.Status
-	want := int(r.pool.Spec.Count)
+	st := &r.Obj.Status
+	want := int(r.Obj.Spec.Count)
 	cur := active(r.insts)
 	var ready, provisioning, unhealthy, deleting, off int
 	for _, i := range r.insts {
@@ -36,45 +36,45 @@ func (r *poolRun) summarize() {
 			provisioning++
 		}
 	}
-	st.Requested, st.Ready, st.PoweredOff = int32(want), int32(ready), int32(off)
-	_, current := splitByTemplate(cur, templateHash(&r.pool.Spec.InstanceTemplate))
-	st.Updated, st.Available = int32(len(current)), int32(countAvailable(cur, availability(r.nodes)))
-	defer func() { recordPool(r.pool.Name, st.Status, r.insts) }()
+	st.Requested, st.Ready, st.PoweredOff = int32(want), int32(ready), int32(off) //nolint:gosec // G115: counts of a pool's servers, at most spec.count (an int32)
+	_, current := splitByTemplate(cur, templateHash(&r.Obj.Spec.InstanceTemplate))
+	st.Updated, st.Available = int32(len(current)), int32(countAvailable(cur, availability(r.nodes))) //nolint:gosec // G115: as above
+	defer func() { recordPool(r.Obj.Name, st.Status, r.insts) }()
 
 	switch {
 	case r.backingOff > 0:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonBackingOff,
+		r.SetCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonBackingOff,
 			fmt.Sprintf("%d server(s) in a row failed to join; the next is created in %s", st.ConsecutiveFailures, r.backingOff.Round(time.Second)))
 	case st.FailedGeneration != 0:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonProvisioningFailed,
+		r.SetCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonProvisioningFailed,
 			"no servers are created until the pool spec changes (see ProvisioningFailed)")
 	case provisioning > 0 || len(cur) < want:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonScalingUp,
+		r.SetCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonScalingUp,
 			fmt.Sprintf("%d of %d servers ready, %d provisioning", ready, want, provisioning))
 	default:
-		r.setCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being added")
+		r.SetCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being added")
 	}
 	switch {
 	case r.scaleDownHeld != "":
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonQuorumGuard, r.scaleDownHeld)
+		r.SetCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonQuorumGuard, r.scaleDownHeld)
 	case deleting > 0 || len(cur) > want:
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonScalingDown,
+		r.SetCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonScalingDown,
 			fmt.Sprintf("%d server(s) being removed", deleting+max(0, len(cur)-want)))
 	default:
-		r.setCondition(v1.PoolScalingDown, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being removed")
+		r.SetCondition(v1.PoolScalingDown, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being removed")
 	}
 	switch {
 	case ready == want && len(cur) == want:
-		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
+		r.SetCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
 	case off > 0 && ready+off == want && len(cur) == want:
-		r.setCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady,
+		r.SetCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady,
 			fmt.Sprintf("%d of %d servers are managed with a Ready node; %d switched off on request", ready, want, off))
 	default:
 		msg := fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want)
 		if waits := serverWaits(r.insts); waits != "" {
 			msg += "; " + waits
 		}
-		r.setCondition(v1.PoolReady, metav1.ConditionFalse, v1.ReasonNotAllReady, msg)
+		r.SetCondition(v1.PoolReady, metav1.ConditionFalse, v1.ReasonNotAllReady, msg)
 	}
 
 	switch {

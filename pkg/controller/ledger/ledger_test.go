@@ -72,7 +72,7 @@ func (c *configMaps) Update(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 // for a ConfigMap without data.
 func (c *configMaps) stored(t *testing.T) string {
 	t.Helper()
-	cm, err := c.Store.Get(namespace, ConfigMapName, metav1.GetOptions{})
+	cm, err := c.Get(namespace, ConfigMapName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "<none>"
 	}
@@ -103,7 +103,7 @@ func (c *configMaps) outcome(t *testing.T, err error) ledgerOutcome {
 // otherProjectRecorded is another worker recording project other/ny.
 func otherProjectRecorded(c *configMaps) {
 	_, _ = c.Store.Create(ledgerMap(`{}`))
-	cm, _ := c.Store.Get(namespace, ConfigMapName, metav1.GetOptions{})
+	cm, _ := c.Get(namespace, ConfigMapName, metav1.GetOptions{})
 	cm.Data[dataKey] = `{"other":["ny"]}`
 	_, _ = c.Store.Update(cm)
 }
@@ -160,7 +160,7 @@ func TestRecordRemembersWhatItStored(t *testing.T) {
 
 	// Someone empties the ConfigMap by hand: the process's memory still
 	// answers, so no write happens.
-	cm, err := cms.Store.Get(namespace, ConfigMapName, metav1.GetOptions{})
+	cm, err := cms.Get(namespace, ConfigMapName, metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data[dataKey] = `{}`
 	_, err = cms.Store.Update(cm)
@@ -226,7 +226,7 @@ func TestForget(t *testing.T) {
 		{name: "a project another worker records meanwhile is kept",
 			given: ptr(`{"p1":["da"]}`), project: "p1", expected: ledgerOutcome{Stored: `{"other":["ny"]}`, Writes: 1},
 			otherWorker: func(c *configMaps) {
-				cm, _ := c.Store.Get(namespace, ConfigMapName, metav1.GetOptions{})
+				cm, _ := c.Get(namespace, ConfigMapName, metav1.GetOptions{})
 				cm.Data[dataKey] = `{"other":["ny"],"p1":["da"]}`
 				_, _ = c.Store.Update(cm)
 			}},

@@ -12,7 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
 // initRetry paces a node that cannot be initialized yet (no device known,
@@ -131,11 +131,11 @@ func (h *InitHandler) notYet(node *corev1.Node, why string) (*corev1.Node, error
 // failed turns a failed Metal call into a report (refused credentials, a
 // rejected request) or an error for the workqueue to retry.
 func (h *InitHandler) failed(node *corev1.Node, step string, ref *v1.SecretReference, err error) error {
-	switch metal.ClassOf(err) {
-	case metal.ClassUnauthorized, metal.ClassForbidden:
+	switch failure.ClassOf(err) {
+	case failure.Unauthorized, failure.Forbidden:
 		_, rerr := h.notYet(node, fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s", h.credentials.RefFor(ref), step))
 		return rerr
-	case metal.ClassNotFound, metal.ClassInvalid:
+	case failure.NotFound, failure.Invalid:
 		_, rerr := h.notYet(node, fmt.Sprintf("%s: %v", step, err))
 		return rerr
 	}

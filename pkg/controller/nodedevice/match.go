@@ -23,6 +23,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -210,7 +211,7 @@ func byAnnotation(ctx context.Context, c metal.Client, node *corev1.Node, note s
 	}
 	d, err := c.GetDevice(ctx, want)
 	switch {
-	case metal.IsNotFound(err) || metal.ClassOf(err) == metal.ClassForbidden:
+	case metal.IsNotFound(err) || failure.ClassOf(err) == failure.Forbidden:
 		// A device of another project answers 403; one that never existed 404.
 	case err != nil:
 		return Match{}, err

@@ -13,6 +13,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -107,44 +108,44 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 	metrics.OrphansFound.Inc()
 	age := s.now().Sub(d.CreatedAt)
 	pool, _ := v1.TagValue(d.Tags, v1.TagPool)
-	subject := s.eventSubject(pool)
+	about := s.involvedObject(pool)
 	grace := s.settings.GracePeriod
 	switch {
 	case s.settings.DryRun:
-		common.Eventf(s.recorder, subject, v1.ReasonOrphanDevice,
+		common.Eventf(s.recorder, about, v1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; dry run, not deleting", d.ID, d.Hostname)
 		return nil
 	case age < grace:
-		common.Eventf(s.recorder, subject, v1.ReasonOrphanDevice,
+		common.Eventf(s.recorder, about, v1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; it is deleted once %s old (now %s)",
 			d.ID, d.Hostname, grace, age.Round(time.Second))
 		return nil
 	}
 	if err := client.DeleteDevice(ctx, d.ID, false); err != nil && !metal.IsNotFound(err) {
-		if metal.ClassOf(err) == metal.ClassBusy {
+		if failure.ClassOf(err) == failure.Busy {
 			return nil
 		}
 		return fmt.Errorf("deleting orphaned device %s: %w", d.ID, err)
 	}
 	metrics.OrphansDeleted.Inc()
-	common.Eventf(s.recorder, subject, v1.ReasonOrphanDeleted,
+	common.Eventf(s.recorder, about, v1.ReasonOrphanDeleted,
 		"deleted device %s (%s): it carried this cluster's tag, no Instance claimed it, and it was %s old", d.ID, d.Hostname, age.Round(time.Second))
 	return nil
 }
 
-// eventSubject is the pool the device was tagged for, or else the addon's
+// involvedObject is the pool the device was tagged for, or else the addon's
 // namespace, so that `kubectl describe` shows the Event somewhere.
-func (s *Sweeper) eventSubject(pool string) runtime.Object {
+func (s *Sweeper) involvedObject(pool string) runtime.Object {
 	if pool != "" {
 		if p, err := s.pools.Get(pool); err == nil {
 			return p
 		}
 	}
-	if ns, err := s.namespaces.Get(s.ctx, s.settings.Namespace, metav1.GetOptions{}); err == nil {
+	ns, err := s.namespaces.Get(s.ctx, s.settings.Namespace, metav1.GetOptions{})
+	if err == nil {
 		return ns
-	} else {
-		logrus.Debugf("device sweep: reading namespace %s for an Event: %v", s.settings.Namespace, err)
 	}
+	logrus.Debugf("device sweep: reading namespace %s for an Event: %v", s.settings.Namespace, err)
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.settings.Namespace}}
 }
 

@@ -44,7 +44,7 @@ func (s *Sweeper) orphanNodes(seen *seenDevices) error {
 			return fmt.Errorf("deleting orphaned node %s: %w", node.Name, err)
 		}
 		if err == nil {
-			common.Eventf(s.recorder, s.eventSubject(node.Labels[v1.LabelPool]), v1.ReasonOrphanNodeDeleted,
+			common.Eventf(s.recorder, s.involvedObject(node.Labels[v1.LabelPool]), v1.ReasonOrphanNodeDeleted,
 				"deleted node %s: the addon installed it, but its Instance and its device %q no longer exist", node.Name, node.Labels[v1.LabelDeviceID])
 		}
 	}

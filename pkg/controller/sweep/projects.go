@@ -141,7 +141,7 @@ func (s *Sweeper) unreachable(p *project) {
 		metros = append(metros, m)
 	}
 	sort.Strings(metros)
-	common.Eventf(s.recorder, s.eventSubject(""), v1.ReasonProjectUnreachable,
+	common.Eventf(s.recorder, s.involvedObject(""), v1.ReasonProjectUnreachable,
 		"the addon made objects in Equinix Metal project %s (metros %s) but no Secret labelled %s=%s holds its credentials any more: devices or VLANs left there cannot be found or released until one does",
 		p.id, strings.Join(metros, ", "), v1.LabelSecret, v1.SecretCredentials)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -39,7 +40,7 @@ func Ensure(ctx context.Context, client metal.Client, cache *IDCache, clusterID,
 			Description: fmt.Sprintf("VLAN %d for Harvester nodes (harvester-equinix-addon)", vx),
 			Tags:        []string{v1.ClusterTag(clusterID)},
 		})
-		if metal.ClassOf(err) == metal.ClassInvalid {
+		if failure.ClassOf(err) == failure.Invalid {
 			// A VXLAN is unique per project and metro: the refusal may mean
 			// another server of the pool created it since our list.
 			if again, lerr := listIDs(ctx, client, metro); lerr == nil && again[vx] != "" {

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
@@ -51,10 +52,10 @@ func GC(ctx context.Context, client metal.Client, clusterID, metro string, wante
 			continue
 		}
 		if err := client.DeleteVLAN(ctx, v.ID); err != nil {
-			switch metal.ClassOf(err) {
-			case metal.ClassNotFound:
+			switch failure.ClassOf(err) {
+			case failure.NotFound:
 				continue
-			case metal.ClassBusy, metal.ClassInvalid:
+			case failure.Busy, failure.Invalid:
 				// Still assigned somewhere the list did not show yet.
 				kept++
 				continue

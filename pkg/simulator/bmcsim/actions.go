@@ -38,9 +38,22 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("The parameter ResetType for the action ComputerSystem.Reset is not supported on the target resource: %q.", req.ResetType))
 		return
 	}
+	ts, code, msg := b.applyReset(req.ResetType)
+	if code != 0 {
+		writeError(w, code, "ActionNotSupported", msg)
+		return
+	}
+	b.notify(ts...)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// applyReset changes the power for a ResetType and returns the
+// transitions it made, or the status and message of a refusal.
+func (b *BMC) applyReset(resetType string) ([]PowerTransition, int, string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cur := b.powerLocked()
+	wasOn := cur == "On" || cur == "PoweringOn"
 	now, delay := b.opts.Now(), b.opts.PowerTransition
 	settle := func(during, target string) {
 		if delay <= 0 {
@@ -49,26 +62,41 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 		}
 		b.power, b.powerTarget, b.powerAt = during, target, now.Add(delay)
 	}
-	switch req.ResetType {
+	var ts []PowerTransition
+	switch resetType {
 	case "On":
 		if cur != "On" {
 			settle("PoweringOn", "On")
 		}
+		if !wasOn {
+			ts = append(ts, b.transitionLocked(PowerChangeOn, resetType))
+		}
 	case "ForceOff":
 		b.power, b.powerTarget = "Off", ""
+		if wasOn {
+			ts = append(ts, b.transitionLocked(PowerChangeOff, resetType))
+		}
 	case "GracefulShutdown":
 		if cur != "Off" {
 			settle("PoweringOff", "Off")
 		}
+		if wasOn {
+			ts = append(ts, b.transitionLocked(PowerChangeOff, resetType))
+		}
 	case "ForceRestart":
 		if cur == "Off" {
-			writeError(w, http.StatusConflict, "ActionNotSupported", "The action ComputerSystem.Reset ForceRestart is not supported while the system is powered off.")
-			return
+			return nil, http.StatusConflict, "The action ComputerSystem.Reset ForceRestart is not supported while the system is powered off."
 		}
 		settle("PoweringOn", "On")
+		ts = append(ts, b.transitionLocked(PowerChangeRestart, resetType))
 	case "PowerCycle":
 		settle("PoweringOn", "On")
+		change := PowerChangeOn
+		if wasOn {
+			change = PowerChangeRestart
+		}
+		ts = append(ts, b.transitionLocked(change, resetType))
 	}
-	b.resets = append(b.resets, Reset{Type: req.ResetType, At: time.Now()})
-	w.WriteHeader(http.StatusNoContent)
+	b.resets = append(b.resets, Reset{Type: resetType, At: time.Now()})
+	return ts, 0, ""
 }

@@ -18,7 +18,8 @@
 // (POST login answering X-Auth-Token and Location, DELETE logout), HTTP
 // basic auth, Systems/1 (ComputerSystem with Manufacturer, Model,
 // SerialNumber, BiosVersion, PowerState, ProcessorSummary, MemorySummary,
-// Status and the Reset action with its AllowableValues), Processors,
+// Status, the Boot override with its AllowableValues, and the Reset action
+// with its AllowableValues), Processors,
 // Memory, Storage/1 with Drives (or SimpleStorage/1 only, as older BMCs
 // serve drives), EthernetInterfaces (ports, and optionally a VLAN and the
 // host interface's end, shaped as DMTF's public-rackmount1 mockup shapes
@@ -36,7 +37,12 @@
 // Reset: On, ForceOff, GracefulShutdown, ForceRestart, PowerCycle. Forced
 // actions act at once; the others pass through PoweringOn or PoweringOff
 // for Options.PowerTransition. ForceRestart of a host that is off answers
-// 409, as common BMCs do. The SEL holds Options.MaxLogEntries entries and
+// 409, as common BMCs do. A PATCH of the system sets the boot override
+// (BootSourceOverrideTarget among Options.BootTargets; Enabled Disabled,
+// Once or Continuous; Mode where the system reports one; any other
+// property is refused with 400). The next start of the host (On from off,
+// a cycle, a restart, or SetPowerState) boots with it, and a Once override
+// reads Disabled again after that start. The SEL holds Options.MaxLogEntries entries and
 // then overwrites the oldest; a clear restarts Ids at 1, as many BMCs do.
 // Entries carry the EntryType of their log service's description.
 //
@@ -44,6 +50,9 @@
 //
 // SetHealth(kind, name, health), AddLogEntry, AddLogEntryTo, ClearLog,
 // SetPowerState, PowerState, Resets (every accepted ResetType, in order),
+// BootOverride, PowerTransitions and OnPowerTransition (every change of
+// the host's power with the boot target it started from: what a simulated
+// server follows to start an install when it network-boots),
 // Sessions, Logins (accepted and refused, the most sessions open at once),
 // DropSessions, Requests; InjectFault(Fault{Kind, PathPrefix, Method, Count, Status,
 // Latency}) with FaultUnauthorized, FaultServerError and FaultLatency,

@@ -48,12 +48,16 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 		b.logout(w, strings.TrimPrefix(path, sessionsPath+"/"))
 		return
 	}
+	if r.Method == http.MethodPatch && path == systemPath {
+		b.patchSystem(w, r)
+		return
+	}
 	if r.Method == http.MethodPost {
 		b.action(w, r, path)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
+		w.Header().Set("Allow", allowed(path))
 		writeError(w, http.StatusMethodNotAllowed, "OperationNotAllowed", fmt.Sprintf("The %s operation is not allowed on %s.", r.Method, path))
 		return
 	}
@@ -63,6 +67,14 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// allowed names the methods a resource takes.
+func allowed(path string) string {
+	if path == systemPath {
+		return "GET, HEAD, PATCH"
+	}
+	return "GET, HEAD"
 }
 
 // resource starts a Redfish resource with the OData annotations every

@@ -1,6 +1,7 @@
 package bmcsim
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -133,6 +134,20 @@ type Options struct {
 	Lockout *Lockout
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// BootTargets are the boot override targets the system allows
+	// (BootSourceOverrideTarget@Redfish.AllowableValues); nil means
+	// DefaultBootTargets. A list without BootPxe is a system that cannot
+	// be told to boot from the network.
+	BootTargets []string
+	// BootMode is the BootSourceOverrideMode the system reports, "UEFI"
+	// or "Legacy"; empty means "UEFI". NoBootMode leaves the property out,
+	// as systems of ComputerSystem before v1.1 do, and refuses it in a
+	// PATCH.
+	BootMode   string
+	NoBootMode bool
+	// ForgetBootOverride answers a PATCH of the boot override with 204
+	// and keeps nothing: a BMC that takes a request it will not act on.
+	ForgetBootOverride bool
 }
 
 // BMC is the simulated Redfish service's state. All methods are safe for
@@ -155,6 +170,9 @@ type BMC struct {
 	nextFault   int
 	requests    int
 	requestLog  []string
+	boot        BootOverride
+	transitions []PowerTransition
+	hooks       []func(PowerTransition)
 }
 
 // New returns a powered-on BMC with healthy hardware and an empty SEL.
@@ -178,6 +196,10 @@ func New(opts Options) *BMC {
 	}
 	b := &BMC{opts: opts, hw: hw, power: "On", sessions: map[string]string{}, fired: map[FaultID]int{},
 		logins: loginStats{spans: map[string]*sessionSpan{}}}
+	b.boot = BootOverride{Target: BootNone, Enabled: BootDisabled, Mode: cmp.Or(opts.BootMode, "UEFI")}
+	if opts.NoBootMode {
+		b.boot.Mode = ""
+	}
 	for _, spec := range opts.LogServices {
 		b.logs = append(b.logs, &eventLog{spec: spec, nextID: 1})
 	}
@@ -203,14 +225,25 @@ func (b *BMC) SetHealth(kind PartKind, name, health string) error {
 }
 
 // SetPowerState sets the power state at once ("On" or "Off"), as a person
-// pressing the power button would, without counting a Reset.
+// pressing the power button would, without counting a Reset. A start
+// boots with the override, as any start does.
 func (b *BMC) SetPowerState(state string) error {
 	if state != "On" && state != "Off" {
 		return fmt.Errorf("power state %q is not On or Off", state)
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	cur := b.powerLocked()
+	wasOn := cur == "On" || cur == "PoweringOn"
 	b.power, b.powerTarget = state, ""
+	var ts []PowerTransition
+	switch {
+	case state == "On" && !wasOn:
+		ts = append(ts, b.transitionLocked(PowerChangeOn, "SetPowerState"))
+	case state == "Off" && wasOn:
+		ts = append(ts, b.transitionLocked(PowerChangeOff, "SetPowerState"))
+	}
+	b.mu.Unlock()
+	b.notify(ts...)
 	return nil
 }
 

@@ -1,9 +1,5 @@
 package bmcsim
 
-import "strconv"
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
 func (b *BMC) chassis() map[string]any {
 	c := resource(chassisPath, "#Chassis.v1_23_0.Chassis", "Chassis.Chassis")
 	c["Id"], c["Name"], c["ChassisType"] = "1", "Computer System Chassis", "RackMount"

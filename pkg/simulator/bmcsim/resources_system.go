@@ -175,6 +175,7 @@ func (b *BMC) system() map[string]any {
 		s["Storage"] = link(systemPath + "/Storage")
 	}
 	s["Links"] = map[string]any{"Chassis": []any{link(chassisPath)}, "ManagedBy": []any{link(managerPath)}}
+	s["Boot"] = b.bootResource()
 	s["Actions"] = map[string]any{"#ComputerSystem.Reset": map[string]any{
 		"target":                            systemPath + "/Actions/ComputerSystem.Reset",
 		"ResetType@Redfish.AllowableValues": resetTypes,

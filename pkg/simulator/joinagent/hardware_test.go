@@ -46,7 +46,7 @@ type readyLog struct {
 	statuses []corev1.ConditionStatus
 }
 
-func watchReady(t *testing.T, ctx context.Context, kube kubernetes.Interface, name string) *readyLog {
+func watchReady(ctx context.Context, t *testing.T, kube kubernetes.Interface, name string) *readyLog {
 	t.Helper()
 	w, err := kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestNodeFollowsPowerAndReclaim(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Eventually(t, readyIs(corev1.ConditionTrue), hwWait, hwTick, "the node never joined")
-	log := watchReady(t, ctx, kube, hostname)
+	log := watchReady(ctx, t, kube, hostname)
 
 	act(metalv1.DEVICEACTIONINPUTTYPE_POWER_OFF)
 	require.Eventually(t, readyIs(corev1.ConditionUnknown), hwWait, hwTick, "a powered-off server's node stays Ready")

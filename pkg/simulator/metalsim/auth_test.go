@@ -23,7 +23,7 @@ func TestAuthentication(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, resp, err := tt.client.DevicesApi.FindProjectDevices(e.ctx, testProject).Execute()
-			apiErr := requireAPIError(t, resp, err, http.StatusUnauthorized, "Invalid authentication token")
+			apiErr := apiErrorOf(t, resp, err, http.StatusUnauthorized, "Invalid authentication token")
 			assert.JSONEq(t, `{"error":"Invalid authentication token"}`, string(apiErr.Body()))
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 		})
@@ -40,7 +40,7 @@ func TestObjectsOfAnotherProject(t *testing.T) {
 	})
 	t.Run("getting another project's device is forbidden", func(t *testing.T) {
 		_, resp, err := e.other.DevicesApi.FindDeviceById(e.ctx, d.GetId()).Execute()
-		apiErr := requireAPIError(t, resp, err, http.StatusForbidden, "")
+		apiErr := apiErrorOf(t, resp, err, http.StatusForbidden, "")
 		assert.Equal(t, []string{"You are not authorized to view this device"}, modelMessages(t, apiErr))
 	})
 	t.Run("deleting another project's device is forbidden", func(t *testing.T) {

@@ -63,7 +63,7 @@ func (s *Simulator) requestBgpConfig(c *call) (reply, error) {
 	p.bgp = cfg
 	if in.DeploymentType != metalv1.BGPCONFIGREQUESTINPUTDEPLOYMENTTYPE_GLOBAL {
 		// Global BGP needed a manual review and stays requested.
-		s.scheduleLocked(c.now, s.timings.BGPEnable, func(at time.Time) {
+		s.scheduleLocked(c.now, s.timings.BGPEnable, func(time.Time) {
 			if p.bgp == cfg {
 				cfg.obj.Status = ptr(metalv1.BGPCONFIGSTATUS_ENABLED)
 				s.routersChangedLocked()

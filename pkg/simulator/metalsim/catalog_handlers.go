@@ -22,7 +22,7 @@ func (s *Simulator) findPlans(c *call) (reply, error) {
 	return jsonReply(200, list)
 }
 
-func (s *Simulator) findMetros(c *call) (reply, error) {
+func (s *Simulator) findMetros(*call) (reply, error) {
 	list := metalv1.MetroList{Metros: []metalv1.Metro{}}
 	for _, m := range catalogMetros {
 		list.Metros = append(list.Metros, m.metro())

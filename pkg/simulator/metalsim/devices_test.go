@@ -116,7 +116,7 @@ func TestCreateDeviceValidation(t *testing.T) {
 			tt.mutate(&in)
 			_, resp, err := e.client.DevicesApi.CreateDevice(e.ctx, testProject).
 				CreateDeviceRequest(metalv1.CreateDeviceRequest{DeviceCreateInMetroInput: &in}).Execute()
-			apiErr := requireAPIError(t, resp, err, http.StatusUnprocessableEntity, tt.want)
+			apiErr := apiErrorOf(t, resp, err, http.StatusUnprocessableEntity, tt.want)
 			assert.NotEmpty(t, modelMessages(t, apiErr))
 			assert.Empty(t, e.sim.Devices(testProject))
 		})
@@ -272,7 +272,7 @@ func TestDeleteDevice(t *testing.T) {
 
 		e.clock.Advance(tm.Deprovision)
 		_, resp, err = e.client.DevicesApi.FindDeviceById(e.ctx, d.GetId()).Execute()
-		apiErr := requireAPIError(t, resp, err, http.StatusNotFound, "Not found")
+		apiErr := apiErrorOf(t, resp, err, http.StatusNotFound, "Not found")
 		assert.Equal(t, []string{"Not found"}, modelMessages(t, apiErr))
 		assert.Empty(t, e.sim.Devices(testProject))
 	})

@@ -21,7 +21,7 @@ func TestFaultRateLimit(t *testing.T) {
 	id := e.sim.InjectFault(Fault{Kind: FaultRateLimit, Operations: []string{OpFindProjectDevices}, Count: 1, RetryAfter: 1500 * time.Millisecond})
 
 	_, resp, err := e.client.DevicesApi.FindProjectDevices(e.ctx, testProject).Execute()
-	apiErr := requireAPIError(t, resp, err, http.StatusTooManyRequests, "")
+	apiErr := apiErrorOf(t, resp, err, http.StatusTooManyRequests, "")
 	assert.Equal(t, "429 Too Many Requests", err.Error(), "the SDK decodes no model for 429")
 	assert.Nil(t, apiErr.Model())
 	assert.Equal(t, "2", resp.Header.Get("Retry-After"))
@@ -71,7 +71,7 @@ func TestFaultServerErrors(t *testing.T) {
 			d := e.create(ipxeInput("node-1"))
 			e.sim.InjectFault(Fault{Kind: FaultServerError, Status: tt.status})
 			_, resp, err := e.client.DevicesApi.FindDeviceById(e.ctx, d.GetId()).Execute()
-			apiErr := requireAPIError(t, resp, err, tt.status, "")
+			apiErr := apiErrorOf(t, resp, err, tt.status, "")
 			assert.Equal(t, tt.contentType, resp.Header.Get("Content-Type"))
 			assert.Contains(t, string(apiErr.Body()), tt.body)
 			assert.Nil(t, apiErr.Model())
@@ -85,7 +85,7 @@ func TestFaultForbiddenOnGet(t *testing.T) {
 	e.sim.InjectFault(Fault{Kind: FaultForbidden})
 
 	_, resp, err := e.client.DevicesApi.FindDeviceById(e.ctx, d.GetId()).Execute()
-	apiErr := requireAPIError(t, resp, err, http.StatusForbidden, "You are not authorized to view this device")
+	apiErr := apiErrorOf(t, resp, err, http.StatusForbidden, "You are not authorized to view this device")
 	assert.NotNil(t, apiErr.Model())
 
 	_, _, err = e.client.DevicesApi.UpdateDevice(e.ctx, d.GetId()).
@@ -152,7 +152,7 @@ func TestFaultNoCapacity(t *testing.T) {
 	e := newEnv(t)
 	e.sim.InjectFault(Fault{Kind: FaultNoCapacity, Metro: "da", Plan: "c3.small.x86"})
 	_, resp, err := e.createRaw(ipxeInput("node-1"))
-	apiErr := requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "")
+	apiErr := apiErrorOf(t, resp, err, http.StatusUnprocessableEntity, "")
 	assert.Equal(t, []string{"There aren't available servers in that metro"}, modelMessages(t, apiErr))
 	assert.JSONEq(t, `{"errors":["There aren't available servers in that metro"]}`, string(apiErr.Body()))
 

@@ -142,7 +142,15 @@ func (e *env) getPort(id string) *metalv1.Port {
 
 // requireAPIError asserts an SDK error with the given status whose text
 // contains want.
-func requireAPIError(t *testing.T, resp *http.Response, err error, status int, want string) *metalv1.GenericOpenAPIError {
+// requireAPIError asserts that err is the API's answer of status, whose
+// text holds want.
+func requireAPIError(t *testing.T, resp *http.Response, err error, status int, want string) {
+	t.Helper()
+	_ = apiErrorOf(t, resp, err, status, want)
+}
+
+// apiErrorOf is requireAPIError that returns the API's error, for its model.
+func apiErrorOf(t *testing.T, resp *http.Response, err error, status int, want string) *metalv1.GenericOpenAPIError {
 	t.Helper()
 	require.Error(t, err)
 	var apiErr *metalv1.GenericOpenAPIError

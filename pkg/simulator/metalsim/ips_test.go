@@ -139,7 +139,7 @@ func TestElasticIPLifecycle(t *testing.T) {
 	t.Run("assigning again is refused, on another device and on the same one", func(t *testing.T) {
 		for _, id := range []string{d2.GetId(), d.GetId()} {
 			_, resp, err := e.assign(id, res.GetAddress())
-			apiErr := requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "")
+			apiErr := apiErrorOf(t, resp, err, http.StatusUnprocessableEntity, "")
 			assert.Equal(t, []string{"Address has already been taken"}, modelMessages(t, apiErr))
 		}
 	})
@@ -180,7 +180,7 @@ func TestElasticIPLifecycle(t *testing.T) {
 	})
 	t.Run("a management block cannot be released", func(t *testing.T) {
 		resp, err := ips.DeleteIPAddress(e.ctx, hrefID(d.IpAddresses[0].ParentBlock.GetHref())).Execute()
-		apiErr := requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "")
+		apiErr := apiErrorOf(t, resp, err, http.StatusUnprocessableEntity, "")
 		assert.Contains(t, string(apiErr.Body()), "management block", "the spec lists no 422, so only the body says why")
 	})
 }
@@ -242,7 +242,7 @@ func TestIPReservationRules(t *testing.T) {
 	})
 	t.Run("address outside the project's reservations", func(t *testing.T) {
 		_, resp, err := e.assign(d.GetId(), "192.0.2.1")
-		apiErr := requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "")
+		apiErr := apiErrorOf(t, resp, err, http.StatusUnprocessableEntity, "")
 		assert.Equal(t, []string{"Address is not reserved for the project"}, modelMessages(t, apiErr))
 	})
 	t.Run("another project's reservation", func(t *testing.T) {

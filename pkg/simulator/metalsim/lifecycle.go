@@ -192,7 +192,7 @@ func (s *Simulator) reinstallLocked(d *device, in metalv1.DeviceActionInput, now
 	if os.slug == OSCustomIPXE {
 		dur = s.timings.IPXEBoot
 	}
-	if !(preserve && in.GetDeprovisionFast()) {
+	if !preserve || !in.GetDeprovisionFast() {
 		dur += s.timings.DiskWipe
 	}
 	d.gen++

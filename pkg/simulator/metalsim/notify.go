@@ -10,25 +10,25 @@ import (
 type NotificationType string
 
 const (
-	// DeviceCreated: a create request was stored (state queued).
+	// DeviceCreated means a create request was stored (state queued).
 	DeviceCreated NotificationType = "DeviceCreated"
-	// DeviceStateChanged: the device's state changed; see State and PreviousState.
+	// DeviceStateChanged means the device's state changed; see State and PreviousState.
 	DeviceStateChanged NotificationType = "DeviceStateChanged"
-	// DeviceBooted: the machine booted (provision, reinstall, reboot, power on,
+	// DeviceBooted means the machine booted (provision, reinstall, reboot, power on,
 	// rescue). Boot says whether iPXE ran, from which script and why. For a
 	// custom_ipxe provision it comes together with the switch to active.
 	DeviceBooted NotificationType = "DeviceBooted"
-	// DevicePoweredOff: the machine is off (state inactive).
+	// DevicePoweredOff means the machine is off (state inactive).
 	DevicePoweredOff NotificationType = "DevicePoweredOff"
-	// DeviceRebooting: a reboot or rescue took the machine down; the state
+	// DeviceRebooting means a reboot or rescue took the machine down; the state
 	// stays active and a DeviceBooted follows once it is back. Boot.Reason
 	// says which.
 	DeviceRebooting NotificationType = "DeviceRebooting"
-	// DeviceNetworkChanged: ports, VLANs or addresses changed.
+	// DeviceNetworkChanged means ports, VLANs or addresses changed.
 	DeviceNetworkChanged NotificationType = "DeviceNetworkChanged"
-	// DeviceUpdated: the device was updated through PUT /devices/{id}.
+	// DeviceUpdated means the device was updated through PUT /devices/{id}.
 	DeviceUpdated NotificationType = "DeviceUpdated"
-	// DeviceDeleted: the device is gone, after deprovisioning or, with
+	// DeviceDeleted means the device is gone, after deprovisioning or, with
 	// OutOfBand set, because DeleteDeviceOutOfBand removed it.
 	DeviceDeleted NotificationType = "DeviceDeleted"
 )
@@ -36,6 +36,7 @@ const (
 // BootReason says why a device booted.
 type BootReason string
 
+// Boot reasons.
 const (
 	BootProvision BootReason = "provision"
 	BootReinstall BootReason = "reinstall"
@@ -178,6 +179,8 @@ func (s *Simulator) notifyLocked(typ NotificationType, d *device, at time.Time, 
 // back into the Simulator without deadlocking.
 func (s *Simulator) deliver() {
 	for s.deliverPending() && s.hasPending() {
+		// deliverPending did the work; go round while more came meanwhile.
+		continue
 	}
 }
 

@@ -164,4 +164,4 @@ func (s *Simulator) authenticate(token string) map[string]bool {
 	return out
 }
 
-func notFoundHandler(c *call) (reply, error) { return reply{}, errNotFound() }
+func notFoundHandler(*call) (reply, error) { return reply{}, errNotFound() }

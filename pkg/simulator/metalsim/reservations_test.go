@@ -123,7 +123,7 @@ func TestCreatesOnHardwareReservations(t *testing.T) {
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
 			_, resp, err := e.createIn(tc.in)
-			apiErr := requireAPIError(t, resp, err, http.StatusUnprocessableEntity, tc.want)
+			apiErr := apiErrorOf(t, resp, err, http.StatusUnprocessableEntity, tc.want)
 			assert.Len(t, modelMessages(t, apiErr), 1)
 		})
 	}

@@ -160,7 +160,7 @@ func BenchmarkScale(b *testing.B) {
 		run("ListDevicesByTag", func(i int) {
 			f.call(http.MethodGet, fmt.Sprintf("/projects/%s/devices%s&per_page=100&tag=pool:fleet-%04d", testProject, deviceQuery, pick(i)), nil, 200, nil)
 		})
-		run("ListDevicesBriefPage", func(i int) {
+		run("ListDevicesBriefPage", func(int) {
 			f.call(http.MethodGet, "/projects/"+testProject+"/devices?exclude=userdata,root_password,network_ports,ip_addresses,plan,metro,facility,operating_system&per_page=10", nil, 200, nil)
 		})
 		run("UpdateDevice", func(i int) {
@@ -179,7 +179,7 @@ func BenchmarkScale(b *testing.B) {
 			f.call(http.MethodPost, "/ports/"+port+"/unassign", metalv1.PortAssignInput{Vnid: ptr(f.vlans[1])}, 200, nil)
 			f.call(http.MethodPost, "/ports/"+port+"/assign", metalv1.PortAssignInput{Vnid: ptr(f.vlans[1])}, 200, nil)
 		})
-		run("CreateDeleteVLAN", func(i int) {
+		run("CreateDeleteVLAN", func(int) {
 			var v metalv1.VirtualNetwork
 			f.call(http.MethodPost, "/projects/"+testProject+"/virtual-networks", metalv1.VirtualNetworkCreateInput{Metro: ptr("da")}, 201, &v)
 			f.call(http.MethodDelete, "/virtual-networks/"+v.GetId(), nil, 204, nil)

@@ -58,7 +58,6 @@ type Simulator struct {
 	events       map[string]*eventRec
 	timers       timerQueue
 	timerSeq     uint64
-	eventSeq     uint64
 	objSeq       uint64
 	alloc        allocator
 	faults       []*faultEntry

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bgpannotate"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/tor"
 )
@@ -44,7 +45,7 @@ func annotate(t *testing.T, e *env, c metal.Client, deviceID string) map[string]
 // annotations, as kube-vip --annotations metal.equinix.com does, plus the
 // routers' port (kube-vip would use 179) and, for the test of a project
 // password, a password, which these annotations never carry.
-func speakerFromAnnotations(t *testing.T, e *env, ann map[string]string, password metal.Sensitive) *tor.Speaker {
+func speakerFromAnnotations(t *testing.T, e *env, ann map[string]string, password redact.Sensitive) *tor.Speaker {
 	t.Helper()
 	peers, err := bgpannotate.Peers(ann)
 	require.NoError(t, err)

@@ -197,10 +197,10 @@ func (b *bench) measureBMC(ctx context.Context, bb *bmcBench) ([]row, []string, 
 		w       window
 		rereads int
 	}{{"first contact (facts and a poll)", firstW, 0}, {"a poll", pollW, 0}, {"a power request (reboot)", powerW, rebootRereads(bb.protocol)}} {
-		min := w.w.minimum(bb.protocol, w.rereads)
-		ratio := float64(w.w.requests) / float64(min)
+		least := w.w.minimum(bb.protocol, w.rereads)
+		ratio := float64(w.w.requests) / float64(least)
 		lines = append(lines, fmt.Sprintf("| %s | %s | %d (%d) | %d | %d | %d | %.2f× |", w.what, seconds(w.w.elapsed),
-			w.w.sessions, w.w.most, w.w.requests, w.w.distinct, min, ratio))
+			w.w.sessions, w.w.most, w.w.requests, w.w.distinct, least, ratio))
 		if w.what == "first contact (facts and a poll)" {
 			continue
 		}
@@ -209,7 +209,7 @@ func (b *bench) measureBMC(ctx context.Context, bb *bmcBench) ([]row, []string, 
 			verdict = verdictMiss
 		}
 		rows = append(rows, row{figure: fmt.Sprintf("7. BMC, %s: %s", name, w.what),
-			result: fmt.Sprintf("%d session(s), %d requests vs minimum %d (1 session) → %.2f×", w.w.sessions, w.w.requests, min, ratio),
+			result: fmt.Sprintf("%d session(s), %d requests vs minimum %d (1 session) → %.2f×", w.w.sessions, w.w.requests, least, ratio),
 			target: "1 session, never 2 at once", verdict: verdict})
 	}
 	b.log.Infof("BMC %s: first contact %+v, poll %+v, reboot %+v", bb.protocol, firstW, pollW, powerW)

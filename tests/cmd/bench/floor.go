@@ -27,6 +27,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // The floor is the physical limit of this setup: a bare client that takes the
@@ -247,7 +248,7 @@ func (f *floorRun) install(ctx context.Context, pool *v1.InstancePool, name stri
 	}
 	dev, err := f.metal.CreateDevice(ctx, metal.CreateDeviceRequest{
 		Hostname: name, Plan: pool.Spec.Plan, Metro: strings.ToLower(pool.Spec.Metro), BillingCycle: "hourly",
-		OperatingSystem: "custom_ipxe", Userdata: metal.Sensitive(harvester.ShellScript()),
+		OperatingSystem: "custom_ipxe", Userdata: redact.Sensitive(harvester.ShellScript()),
 		Tags: []string{v1.ClusterTag(clusterID), v1.PoolTag(pool.Name), v1.InstanceTag(string(inst.UID))},
 	})
 	if err != nil {
@@ -279,7 +280,7 @@ func (f *floorRun) install(ctx context.Context, pool *v1.InstancePool, name stri
 
 // joined finishes a server whose Node is Ready.
 func (f *floorRun) joined(ctx context.Context, pool *v1.InstancePool, inst *v1.Instance, dev *metal.Device) error {
-	empty := metal.Sensitive("")
+	empty := redact.Sensitive("")
 	if _, err := f.metal.UpdateDevice(ctx, dev.ID, metal.DeviceUpdate{Userdata: &empty}); err != nil {
 		return fmt.Errorf("clearing the userdata of %s: %w", inst.Name, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // adoption lists the pool's devices once (the adoption check), for the first
@@ -112,7 +113,7 @@ func (f *floorRun) configure(ctx context.Context, dev *metal.Device, name string
 	if err != nil {
 		return err
 	}
-	userdata, never := metal.Sensitive(cfg), false
+	userdata, never := redact.Sensitive(cfg), false
 	_, err = f.metal.UpdateDevice(ctx, dev.ID, metal.DeviceUpdate{IPXEScriptURL: &script, Userdata: &userdata, AlwaysPXE: &never})
 	return err
 }

@@ -192,7 +192,7 @@ func (e *env) cleanup(ctx context.Context) error {
 			return fmt.Errorf("deleting events in %s: %w", ns, err)
 		}
 	}
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		return len(e.instanceList()) == 0, nil
 	})
 }

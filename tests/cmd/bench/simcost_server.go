@@ -13,6 +13,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -122,7 +123,7 @@ func (w *costWorld) provision(ctx context.Context, s costServer) (*metal.Device,
 	if err := w.call("create device", func() (err error) {
 		dev, err = w.client.CreateDevice(ctx, metal.CreateDeviceRequest{
 			Hostname: s.name, Plan: s.tmpl.Plan, Metro: strings.ToLower(s.tmpl.Metro), BillingCycle: "hourly",
-			OperatingSystem: "custom_ipxe", Userdata: metal.Sensitive(harvester.ShellScript()),
+			OperatingSystem: "custom_ipxe", Userdata: redact.Sensitive(harvester.ShellScript()),
 			Tags: []string{v1.ClusterTag(clusterID), v1.PoolTag(s.pool), s.instance},
 		})
 		return err
@@ -308,7 +309,7 @@ func (w *costWorld) configure(ctx context.Context, dev *metal.Device, s costServ
 	if err != nil {
 		return err
 	}
-	userdata, never := metal.Sensitive(cfg), false
+	userdata, never := redact.Sensitive(cfg), false
 	return w.call("update device", func() error {
 		_, err := w.client.UpdateDevice(ctx, dev.ID, metal.DeviceUpdate{IPXEScriptURL: &script, Userdata: &userdata, AlwaysPXE: &never})
 		return err

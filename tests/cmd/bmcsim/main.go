@@ -74,7 +74,7 @@ func run(dir, user, pass string) error {
 
 func control(sim *bmcsim.BMC) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /log", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /log", func(_ http.ResponseWriter, r *http.Request) {
 		sim.AddLogEntry(r.URL.Query().Get("severity"), r.URL.Query().Get("message"))
 	})
 	mux.HandleFunc("POST /health", func(w http.ResponseWriter, r *http.Request) {

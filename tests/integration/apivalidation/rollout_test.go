@@ -31,18 +31,18 @@ func TestRolloutBoundsValidated(t *testing.T) {
 	ctx, client := setup(t)
 	num, pct := intstr.FromInt32, intstr.FromString
 	cases := []struct {
-		name              string
-		surge, unavailble *intstr.IntOrString
+		name               string
+		surge, unavailable *intstr.IntOrString
 		// want is empty for a spec the apiserver accepts; else every
 		// string must appear in its answer.
 		want []string
 	}{
-		{name: "in place", surge: ptr(num(0)), unavailble: ptr(num(1))},
-		{name: "percentages", surge: ptr(pct("25%")), unavailble: ptr(pct("10%"))},
-		{name: "surge over 100%", surge: ptr(pct("200%")), unavailble: ptr(num(0))},
-		{name: "both zero", surge: ptr(num(0)), unavailble: ptr(num(0)),
+		{name: "in place", surge: ptr(num(0)), unavailable: ptr(num(1))},
+		{name: "percentages", surge: ptr(pct("25%")), unavailable: ptr(pct("10%"))},
+		{name: "surge over 100%", surge: ptr(pct("200%")), unavailable: ptr(num(0))},
+		{name: "both zero", surge: ptr(num(0)), unavailable: ptr(num(0)),
 			want: []string{"spec.rollout", "cannot both be 0", "maxSurge: 0 and maxUnavailable: 1"}},
-		{name: "both zero as percentages", surge: ptr(pct("0%")), unavailble: ptr(pct("0%")),
+		{name: "both zero as percentages", surge: ptr(pct("0%")), unavailable: ptr(pct("0%")),
 			want: []string{"spec.rollout", "cannot both be 0"}},
 		{name: "surge 0 with the default unavailable", surge: ptr(num(0)),
 			want: []string{"spec.rollout", "cannot both be 0"}},
@@ -50,16 +50,16 @@ func TestRolloutBoundsValidated(t *testing.T) {
 			want: []string{"spec.rollout.maxSurge", "a number of servers"}},
 		{name: "surge not a percentage", surge: ptr(pct("a lot")),
 			want: []string{"spec.rollout.maxSurge", "a percentage of count"}},
-		{name: "unavailable over 100%", unavailble: ptr(pct("101%")),
+		{name: "unavailable over 100%", unavailable: ptr(pct("101%")),
 			want: []string{"spec.rollout.maxUnavailable", "from 0% to 100%"}},
-		{name: "unavailable as a fraction", unavailble: ptr(pct("0.5")),
+		{name: "unavailable as a fraction", unavailable: ptr(pct("0.5")),
 			want: []string{"spec.rollout.maxUnavailable"}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := parsePool(t, seedSample)
 			pool.Name = fmt.Sprintf("rollout-%d", i)
-			pool.Spec.Rollout = v1.RolloutStrategy{MaxSurge: tc.surge, MaxUnavailable: tc.unavailble}
+			pool.Spec.Rollout = v1.RolloutStrategy{MaxSurge: tc.surge, MaxUnavailable: tc.unavailable}
 			created, err := client.EquinixV1().InstancePools().Create(ctx, pool, metav1.CreateOptions{})
 			if len(tc.want) == 0 {
 				require.NoError(t, err)

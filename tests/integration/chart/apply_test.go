@@ -160,6 +160,7 @@ func testServiceAccountPermissions(t *testing.T, c *cluster.Cluster) {
 		{verb: "update", resource: "instances" + eq, subresource: "status"},
 		{verb: "update", resource: "instancepools" + eq, subresource: "status"},
 		{verb: "update", resource: "instancepools" + eq, subresource: "finalizers"},
+		{verb: "get", resource: "nodes"},
 		{verb: "watch", resource: "nodes"},
 		{verb: "patch", resource: "nodes"},
 		{verb: "delete", resource: "nodes"},

@@ -54,7 +54,7 @@ var envCases = []struct {
 		name: "defaults",
 		// In-cluster config; the rest are empty by default and the controller
 		// discovers them.
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL"},
+		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR"},
 	},
 	{
 		name:  "every option on",
@@ -64,12 +64,12 @@ var envCases = []struct {
 	{
 		name:  "iPXE Service inside the cluster only",
 		args:  []string{"--set", "ipxe.service.type=ClusterIP", "--set", "ipxe.publicURL=https://ipxe.example.com"},
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_NODE_PORT"},
+		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_NODE_PORT", "ARTIFACTS_MIRROR"},
 	},
 	{
 		name:  "hardware mode",
 		args:  hardwareMode,
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL"},
+		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR"},
 	},
 }
 

@@ -2,7 +2,6 @@ package hardware
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -140,14 +139,6 @@ func deviceEventIDs(t *testing.T, env *framework.Env, deviceID string) []string 
 		ids = append(ids, e.GetId())
 	}
 	return ids
-}
-
-func condition(inst *v1.Instance, t string) string {
-	c := framework.Condition(inst, t)
-	if c == nil {
-		return "<none>"
-	}
-	return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
 }
 
 func corev1NodeCondition(reason string) corev1.NodeCondition {

@@ -16,6 +16,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
 )
 
 // The seed's two-phase flow with a correct configuration: iPXE shell, then
@@ -135,8 +136,13 @@ func TestSingleBootRegistersAReadyNode(t *testing.T) {
 
 	node := w.waitReady(hostname, corev1.ConditionTrue)
 	assert.Equal(t, hostname, node.Labels[harvester.InstanceLabel])
-	results := w.agent.Results()
-	require.NotEmpty(t, results)
+	// The agent records its result just after it registers the Node, so the
+	// Node can be Ready a moment before the result is there.
+	var results []joinagent.Result
+	require.Eventually(t, func() bool {
+		results = w.agent.Results()
+		return len(results) > 0
+	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{strings.ToLower(w.mac(id, "eth0"))}, results[len(results)-1].MACs)
 	w.assertNoSecrets(id)
 }
@@ -181,7 +187,7 @@ func TestHooksDriveTheReadyCondition(t *testing.T) {
 		w.assertHeartbeatStopped(hostname)
 	})
 
-	t.Run("a reboot starts the kubelet again", func(t *testing.T) {
+	t.Run("a reboot starts the kubelet again", func(*testing.T) {
 		stopped := w.heartbeat(hostname)
 		w.action(id, metalv1.DEVICEACTIONINPUTTYPE_REBOOT)
 		w.waitReady(hostname, corev1.ConditionTrue)

@@ -23,6 +23,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bgpannotate"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/tor"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -74,7 +75,7 @@ func newBGPNode(t *testing.T, kv kubeVIP, password string) *bgpNode {
 	t.Cleanup(func() { _ = b.tor.Close() })
 	if password != "" {
 		require.True(t, b.tor.MD5Available(), "the routers cannot check MD5 passwords")
-		require.NoError(t, b.metal.CreateBGPConfig(env.Ctx, metal.BGPConfigRequest{ASN: 65000, DeploymentType: metal.BGPDeploymentLocal, MD5: metal.Sensitive(password)}))
+		require.NoError(t, b.metal.CreateBGPConfig(env.Ctx, metal.BGPConfigRequest{ASN: 65000, DeploymentType: metal.BGPDeploymentLocal, MD5: redact.Sensitive(password)}))
 	}
 
 	b.name = fmt.Sprintf("kv-bgp-%d", n)

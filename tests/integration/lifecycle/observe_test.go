@@ -215,10 +215,6 @@ func waitClosed(t *testing.T, ch <-chan struct{}, timeout time.Duration, what st
 	}
 }
 
-func inPool(pool string) func(*v1.Instance) bool {
-	return func(i *v1.Instance) bool { return i.Spec.PoolName == pool }
-}
-
 func hasCondition(i *v1.Instance, condType string, status metav1.ConditionStatus, reason string) bool {
 	c := conditions.Get(i.Status.Conditions, condType)
 	return c != nil && c.Status == status && (reason == "" || c.Reason == reason)

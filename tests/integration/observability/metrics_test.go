@@ -107,7 +107,7 @@ var poolGauges = map[string]bool{
 
 // sampleWhileRunning scrapes the binary until stop is called and returns the
 // largest total each pool gauge reached.
-func sampleWhileRunning(t *testing.T, url string) (stop func() map[string]float64) {
+func sampleWhileRunning(url string) (stop func() map[string]float64) {
 	peak := map[string]float64{}
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -162,7 +162,7 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 			t.Logf("controller log:\n%s", addon.Log())
 		}
 	})
-	stopSampling := sampleWhileRunning(t, addon.MetricsURL())
+	stopSampling := sampleWhileRunning(addon.MetricsURL())
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 
 	// A power request in maintenance mode: a power call and a request that

@@ -70,6 +70,10 @@ var notProvoked = map[grant]string{
 	{"equinix.harvesterhci.io", "elasticips", "list"}:     "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "elasticippools", "list"}: "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "bmcinventories", "list"}: "informers list on apiservers without streaming lists",
+	// A node is read from the API server right before a power command; a
+	// pool's lifecycle sends none. The power tests (tests/integration/hardware
+	// and bmcinventory) run under this same RBAC and use it.
+	{"", "nodes", "get"}: "read right before a power command",
 	// Setting blockOwnerDeletion on an Instance's owner reference to its
 	// pool is checked by the OwnerReferencesPermissionEnforcement
 	// admission plugin, where it is on, without a request of its own.

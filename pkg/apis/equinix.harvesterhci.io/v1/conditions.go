@@ -1,3 +1,6 @@
+// Package v1 is the addon's API, equinix.harvesterhci.io/v1: its kinds and
+// the vocabulary every chain shares (conditions, reasons, labels,
+// annotations, tags).
 package v1
 
 // Condition types. They are metav1.Condition entries, not wrangler's

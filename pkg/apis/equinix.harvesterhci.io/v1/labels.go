@@ -17,7 +17,7 @@ const (
 	// selector of its Secret cache: Secrets without it never enter the
 	// process. Credentials Secrets (Metal token and project, join token)
 	// carry SecretCredentials; the generated console passwords SecretConsole.
-	LabelSecret = "equinix.harvesterhci.io/secret"
+	LabelSecret = "equinix.harvesterhci.io/secret" //nolint:gosec // G101: a label's name, not a credential
 
 	// AnnotationTemplateHash is the hash of the server-shaping part of the
 	// pool template an Instance was made from.

@@ -1,3 +1,6 @@
+// Package v1alpha1 is Harvester Seeder's API, metal.harvesterhci.io/v1alpha1,
+// as far as the addon serves it: the Inventory kind and the words Harvester
+// and Seeder read in it.
 package v1alpha1
 
 // The words Harvester and Seeder use for Inventories. Harvester's node

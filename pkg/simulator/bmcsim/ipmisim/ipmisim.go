@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"text/template"
 	"time"
 )
@@ -38,7 +39,23 @@ type Options struct {
 	// again on the port of a stopped Sim is a BMC that rebooted: it
 	// forgets every session.
 	Port int
+	// UUID is the host's SMBIOS UUID, which Get System GUID answers;
+	// empty means DefaultUUID.
+	UUID string
+	// Host, when set, makes the host a program: power on starts
+	// Host(networkBoot) (networkBoot is whether the boot device set for
+	// this start is PXE), the host is on while it runs, and power off
+	// ends it (SIGTERM, then SIGKILL). It must stay in the foreground. Nil
+	// makes the host a power switch that tests flip with SetPower.
+	Host func(networkBoot bool) []string
+	// NoChassisControl leaves the chassis control out, as a BMC that
+	// cannot switch the host or choose its boot device: ipmi_sim then
+	// refuses Set System Boot Options with completion code 0xCC.
+	NoChassisControl bool
 }
+
+// DefaultUUID is the host's UUID unless Options.UUID says otherwise.
+const DefaultUUID = "2b3f8c4e-9a1d-4e6b-8c7f-0123456789ab"
 
 // Sim is a running ipmi_sim.
 type Sim struct {
@@ -59,6 +76,9 @@ type Sim struct {
 	controls []Control // Chassis Control requests received, in order
 	messages []Message // every request received in a session, in order
 	tail     []string  // last lines of output, for failure messages
+
+	hosted      bool
+	transitions *transitionLog
 }
 
 // Start writes lan.conf, bmc.emu, inventory.emu and the chassis control
@@ -88,7 +108,8 @@ func Start(opts Options) (*Sim, error) {
 	if err := writeFiles(opts, port, consolePort); err != nil {
 		return nil, err
 	}
-	s := &Sim{Host: "127.0.0.1", Port: port, dir: opts.Dir, exited: make(chan struct{})}
+	s := &Sim{Host: "127.0.0.1", Port: port, dir: opts.Dir, exited: make(chan struct{}), hosted: opts.Host != nil,
+		transitions: newTransitionLog(filepath.Join(opts.Dir, "state", "transitions"))}
 	// Without -n ipmi_sim reads commands on stdin and writes its message
 	// trace (-d) on stdout; an open pipe keeps it from reading EOF.
 	s.cmd = exec.Command(bin, "-c", "lan.conf", "-f", "bmc.emu", "-s", "state", "-d")
@@ -101,10 +122,16 @@ func Start(opts Options) (*Sim, error) {
 		return nil, fmt.Errorf("ipmi_sim stdout: %w", err)
 	}
 	s.cmd.Stderr = s.cmd.Stdout
+	// Its own process group, which a hosted host's program joins: Stop
+	// ends them all with one signal. The parent-death signal ends
+	// ipmi_sim with the test process even when that is killed, and the
+	// chassis control script's watchdog then ends the host.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start ipmi_sim: %w", err)
 	}
 	go s.watch(out)
+	go s.transitions.follow(s.exited)
 	if err := s.connectConsole(consolePort); err != nil {
 		_ = s.kill()
 		return nil, err
@@ -153,9 +180,18 @@ func writeFiles(opts Options, port, consolePort int) error {
 	emu, _ := files.ReadFile("files/bmc.emu")
 	tmpl := template.Must(template.ParseFS(files, "files/lan.conf.tmpl"))
 	var conf bytes.Buffer
+	chassisControl := filepath.Join(opts.Dir, "chassis_control")
+	if opts.NoChassisControl {
+		chassisControl = ""
+	}
+	guid, err := smbiosGUID(cmpOr(opts.UUID, DefaultUUID))
+	if err != nil {
+		return err
+	}
 	if err := tmpl.Execute(&conf, map[string]any{
 		"Port": port, "ConsolePort": consolePort, "Username": opts.Username, "Password": opts.Password,
-		"ChassisControl": filepath.Join(opts.Dir, "chassis_control"), "StateDir": filepath.Join(opts.Dir, "state"),
+		"ChassisControl": chassisControl, "StateDir": filepath.Join(opts.Dir, "state"),
+		"GUID": guid,
 	}); err != nil {
 		return fmt.Errorf("render lan.conf: %w", err)
 	}
@@ -171,7 +207,7 @@ func writeFiles(opts Options, port, consolePort int) error {
 	if err := os.WriteFile(filepath.Join(opts.Dir, "chassis_control"), script, 0o700); err != nil {
 		return fmt.Errorf("write chassis_control: %w", err)
 	}
-	return nil
+	return writeHost(opts)
 }
 
 // traced finds the NetFn and command of a traced request.
@@ -269,8 +305,12 @@ func (s *Sim) Output() string {
 	return strings.Join(s.tail, "\n")
 }
 
-// PowerOn reads the power state the chassis control script keeps.
+// PowerOn reads the host's power: the power file, or whether the host's
+// program runs.
 func (s *Sim) PowerOn() (bool, error) {
+	if s.hosted {
+		return s.hostRunning(), nil
+	}
 	b, err := os.ReadFile(filepath.Join(s.dir, "state", "power"))
 	if errors.Is(err, os.ErrNotExist) {
 		return true, nil
@@ -282,8 +322,17 @@ func (s *Sim) PowerOn() (bool, error) {
 }
 
 // SetPower sets the power state directly, as the power button would,
-// without a command reaching the BMC.
+// without a command reaching the BMC; a start boots with the device set,
+// as any start does, and is a transition like the others. A hosted host is
+// powered through IPMI only.
 func (s *Sim) SetPower(on bool) error {
+	if s.hosted {
+		return errors.New("ipmisim: the host is a program; power it through IPMI")
+	}
+	was, err := s.PowerOn()
+	if err != nil {
+		return err
+	}
 	v := "0\n"
 	if on {
 		v = "1\n"
@@ -291,5 +340,8 @@ func (s *Sim) SetPower(on bool) error {
 	if err := os.WriteFile(filepath.Join(s.dir, "state", "power"), []byte(v), 0o600); err != nil {
 		return fmt.Errorf("set power state: %w", err)
 	}
-	return nil
+	if on == was {
+		return nil
+	}
+	return s.recordButton(on)
 }

@@ -1,0 +1,64 @@
+package bmc
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+)
+
+// BootDevice is what the host boots from on its next start.
+type BootDevice string
+
+// Boot devices a one-time override can name.
+const (
+	// BootNetwork boots from the network: the NIC's PXE firmware asks DHCP
+	// for a boot file (Redfish target Pxe, IPMI device selector "force PXE").
+	BootNetwork BootDevice = "network"
+)
+
+// BootFirmware says which firmware interface the override boots with.
+type BootFirmware string
+
+// Firmware interfaces. IPMI has no "as configured": there BootFirmwareAny
+// sends the legacy (PC compatible) bit, as ipmitool's "chassis bootdev pxe"
+// does without options=efiboot.
+const (
+	// BootFirmwareAny leaves the choice to the server: Redfish sends no
+	// BootSourceOverrideMode.
+	BootFirmwareAny BootFirmware = ""
+	// BootFirmwareUEFI asks for a UEFI boot (Redfish mode UEFI, IPMI EFI bit).
+	BootFirmwareUEFI BootFirmware = "uefi"
+	// BootFirmwareLegacy asks for a BIOS boot (Redfish mode Legacy).
+	BootFirmwareLegacy BootFirmware = "legacy"
+)
+
+func (d BootDevice) valid() bool { return d == BootNetwork }
+
+func (f BootFirmware) valid() bool {
+	return f == BootFirmwareAny || f == BootFirmwareUEFI || f == BootFirmwareLegacy
+}
+
+// checkBoot refuses what no BMC is asked for.
+func checkBoot(ep Endpoint, d BootDevice, f BootFirmware) error {
+	if !d.valid() {
+		return newError("BootOnce", ep, failure.Invalid, fmt.Sprintf("unknown boot device %q; use %q", string(d), BootNetwork), nil)
+	}
+	if !f.valid() {
+		return newError("BootOnce", ep, failure.Invalid, fmt.Sprintf("unknown boot firmware %q; use %q, %q or nothing", string(f), BootFirmwareUEFI, BootFirmwareLegacy), nil)
+	}
+	return nil
+}
+
+// canonicalUUID is a UUID as iPXE prints ${uuid}: lower case, hyphenated.
+// A value that is no UUID, or all zeros (firmware that never set one),
+// is no identity and reads as empty.
+func canonicalUUID(s string) string {
+	u, err := uuid.Parse(strings.TrimSpace(s))
+	if err != nil || u == uuid.Nil {
+		return ""
+	}
+	return u.String()
+}

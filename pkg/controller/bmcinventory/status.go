@@ -1,0 +1,167 @@
+package bmcinventory
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+)
+
+const (
+	// minAuthRetry is the least wait after a BMC refused the credentials,
+	// whatever the poll interval: BMCs lock an account after a few refused
+	// logins within a minute or so.
+	minAuthRetry = time.Minute
+	// maxAuthRetry is the longest wait between two logins a BMC refused
+	// (the poll interval, when longer).
+	maxAuthRetry = 30 * time.Minute
+)
+
+// observeBMC turns what the pass learnt of the BMC into the status: the
+// Reachable, Authenticated and EventLogAvailable conditions (an Event on
+// each change names the problem), the health, the power and the time of
+// the poll. A failure of the BMC is not the run's error: it is a
+// condition, and the BMC is tried again after min(poll interval,
+// bmcRetry), not at the work queue's pace (see bmcRetryAfter for refused
+// credentials). Only a failure of the cluster (an Event or a Node patch
+// refused) is returned.
+func (r *run) observeBMC(t *target, m *bmcdriver.Machine, interval time.Duration, runErr error) error {
+	st := &t.Obj.Status
+	o := m.Observed()
+	if o.Problem != nil {
+		r.bmcProblem(t, o)
+		retry := r.bmcRetryAfter(t, o, interval)
+		m.Hold(r.now.Add(retry))
+		t.Requeue(retry)
+	} else if o.Contacted {
+		m.Hold(time.Time{})
+		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
+		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
+	} else if conditions.Get(st.Conditions, v1.BMCReachable) == nil {
+		t.SetCondition(v1.BMCReachable, metav1.ConditionUnknown, v1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
+	}
+	if o.Log != nil {
+		r.eventLogCondition(t, o.Log)
+	}
+	if o.Health != nil {
+		st.Health = string(o.Health.Overall)
+		st.Subsystems = st.Subsystems[:0:0]
+		for _, s := range o.Health.Subsystems {
+			st.Subsystems = append(st.Subsystems, v1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
+		}
+	}
+	if o.Power != "" && !st.LastPowerAction.InFlight() {
+		st.PowerState = string(o.Power)
+	}
+	runErr = bmcFailuresHandled(runErr)
+	if !o.Polled.IsZero() && runErr == nil {
+		polled := metav1.NewTime(o.Polled)
+		st.LastPolled = &polled
+		// Every event of the poll was forwarded: keep what the poll read
+		// even where no event carried it (an OK reading, a cleared log), so
+		// the next change is told against it.
+		st.EventCursor = o.Cursor
+	}
+	st.ObservedGeneration = t.Obj.Generation
+	return runErr
+}
+
+// bmcProblem sets the conditions of a failure to reach or use the BMC.
+func (r *run) bmcProblem(t *target, o bmcdriver.Observation) {
+	var be *failure.Error
+	msg := o.Problem.Error()
+	if errors.As(o.Problem, &be) {
+		msg = be.Message
+	}
+	at := address(t)
+	reachable := func(reason, text string) {
+		t.SetCondition(v1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
+	}
+	switch failure.ClassOf(o.Problem) {
+	case failure.Unauthorized:
+		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
+		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
+			"the BMC at %s refused the credentials of Secret %s/%s: %s (fix the username or password in the Secret)",
+			at, r.h.settings.Namespace, t.Obj.Spec.CredentialsSecret.Name, msg))
+	case failure.Unreachable:
+		reachable(v1.ReasonBMCUnreachable, msg)
+	case failure.ProtocolMismatch:
+		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.Obj.Spec.BMC.Protocol))
+	case failure.TLS:
+		reachable(v1.ReasonBMCCertificateInvalid, msg)
+	case failure.Invalid:
+		reachable(v1.ReasonInvalidConfiguration, msg)
+	default:
+		reachable(v1.ReasonBMCError, msg)
+	}
+}
+
+// eventLogCondition says whether the poll could read an event log.
+func (r *run) eventLogCondition(t *target, log *bmcdriver.LogStatus) {
+	if log.Read {
+		t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead, "the BMC's event log is read")
+		return
+	}
+	t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog, fmt.Sprintf(
+		"the BMC at %s offers no event log the addon can read, so none of its entries become Events (health changes still do): %s",
+		address(t), log.Message))
+}
+
+// bmcRetryAfter is when a BMC that failed is tried again: after
+// min(poll interval, bmcRetry). A BMC that refused the credentials sees no
+// login for at least minAuthRetry whatever the poll interval, then for as
+// long as it has refused them (so the waits double), at most maxAuthRetry
+// or the poll interval if longer: BMCs lock an account after a few refused
+// logins. The driver's hold keeps every login back meanwhile, unless the
+// credentials change.
+func (r *run) bmcRetryAfter(t *target, o bmcdriver.Observation, interval time.Duration) time.Duration {
+	if failure.ClassOf(o.Problem) != failure.Unauthorized {
+		return min(interval, bmcRetry)
+	}
+	since := time.Duration(0)
+	if c := conditions.Get(t.Obj.Status.Conditions, v1.BMCAuthenticated); c != nil && c.Status == metav1.ConditionFalse {
+		since = r.now.Sub(c.LastTransitionTime.Time)
+	}
+	return min(max(minAuthRetry, since), max(interval, maxAuthRetry))
+}
+
+// bmcFailuresHandled drops from a run's error the BMC's failures, which
+// the conditions report and bmcRetry paces, and keeps the rest.
+func bmcFailuresHandled(err error) error {
+	if err == nil {
+		return nil
+	}
+	var kept []error
+	for _, e := range flatten(err) {
+		if failure.From(e, machine.Seam) != nil {
+			logrus.Debugf("BMC: %s", failure.Message(e))
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return errors.Join(kept...)
+}
+
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func address(t *target) string {
+	return bmc.Endpoint{Protocol: bmc.Protocol(t.Obj.Spec.BMC.Protocol), Host: t.Obj.Spec.BMC.Host, Port: int(t.Obj.Spec.BMC.Port)}.Address()
+}

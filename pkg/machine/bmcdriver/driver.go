@@ -1,0 +1,211 @@
+// Package bmcdriver serves the hardware chain's Machines from baseboard
+// management controllers, through pkg/bmc (Redfish and IPMI): the driver of
+// nodes the addon did not provision.
+//
+// A BMC is read per machine, at that machine's own interval: Events reads
+// its health and its system event log only when a poll is due (the last
+// poll's time is the caller's to keep, in a status, so restarts keep the
+// pace) and otherwise says when to ask again (EventBatch.RecheckAfter).
+// Facts come from the BMC's inventory, read with a poll and remembered in
+// between. PowerState and Power always ask the BMC: a power request does
+// not wait for the next poll.
+//
+// # Sessions
+//
+// BMCs serve a handful of sessions (iDRACs refuse a login past their limit)
+// and count every login, so the driver keeps at most one session per BMC
+// address and shares it between passes: a Machine lives for one pass of
+// the chain, logs in on its first call (or takes the session a pass before
+// it left), and lets go of it on Release. The session is kept for
+// IdleLogout when the owner's next pass comes before then (a power action
+// followed, a short poll interval) and logged out at once otherwise, and in
+// any case once it sat unused for IdleLogout. Opening and closing take the
+// link's lock, so two goroutines never open two sessions to one BMC. A
+// session the BMC dropped is reopened once by pkg/bmc.
+//
+// # Holds
+//
+// A BMC that failed is not polled again before its owner's retry time
+// (Hold). One that refused the credentials sees no login at all before it,
+// whatever asks (a poll, a power request, a change of the node), unless the
+// credentials change: the hold belongs to the credentials refused.
+package bmcdriver
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+)
+
+// IdleLogout is how long a session no pass uses is kept. It outlasts the
+// pace of a power action's rechecks, and stays under the inactivity
+// timeouts BMCs apply to sessions (a minute for IPMI, minutes for Redfish).
+const IdleLogout = 30 * time.Second
+
+// DialFunc connects to a BMC; bmc.Dial unless a test says otherwise.
+type DialFunc func(ctx context.Context, ep bmc.Endpoint) (bmc.Client, error)
+
+// Options configure a Driver.
+type Options struct {
+	// Dial connects to a BMC (bmc.Dial when nil).
+	Dial DialFunc
+	// IdleLogout is how long an unused session is kept (IdleLogout when
+	// zero; negative logs out at the end of every pass).
+	IdleLogout time.Duration
+}
+
+// Driver hands out Machines, keeps one session per BMC, remembers each
+// machine's last facts and polls, and holds back a BMC that failed until
+// its owner's retry time.
+type Driver struct {
+	dial DialFunc
+	idle time.Duration
+
+	mu    sync.Mutex
+	facts map[string]machine.Facts
+	holds map[string]hold
+	// polled is when this process last polled each owner: a pass that
+	// starts from a copy of the status older than its own last write must
+	// not poll again.
+	polled map[string]time.Time
+	// powerReads are each owner's last power reading, for the checks of a
+	// power action under way (MachineOptions.PowerPace).
+	powerReads map[string]powerRead
+	links      map[string]*link
+}
+
+type powerRead struct {
+	at    time.Time
+	state bmc.PowerState
+}
+
+// hold keeps an owner's machines from polling before until. A hold for a
+// refused login (refusal set) keeps them from logging in at all, as long
+// as the credentials are the ones refused.
+type hold struct {
+	until   time.Time
+	creds   string
+	refusal error
+}
+
+// New returns a driver.
+func New(o Options) *Driver {
+	if o.Dial == nil {
+		o.Dial = bmc.Dial
+	}
+	if o.IdleLogout == 0 {
+		o.IdleLogout = IdleLogout
+	}
+	return &Driver{dial: o.Dial, idle: o.IdleLogout, facts: map[string]machine.Facts{}, holds: map[string]hold{},
+		polled: map[string]time.Time{}, powerReads: map[string]powerRead{}, links: map[string]*link{}}
+}
+
+// MachineOptions say which machine and how often to poll it.
+type MachineOptions struct {
+	// Owner names the machine's owner (its object's name), for Forget and
+	// the holds.
+	Owner string
+	// Key identifies the machine across passes (its owner's UID): the facts
+	// remembered and the health events' IDs belong to it.
+	Key string
+	// Interval is the time between two polls.
+	Interval time.Duration
+	// LastPolled is when the machine was last polled; zero when never.
+	LastPolled time.Time
+	// PowerPace, when set, says a power action is under way and its effect
+	// is checked at most that often: a pass that comes sooner (the chain's
+	// own status write, a change of the node) takes the last reading rather
+	// than ask the BMC again.
+	PowerPace time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Machine returns the machine behind ep for one pass of the chain; Release
+// it at the end of the pass.
+func (d *Driver) Machine(ep bmc.Endpoint, o MachineOptions) *Machine {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Machine{d: d, ep: ep, opts: o, creds: fingerprint(ep),
+		factsKey: o.Owner + "|" + o.Key + "|" + string(ep.Protocol) + "|" + ep.Address()}
+}
+
+// Forget drops what the driver remembers of an owner that is gone.
+func (d *Driver) Forget(owner string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.holds, owner)
+	delete(d.polled, owner)
+	delete(d.powerReads, owner)
+	for k := range d.facts {
+		if strings.HasPrefix(k, owner+"|") {
+			delete(d.facts, k)
+		}
+	}
+}
+
+// holdOf is the owner's hold, when it still holds for creds: a hold for a
+// refused login lifts once the credentials change.
+func (d *Driver) holdOf(owner, creds string) (hold, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h, ok := d.holds[owner]
+	if !ok || h.refusal != nil && h.creds != creds {
+		return hold{}, false
+	}
+	return h, true
+}
+
+func (d *Driver) lastPoll(owner string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.polled[owner]
+}
+
+func (d *Driver) notePoll(owner string, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.polled[owner] = at
+}
+
+// recentPower is the owner's last power reading when it is younger than
+// pace.
+func (d *Driver) recentPower(owner string, pace time.Duration, now time.Time) (bmc.PowerState, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.powerReads[owner]
+	if !ok || pace <= 0 || now.Sub(r.at) >= pace {
+		return "", false
+	}
+	return r.state, true
+}
+
+// notePower keeps a power reading; an empty state forgets the last one (a
+// command was sent: the next check reads the BMC).
+func (d *Driver) notePower(owner string, p bmc.PowerState, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p == "" {
+		delete(d.powerReads, owner)
+		return
+	}
+	d.powerReads[owner] = powerRead{at: at, state: p}
+}
+
+func (d *Driver) rememberedFacts(key string) (machine.Facts, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f, ok := d.facts[key]
+	return f, ok
+}
+
+func (d *Driver) remember(key string, f machine.Facts) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.facts[key] = f
+}

@@ -1,0 +1,301 @@
+package bmcdriver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+)
+
+// Machine is one BMC for one pass of the chain. Its methods are safe for
+// concurrent use.
+type Machine struct {
+	d        *Driver
+	ep       bmc.Endpoint
+	opts     MachineOptions
+	factsKey string
+	creds    string
+
+	mu     sync.Mutex
+	link   *link
+	client bmc.Client
+	// dialErr is the first failed login of the pass: later calls fail
+	// with it at once rather than wait for the same timeout again.
+	dialErr error
+	// contacted is set once the BMC took the credentials.
+	contacted bool
+	// problem is the pass's first failure of a call to the BMC.
+	problem error
+	polled  time.Time
+	health  *bmc.Health
+	power   bmc.PowerState
+	// cursor is the poll's cursor past everything it returned.
+	cursor string
+	log    *LogStatus
+}
+
+var _ machine.Machine = (*Machine)(nil)
+
+// Release ends the pass. The session stays open for IdleLogout when the
+// owner's next pass comes within it (next > 0), and is logged out
+// otherwise; the machine is not used after it.
+func (m *Machine) Release(next time.Duration) {
+	m.mu.Lock()
+	l := m.link
+	m.link, m.client = nil, nil
+	m.mu.Unlock()
+	if l != nil {
+		m.d.release(l, next > 0 && next <= m.d.idle)
+	}
+}
+
+// Hold keeps the owner's machines from polling before until; zero lifts
+// the hold. After the pass's login was refused, the hold keeps them from
+// logging in at all before until, for the credentials refused: other
+// credentials (the Secret changed) try at once.
+func (m *Machine) Hold(until time.Time) {
+	m.mu.Lock()
+	problem := m.problem
+	m.mu.Unlock()
+	m.d.mu.Lock()
+	defer m.d.mu.Unlock()
+	if until.IsZero() {
+		delete(m.d.holds, m.opts.Owner)
+		return
+	}
+	h := hold{until: until}
+	if failure.ClassOf(problem) == failure.Unauthorized {
+		h.creds, h.refusal = m.creds, problem
+	}
+	m.d.holds[m.opts.Owner] = h
+}
+
+// LogStatus says whether a poll could read the BMC's event log.
+type LogStatus struct {
+	// Read is false when the BMC has no event log the driver can read;
+	// Message then says what it has (the BMC package's own words).
+	Read    bool
+	Message string
+}
+
+// Observation is what a pass learnt of the BMC, besides what the chain
+// asked for.
+type Observation struct {
+	// Contacted: the BMC answered and took the credentials.
+	Contacted bool
+	// Problem is the pass's first failure to reach, log in to or read the
+	// BMC (a *bmc.Error), or nil.
+	Problem error
+	// Polled is when a poll (health and event log) was read in full; zero
+	// when none was due or it failed.
+	Polled time.Time
+	// Health is the poll's health reading, nil without a poll.
+	Health *bmc.Health
+	// Log is whether the poll read an event log, nil without a poll.
+	Log *LogStatus
+	// Power is the last power state read, "" when none was.
+	Power machine.PowerState
+	// Cursor is the poll's cursor once every event it returned was
+	// forwarded: the health it read and the log's position, also when there was
+	// no event to carry them. "" without a poll.
+	Cursor string
+}
+
+// Observed returns what the pass learnt.
+func (m *Machine) Observed() Observation {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o := Observation{Contacted: m.contacted, Problem: m.problem, Polled: m.polled, Health: m.health, Log: m.log, Cursor: m.cursor}
+	if m.power != "" {
+		o.Power = fromPower(m.power)
+	}
+	return o
+}
+
+// due says whether a poll is due now, and if not, how long until it is:
+// the interval after the last poll (the status's, or this process's own
+// if later), and not while the owner is held.
+func (m *Machine) due() (bool, time.Duration) {
+	now := m.opts.Now()
+	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && now.Before(h.until) {
+		return false, h.until.Sub(now)
+	}
+	last := m.opts.LastPolled
+	if own := m.d.lastPoll(m.opts.Owner); own.After(last) {
+		last = own
+	}
+	if last.IsZero() {
+		return true, 0
+	}
+	left := last.Add(m.opts.Interval).Sub(now)
+	return left <= 0, left
+}
+
+// session returns the pass's client: the BMC's session, opened on the first
+// call unless another pass left one. While the owner is held after a
+// refused login with these credentials, nothing is tried.
+func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.client != nil {
+		return m.client, nil
+	}
+	if m.dialErr != nil {
+		return nil, m.dialErr
+	}
+	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && h.refusal != nil && m.opts.Now().Before(h.until) {
+		m.dialErr = &failure.Error{Seam: bmc.Seam, Op: "Dial", Endpoint: m.ep.String(), Class: failure.Unauthorized, Message: fmt.Sprintf(
+			"the BMC refused these credentials; no login is tried before %s unless the credentials change",
+			h.until.UTC().Format(time.RFC3339))}
+		return nil, m.dialErr
+	}
+	if m.link == nil {
+		m.link = m.d.acquire(m.ep)
+	}
+	c, err := m.link.open(ctx, m.ep, m.creds, m.d.dial)
+	if err != nil {
+		m.dialErr = err
+		m.noteLocked(err)
+		return nil, err
+	}
+	m.client, m.contacted = c, true
+	return c, nil
+}
+
+// note keeps the pass's first BMC failure. A session whose credentials
+// the BMC refused is logged out: it cannot serve another pass.
+func (m *Machine) note(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.noteLocked(err)
+	if failure.ClassOf(err) == failure.Unauthorized && m.client != nil {
+		m.link.drop(m.client)
+		m.client, m.dialErr = nil, err
+	}
+}
+
+func (m *Machine) noteLocked(err error) {
+	if m.problem == nil && failure.From(err, bmc.Seam) != nil {
+		m.problem = err
+	}
+}
+
+// Facts reads the inventory with a poll (or when none is remembered, after
+// a restart) and returns the remembered facts in between.
+func (m *Machine) Facts(ctx context.Context) (machine.Facts, error) {
+	m.mu.Lock()
+	polledNow := !m.polled.IsZero()
+	m.mu.Unlock()
+	f, remembered := m.d.rememberedFacts(m.factsKey)
+	if due, left := m.due(); !due && !polledNow {
+		if remembered {
+			return f, nil
+		}
+		if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && m.opts.Now().Before(h.until) {
+			return machine.Facts{}, &failure.Error{Seam: machine.Seam, Op: "Facts", Class: failure.Transient,
+				Message: fmt.Sprintf("the BMC failed; it is asked again in %s", left.Round(time.Second))}
+		}
+	}
+	c, err := m.session(ctx)
+	if err != nil {
+		return machine.Facts{}, fromError("Facts", err, false)
+	}
+	inv, err := c.Inventory(ctx)
+	if err != nil {
+		m.note(err)
+		return machine.Facts{}, fromError("Facts", err, false)
+	}
+	f = toFacts(inv, m.ep)
+	m.d.remember(m.factsKey, f)
+	return f, nil
+}
+
+// PowerState asks the BMC; while a power action is under way
+// (MachineOptions.PowerPace), at most once per pace.
+func (m *Machine) PowerState(ctx context.Context) (machine.PowerState, error) {
+	if p, ok := m.d.recentPower(m.opts.Owner, m.opts.PowerPace, m.opts.Now()); ok {
+		return fromPower(p), nil
+	}
+	c, err := m.session(ctx)
+	if err != nil {
+		return machine.PowerUnknown, fromError("PowerState", err, false)
+	}
+	p, err := c.PowerState(ctx)
+	if err != nil {
+		m.note(err)
+		return machine.PowerUnknown, fromError("PowerState", err, false)
+	}
+	m.d.notePower(m.opts.Owner, p, m.opts.Now())
+	m.mu.Lock()
+	m.power = p
+	m.mu.Unlock()
+	return fromPower(p), nil
+}
+
+// Power sends one command. A failed login sent nothing; a failure during
+// the command may have let it run.
+func (m *Machine) Power(ctx context.Context, action machine.PowerAction) error {
+	c, err := m.session(ctx)
+	if err != nil {
+		return notSent(err)
+	}
+	// Whatever comes of it, the power may change now.
+	defer m.d.notePower(m.opts.Owner, "", time.Time{})
+	if err := c.Power(ctx, bmc.PowerAction(action)); err != nil {
+		m.note(err)
+		return fromError("Power", err, true)
+	}
+	return nil
+}
+
+// Events polls the BMC when a poll is due: its health, against the health
+// the cursor remembers, and its event log after the cursor's position.
+func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch, error) {
+	if due, left := m.due(); !due {
+		return machine.EventBatch{RecheckAfter: left}, nil
+	}
+	cur, err := decodeCursor(cursor, m.ep.Protocol)
+	if err != nil {
+		return machine.EventBatch{}, &failure.Error{Seam: machine.Seam, Op: "Events", Class: failure.Refused, Message: err.Error(), Err: err}
+	}
+	c, err := m.session(ctx)
+	if err != nil {
+		return machine.EventBatch{}, fromError("Events", err, false)
+	}
+	health, err := c.Health(ctx)
+	if err != nil {
+		m.note(err)
+		return machine.EventBatch{}, fromError("Events", err, false)
+	}
+	entries, next, err := c.LogEntries(ctx, cur.Log)
+	log := &LogStatus{Read: true}
+	switch {
+	case failure.ClassOf(err) == failure.Unsupported:
+		// A BMC without an event log still has its health to report; the
+		// caller says the log is missing.
+		entries, next = nil, cur.Log
+		log = &LogStatus{Message: failure.Message(fromError("Events", err, false))}
+	case err != nil:
+		m.note(err)
+		return machine.EventBatch{}, fromError("Events", err, false)
+	}
+	power, err := c.PowerState(ctx)
+	if err != nil {
+		m.note(err)
+		return machine.EventBatch{}, fromError("Events", err, false)
+	}
+	m.d.notePower(m.opts.Owner, power, m.opts.Now())
+	events := healthEvents(&cur, health, m.opts.Key, m.opts.Now())
+	events = append(events, logEvents(cur, entries, next)...)
+	cur.Log = next
+	now := m.opts.Now()
+	m.d.notePoll(m.opts.Owner, now)
+	m.mu.Lock()
+	m.polled, m.health, m.log, m.power, m.cursor = now, &health, log, power, cur.encode()
+	m.mu.Unlock()
+	return machine.EventBatch{Events: events, RecheckAfter: m.opts.Interval}, nil
+}

@@ -1,0 +1,186 @@
+package vmrig
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+)
+
+// GuestURL is where the guest reaches Options.Handler: the one address
+// its restricted network forwards.
+const GuestURL = "http://10.0.2.100"
+
+const guestAddr = "10.0.2.100:80"
+
+// virtioROM is the iPXE ROM QEMU's virtio NIC loads; without it QEMU
+// refuses the NIC.
+const virtioROM = "/usr/lib/ipxe/qemu/efi-virtio.rom"
+
+// Options describe the machine.
+type Options struct {
+	// MAC is the NIC's address, e.g. 52:54:00:29:00:01.
+	MAC string
+	// UUID is the SMBIOS system UUID (QEMU -uuid, and the BMC's system
+	// GUID); empty leaves QEMU's, which iPXE reports as all zeros.
+	UUID string
+	// Handler answers every HTTP request of the guest.
+	Handler http.Handler
+	// BootFile is the path and query on Handler that DHCP names as the
+	// boot file; empty means /boot.ipxe.
+	BootFile string
+	// Username and Password of the BMC's administrator; empty means
+	// "admin" and "vmrig-password".
+	Username, Password string
+}
+
+// Machine is a running BMC whose host is the VM; the VM runs while the
+// host is powered.
+type Machine struct {
+	// Endpoint is the BMC, for bmc.Dial.
+	Endpoint bmc.Endpoint
+	// BMC is ipmi_sim, for its power transitions and boot override.
+	BMC *ipmisim.Sim
+	// Dir holds the VM's serial log, QEMU's output and the BMC's files.
+	Dir string
+
+	server *recorder
+}
+
+// Require starts the machine, powered off, for the test and stops it
+// when the test ends; the serial log's end goes to a failed test's
+// output. Without QEMU or its iPXE ROMs the test fails under CI=true and
+// is skipped otherwise.
+func Require(t *testing.T, opts Options) *Machine {
+	t.Helper()
+	if err := toolsPresent(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v", err)
+		}
+		t.Skipf("%v", err)
+	}
+	opts.Username = cmpOr(opts.Username, "admin")
+	opts.Password = cmpOr(opts.Password, "vmrig-password")
+	opts.BootFile = cmpOr(opts.BootFile, "/boot.ipxe")
+	srv, err := startRecorder(opts.Handler)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(srv.close)
+	m := &Machine{Dir: t.TempDir(), server: srv}
+	sim := ipmisim.Require(t, ipmisim.Options{
+		Username: opts.Username, Password: opts.Password, UUID: opts.UUID,
+		Manufacturer: "QEMU", Model: "Standard PC (i440FX + PIIX, 1996)", SerialNumber: "vmrig",
+		Dir:  filepath.Join(m.Dir, "bmc"),
+		Host: func(network bool) []string { return qemuArgs(opts, m.Dir, srv.port, network) },
+	})
+	m.BMC = sim
+	m.Endpoint = bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: sim.Host, Port: sim.Port,
+		Username: opts.Username, Password: redact.Sensitive(opts.Password), Timeout: 5 * time.Second}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serial console (end):\n%s", tail(m.Serial(), 3000))
+		}
+	})
+	return m
+}
+
+func toolsPresent() error {
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		return errors.New("qemu-system-x86_64 is not installed (Debian package qemu-system-x86; scripts/vm-tools installs it)")
+	}
+	if _, err := os.Stat(virtioROM); err != nil {
+		return errors.New("QEMU's iPXE ROMs are not installed (Debian package ipxe-qemu; scripts/vm-tools installs it)")
+	}
+	if _, err := exec.LookPath("ipmi_sim"); err != nil {
+		return ipmisim.ErrNotInstalled
+	}
+	return nil
+}
+
+// qemuArgs is the VM's command line for one start. A network boot boots
+// from the NIC's iPXE ROM; any other boots the (absent) disk, with no ROM
+// on the NIC, or SeaBIOS would fall back to it.
+func qemuArgs(opts Options, dir string, port int, network bool) []string {
+	netdev := "user,id=n0,restrict=on" +
+		",guestfwd=tcp:" + guestAddr + "-tcp:127.0.0.1:" + strconv.Itoa(port) +
+		",bootfile=" + qemuOpt(GuestURL+opts.BootFile)
+	nic, order := "virtio-net-pci,netdev=n0,mac="+opts.MAC, "n"
+	if !network {
+		nic, order = nic+",romfile=", "c"
+	}
+	args := []string{
+		// The machine is shared: the VM yields to the rest.
+		"nice", "-n", "10", "qemu-system-x86_64",
+		"-machine", "pc,accel=tcg", "-m", "128", "-smp", "1",
+		"-nographic", "-monitor", "none",
+		"-chardev", "file,id=s0,append=on,path=" + qemuOpt(filepath.Join(dir, "serial.log")), "-serial", "chardev:s0",
+		"-netdev", netdev, "-device", nic, "-boot", order,
+	}
+	if opts.UUID != "" {
+		args = append(args, "-uuid", opts.UUID)
+	}
+	return args
+}
+
+// qemuOpt escapes a value inside a QEMU option list, where a comma
+// separates options.
+func qemuOpt(s string) string { return strings.ReplaceAll(s, ",", ",,") }
+
+// Requests returns every request the guest made, in order.
+func (m *Machine) Requests() []Request { return m.server.requests() }
+
+// Serial returns the VM's serial console so far, across its starts.
+func (m *Machine) Serial() string {
+	b, _ := os.ReadFile(filepath.Join(m.Dir, "serial.log"))
+	return string(b)
+}
+
+// HostPID is QEMU's pid while the VM runs, else 0.
+func (m *Machine) HostPID() int { return m.BMC.HostPID() }
+
+// CPU is the processor time QEMU has used since it started (0 when it
+// does not run).
+func (m *Machine) CPU() time.Duration {
+	pid := m.HostPID()
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	// utime and stime, fields 14 and 15 of stat, in clock ticks of
+	// 1/100 s (USER_HZ on Linux).
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
