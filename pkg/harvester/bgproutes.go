@@ -7,7 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Equinix Metal's BGP routers answer at the same two addresses in every
+// BGPPeerIPs are Equinix Metal's BGP routers: they answer at the same two addresses in every
 // metro, and only to packets from the device's private address: they are
 // reached through the private gateway, which the default route (public)
 // does not go to.

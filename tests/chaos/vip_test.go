@@ -30,10 +30,9 @@ type vipWorld struct {
 	foreignBlock, foreignAssignment string
 	// pool is the ElasticIPPool; its block, once known, and the Services
 	// given its addresses.
-	pool     string
-	block    string
-	guests   []guestService
-	released bool
+	pool   string
+	block  string
+	guests []guestService
 }
 
 // guestService is a LoadBalancer Service with an address of the pool.

@@ -159,7 +159,7 @@ func BundledChartFile(root, chart, file string) ([]byte, error) {
 	}
 	tgzs, err := filepath.Glob(filepath.Join(filepath.Dir(values), "charts", chart+"-*.tgz"))
 	if err != nil || len(tgzs) != 1 {
-		return nil, fmt.Errorf("Harvester's chart bundles %d charts named %s: %v", len(tgzs), chart, err)
+		return nil, fmt.Errorf("the Harvester chart bundles %d charts named %s: %v", len(tgzs), chart, err)
 	}
 	f, err := os.Open(tgzs[0])
 	if err != nil {

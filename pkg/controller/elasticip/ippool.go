@@ -29,7 +29,7 @@ func ipPoolSpec(pool *v1.ElasticIPPool, block netip.Prefix) lbv1.IPPoolSpec {
 		Ranges:      []lbv1.Range{{Subnet: block.String(), RangeStart: block.Addr().String(), RangeEnd: last.String()}},
 	}
 	if s := pool.Spec.Selector; s != nil {
-		spec.Selector = lbv1.Selector{Priority: uint32(max(s.Priority, 0)), Network: s.Network}
+		spec.Selector = lbv1.Selector{Priority: uint32(max(s.Priority, 0)), Network: s.Network} //nolint:gosec // G115: max(priority, 0) is never negative
 		for _, t := range s.Scope {
 			spec.Selector.Scope = append(spec.Selector.Scope, lbv1.Tuple{Project: t.Project, Namespace: t.Namespace, GuestCluster: t.GuestCluster})
 		}

@@ -206,7 +206,7 @@ func (r *poolRun) countServices() error {
 	if err != nil {
 		return err
 	}
-	r.Obj.Status.Services = int32(len(eips))
+	r.Obj.Status.Services = int32(len(eips)) //nolint:gosec // G115: bounded by the block, a few hundred addresses at most
 	return nil
 }
 

@@ -1,3 +1,6 @@
+// Package v1beta1 names the part of harvester-load-balancer's API
+// (loadbalancer.harvesterhci.io/v1beta1) the addon writes and reads: its
+// IPPool, spelled as that project's CRD spells it.
 package v1beta1
 
 import (
