@@ -22,8 +22,9 @@ func trimCaches(deps *common.Deps) error {
 	} else {
 		for kind, informer := range map[string]toolscache.SharedIndexInformer{
 			"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),
-			"ElasticIP": deps.ElasticIPs.Informer(), "Service": deps.Services.Informer(),
-			"Secret": deps.Secrets.Informer(), "ConfigMap": deps.ConfigMaps.Informer(),
+			"ElasticIP": deps.ElasticIPs.Informer(), "ElasticIPPool": deps.ElasticIPPools.Informer(),
+			"Service": deps.Services.Informer(),
+			"Secret":  deps.Secrets.Informer(), "ConfigMap": deps.ConfigMaps.Informer(),
 			"Setting": deps.Settings.Informer(),
 		} {
 			informers[kind] = informer

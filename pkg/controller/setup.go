@@ -41,6 +41,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
 	metalfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io"
@@ -70,6 +71,7 @@ var watchedKinds = map[string][]schema.GroupVersionKind{
 		v1.SchemeGroupVersion.WithKind("InstancePool"),
 		v1.SchemeGroupVersion.WithKind("Instance"),
 		v1.SchemeGroupVersion.WithKind("ElasticIP"),
+		v1.SchemeGroupVersion.WithKind("ElasticIPPool"),
 		v1beta1.SchemeGroupVersion.WithKind("Setting"),
 		corev1.SchemeGroupVersion.WithKind("Node"),
 		corev1.SchemeGroupVersion.WithKind("Secret"),
@@ -264,13 +266,15 @@ func registerEquinix(ctx context.Context, deps *common.Deps) error {
 	if err != nil {
 		return err
 	}
-	if err := node.Register(ctx, deps, instanceHardware); err != nil {
+	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
+	if err := node.Register(ctx, deps, instanceHardware, matcher); err != nil {
 		return err
 	}
-	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
 	elasticip.Register(ctx, deps, matcher)
 	if deps.Cfg.BGP {
-		bgp.Register(ctx, deps, matcher)
+		if err := bgp.Register(ctx, deps, matcher); err != nil {
+			return err
+		}
 	}
 	return sweep.Register(ctx, deps, instances)
 }
@@ -297,33 +301,39 @@ func newEquinixDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes
 	if err != nil {
 		return nil, fmt.Errorf("machine events client: %w", err)
 	}
+	typed, err := versioned.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("typed client: %w", err)
+	}
 	secrets := credentials.NewLookup(core.Secret().Cache(), secretMetadata(ctx, meta))
 	var releases *harvesterpkg.ReleaseChecker
 	if cfg.CheckReleaseArtifacts {
 		releases = harvesterpkg.NewReleaseChecker(cfg.ReleaseTransport, cfg.MetalTimeout)
 	}
 	return &common.Deps{
-		Cfg:           cfg,
-		ClusterID:     clusterID,
-		Pools:         eq.InstancePool(),
-		Instances:     eq.Instance(),
-		ElasticIPs:    eq.ElasticIP(),
-		Nodes:         core.Node(),
-		NodeWrites:    common.NewNodeWrites(core.Node().Informer().GetStore()),
-		Services:      core.Service(),
-		Secrets:       core.Secret(),
-		ConfigMaps:    core.ConfigMap(),
-		Settings:      hv.Setting(),
-		K8s:           k8s,
-		MachineEvents: machineEvents.CoreV1(),
-		Metal:         provider,
-		SecretLookup:  secrets,
-		Credentials:   credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
-		JoinInfo:      joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
-		Ledger:        ledger.New(core.ConfigMap(), cfg.Namespace),
-		Releases:      releases,
-		Plans:         metal.NewPlanCatalog(metal.DefaultPlanCatalogTTL, nil),
-		Recorder:      common.NewRecorder(ctx, k8s),
+		Cfg:            cfg,
+		ClusterID:      clusterID,
+		Pools:          eq.InstancePool(),
+		Instances:      eq.Instance(),
+		ElasticIPs:     eq.ElasticIP(),
+		ElasticIPPools: eq.ElasticIPPool(),
+		IPPools:        typed.LoadbalancerV1beta1().IPPools(),
+		Nodes:          core.Node(),
+		NodeWrites:     common.NewNodeWrites(core.Node().Informer().GetStore()),
+		Services:       core.Service(),
+		Secrets:        core.Secret(),
+		ConfigMaps:     core.ConfigMap(),
+		Settings:       hv.Setting(),
+		K8s:            k8s,
+		MachineEvents:  machineEvents.CoreV1(),
+		Metal:          provider,
+		SecretLookup:   secrets,
+		Credentials:    credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
+		JoinInfo:       joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
+		Ledger:         ledger.New(core.ConfigMap(), cfg.Namespace),
+		Releases:       releases,
+		Plans:          metal.NewPlanCatalog(metal.DefaultPlanCatalogTTL, nil),
+		Recorder:       common.NewRecorder(ctx, k8s),
 	}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	lbclient "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	harvestercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io/v1beta1"
 	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
@@ -36,6 +37,12 @@ type Deps struct {
 	Pools      equinixcontrollers.InstancePoolController
 	Instances  equinixcontrollers.InstanceController
 	ElasticIPs equinixcontrollers.ElasticIPController
+	// ElasticIPPools offer blocks of Elastic IPs to LoadBalancer Services.
+	ElasticIPPools equinixcontrollers.ElasticIPPoolController
+	// IPPools are harvester-load-balancer's, read and written through a
+	// plain client: without an informer the addon starts on a cluster
+	// where harvester-load-balancer is missing.
+	IPPools lbclient.IPPoolInterface
 	// Inventories are Seeder's (the hardware mode's only kind).
 	Inventories metalcontrollers.InventoryController
 	// CRDs reads a CRD's metadata (the hardware mode looks for Seeder's).

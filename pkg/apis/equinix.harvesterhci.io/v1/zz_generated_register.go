@@ -28,9 +28,10 @@ import (
 )
 
 var (
-	ElasticIPResourceName    = "elasticips"
-	InstanceResourceName     = "instances"
-	InstancePoolResourceName = "instancepools"
+	ElasticIPResourceName     = "elasticips"
+	ElasticIPPoolResourceName = "elasticippools"
+	InstanceResourceName      = "instances"
+	InstancePoolResourceName  = "instancepools"
 )
 
 // SchemeGroupVersion is group version used to register these objects
@@ -56,6 +57,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&ElasticIP{},
 		&ElasticIPList{},
+		&ElasticIPPool{},
+		&ElasticIPPoolList{},
 		&Instance{},
 		&InstanceList{},
 		&InstancePool{},

@@ -32,6 +32,7 @@ func init() {
 
 type Interface interface {
 	ElasticIP() ElasticIPController
+	ElasticIPPool() ElasticIPPoolController
 	Instance() InstanceController
 	InstancePool() InstancePoolController
 }
@@ -48,6 +49,10 @@ type version struct {
 
 func (v *version) ElasticIP() ElasticIPController {
 	return generic.NewNonNamespacedController[*v1.ElasticIP, *v1.ElasticIPList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "ElasticIP"}, "elasticips", v.controllerFactory)
+}
+
+func (v *version) ElasticIPPool() ElasticIPPoolController {
+	return generic.NewNonNamespacedController[*v1.ElasticIPPool, *v1.ElasticIPPoolList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "ElasticIPPool"}, "elasticippools", v.controllerFactory)
 }
 
 func (v *version) Instance() InstanceController {

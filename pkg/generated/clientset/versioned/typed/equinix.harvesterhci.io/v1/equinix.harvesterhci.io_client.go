@@ -29,6 +29,7 @@ import (
 type EquinixV1Interface interface {
 	RESTClient() rest.Interface
 	ElasticIPsGetter
+	ElasticIPPoolsGetter
 	InstancesGetter
 	InstancePoolsGetter
 }
@@ -40,6 +41,10 @@ type EquinixV1Client struct {
 
 func (c *EquinixV1Client) ElasticIPs() ElasticIPInterface {
 	return newElasticIPs(c)
+}
+
+func (c *EquinixV1Client) ElasticIPPools() ElasticIPPoolInterface {
+	return newElasticIPPools(c)
 }
 
 func (c *EquinixV1Client) Instances() InstanceInterface {

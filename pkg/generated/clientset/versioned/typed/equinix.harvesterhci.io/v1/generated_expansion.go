@@ -20,6 +20,8 @@ package v1
 
 type ElasticIPExpansion interface{}
 
+type ElasticIPPoolExpansion interface{}
+
 type InstanceExpansion interface{}
 
 type InstancePoolExpansion interface{}
