@@ -151,7 +151,7 @@ func controllerFlags(f *config.Config) []cli.Flag {
 		&cli.DurationFlag{Name: "termination-check-interval", EnvVars: []string{"TERMINATION_CHECK_INTERVAL"}, Value: time.Minute, Destination: &f.TerminationCheckInterval,
 			Usage: "how often a Metal project with spot servers is asked which devices it will take back (one filtered list); 0 turns it off"},
 		&cli.DurationFlag{Name: "bmc-timeout", EnvVars: []string{"BMC_TIMEOUT"}, Value: 10 * time.Second, Destination: &f.BMCTimeout,
-			Usage: "how long one request to the BMC of a BMCInventory may take (a login, a reading, a power command)"},
+			Usage: "how long one request to the BMC of an Inventory may take (a login, a reading, a power command)"},
 	}
 }
 

@@ -138,9 +138,12 @@ type Config struct {
 	// TerminationCheckInterval is how often a Metal project with spot
 	// servers is asked which devices it will take back; 0 turns it off.
 	TerminationCheckInterval time.Duration
-	// BMCTimeout bounds one request to a BMC of a BMCInventory; 0 is the
+	// BMCTimeout bounds one request to the BMC of an Inventory; 0 is the
 	// BMC client's default.
 	BMCTimeout time.Duration
+	// SeederCheckInterval is how often the hardware mode looks for
+	// Harvester's own Seeder; 0 means a minute. No flag sets it: tests do.
+	SeederCheckInterval time.Duration
 }
 
 // Validate checks the configuration and normalizes it (trailing slashes, the

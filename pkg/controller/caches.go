@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
@@ -15,12 +16,19 @@ import (
 // servers, memory and every deep copy of a cached object. An update that
 // carries no managedFields leaves the stored ones as they are.
 func trimCaches(deps *common.Deps) error {
-	informers := map[string]toolscache.SharedIndexInformer{
-		"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),
-		"ElasticIP": deps.ElasticIPs.Informer(), "ElasticIPPool": deps.ElasticIPPools.Informer(),
-		"BMCInventory": deps.BMCInventories.Informer(),
-		"Node":         deps.Nodes.Informer(), "Service": deps.Services.Informer(), "Secret": deps.Secrets.Informer(),
-		"ConfigMap": deps.ConfigMaps.Informer(), "Setting": deps.Settings.Informer(),
+	informers := map[string]toolscache.SharedIndexInformer{"Node": deps.Nodes.Informer()}
+	if deps.Cfg.Mode == config.ModeHardware {
+		informers["Inventory"] = deps.Inventories.Informer()
+	} else {
+		for kind, informer := range map[string]toolscache.SharedIndexInformer{
+			"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),
+			"ElasticIP": deps.ElasticIPs.Informer(), "ElasticIPPool": deps.ElasticIPPools.Informer(),
+			"Service": deps.Services.Informer(),
+			"Secret":  deps.Secrets.Informer(), "ConfigMap": deps.ConfigMaps.Informer(),
+			"Setting": deps.Settings.Informer(),
+		} {
+			informers[kind] = informer
+		}
 	}
 	for kind, informer := range informers {
 		if err := informer.SetTransform(dropManagedFields); err != nil {

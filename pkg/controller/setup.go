@@ -27,14 +27,15 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/bmcinventory"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
@@ -43,6 +44,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
+	metalfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io"
 	harvesterpkg "github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -50,36 +52,44 @@ import (
 )
 
 // Factories is every wrangler factory, all sharing one lasso controller factory
-// so that one rate limiter and one set of caches serve every controller.
+// so that one rate limiter and one set of caches serve every controller. A
+// factory's controllers and caches exist only once a chain asks for them,
+// so a mode never lists or watches a kind it does not use.
 type Factories struct {
 	Equinix   *equinix.Factory
 	Harvester *harvester.Factory
+	Metal     *metalfactory.Factory
 	Core      *core.Factory
 
 	clients client.SharedClientFactory
 }
 
-// watchedKinds are the kinds the controllers cache: their REST mappings are
-// resolved, once, before the factories start.
-var watchedKinds = []schema.GroupVersionKind{
-	v1.SchemeGroupVersion.WithKind("InstancePool"),
-	v1.SchemeGroupVersion.WithKind("Instance"),
-	v1.SchemeGroupVersion.WithKind("ElasticIP"),
-	v1.SchemeGroupVersion.WithKind("ElasticIPPool"),
-	v1.SchemeGroupVersion.WithKind("BMCInventory"),
-	v1beta1.SchemeGroupVersion.WithKind("Setting"),
-	corev1.SchemeGroupVersion.WithKind("Node"),
-	corev1.SchemeGroupVersion.WithKind("Secret"),
-	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-	corev1.SchemeGroupVersion.WithKind("Service"),
+// watchedKinds are the kinds each mode's controllers cache: their REST
+// mappings are resolved, once, before the factories start.
+var watchedKinds = map[string][]schema.GroupVersionKind{
+	config.ModeEquinix: {
+		v1.SchemeGroupVersion.WithKind("InstancePool"),
+		v1.SchemeGroupVersion.WithKind("Instance"),
+		v1.SchemeGroupVersion.WithKind("ElasticIP"),
+		v1.SchemeGroupVersion.WithKind("ElasticIPPool"),
+		v1beta1.SchemeGroupVersion.WithKind("Setting"),
+		corev1.SchemeGroupVersion.WithKind("Node"),
+		corev1.SchemeGroupVersion.WithKind("Secret"),
+		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		corev1.SchemeGroupVersion.WithKind("Service"),
+	},
+	config.ModeHardware: {
+		v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.InventoryKind),
+		corev1.SchemeGroupVersion.WithKind("Node"),
+	},
 }
 
 // ResolveKinds fills the shared discovery cache. The factories look kinds up
 // when they start and fail for good if the apiserver is away then; once
 // cached, the lookups need no apiserver, and the informers retry by
 // themselves.
-func (f *Factories) ResolveKinds() error {
-	for _, gvk := range watchedKinds {
+func (f *Factories) ResolveKinds(mode string) error {
+	for _, gvk := range watchedKinds[mode] {
 		if _, _, err := f.clients.ResourceForGVK(gvk); err != nil {
 			return fmt.Errorf("resolving %s: %w", gvk.Kind, err)
 		}
@@ -112,11 +122,15 @@ func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error)
 	if err != nil {
 		return nil, fmt.Errorf("harvester factory: %w", err)
 	}
+	mt, err := metalfactory.NewFactoryFromConfigWithOptions(restConfig, opts)
+	if err != nil {
+		return nil, fmt.Errorf("metal factory: %w", err)
+	}
 	co, err := core.NewFactoryFromConfigWithOptions(restConfig, opts)
 	if err != nil {
 		return nil, fmt.Errorf("core factory: %w", err)
 	}
-	return &Factories{Equinix: eq, Harvester: hv, Core: co, clients: clients}, nil
+	return &Factories{Equinix: eq, Harvester: hv, Metal: mt, Core: co, clients: clients}, nil
 }
 
 func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.TypedRateLimiter[any], namespace string) lassocontroller.SharedControllerFactory {
@@ -149,14 +163,22 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 		if f, err = NewFactories(restConfig, cfg.Namespace); err != nil {
 			return err
 		}
-		if err = f.ResolveKinds(); err != nil {
+		if err = f.ResolveKinds(cfg.Mode); err != nil {
 			return err
+		}
+		if cfg.Mode == config.ModeHardware {
+			// The hardware mode tags nothing in a Metal project.
+			return nil
 		}
 		clusterID, err = resolveClusterID(ctx, k8s, cfg.ClusterID)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	newDeps, register := newEquinixDeps, registerEquinix
+	if cfg.Mode == config.ModeHardware {
+		newDeps, register = newHardwareDeps, registerHardware
 	}
 	deps, err := newDeps(ctx, restConfig, k8s, clusterID, cfg, f)
 	if err != nil {
@@ -168,7 +190,7 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 	if err := register(ctx, deps); err != nil {
 		return err
 	}
-	return start.All(ctx, cfg.Threads, f.Equinix, f.Harvester, f.Core)
+	return start.All(ctx, cfg.Threads, f.Equinix, f.Harvester, f.Metal, f.Core)
 }
 
 // startupBackoff paces the start-up's first calls while the apiserver is
@@ -196,10 +218,46 @@ func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx con
 	}
 }
 
-// register wires every controller, in order: the Instance chains register
-// their remove handler before anything else touches Instances, and the
-// sweep marks drift through the registered Instance handler.
-func register(ctx context.Context, deps *common.Deps) error {
+// registerHardware wires the hardware mode's one chain: Seeder's
+// Inventories.
+func registerHardware(ctx context.Context, deps *common.Deps) error {
+	inventory.Register(ctx, deps)
+	return nil
+}
+
+// newHardwareDeps builds what the Inventories' chain reads: no Metal
+// provider, no Secret cache (the chain reads the one Secret an Inventory
+// names, by name), no join information.
+func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, _ string, cfg *config.Config, f *Factories) (*common.Deps, error) {
+	core := f.Core.Core().V1()
+	meta, err := metadata.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	machineEvents, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("machine events client: %w", err)
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	return &common.Deps{
+		Cfg:           cfg,
+		Inventories:   f.Metal.Metal().V1alpha1().Inventory(),
+		Nodes:         core.Node(),
+		NodeWrites:    common.NewNodeWrites(core.Node().Informer().GetStore()),
+		K8s:           k8s,
+		MachineEvents: machineEvents.CoreV1(),
+		CRDs: func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
+			return meta.Resource(crds).Get(ctx, name, metav1.GetOptions{})
+		},
+		Recorder: common.NewRecorder(ctx, k8s),
+	}, nil
+}
+
+// registerEquinix wires every controller of the equinix mode, in order: the
+// Instance chains register their remove handler before anything else
+// touches Instances, and the sweep marks drift through the registered
+// Instance handler.
+func registerEquinix(ctx context.Context, deps *common.Deps) error {
 	instances := instance.Register(ctx, deps)
 	if err := instancepool.Register(ctx, deps); err != nil {
 		return err
@@ -208,7 +266,6 @@ func register(ctx context.Context, deps *common.Deps) error {
 	if err != nil {
 		return err
 	}
-	bmcinventory.Register(ctx, deps)
 	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
 	if err := node.Register(ctx, deps, instanceHardware, matcher); err != nil {
 		return err
@@ -222,7 +279,7 @@ func register(ctx context.Context, deps *common.Deps) error {
 	return sweep.Register(ctx, deps, instances)
 }
 
-func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {
+func newEquinixDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {
 	provider, err := metal.NewProvider(metal.Options{
 		BaseURL:           cfg.MetalAPIURL,
 		Timeout:           cfg.MetalTimeout,
@@ -261,7 +318,6 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 		ElasticIPs:     eq.ElasticIP(),
 		ElasticIPPools: eq.ElasticIPPool(),
 		IPPools:        typed.LoadbalancerV1beta1().IPPools(),
-		BMCInventories: eq.BMCInventory(),
 		Nodes:          core.Node(),
 		NodeWrites:     common.NewNodeWrites(core.Node().Informer().GetStore()),
 		Services:       core.Service(),

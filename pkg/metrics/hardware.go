@@ -27,3 +27,14 @@ var (
 func init() {
 	registry.MustRegister(PowerCalls, PowerActions, EventsForwarded)
 }
+
+// SeederInstalled is 1 while the hardware mode finds Harvester's own Seeder
+// installed, and leaves the Inventories to it.
+var SeederInstalled = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "equinix_addon_seeder_installed",
+	Help: "1 while Harvester Seeder is found installed (its Inventory CRD, or Tinkerbell's BMC machines): the addon then reconciles no Inventory.",
+})
+
+func init() {
+	registry.MustRegister(SeederInstalled)
+}

@@ -51,10 +51,6 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		startPprof(ctx)
 	}
 
-	// The iPXE scripts are served by every replica, leader or not: servers
-	// booting on Equinix fetch them through the chart's Service.
-	ipxe := &http.Server{Addr: cfg.IPXEAddress, Handler: harvester.NewIPXEHandler(harvester.WithArtifactsMirror(cfg.ArtifactsMirror)), ReadHeaderTimeout: 10 * time.Second}
-
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		if err := serve(gctx, srv); err != nil {
@@ -62,12 +58,18 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		}
 		return nil
 	})
-	g.Go(func() error {
-		if err := serve(gctx, ipxe); err != nil {
-			return fmt.Errorf("ipxe server on %s: %w", cfg.IPXEAddress, err)
-		}
-		return nil
-	})
+	if cfg.Mode != config.ModeHardware {
+		// The iPXE scripts are served by every replica, leader or not:
+		// servers booting on Equinix fetch them through the chart's
+		// Service. The hardware mode installs nothing.
+		ipxe := &http.Server{Addr: cfg.IPXEAddress, Handler: harvester.NewIPXEHandler(harvester.WithArtifactsMirror(cfg.ArtifactsMirror)), ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error {
+			if err := serve(gctx, ipxe); err != nil {
+				return fmt.Errorf("ipxe server on %s: %w", cfg.IPXEAddress, err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		start := func(ctx context.Context) error {
 			if err := controller.Start(ctx, restConfig, cfg); err != nil {

@@ -45,6 +45,7 @@ func (r *run) do(i int, s step) string {
 		r.noticeTriggeredKill()
 		r.running = false
 		killed := r.addon.Kill()
+		r.hardware.Kill()
 		if killed {
 			r.stats.kills++
 			r.marks.killed()

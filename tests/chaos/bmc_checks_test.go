@@ -2,18 +2,18 @@ package chaos
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // quiesceBMCs ends the BMC chaos: the BMCs answer again, every server is
-// asked on in maintenance mode, and once each power request is over the
-// maintenance ends.
+// asked on in maintenance mode (once its last request ended), and once each
+// request is over the maintenance ends.
 func (r *run) quiesceBMCs() string {
 	w := r.bmcs
 	w.rf.ClearFaults()
@@ -23,28 +23,33 @@ func (r *run) quiesceBMCs() string {
 	}
 	for _, n := range w.nodes {
 		w.maintenance(r, n.name, true)
-		if !n.twin {
-			w.setPower(r, n, v1.PowerOn)
-		}
 	}
+	asked := map[string]bool{}
 	settled := r.poll(2*time.Minute, func() bool {
 		w.followCommands(r)
+		done := true
 		for _, n := range w.nodes {
-			inv, err := r.env.Client.EquinixV1().BMCInventories().Get(r.env.Ctx, n.name, metav1.GetOptions{})
+			inv, err := r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Get(r.env.Ctx, n.name, metav1.GetOptions{})
 			if err != nil {
 				return false
 			}
-			c := conditions.Get(inv.Status.Conditions, v1.BMCPowerSynced)
-			if inv.Status.LastPowerAction.InFlight() || c != nil && c.Status != metav1.ConditionTrue && c.Reason != v1.ReasonPowerActionFailed {
-				return false
+			pending := inv.Spec.PowerActionRequested != "" && (inv.Status.PowerAction.LastActionStatus == "" || inv.Status.PowerAction.LastJobName == "")
+			switch {
+			case pending:
+				done = false
+			case !n.twin && !asked[n.name]:
+				if out := w.request(r, n, v1alpha1.PowerOperationPowerOn); !strings.HasPrefix(out, "refused") {
+					asked[n.name] = true
+				}
+				done = false
 			}
 		}
-		return true
+		return done
 	})
 	for _, n := range w.nodes {
 		w.maintenance(r, n.name, false)
 	}
-	return fmt.Sprintf("BMC servers asked on (power settled: %t)", settled)
+	return fmt.Sprintf("BMC servers asked on (requests ended: %t)", settled)
 }
 
 // checkBMCs: never more than one open session per BMC, and every power
@@ -92,8 +97,8 @@ func (w *bmcWorld) summary() string {
 // remove deletes the BMC world's objects from the shared cluster.
 func (w *bmcWorld) remove(env *framework.Env) {
 	for _, n := range w.nodes {
-		_ = env.Client.EquinixV1().BMCInventories().Delete(env.Ctx, n.name, metav1.DeleteOptions{})
-		_ = env.Kube.CoreV1().Secrets(framework.Namespace).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
+		_ = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
+		_ = env.Kube.CoreV1().Secrets(bmcSecrets).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 		_ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 	}
 }

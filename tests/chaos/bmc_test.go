@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -11,25 +10,30 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // The BMC world of a run: nodes the addon did not provision, one behind the
 // project's Redfish responder and one behind OpenIPMI's ipmi_sim (through a
-// relay that follows its sessions), each mapped by a BMCInventory polled
-// every bmcPoll. While the main plan runs, the BMC plan (drawn from the seed
-// apart from the main plan, which stays as it was) asks their servers for
-// power changes and reboots, switches their nodes' maintenance mode, logs
-// events, and makes the Redfish BMC refuse a request (as one that dropped
-// the session), forget its sessions, stall or go away for a moment, and the
-// IPMI one answer late. The controller kills and apiserver restarts of the
-// main plan hit the BMC chain too.
+// relay that follows its sessions), each mapped by Seeder's Inventory as
+// Harvester's UI writes it (credentials in an unlabelled Secret of another
+// namespace), polled every bmcPoll by a second controller in the hardware
+// mode, the harvester-seeder install beside the Equinix one. While the main
+// plan runs, the BMC plan (drawn from the seed apart from the main plan,
+// which stays as it was) asks their servers for power operations with the
+// calls Harvester's node action makes, switches their nodes' maintenance
+// mode, logs events, and makes the Redfish BMC refuse a request (as one that
+// dropped the session), forget its sessions, stall or go away for a moment,
+// and the IPMI one answer late. The controller kills and apiserver restarts
+// of the main plan hit the hardware controller too.
 const (
 	bmcPoll = 2 * time.Second
 	// bmcTimeout is the controller's --bmc-timeout in the campaign; a stall
@@ -39,6 +43,8 @@ const (
 	bmcPassword  = "Chaos-bmc-pw-4417"
 	bmcStepsMin  = 12
 	bmcStepsMore = 10
+	// bmcSecrets is where the UI's user keeps the BMC Secrets.
+	bmcSecrets = "chaos-bmc"
 )
 
 var bmcArgs = []string{"--bmc-timeout", bmcTimeout.String()}
@@ -77,7 +83,7 @@ func newBMCPlan(seed int64) []bmcStep {
 	return out
 }
 
-// bmcNode is one node with a BMC and its inventory. A twin's inventory
+// bmcNode is one node with a BMC and its Inventory. A twin's Inventory
 // names the Redfish BMC of the first node too (a BMC that manages two
 // nodes, or a copy-paste): the two owners' passes run at once and must
 // share one session. The plan leaves a twin's power alone.
@@ -106,10 +112,17 @@ type bmcWorld struct {
 }
 
 // startBMCs makes the BMC world: the BMCs, their nodes (Ready, as a kubelet
-// makes them), Secrets and inventories.
+// makes them), Secrets and Inventories.
 func startBMCs(t *testing.T, env *framework.Env, seed int64) *bmcWorld {
 	t.Helper()
 	w := &bmcWorld{plan: newBMCPlan(seed), seen: map[string]int{}}
+	root, err := cluster.RepoRoot()
+	require.NoError(t, err)
+	require.NoError(t, cluster.InstallCRDs(env.Ctx, env.Cluster.RESTConfig, cluster.InventoryCRDDir(root)))
+	_, err = env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bmcSecrets}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
 	w.rf = bmcsim.New(bmcsim.Options{Username: bmcUser, Password: bmcPassword, PowerTransition: time.Second})
 	srv, err := bmcsim.NewServer(w.rf, "")
 	require.NoError(t, err)
@@ -133,18 +146,21 @@ func startBMCs(t *testing.T, env *framework.Env, seed int64) *bmcWorld {
 		_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 		w.kubeletReady(env, n.name)
-		sec := framework.CredentialsSecret(n.name, map[string][]byte{"username": []byte(bmcUser), "password": []byte(bmcPassword)})
-		_, err = env.Kube.CoreV1().Secrets(framework.Namespace).Create(env.Ctx, sec, metav1.CreateOptions{})
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: bmcSecrets, Name: n.name},
+			Data: map[string][]byte{"username": []byte(bmcUser), "password": []byte(bmcPassword)}}
+		_, err = env.Kube.CoreV1().Secrets(bmcSecrets).Create(env.Ctx, sec, metav1.CreateOptions{})
 		require.NoError(t, err)
-		endpoint := v1.BMCEndpoint{Protocol: v1.BMCProtocolRedfish, Host: srv.Host, Port: int32(srv.Port), CABundle: string(srv.CACertPEM)}
+		conn := v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)}
 		if n.ipmi {
-			endpoint = v1.BMCEndpoint{Protocol: v1.BMCProtocolIPMI, Host: "127.0.0.1", Port: int32(w.relay.Port())}
+			conn = v1alpha1.Connection{Host: "127.0.0.1", Port: v1alpha1.IPMIPort,
+				ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: w.relay.Port()}}}
 		}
-		inv, err := env.Client.EquinixV1().BMCInventories().Create(env.Ctx, &v1.BMCInventory{
-			ObjectMeta: metav1.ObjectMeta{Name: n.name},
-			Spec: v1.BMCInventorySpec{NodeName: n.name, BMC: endpoint, CredentialsSecret: v1.SecretReference{Name: n.name},
-				PollInterval: &metav1.Duration{Duration: bmcPoll}},
-		}, metav1.CreateOptions{})
+		conn.AuthSecretRef = corev1.SecretReference{Namespace: bmcSecrets, Name: n.name}
+		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: n.name,
+			Annotations: map[string]string{v1alpha1.AnnotationLocalNodeName: n.name, v1alpha1.AnnotationLocalInventory: "true"}}}
+		inv.Spec.BaseboardManagementSpec.Connection = conn
+		inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: bmcPoll.String()}
+		inv, err = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
 		require.NoError(t, err)
 		n.uid = string(inv.UID)
 	}
@@ -211,9 +227,9 @@ func (w *bmcWorld) do(r *run, s bmcStep) string {
 	n := own[s.Pick%len(own)]
 	switch s.Kind {
 	case bmcPower:
-		return w.setPower(r, n, "")
+		return w.request(r, n, "")
 	case bmcReboot:
-		return w.reboot(r, n)
+		return w.request(r, n, v1alpha1.PowerOperationReboot)
 	case bmcMaintain, bmcUnmaintain:
 		return w.maintenance(r, n.name, s.Kind == bmcMaintain)
 	case bmcEvent:
@@ -249,50 +265,42 @@ func (w *bmcWorld) do(r *run, s bmcStep) string {
 	return "unknown step"
 }
 
-// setPower asks an inventory for a power state ("" for the other one than
-// asked now); only a change is a request.
-func (w *bmcWorld) setPower(r *run, n bmcNode, state v1.PowerState) string {
-	inv, err := r.env.Client.EquinixV1().BMCInventories().Get(r.env.Ctx, n.name, metav1.GetOptions{})
+// request asks for a power operation ("" for shutdown or poweron, whichever
+// changes the power last read) with the calls Harvester's powerAction makes
+// (pkg/api/node formatter.go, v1.8.0): refused while the last request has
+// no actionStatus; otherwise spec.powerActionRequested, then
+// status.powerAction.lastJobName cleared. A request counts once its spec is
+// written: the controller may take it from the spec alone.
+func (w *bmcWorld) request(r *run, n bmcNode, op string) string {
+	invs := r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
+	inv, err := invs.Get(r.env.Ctx, n.name, metav1.GetOptions{})
 	if err != nil {
 		return "refused: " + err.Error()
 	}
-	wanted := inv.Spec.WantedPowerState()
-	if state == "" {
-		state = map[v1.PowerState]v1.PowerState{v1.PowerOff: v1.PowerOn, v1.PowerOn: v1.PowerOff}[wanted]
+	if op == "" {
+		op = v1alpha1.PowerOperationShutdown
+		if inv.Status.MachinePowerState == "off" {
+			op = v1alpha1.PowerOperationPowerOn
+		}
 	}
-	if state == wanted {
-		return "asked " + string(state) + " already"
+	if inv.Spec.PowerActionRequested != "" && inv.Status.PowerAction.LastActionStatus == "" {
+		return "refused: the " + inv.Spec.PowerActionRequested + " is pending"
 	}
-	if err := r.patchBMCInventory(n.name, map[string]any{"powerState": state}); err != nil {
-		return "refused: " + err.Error()
-	}
-	r.power.request(n.uid, string(state))
-	w.mu.Lock()
-	w.requests++
-	w.mu.Unlock()
-	return string(state)
-}
-
-func (w *bmcWorld) reboot(r *run, n bmcNode) string {
-	inv, err := r.env.Client.EquinixV1().BMCInventories().Get(r.env.Ctx, n.name, metav1.GetOptions{})
+	inv.Spec.PowerActionRequested = op
+	updated, err := invs.Update(r.env.Ctx, inv, metav1.UpdateOptions{})
 	if err != nil {
 		return "refused: " + err.Error()
 	}
-	if inv.Spec.WantedPowerState() == v1.PowerOff {
-		return "skipped: asked off"
-	}
-	at := time.Now().UTC().Truncate(time.Second)
-	if old := inv.Spec.RebootRequestedAt; old != nil && !at.After(old.Time) {
-		at = old.Add(time.Second)
-	}
-	if err := r.patchBMCInventory(n.name, map[string]any{"rebootRequestedAt": at.Format(time.RFC3339)}); err != nil {
-		return "refused: " + err.Error()
-	}
-	r.power.request(n.uid, "reboot")
+	kind := map[string]string{v1alpha1.PowerOperationShutdown: "off", v1alpha1.PowerOperationPowerOn: "on", v1alpha1.PowerOperationReboot: "reboot"}[op]
+	r.power.request(n.uid, kind)
 	w.mu.Lock()
 	w.requests++
 	w.mu.Unlock()
-	return "reboot"
+	updated.Status.PowerAction.LastJobName = ""
+	if _, err := invs.UpdateStatus(r.env.Ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return op + ", half written (Harvester answers 409): " + err.Error()
+	}
+	return op
 }
 
 // maintenance switches a BMC node's maintenance mode as Harvester reports
@@ -331,13 +339,4 @@ func (w *bmcWorld) followCommands(r *run) {
 			w.kubeletReady(r.env, n.name)
 		}
 	}
-}
-
-func (r *run) patchBMCInventory(name string, spec map[string]any) error {
-	raw, err := json.Marshal(map[string]any{"spec": spec})
-	if err != nil {
-		return err
-	}
-	_, err = r.env.Client.EquinixV1().BMCInventories().Patch(r.env.Ctx, name, types.MergePatchType, raw, metav1.PatchOptions{})
-	return err
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -91,7 +92,10 @@ type run struct {
 	plan  plan
 	env   *framework.Env
 	addon *framework.Addon
-	metal metal.Client
+	// hardware is the second install: the controller in the hardware mode,
+	// serving the BMC world's Inventories; killed and started with addon.
+	hardware *framework.Addon
+	metal    metal.Client
 	// metalB sees project B.
 	metalB     metal.Client
 	clusterTag string
@@ -160,10 +164,11 @@ func setUp(t *testing.T, pl plan) *run {
 		// Orphans are swept during the quiesce. A correct controller leaves
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
-	}, append(hardwareArgs, bmcArgs...)...)})
+	}, hardwareArgs...)})
+	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeHardware, ExtraArgs: bmcArgs})
 	r.running = true
 	r.marks.started()
-	r.kills = &killSwitch{addon: r.addon, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
+	r.kills = &killSwitch{addon: r.addon, hardware: r.hardware, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
 	t.Cleanup(env.Sim.Subscribe(r.kills.observe))
 	r.passwords = watchPasswords(env)
 	r.passwords.remember(bmcPassword)
@@ -257,11 +262,13 @@ func (r *run) ensureController() string {
 	defer r.kills.suspend(false)
 	r.noticeTriggeredKill()
 	r.restartIn = 0
-	if r.running && !healthy(r.addon) {
-		r.violation("the controller exited on its own (the campaign did not kill it); log tail:\n%s", tail(r.addon.Log(), 40))
-		r.addon.Kill() // reaps it, so that it can start again
+	for _, a := range []*framework.Addon{r.addon, r.hardware} {
+		if r.running && !healthy(a) {
+			r.violation("the controller exited on its own (the campaign did not kill it); log tail:\n%s", tail(a.Log(), 40))
+			a.Kill() // reaps it, so that it can start again
+		}
+		a.EnsureRunning()
 	}
-	r.addon.EnsureRunning()
 	was := r.running
 	r.running = true
 	if !was {
@@ -281,9 +288,11 @@ func (r *run) tearDown() {
 	}
 	r.passwords.all()
 	r.addon.Stop()
+	r.hardware.Stop()
 	if r.t.Failed() || os.Getenv("CHAOS_VERBOSE") != "" {
 		r.t.Logf("actions of seed %d:\n%s", r.plan.Seed, strings.Join(r.notes, "\n"))
 		r.t.Logf("controller log tail:\n%s", tail(r.addon.Log(), 60))
+		r.t.Logf("hardware controller log tail:\n%s", tail(r.hardware.Log(), 30))
 		r.keepLog()
 	}
 	removeLeftovers(r.t, r.env, runPrefix(r.plan.Seed))
@@ -307,7 +316,7 @@ func (r *run) keepLog() {
 	path := filepath.Join(dir, fmt.Sprintf("seed-%d.log", r.plan.Seed))
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
-		err = os.WriteFile(path, []byte(r.addon.Log()), 0o644)
+		err = os.WriteFile(path, []byte(r.addon.Log()+"\n=== the hardware mode's controller\n"+r.hardware.Log()), 0o644)
 	}
 	if err != nil {
 		r.t.Logf("could not keep the controller log: %v", err)

@@ -97,7 +97,9 @@ func containsVLAN(vlans []metal.VirtualNetwork, id string) bool {
 // this process's log, and every object and Event the addon writes.
 func (r *run) checkSecrets() {
 	r.addon.AssertNoSecretLeaks()
-	blobs := map[string]string{"the controller's log": r.addon.Log(), "the test process's log": framework.Logs()}
+	r.hardware.AssertLogClean()
+	blobs := map[string]string{"the controller's log": r.addon.Log(), "the hardware mode's log": r.hardware.Log(),
+		"the test process's log": framework.Logs()}
 	add := func(what string, list interface{}, err error) {
 		if err != nil {
 			r.violation("listing %s: %v", what, err)
@@ -113,8 +115,8 @@ func (r *run) checkSecrets() {
 	add("instances", insts, err)
 	nodes, err := r.env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	add("nodes", nodes, err)
-	invs, err := r.env.Client.EquinixV1().BMCInventories().List(ctx, metav1.ListOptions{})
-	add("BMC inventories", invs, err)
+	invs, err := r.env.Client.MetalV1alpha1().Inventories("").List(ctx, metav1.ListOptions{})
+	add("Inventories", invs, err)
 	events, err := r.env.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
 	add("events", events, err)
 	passwords := r.passwords.all()
@@ -129,7 +131,7 @@ func (r *run) checkSecrets() {
 
 // checkControllerLog: a panic, even one lasso recovered, is a bug.
 func (r *run) checkControllerLog() {
-	for _, line := range strings.Split(r.addon.Log(), "\n") {
+	for _, line := range strings.Split(r.addon.Log()+"\n"+r.hardware.Log(), "\n") {
 		if strings.Contains(line, "panic") {
 			r.violation("the controller panicked: %s", line)
 		}

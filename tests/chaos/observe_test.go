@@ -149,7 +149,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // lock is held across the check and the kill, so once suspend returns no
 // notification kills the controller being started.
 type killSwitch struct {
-	addon      *framework.Addon
+	addon *framework.Addon
+	// hardware is killed with addon: the harvester-seeder install's pod.
+	hardware   *framework.Addon
 	clusterTag string
 	marks      *disturbances
 	vip        *vipHolder
@@ -202,6 +204,7 @@ func (k *killSwitch) observe(n metalsim.Notification) {
 		return
 	}
 	if k.addon.Kill() {
+		k.hardware.Kill()
 		k.marks.killed()
 		k.fired = fmt.Sprintf("%s: %s of device %s (%s)", k.armed, n.Type, n.DeviceID, n.Hostname)
 		k.firedDown = k.down

@@ -34,6 +34,10 @@ type Addon struct {
 	lockName    string
 	httpAddr    string
 	extraArgs   []string
+	// mode and identity are the binary's mode and the chart identity it
+	// runs as (nil: cluster-admin).
+	mode     string
+	identity *Identity
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -51,6 +55,9 @@ type AddonOptions struct {
 	LeaderElect bool
 	// LockName names that Lease (default: one of the test's own).
 	LockName string
+	// Mode runs the binary in another mode than the Env's, under the RBAC
+	// of that mode's install: the two Addons beside each other.
+	Mode string
 }
 
 // StartAddon builds (once per test binary) and starts the controller. It is
@@ -65,13 +72,21 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 		extraArgs:   opts.ExtraArgs,
 		lockName:    "lifecycle-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 		secrets:     map[string]bool{MetalToken: true, JoinToken: true},
+		mode:        env.Mode,
+		identity:    env.Identity,
+	}
+	if opts.Mode != "" && opts.Mode != env.Mode {
+		a.mode = opts.Mode
+		if env.Identity != nil {
+			a.identity = ChartIdentityOf(t, env.Cluster, opts.Mode)
+		}
 	}
 	a.httpAddr = freeAddr(t)
 	if opts.LockName != "" {
 		a.lockName = opts.LockName
 	}
-	if a.leaderElect && env.Identity != nil && a.lockName != Release {
-		env.grantLease(a.lockName)
+	if a.leaderElect && a.identity != nil && a.lockName != a.identity.ServiceAccount {
+		env.grantLease(a.lockName, a.identity.ServiceAccount)
 	}
 	t.Cleanup(func() {
 		a.Stop()
@@ -92,10 +107,11 @@ func freeAddr(t testing.TB) string {
 func (a *Addon) args() []string {
 	e := a.env
 	kubeconfig := e.Cluster.Kubeconfig
-	if e.Identity != nil {
-		kubeconfig = e.Identity.Kubeconfig
+	if a.identity != nil {
+		kubeconfig = a.identity.Kubeconfig
 	}
 	return append([]string{
+		"--mode", a.mode,
 		"--kubeconfig", kubeconfig,
 		"--namespace", Namespace,
 		"--secret-name", SecretName,
@@ -284,7 +300,7 @@ func (a *Addon) AssertLogClean() {
 // the chart's: each test that elects a leader takes a Lease of its own, so
 // that no test waits for the Lease a killed controller of an earlier test
 // left behind. The rule is the chart's own, for that name.
-func (e *Env) grantLease(name string) {
+func (e *Env) grantLease(name, serviceAccount string) {
 	e.T.Helper()
 	ctx := e.Ctx
 	role := &rbacv1.Role{
@@ -297,7 +313,7 @@ func (e *Env) grantLease(name string) {
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "lease-" + name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: Release, Namespace: Namespace}},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccount, Namespace: Namespace}},
 	}
 	_, err = e.Kube.RbacV1().RoleBindings(Namespace).Create(ctx, binding, metav1.CreateOptions{})
 	require.NoError(e.T, ignoreExists(err))

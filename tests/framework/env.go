@@ -57,6 +57,8 @@ type Env struct {
 	// Identity is the chart's ServiceAccount the controller runs as (nil
 	// with Options.ClusterAdmin).
 	Identity *Identity
+	// Mode is the controller's mode.
+	Mode string
 
 	cancel     context.CancelFunc
 	ctrlCancel context.CancelFunc
@@ -96,6 +98,17 @@ type Options struct {
 	// ExternalCloudProvider makes the joined Nodes register as kubelets run
 	// with --cloud-provider=external (see joinagent.Options).
 	ExternalCloudProvider bool
+	// Mode is the controller's mode (config.ModeEquinix when empty). The
+	// hardware mode runs under the RBAC of the chart's harvester-seeder
+	// install, with the Inventory CRD installed.
+	Mode string
+}
+
+func (o Options) mode() string {
+	if o.Mode == "" {
+		return config.ModeEquinix
+	}
+	return o.Mode
 }
 
 // FastTimings make devices move in tens of milliseconds: the default
@@ -113,7 +126,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 		t.Fatalf("integration tests run with KUBE_CACHE_MUTATION_DETECTOR=true (scripts/test sets it), so that a controller changing a cached object fails them")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Env{T: t, Ctx: ctx, Cluster: c, cancel: cancel}
+	e := &Env{T: t, Ctx: ctx, Cluster: c, cancel: cancel, Mode: opts.mode()}
 	t.Cleanup(e.stop)
 	var err error
 	e.Kube, err = kubernetes.NewForConfig(c.RESTConfig)
@@ -122,10 +135,14 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	require.NoError(t, err)
 	root, err := cluster.RepoRoot()
 	require.NoError(t, err)
-	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)))
+	crds := []string{cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)}
+	if opts.mode() == config.ModeHardware {
+		crds = append(crds, cluster.InventoryCRDDir(root))
+	}
+	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, crds...))
 	e.harvesterCluster(opts)
 	if !opts.ClusterAdmin {
-		e.Identity = ChartIdentity(t, c)
+		e.Identity = ChartIdentityOf(t, c, opts.mode())
 	}
 
 	timings := FastTimings()
@@ -173,7 +190,7 @@ func (e *Env) Config(opts Options) *config.Config {
 		poll = 300 * time.Millisecond
 	}
 	cfg := &config.Config{
-		Mode: config.ModeEquinix, Namespace: Namespace, SecretName: SecretName, Threads: 5,
+		Mode: opts.mode(), Namespace: Namespace, SecretName: SecretName, Threads: 5,
 		MetalAPIURL: e.SimURL, MetalTimeout: 10 * time.Second,
 		MetalRequestsPerSecond: 200, MetalBurst: 400,
 		JoinTokenSecret: SecretName, JoinTokenKey: "JOIN_TOKEN",

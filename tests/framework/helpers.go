@@ -21,6 +21,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 )
 
 // SeedSample is the README's sample InstancePool, byte for byte.
@@ -293,8 +294,10 @@ func (e *Env) AssertAbsent(values ...string) {
 	add("pools", pools, err)
 	insts, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{})
 	add("instances", insts, err)
-	invs, err := e.Client.EquinixV1().BMCInventories().List(e.Ctx, metav1.ListOptions{})
-	add("bmcinventories", invs, err)
+	if e.Mode == config.ModeHardware {
+		inventories, err := e.Client.MetalV1alpha1().Inventories("").List(e.Ctx, metav1.ListOptions{})
+		add("inventories", inventories, err)
+	}
 	nodes, err := e.Kube.CoreV1().Nodes().List(e.Ctx, metav1.ListOptions{})
 	add("nodes", nodes, err)
 	events, err := e.Kube.CoreV1().Events("").List(e.Ctx, metav1.ListOptions{})

@@ -25,15 +25,20 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
 // Release is how Harvester installs the chart: release and namespace named
 // after the Addon CR. The ServiceAccount, its roles and its bindings are
 // named after the release.
+//
+// The hardware mode is installed as Harvester's harvester-seeder Addon: its
+// release, ServiceAccount and roles are named so.
 const (
-	Release     = "harvester-equinix-addon"
-	HelmVersion = "v3.22.0"
+	Release       = "harvester-equinix-addon"
+	SeederRelease = "harvester-seeder"
+	HelmVersion   = "v3.22.0"
 )
 
 // Identity is the chart's ServiceAccount with the chart's own RBAC, as the
@@ -41,37 +46,62 @@ const (
 type Identity struct {
 	RESTConfig *rest.Config
 	Kubeconfig string
+	// ServiceAccount is its name (the release's).
+	ServiceAccount string
 	// Rules are the rendered ClusterRole and Role rules.
 	ClusterRules, NamespaceRules []rbacv1.PolicyRule
 }
 
+type identityKey struct {
+	c    *cluster.Cluster
+	mode string
+}
+
 var (
 	identityMu sync.Mutex
-	identities = map[*cluster.Cluster]*Identity{}
+	identities = map[identityKey]*Identity{}
 )
 
-// ChartIdentity renders the chart (helm template), applies its
-// ServiceAccount, ClusterRole, Role and bindings to the cluster, and returns
-// credentials of that ServiceAccount. The integration tests run the
-// controller with them, so a verb the chart lacks fails the tests that need
-// it. Once per cluster.
+// ChartIdentity renders the chart (helm template) in the equinix mode,
+// applies its ServiceAccount, ClusterRole, Role and bindings to the
+// cluster, and returns credentials of that ServiceAccount. The integration
+// tests run the controller with them, so a verb the chart lacks fails the
+// tests that need it. Once per cluster.
 func ChartIdentity(t testing.TB, c *cluster.Cluster) *Identity {
+	return ChartIdentityOf(t, c, config.ModeEquinix)
+}
+
+// ChartIdentityOf is ChartIdentity for a mode: the hardware mode's is the
+// chart installed as release harvester-seeder with mode=hardware, as the
+// Addon installs it.
+func ChartIdentityOf(t testing.TB, c *cluster.Cluster, mode string) *Identity {
 	t.Helper()
 	identityMu.Lock()
 	defer identityMu.Unlock()
-	if id, ok := identities[c]; ok {
+	key := identityKey{c: c, mode: mode}
+	if id, ok := identities[key]; ok {
 		return id
 	}
-	id, err := applyChartIdentity(context.Background(), t, c)
+	id, err := applyChartIdentity(context.Background(), t, c, mode)
 	if err != nil {
 		t.Fatalf("running the controller under the chart's RBAC: %v", err)
 	}
-	identities[c] = id
+	identities[key] = id
 	return id
 }
 
-func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster) (*Identity, error) {
-	out, err := helmTemplate(t)
+// ReleaseOf is the release each mode is installed as.
+func ReleaseOf(mode string) string {
+	if mode == config.ModeHardware {
+		return SeederRelease
+	}
+	return Release
+}
+
+func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster, mode string) (*Identity, error) {
+	// The harvester-seeder package is the chart under that name
+	// (scripts/package), which nameOverride stands in for.
+	out, err := helmTemplate(t, ReleaseOf(mode), "--set", "mode="+mode, "--set", "nameOverride="+ReleaseOf(mode))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +112,7 @@ func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster) (
 	if _, err := k8s.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	id := &Identity{}
+	id := &Identity{ServiceAccount: ReleaseOf(mode)}
 	docs, err := splitManifests(out)
 	if err != nil {
 		return nil, err
@@ -92,7 +122,7 @@ func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster) (
 			return nil, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
-	id.RESTConfig, id.Kubeconfig, err = c.ServiceAccountConfig(ctx, Namespace, Release)
+	id.RESTConfig, id.Kubeconfig, err = c.ServiceAccountConfig(ctx, Namespace, id.ServiceAccount)
 	return id, err
 }
 
@@ -149,7 +179,7 @@ func ignoreExists(err error) error {
 
 // helmTemplate renders the chart with private helm folders, so no user or
 // CI repository configuration leaks in.
-func helmTemplate(t testing.TB) (string, error) {
+func helmTemplate(t testing.TB, release string, args ...string) (string, error) {
 	bin := filepath.Join(cluster.HelmBinDir(HelmVersion), "helm")
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -162,7 +192,7 @@ func helmTemplate(t testing.TB) (string, error) {
 		return "", err
 	}
 	home := t.TempDir()
-	cmd := exec.Command(bin, "template", Release, filepath.Join(root, "charts", Release), "--namespace", Namespace)
+	cmd := exec.Command(bin, append([]string{"template", release, filepath.Join(root, "charts", Release), "--namespace", Namespace}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),

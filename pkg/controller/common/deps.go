@@ -6,7 +6,10 @@
 package common
 
 import (
+	"context"
+
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -17,6 +20,7 @@ import (
 	lbclient "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	harvestercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io/v1beta1"
+	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -39,9 +43,11 @@ type Deps struct {
 	// plain client: without an informer the addon starts on a cluster
 	// where harvester-load-balancer is missing.
 	IPPools lbclient.IPPoolInterface
-	// BMCInventories map nodes the addon did not provision to their BMCs.
-	BMCInventories equinixcontrollers.BMCInventoryController
-	Nodes          corecontrollers.NodeController
+	// Inventories are Seeder's (the hardware mode's only kind).
+	Inventories metalcontrollers.InventoryController
+	// CRDs reads a CRD's metadata (the hardware mode looks for Seeder's).
+	CRDs  func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error)
+	Nodes corecontrollers.NodeController
 	// NodeWrites are the chains' own latest writes of Nodes, which a Node
 	// read through it reflects before the cache does.
 	NodeWrites *NodeWrites

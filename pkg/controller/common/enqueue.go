@@ -35,3 +35,25 @@ type RelatedEnqueuer struct {
 // Enqueue adds name to the workqueue after the delay, outside the rate
 // limiter.
 func (e RelatedEnqueuer) Enqueue(name string) { e.c.EnqueueAfter(name, e.delay) }
+
+// namespacedEnqueuer is what a generated namespaced controller offers.
+type namespacedEnqueuer interface {
+	EnqueueAfter(namespace, name string, duration time.Duration)
+}
+
+// AfterNamespaced is After for a namespaced kind.
+func AfterNamespaced(c namespacedEnqueuer, delay time.Duration) NamespacedRelatedEnqueuer {
+	return NamespacedRelatedEnqueuer{c: c, delay: delay}
+}
+
+// NamespacedRelatedEnqueuer is a relatedresource.Enqueuer.
+type NamespacedRelatedEnqueuer struct {
+	c     namespacedEnqueuer
+	delay time.Duration
+}
+
+// Enqueue adds namespace/name to the workqueue after the delay, outside the
+// rate limiter.
+func (e NamespacedRelatedEnqueuer) Enqueue(namespace, name string) {
+	e.c.EnqueueAfter(namespace, name, e.delay)
+}

@@ -17,9 +17,10 @@ import (
 )
 
 // Events of cluster-scoped objects live in "default", as the recorder puts
-// them; the source is the addon's, as for its other Events.
+// them, and those of namespaced objects in the object's namespace, where the
+// apiserver requires them; the source is the addon's, as for its other
+// Events.
 const (
-	eventNamespace = metav1.NamespaceDefault
 	eventComponent = "harvester-equinix-addon"
 	// maxMessage bounds an Event's message (the API keeps at most 1 KiB).
 	maxMessage = 1024
@@ -44,6 +45,12 @@ func (r *run) forwardEvents() error {
 	}
 	if batch.RecheckAfter > 0 {
 		r.Requeue(batch.RecheckAfter)
+	}
+	if !r.ForwardsEvents() {
+		for _, e := range batch.Events {
+			r.forwarded(pendingEvent{ev: e})
+		}
+		return nil
 	}
 	involved := &involvedObject{owner: r.Name(), ref: r.involvedObjectRef(), at: r.now}
 	pending := make([]pendingEvent, 0, len(batch.Events))
@@ -85,9 +92,13 @@ func (p pendingEvent) kubeEvent() *corev1.Event {
 	if e.Time.IsZero() {
 		at = metav1.NewTime(p.involved.at)
 	}
+	namespace := p.involved.ref.Namespace
+	if namespace == "" {
+		namespace = metav1.NamespaceDefault
+	}
 	return &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   eventNamespace,
+			Namespace:   namespace,
 			Name:        eventName(p.involved.owner, e.ID),
 			Annotations: map[string]string{v1.AnnotationMachineEventID: e.ID},
 		},

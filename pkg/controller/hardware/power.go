@@ -27,11 +27,11 @@ const (
 // syncPower carries the power request of the spec through: it follows a
 // call under way, takes up a new request, and sends a waiting one once it
 // may go.
-func (r *run) syncPower() error {
+func (r *run) syncPower(d DeclaredPower) error {
 	if la := r.Hardware().LastPowerAction; la.InFlight() {
 		return r.followPowerAction()
 	}
-	r.takeRequest()
+	r.takeRequest(d.PowerSpec())
 	if la := r.Hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
 		return nil
 	}
@@ -42,9 +42,8 @@ func (r *run) syncPower() error {
 // one reboot; a powerState the server is not in is one on or off. A waiting
 // request that the spec went back on is cancelled; one that failed is not
 // repeated until the spec asks anew.
-func (r *run) takeRequest() {
+func (r *run) takeRequest(spec v1.PowerSpec) {
 	st := r.Hardware()
-	spec := r.PowerSpec()
 	desired := spec.WantedPowerState()
 	now := metav1.NewTime(r.now)
 	if rr := spec.RebootRequestedAt; rr != nil && (st.ObservedRebootRequest == nil || rr.After(st.ObservedRebootRequest.Time)) {

@@ -10,8 +10,8 @@
 //
 // The chain talks to machines through pkg/machine only. Its Steps work on
 // a Target (target.go): here an Instance, whose machine is a device of the
-// Metal driver (package metaldriver); package bmcinventory runs the same
-// Steps on a BMCInventory, a node the addon did not provision, whose
+// Metal driver (package metaldriver); package inventory runs the same
+// Steps on Seeder's Inventory, a server the addon did not provision, whose
 // machine is its BMC (package bmcdriver).
 package hardware
 

@@ -98,13 +98,24 @@ func (r *run) sync() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := r.syncPower(); err != nil {
+	if err := r.power(); err != nil {
 		errs = append(errs, err)
 	}
 	if r.Changed() {
 		r.observeNode()
 	}
 	return errors.Join(errs...)
+}
+
+// power runs the target's kind of power step, if it has one.
+func (r *run) power() error {
+	switch p := r.Target.(type) {
+	case RequestedPower:
+		return r.syncRequestedPower(p)
+	case DeclaredPower:
+		return r.syncPower(p)
+	}
+	return nil
 }
 
 // observeNode takes what a Node says about the machine's power: a Ready

@@ -16,7 +16,7 @@ import (
 // Steps are the chain's steps (a machine's events, its facts, a reclaim
 // notice, power requests) and what they read and write besides their
 // target. They work on any Target: the Instances' handler runs them, and
-// so does the BMC inventories' (package bmcinventory).
+// so does the Inventories' (package inventory).
 type Steps struct {
 	ctx      context.Context
 	settings StepSettings

@@ -39,7 +39,7 @@ func (c cursor) encode() string {
 }
 
 // decodeCursor reads s ("" is a fresh start). A cursor of the other
-// protocol (the BMCInventory's protocol was changed) keeps its health but
+// protocol (the Inventory's port, and so its protocol, was changed) keeps its health but
 // not its log position, which only the old protocol's log understands.
 func decodeCursor(s string, p bmc.Protocol) (cursor, error) {
 	c := cursor{Version: cursorVersion, Protocol: p}

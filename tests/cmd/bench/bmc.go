@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,18 +9,19 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 )
 
 // The BMC scenario's settings. The poll interval is longer than the
 // driver's idle logout, so each poll opens and ends a session of its own,
-// as the default 15 minutes does; --poll-interval is the development
-// setting of a second, where every recheck was a login before.
+// as the default hour does; --poll-interval is the development setting of
+// a second, where every recheck was a login before.
 const (
 	bmcBenchPoll     = 40 * time.Second
 	bmcBenchRecheck  = time.Second
@@ -35,7 +35,9 @@ const (
 type bmcBench struct {
 	protocol string
 	node     string
-	endpoint v1.BMCEndpoint
+	// connection is the Inventory's: Redfish on the responder's port, IPMI
+	// on 623 with providerOptions.ipmitool.port naming the relay's.
+	connection v1alpha1.Connection
 	// counts reads what the BMC saw so far.
 	counts func() bmcCounts
 	// commands is how many power commands it got.
@@ -85,11 +87,14 @@ func runBMC(ctx context.Context, b *bench) (result, error) {
 	res := result{details: []string{bmcMethod()}}
 	copts := b.controllerOptions(24 * time.Hour)
 	copts.pollInterval = bmcBenchRecheck
-	fl, err := b.startFleet(ctx, "bmc", b.metalOptions(10*time.Second), copts)
+	// The hardware mode, as the harvester-seeder Addon runs it: no Metal
+	// API is called, so none is served.
+	copts.extra = append([]string{"--mode", "hardware"}, copts.extra...)
+	ctrl, err := b.env.startController(ctx, "bmc", "http://127.0.0.1:9/metal/v1", copts)
 	if err != nil {
 		return res, err
 	}
-	defer fl.stop()
+	defer ctrl.stop()
 	for _, start := range []func() (*bmcBench, error){redfishBench, ipmiBench} {
 		bb, err := start()
 		if errors.Is(err, ipmisim.ErrNotInstalled) {
@@ -111,41 +116,28 @@ func runBMC(ctx context.Context, b *bench) (result, error) {
 }
 
 func bmcMethod() string {
-	return fmt.Sprintf("One node the addon did not provision per protocol, with a BMCInventory polled every %s (longer "+
-		"than the 30 s a session is kept unused, so each poll opens and ends a session, as the default 15 minutes does), "+
-		"the controller at --poll-interval %s (the development setting, where a power action was rechecked, with a login, "+
-		"every second). Redfish: the project's responder (two CPUs, four DIMMs, two drives, a SEL), whose reboot (PowerCycle) "+
-		"takes %s to show; IPMI: OpenIPMI's ipmi_sim through a relay that counts datagrams and sessions. Counted per window: "+
-		"sessions opened, the most in use at once, requests (IPMI: every datagram to the BMC, the session setup included) and "+
-		"distinct requests (Redfish: a GET of one resource, a POST or a DELETE; IPMI: a command with its data, from ipmi_sim's "+
-		"trace). **Minimum** = one session, its login and logout, each distinct request once, and for the reboot the rereads "+
-		"of the power state that show the server on at a 10 s pace (3 for the Redfish responder's 25 s, 1 for ipmi_sim): what "+
-		"a client that read nothing twice would send. A window ends %s after the last request. Each window's requests are "+
-		"in logs/bmc-<protocol>-<window>-requests.log of the benchmark folder.",
+	return fmt.Sprintf("One node the addon did not provision per protocol, with Seeder's Inventory (events on) polled every %s "+
+		"(longer than the 30 s a session is kept unused, so each poll opens and ends a session, as the default hour does), "+
+		"the controller in the hardware mode at --poll-interval %s (the development setting). Redfish: the project's responder "+
+		"(two CPUs, four DIMMs, two drives, a SEL), whose reboot (PowerCycle) takes %s to show; IPMI: OpenIPMI's ipmi_sim "+
+		"through a relay that counts datagrams and sessions. The reboot is asked as Harvester's node action asks it; it ends "+
+		"when the BMC took the command. Counted per window: sessions opened, the most in use at once, requests (IPMI: every "+
+		"datagram to the BMC, the session setup included) and distinct requests (Redfish: a GET of one resource, a POST or a "+
+		"DELETE; IPMI: a command with its data, from ipmi_sim's trace). **Minimum** = one session, its login and logout, and "+
+		"each distinct request once: what a client that read nothing twice would send. A window ends %s after the last "+
+		"request. Each window's requests are in logs/bmc-<protocol>-<window>-requests.log of the benchmark folder.",
 		bmcBenchPoll, bmcBenchRecheck, bmcBenchSettle, bmcBenchQuiet)
 }
 
-// minimum is one session's setup and end, each distinct request, and the
-// rereads of the power state a power action needs to see its effect.
-func (w window) minimum(protocol string, rereads int) int {
+// minimum is one session's setup and end, and each distinct request.
+func (w window) minimum(protocol string) int {
 	if protocol == "ipmi" {
 		// Get Channel Authentication Capabilities, Open Session, RAKP 1
 		// and 3 (its session setup), and Close Session; Set Session
 		// Privilege Level is among the distinct commands.
-		return 5 + w.distinct + rereads
+		return 5 + w.distinct
 	}
-	return 2 + w.distinct + rereads // the login (POST) and the logout (DELETE)
-}
-
-// rebootRereads is how many times a client that checks every 10 s must
-// read the power state again after a reboot to see the server on: the
-// Redfish responder shows PoweringOn for bmcBenchSettle, ipmi_sim's cycle
-// is over at the next read.
-func rebootRereads(protocol string) int {
-	if protocol == "ipmi" {
-		return 1
-	}
-	return int(bmcBenchSettle/(10*time.Second)) + 1
+	return 2 + w.distinct // the login (POST) and the logout (DELETE)
 }
 
 func (b *bench) measureBMC(ctx context.Context, bb *bmcBench) ([]row, []string, error) {
@@ -153,16 +145,18 @@ func (b *bench) measureBMC(ctx context.Context, bb *bmcBench) ([]row, []string, 
 	if err := createBMCNode(ctx, b, bb); err != nil {
 		return nil, nil, err
 	}
+	invs := client.MetalV1alpha1().Inventories(namespace)
 	defer func() {
-		_ = client.EquinixV1().BMCInventories().Delete(context.Background(), bb.node, metav1.DeleteOptions{})
+		_ = invs.Delete(context.Background(), bb.node, metav1.DeleteOptions{})
 		_ = kube.CoreV1().Secrets(namespace).Delete(context.Background(), bb.node, metav1.DeleteOptions{})
 		_ = kube.CoreV1().Nodes().Delete(context.Background(), bb.node, metav1.DeleteOptions{})
 	}()
 	start, c0 := time.Now(), bb.counts()
-	inv := &v1.BMCInventory{ObjectMeta: metav1.ObjectMeta{Name: bb.node}, Spec: v1.BMCInventorySpec{
-		NodeName: bb.node, BMC: bb.endpoint, CredentialsSecret: v1.SecretReference{Name: bb.node},
-		PollInterval: &metav1.Duration{Duration: bmcBenchPoll}}}
-	if _, err := client.EquinixV1().BMCInventories().Create(ctx, inv, metav1.CreateOptions{}); err != nil {
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: bb.node}}
+	inv.Spec.BaseboardManagementSpec.Connection = bb.connection
+	inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef = corev1.SecretReference{Namespace: namespace, Name: bb.node}
+	inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: bmcBenchPoll.String()}
+	if _, err := invs.Create(ctx, inv, metav1.CreateOptions{}); err != nil {
 		return nil, nil, err
 	}
 	first, err := b.pollWindow(ctx, bb, time.Time{})
@@ -193,11 +187,10 @@ func (b *bench) measureBMC(ctx context.Context, bb *bmcBench) ([]row, []string, 
 	lines := []string{"", fmt.Sprintf("**%s**", name), "",
 		"| Window | Took | Sessions (most at once) | Requests | Distinct | Minimum | Ratio |", "|---|---|---|---|---|---|---|"}
 	for _, w := range []struct {
-		what    string
-		w       window
-		rereads int
-	}{{"first contact (facts and a poll)", firstW, 0}, {"a poll", pollW, 0}, {"a power request (reboot)", powerW, rebootRereads(bb.protocol)}} {
-		least := w.w.minimum(bb.protocol, w.rereads)
+		what string
+		w    window
+	}{{"first contact (facts and a poll)", firstW}, {"a poll", pollW}, {"a power request (reboot)", powerW}} {
+		least := w.w.minimum(bb.protocol)
 		ratio := float64(w.w.requests) / float64(least)
 		lines = append(lines, fmt.Sprintf("| %s | %s | %d (%d) | %d | %d | %d | %.2f× |", w.what, seconds(w.w.elapsed),
 			w.w.sessions, w.w.most, w.w.requests, w.w.distinct, least, ratio))
@@ -220,11 +213,11 @@ func (b *bench) measureBMC(ctx context.Context, bb *bmcBench) ([]row, []string, 
 func (b *bench) pollWindow(ctx context.Context, bb *bmcBench, after time.Time) (time.Time, error) {
 	var polled time.Time
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*bmcBenchPoll, true, func(ctx context.Context) (bool, error) {
-		inv, err := b.env.client.EquinixV1().BMCInventories().Get(ctx, bb.node, metav1.GetOptions{})
-		if err != nil || inv.Status.LastPolled == nil || !inv.Status.LastPolled.After(after) {
+		inv, err := b.env.client.MetalV1alpha1().Inventories(namespace).Get(ctx, bb.node, metav1.GetOptions{})
+		if err != nil || inv.Status.Hardware == nil || inv.Status.Hardware.LastPolled == nil || !inv.Status.Hardware.LastPolled.After(after) {
 			return false, nil
 		}
-		polled = inv.Status.LastPolled.Time
+		polled = inv.Status.Hardware.LastPolled.Time
 		return true, nil
 	})
 	if err != nil {
@@ -233,33 +226,44 @@ func (b *bench) pollWindow(ctx context.Context, bb *bmcBench, after time.Time) (
 	return polled, waitBMCQuiet(ctx, bb)
 }
 
-// rebootWindow asks for a reboot in maintenance mode, plays the kubelet
-// once the BMC got the command, and waits until the request succeeded.
+// rebootWindow asks for a reboot in maintenance mode with the calls
+// Harvester's node action makes (the spec, then lastJobName cleared), plays
+// the kubelet once the BMC got the command, and waits until the request
+// ended.
 func (b *bench) rebootWindow(ctx context.Context, bb *bmcBench) error {
-	kube, client := b.env.kube, b.env.client
+	kube := b.env.kube
+	invs := b.env.client.MetalV1alpha1().Inventories(namespace)
 	patch := `{"metadata":{"annotations":{"harvesterhci.io/maintain-status":"completed"}}}`
 	if _, err := kube.CoreV1().Nodes().Patch(ctx, bb.node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	spec, _ := json.Marshal(map[string]any{"spec": map[string]any{"rebootRequestedAt": time.Now().UTC().Format(time.RFC3339)}})
-	if _, err := client.EquinixV1().BMCInventories().Patch(ctx, bb.node, types.MergePatchType, spec, metav1.PatchOptions{}); err != nil {
+	inv, err := invs.Get(ctx, bb.node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	inv.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
+	if inv, err = invs.Update(ctx, inv, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	inv.Status.PowerAction.LastJobName = ""
+	if _, err := invs.UpdateStatus(ctx, inv, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
 	commands := bb.commands()
 	ready := false
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if !ready && bb.commands() > commands {
 			ready = true
 			if err := nodeReady(ctx, b, bb.node); err != nil {
 				return false, err
 			}
 		}
-		inv, err := client.EquinixV1().BMCInventories().Get(ctx, bb.node, metav1.GetOptions{})
+		inv, err := invs.Get(ctx, bb.node, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		la := inv.Status.LastPowerAction
-		return la != nil && la.Action == v1.PowerActionReboot && la.Result == v1.PowerResultSucceeded, nil
+		pa := inv.Status.PowerAction
+		return pa.LastJobName != "" && pa.LastActionStatus == v1alpha1.ActionStatusComplete, nil
 	})
 	if err != nil {
 		return err

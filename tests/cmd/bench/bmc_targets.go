@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 )
@@ -22,8 +22,9 @@ func createBMCNode(ctx context.Context, b *bench, bb *bmcBench) error {
 	if err := nodeReady(ctx, b, bb.node); err != nil {
 		return err
 	}
+	// As the UI's Add Secret makes it: no label.
 	_, err := kube.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: bb.node, Labels: map[string]string{v1.LabelSecret: v1.SecretCredentials}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: bb.node},
 		Data:       map[string][]byte{"username": []byte(bmcBenchUser), "password": []byte(bmcBenchPassword)},
 	}, metav1.CreateOptions{})
 	return err
@@ -52,7 +53,7 @@ func redfishBench() (*bmcBench, error) {
 	}
 	return &bmcBench{
 		protocol: "redfish", node: "bench-bmc-redfish",
-		endpoint: v1.BMCEndpoint{Protocol: v1.BMCProtocolRedfish, Host: srv.Host, Port: int32(srv.Port), CABundle: string(srv.CACertPEM)},
+		connection: v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)},
 		counts: func() bmcCounts {
 			log := sim.RequestLog()
 			c := bmcCounts{sessions: sim.Logins().Accepted, most: sim.Logins().MostSessions, requests: len(log)}
@@ -87,7 +88,8 @@ func ipmiBench() (*bmcBench, error) {
 	}
 	return &bmcBench{
 		protocol: "ipmi", node: "bench-bmc-ipmi",
-		endpoint: v1.BMCEndpoint{Protocol: v1.BMCProtocolIPMI, Host: "127.0.0.1", Port: int32(relay.Port())},
+		connection: v1alpha1.Connection{Host: "127.0.0.1", Port: v1alpha1.IPMIPort,
+			ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: relay.Port()}}},
 		counts: func() bmcCounts {
 			c := bmcCounts{sessions: len(relay.Sessions()), most: relay.MostSessions(), requests: relay.Sent()}
 			for _, m := range sim.Messages() {

@@ -81,7 +81,7 @@ func (e *env) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cluster.InstallCRDs(ctx, e.rest, cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)); err != nil {
+	if err := cluster.InstallCRDs(ctx, e.rest, cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root), cluster.InventoryCRDDir(root)); err != nil {
 		return fmt.Errorf("installing CRDs: %w", err)
 	}
 	if err := e.harvesterObjects(ctx); err != nil {

@@ -1,5 +1,5 @@
 // Command bmcsim serves the project's simulated Redfish BMC for `make
-// demo-bmc`: a server's BMC that a BMCInventory can point at, with a plain
+// demo-bmc`: a server's BMC that an Inventory can point at, with a plain
 // HTTP control port for the demo's hands on it.
 //
 //	bmcsim --dir DIR --username U --password P

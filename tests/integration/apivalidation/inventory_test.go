@@ -191,6 +191,8 @@ func TestInventoryValidation(t *testing.T) {
 		{name: "not a duration at all", path: []string{"events", "pollingInterval"}, value: "abc", wantErr: "pollingInterval"},
 		{name: "a CA bundle without PEM", path: []string{"connection", "caBundle"}, value: "not a certificate", wantErr: "caBundle must hold PEM certificates"},
 		{name: "redfish port 0", path: []string{"connection", "providerOptions", "redfish", "port"}, value: int64(0), wantErr: "providerOptions.redfish.port"},
+		{name: "a power operation", path: []string{"powerActionRequested"}, value: "reboot"},
+		{name: "an unknown power operation", path: []string{"powerActionRequested"}, value: "hibernate", wantErr: "spec.powerActionRequested"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := parseObject(t, fmt.Sprintf(uiInventory, fmt.Sprintf("validation-%d", i)))

@@ -26,6 +26,9 @@ func TestRenderHardwareMode(t *testing.T) {
 	assert.Empty(t, m.ofKind("CustomResourceDefinition"), "the Equinix CRDs belong to the equinix mode's release")
 	assert.Nil(t, m.find("Service", releaseName+"-ipxe"), "nothing is provisioned over iPXE")
 	c := controllerContainer(t, deployment(t, m))
+	for _, p := range c.Ports {
+		assert.NotEqual(t, "ipxe", p.Name, "the hardware mode serves no iPXE script")
+	}
 	assert.Equal(t, "hardware", envValue(c, "MODE"))
 	assert.Equal(t, releaseName+"-hardware", envValue(c, "LEADER_LOCK_NAME"))
 
@@ -62,6 +65,8 @@ func TestHardwareModeRBAC(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			ResourceNames: []string{"inventories.metal.harvesterhci.io", "machines.bmc.tinkerbell.org"}, Verbs: []string{"get"}},
 	}, rules["ClusterRole"])
 	assert.ElementsMatch(t, []rbacv1.PolicyRule{
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -67,7 +68,7 @@ func TestResolvedKindsOutliveTheAPIServer(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{NoController: true})
 	f, err := controller.NewFactories(env.Cluster.RESTConfig, framework.Namespace)
 	require.NoError(t, err)
-	require.NoError(t, f.ResolveKinds())
+	require.NoError(t, f.ResolveKinds(config.ModeEquinix))
 
 	env.Cluster.StopAPIServer()
 	t.Cleanup(func() { require.NoError(t, env.Cluster.StartAPIServer(env.Ctx)) })

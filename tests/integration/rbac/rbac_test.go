@@ -27,7 +27,6 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -69,10 +68,11 @@ var notProvoked = map[grant]string{
 	{"", "services", "list"}:                              "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "elasticips", "list"}:     "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "elasticippools", "list"}: "informers list on apiservers without streaming lists",
-	{"equinix.harvesterhci.io", "bmcinventories", "list"}: "informers list on apiservers without streaming lists",
+	{"metal.harvesterhci.io", "inventories", "list"}:      "informers list on apiservers without streaming lists",
 	// A node is read from the API server right before a power command; a
-	// pool's lifecycle sends none. The power tests (tests/integration/hardware
-	// and bmcinventory) run under this same RBAC and use it.
+	// pool's lifecycle sends none. The power tests (tests/integration/hardware)
+	// run under this same RBAC and use it; the hardware mode's lifecycle here
+	// sends one.
 	{"", "nodes", "get"}: "read right before a power command",
 	// Setting blockOwnerDeletion on an Instance's owner reference to its
 	// pool is checked by the OwnerReferencesPermissionEnforcement
@@ -99,6 +99,14 @@ func TestChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	cloudProviderNode(t, env)
 	addon.Stop()
 
+	assertGrantsUsed(t, env, user)
+}
+
+// assertGrantsUsed checks the chart's grants of env's identity against
+// what user did, from the audit log: nothing refused, nothing granted and
+// unused.
+func assertGrantsUsed(t *testing.T, env *framework.Env, user string) {
+	t.Helper()
 	events, err := env.Cluster.AuditEvents()
 	require.NoError(t, err)
 	used := map[grant]bool{}
@@ -219,7 +227,6 @@ func lifecycle(t *testing.T, env *framework.Env) {
 	rememberProject(t, env, "00000000-0000-0000-0000-00000000dead")
 	env.Eventually(func() bool { return countEvents(env, framework.Namespace, "ProjectUnreachable") >= 2 }, time.Minute,
 		"the sweep did not report the project twice")
-	bmcNode(t, env)
 	env.DeletePoolAndWait(pool.Name)
 }
 
@@ -297,32 +304,6 @@ func cloudProviderNode(t *testing.T, env *framework.Env) {
 			return t.Key == "node.cloudprovider.kubernetes.io/uninitialized"
 		})
 	}, time.Minute, "the node was not initialized")
-}
-
-// bmcNode maps a node the addon did not provision to a Redfish BMC and
-// waits for its facts: the inventory's status and the node's labels.
-func bmcNode(t *testing.T, env *framework.Env) {
-	t.Helper()
-	sim := bmcsim.New(bmcsim.Options{Username: "admin", Password: "rbac-bmc-pw"})
-	srv, err := bmcsim.NewServer(sim, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	_, err = env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "rbac-bmc"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	sec := framework.CredentialsSecret("rbac-bmc", map[string][]byte{"username": []byte("admin"), "password": []byte("rbac-bmc-pw")})
-	_, err = env.Kube.CoreV1().Secrets(framework.Namespace).Create(env.Ctx, sec, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = env.Client.EquinixV1().BMCInventories().Create(env.Ctx, &v1.BMCInventory{
-		ObjectMeta: metav1.ObjectMeta{Name: "rbac-bmc"},
-		Spec: v1.BMCInventorySpec{NodeName: "rbac-bmc", CredentialsSecret: v1.SecretReference{Name: "rbac-bmc"},
-			BMC: v1.BMCEndpoint{Protocol: v1.BMCProtocolRedfish, Host: srv.Host, Port: int32(srv.Port), CABundle: string(srv.CACertPEM)}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	env.Eventually(func() bool {
-		inv, err := env.Client.EquinixV1().BMCInventories().Get(env.Ctx, "rbac-bmc", metav1.GetOptions{})
-		n, nerr := env.Kube.CoreV1().Nodes().Get(env.Ctx, "rbac-bmc", metav1.GetOptions{})
-		return err == nil && nerr == nil && inv.Status.Health == "OK" && n.Labels[v1.LabelManufacturer] != ""
-	}, time.Minute, "the BMC node did not get its facts")
 }
 
 func scale(t *testing.T, env *framework.Env, name string, count int32) {

@@ -68,7 +68,7 @@ func TestPackageEmitsBothCharts(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, withCRDs, "name: "+inventoryCRD, "%s installs the Inventory CRD when it is absent", chart)
 	}
-	assert.Len(t, templated, 5, "InstancePool, Instance, ElasticIP, ElasticIPPool, BMCInventory")
+	assert.Len(t, templated, 4, "InstancePool, Instance, ElasticIP, ElasticIPPool")
 	for crd, charts := range templated {
 		assert.Equal(t, []string{helmtest.Chart}, charts, crd)
 	}
@@ -80,9 +80,9 @@ func TestPackageEmitsBothCharts(t *testing.T) {
 // it lives beside the harvester-equinix-addon release, and that it installs
 // beside an Inventory CRD Seeder applied.
 //
-// Running the controller from this release and reaching inventoryNodeReady
-// is the controller's part: helmtest.InstallAddon and seederRelease are the
-// hook for it.
+// The release's Deployment is then run as its pod would run (its
+// environment, its ServiceAccount's RBAC, no Metal Secret), and a UI-shaped
+// Inventory reaches inventoryNodeReady.
 func TestSeederAddonInstalls(t *testing.T) {
 	c := shared.Require(t)
 	helmtest.Helm(t)
@@ -122,6 +122,7 @@ func TestSeederAddonInstalls(t *testing.T) {
 		out, err := helmtest.InstallAddon(t, c, seeder, repo)
 		require.NoError(t, err, out)
 		checkSeederRelease(ctx, t, c, k8s)
+		runSeederDeployment(ctx, t, c, k8s)
 	})
 
 	t.Run("the Inventory namespace policy", func(t *testing.T) {
@@ -243,6 +244,8 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			ResourceNames: []string{"inventories.metal.harvesterhci.io", "machines.bmc.tinkerbell.org"}, Verbs: []string{"get"}},
 	}, role.Rules)
 
 	d, err := k8s.AppsV1().Deployments(helmtest.Namespace).Get(ctx, seederChart, metav1.GetOptions{})

@@ -106,10 +106,12 @@ const (
 	// It appears with the first power request.
 	InstancePowerSynced = "PowerSynced"
 
-	// BMCInventory conditions.
+	// Inventory conditions (Seeder's Inventory, served in the hardware
+	// mode).
 
-	// BMCNodeFound is True while the node named exists, is not one of the
-	// addon's own servers, and no older BMCInventory names it.
+	// BMCNodeFound is True while the Inventory's node exists and is not one
+	// of the addon's own servers; False says which (a server without a
+	// node, an annotation naming another node, an Instance's node).
 	BMCNodeFound = "NodeFound"
 	// BMCCredentialsReady is False when the credentials Secret is missing,
 	// unlabelled or lacks username or password.

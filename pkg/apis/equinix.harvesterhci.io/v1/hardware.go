@@ -171,3 +171,14 @@ func (i *Instance) RestartingOnRequest(now metav1.Time, grace metav1.Duration) b
 	}
 	return la.Sent == nil || now.Sub(la.Sent.Time) < grace.Duration
 }
+
+// SubsystemHealth is the health of one group of parts.
+type SubsystemHealth struct {
+	// Name is Thermal, PowerSupplies, Fans, Storage, Memory or Processors.
+	Name string `json:"name"`
+	// State is OK, Unknown, Warning or Critical.
+	State string `json:"state"`
+	// Message names the parts that are not OK.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

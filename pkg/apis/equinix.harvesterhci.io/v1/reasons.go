@@ -132,6 +132,12 @@ const (
 	ReasonAuthenticationFailed  = "AuthenticationFailed"
 	ReasonEventLogRead          = "EventLogRead"
 	ReasonNoEventLog            = "NoEventLog"
+	// Seeder's Inventories: where one may be, its node, and the real Seeder.
+	ReasonInventoryReady    = "InventoryReady"
+	ReasonWrongNamespace    = "WrongNamespace"
+	ReasonNodeNameMismatch  = "NodeNameMismatch"
+	ReasonServerWithoutNode = "ServerWithoutNode"
+	ReasonSeederInstalled   = "SeederInstalled"
 
 	// The periodic sweep.
 	ReasonOrphanDevice       = "OrphanDevice"
@@ -214,6 +220,7 @@ var warnings = map[string]bool{
 	ReasonNodeNotFound: true, ReasonNodeProvisioned: true, ReasonDuplicateInventory: true,
 	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
 	ReasonBMCError: true, ReasonAuthenticationFailed: true, ReasonNoEventLog: true,
+	ReasonWrongNamespace: true, ReasonNodeNameMismatch: true, ReasonSeederInstalled: true,
 
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,
@@ -243,6 +250,12 @@ var stalling = map[string]bool{
 	ReasonStepFailed: true, ReasonPortMissing: true,
 
 	ReasonInvalidConfiguration: true, ReasonPasswordSecretTaken: true, ReasonNodeNameTaken: true,
+
+	// An Inventory's BMC that cannot be used until its address, port,
+	// certificate or credentials are fixed, or the BMC comes back.
+	ReasonWrongNamespace: true, ReasonNodeNameMismatch: true, ReasonNodeProvisioned: true,
+	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
+	ReasonBMCError: true, ReasonAuthenticationFailed: true,
 }
 
 // Stalls reports whether a condition with this reason, when False, holds its

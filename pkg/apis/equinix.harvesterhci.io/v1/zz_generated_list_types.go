@@ -26,23 +26,6 @@ import (
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
-// BMCInventoryList is a list of BMCInventory resources
-type BMCInventoryList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata"`
-
-	Items []BMCInventory `json:"items"`
-}
-
-func NewBMCInventory(namespace, name string, obj BMCInventory) *BMCInventory {
-	obj.APIVersion, obj.Kind = SchemeGroupVersion.WithKind("BMCInventory").ToAPIVersionAndKind()
-	obj.Name = name
-	obj.Namespace = namespace
-	return &obj
-}
-
-// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
-
 // ElasticIPList is a list of ElasticIP resources
 type ElasticIPList struct {
 	metav1.TypeMeta `json:",inline"`

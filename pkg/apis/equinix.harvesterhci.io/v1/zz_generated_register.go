@@ -28,7 +28,6 @@ import (
 )
 
 var (
-	BMCInventoryResourceName  = "bmcinventories"
 	ElasticIPResourceName     = "elasticips"
 	ElasticIPPoolResourceName = "elasticippools"
 	InstanceResourceName      = "instances"
@@ -56,8 +55,6 @@ var (
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
-		&BMCInventory{},
-		&BMCInventoryList{},
 		&ElasticIP{},
 		&ElasticIPList{},
 		&ElasticIPPool{},

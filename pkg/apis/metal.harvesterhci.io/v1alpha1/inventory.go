@@ -55,6 +55,10 @@ type InventorySpec struct {
 	// host's power menu, under maintenance mode) and clears
 	// status.powerAction.lastJobName; a new request is accepted once
 	// status.powerAction.actionStatus says how the previous one ended.
+	// The addon carries out a request once, when status.powerAction.lastJobName
+	// is empty or the operation changed with the spec since the last
+	// request.
+	// +kubebuilder:validation:Enum=shutdown;poweron;reboot
 	// +optional
 	PowerActionRequested string `json:"powerActionRequested,omitempty"`
 	// Arch is the server's architecture for Seeder's provisioning. Not used
@@ -317,7 +321,7 @@ type PowerActionDetails struct {
 }
 
 // HardwareStatus is what the addon's hardware chain keeps about the BMC and
-// its server, as for a BMCInventory.
+// its server.
 type HardwareStatus struct {
 	// Health is the server's overall health as the BMC last reported it:
 	// OK, Unknown, Warning or Critical.

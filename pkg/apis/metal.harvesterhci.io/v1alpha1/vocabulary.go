@@ -3,6 +3,8 @@
 // and Seeder read in it.
 package v1alpha1
 
+import "time"
+
 // The words Harvester and Seeder use for Inventories. Harvester's node
 // actions, its UI and Seeder compare against these exact strings, so they
 // are part of the API, not the addon's choice.
@@ -27,6 +29,39 @@ const (
 // requires before it offers power actions.
 const InventoryNodeReady InventoryWorkflowStatus = "inventoryNodeReady"
 
+// What status.status says while an Inventory is not ready: Harvester's
+// powerActionPossible answers 409 with this word in its message, and the
+// INVENTORYSTATUS column shows it. Seeder leaves the field empty instead;
+// any value but inventoryNodeReady means not ready to Harvester.
+const (
+	// InventoryBMCNotContacted: the BMC has not been tried yet.
+	InventoryBMCNotContacted InventoryWorkflowStatus = "bmcNotContacted"
+	// InventoryWrongNamespace: the Inventory is outside harvester-system,
+	// where Harvester never looks; the addon does nothing with it.
+	InventoryWrongNamespace InventoryWorkflowStatus = "wrongNamespace"
+	// InventoryNodeNameMismatch: its local-node-name annotation names
+	// another node than its own name.
+	InventoryNodeNameMismatch InventoryWorkflowStatus = "nodeNameMismatch"
+	// InventoryNodeProvisioned: its node is one of the addon's own
+	// servers, whose Instance reports the hardware.
+	InventoryNodeProvisioned InventoryWorkflowStatus = "nodeProvisionedByAddon"
+	// InventoryCredentialsMissing: the Secret is not named, missing, or
+	// lacks username or password.
+	InventoryCredentialsMissing InventoryWorkflowStatus = "credentialsMissing"
+	// InventoryBMCUnreachable: nothing answered at the BMC's address.
+	InventoryBMCUnreachable InventoryWorkflowStatus = "bmcUnreachable"
+	// InventoryBMCProtocolMismatch: something answered, in another
+	// protocol than the port chose (see Connection.Protocol).
+	InventoryBMCProtocolMismatch InventoryWorkflowStatus = "bmcProtocolMismatch"
+	// InventoryBMCCertificateInvalid: the Redfish BMC's certificate is not
+	// trusted (set caBundle, or insecureTLS).
+	InventoryBMCCertificateInvalid InventoryWorkflowStatus = "bmcCertificateInvalid"
+	// InventoryBMCAuthenticationFailed: the BMC refused the credentials.
+	InventoryBMCAuthenticationFailed InventoryWorkflowStatus = "bmcAuthenticationFailed"
+	// InventoryBMCError: the BMC answered with an error, or too slowly.
+	InventoryBMCError InventoryWorkflowStatus = "bmcError"
+)
+
 // Power operations Harvester's powerAction writes to spec.powerActionRequested.
 const (
 	PowerOperationShutdown = "shutdown"
@@ -42,6 +77,12 @@ func IsPowerOperation(op string) bool {
 	}
 	return false
 }
+
+// Keys of the BMC credentials Secret (spec.baseboardSpec.connection.authSecretRef).
+const (
+	SecretUsernameKey = "username"
+	SecretPasswordKey = "password"
+)
 
 // How a power request ended (status.powerAction.actionStatus). Either lets
 // Harvester accept the next request.
@@ -65,3 +106,21 @@ const (
 	SeederCRDOwnerAnnotation = "objectset.rio.cattle.io/id"
 	SeederCRDOwnerID         = "seeder-crd"
 )
+
+// The CRDs that tell the real Seeder is installed: the Inventory CRD when
+// Seeder applied it, and the BMC machines of Tinkerbell's rufio, which only
+// Seeder installs in a Harvester cluster.
+const (
+	InventoryCRDName = "inventories.metal.harvesterhci.io"
+	RufioMachinesCRD = "machines.bmc.tinkerbell.org"
+	// CRDAPIVersion and CRDKind name a CRD in an Event.
+	CRDAPIVersion = "apiextensions.k8s.io/v1"
+	CRDKind       = "CustomResourceDefinition"
+)
+
+// InventoryKind is the kind's name, as an Event names it.
+const InventoryKind = "Inventory"
+
+// DefaultPollingInterval is spec.events.pollingInterval's default: how
+// often a BMC is read when the Inventory does not say.
+const DefaultPollingInterval = time.Hour

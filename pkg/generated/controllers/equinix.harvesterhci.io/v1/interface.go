@@ -31,7 +31,6 @@ func init() {
 }
 
 type Interface interface {
-	BMCInventory() BMCInventoryController
 	ElasticIP() ElasticIPController
 	ElasticIPPool() ElasticIPPoolController
 	Instance() InstanceController
@@ -46,10 +45,6 @@ func New(controllerFactory controller.SharedControllerFactory) Interface {
 
 type version struct {
 	controllerFactory controller.SharedControllerFactory
-}
-
-func (v *version) BMCInventory() BMCInventoryController {
-	return generic.NewNonNamespacedController[*v1.BMCInventory, *v1.BMCInventoryList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "BMCInventory"}, "bmcinventories", v.controllerFactory)
 }
 
 func (v *version) ElasticIP() ElasticIPController {

@@ -28,7 +28,6 @@ import (
 
 type EquinixV1Interface interface {
 	RESTClient() rest.Interface
-	BMCInventoriesGetter
 	ElasticIPsGetter
 	ElasticIPPoolsGetter
 	InstancesGetter
@@ -38,10 +37,6 @@ type EquinixV1Interface interface {
 // EquinixV1Client is used to interact with features provided by the equinix.harvesterhci.io group.
 type EquinixV1Client struct {
 	restClient rest.Interface
-}
-
-func (c *EquinixV1Client) BMCInventories() BMCInventoryInterface {
-	return newBMCInventories(c)
 }
 
 func (c *EquinixV1Client) ElasticIPs() ElasticIPInterface {

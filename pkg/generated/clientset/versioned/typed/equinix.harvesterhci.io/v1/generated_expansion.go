@@ -18,8 +18,6 @@ limitations under the License.
 
 package v1
 
-type BMCInventoryExpansion interface{}
-
 type ElasticIPExpansion interface{}
 
 type ElasticIPPoolExpansion interface{}

@@ -28,10 +28,6 @@ type FakeEquinixV1 struct {
 	*testing.Fake
 }
 
-func (c *FakeEquinixV1) BMCInventories() v1.BMCInventoryInterface {
-	return newFakeBMCInventories(c)
-}
-
 func (c *FakeEquinixV1) ElasticIPs() v1.ElasticIPInterface {
 	return newFakeElasticIPs(c)
 }

@@ -1,4 +1,4 @@
-package bmcinventory
+package inventory
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	sim.AddLogEntry("Warning", "Correctable ECC error on DIMM A1")
 	createNode(t, env, "rf-node")
 	bmcSecret(t, env, "rf-node", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("rf-node", "rf-node", srv))
+	create(t, env, redfishInventory("rf-node", srv))
 
 	env.Eventually(func() bool {
 		n := node(t, env, "rf-node")
@@ -36,12 +36,9 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	assert.Equal(t, "2 x 25Gbps", n.Annotations[v1.AnnotationNICs])
 	assert.Contains(t, n.Annotations[v1.AnnotationHardwareSource], "Redfish BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
-		inv := inventory(t, env, "rf-node")
-		return hasCondition(t, env, "rf-node", v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable) &&
-			hasCondition(t, env, "rf-node", v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated) &&
-			hasCondition(t, env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
-			inv.Status.Health == "OK" && inv.Status.PowerState == "on"
-	}, time.Minute, "the inventory does not report a reachable, healthy BMC")
+		return ready(t, env, "rf-node") && hasCondition(t, env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
+			hw(t, env, "rf-node").Health == "OK" && inventory(t, env, "rf-node").Status.MachinePowerState == "on"
+	}, time.Minute, "the Inventory does not report a reachable, healthy BMC")
 
 	env.Eventually(func() bool {
 		return countHolding(messages(forwarded(t, env, "rf-node")), "Correctable ECC error on DIMM A1") == 1
@@ -54,7 +51,7 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 		msgs := messages(forwarded(t, env, "rf-node"))
 		return countHolding(msgs, "PowerSupplies is Critical (PSU 2: Critical), was OK") == 1 && countHolding(msgs, "Power supply PSU 2 failed") == 1
 	}, time.Minute, "the health change and the new entry were not forwarded")
-	env.Eventually(func() bool { return inventory(t, env, "rf-node").Status.Health == "Critical" }, time.Minute, "status.health")
+	env.Eventually(func() bool { return hw(t, env, "rf-node").Health == "Critical" }, time.Minute, "status.hardware.health")
 	for _, e := range env.Events("rf-node") {
 		if e.Annotations[v1.AnnotationMachineEventID] != "" && e.Reason == v1.ReasonHardwareWarning {
 			assert.Equal(t, "Warning", e.Type)
@@ -75,4 +72,33 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	}
 	assert.Len(t, fw, 4, "one Event per entry and per health change: %v", fw)
 	env.AssertAbsent(bmcPassword)
+}
+
+// events.enabled false: the BMC is still read at pollingInterval (facts,
+// health, power, reachability), but none of its events becomes an Event.
+// Turned on, only what the BMC logs from then on is forwarded.
+func TestEventsOff(t *testing.T) {
+	env := newEnv(t)
+	sim, srv := redfishBMC(t)
+	sim.AddLogEntry("Warning", "Fan 2 below lower threshold")
+	createNode(t, env, "quiet")
+	bmcSecret(t, env, "quiet", bmcUser, bmcPassword)
+	inv := redfishInventory("quiet", srv)
+	inv.Spec.Events.Enabled = false
+	create(t, env, inv)
+	env.Eventually(func() bool {
+		return ready(t, env, "quiet") && node(t, env, "quiet").Labels[v1.LabelManufacturer] == "Supermicro" &&
+			inventory(t, env, "quiet").Status.MachinePowerState == "on"
+	}, time.Minute, "the BMC was not read with events off")
+	require.NoError(t, sim.SetHealth(bmcsim.PartFan, "Fan 2", bmcsim.HealthWarning))
+	env.Eventually(func() bool { return hw(t, env, "quiet").Health == "Warning" }, time.Minute, "the health was not read")
+	polls(t, env, "quiet", 2)
+	assert.Empty(t, forwarded(t, env, "quiet"), "an event was forwarded with events off")
+
+	patchSpec(t, env, "quiet", map[string]any{"events": map[string]any{"enabled": true}})
+	sim.AddLogEntry("Critical", "Fan 2 failed")
+	env.Eventually(func() bool { return countHolding(messages(forwarded(t, env, "quiet")), "Fan 2 failed") == 1 }, time.Minute,
+		"the entry logged after events were turned on was not forwarded")
+	polls(t, env, "quiet", 2)
+	assert.Len(t, forwarded(t, env, "quiet"), 1, "what was logged while events were off is not forwarded later")
 }

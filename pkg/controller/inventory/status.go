@@ -1,4 +1,4 @@
-package bmcinventory
+package inventory
 
 import (
 	"errors"
@@ -34,70 +34,98 @@ const (
 // bmcRetry), not at the work queue's pace (see bmcRetryAfter for refused
 // credentials). Only a failure of the cluster (an Event or a Node patch
 // refused) is returned.
-func (r *run) observeBMC(t *target, m *bmcdriver.Machine, interval time.Duration, runErr error) error {
+func (r *run) observeBMC(t *target, m *bmcdriver.Machine, ep bmc.Endpoint, interval time.Duration, runErr error) error {
 	st := &t.Obj.Status
 	o := m.Observed()
 	if o.Problem != nil {
-		r.bmcProblem(t, o)
+		r.bmcProblem(t, ep, o)
 		retry := r.bmcRetryAfter(t, o, interval)
 		m.Hold(r.now.Add(retry))
+		if failure.ClassOf(o.Problem) == failure.Unauthorized {
+			// The hold lifts when the Secret changes, which only a read
+			// of it tells.
+			retry = min(retry, secretRecheck)
+		}
 		t.Requeue(retry)
 	} else if o.Contacted {
 		m.Hold(time.Time{})
-		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", address(t)))
+		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", ep.Address()))
 		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
 	} else if conditions.Get(st.Conditions, v1.BMCReachable) == nil {
 		t.SetCondition(v1.BMCReachable, metav1.ConditionUnknown, v1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
+	} else if conditions.IsFalse(st.Conditions, v1.BMCAuthenticated) {
+		// Every login waits for the hold, unless the Secret changed, which
+		// only a read of it tells.
+		t.Requeue(secretRecheck)
+	}
+	hw := st.Hardware
+	if hw == nil {
+		t.Hardware()
+		hw = st.Hardware
 	}
 	if o.Log != nil {
-		r.eventLogCondition(t, o.Log)
+		r.eventLogCondition(t, ep, o.Log)
 	}
 	if o.Health != nil {
-		st.Health = string(o.Health.Overall)
-		st.Subsystems = st.Subsystems[:0:0]
+		hw.Health = string(o.Health.Overall)
+		hw.Subsystems = hw.Subsystems[:0:0]
 		for _, s := range o.Health.Subsystems {
-			st.Subsystems = append(st.Subsystems, v1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
+			hw.Subsystems = append(hw.Subsystems, v1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
 		}
 	}
-	if o.Power != "" && !st.LastPowerAction.InFlight() {
-		st.PowerState = string(o.Power)
+	if o.Power != "" {
+		st.MachinePowerState = machinePowerState(o.Power)
+		if !hw.LastPowerAction.InFlight() {
+			hw.PowerState = string(o.Power)
+		}
 	}
 	runErr = bmcFailuresHandled(runErr)
 	if !o.Polled.IsZero() && runErr == nil {
 		polled := metav1.NewTime(o.Polled)
-		st.LastPolled = &polled
-		// Every event of the poll was forwarded: keep what the poll read
-		// even where no event carried it (an OK reading, a cleared log), so
-		// the next change is told against it.
-		st.EventCursor = o.Cursor
+		hw.LastPolled = &polled
+		// Every event of the poll was forwarded (or passed, with events
+		// off): keep what the poll read even where no event carried it (an
+		// OK reading, a cleared log), so the next change is told against it.
+		hw.EventCursor = o.Cursor
 	}
-	st.ObservedGeneration = t.Obj.Generation
 	return runErr
 }
 
+// machinePowerState is Seeder's word for a power reading: on, off, or
+// unknown for anything in between.
+func machinePowerState(p machine.PowerState) string {
+	switch p {
+	case machine.PowerOn, machine.PowerOff:
+		return string(p)
+	}
+	return string(machine.PowerUnknown)
+}
+
 // bmcProblem sets the conditions of a failure to reach or use the BMC.
-func (r *run) bmcProblem(t *target, o bmcdriver.Observation) {
+func (r *run) bmcProblem(t *target, ep bmc.Endpoint, o bmcdriver.Observation) {
 	var be *failure.Error
 	msg := o.Problem.Error()
 	if errors.As(o.Problem, &be) {
 		msg = be.Message
 	}
-	at := address(t)
+	at := ep.Address()
 	reachable := func(reason, text string) {
 		t.SetCondition(v1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
 	}
+	ref := t.Obj.Spec.BaseboardManagementSpec.Connection.AuthSecretRef
 	switch failure.ClassOf(o.Problem) {
 	case failure.Unauthorized:
 		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
 		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
-			"the BMC at %s refused the credentials of Secret %s/%s: %s (fix the username or password in the Secret)",
-			at, r.h.settings.Namespace, t.Obj.Spec.CredentialsSecret.Name, msg))
+			"the BMC at %s refused the credentials of Secret %s: %s (fix the username or password in the Secret)",
+			at, secretName(t.Obj.Namespace, ref.Namespace, ref.Name), msg))
 	case failure.Unreachable:
 		reachable(v1.ReasonBMCUnreachable, msg)
 	case failure.ProtocolMismatch:
-		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (spec.bmc.protocol is %s)", msg, t.Obj.Spec.BMC.Protocol))
+		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (port %d is spoken to as %s: 623 means IPMI, any other port Redfish over HTTPS)",
+			msg, ep.Port, ep.Protocol))
 	case failure.TLS:
-		reachable(v1.ReasonBMCCertificateInvalid, msg)
+		reachable(v1.ReasonBMCCertificateInvalid, msg+" (set caBundle to the BMC's CA, or insecureTLS)")
 	case failure.Invalid:
 		reachable(v1.ReasonInvalidConfiguration, msg)
 	default:
@@ -105,15 +133,22 @@ func (r *run) bmcProblem(t *target, o bmcdriver.Observation) {
 	}
 }
 
+func secretName(inventoryNamespace, namespace, name string) string {
+	if namespace == "" {
+		namespace = inventoryNamespace
+	}
+	return namespace + "/" + name
+}
+
 // eventLogCondition says whether the poll could read an event log.
-func (r *run) eventLogCondition(t *target, log *bmcdriver.LogStatus) {
+func (r *run) eventLogCondition(t *target, ep bmc.Endpoint, log *bmcdriver.LogStatus) {
 	if log.Read {
 		t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead, "the BMC's event log is read")
 		return
 	}
 	t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog, fmt.Sprintf(
 		"the BMC at %s offers no event log the addon can read, so none of its entries become Events (health changes still do): %s",
-		address(t), log.Message))
+		ep.Address(), log.Message))
 }
 
 // bmcRetryAfter is when a BMC that failed is tried again: after
@@ -160,8 +195,4 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
-}
-
-func address(t *target) string {
-	return bmc.Endpoint{Protocol: bmc.Protocol(t.Obj.Spec.BMC.Protocol), Host: t.Obj.Spec.BMC.Host, Port: int(t.Obj.Spec.BMC.Port)}.Address()
 }

@@ -1,4 +1,4 @@
-package bmcinventory
+package inventory
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -22,10 +23,10 @@ func TestBMCRetryAfter(t *testing.T) {
 	refused := bmcdriver.Observation{Problem: &failure.Error{Seam: bmc.Seam, Class: failure.Unauthorized}}
 	down := bmcdriver.Observation{Problem: &failure.Error{Seam: bmc.Seam, Class: failure.Unreachable}}
 	since := func(d time.Duration) *target {
-		inv := &v1.BMCInventory{}
+		inv := &v1alpha1.Inventory{}
 		inv.Status.Conditions = []metav1.Condition{{Type: v1.BMCAuthenticated, Status: metav1.ConditionFalse,
 			LastTransitionTime: metav1.NewTime(now.Add(-d))}}
-		return (&Handler{}).newTarget(inv)
+		return targetOf(inv)
 	}
 	r := &run{now: now}
 	for _, c := range []struct {
@@ -43,24 +44,28 @@ func TestBMCRetryAfter(t *testing.T) {
 		{"refused for 3 minutes, 5s polls", since(3 * time.Minute), refused, 5 * time.Second, 3 * time.Minute},
 		{"refused for 10 minutes", since(10 * time.Minute), refused, 15 * time.Minute, 10 * time.Minute},
 		{"refused for hours", since(5 * time.Hour), refused, 15 * time.Minute, 30 * time.Minute},
-		{"refused for hours, daily polls", since(5 * time.Hour), refused, 24 * time.Hour, time.Minute * 60 * 5},
+		{"refused for hours, daily polls", since(5 * time.Hour), refused, 24 * time.Hour, 5 * time.Hour},
 	} {
 		assert.Equal(t, c.want, r.bmcRetryAfter(c.t, c.o, c.interval), c.name)
 	}
 }
 
-// Of several inventories of one node, the oldest keeps it (by name when
-// made in the same second); one being deleted keeps nothing.
-func TestOldestInventoryKeepsTheNode(t *testing.T) {
-	at := func(name string, s int64, deleting bool) *v1.BMCInventory {
-		i := &v1.BMCInventory{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.Unix(s, 0)}}
-		if deleting {
-			now := metav1.Unix(s+100, 0)
-			i.DeletionTimestamp = &now
-		}
-		return i
+// The poll interval is spec.events.pollingInterval, within 1s and 24h;
+// anything the schema let through before its rule reads as Seeder's hour.
+func TestPollInterval(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"1h": time.Hour, "90s": 90 * time.Second, "1h30m": 90 * time.Minute, "": time.Hour, "1d": time.Hour,
+		"500ms": time.Hour, "48h": 24 * time.Hour,
+	} {
+		inv := &v1alpha1.Inventory{}
+		inv.Spec.Events.PollingInterval = in
+		assert.Equal(t, want, pollInterval(inv), in)
 	}
-	assert.Nil(t, oldest(nil))
-	assert.Equal(t, "b", oldest([]*v1.BMCInventory{at("c", 20, false), at("b", 10, false), at("a", 10, true)}).Name)
-	assert.Equal(t, "a", oldest([]*v1.BMCInventory{at("b", 10, false), at("a", 10, false)}).Name)
+}
+
+func TestMachinePowerState(t *testing.T) {
+	assert.Equal(t, "on", machinePowerState("on"))
+	assert.Equal(t, "off", machinePowerState("off"))
+	assert.Equal(t, "unknown", machinePowerState("powering-off"))
+	assert.Equal(t, "unknown", machinePowerState("unknown"))
 }

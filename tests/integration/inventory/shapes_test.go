@@ -1,4 +1,4 @@
-package bmcinventory
+package inventory
 
 import (
 	"strings"
@@ -23,16 +23,16 @@ import (
 // health and an Event, and the NICs are the two ports.
 func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 	env := newEnv(t)
-	hw := bmcsim.DefaultHardware()
-	hw.NICs = append(hw.NICs, bmcsim.NIC{ID: "VLAN1", MAC: hw.NICs[0].MAC, SpeedMbps: 25000, Kind: bmcsim.NICVLAN, Parent: "NIC1"},
+	hwr := bmcsim.DefaultHardware()
+	hwr.NICs = append(hwr.NICs, bmcsim.NIC{ID: "VLAN1", MAC: hwr.NICs[0].MAC, SpeedMbps: 25000, Kind: bmcsim.NICVLAN, Parent: "NIC1"},
 		bmcsim.NIC{ID: "ToManager", MAC: "aa:bb:cc:dd:ee:fe", SpeedMbps: 100, Kind: bmcsim.NICHostInterface})
-	sim, srv := redfishBMCWith(t, bmcsim.Options{Hardware: &hw, SimpleStorageOnly: true, LogServices: []bmcsim.LogService{
+	sim, srv := redfishBMCWith(t, bmcsim.Options{Hardware: &hwr, SimpleStorageOnly: true, LogServices: []bmcsim.LogService{
 		{Owner: bmcsim.LogOfSystem, ID: "Log1", Name: "Log Service 1", EntryType: "SEL"},
 		{Owner: bmcsim.LogOfManager, ID: "Lclog", Name: "Lifecycle Controller Log", EntryType: "Event"},
 	}})
 	createNode(t, env, "shaped")
 	bmcSecret(t, env, "shaped", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("shaped", "shaped", srv))
+	create(t, env, redfishInventory("shaped", srv))
 	env.Eventually(func() bool {
 		return hasCondition(t, env, "shaped", v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead) &&
 			node(t, env, "shaped").Annotations[v1.AnnotationNICs] != ""
@@ -50,7 +50,7 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 	polls(t, env, "shaped", 2)
 	assert.Zero(t, countHolding(messages(forwarded(t, env, "shaped")), "BIOS attribute changed"), "the lifecycle log is not hardware events")
 	var storage v1.SubsystemHealth
-	for _, s := range inventory(t, env, "shaped").Status.Subsystems {
+	for _, s := range hw(t, env, "shaped").Subsystems {
 		if s.Name == "Storage" {
 			storage = s
 		}
@@ -59,7 +59,8 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 }
 
 // A BMC whose only log is its lifecycle log says so in a condition and a
-// Warning Event, instead of staying silent; its health is still read.
+// Warning Event, instead of staying silent; its health is still read, and
+// the Inventory is ready all the same.
 func TestNoReadableEventLogIsNamed(t *testing.T) {
 	env := newEnv(t)
 	_, srv := redfishBMCWith(t, bmcsim.Options{LogServices: []bmcsim.LogService{
@@ -67,10 +68,10 @@ func TestNoReadableEventLogIsNamed(t *testing.T) {
 	}})
 	createNode(t, env, "no-log")
 	bmcSecret(t, env, "no-log", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("no-log", "no-log", srv))
+	create(t, env, redfishInventory("no-log", srv))
 	env.Eventually(func() bool {
 		return hasCondition(t, env, "no-log", v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog) &&
-			inventory(t, env, "no-log").Status.Health == "OK"
+			hw(t, env, "no-log").Health == "OK" && ready(t, env, "no-log")
 	}, time.Minute, "a BMC without a readable event log was not reported")
 	c := conditions.Get(inventory(t, env, "no-log").Status.Conditions, v1.BMCEventLogAvailable)
 	assert.True(t, strings.Contains(c.Message, "Lclog"), c.Message)

@@ -1,6 +1,7 @@
-package bmcinventory
+package inventory
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -9,30 +10,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 )
 
 // A node whose BMC speaks IPMI (OpenIPMI's ipmi_sim) gets the same: its
 // FRU's facts as labels, each new SEL entry and health change once as an
-// Event across polls and a controller restart, and power commands only in
-// maintenance mode, one Chassis Control per request. Without ipmi_sim the
-// test is skipped, and fails under CI=true, where scripts/bmc-tools
-// installs it.
+// Event across polls and a controller restart, and power requests only in
+// maintenance mode, one Chassis Control each. Without ipmi_sim the test is
+// skipped, and fails under CI=true, where scripts/bmc-tools installs it.
 func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	sim := ipmisim.Require(t, ipmisim.Options{Username: bmcUser, Password: ipmiPassword,
 		Manufacturer: "Dell Inc.", Model: "PowerEdge R650", SerialNumber: "7XJ2KQ3"})
 	env := newEnv(t)
 	createNode(t, env, "ipmi-node")
 	bmcSecret(t, env, "ipmi-node", bmcUser, ipmiPassword)
-	create(t, env, &v1.BMCInventory{
-		ObjectMeta: metav1.ObjectMeta{Name: "ipmi-node"},
-		Spec: v1.BMCInventorySpec{
-			NodeName:          "ipmi-node",
-			BMC:               v1.BMCEndpoint{Protocol: v1.BMCProtocolIPMI, Host: sim.Host, Port: int32(sim.Port)},
-			CredentialsSecret: v1.SecretReference{Name: "ipmi-node"},
-			PollInterval:      &pollEvery,
-		},
-	})
+	create(t, env, ipmiInventory("ipmi-node", sim.Host, sim.Port))
 
 	env.Eventually(func() bool {
 		n := node(t, env, "ipmi-node")
@@ -41,9 +34,8 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	}, time.Minute, "the node did not get its hardware labels")
 	assert.Contains(t, node(t, env, "ipmi-node").Annotations[v1.AnnotationHardwareSource], "IPMI BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "ipmi-node", v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable) &&
-			inventory(t, env, "ipmi-node").Status.PowerState == "on"
-	}, time.Minute, "the inventory does not report a reachable BMC that is on")
+		return ready(t, env, "ipmi-node") && inventory(t, env, "ipmi-node").Status.MachinePowerState == "on"
+	}, time.Minute, "the Inventory does not report a reachable BMC that is on")
 
 	// A correctable ECC error on the DIMM, logged by the BMC.
 	_, err := sim.AddSEL(0x0c, ipmisim.SensorDIMM, 0x6f, 0x00, 1, 0)
@@ -69,25 +61,36 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	}
 	assert.Len(t, fw, before+1)
 
-	patchSpec(t, env, "ipmi-node", map[string]any{"powerState": "off"})
-	env.Eventually(func() bool {
-		return hasCondition(t, env, "ipmi-node", v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired)
-	}, time.Minute, "the power-off did not wait for maintenance mode")
-	assert.Never(t, func() bool { return len(sim.ChassisControls()) > 0 }, 3*time.Second, 100*time.Millisecond,
-		"a Chassis Control went out without maintenance mode")
+	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown))
+	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "ipmi-node"))
+	assert.Empty(t, sim.ChassisControls(), "a Chassis Control went out without maintenance mode")
 	maintenance(t, env, "ipmi-node", true)
+	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown))
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node"))
 	env.Eventually(func() bool {
-		la := inventory(t, env, "ipmi-node").Status.LastPowerAction
 		on, err := sim.PowerOn()
-		return err == nil && !on && la != nil && la.Result == v1.PowerResultSucceeded
+		return err == nil && !on && inventory(t, env, "ipmi-node").Status.MachinePowerState == "off"
 	}, time.Minute, "the server was not switched off")
-	patchSpec(t, env, "ipmi-node", map[string]any{"powerState": "on"})
-	env.Eventually(func() bool { return len(sim.ChassisControls()) == 2 }, time.Minute, "the power-on was not sent")
-	readyAgain(t, env, "ipmi-node")
-	env.Eventually(func() bool {
-		la := inventory(t, env, "ipmi-node").Status.LastPowerAction
-		return la != nil && la.Action == v1.PowerActionOn && la.Result == v1.PowerResultSucceeded
-	}, time.Minute, "the power-on did not succeed")
+	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationPowerOn))
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node"))
+	env.Eventually(func() bool { return inventory(t, env, "ipmi-node").Status.MachinePowerState == "on" }, time.Minute,
+		"the server was not switched on")
 	assert.Equal(t, []byte{0, 1}, sim.ChassisControls(), "one Chassis Control per request: down, then up")
 	env.AssertAbsent(ipmiPassword)
+}
+
+// An IPMI BMC that never answers is unreachable, as a Redfish one whose
+// port refuses connections is, not a BMC error.
+func TestSilentIPMIBMCIsUnreachable(t *testing.T) {
+	env := newEnv(t)
+	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = silent.Close() })
+	createNode(t, env, "silent")
+	bmcSecret(t, env, "silent", bmcUser, ipmiPassword)
+	create(t, env, ipmiInventory("silent", "127.0.0.1", silent.LocalAddr().(*net.UDPAddr).Port))
+	env.Eventually(func() bool {
+		return hasCondition(t, env, "silent", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
+			inventory(t, env, "silent").Status.Status == v1alpha1.InventoryBMCUnreachable
+	}, time.Minute, "a silent IPMI BMC was not reported unreachable")
 }

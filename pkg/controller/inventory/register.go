@@ -1,0 +1,134 @@
+// Package inventory is the chain of Seeder's Inventories: the kind
+// Harvester's UI writes for a host's Out-of-Band Access and its node power
+// actions read. An Inventory in harvester-system, named after its node,
+// maps the node (or a server without one) to its BMC; this chain runs the
+// hardware chain's steps on it (package hardware), with the BMC as the
+// machine (package bmcdriver): facts on the Node, events exactly once,
+// power requests one command each, behind maintenance mode. What it adds
+// is the Inventory's own: where it may be, its node, the Secret it names,
+// a poll at its interval, Seeder's status fields, and standing back while
+// the real Seeder is installed.
+package inventory
+
+import (
+	"context"
+	"time"
+
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
+	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+)
+
+// Handler names; no remove handler, so nothing is persisted under them.
+const (
+	HandlerSync = "inventory-hardware"
+	watchNodes  = "inventory-watch-nodes"
+)
+
+// Settings are the parts of the configuration the chain reads.
+type Settings struct {
+	// PollInterval paces the checks of a power action's effect.
+	PollInterval time.Duration
+	// BMCTimeout bounds one request to a BMC.
+	BMCTimeout time.Duration
+	// SeederCheck is how often the chain looks for the real Seeder.
+	SeederCheck time.Duration
+}
+
+// Handler holds the chain and what it reads and writes.
+type Handler struct {
+	ctx         context.Context
+	settings    Settings
+	steps       *hardware.Steps
+	inventories metalcontrollers.InventoryController
+	// written are the chain's own latest status writes of Inventories.
+	written *common.Writes[*v1alpha1.Inventory]
+	nodes   corecontrollers.NodeCache
+	// nodeWrites are the chains' latest writes of Nodes.
+	nodeWrites *common.NodeWrites
+	// secrets reads the one Secret an Inventory names, by name: never a
+	// list or a watch.
+	secrets  typedcorev1.SecretsGetter
+	driver   *bmcdriver.Driver
+	recorder record.EventRecorder
+	seeder   *seederGuard
+	// specs pace the status writes after Harvester's power requests.
+	specs *specClock
+
+	// now is the chain's clock (time.Now when nil).
+	now func() time.Time
+}
+
+// Register wires the Inventories: a handler of their own, a watch that
+// re-runs an Inventory when its Node changes (maintenance mode, the node
+// appearing), and the look-out for the real Seeder. Each Inventory polls
+// its BMC at its own interval through EnqueueAfter; its Secret is read on
+// each pass, so a fixed password is tried at the next one.
+func Register(ctx context.Context, deps *common.Deps) {
+	cfg := deps.Cfg
+	check := cfg.SeederCheckInterval
+	if check <= 0 {
+		check = DefaultSeederCheck
+	}
+	h := &Handler{
+		ctx:         ctx,
+		settings:    Settings{PollInterval: cfg.PollInterval, BMCTimeout: cfg.BMCTimeout, SeederCheck: check},
+		steps:       hardware.NewSteps(ctx, deps),
+		inventories: deps.Inventories,
+		written:     common.NewWrites[*v1alpha1.Inventory](deps.Inventories.Informer().GetStore()),
+		nodes:       deps.Nodes.Cache(),
+		nodeWrites:  deps.NodeWrites,
+		secrets:     deps.K8s.CoreV1(),
+		driver:      bmcdriver.New(bmcdriver.Options{}),
+		recorder:    deps.Recorder,
+		specs:       newSpecClock(),
+	}
+	h.seeder = newSeederGuard(deps.CRDs, deps.Recorder, h.wakeAll)
+	// Before any handler runs, so that none acts beside a Seeder found at
+	// start.
+	h.seeder.check(ctx)
+	deps.Inventories.OnChange(ctx, HandlerSync, h.Sync)
+	go h.seeder.run(ctx, check)
+	go func() {
+		// Log out of every BMC as the controller stops.
+		<-ctx.Done()
+		h.driver.Close()
+	}()
+	relatedresource.Watch(ctx, watchNodes, h.inventoryOfNode, common.AfterNamespaced(deps.Inventories, common.RelatedDelay), deps.Nodes)
+}
+
+// inventoryOfNode maps a Node to the Inventory named after it, when there
+// is one.
+func (h *Handler) inventoryOfNode(_, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+	if _, err := h.inventories.Cache().Get(v1alpha1.InventoryNamespace, name); err != nil {
+		return nil, nil //nolint:nilerr // no Inventory: nothing to run
+	}
+	return []relatedresource.Key{{Namespace: v1alpha1.InventoryNamespace, Name: name}}, nil
+}
+
+// wakeAll runs every Inventory again (the real Seeder went away).
+func (h *Handler) wakeAll() {
+	invs, err := h.inventories.Cache().List("", labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, inv := range invs {
+		h.inventories.Enqueue(inv.Namespace, inv.Name)
+	}
+}
+
+func (h *Handler) clock() time.Time {
+	if h.now != nil {
+		return h.now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,213 @@
+package inventory
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
+)
+
+const (
+	// bmcRetry is the longest wait before a BMC that failed is tried again
+	// (a shorter poll interval wins): a BMC that is rebooting or whose
+	// network blipped is back within minutes.
+	bmcRetry = time.Minute
+	// blockedRecheck paces an Inventory that cannot run for a cause no
+	// watch brings back: its Secret, read by name only.
+	blockedRecheck = time.Minute
+	// secretRecheck paces the reads of the Secret while the BMC's refusal
+	// of its credentials holds every login back: a changed Secret lifts
+	// the hold at the next read, not at the end of the hold.
+	secretRecheck = 10 * time.Second
+)
+
+// Sync runs the chain for an Inventory: where it is and its node, the
+// Secret it names, then the hardware steps with its BMC as the machine.
+func (h *Handler) Sync(key string, inv *v1alpha1.Inventory) (*v1alpha1.Inventory, error) {
+	if inv == nil {
+		h.driver.Forget(key)
+		h.specs.forget(key)
+		return nil, nil
+	}
+	if h.seeder.present() {
+		// The real Seeder serves the Inventories: not one field is
+		// touched, an Event says why once.
+		h.seeder.tell(inv)
+		return inv, nil
+	}
+	now := h.clock()
+	inv = h.written.Latest(inv)
+	t := h.newTarget(inv, now, h.specs.settling(key, inv, now))
+	r := &run{h: h, now: now, owner: key}
+	return t.Finish(r.sync(t))
+}
+
+// run is one pass over one Inventory: its node, once found, and the
+// pass's time.
+type run struct {
+	h   *Handler
+	now time.Time
+	// owner names the Inventory's machine in the driver (its key).
+	owner string
+	node  *corev1.Node
+}
+
+func (r *run) sync(t *target) error {
+	inv := t.Obj
+	if inv.DeletionTimestamp != nil {
+		r.h.driver.Forget(r.owner)
+		return nil
+	}
+	if inv.Namespace != v1alpha1.InventoryNamespace {
+		t.SetCondition(v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonWrongNamespace, wrongNamespace(inv))
+		return nil
+	}
+	ok, err := r.bindNode(t)
+	if err != nil || !ok {
+		return err
+	}
+	ep, ok, err := r.endpoint(t)
+	if err != nil || !ok {
+		return err
+	}
+	interval := pollInterval(inv)
+	var last time.Time
+	if hw := inv.Status.Hardware; hw != nil && hw.LastPolled != nil {
+		last = hw.LastPolled.Time
+	}
+	var pace time.Duration
+	if hardware.PowerSettling(t.Hardware(), r.now) {
+		// The checks of an action's effect keep the pace of the requeue,
+		// whatever else brings the Inventory back in between.
+		pace = t.PowerRecheck(r.h.settings.PollInterval)
+	}
+	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: r.owner, Key: string(inv.UID), Interval: interval, LastPolled: last,
+		PowerPace: pace, Now: r.h.clock})
+	err = r.observeBMC(t, m, ep, interval, r.h.steps.Sync(t, m, r.node, r.now))
+	// The session stays for the next pass when that comes soon (a power
+	// action followed, a short poll interval), and is logged out otherwise.
+	m.Release(t.After())
+	return err
+}
+
+func wrongNamespace(inv *v1alpha1.Inventory) string {
+	return fmt.Sprintf("Inventories are served only in namespace %s, where Harvester looks up a node's Inventory; "+
+		"this one in %s is left alone: create it in %s", v1alpha1.InventoryNamespace, inv.Namespace, v1alpha1.InventoryNamespace)
+}
+
+// bindNode finds the node, which is the Inventory's name (Harvester looks
+// an Inventory up by its node's name), and makes sure the Inventory may act
+// on it: the UI's annotation names the same node, and it is not one of the
+// addon's own servers. An Inventory without a node stands for a server
+// that has none: its BMC is read and its power switched, as no node of the
+// cluster runs on it.
+func (r *run) bindNode(t *target) (bool, error) {
+	name := t.Obj.Name
+	if named, ok := t.Obj.Annotations[v1alpha1.AnnotationLocalNodeName]; ok && named != name {
+		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNameMismatch, fmt.Sprintf(
+			"annotation %s names node %q, but an Inventory is its node's: Harvester looks it up by the node's name, %q here; "+
+				"create the Inventory of node %q under that name, or remove the annotation", v1alpha1.AnnotationLocalNodeName, named, name, named))
+		return false, nil
+	}
+	node, err := r.h.nodes.Get(name)
+	node = r.h.nodeWrites.Latest(node)
+	switch {
+	case apierrors.IsNotFound(err):
+		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode, fmt.Sprintf(
+			"no node is named %s: the Inventory stands for a server without a node; its BMC is read, and its power is switched "+
+				"on request without maintenance mode (no node of the cluster runs on it)", name))
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading node %s: %w", name, err)
+	}
+	if inst := node.Labels[v1.LabelInstance]; inst != "" {
+		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned, fmt.Sprintf(
+			"node %s is the addon's own server (Instance %s), whose hardware its Instance reports; delete this Inventory", name, inst))
+		return false, nil
+	}
+	r.node = node
+	t.SetCondition(v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf("node %s exists", name))
+	return true, nil
+}
+
+// endpoint reads the Secret the Inventory names, by name, and builds the
+// BMC's endpoint. The password goes into a redact.Sensitive and nowhere
+// else; neither it nor the user name is written anywhere.
+func (r *run) endpoint(t *target) (bmc.Endpoint, bool, error) {
+	conn := t.Obj.Spec.BaseboardManagementSpec.Connection
+	ref := conn.AuthSecretRef
+	ns := ref.Namespace
+	if ns == "" {
+		ns = t.Obj.Namespace
+	}
+	at := ns + "/" + ref.Name
+	fail := func(reason, msg string) (bmc.Endpoint, bool, error) {
+		t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionFalse, reason, msg)
+		t.Requeue(blockedRecheck)
+		return bmc.Endpoint{}, false, nil
+	}
+	if ref.Name == "" {
+		return fail(v1.ReasonCredentialsMissing, fmt.Sprintf("spec.baseboardSpec.connection.authSecretRef names no Secret: "+
+			"name a Secret with keys %s and %s (Edit Config, Out-of-Band Access)", v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey))
+	}
+	sec, err := r.h.secrets.Secrets(ns).Get(r.h.ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s",
+			at, v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey))
+	case apierrors.IsForbidden(err):
+		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", at, apierrors.ReasonForError(err)))
+	case err != nil:
+		return bmc.Endpoint{}, false, fmt.Errorf("reading Secret %s: %w", at, err)
+	}
+	user := strings.TrimSpace(string(sec.Data[v1alpha1.SecretUsernameKey]))
+	pass := string(sec.Data[v1alpha1.SecretPasswordKey])
+	var missing []string
+	if user == "" {
+		missing = append(missing, v1alpha1.SecretUsernameKey)
+	}
+	if pass == "" {
+		missing = append(missing, v1alpha1.SecretPasswordKey)
+	}
+	if len(missing) > 0 {
+		return fail(v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", at, strings.Join(missing, " and no ")))
+	}
+	t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+		fmt.Sprintf("Secret %s holds a username and a password", at))
+	protocol, port := conn.Protocol()
+	ep := bmc.Endpoint{
+		Protocol: bmc.Protocol(protocol),
+		Host:     conn.Host,
+		Port:     port,
+		Username: user,
+		Password: redact.Sensitive(pass),
+		Timeout:  r.h.settings.BMCTimeout,
+	}
+	if protocol == v1alpha1.ProtocolRedfish {
+		// IPMI has no TLS: the settings apply to Redfish only.
+		ep.InsecureSkipVerify = conn.InsecureTLS
+		ep.CABundle = []byte(conn.CABundle)
+	}
+	return ep, true, nil
+}
+
+// pollInterval is spec.events.pollingInterval, which the schema bounds to
+// a Go duration of 1s to 24h; an object stored before that rule is read
+// with Seeder's default.
+func pollInterval(inv *v1alpha1.Inventory) time.Duration {
+	d, err := time.ParseDuration(inv.Spec.Events.PollingInterval)
+	if err != nil || d < time.Second {
+		return v1alpha1.DefaultPollingInterval
+	}
+	return min(d, 24*time.Hour)
+}

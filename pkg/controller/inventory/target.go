@@ -1,0 +1,165 @@
+package inventory
+
+import (
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
+)
+
+// target is an Inventory as the hardware steps see it (a hardware.Target
+// and a hardware.RequestedPower): a node, or a server without one, whose
+// BMC the Inventory names, and whose power Harvester's node action asks
+// for one operation at a time.
+type target struct {
+	hardware.ObjectPass[*v1alpha1.Inventory, v1alpha1.InventoryStatus]
+	// now names the requests taken up in this pass.
+	now time.Time
+	// settling is how long Harvester may still be writing the status of a
+	// request it wrote into the spec (requestGrace): the status is left
+	// alone meanwhile.
+	settling time.Duration
+}
+
+// newTarget starts a pass over inv. Every status written is recorded in the
+// handler's written, so that the next pass reads it even before the cache
+// does; every write carries the status.status, the Stalled condition and
+// the observed generation the rest implies; none is made while settling.
+func (h *Handler) newTarget(inv *v1alpha1.Inventory, now time.Time, settling time.Duration) *target {
+	kind := reconcile.Kind[*v1alpha1.Inventory, v1alpha1.InventoryStatus]{
+		Name:       "Inventory",
+		Status:     func(i *v1alpha1.Inventory) *v1alpha1.InventoryStatus { return &i.Status },
+		Conditions: func(i *v1alpha1.Inventory) *[]metav1.Condition { return &i.Status.Conditions },
+		UpdateStatus: func(i *v1alpha1.Inventory) (*v1alpha1.Inventory, error) {
+			return h.inventories.UpdateStatus(i)
+		},
+		EnqueueAfter: func(name string, after time.Duration) { h.inventories.EnqueueAfter(inv.Namespace, name, after) },
+		Recorder:     h.recorder,
+		Prepare:      prepare,
+		Wrote:        func(_ *v1alpha1.InventoryStatus, written *v1alpha1.Inventory) { h.written.Wrote(written) },
+		Get: func(name string) (*v1alpha1.Inventory, error) {
+			return h.inventories.Get(inv.Namespace, name, metav1.GetOptions{})
+		},
+		Hold: func(*v1alpha1.Inventory, *v1alpha1.InventoryStatus) time.Duration { return settling },
+	}
+	return &target{
+		ObjectPass: hardware.ObjectPass[*v1alpha1.Inventory, v1alpha1.InventoryStatus]{
+			Pass: reconcile.NewPass(kind, inv), Kind: v1alpha1.InventoryKind, APIVersion: v1alpha1.SchemeGroupVersion.String(),
+		},
+		now:      now,
+		settling: settling,
+	}
+}
+
+// prepare fills what every write carries: the observed generation, and
+// what Harvester and its UI read, derived from the conditions.
+func prepare(inv *v1alpha1.Inventory) {
+	st := &inv.Status
+	if st.Hardware != nil {
+		st.Hardware.ObservedGeneration = inv.Generation
+	}
+	st.Status = workflowStatus(inv)
+	stalled := stalledCondition(inv)
+	conditions.Store(&st.Conditions, inv.Generation, stalled)
+}
+
+// Hardware is the chain's record, under status.hardware.
+func (t *target) Hardware() *v1.HardwareStatus {
+	st := &t.Obj.Status
+	if st.Hardware == nil {
+		st.Hardware = &v1alpha1.HardwareStatus{}
+	}
+	return &st.Hardware.HardwareStatus
+}
+
+// ForwardsEvents is spec.events.enabled.
+func (t *target) ForwardsEvents() bool { return t.Obj.Spec.Events.Enabled }
+
+// Joined is false: the steps gate power on the node itself, when there is
+// one (an Inventory may stand for a server without a node).
+func (t *target) Joined() bool { return false }
+
+// bmcPowerRecheck is the least time between two checks of a power
+// action's effect on a BMC, whatever --poll-interval says (a second in a
+// development setup). A server takes seconds to switch its power, a BMC
+// reports it no sooner, and one check every 10 s is six reads a minute on
+// the one session kept meanwhile, which no BMC minds.
+const bmcPowerRecheck = 10 * time.Second
+
+func (t *target) PowerRecheck(poll time.Duration) time.Duration { return max(poll, bmcPowerRecheck) }
+
+// PowerRequest is spec.powerActionRequested when it is a new request:
+// Harvester's powerAction cleared status.powerAction.lastJobName, or the
+// operation changed with the spec since the last request was taken up (its
+// status write after the spec's may have met a conflict, and Harvester
+// told the user so, but the spec holds the request). The same operation
+// in a spec changed for another reason (an edit in the UI sends the whole
+// object back) is not a new request. A job name the addon did not write
+// (Seeder's) is no request either.
+func (t *target) PowerRequest() (v1.PowerAction, bool) {
+	action, ok := actionOf(t.Obj.Spec.PowerActionRequested)
+	if !ok {
+		return "", false
+	}
+	last := t.Hardware().LastPowerAction
+	if t.Obj.Status.PowerAction.LastJobName != "" &&
+		(last == nil || last.ObservedGeneration == t.Obj.Generation || last.Action == action) {
+		return "", false
+	}
+	if t.settling > 0 {
+		// Harvester's own status write is likely on its way: taking the
+		// request now would make it fail.
+		t.Requeue(t.settling)
+		return "", false
+	}
+	return action, true
+}
+
+// PowerAccepted names the request and removes actionStatus: the UI shows
+// the host as stopping, starting or rebooting while the key is absent.
+func (t *target) PowerAccepted(action v1.PowerAction) {
+	pa := &t.Obj.Status.PowerAction
+	pa.LastJobName = t.Obj.Name + "-" + operationOf(action) + "-" + strconv.FormatInt(t.now.UnixMilli(), 36)
+	pa.LastActionStatus = ""
+}
+
+// PowerEnded says how the request ended: either value lets Harvester
+// accept the next one.
+func (t *target) PowerEnded(action v1.PowerAction, ok bool) {
+	pa := &t.Obj.Status.PowerAction
+	pa.LastActionStatus = v1alpha1.ActionStatusFailed
+	if ok {
+		pa.LastActionStatus = v1alpha1.ActionStatusComplete
+	}
+	pa.LastActionRequested = operationOf(action)
+}
+
+// actionOf maps Seeder's operations onto the chain's actions: shutdown is
+// a hard power-off, as Seeder's is (the node is drained already).
+func actionOf(operation string) (v1.PowerAction, bool) {
+	switch operation {
+	case v1alpha1.PowerOperationShutdown:
+		return v1.PowerActionOff, true
+	case v1alpha1.PowerOperationPowerOn:
+		return v1.PowerActionOn, true
+	case v1alpha1.PowerOperationReboot:
+		return v1.PowerActionReboot, true
+	}
+	return "", false
+}
+
+func operationOf(action v1.PowerAction) string {
+	switch action {
+	case v1.PowerActionOff:
+		return v1alpha1.PowerOperationShutdown
+	case v1.PowerActionOn:
+		return v1alpha1.PowerOperationPowerOn
+	}
+	return v1alpha1.PowerOperationReboot
+}

@@ -1,0 +1,125 @@
+package inventory
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+)
+
+func targetOf(inv *v1alpha1.Inventory) *target {
+	return (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), 0)
+}
+
+// requested is an Inventory whose spec asks for op at generation gen,
+// after a last request of action at lastGen under job.
+func requested(op string, gen int64, job string, last v1.PowerAction, lastGen int64) *v1alpha1.Inventory {
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: "node-1", Generation: gen}}
+	inv.Spec.PowerActionRequested = op
+	inv.Status.PowerAction = v1alpha1.PowerActionDetails{LastJobName: job, LastActionStatus: v1alpha1.ActionStatusComplete}
+	if last != "" {
+		inv.Status.Hardware = &v1alpha1.HardwareStatus{}
+		inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: last, Result: v1.PowerResultSucceeded, ObservedGeneration: lastGen}
+	}
+	return inv
+}
+
+// A request is new when Harvester cleared lastJobName, or when the spec
+// changed its operation since the last request (Harvester's status write
+// after its spec write met a conflict). The same operation in a spec
+// changed otherwise (a UI edit sends the whole object back), or a job
+// another controller named, is no new request.
+func TestWhichRequestIsNew(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		inv  *v1alpha1.Inventory
+		want v1.PowerAction
+	}{
+		{"nothing asked", requested("", 1, "", "", 0), ""},
+		{"Harvester cleared the job", requested(v1alpha1.PowerOperationReboot, 2, "", v1.PowerActionReboot, 2), v1.PowerActionReboot},
+		{"the first one", requested(v1alpha1.PowerOperationShutdown, 1, "", "", 0), v1.PowerActionOff},
+		{"taken up already", requested(v1alpha1.PowerOperationShutdown, 2, "node-1-shutdown-x", v1.PowerActionOff, 2), ""},
+		{"another operation, job not cleared", requested(v1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", v1.PowerActionOff, 2), v1.PowerActionOn},
+		{"the same operation, spec edited", requested(v1alpha1.PowerOperationReboot, 5, "node-1-reboot-x", v1.PowerActionReboot, 2), ""},
+		{"Seeder's job", requested(v1alpha1.PowerOperationReboot, 7, "seeder-job", "", 0), ""},
+	} {
+		got, ok := targetOf(tc.inv).PowerRequest()
+		assert.Equal(t, tc.want != "", ok, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+}
+
+// Taking a request up removes actionStatus (the UI shows the host as
+// stopping, starting or rebooting while the key is absent) and names it;
+// its end says how it went and which operation it was.
+func TestPowerProtocolFields(t *testing.T) {
+	tg := targetOf(requested(v1alpha1.PowerOperationShutdown, 2, "", v1.PowerActionReboot, 1))
+	tg.PowerAccepted(v1.PowerActionOff)
+	pa := tg.Obj.Status.PowerAction
+	assert.Empty(t, pa.LastActionStatus)
+	assert.Regexp(t, `^node-1-shutdown-\w+$`, pa.LastJobName)
+	tg.PowerEnded(v1.PowerActionOff, false)
+	assert.Equal(t, v1alpha1.PowerActionDetails{LastJobName: pa.LastJobName, LastActionStatus: v1alpha1.ActionStatusFailed,
+		LastActionRequested: v1alpha1.PowerOperationShutdown}, tg.Obj.Status.PowerAction)
+	tg.PowerEnded(v1.PowerActionOff, true)
+	assert.Equal(t, v1alpha1.ActionStatusComplete, tg.Obj.Status.PowerAction.LastActionStatus)
+	for _, op := range []string{v1alpha1.PowerOperationShutdown, v1alpha1.PowerOperationPowerOn, v1alpha1.PowerOperationReboot} {
+		a, ok := actionOf(op)
+		assert.True(t, ok)
+		assert.Equal(t, op, operationOf(a))
+	}
+}
+
+// The Inventory's Events name it with its group, version and namespace:
+// the apiserver keeps an Event of a namespaced object in its namespace.
+func TestInventoryReference(t *testing.T) {
+	ref := targetOf(requested("", 1, "", "", 0)).Reference()
+	assert.Equal(t, "metal.harvesterhci.io/v1alpha1", ref.APIVersion)
+	assert.Equal(t, "Inventory", ref.Kind)
+	assert.Equal(t, v1alpha1.InventoryNamespace, ref.Namespace)
+}
+
+// After Harvester's powerAction wrote a request into the spec, the chain
+// leaves the status alone for requestGrace (Harvester's own status write
+// follows, and would meet a conflict), and takes a request from the spec
+// alone only after it.
+func TestRequestGrace(t *testing.T) {
+	c := newSpecClock()
+	at := time.Unix(1_800_000_000, 0)
+	inv := requested(v1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", v1.PowerActionOff, 2)
+	inv.Status.Hardware.ObservedGeneration = 2
+	assert.Equal(t, requestGrace, c.settling("k", inv, at))
+	assert.Equal(t, requestGrace-time.Second, c.settling("k", inv, at.Add(time.Second)))
+	assert.Zero(t, c.settling("k", inv, at.Add(requestGrace)))
+
+	tg := (&Handler{}).newTarget(inv, at, time.Second)
+	_, ok := tg.PowerRequest()
+	assert.False(t, ok, "within the grace, the spec alone is no request yet")
+	assert.Equal(t, time.Second, tg.After())
+	_, ok = (&Handler{}).newTarget(inv, at, 0).PowerRequest()
+	assert.True(t, ok)
+
+	inv.ResourceVersion = "9"
+	assert.Zero(t, c.settling("k", inv, at), "another write came after the spec's: nothing to wait for")
+	inv.Generation, inv.ResourceVersion = 4, "10"
+	assert.Equal(t, requestGrace, c.settling("k", inv, at))
+	inv.Status.Hardware.ObservedGeneration = 4
+	assert.Zero(t, c.settling("k", inv, at), "a status written for this spec: nothing to wait for")
+	inv.Spec.PowerActionRequested = ""
+	inv.Generation = 5
+	assert.Zero(t, c.settling("k", inv, at), "no power request: nothing to wait for")
+}
+
+// A first request (no job name yet) waits for Harvester's status write too:
+// taken at once, its intent's write would make that write fail.
+func TestFirstRequestWaitsForHarvestersStatusWrite(t *testing.T) {
+	inv := requested(v1alpha1.PowerOperationReboot, 1, "", "", 0)
+	_, ok := (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), time.Second).PowerRequest()
+	assert.False(t, ok)
+	_, ok = (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), 0).PowerRequest()
+	assert.True(t, ok)
+}
