@@ -51,6 +51,10 @@ type Endpoint struct {
 	Password redact.Sensitive
 	// Timeout bounds one request to the BMC; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// SystemID is the Id of the server's computer system (Redfish only),
+	// for a BMC that lists several, as the BMC of a multi-node chassis
+	// does. Empty: the BMC must list exactly one.
+	SystemID string
 }
 
 // String names the endpoint for messages: protocol, user and address, never
@@ -119,6 +123,12 @@ func (e Endpoint) Validate() error {
 	}
 	if e.Protocol == ProtocolIPMI && len(e.Password) > 20 {
 		return invalid("IPMI passwords are at most 20 bytes, this one has %d", len(e.Password))
+	}
+	if e.SystemID != "" && e.Protocol == ProtocolIPMI {
+		return invalid("systemID %q is for Redfish: an IPMI BMC controls one system", e.SystemID)
+	}
+	if strings.ContainsAny(e.SystemID, "/?#") {
+		return invalid("systemID %q must be a computer system's Id, not a path", e.SystemID)
 	}
 	if e.Timeout < 0 {
 		return invalid("timeout %s is negative", e.Timeout)

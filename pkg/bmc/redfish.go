@@ -146,8 +146,10 @@ func (c *redfishClient) login(ctx context.Context) error {
 	return nil
 }
 
-// findSystem picks the first computer system by URI: the servers this
-// addon manages have exactly one.
+// findSystem finds the server's computer system: the one the endpoint
+// names, or the only one. A BMC that lists several and none chosen is
+// refused, never guessed: the first of a blade chassis's systems is
+// another server, which a power command would take down.
 func (c *redfishClient) findSystem(ctx context.Context) error {
 	systems, err := c.api.WithContext(ctx).Service.Systems()
 	if err != nil {
@@ -156,9 +158,33 @@ func (c *redfishClient) findSystem(ctx context.Context) error {
 	if len(systems) == 0 {
 		return newError("Dial", c.ep, failure.Unsupported, "the Redfish service lists no computer system", nil)
 	}
-	slices.SortFunc(systems, func(a, b *schemas.ComputerSystem) int { return strings.Compare(a.ODataID, b.ODataID) })
-	c.systemURI = systems[0].ODataID
+	uri, err := chooseSystem(systems, c.ep.SystemID)
+	if err != nil {
+		return newError("Dial", c.ep, failure.Invalid, err.Error(), nil)
+	}
+	c.systemURI = uri
 	return nil
+}
+
+// chooseSystem is the URI of the system whose Id is id, or of the only
+// system when id is empty; otherwise an error naming the systems listed
+// (at least one).
+func chooseSystem(systems []*schemas.ComputerSystem, id string) (string, error) {
+	ids := make([]string, 0, len(systems))
+	for _, s := range systems {
+		if id != "" && s.ID == id {
+			return s.ODataID, nil
+		}
+		ids = append(ids, s.ID)
+	}
+	slices.Sort(ids)
+	switch {
+	case id != "":
+		return "", fmt.Errorf("the BMC lists no computer system %q; it lists %s", id, strings.Join(ids, ", "))
+	case len(systems) > 1:
+		return "", fmt.Errorf("the BMC lists %d computer systems (%s): set systemID to this server's", len(systems), strings.Join(ids, ", "))
+	}
+	return systems[0].ODataID, nil
 }
 
 // do runs fn with the caller's context. When the BMC dropped the session

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -15,6 +16,12 @@ func (b *BMC) action(w http.ResponseWriter, r *http.Request, path string) {
 	switch {
 	case path == systemPath+"/Actions/ComputerSystem.Reset":
 		b.reset(w, r)
+	case strings.HasSuffix(path, "/Actions/ComputerSystem.Reset"):
+		if id, ok := b.otherSystem(path); ok {
+			b.resetOther(w, id)
+			return
+		}
+		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", fmt.Sprintf("The resource at the URI %s was not found.", path))
 	case b.logAction(path):
 		w.WriteHeader(http.StatusNoContent)
 	default:

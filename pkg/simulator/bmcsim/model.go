@@ -130,6 +130,11 @@ type Options struct {
 	// MaxSessions refuses a login past that many open sessions with 503,
 	// as iDRACs do; 0 means no limit.
 	MaxSessions int
+	// OtherSystems are IDs of further computer systems the BMC lists
+	// beside the server's own Systems/1, as a multi-node chassis's BMC
+	// does (an ID that sorts before "1", such as "0", makes a client that
+	// takes the first system pick the wrong one).
+	OtherSystems []string
 	// Lockout locks the account after failed logins; nil never locks it.
 	Lockout *Lockout
 	// Now is the clock; nil means time.Now.
@@ -161,6 +166,7 @@ type BMC struct {
 	powerTarget string
 	powerAt     time.Time
 	resets      []Reset
+	otherResets []string
 	sessions    map[string]string // id -> token
 	nextSession int
 	logins      loginStats

@@ -25,6 +25,9 @@ var memberCollections = map[string]struct {
 func (b *BMC) resource(path string, r *http.Request) (map[string]any, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if id, ok := b.otherSystem(path); ok && path == root+"/Systems/"+id {
+		return otherSystemResource(id), true
+	}
 	switch path {
 	case root:
 		return b.serviceRoot(), true
@@ -40,7 +43,7 @@ func (b *BMC) resource(path string, r *http.Request) (map[string]any, bool) {
 		}
 		return collection(path, "#SessionCollection.SessionCollection", "SessionCollection.SessionCollection", "Session Collection", ids), true
 	case root + "/Systems":
-		return collection(path, "#ComputerSystemCollection.ComputerSystemCollection", "ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection", []string{systemPath}), true
+		return collection(path, "#ComputerSystemCollection.ComputerSystemCollection", "ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection", b.systemPaths()), true
 	case systemPath:
 		return b.system(), true
 	case systemPath + "/Storage":

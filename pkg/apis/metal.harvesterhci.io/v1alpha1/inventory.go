@@ -110,6 +110,24 @@ type Connection struct {
 	// +kubebuilder:validation:XValidation:rule="self.contains('-----BEGIN CERTIFICATE-----')",message="caBundle must hold PEM certificates"
 	// +optional
 	CABundle string `json:"caBundle,omitempty"`
+	// SystemID is the Id of this server's computer system on a Redfish BMC
+	// that lists several (the BMC of a blade chassis or a multi-node
+	// server). Without it such a BMC is refused rather than the first
+	// system guessed. An addition to Seeder's schema.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/')",message="systemID is a computer system's Id, such as 1 or System.Embedded.1, not a path"
+	// +optional
+	SystemID string `json:"systemID,omitempty"`
+	// Timeout bounds one request to the BMC (default 10s): raise it for a
+	// BMC that answers slowly under load. An addition to Seeder's schema.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format:=duration
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="self >= duration('1s') && self <= duration('2m')",message="timeout must be between 1s and 2m"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 	// ProviderOptions choose the protocol and port explicitly: redfish or
 	// ipmitool. intelAMT and rpc are kept from Seeder's schema and not
 	// served by the addon.

@@ -22,9 +22,9 @@ limitations under the License.
 package v1alpha1
 
 import (
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixharvesterhciiov1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -32,6 +32,11 @@ import (
 func (in *Connection) DeepCopyInto(out *Connection) {
 	*out = *in
 	out.AuthSecretRef = in.AuthSecretRef
+	if in.Timeout != nil {
+		in, out := &in.Timeout, &out.Timeout
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.ProviderOptions != nil {
 		in, out := &in.ProviderOptions, &out.ProviderOptions
 		*out = new(ProviderOptions)
@@ -71,7 +76,7 @@ func (in *HardwareStatus) DeepCopyInto(out *HardwareStatus) {
 	*out = *in
 	if in.Subsystems != nil {
 		in, out := &in.Subsystems, &out.Subsystems
-		*out = make([]v1.SubsystemHealth, len(*in))
+		*out = make([]equinixharvesterhciiov1.SubsystemHealth, len(*in))
 		copy(*out, *in)
 	}
 	if in.LastPolled != nil {
@@ -208,7 +213,7 @@ func (in *InventoryStatus) DeepCopyInto(out *InventoryStatus) {
 	*out = *in
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]metav1.Condition, len(*in))
+		*out = make([]v1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
