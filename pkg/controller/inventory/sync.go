@@ -192,6 +192,12 @@ func (r *run) endpoint(t *target) (bmc.Endpoint, bool, error) {
 		Username: user,
 		Password: redact.Sensitive(pass),
 		Timeout:  r.h.settings.BMCTimeout,
+		// A systemID on an IPMI BMC is refused by the endpoint's
+		// checks, with a message, rather than dropped here.
+		SystemID: conn.SystemID,
+	}
+	if conn.Timeout != nil && conn.Timeout.Duration > 0 {
+		ep.Timeout = conn.Timeout.Duration
 	}
 	if protocol == v1alpha1.ProtocolRedfish {
 		// IPMI has no TLS: the settings apply to Redfish only.
