@@ -44,6 +44,10 @@ type Part struct {
 	Protocol  string
 	// Cores for processors.
 	Cores int
+	// FailurePredicted is a drive's own prediction that it will fail (its
+	// SMART data): BMCs report it beside Status.Health, which often stays
+	// OK until the drive does fail.
+	FailurePredicted bool
 }
 
 // NIC is one Ethernet interface of the host, as the system lists it.
@@ -222,6 +226,19 @@ func (b *BMC) SetHealth(kind PartKind, name, health string) error {
 		}
 	}
 	return fmt.Errorf("no %s named %q", kind, name)
+}
+
+// SetFailurePredicted sets a drive's FailurePredicted, found by Name.
+func (b *BMC) SetFailurePredicted(name string, predicted bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.hw.Parts {
+		if p := &b.hw.Parts[i]; p.Kind == PartDrive && p.Name == name {
+			p.FailurePredicted = predicted
+			return nil
+		}
+	}
+	return fmt.Errorf("no drive named %q", name)
 }
 
 // SetPowerState sets the power state at once ("On" or "Off"), as a person
