@@ -332,17 +332,19 @@ func (m *Machine) OnForget(f func()) {
 }
 
 // Link says whether the pass reached the BMC and logged in. A BMC that
-// refused the credentials answered; one that could not be reached, timed
-// out or spoke another protocol did not.
+// refused the credentials answered; one that could not be reached or
+// spoke another protocol did not, even through a session an earlier pass
+// left open.
 func (m *Machine) Link() machine.Link {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := machine.Link{Tried: m.contacted || m.problem != nil, Authenticated: m.contacted, Problem: m.problem}
+	l := machine.Link{Tried: m.contacted || m.problem != nil, Problem: m.problem}
 	switch failure.ClassOf(m.problem) {
-	case failure.Unreachable, failure.ProtocolMismatch, failure.TLS, failure.Transient:
-		l.Reachable = m.contacted
+	case failure.Unreachable, failure.ProtocolMismatch, failure.TLS:
+	case failure.Unauthorized:
+		l.Reachable = true
 	default:
-		l.Reachable = l.Tried
+		l.Reachable, l.Authenticated = l.Tried, m.contacted
 	}
 	return l
 }
