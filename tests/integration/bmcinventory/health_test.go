@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -94,6 +95,48 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 		}
 		return true
 	}, time.Minute, "the node's series stayed after its inventory went")
+}
+
+// An IPMI BMC's sensors say the same through their SDR: a drive slot's
+// Predictive Failure, then a temperature past its critical threshold, each
+// on the node's condition and metrics, and back.
+func TestIPMIThresholdsAndDrivePredictionSignals(t *testing.T) {
+	sim := ipmisim.Require(t, ipmisim.Options{Username: bmcUser, Password: ipmiPassword})
+	env := newEnv(t)
+	createNode(t, env, "ipmi-hh")
+	bmcSecret(t, env, "ipmi-hh", bmcUser, ipmiPassword)
+	create(t, env, &v1.BMCInventory{
+		ObjectMeta: metav1.ObjectMeta{Name: "ipmi-hh"},
+		Spec: v1.BMCInventorySpec{
+			NodeName:          "ipmi-hh",
+			BMC:               v1.BMCEndpoint{Protocol: v1.BMCProtocolIPMI, Host: sim.Host, Port: int32(sim.Port)},
+			CredentialsSecret: v1.SecretReference{Name: "ipmi-hh"},
+			PollInterval:      &pollEvery,
+		},
+	})
+	waitCondition := func(status corev1.ConditionStatus, reason, message, why string) {
+		t.Helper()
+		env.Eventually(func() bool {
+			c := hardwareHealthy(t, env, "ipmi-hh")
+			return c != nil && c.Status == status && c.Reason == reason && strings.Contains(c.Message, message)
+		}, time.Minute, "%s", why)
+	}
+	waitCondition(corev1.ConditionTrue, v1.ReasonHardwareOK, "OK as the BMC reports", "the node did not get HardwareHealthy=True")
+
+	require.NoError(t, sim.SetSensorBit(ipmisim.SensorDrive, 2, true)) // Predictive Failure
+	waitCondition(corev1.ConditionFalse, v1.ReasonFailurePredicted, "Storage: Drive 0: Warning, failure predicted",
+		"the drive slot's prediction is not on the node")
+	assert.Equal(t, 1.0, gauge(t, "equinix_addon_hardware_predicted_failures", "ipmi-hh")["Storage"])
+
+	require.NoError(t, sim.SetSensorValue(ipmisim.SensorCPUTemp, 0x60)) // 96: past critical 95
+	waitCondition(corev1.ConditionFalse, v1.ReasonHardwareCritical, "Thermal: CPU1 Temp: Critical",
+		"the temperature past its critical threshold is not on the node")
+	assert.Equal(t, 3.0, gauge(t, "equinix_addon_hardware_health", "ipmi-hh")["Thermal"])
+
+	require.NoError(t, sim.SetSensorValue(ipmisim.SensorCPUTemp, 0x2d))
+	require.NoError(t, sim.SetSensorBit(ipmisim.SensorDrive, 2, false))
+	waitCondition(corev1.ConditionTrue, v1.ReasonHardwareOK, "OK as the BMC reports", "HardwareHealthy did not recover")
+	assert.Equal(t, 0.0, gauge(t, "equinix_addon_hardware_predicted_failures", "ipmi-hh")["Storage"])
 }
 
 // hardwareHealthy is the node's HardwareHealthy condition, nil when none.
