@@ -217,28 +217,25 @@ func (b *BMC) SetHealth(kind PartKind, name, health string) error {
 	default:
 		return fmt.Errorf("health %q is not OK, Warning or Critical", health)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for i := range b.hw.Parts {
-		if p := &b.hw.Parts[i]; p.Kind == kind && p.Name == name {
-			p.Health = health
-			return nil
-		}
-	}
-	return fmt.Errorf("no %s named %q", kind, name)
+	return b.setPart(kind, name, func(p *Part) { p.Health = health })
 }
 
 // SetFailurePredicted sets a drive's FailurePredicted, found by Name.
 func (b *BMC) SetFailurePredicted(name string, predicted bool) error {
+	return b.setPart(PartDrive, name, func(p *Part) { p.FailurePredicted = predicted })
+}
+
+// setPart changes the part of kind named name with set.
+func (b *BMC) setPart(kind PartKind, name string, set func(*Part)) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range b.hw.Parts {
-		if p := &b.hw.Parts[i]; p.Kind == PartDrive && p.Name == name {
-			p.FailurePredicted = predicted
+		if p := &b.hw.Parts[i]; p.Kind == kind && p.Name == name {
+			set(p)
 			return nil
 		}
 	}
-	return fmt.Errorf("no drive named %q", name)
+	return fmt.Errorf("no %s named %q", kind, name)
 }
 
 // SetPowerState sets the power state at once ("On" or "Off"), as a person
