@@ -90,11 +90,13 @@ func healthCondition(h machine.Health, polled bool, link machine.Link) (corev1.N
 			unreported = append(unreported, s.Subsystem)
 		}
 	}
+	if len(failing) == 0 && len(fine) == 0 {
+		// A BMC that reports no part says nothing of the hardware.
+		return corev1.NodeCondition{Type: v1.NodeHardwareHealthy, Status: corev1.ConditionUnknown, Reason: v1.ReasonHardwareNotReported,
+			Message: "the BMC reports the health of no part"}, true
+	}
 	if len(failing) == 0 {
 		msg := "OK as the BMC reports: " + strings.Join(fine, ", ")
-		if len(fine) == 0 {
-			msg = "the BMC reports no part failing"
-		}
 		if len(unreported) > 0 {
 			msg += "; not reported: " + strings.Join(unreported, ", ")
 		}

@@ -56,6 +56,12 @@ func TestHealthCondition(t *testing.T) {
 			want: &corev1.NodeCondition{Status: corev1.ConditionFalse, Reason: v1.ReasonHardwareCritical,
 				Message: "PowerSupplies: PSU 2: Critical; Storage: Disk 1: Warning, failure predicted"},
 		},
+		"no part reported": {
+			h:      health(sub("Thermal", machine.HealthUnknown, "not reported by the BMC", 0), sub("Storage", machine.HealthUnknown, "not reported by the BMC", 0)),
+			polled: true,
+			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: v1.ReasonHardwareNotReported,
+				Message: "the BMC reports the health of no part"},
+		},
 		"an unreachable BMC": {
 			link: machine.Link{Tried: true, Problem: unreachable},
 			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: v1.ReasonBMCUnreachable,
