@@ -52,6 +52,11 @@ func main() {
 				Types:           []interface{}{harvesterv1beta1.Setting{}},
 				GenerateClients: true,
 			},
+			"loadbalancer.harvesterhci.io": {
+				Types:           []interface{}{"./pkg/apis/loadbalancer.harvesterhci.io/v1beta1"},
+				GenerateTypes:   true,
+				GenerateClients: true,
+			},
 		},
 	})
 	if err := generateCRDs("./pkg/apis/equinix.harvesterhci.io/...", equinixCRDDir, keepOnUninstall); err != nil {

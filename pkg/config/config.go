@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // DefaultMetalAPIURL is the Equinix Metal API base. The SDK appends operation paths
@@ -122,6 +123,15 @@ type Config struct {
 	BGPLocalASN int64
 	// BGPResync is how often a node's session is checked at rest.
 	BGPResync time.Duration
+	// BGPNodeSelector is a label selector: only the Nodes it matches get a
+	// session and the annotations (the CCM's bgpNodeSelector); empty means
+	// every Node.
+	BGPNodeSelector string
+	// InitializeNodes makes the addon the cloud provider of Nodes whose
+	// kubelets run with --cloud-provider=external and that no cloud
+	// controller initialized: their addresses, as the Equinix CCM sets
+	// them, their provider ID, and the uninitialized taint removed.
+	InitializeNodes bool
 	// DeviceEventsInterval is how often each Metal project's event log is
 	// read and its devices' new events forwarded; 0 turns it off.
 	DeviceEventsInterval time.Duration
@@ -228,6 +238,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.BGPResync < time.Second {
 		errs = append(errs, fmt.Errorf("--bgp-resync-interval must be at least 1s, got %s", cfg.BGPResync))
+	}
+	if _, err := labels.Parse(cfg.BGPNodeSelector); err != nil {
+		errs = append(errs, fmt.Errorf("--bgp-node-selector: %w", err))
 	}
 	level, err := logrus.ParseLevel(cfg.LogLevelName)
 	if err != nil {

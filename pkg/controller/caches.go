@@ -17,8 +17,9 @@ import (
 func trimCaches(deps *common.Deps) error {
 	informers := map[string]toolscache.SharedIndexInformer{
 		"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),
-		"ElasticIP": deps.ElasticIPs.Informer(), "BMCInventory": deps.BMCInventories.Informer(),
-		"Node": deps.Nodes.Informer(), "Service": deps.Services.Informer(), "Secret": deps.Secrets.Informer(),
+		"ElasticIP": deps.ElasticIPs.Informer(), "ElasticIPPool": deps.ElasticIPPools.Informer(),
+		"BMCInventory": deps.BMCInventories.Informer(),
+		"Node":         deps.Nodes.Informer(), "Service": deps.Services.Informer(), "Secret": deps.Secrets.Informer(),
 		"ConfigMap": deps.ConfigMaps.Informer(), "Setting": deps.Settings.Informer(),
 	}
 	for kind, informer := range informers {

@@ -40,6 +40,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
 	harvesterpkg "github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -64,6 +65,7 @@ var watchedKinds = []schema.GroupVersionKind{
 	v1.SchemeGroupVersion.WithKind("InstancePool"),
 	v1.SchemeGroupVersion.WithKind("Instance"),
 	v1.SchemeGroupVersion.WithKind("ElasticIP"),
+	v1.SchemeGroupVersion.WithKind("ElasticIPPool"),
 	v1.SchemeGroupVersion.WithKind("BMCInventory"),
 	v1beta1.SchemeGroupVersion.WithKind("Setting"),
 	corev1.SchemeGroupVersion.WithKind("Node"),
@@ -207,13 +209,15 @@ func register(ctx context.Context, deps *common.Deps) error {
 		return err
 	}
 	bmcinventory.Register(ctx, deps)
-	if err := node.Register(ctx, deps, instanceHardware); err != nil {
+	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
+	if err := node.Register(ctx, deps, instanceHardware, matcher); err != nil {
 		return err
 	}
-	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
 	elasticip.Register(ctx, deps, matcher)
 	if deps.Cfg.BGP {
-		bgp.Register(ctx, deps, matcher)
+		if err := bgp.Register(ctx, deps, matcher); err != nil {
+			return err
+		}
 	}
 	return sweep.Register(ctx, deps, instances)
 }
@@ -240,6 +244,10 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 	if err != nil {
 		return nil, fmt.Errorf("machine events client: %w", err)
 	}
+	typed, err := versioned.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("typed client: %w", err)
+	}
 	secrets := credentials.NewLookup(core.Secret().Cache(), secretMetadata(ctx, meta))
 	var releases *harvesterpkg.ReleaseChecker
 	if cfg.CheckReleaseArtifacts {
@@ -251,6 +259,8 @@ func newDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interf
 		Pools:          eq.InstancePool(),
 		Instances:      eq.Instance(),
 		ElasticIPs:     eq.ElasticIP(),
+		ElasticIPPools: eq.ElasticIPPool(),
+		IPPools:        typed.LoadbalancerV1beta1().IPPools(),
 		BMCInventories: eq.BMCInventory(),
 		Nodes:          core.Node(),
 		NodeWrites:     common.NewNodeWrites(core.Node().Informer().GetStore()),

@@ -71,13 +71,17 @@ type JoinConfigInput struct {
 	ISOURL string
 	// Labels are extra node labels; InstanceLabel is reserved.
 	Labels map[string]string
+	// BGPPeerRoutes makes the server route Equinix Metal's BGP peers
+	// (BGPPeerIPs) through its private gateway at every boot, as BGP
+	// speakers on it need. Only on a layer-3 management network.
+	BGPPeerRoutes bool
 }
 
 // String keeps the token and password hash out of logs that print the input
 // with %v or %+v.
 func (in JoinConfigInput) String() string {
-	return fmt.Sprintf("JoinConfigInput{ServerURL:%s Hostname:%s Token:<redacted> PasswordHash:<redacted> SSHKeys:%d MACs:%v SingleBoot:%t BondOptions:%v VLANID:%d InstallDevice:%s ISOURL:%s Labels:%v}",
-		in.ServerURL, in.Hostname, len(in.SSHKeys), in.MACs, in.SingleBoot, in.BondOptions, in.VLANID, in.InstallDevice, in.ISOURL, in.Labels)
+	return fmt.Sprintf("JoinConfigInput{ServerURL:%s Hostname:%s Token:<redacted> PasswordHash:<redacted> SSHKeys:%d MACs:%v SingleBoot:%t BondOptions:%v VLANID:%d InstallDevice:%s ISOURL:%s Labels:%v BGPPeerRoutes:%t}",
+		in.ServerURL, in.Hostname, len(in.SSHKeys), in.MACs, in.SingleBoot, in.BondOptions, in.VLANID, in.InstallDevice, in.ISOURL, in.Labels, in.BGPPeerRoutes)
 }
 
 // GoString redacts %#v output the same way.
@@ -109,6 +113,7 @@ type osConfig struct {
 	SSHAuthorizedKeys []string          `yaml:"ssh_authorized_keys,omitempty"`
 	NTPServers        []string          `yaml:"ntp_servers,omitempty"`
 	Labels            map[string]quoted `yaml:"labels"`
+	WriteFiles        []writeFile       `yaml:"write_files,omitempty"`
 }
 
 // installConfig deliberately has no `automatic` key: the installer decides to
@@ -216,12 +221,24 @@ func buildOSConfig(in JoinConfigInput) (osConfig, error) {
 	if err != nil {
 		return osConfig{}, err
 	}
+	var files []writeFile
+	if in.BGPPeerRoutes {
+		if in.VLANID != 0 {
+			return osConfig{}, errors.New("BGP peer routes need a layer-3 management network, and this one is on a VLAN")
+		}
+		f, err := bgpPeerRoutes()
+		if err != nil {
+			return osConfig{}, err
+		}
+		files = append(files, f)
+	}
 	return osConfig{
 		Hostname:          in.Hostname,
 		Password:          quoted(in.PasswordHash),
 		SSHAuthorizedKeys: keys,
 		NTPServers:        ntp,
 		Labels:            labels,
+		WriteFiles:        files,
 	}, nil
 }
 

@@ -77,6 +77,15 @@ func TestRenderJoinConfigGolden(t *testing.T) {
 			},
 		},
 		{
+			// --bgp: the server routes Equinix Metal's BGP peers through its
+			// private gateway at every boot.
+			name:   "layer3 with BGP peer routes",
+			golden: "join-layer3-bgp.yaml",
+			modify: func(in *JoinConfigInput) {
+				in.BGPPeerRoutes = true
+			},
+		},
+		{
 			name:   "layer2-bonded with management VLAN",
 			golden: "join-layer2-bonded-vlan.yaml",
 			modify: func(in *JoinConfigInput) {

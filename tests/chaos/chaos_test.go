@@ -71,9 +71,13 @@ func runChaos(t *testing.T, seed int64) {
 	chaosTook := time.Since(begin)
 	r.quiesce()
 	r.check()
-	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; the VIP changed devices %d times; %d violations",
+	guestChanges := 0
+	for _, g := range r.vip.guests {
+		guestChanges += g.ledger.Changes()
+	}
+	t.Logf("seed %d: chaos %s, quiesce and checks %s (%s); %s; %s, %d refused creates; the VIP changed devices %d times, the guest Services' addresses %d times; %d violations",
 		seed, chaosTook.Round(100*time.Millisecond), (time.Since(begin) - chaosTook).Round(100*time.Millisecond),
-		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.vip.ledger.Changes(), r.violations)
+		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.vip.ledger.Changes(), guestChanges, r.violations)
 	t.Logf("seed %d: %s", seed, r.rolloutSummary)
 	t.Logf("seed %d: %s", seed, r.bmcs.summary())
 	if n := r.remedied.Load(); n > 0 {

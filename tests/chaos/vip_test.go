@@ -18,16 +18,31 @@ import (
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
-// vipWorld is the cluster VIP's side of a run: the VIP an Elastic IP of the
-// project, Harvester's Service for it, a first node a person installed, and
-// a person's own address assigned to that node's device.
+// vipWorld is the Elastic IP side of a run: the VIP an Elastic IP of the
+// project, Harvester's Service for it, a first node a person installed, a
+// person's own address assigned to that node's device, and an
+// ElasticIPPool whose two addresses guest LoadBalancer Services hold.
 type vipWorld struct {
 	first, firstDevice string
 	ledger             *framework.AddressLedger
 	// foreignBlock and foreignAssignment: the person's address, which must
 	// stay on the first node's device.
 	foreignBlock, foreignAssignment string
+	// pool is the ElasticIPPool; its block, once known, and the Services
+	// given its addresses.
+	pool   string
+	block  string
+	guests []guestService
 }
+
+// guestService is a LoadBalancer Service with an address of the pool.
+type guestService struct {
+	name, address string
+	ledger        *framework.AddressLedger
+}
+
+// guestNamespace holds the guest Services.
+const guestNamespace = "default"
 
 const vipMetro = "sg"
 
@@ -50,6 +65,30 @@ func (r *run) setUpVIP() {
 		r.t.Fatalf("assigning the operator's address: %v", err)
 	}
 	v.foreignBlock, v.foreignAssignment = block.ID, a.ID
+	v.pool = fmt.Sprintf("chaos%d-lb", r.plan.Seed)
+	env.CreateElasticIPPool(v.pool, vipMetro, 2)
+}
+
+// guests gives the pool's addresses to two Services, as harvester-load-
+// balancer would, once the pool's block is known; false until then.
+func (r *run) ensureGuests() bool {
+	v := &r.vip
+	if len(v.guests) > 0 {
+		return true
+	}
+	pool := r.env.ElasticIPPool(v.pool)
+	if pool == nil || pool.Status.CIDR == "" {
+		return false
+	}
+	v.block = pool.Status.ReservationID
+	for i, name := range []string{"web", "api"} {
+		g := guestService{name: fmt.Sprintf("chaos%d-%s", r.plan.Seed, name), address: framework.PoolAddress(pool, i)}
+		g.ledger = r.env.WatchAddress(g.address)
+		r.kills.vip.watch(g.address)
+		r.env.LoadBalancerService(guestNamespace, g.name, g.address)
+		v.guests = append(v.guests, g)
+	}
+	return true
 }
 
 // vipNodes are the nodes kube-vip may name: the first node and the
@@ -58,14 +97,25 @@ func (r *run) vipNodes() []string {
 	return append([]string{r.vip.first}, r.env.Agent.NodeNames()...)
 }
 
-// moveVIP plays kube-vip taking the VIP on another node.
+// moveVIP plays kube-vip taking the VIP on another node, and the guest
+// Services' addresses on the nodes after it.
 func (r *run) moveVIP(pick int) string {
 	nodes := r.vipNodes()
 	name := nodes[pick%len(nodes)]
 	if err := r.env.SetVIPHost(name); err != nil {
 		return "refused: " + err.Error()
 	}
-	return name
+	out := name
+	if r.ensureGuests() {
+		for i, g := range r.vip.guests {
+			node := nodes[(pick+i+1)%len(nodes)]
+			if err := r.env.SetServiceVIPHost(guestNamespace, g.name, node); err != nil {
+				return out + "; " + g.name + " refused: " + err.Error()
+			}
+			out += fmt.Sprintf("; %s on %s", g.name, node)
+		}
+	}
+	return out
 }
 
 // vipTarget is where the VIP must end: the node kube-vip names, if its
@@ -73,7 +123,12 @@ func (r *run) moveVIP(pick int) string {
 // addresses); otherwise kube-vip is made to move to the first node, as it
 // would off a node that is gone.
 func (r *run) vipTarget() (node, device string) {
-	svc, err := r.env.Kube.CoreV1().Services(v1.VIPServiceNamespace).Get(r.env.Ctx, v1.VIPServiceName, metav1.GetOptions{})
+	return r.serviceTarget(v1.VIPServiceNamespace, v1.VIPServiceName)
+}
+
+// serviceTarget is vipTarget for any Service kube-vip serves.
+func (r *run) serviceTarget(namespace, service string) (node, device string) {
+	svc, err := r.env.Kube.CoreV1().Services(namespace).Get(r.env.Ctx, service, metav1.GetOptions{})
 	if err == nil {
 		node = svc.Annotations[v1.AnnotationVIPHost]
 	}
@@ -84,15 +139,15 @@ func (r *run) vipTarget() (node, device string) {
 		}
 	}
 	if node != r.vip.first {
-		r.notes = append(r.notes, fmt.Sprintf("quiesce: kube-vip moves from %q to the first node", node))
+		r.notes = append(r.notes, fmt.Sprintf("quiesce: kube-vip moves %s/%s from %q to the first node", namespace, service, node))
 	}
 	// A fresh annotation write also brings the ElasticIP back at once,
 	// whatever backoff its failures built up.
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,"chaos.harvesterhci.io/quiesce":%q}}}`,
 		v1.AnnotationVIPHost, r.vip.first, time.Now().Format(time.RFC3339Nano))
-	if _, err := r.env.Kube.CoreV1().Services(v1.VIPServiceNamespace).Patch(r.env.Ctx, v1.VIPServiceName,
+	if _, err := r.env.Kube.CoreV1().Services(namespace).Patch(r.env.Ctx, service,
 		types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		r.violation("naming the first node on the VIP's Service: %v", err)
+		r.violation("naming the first node on Service %s/%s: %v", namespace, service, err)
 	}
 	return r.vip.first, r.vip.firstDevice
 }
@@ -109,25 +164,39 @@ func (r *run) canTakeVIP(deviceID string) bool {
 	return err == nil && !strings.HasPrefix(net.Type, "layer2")
 }
 
-// settleVIP: once the chaos stopped, the VIP ends on the device of the node
-// kube-vip names, and the ElasticIP says so.
+// settleVIP: once the chaos stopped, the VIP, and each guest Service's
+// address of the pool, ends on the device of the node kube-vip names, and
+// its ElasticIP says so.
 func (r *run) settleVIP() {
 	node, dev := r.vipTarget()
+	r.settleAddress(v1.VIPElasticIPName, "the VIP", node, dev, r.vip.ledger)
+	if !r.poll(settleTimeout, r.ensureGuests) {
+		r.violation("ElasticIPPool %s has no block after %s", r.vip.pool, settleTimeout)
+		return
+	}
+	pool := r.env.ElasticIPPool(r.vip.pool)
+	for _, g := range r.vip.guests {
+		node, dev := r.serviceTarget(guestNamespace, g.name)
+		r.settleAddress(pool.Name+"-"+strings.ReplaceAll(g.address, ".", "-"), "Service "+g.name+"'s address", node, dev, g.ledger)
+	}
+}
+
+func (r *run) settleAddress(eip, what, node, dev string, ledger *framework.AddressLedger) {
 	var last string
 	if r.poll(settleTimeout, func() bool {
-		e := r.env.ElasticIP(v1.VIPElasticIPName)
+		e := r.env.ElasticIP(eip)
 		if e == nil {
-			last = "no ElasticIP " + v1.VIPElasticIPName
+			last = "no ElasticIP " + eip
 			return false
 		}
 		last = fmt.Sprintf("%s on %s (node %s), move %+v, holders %v", e.Status.Status, e.Status.DeviceID, e.Status.NodeName,
-			e.Status.Move, r.vip.ledger.Holders())
+			e.Status.Move, ledger.Holders())
 		return e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.DeviceID == dev && e.Status.NodeName == node &&
-			e.Status.Move == nil && slices.Equal(r.vip.ledger.Holders(), []string{dev})
+			e.Status.Move == nil && slices.Equal(ledger.Holders(), []string{dev})
 	}) {
 		return
 	}
-	r.violation("the VIP did not settle on device %s of node %s within %s: %s", dev, node, settleTimeout, last)
+	r.violation("%s did not settle on device %s of node %s within %s: %s", what, dev, node, settleTimeout, last)
 }
 
 // checkVIP: the VIP was never on two devices, and the person's address is
@@ -135,6 +204,19 @@ func (r *run) settleVIP() {
 func (r *run) checkVIP() {
 	for _, o := range r.vip.ledger.Overlaps() {
 		r.violation("the VIP was on two devices: %s", o)
+	}
+	for _, g := range r.vip.guests {
+		for _, o := range g.ledger.Overlaps() {
+			r.violation("Service %s's address was on two devices: %s", g.name, o)
+		}
+		if h := g.ledger.Holders(); len(h) > 0 {
+			r.violation("Service %s's address %s is still on %v after its pool went", g.name, g.address, h)
+		}
+	}
+	if r.vip.block != "" {
+		if _, err := r.metal.GetIPReservation(r.env.Ctx, r.vip.block); !metal.IsNotFound(err) {
+			r.violation("the pool's block %s was not released after the pool went: %v", r.vip.block, err)
+		}
 	}
 	res, err := r.metal.GetIPReservation(r.env.Ctx, r.vip.foreignBlock)
 	if err != nil {
@@ -151,14 +233,24 @@ func (r *run) checkVIP() {
 	}
 }
 
-// vipHolder is the kill trigger's memory of which devices held the VIP, so
-// that it can fire inside the unassign of a move.
+// vipHolder is the kill trigger's memory of which devices held the VIP or
+// a guest Service's address, so that it can fire inside the unassign of a
+// move.
 type vipHolder struct {
-	mu   sync.Mutex
-	held map[string]bool
+	mu        sync.Mutex
+	addresses []string
+	held      map[string]bool
 }
 
-// unassigned reports whether n is the VIP leaving a device.
+// watch adds an address whose moves the trigger fires in.
+func (h *vipHolder) watch(address string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.addresses = append(h.addresses, address)
+}
+
+// unassigned reports whether n is the VIP or a watched address leaving a
+// device.
 func (h *vipHolder) unassigned(n metalsim.Notification) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -168,16 +260,33 @@ func (h *vipHolder) unassigned(n metalsim.Notification) bool {
 	if n.Type != metalsim.DeviceNetworkChanged {
 		return false
 	}
-	has := slices.ContainsFunc(n.Network.Addresses, func(a metalsim.Address) bool { return a.Address == framework.VIP })
-	was := h.held[n.DeviceID]
-	h.held[n.DeviceID] = has
-	return was && !has
+	left := false
+	for _, addr := range append([]string{framework.VIP}, h.addresses...) {
+		key := n.DeviceID + " " + addr
+		has := slices.ContainsFunc(n.Network.Addresses, func(a metalsim.Address) bool { return a.Address == addr })
+		left = left || (h.held[key] && !has)
+		h.held[key] = has
+	}
+	return left
 }
 
 // removeElasticIPs strips what a crashed run left: the controller that would
-// release ElasticIPs is gone, and their assignments went with the simulator.
+// release ElasticIPs and their pools is gone, and their assignments and
+// blocks went with the simulator.
 func removeElasticIPs(t *testing.T, env *framework.Env) {
 	ctx := context.Background()
+	pools := env.Client.EquinixV1().ElasticIPPools()
+	if list, err := pools.List(ctx, metav1.ListOptions{}); err == nil {
+		for i := range list.Items {
+			p := &list.Items[i]
+			strip(t, p.Finalizers, func() error {
+				p.Finalizers = nil
+				_, err := pools.Update(ctx, p, metav1.UpdateOptions{})
+				return err
+			})
+			_ = pools.Delete(ctx, p.Name, metav1.DeleteOptions{})
+		}
+	}
 	eips := env.Client.EquinixV1().ElasticIPs()
 	list, err := eips.List(ctx, metav1.ListOptions{})
 	if err != nil {

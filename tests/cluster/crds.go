@@ -109,8 +109,10 @@ func InventoryCRDDir(root string) string {
 	return filepath.Join(root, "charts", "harvester-equinix-addon", "crds")
 }
 
-// HarvesterCRDDir holds minimal CRDs of the Harvester kinds the addon reads
-// (settings.harvesterhci.io), standing in for a Harvester cluster's own.
+// HarvesterCRDDir holds the CRDs of the Harvester kinds the addon reads or
+// writes (settings.harvesterhci.io, harvester-load-balancer's
+// ippools.loadbalancer.harvesterhci.io), standing in for a Harvester
+// cluster's own.
 func HarvesterCRDDir(root string) string {
 	return filepath.Join(root, "tests", "cluster", "testdata", "harvester-crds")
 }

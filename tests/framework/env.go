@@ -93,6 +93,9 @@ type Options struct {
 	// KubeletProviderIDPrefix makes the joined Nodes register with a
 	// provider ID of their own (see joinagent.Options.ProviderIDPrefix).
 	KubeletProviderIDPrefix string
+	// ExternalCloudProvider makes the joined Nodes register as kubelets run
+	// with --cloud-provider=external (see joinagent.Options).
+	ExternalCloudProvider bool
 }
 
 // FastTimings make devices move in tens of milliseconds: the default
@@ -151,6 +154,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	e.Agent = joinagent.New(e.Sim, joinagent.Options{
 		Kube: e.Kube, Expect: joinagent.Expect{ServerURL: "https://" + VIP + ":443", Token: JoinToken},
 		InstallTime: install, HeartbeatInterval: time.Second, ProviderIDPrefix: opts.KubeletProviderIDPrefix,
+		ExternalCloudProvider: opts.ExternalCloudProvider,
 	})
 	e.Agent.Start(ctx)
 	if !opts.NoMaintenanceEmulator {

@@ -31,15 +31,16 @@ func (e *Env) ReserveVIP(metro string) string {
 }
 
 // IngressExpose creates Service kube-system/ingress-expose of type
-// LoadBalancer for the VIP, as Harvester does from ConfigMap vip, and
+// LoadBalancer for the VIP, as Harvester does from a static ConfigMap vip
+// (the address in kube-vip's annotation, its iptables rules waived), and
 // deletes it when the test ends.
 func (e *Env) IngressExpose() {
 	e.T.Helper()
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: v1.VIPServiceNamespace, Name: v1.VIPServiceName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: v1.VIPServiceNamespace, Name: v1.VIPServiceName,
+			Annotations: map[string]string{"kube-vip.io/loadbalancerIPs": VIP, "kube-vip.io/ignore-service-security": "true"}},
 		Spec: corev1.ServiceSpec{
-			Type:           corev1.ServiceTypeLoadBalancer,
-			LoadBalancerIP: VIP,
+			Type: corev1.ServiceTypeLoadBalancer,
 			Ports: []corev1.ServicePort{
 				{Name: "https-internal", Port: 443, TargetPort: intstr.FromInt32(443), Protocol: corev1.ProtocolTCP},
 			},
@@ -76,15 +77,7 @@ func (e *Env) SetVIPHost(node string) error {
 // device ID; the Node is deleted when the test ends.
 func (e *Env) FirstNode(name, metro string) string {
 	e.T.Helper()
-	c := e.MetalClient(MetalToken, ProjectID)
-	d, err := c.CreateDevice(e.Ctx, metal.CreateDeviceRequest{Hostname: name, Plan: "c3.small.x86", Metro: metro,
-		OperatingSystem: "ubuntu_22_04", BillingCycle: "hourly"})
-	require.NoError(e.T, err)
-	var dev *metal.Device
-	e.Eventually(func() bool {
-		dev, err = c.GetDevice(e.Ctx, d.ID)
-		return err == nil && dev.State == metal.DeviceStateActive && dev.PublicIPv4() != ""
-	}, time.Minute, "the first node's device did not become active")
+	dev := e.personsDevice(name, metro)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
 	created, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, node, metav1.CreateOptions{})
 	require.NoError(e.T, err)
@@ -99,7 +92,23 @@ func (e *Env) FirstNode(name, metro string) string {
 	_, err = e.Kube.CoreV1().Nodes().UpdateStatus(e.Ctx, created, metav1.UpdateOptions{})
 	require.NoError(e.T, err)
 	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(e.Ctx, name, metav1.DeleteOptions{}) })
-	return d.ID
+	return dev.ID
+}
+
+// personsDevice is a device a person created through the API, once active
+// with its addresses.
+func (e *Env) personsDevice(name, metro string) *metal.Device {
+	e.T.Helper()
+	c := e.MetalClient(MetalToken, ProjectID)
+	d, err := c.CreateDevice(e.Ctx, metal.CreateDeviceRequest{Hostname: name, Plan: "c3.small.x86", Metro: metro,
+		OperatingSystem: "ubuntu_22_04", BillingCycle: "hourly"})
+	require.NoError(e.T, err)
+	var dev *metal.Device
+	e.Eventually(func() bool {
+		dev, err = c.GetDevice(e.Ctx, d.ID)
+		return err == nil && dev.State == metal.DeviceStateActive && dev.PublicIPv4() != "" && dev.PrivateIPv4() != ""
+	}, time.Minute, "the device of node %s did not become active", name)
+	return dev
 }
 
 // ElasticIP reads an ElasticIP; nil when it does not exist.
@@ -117,11 +126,14 @@ func (e *Env) DeleteElasticIPsAtEnd() {
 	e.T.Cleanup(e.DeleteElasticIPs)
 }
 
-// DeleteElasticIPs deletes every ElasticIP and waits for them to go, which
-// takes a running controller. ConfigMap vip goes first, or the addon would
-// make the VIP's again (New puts it back for the next test).
+// DeleteElasticIPs deletes every ElasticIPPool and ElasticIP and waits for
+// them to go, which takes a running controller. ConfigMap vip goes first,
+// or the addon would make the VIP's again (New puts it back for the next
+// test), and the pools before the ElasticIPs, or they would make theirs
+// again.
 func (e *Env) DeleteElasticIPs() {
 	_ = e.Kube.CoreV1().ConfigMaps(Namespace).Delete(e.Ctx, "vip", metav1.DeleteOptions{})
+	e.DeleteElasticIPPools()
 	eips := e.Client.EquinixV1().ElasticIPs()
 	_ = eips.DeleteCollection(e.Ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	e.Eventually(func() bool {
@@ -208,4 +220,24 @@ func (l *AddressLedger) Changes() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.changes
+}
+
+// CloudProviderNode plays a server a person installed whose kubelet runs
+// with --cloud-provider=external and --node-ip set to the device's private
+// address: a device created through the API and a Node registered tainted
+// node.cloudprovider.kubernetes.io/uninitialized, without addresses, the
+// address in alpha.kubernetes.io/provided-node-ip. It returns the device
+// ID; the Node is deleted when the test ends.
+func (e *Env) CloudProviderNode(name, metro string) string {
+	e.T.Helper()
+	dev := e.personsDevice(name, metro)
+	_, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name},
+			Annotations: map[string]string{"alpha.kubernetes.io/provided-node-ip": dev.PrivateIPv4()}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true",
+			Effect: corev1.TaintEffectNoSchedule}}},
+	}, metav1.CreateOptions{})
+	require.NoError(e.T, err)
+	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(e.Ctx, name, metav1.DeleteOptions{}) })
+	return dev.ID
 }

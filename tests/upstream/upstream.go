@@ -7,10 +7,13 @@
 package upstream
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +29,9 @@ const (
 
 	// harvesterCRDs is where Harvester keeps its CRDs (its harvester-crd chart).
 	harvesterCRDs = "deploy/charts/harvester-crd/templates"
+	// HarvesterChart is Harvester's own chart: its values, and the charts it
+	// bundles (kube-vip's among them).
+	HarvesterChart = "deploy/charts/harvester"
 	// prometheusOperatorCRDs holds the operator's CRDs with their descriptions.
 	prometheusOperatorCRDs = "example/prometheus-operator-crd-full"
 )
@@ -131,6 +137,52 @@ func PrometheusOperatorCRD(root, file string) (string, error) {
 		return "", err
 	}
 	return moduleFile(PrometheusOperatorModule, version, filepath.Join(prometheusOperatorCRDs, file))
+}
+
+// HarvesterFile is the path of a file of the Harvester module (e.g.
+// HarvesterChart+"/values.yaml") at the version go.mod pins.
+func HarvesterFile(root, file string) (string, error) {
+	version, err := GoModVersion(root, HarvesterModule)
+	if err != nil {
+		return "", err
+	}
+	return moduleFile(HarvesterModule, version, file)
+}
+
+// BundledChartFile reads a file of a chart Harvester's chart bundles (e.g.
+// chart "harvester-load-balancer", file
+// "templates/crds/loadbalancer.harvesterhci.io_ippools.yaml").
+func BundledChartFile(root, chart, file string) ([]byte, error) {
+	values, err := HarvesterFile(root, HarvesterChart+"/values.yaml")
+	if err != nil {
+		return nil, err
+	}
+	tgzs, err := filepath.Glob(filepath.Join(filepath.Dir(values), "charts", chart+"-*.tgz"))
+	if err != nil || len(tgzs) != 1 {
+		return nil, fmt.Errorf("the Harvester chart bundles %d charts named %s: %v", len(tgzs), chart, err)
+	}
+	f, err := os.Open(tgzs[0])
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(gz)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s has no %s", tgzs[0], file)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if hdr.Name == chart+"/"+file {
+			return io.ReadAll(tr)
+		}
+	}
 }
 
 func moduleFile(module, version, file string) (string, error) {

@@ -66,6 +66,19 @@ func TestSettingsCRDIsHarvesters(t *testing.T) {
 	assert.Equal(t, want.Spec, got.Spec, "tests/cluster/testdata/harvester-crds/settings.harvesterhci.io.yaml differs from %s", path)
 }
 
+// TestIPPoolCRDIsHarvesterLoadBalancers: the IPPool CRD the test clusters
+// install is harvester-load-balancer's, as the Harvester version go.mod
+// pins bundles it.
+func TestIPPoolCRDIsHarvesterLoadBalancers(t *testing.T) {
+	root := repoRoot(t)
+	raw, err := BundledChartFile(root, "harvester-load-balancer", "templates/crds/loadbalancer.harvesterhci.io_ippools.yaml")
+	require.NoError(t, err)
+	want := &apiextv1.CustomResourceDefinition{}
+	require.NoError(t, yaml.UnmarshalStrict(raw, want))
+	got := readCRD(t, filepath.Join(cluster.HarvesterCRDDir(root), "ippools.loadbalancer.harvesterhci.io.yaml"))
+	assert.Equal(t, want.Spec, got.Spec, "tests/cluster/testdata/harvester-crds/ippools.loadbalancer.harvesterhci.io.yaml differs from harvester-load-balancer's")
+}
+
 func readCRD(t *testing.T, path string) *apiextv1.CustomResourceDefinition {
 	t.Helper()
 	raw, err := os.ReadFile(path)

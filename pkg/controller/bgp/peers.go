@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -31,6 +32,9 @@ func (h *Handler) AnnotatePeers(_ string, node *corev1.Node) (*corev1.Node, erro
 	}
 	// Its own last patch may not be cached yet.
 	node = h.written.Latest(node)
+	if s := h.settings.Nodes; s != nil && !s.Matches(labels.Set(node.Labels)) {
+		return h.deselected(node)
+	}
 	c, err := h.clientFor(node)
 	if err != nil || c == nil {
 		return node, err
@@ -232,15 +236,38 @@ func (h *Handler) write(node *corev1.Node, ann map[string]string, device string)
 // lost removes the annotations the addon wrote, when their device or
 // session is gone or the node no longer matches a device.
 func (h *Handler) lost(node *corev1.Node, c metal.Client, why string) (*corev1.Node, error) {
-	h.mu.Lock()
-	delete(h.checked, node.Name)
-	h.mu.Unlock()
-	was := node.Annotations[v1.AnnotationBGPDevice]
-	if was == "" {
+	if node.Annotations[v1.AnnotationBGPDevice] == "" {
+		h.forgetChecked(node.Name)
 		h.report(node, why)
 		h.nodes.EnqueueAfter(node.Name, h.settings.Resync)
 		return node, nil
 	}
+	updated, err := h.removeOwn(node, why)
+	if err != nil {
+		return node, err
+	}
+	h.matcher.Forget(c.ProjectID(), node.Name)
+	return updated, nil
+}
+
+// deselected: a node the selector leaves out peers no more. The
+// annotations the addon wrote go, so that no speaker on it peers from
+// them; its session, if any, is left, as every session is.
+func (h *Handler) deselected(node *corev1.Node) (*corev1.Node, error) {
+	h.forgetChecked(node.Name)
+	h.mu.Lock()
+	delete(h.reported, node.Name)
+	h.mu.Unlock()
+	if node.Annotations[v1.AnnotationBGPDevice] == "" {
+		return node, nil
+	}
+	return h.removeOwn(node, "the node does not match --bgp-node-selector")
+}
+
+// removeOwn removes the annotations the addon wrote and says so.
+func (h *Handler) removeOwn(node *corev1.Node, why string) (*corev1.Node, error) {
+	h.forgetChecked(node.Name)
+	was := node.Annotations[v1.AnnotationBGPDevice]
 	remove := map[string]*string{v1.AnnotationBGPDevice: nil}
 	for k := range node.Annotations {
 		if bgpannotate.IsManaged(k) {
@@ -252,8 +279,13 @@ func (h *Handler) lost(node *corev1.Node, c metal.Client, why string) (*corev1.N
 		return node, err
 	}
 	common.Eventf(h.recorder, node, v1.ReasonBGPPeersRemoved, "BGP peering annotations of device %s removed: %s", was, why)
-	h.matcher.Forget(c.ProjectID(), node.Name)
 	return updated, nil
+}
+
+func (h *Handler) forgetChecked(name string) {
+	h.mu.Lock()
+	delete(h.checked, name)
+	h.mu.Unlock()
 }
 
 func (h *Handler) patch(node *corev1.Node, annotations map[string]*string) (*corev1.Node, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -46,6 +47,18 @@ func addonNode(annotations map[string]string) func(*world) *corev1.Node {
 	return func(*world) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Labels: map[string]string{v1.LabelInstance: "web-1"},
 			Annotations: maps.Clone(annotations)}}
+	}
+}
+
+// labelled adds a label to a node.
+func labelled(node func(*world) *corev1.Node, key, value string) func(*world) *corev1.Node {
+	return func(w *world) *corev1.Node {
+		n := node(w)
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[key] = value
+		return n
 	}
 }
 
@@ -123,7 +136,9 @@ func TestAnnotatePeers(t *testing.T) {
 		prepared bool
 		before   func(*world)
 		// client, when set, wraps the chain's Metal client.
-		client   func(metal.Client) metal.Client
+		client func(metal.Client) metal.Client
+		// selector is --bgp-node-selector.
+		selector string
 		expected peersOutcome
 		// returnsUnpatched: the chain goes on with the node as it was
 		// before the removal patch (peering drops what lost returns).
@@ -275,6 +290,22 @@ func TestAnnotatePeers(t *testing.T) {
 				Config: "local 65000", Sessions: []string{"ipv4"},
 				Events:   []string{"Warning BGPFailed node/web-1: no BGP peering for this node: device {web-1} gives no usable BGP peering yet: the device has no IPv4 BGP neighbor"},
 				Enqueued: []string{"web-1 after 15s"}}},
+		{name: "a node the node selector leaves out gets nothing and costs no call",
+			instance: server(), node: addonNode(foreign), selector: "node-role.kubernetes.io/control-plane=true",
+			expected: peersOutcome{Annotations: foreign, Calls: []string{}, Sessions: []string{}, Events: []string{}, Enqueued: []string{}}},
+		{name: "a node the node selector picks peers",
+			instance: server(), node: labelled(addonNode(foreign), "node-role.kubernetes.io/control-plane", "true"),
+			selector: "node-role.kubernetes.io/control-plane=true",
+			expected: peersOutcome{Annotations: ccm("65000", foreign), Patches: 1,
+				Calls:  []string{getConfig, requestConfig, listSessions, openSession, neighbors, getDevice},
+				Config: "local 65000", Sessions: []string{"ipv4"},
+				Events: []string{annotated}, Enqueued: []string{"web-1 after 10m0s"}}},
+		{name: "a node that stops matching the node selector loses the annotations the addon wrote, never the others; its session stays",
+			instance: server(), node: addonNode(foreign), prepared: true, selector: "node-role.kubernetes.io/control-plane=true",
+			expected: peersOutcome{Annotations: foreign, Patches: 1, Calls: []string{},
+				Config: "local 65000", Sessions: []string{"ipv4"},
+				Events:   []string{"Normal BGPPeersRemoved node/web-1: BGP peering annotations of device {web-1} removed: the node does not match --bgp-node-selector"},
+				Enqueued: []string{}}},
 		{name: "a node being deleted is left alone",
 			instance: server(),
 			node: func(w *world) *corev1.Node {
@@ -304,6 +335,11 @@ func TestAnnotatePeers(t *testing.T) {
 				_, err := w.pass(node.Name)
 				require.Empty(t, err)
 				w.reset()
+			}
+			if tc.selector != "" {
+				sel, err := labels.Parse(tc.selector)
+				require.NoError(t, err)
+				w.h.settings.Nodes = sel
 			}
 			if tc.before != nil {
 				tc.before(w)

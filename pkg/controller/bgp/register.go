@@ -6,20 +6,26 @@
 // network-4-private, computed by package bgpannotate. The password never
 // goes into an annotation.
 //
+// With a node selector (--bgp-node-selector, the CCM's bgpNodeSelector)
+// only the Nodes it matches peer; the others cost no call.
+//
 // Only annotations the addon wrote are ever removed: it marks them with
 // equinix.harvesterhci.io/bgp-device. They go when the device or its
 // session goes (a session deleted while its device lives is opened again,
-// as the CCM does). There is no remove handler: a finalizer on Nodes would
+// as the CCM does), and when the node stops matching the selector (its
+// session stays: the addon never deletes one). There is no remove handler: a finalizer on Nodes would
 // make the addon a dependency of every node deletion.
 package bgp
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
@@ -42,6 +48,9 @@ type Settings struct {
 	LocalASN int64
 	// Resync is how often a node's session is checked at rest.
 	Resync time.Duration
+	// Nodes selects the Nodes that peer (the CCM's bgpNodeSelector); nil
+	// means every Node.
+	Nodes labels.Selector
 }
 
 // Handler holds the chain and what it reads and writes.
@@ -75,16 +84,21 @@ type checked struct {
 
 // Register wires the chain on Nodes, and re-runs a Node when its
 // Instance changes (its device appears or goes).
-func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matcher) {
+func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matcher) error {
+	selector, err := labels.Parse(deps.Cfg.BGPNodeSelector)
+	if err != nil {
+		return fmt.Errorf("--bgp-node-selector: %w", err)
+	}
 	h := &Handler{
 		ctx:      ctx,
-		settings: Settings{LocalASN: deps.Cfg.BGPLocalASN, Resync: deps.Cfg.BGPResync},
+		settings: Settings{LocalASN: deps.Cfg.BGPLocalASN, Resync: deps.Cfg.BGPResync, Nodes: selector},
 		nodes:    deps.Nodes, written: deps.NodeWrites, instances: deps.Instances.Cache(), metal: deps.Metal,
 		credentials: deps.Credentials, matcher: matcher, recorder: deps.Recorder,
 		checked: map[string]checked{}, enabled: map[string]bool{}, reported: map[string]string{}, now: time.Now,
 	}
 	deps.Nodes.OnChange(ctx, HandlerPeers, h.AnnotatePeers)
 	relatedresource.WatchClusterScoped(ctx, watchInstances, nodeOfInstance, common.After(deps.Nodes, common.RelatedDelay), deps.Instances)
+	return nil
 }
 
 // nodeOfInstance: an Instance's Node has its name.

@@ -14,6 +14,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	lbclient "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	harvestercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -32,6 +33,12 @@ type Deps struct {
 	Pools      equinixcontrollers.InstancePoolController
 	Instances  equinixcontrollers.InstanceController
 	ElasticIPs equinixcontrollers.ElasticIPController
+	// ElasticIPPools offer blocks of Elastic IPs to LoadBalancer Services.
+	ElasticIPPools equinixcontrollers.ElasticIPPoolController
+	// IPPools are harvester-load-balancer's, read and written through a
+	// plain client: without an informer the addon starts on a cluster
+	// where harvester-load-balancer is missing.
+	IPPools lbclient.IPPoolInterface
 	// BMCInventories map nodes the addon did not provision to their BMCs.
 	BMCInventories equinixcontrollers.BMCInventoryController
 	Nodes          corecontrollers.NodeController

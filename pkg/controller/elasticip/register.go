@@ -25,6 +25,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
+	lbclient "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -32,15 +33,23 @@ import (
 // Handler names. HandlerRemove is part of the finalizer stored on every
 // ElasticIP (wrangler.cattle.io/elasticip-remove): keep them stable.
 const (
-	HandlerRemove   = "elasticip-remove"
-	HandlerFollow   = "elasticip-follow"
-	HandlerVIP      = "elasticip-cluster-vip"
-	watchServices   = "elasticip-watch-services"
-	watchNodes      = "elasticip-watch-nodes"
-	watchInstances  = "elasticip-watch-instances"
-	watchSecrets    = "elasticip-watch-secrets"
-	watchElasticIPs = "elasticip-watch-elasticips"
-	watchVIP        = "elasticip-watch-vip"
+	HandlerRemove = "elasticip-remove"
+	HandlerFollow = "elasticip-follow"
+	HandlerVIP    = "elasticip-cluster-vip"
+	// HandlerPoolRemove is part of the finalizer stored on every
+	// ElasticIPPool (v1.FinalizerElasticIPPool).
+	HandlerPoolRemove = "elasticippool-remove"
+	HandlerPool       = "elasticippool-offer"
+	HandlerServices   = "elasticip-pool-services"
+	watchPoolServices = "elasticip-watch-pool-services"
+	watchEIPServices  = "elasticip-watch-service-elasticips"
+	watchPoolEIPs     = "elasticip-watch-pool-elasticips"
+	watchServices     = "elasticip-watch-services"
+	watchNodes        = "elasticip-watch-nodes"
+	watchInstances    = "elasticip-watch-instances"
+	watchSecrets      = "elasticip-watch-secrets"
+	watchElasticIPs   = "elasticip-watch-elasticips"
+	watchVIP          = "elasticip-watch-vip"
 
 	// Finalizer is what wrangler's OnRemove stores for HandlerRemove.
 	Finalizer = "wrangler.cattle.io/" + HandlerRemove
@@ -66,7 +75,10 @@ type Handler struct {
 	ctx      context.Context
 	settings Settings
 
+	clusterID    string
 	eips         equinixcontrollers.ElasticIPController
+	pools        equinixcontrollers.ElasticIPPoolController
+	ipPools      lbclient.IPPoolInterface
 	services     corecontrollers.ServiceCache
 	nodes        corecontrollers.NodeCache
 	configMapCtl corecontrollers.ConfigMapController
@@ -81,7 +93,9 @@ type Handler struct {
 	// nothing changed makes no call.
 	mu       sync.Mutex
 	verified map[string]verification
-	now      func() time.Time
+	// poolChecked is when each pool's granted block was last read.
+	poolChecked map[string]time.Time
+	now         func() time.Time
 }
 
 // Register wires the chain. The remove handler goes first: it stores the
@@ -93,10 +107,11 @@ func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matche
 		ctx: ctx,
 		settings: Settings{Namespace: cfg.Namespace, Resync: cfg.ElasticIPResync, VIP: cfg.VIPElasticIP,
 			NotReadyGrace: notReadyGrace},
-		eips: deps.ElasticIPs, services: deps.Services.Cache(), nodes: deps.Nodes.Cache(),
+		clusterID: deps.ClusterID, eips: deps.ElasticIPs, pools: deps.ElasticIPPools, ipPools: deps.IPPools,
+		services: deps.Services.Cache(), nodes: deps.Nodes.Cache(),
 		configMapCtl: deps.ConfigMaps, secrets: deps.Secrets.Cache(), metal: deps.Metal,
 		credentials: deps.Credentials, matcher: matcher, recorder: deps.Recorder,
-		verified: map[string]verification{}, now: time.Now,
+		verified: map[string]verification{}, poolChecked: map[string]time.Time{}, now: time.Now,
 	}
 	deps.ElasticIPs.OnRemove(ctx, HandlerRemove, h.Release)
 	deps.ElasticIPs.OnChange(ctx, HandlerFollow, h.Follow)
@@ -106,6 +121,15 @@ func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matche
 	relatedresource.WatchClusterScoped(ctx, watchInstances, h.followersOfInstance, common.After(deps.ElasticIPs, common.RelatedDelay), deps.Instances)
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(h.credentialsSecret, h.all), common.After(deps.ElasticIPs, common.RelatedDelay), deps.Secrets)
 	relatedresource.WatchClusterScoped(ctx, watchElasticIPs, h.sameAddress, common.After(deps.ElasticIPs, common.RelatedDelay), deps.ElasticIPs)
+	// LoadBalancer Services with addresses of an ElasticIPPool: the pool
+	// reserves and offers its block, each such Service gets an ElasticIP
+	// of its address, which the handlers above then keep on kube-vip's node.
+	deps.ElasticIPPools.OnRemove(ctx, HandlerPoolRemove, h.ReleasePool)
+	deps.ElasticIPPools.OnChange(ctx, HandlerPool, h.EnsurePool)
+	deps.Services.OnChange(ctx, HandlerServices, h.EnsureServiceElasticIPs)
+	relatedresource.Watch(ctx, watchPoolServices, h.servicesOfPool, deps.Services, deps.ElasticIPPools)
+	relatedresource.Watch(ctx, watchEIPServices, h.serviceOfElasticIP, deps.Services, deps.ElasticIPs)
+	relatedresource.WatchClusterScoped(ctx, watchPoolEIPs, h.poolOfElasticIP, deps.ElasticIPPools, deps.ElasticIPs)
 	if h.settings.VIP {
 		deps.ConfigMaps.OnChange(ctx, HandlerVIP, h.EnsureVIPElasticIP)
 		relatedresource.Watch(ctx, watchVIP, h.vipConfigMap, deps.ConfigMaps, deps.ElasticIPs)

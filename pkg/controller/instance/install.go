@@ -59,6 +59,7 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 		InstallDevice: spec.InstallDevice,
 		ISOURL:        spec.ISOURL,
 		Labels:        map[string]string{v1.LabelPool: spec.PoolName},
+		BGPPeerRoutes: r.h.settings.BGP && vlan == 0,
 	}
 	if in.config.ISOURL, err = harvester.ISOURL(version, spec.ISOURL); err != nil {
 		return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: v1.ReasonVersionUnknown, Message: err.Error()})

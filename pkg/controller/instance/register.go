@@ -51,6 +51,9 @@ type Settings struct {
 	// the wait for a create whose answer was lost; CreateBackoff is the
 	// first wait after a refused create.
 	PollInterval, MetalTimeout, CreateBackoff time.Duration
+	// BGP (--bgp) makes servers on a layer-3 management network route
+	// Equinix Metal's BGP peers through their private gateway.
+	BGP bool
 }
 
 // Handler holds the chains of Instances and what they read and write.
@@ -111,7 +114,7 @@ func New(ctx context.Context, deps *common.Deps) *Handler {
 	return &Handler{
 		ctx: ctx,
 		settings: Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval,
-			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff},
+			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff, BGP: cfg.BGP},
 		clusterID: deps.ClusterID,
 		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, written: deps.NodeWrites, secrets: deps.Secrets,
 		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,

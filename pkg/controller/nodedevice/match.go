@@ -5,7 +5,7 @@
 //
 // In order: the device of the node's Instance (the addon's own servers);
 // else the one device of the project whose addresses include one of the
-// node's; else the device the person named in the node's annotation
+// node's (its kubelet's --node-ip counts); else the device the person named in the node's annotation
 // equinix.harvesterhci.io/device-id. A node none of these settle is
 // reported, never guessed.
 package nodedevice
@@ -228,12 +228,23 @@ func unmatched(msg string) error {
 	return &conditions.Error{Reason: v1.ReasonHostUnmatched, Message: msg}
 }
 
-// nodeAddresses are the node's internal and external IP addresses.
+// providedNodeIP is where a kubelet run with --cloud-provider=external
+// keeps its --node-ip: such a node has no addresses until a cloud
+// controller sets them, and this one is how it can be matched before.
+const providedNodeIP = "alpha.kubernetes.io/provided-node-ip"
+
+// nodeAddresses are the node's internal and external IP addresses, and the
+// address its kubelet was given, if any.
 func nodeAddresses(node *corev1.Node) []string {
 	var out []string
 	for _, a := range node.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP || a.Type == corev1.NodeExternalIP {
 			out = append(out, a.Address)
+		}
+	}
+	for _, a := range strings.Split(node.Annotations[providedNodeIP], ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
 		}
 	}
 	slices.Sort(out)

@@ -62,7 +62,12 @@ type Options struct {
 	// <prefix><hostname>, as a kubelet told its provider ID does (RKE2's
 	// with its built-in cloud controller registers as rke2://<hostname>).
 	ProviderIDPrefix string
-	Log              logrus.FieldLogger
+	// ExternalCloudProvider makes Nodes register as a kubelet run with
+	// --cloud-provider=external does: tainted
+	// node.cloudprovider.kubernetes.io/uninitialized and with no addresses,
+	// which a cloud controller sets.
+	ExternalCloudProvider bool
+	Log                   logrus.FieldLogger
 }
 
 // Result is the outcome of one install, for tests.
@@ -74,7 +79,10 @@ type Result struct {
 	Reason string
 	MACs   []string
 	VLANID int
-	At     time.Time
+	// Files are what the install configuration has the OS write at every
+	// boot (os.write_files).
+	Files []File
+	At    time.Time
 }
 
 // Agent is the join agent.

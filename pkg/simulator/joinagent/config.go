@@ -171,6 +171,13 @@ type installConfig struct {
 	Labels   map[string]string
 	Role     string
 	ISOURL   string
+	Files    []File
+}
+
+// File is an entry of os.write_files, which Harvester's OS writes at every
+// boot.
+type File struct {
+	Path, Content, Permissions string
 }
 
 var hostnamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
@@ -231,7 +238,33 @@ func validate(cfg map[string]interface{}, want Expect, deviceMACs map[string]str
 		}
 	}
 	ic.Role = getString(cfg, "install.role")
+	if ic.Files, err = writeFiles(cfg); err != nil {
+		return ic, err
+	}
 	return ic, nil
+}
+
+// writeFiles reads os.write_files; an entry without an absolute path or
+// with permissions that are not octal fails the install, as the OS would
+// refuse to write it.
+func writeFiles(cfg map[string]interface{}) ([]File, error) {
+	items, _ := get(cfg, "os.writefiles").([]interface{})
+	var out []File
+	for i, it := range items {
+		m, _ := it.(map[string]interface{})
+		f := File{Path: fmt.Sprint(m["path"]), Content: fmt.Sprint(m["content"]), Permissions: fmt.Sprint(m["permissions"])}
+		if m["content"] == nil {
+			f.Content = ""
+		}
+		if !strings.HasPrefix(f.Path, "/") {
+			return nil, fmt.Errorf("os.write_files[%d] has no absolute path", i)
+		}
+		if _, err := strconv.ParseUint(f.Permissions, 8, 32); m["permissions"] != nil && err != nil {
+			return nil, fmt.Errorf("os.write_files[%d] permissions %q are not octal", i, f.Permissions)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // managementMACs resolves the management interfaces to this server's MACs.

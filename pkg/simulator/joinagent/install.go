@@ -185,7 +185,7 @@ func (a *Agent) finishInstall(ctx context.Context, job *installJob, n metalsim.N
 		a.fail(n.DeviceID, ic.Hostname, "node registration failed: "+err.Error())
 		return
 	}
-	a.record(Result{DeviceID: n.DeviceID, Hostname: ic.Hostname, OK: true, MACs: ic.MACs, VLANID: ic.VLANID})
+	a.record(Result{DeviceID: n.DeviceID, Hostname: ic.Hostname, OK: true, MACs: ic.MACs, VLANID: ic.VLANID, Files: ic.Files})
 	a.opts.Log.Infof("device %s (%s): node %s joined the cluster", n.DeviceID, n.Hostname, ic.Hostname)
 	a.event(n.DeviceID, "harvester.install.succeeded", "node "+ic.Hostname+" joined the cluster")
 }

@@ -37,6 +37,11 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic instal
 	if a.opts.ProviderIDPrefix != "" {
 		node.Spec.ProviderID = a.opts.ProviderIDPrefix + ic.Hostname
 	}
+	addresses := nodeAddresses(n.Network, ic)
+	if a.opts.ExternalCloudProvider {
+		node.Spec.Taints = []corev1.Taint{{Key: taintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+		addresses = nil
+	}
 	var created *corev1.Node
 	// A kubelet keeps trying to register while the apiserver is away (a
 	// restart, an upgrade); giving up would leave a server that never joins.
@@ -52,7 +57,7 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic instal
 	}
 	now := metav1.Now()
 	status := corev1.NodeStatus{
-		Addresses: nodeAddresses(n.Network, ic),
+		Addresses: addresses,
 		Conditions: []corev1.NodeCondition{{
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: reasonReady,
 			Message: messageReady, LastHeartbeatTime: now, LastTransitionTime: now,
@@ -69,6 +74,11 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic instal
 	// of the agent's serial queue slow at 2,000 servers.)
 	err = retryFor(ctx, transient, func() error {
 		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if a.opts.ExternalCloudProvider {
+				// Such a kubelet leaves the addresses to the cloud
+				// controller, which may have set them already.
+				status.Addresses = created.Status.Addresses
+			}
 			created.Status = status
 			_, err := a.opts.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 			if apierrors.IsConflict(err) {
@@ -167,6 +177,10 @@ func nodeAddresses(ns metalsim.NetworkState, ic installConfig) []corev1.NodeAddr
 	}
 	return out
 }
+
+// taintUninitialized keeps pods off a Node until a cloud controller
+// initialized it.
+const taintUninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
 
 // Ready condition reasons, as a kubelet and the node lifecycle controller post them.
 const (

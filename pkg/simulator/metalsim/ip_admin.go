@@ -31,9 +31,11 @@ type IPReservationSpec struct {
 	// Any such IPv4 block is accepted, including private ranges, so a test
 	// cluster's VIP (say 10.0.0.10) can be an Elastic IP of the project.
 	CIDR string
-	// Type is public_ipv4 (the default) or global_ipv4.
+	// Type is public_ipv4 (the default), global_ipv4, or private_ipv4 (a
+	// private Elastic IP: its assignments are listed as private addresses).
 	Type string
-	// Metro is required for public_ipv4 and ignored for global_ipv4.
+	// Metro is required for public_ipv4 and private_ipv4, and ignored for
+	// global_ipv4.
 	Metro   string
 	Tags    []string
 	Details string
@@ -64,13 +66,13 @@ func (s *Simulator) AddIPReservation(projectID string, spec IPReservationSpec) (
 		var m metroInfo
 		switch kind {
 		case metalv1.IPRESERVATIONTYPE_GLOBAL_IPV4:
-		case metalv1.IPRESERVATIONTYPE_PUBLIC_IPV4:
+		case metalv1.IPRESERVATIONTYPE_PUBLIC_IPV4, metalv1.IPRESERVATIONTYPE_PRIVATE_IPV4:
 			if m, ok = findMetro(spec.Metro); !ok {
 				err = fmt.Errorf("%w: metro %q", ErrInvalid, spec.Metro)
 				return
 			}
 		default:
-			err = fmt.Errorf("%w: type %q, use public_ipv4 or global_ipv4", ErrInvalid, spec.Type)
+			err = fmt.Errorf("%w: type %q, use public_ipv4, global_ipv4 or private_ipv4", ErrInvalid, spec.Type)
 			return
 		}
 		if b := s.overlappingLocked(prefix); b != nil {

@@ -52,7 +52,8 @@ func TestAddIPReservation(t *testing.T) {
 			{CIDR: "2604::1/128", Metro: "da"},
 			{CIDR: "0.0.0.0/0", Metro: "da"},
 			{CIDR: "10.1.0.1", Metro: "xx"},
-			{CIDR: "10.1.0.1", Metro: "da", Type: "private_ipv4"},
+			{CIDR: "10.1.0.1", Metro: "da", Type: "public_ipv6"},
+			{CIDR: "10.1.0.1", Type: "private_ipv4"},
 		} {
 			_, err := e.sim.AddIPReservation(testProject, spec)
 			assert.ErrorIs(t, err, ErrInvalid, "%+v", spec)
@@ -68,6 +69,28 @@ func TestAddIPReservation(t *testing.T) {
 		require.NoError(t, err)
 		r := e.reserve(metalv1.IPReservationRequestInput{Type: "public_ipv4", Quantity: 4, Metro: ptr("da")})
 		assert.False(t, netip.MustParsePrefix("139.178.64.0/29").Contains(netip.MustParseAddr(r.GetAddress())), r.GetAddress())
+	})
+
+	t.Run("private: its assignments are the device's private addresses", func(t *testing.T) {
+		pid, err := e.sim.AddIPReservation(testProject, IPReservationSpec{CIDR: "10.99.0.4/32", Metro: "da", Type: "private_ipv4"})
+		require.NoError(t, err)
+		p, _, err := e.client.IPAddressesApi.FindIPAddressById(e.ctx, pid).Execute()
+		require.NoError(t, err)
+		assert.Equal(t, metalv1.IPRESERVATIONTYPE_PRIVATE_IPV4, p.IPReservation.GetType())
+		assert.False(t, p.IPReservation.GetPublic())
+		_, _, err = e.assign(d.GetId(), "10.99.0.4/32")
+		require.NoError(t, err)
+		dev, _, err := e.client.DevicesApi.FindDeviceById(e.ctx, d.GetId()).Execute()
+		require.NoError(t, err)
+		var found bool
+		for _, ip := range dev.IpAddresses {
+			if ip.GetAddress() == "10.99.0.4" {
+				found = true
+				assert.False(t, ip.GetPublic())
+				assert.False(t, ip.GetManagement())
+			}
+		}
+		assert.True(t, found, "the device lists the private Elastic IP")
 	})
 
 	t.Run("global", func(t *testing.T) {

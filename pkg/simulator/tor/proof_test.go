@@ -43,8 +43,8 @@ func annotate(t *testing.T, e *env, c metal.Client, deviceID string) map[string]
 
 // speakerFromAnnotations configures a speaker from nothing but the node's
 // annotations, as kube-vip --annotations metal.equinix.com does, plus the
-// routers' port (kube-vip would use 179) and a password, which annotations
-// never carry.
+// routers' port (kube-vip would use 179) and, for the test of a project
+// password, a password, which these annotations never carry.
 func speakerFromAnnotations(t *testing.T, e *env, ann map[string]string, password redact.Sensitive) *tor.Speaker {
 	t.Helper()
 	peers, err := bgpannotate.Peers(ann)
@@ -113,8 +113,12 @@ func TestAnnotationsDrawTheVIPToTheAnnouncingDevice(t *testing.T) {
 	e.routedTo(vip, "")
 }
 
-// With a project password, annotations alone do not get a session: the
-// password has to come from kube-vip's own configuration.
+// With a project password, annotations alone do not get a session. kube-vip
+// in annotation mode takes the password only from the bgp-pass annotation,
+// which the addon never writes, and ignores its own password settings: such
+// a project needs kube-vip run without --annotations, its peers and their
+// password in its own configuration (tests/integration/kubevip runs both).
+// The speaker given the password here stands for that configuration.
 func TestAProjectPasswordIsNotInTheAnnotations(t *testing.T) {
 	e := newEnv(t)
 	c := e.seam()

@@ -82,7 +82,7 @@ func TestRender(t *testing.T) {
 		{
 			name: "defaults",
 			check: func(t *testing.T, m manifests) {
-				assert.Len(t, m.ofKind("CustomResourceDefinition"), 4, "InstancePool, Instance, ElasticIP, BMCInventory")
+				assert.Len(t, m.ofKind("CustomResourceDefinition"), 5, "InstancePool, Instance, ElasticIP, ElasticIPPool, BMCInventory")
 				for _, crd := range m.ofKind("CustomResourceDefinition") {
 					assert.Equal(t, "keep", crd.GetAnnotations()["helm.sh/resource-policy"], crd.GetName())
 				}

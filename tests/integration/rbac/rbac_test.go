@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -67,6 +68,7 @@ var notProvoked = map[grant]string{
 	{"harvesterhci.io", "settings", "list"}:               "informers list on apiservers without streaming lists",
 	{"", "services", "list"}:                              "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "elasticips", "list"}:     "informers list on apiservers without streaming lists",
+	{"equinix.harvesterhci.io", "elasticippools", "list"}: "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "bmcinventories", "list"}: "informers list on apiservers without streaming lists",
 	// A node is read from the API server right before a power command; a
 	// pool's lifecycle sends none. The power tests (tests/integration/hardware
@@ -88,10 +90,13 @@ func TestChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	user := "system:serviceaccount:" + framework.Namespace + ":" + framework.Release
 	addon := framework.StartAddon(t, env, framework.AddonOptions{
 		LeaderElect: true, LockName: framework.Release,
-		ExtraArgs: []string{"--orphan-sweep-interval", "300ms", "--orphan-grace-period", "0s", "--orphan-dry-run=false"},
+		ExtraArgs: []string{"--orphan-sweep-interval", "300ms", "--orphan-grace-period", "0s", "--orphan-dry-run=false",
+			"--initialize-nodes"},
 	})
 	lifecycle(t, env)
 	vipLifecycle(t, env)
+	loadBalancerLifecycle(t, env)
+	cloudProviderNode(t, env)
 	addon.Stop()
 
 	events, err := env.Cluster.AuditEvents()
@@ -248,6 +253,50 @@ func vipLifecycle(t *testing.T, env *framework.Env) {
 	env.DeletePoolAndWait(pool.Name)
 	// Their finalizers go while the controller runs.
 	env.DeleteElasticIPs()
+}
+
+// loadBalancerLifecycle: an ElasticIPPool's block is offered as an IPPool
+// (made, then brought back in line after a person changed it), a Service
+// with one of its addresses gets an ElasticIP that goes with it, and the
+// pool's deletion takes the IPPool with it.
+func loadBalancerLifecycle(t *testing.T, env *framework.Env) {
+	t.Helper()
+	pool := env.CreateElasticIPPool("rbac-lb", "sg", 2)
+	pool = env.WaitElasticIPPoolReady(pool.Name, time.Minute)
+	ipPools := env.Client.LoadbalancerV1beta1().IPPools()
+	ipp, err := ipPools.Get(env.Ctx, pool.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	ipp.Spec.Description = "changed by a person"
+	_, err = ipPools.Update(env.Ctx, ipp, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	p := env.ElasticIPPool(pool.Name)
+	p.Spec.Selector = &v1.ElasticIPPoolSelector{Priority: 5}
+	_, err = env.Client.EquinixV1().ElasticIPPools().Update(env.Ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	env.Eventually(func() bool {
+		got, err := ipPools.Get(env.Ctx, pool.Name, metav1.GetOptions{})
+		return err == nil && got.Spec.Selector.Priority == 5 && got.Spec.Description != "changed by a person"
+	}, time.Minute, "the IPPool was not brought in line")
+	address := framework.PoolAddress(pool, 1)
+	env.LoadBalancerService("default", "rbac-lb", address)
+	name := pool.Name + "-" + strings.ReplaceAll(address, ".", "-")
+	env.Eventually(func() bool { return env.ElasticIP(name) != nil }, time.Minute, "no ElasticIP for the Service")
+	require.NoError(t, env.Kube.CoreV1().Services("default").Delete(env.Ctx, "rbac-lb", metav1.DeleteOptions{}))
+	env.Eventually(func() bool { return env.ElasticIP(name) == nil }, time.Minute, "the Service's ElasticIP did not go with it")
+	env.DeleteElasticIPPools()
+}
+
+// cloudProviderNode: a node whose kubelet waits for a cloud provider gets
+// its addresses (the status) and loses its taint.
+func cloudProviderNode(t *testing.T, env *framework.Env) {
+	t.Helper()
+	env.CloudProviderNode("rbac-cloud", "sg")
+	env.Eventually(func() bool {
+		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, "rbac-cloud", metav1.GetOptions{})
+		return err == nil && len(n.Status.Addresses) > 0 && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == "node.cloudprovider.kubernetes.io/uninitialized"
+		})
+	}, time.Minute, "the node was not initialized")
 }
 
 // bmcNode maps a node the addon did not provision to a Redfish BMC and

@@ -68,7 +68,7 @@ func TestPackageEmitsBothCharts(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, withCRDs, "name: "+inventoryCRD, "%s installs the Inventory CRD when it is absent", chart)
 	}
-	assert.Len(t, templated, 4, "InstancePool, Instance, ElasticIP, BMCInventory")
+	assert.Len(t, templated, 5, "InstancePool, Instance, ElasticIP, ElasticIPPool, BMCInventory")
 	for crd, charts := range templated {
 		assert.Equal(t, []string{helmtest.Chart}, charts, crd)
 	}

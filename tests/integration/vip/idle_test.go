@@ -65,3 +65,43 @@ func TestIdleMetalCost(t *testing.T) {
 	// pass takes: a window may hold one fewer.
 	assert.GreaterOrEqual(t, float64(perOp[metalsim.OpFindIPAddressByID]), math.Floor(intervals)-1, "the ElasticIP is checked")
 }
+
+// A LoadBalancer Service of an ElasticIPPool at rest: its ElasticIP reads
+// its reservation once per resync interval, as the VIP's does, and the
+// pool reads its block once per interval; nothing else is called.
+// docs/cluster-vip.md states these figures at the default interval.
+func TestIdleMetalCostOfALoadBalancerService(t *testing.T) {
+	const interval = 2 * time.Second
+	const window = 5 * interval
+	env := framework.New(t, &shared, inProcess(func(c *config.Config) {
+		c.ElasticIPResync, c.VIPElasticIP = interval, false
+	}))
+	env.DeleteElasticIPsAtEnd()
+	w := newWorld(t, env, "idle-lb", 0)
+	pool := env.WaitElasticIPPoolReady(env.CreateElasticIPPool("idle-lb", metro, 1).Name, time.Minute)
+	address := framework.PoolAddress(pool, 0)
+	ledger := env.WatchAddress(address)
+	env.LoadBalancerService("default", "idle-lb", address)
+	env.Eventually(func() bool { return env.SetServiceVIPHost("default", "idle-lb", w.first) == nil }, time.Minute, "naming the holder")
+	w.elasticIPOn("idle-lb-"+dashed(address), w.first, ledger)
+
+	env.Sim.ResetRequests()
+	start := time.Now()
+	assert.Never(t, func() bool { return len(env.Sim.Requests()) > 4*int(window/interval) }, window, 200*time.Millisecond,
+		"the chain is not at rest")
+	took := time.Since(start)
+	perOp := map[string]int{}
+	for _, r := range env.Sim.Requests() {
+		perOp[r.Operation]++
+	}
+	intervals := took.Seconds() / interval.Seconds()
+	t.Logf("a LoadBalancer Service and its pool at rest over %s (%.1f resync intervals of %s): %v calls, %.2f per interval",
+		took.Round(time.Millisecond), intervals, interval, perOp, float64(len(env.Sim.Requests()))/intervals)
+	for op := range perOp {
+		assert.Equal(t, metalsim.OpFindIPAddressByID, op, "no other call at rest")
+	}
+	// The Service's ElasticIP and the pool: one reservation read each per
+	// interval, one more each in a window that does not start on a tick.
+	assert.LessOrEqual(t, float64(perOp[metalsim.OpFindIPAddressByID]), 2*(intervals+1))
+	assert.GreaterOrEqual(t, float64(perOp[metalsim.OpFindIPAddressByID]), 2*(math.Floor(intervals)-1), "both are checked")
+}

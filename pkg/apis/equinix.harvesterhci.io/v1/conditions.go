@@ -87,6 +87,19 @@ const (
 	// ElasticIPHostHealthy is False while the node kube-vip names is not
 	// Ready, cordoned or in maintenance and kube-vip has not moved away.
 	ElasticIPHostHealthy = "HostHealthy"
+
+	// ElasticIPPool conditions.
+
+	// ElasticIPPoolReady is True while the block is reserved and offered
+	// as an IPPool.
+	ElasticIPPoolReady = "Ready"
+	// ElasticIPPoolCredentialsReady is False when the Secret is missing or
+	// its credentials are refused.
+	ElasticIPPoolCredentialsReady = "CredentialsReady"
+	// ElasticIPPoolReserved is True once Equinix Metal granted the block.
+	ElasticIPPoolReserved = "Reserved"
+	// ElasticIPPoolOffered is True while the IPPool offers the block.
+	ElasticIPPoolOffered = "Offered"
 	// InstancePowerSynced is True once the server's power is as its spec
 	// asks (spec.powerState, spec.rebootRequestedAt); False while a power
 	// request waits (for maintenance mode, or a retry) or is under way.
@@ -153,4 +166,10 @@ const (
 	ElasticIPPhaseMoving   = "moving"
 	ElasticIPPhaseWaiting  = "waiting"
 	ElasticIPPhaseError    = "error"
+
+	ElasticIPPoolPhasePending  = "pending"
+	ElasticIPPoolPhaseReady    = "ready"
+	ElasticIPPoolPhaseWaiting  = "waiting"
+	ElasticIPPoolPhaseDeleting = "deleting"
+	ElasticIPPoolPhaseError    = "error"
 )

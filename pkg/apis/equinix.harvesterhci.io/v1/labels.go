@@ -79,11 +79,24 @@ const (
 )
 
 // ElasticIPForVIP is the value of LabelElasticIPFor on the cluster VIP's
-// ElasticIP, which is named VIPElasticIPName.
+// ElasticIP, which is named VIPElasticIPName. ElasticIPForService is its
+// value on the ElasticIP of a LoadBalancer Service's address of an
+// ElasticIPPool, which LabelElasticIPPool names.
 const (
-	ElasticIPForVIP  = "cluster-vip"
-	VIPElasticIPName = "cluster-vip"
+	ElasticIPForVIP     = "cluster-vip"
+	VIPElasticIPName    = "cluster-vip"
+	ElasticIPForService = "service"
 )
+
+// LabelElasticIPPool marks what the addon made for an ElasticIPPool (its
+// IPPool, and the ElasticIP of each Service's address), with the pool's name.
+// An IPPool without it is never touched.
+const LabelElasticIPPool = "equinix.harvesterhci.io/elasticippool"
+
+// FinalizerElasticIPPool keeps an ElasticIPPool until its ElasticIPs, its
+// IPPool and its block are gone (wrangler's name for the pool's remove
+// handler).
+const FinalizerElasticIPPool = "wrangler.cattle.io/elasticippool-remove"
 
 // The Service of the cluster VIP: Harvester makes it from ConfigMap
 // harvester-system/vip, and kube-vip names the VIP's holder on it.
@@ -119,6 +132,9 @@ const (
 	TagPool = tagPrefix + "pool="
 	// TagInstance prefixes the UID of the Instance a device was made for.
 	TagInstance = tagPrefix + "instance="
+	// TagElasticIPPool prefixes the UID of the ElasticIPPool a block was
+	// reserved for.
+	TagElasticIPPool = tagPrefix + "elasticippool="
 )
 
 // ClusterTag marks objects of this cluster.
@@ -126,6 +142,10 @@ func ClusterTag(clusterID string) string { return TagCluster + clusterID }
 
 // PoolTag marks a pool's devices.
 func PoolTag(pool string) string { return TagPool + pool }
+
+// ElasticIPPoolTag marks an ElasticIPPool's block, by the pool's UID, so a
+// pool made again under the same name never takes an old block.
+func ElasticIPPoolTag(uid string) string { return TagElasticIPPool + uid }
 
 // InstanceTag marks an Instance's device, by the Instance UID, so a recreated
 // Instance of the same name never adopts an old device.

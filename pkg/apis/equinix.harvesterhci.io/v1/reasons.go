@@ -171,11 +171,26 @@ const (
 	ReasonHostInMaintenance = "HostInMaintenance"
 	ReasonElasticIPCreated  = "ElasticIPCreated"
 	ReasonElasticIPReplaced = "ElasticIPReplaced"
+	ReasonElasticIPDeleted  = "ElasticIPDeleted"
+	// The ElasticIPPool and its block.
+	ReasonBlockRequested = "BlockRequested"
+	ReasonBlockPending   = "BlockPending"
+	ReasonBlockDenied    = "BlockDenied"
+	ReasonBlockGone      = "BlockGone"
+	ReasonBlockReleased  = "BlockReleased"
+	ReasonBlockInUse     = "BlockInUse"
+	ReasonIPPoolOffered  = "IPPoolOffered"
+	ReasonIPPoolTaken    = "IPPoolTaken"
+	ReasonIPPoolMissing  = "IPPoolMissing"
 
 	// BGP peering for kube-vip and load balancers, on Nodes.
 	ReasonBGPPeersAnnotated = "BGPPeersAnnotated"
 	ReasonBGPPeersRemoved   = "BGPPeersRemoved"
 	ReasonBGPFailed         = "BGPFailed"
+
+	// Nodes the addon initializes as a cloud provider.
+	ReasonNodeInitialized    = "NodeInitialized"
+	ReasonNodeNotInitialized = "NodeNotInitialized"
 )
 
 // warnings are the reasons that need a person's attention: something to fix,
@@ -213,8 +228,9 @@ var warnings = map[string]bool{
 	ReasonNotReserved: true, ReasonAssignRefused: true, ReasonAddressConflict: true,
 	ReasonServiceNotFound: true, ReasonHostNotFound: true, ReasonHostUnmatched: true,
 	ReasonHostNotReady: true, ReasonHostCordoned: true, ReasonHostInMaintenance: true,
+	ReasonBlockDenied: true, ReasonBlockGone: true, ReasonBlockInUse: true, ReasonIPPoolTaken: true, ReasonIPPoolMissing: true,
 
-	ReasonBGPFailed: true,
+	ReasonBGPFailed: true, ReasonNodeNotInitialized: true,
 }
 
 // stalling are the reasons that hold an object until a person acts: fix a

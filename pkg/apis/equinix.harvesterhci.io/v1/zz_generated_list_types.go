@@ -60,6 +60,23 @@ func NewElasticIP(namespace, name string, obj ElasticIP) *ElasticIP {
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
+// ElasticIPPoolList is a list of ElasticIPPool resources
+type ElasticIPPoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+
+	Items []ElasticIPPool `json:"items"`
+}
+
+func NewElasticIPPool(namespace, name string, obj ElasticIPPool) *ElasticIPPool {
+	obj.APIVersion, obj.Kind = SchemeGroupVersion.WithKind("ElasticIPPool").ToAPIVersionAndKind()
+	obj.Name = name
+	obj.Namespace = namespace
+	return &obj
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // InstanceList is a list of Instance resources
 type InstanceList struct {
 	metav1.TypeMeta `json:",inline"`

@@ -28,10 +28,11 @@ import (
 )
 
 var (
-	BMCInventoryResourceName = "bmcinventories"
-	ElasticIPResourceName    = "elasticips"
-	InstanceResourceName     = "instances"
-	InstancePoolResourceName = "instancepools"
+	BMCInventoryResourceName  = "bmcinventories"
+	ElasticIPResourceName     = "elasticips"
+	ElasticIPPoolResourceName = "elasticippools"
+	InstanceResourceName      = "instances"
+	InstancePoolResourceName  = "instancepools"
 )
 
 // SchemeGroupVersion is group version used to register these objects
@@ -59,6 +60,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&BMCInventoryList{},
 		&ElasticIP{},
 		&ElasticIPList{},
+		&ElasticIPPool{},
+		&ElasticIPPoolList{},
 		&Instance{},
 		&InstanceList{},
 		&InstancePool{},

@@ -24,6 +24,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/equinix.harvesterhci.io/v1"
 	harvesterhciv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/harvesterhci.io/v1beta1"
+	loadbalancerv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	metalv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/metal.harvesterhci.io/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -34,6 +35,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	EquinixV1() equinixv1.EquinixV1Interface
 	HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta1Interface
+	LoadbalancerV1beta1() loadbalancerv1beta1.LoadbalancerV1beta1Interface
 	MetalV1alpha1() metalv1alpha1.MetalV1alpha1Interface
 }
 
@@ -42,6 +44,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	equinixV1           *equinixv1.EquinixV1Client
 	harvesterhciV1beta1 *harvesterhciv1beta1.HarvesterhciV1beta1Client
+	loadbalancerV1beta1 *loadbalancerv1beta1.LoadbalancerV1beta1Client
 	metalV1alpha1       *metalv1alpha1.MetalV1alpha1Client
 }
 
@@ -53,6 +56,11 @@ func (c *Clientset) EquinixV1() equinixv1.EquinixV1Interface {
 // HarvesterhciV1beta1 retrieves the HarvesterhciV1beta1Client
 func (c *Clientset) HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta1Interface {
 	return c.harvesterhciV1beta1
+}
+
+// LoadbalancerV1beta1 retrieves the LoadbalancerV1beta1Client
+func (c *Clientset) LoadbalancerV1beta1() loadbalancerv1beta1.LoadbalancerV1beta1Interface {
+	return c.loadbalancerV1beta1
 }
 
 // MetalV1alpha1 retrieves the MetalV1alpha1Client
@@ -112,6 +120,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.loadbalancerV1beta1, err = loadbalancerv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.metalV1alpha1, err = metalv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -139,6 +151,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.equinixV1 = equinixv1.New(c)
 	cs.harvesterhciV1beta1 = harvesterhciv1beta1.New(c)
+	cs.loadbalancerV1beta1 = loadbalancerv1beta1.New(c)
 	cs.metalV1alpha1 = metalv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

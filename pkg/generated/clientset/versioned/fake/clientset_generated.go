@@ -24,6 +24,8 @@ import (
 	fakeequinixv1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/equinix.harvesterhci.io/v1/fake"
 	harvesterhciv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/harvesterhci.io/v1beta1"
 	fakeharvesterhciv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/harvesterhci.io/v1beta1/fake"
+	loadbalancerv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
+	fakeloadbalancerv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1/fake"
 	metalv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/metal.harvesterhci.io/v1alpha1"
 	fakemetalv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/metal.harvesterhci.io/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,6 +109,11 @@ func (c *Clientset) EquinixV1() equinixv1.EquinixV1Interface {
 // HarvesterhciV1beta1 retrieves the HarvesterhciV1beta1Client
 func (c *Clientset) HarvesterhciV1beta1() harvesterhciv1beta1.HarvesterhciV1beta1Interface {
 	return &fakeharvesterhciv1beta1.FakeHarvesterhciV1beta1{Fake: &c.Fake}
+}
+
+// LoadbalancerV1beta1 retrieves the LoadbalancerV1beta1Client
+func (c *Clientset) LoadbalancerV1beta1() loadbalancerv1beta1.LoadbalancerV1beta1Interface {
+	return &fakeloadbalancerv1beta1.FakeLoadbalancerV1beta1{Fake: &c.Fake}
 }
 
 // MetalV1alpha1 retrieves the MetalV1alpha1Client

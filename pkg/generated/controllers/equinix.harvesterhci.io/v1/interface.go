@@ -33,6 +33,7 @@ func init() {
 type Interface interface {
 	BMCInventory() BMCInventoryController
 	ElasticIP() ElasticIPController
+	ElasticIPPool() ElasticIPPoolController
 	Instance() InstanceController
 	InstancePool() InstancePoolController
 }
@@ -53,6 +54,10 @@ func (v *version) BMCInventory() BMCInventoryController {
 
 func (v *version) ElasticIP() ElasticIPController {
 	return generic.NewNonNamespacedController[*v1.ElasticIP, *v1.ElasticIPList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "ElasticIP"}, "elasticips", v.controllerFactory)
+}
+
+func (v *version) ElasticIPPool() ElasticIPPoolController {
+	return generic.NewNonNamespacedController[*v1.ElasticIPPool, *v1.ElasticIPPoolList](schema.GroupVersionKind{Group: "equinix.harvesterhci.io", Version: "v1", Kind: "ElasticIPPool"}, "elasticippools", v.controllerFactory)
 }
 
 func (v *version) Instance() InstanceController {

@@ -30,6 +30,7 @@ type EquinixV1Interface interface {
 	RESTClient() rest.Interface
 	BMCInventoriesGetter
 	ElasticIPsGetter
+	ElasticIPPoolsGetter
 	InstancesGetter
 	InstancePoolsGetter
 }
@@ -45,6 +46,10 @@ func (c *EquinixV1Client) BMCInventories() BMCInventoryInterface {
 
 func (c *EquinixV1Client) ElasticIPs() ElasticIPInterface {
 	return newElasticIPs(c)
+}
+
+func (c *EquinixV1Client) ElasticIPPools() ElasticIPPoolInterface {
+	return newElasticIPPools(c)
 }
 
 func (c *EquinixV1Client) Instances() InstanceInterface {

@@ -22,6 +22,8 @@ type BMCInventoryExpansion interface{}
 
 type ElasticIPExpansion interface{}
 
+type ElasticIPPoolExpansion interface{}
+
 type InstanceExpansion interface{}
 
 type InstancePoolExpansion interface{}

@@ -36,6 +36,10 @@ func (c *FakeEquinixV1) ElasticIPs() v1.ElasticIPInterface {
 	return newFakeElasticIPs(c)
 }
 
+func (c *FakeEquinixV1) ElasticIPPools() v1.ElasticIPPoolInterface {
+	return newFakeElasticIPPools(c)
+}
+
 func (c *FakeEquinixV1) Instances() v1.InstanceInterface {
 	return newFakeInstances(c)
 }

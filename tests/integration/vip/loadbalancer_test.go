@@ -1,0 +1,147 @@
+package vip
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	lbv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/loadbalancer.harvesterhci.io/v1beta1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// elasticIPOn waits until the ElasticIP of a Service's address is assigned
+// to node's device, and the simulator agrees.
+func (w *world) elasticIPOn(name, node string, ledger *framework.AddressLedger) {
+	w.T.Helper()
+	dev := w.devices[node]
+	ok := assert.Eventually(w.T, func() bool {
+		eip := w.ElasticIP(name)
+		return eip != nil && eip.Status.Status == v1.ElasticIPPhaseAssigned && eip.Status.DeviceID == dev &&
+			slices.Equal(ledger.Holders(), []string{dev})
+	}, time.Minute, 50*time.Millisecond, "ElasticIP %s is not on %s (device %s)", name, node, dev)
+	if !ok {
+		if eip := w.ElasticIP(name); eip != nil {
+			w.T.Logf("%s: %s on %s, conditions %+v; holders %v", name, eip.Status.Status, eip.Status.DeviceID, eip.Status.Conditions, ledger.Holders())
+		}
+		w.T.FailNow()
+	}
+}
+
+// LoadBalancer Services on layer 3: an ElasticIPPool reserves a block
+// (tagged as the addon's) and offers it as harvester-load-balancer's
+// IPPool; each Service given one of its addresses gets an ElasticIP that
+// puts the address on the device of the node kube-vip names, moves it
+// when kube-vip moves, and unassigns it when the Service goes. Deleting
+// the pool deletes the rest and releases the block. An IPPool of the same
+// name the addon did not make, and the person's own addresses, are never
+// touched; an address is never on two devices.
+func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
+	env := framework.New(t, &shared, inProcess(nil))
+	env.DeleteElasticIPsAtEnd()
+	w := newWorld(t, env, "lb", 2)
+	foreign := w.addForeign()
+
+	pool := env.CreateElasticIPPool("guest-lb", metro, 4)
+	pool = env.WaitElasticIPPoolReady(pool.Name, time.Minute)
+	block := netip.MustParsePrefix(pool.Status.CIDR)
+	assert.Equal(t, 30, block.Bits(), "four addresses")
+	res, err := w.metal.GetIPReservation(env.Ctx, pool.Status.ReservationID)
+	require.NoError(t, err)
+	assert.Equal(t, metro, res.Metro)
+	assert.Contains(t, res.Tags, v1.ElasticIPPoolTag(string(pool.UID)))
+	clusterID, ok := v1.TagValue(res.Tags, v1.TagCluster)
+	assert.True(t, ok && clusterID != "", "the block carries the cluster's tag")
+	ipPool, err := env.Client.LoadbalancerV1beta1().IPPools().Get(env.Ctx, pool.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []lbv1.Range{{Subnet: block.String(), RangeStart: framework.PoolAddress(pool, 0), RangeEnd: framework.PoolAddress(pool, 3)}}, ipPool.Spec.Ranges)
+	assert.Equal(t, pool.Name, ipPool.Labels[v1.LabelElasticIPPool])
+
+	web, api := framework.PoolAddress(pool, 1), framework.PoolAddress(pool, 2)
+	webLedger, apiLedger := env.WatchAddress(web), env.WatchAddress(api)
+	env.LoadBalancerService("default", "web", web)
+	env.LoadBalancerService("default", "api", api)
+	webEIP, apiEIP := "guest-lb-"+dashed(web), "guest-lb-"+dashed(api)
+	env.Eventually(func() bool { return w.ElasticIP(webEIP) != nil && w.ElasticIP(apiEIP) != nil }, time.Minute, "no ElasticIPs for the Services")
+	e := w.ElasticIP(webEIP)
+	assert.Equal(t, &v1.ServiceReference{Namespace: "default", Name: "web"}, e.Spec.Service)
+	assert.Equal(t, v1.ElasticIPUnassign, e.Spec.DeletionPolicy)
+
+	require.NoError(t, env.SetServiceVIPHost("default", "web", w.servers[0]))
+	require.NoError(t, env.SetServiceVIPHost("default", "api", w.first))
+	w.elasticIPOn(webEIP, w.servers[0], webLedger)
+	w.elasticIPOn(apiEIP, w.first, apiLedger)
+	env.Eventually(func() bool { return env.ElasticIPPool(pool.Name).Status.Services == 2 }, time.Minute, "the pool does not count its Services")
+
+	t.Run("kube-vip moves a Service's address", func(t *testing.T) {
+		require.NoError(t, env.SetServiceVIPHost("default", "web", w.servers[1]))
+		w.elasticIPOn(webEIP, w.servers[1], webLedger)
+	})
+
+	t.Run("a Service that goes takes its address off its device", func(t *testing.T) {
+		require.NoError(t, env.Kube.CoreV1().Services("default").Delete(env.Ctx, "web", metav1.DeleteOptions{}))
+		env.Eventually(func() bool { return w.ElasticIP(webEIP) == nil && len(webLedger.Holders()) == 0 }, time.Minute,
+			"web's address is still assigned: %v", webLedger.Holders())
+		res, err := w.metal.GetIPReservation(env.Ctx, pool.Status.ReservationID)
+		require.NoError(t, err)
+		_, assigned := res.AssignmentOf(web)
+		assert.False(t, assigned)
+	})
+
+	t.Run("an IPPool the addon did not make is left alone", func(t *testing.T) {
+		theirs, err := env.Client.LoadbalancerV1beta1().IPPools().Create(env.Ctx, &lbv1.IPPool{
+			ObjectMeta: metav1.ObjectMeta{Name: "taken"},
+			Spec:       lbv1.IPPoolSpec{Ranges: []lbv1.Range{{Subnet: "192.0.2.0/28"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		env.CreateElasticIPPool("taken", metro, 1)
+		env.Eventually(func() bool {
+			p := env.ElasticIPPool("taken")
+			c := conditions.Get(p.Status.Conditions, v1.ElasticIPPoolOffered)
+			return c != nil && c.Reason == v1.ReasonIPPoolTaken
+		}, time.Minute, "the taken IPPool was not reported")
+		released := env.ElasticIPPool("taken").Status.ReservationID
+		require.NoError(t, env.Client.EquinixV1().ElasticIPPools().Delete(env.Ctx, "taken", metav1.DeleteOptions{}))
+		env.Eventually(func() bool { return env.ElasticIPPool("taken") == nil }, time.Minute, "the pool did not go")
+		still, err := env.Client.LoadbalancerV1beta1().IPPools().Get(env.Ctx, "taken", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, theirs.Spec, still.Spec)
+		_, err = w.metal.GetIPReservation(env.Ctx, released)
+		assert.True(t, metal.IsNotFound(err), "the pool's own block is released")
+	})
+
+	t.Run("deleting the pool unassigns, deletes its IPPool and releases its block", func(t *testing.T) {
+		require.NoError(t, env.Client.EquinixV1().ElasticIPPools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
+		env.Eventually(func() bool { return env.ElasticIPPool(pool.Name) == nil }, time.Minute, "the pool did not go")
+		assert.Nil(t, w.ElasticIP(apiEIP))
+		assert.Empty(t, apiLedger.Holders())
+		_, err := env.Client.LoadbalancerV1beta1().IPPools().Get(env.Ctx, pool.Name, metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "its IPPool is deleted")
+		_, err = w.metal.GetIPReservation(env.Ctx, pool.Status.ReservationID)
+		assert.True(t, metal.IsNotFound(err), "its block is released")
+		assert.True(t, env.EventRecorded(pool.Name, v1.ReasonBlockReleased))
+	})
+
+	assert.Empty(t, webLedger.Overlaps(), "web's address was on two devices at once")
+	assert.Empty(t, apiLedger.Overlaps(), "api's address was on two devices at once")
+	foreign.check(w)
+	env.AssertNoSecretLeaks()
+}
+
+func dashed(addr string) string {
+	out := []byte(addr)
+	for i, c := range out {
+		if c == '.' {
+			out[i] = '-'
+		}
+	}
+	return string(out)
+}
