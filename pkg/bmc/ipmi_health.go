@@ -122,7 +122,7 @@ func (c *ipmiClient) Health(ctx context.Context) (Health, error) {
 			if !ok || s.NotPresent || s.ScanningDisabled || !s.IsReadingValid() {
 				continue
 			}
-			parts[sub] = append(parts[sub], partState{name: cmpOr(s.Name, fmt.Sprintf("sensor %#02x", s.Number)), state: sensorState(s)})
+			parts[sub] = append(parts[sub], partState{name: cmpOr(s.Name, fmt.Sprintf("sensor %#02x", s.Number)), state: sensorState(s), predicted: predictsFailure(s)})
 		}
 		chassisFault := map[Subsystem]bool{
 			SubsystemPowerSupplies: st.PowerFault || st.PowerOverload || st.PowerControlFault,
@@ -143,8 +143,22 @@ func (c *ipmiClient) Health(ctx context.Context) (Health, error) {
 }
 
 type partState struct {
-	name  string
-	state State
+	name      string
+	state     State
+	predicted bool
+}
+
+// drivePredictiveFailure is the drive slot sensor's offset for a drive
+// that predicts its own failure (SMART): it still works.
+const drivePredictiveFailure = 2
+
+// predictsFailure says whether a sensor reports a part that predicts its
+// own failure.
+func predictsFailure(s *types.Sensor) bool {
+	if s.IsThreshold() || s.SensorType != types.SensorTypeDriveSlot {
+		return false
+	}
+	return slices.Contains(s.Discrete.ActiveStates.TrueEvents(), drivePredictiveFailure)
 }
 
 // sensorState judges one sensor: thresholds for analog sensors (non-
@@ -179,8 +193,11 @@ func foldParts(sub Subsystem, parts []partState) SubsystemHealth {
 	var bad []string
 	for _, p := range parts {
 		out.State = Worse(out.State, p.state)
+		if p.predicted {
+			out.Predicted++
+		}
 		if p.state != StateOK {
-			bad = append(bad, fmt.Sprintf("%s: %s", p.name, p.state))
+			bad = append(bad, partMessage(p.name, p.state, p.predicted))
 		}
 	}
 	out.Message = fmt.Sprintf("%d of %d OK", len(parts), len(parts))

@@ -54,12 +54,12 @@ func TestIPMIHealthOfEachSensorKind(t *testing.T) {
 	h, err := c.Health(ctx)
 	require.NoError(t, err)
 	want := map[Subsystem]SubsystemHealth{
-		SubsystemThermal:       {SubsystemThermal, StateWarning, "CPU1 Temp: Warning"},
-		SubsystemFans:          {SubsystemFans, StateCritical, "FAN1: Critical"},
-		SubsystemPowerSupplies: {SubsystemPowerSupplies, StateOK, "1 of 1 OK"},
-		SubsystemStorage:       {SubsystemStorage, StateWarning, "Drive 0: Warning"},
-		SubsystemMemory:        {SubsystemMemory, StateCritical, "DIMM A1: Critical"},
-		SubsystemProcessors:    {SubsystemProcessors, StateCritical, "CPU1 Status: Critical"},
+		SubsystemThermal:       {SubsystemThermal, StateWarning, "CPU1 Temp: Warning", 0},
+		SubsystemFans:          {SubsystemFans, StateCritical, "FAN1: Critical", 0},
+		SubsystemPowerSupplies: {SubsystemPowerSupplies, StateOK, "1 of 1 OK", 0},
+		SubsystemStorage:       {SubsystemStorage, StateWarning, "Drive 0: Warning, failure predicted", 1},
+		SubsystemMemory:        {SubsystemMemory, StateCritical, "DIMM A1: Critical", 0},
+		SubsystemProcessors:    {SubsystemProcessors, StateCritical, "CPU1 Status: Critical", 0},
 	}
 	for _, s := range Subsystems {
 		assert.Equal(t, want[s], h.Get(s))

@@ -236,6 +236,8 @@ func (c *redfishClient) Health(ctx context.Context) (Health, error) {
 type namedStatus struct {
 	name   string
 	status schemas.Status
+	// predicted: the part predicts its own failure.
+	predicted bool
 }
 
 func chassisParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus) error {
@@ -250,11 +252,11 @@ func chassisParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus
 		}
 		if thermal != nil {
 			for _, t := range thermal.Temperatures {
-				parts[SubsystemThermal] = append(parts[SubsystemThermal], namedStatus{cmpOr(t.Name, t.MemberID), t.Status})
+				parts[SubsystemThermal] = append(parts[SubsystemThermal], namedStatus{name: cmpOr(t.Name, t.MemberID), status: t.Status})
 			}
 			for _, f := range thermal.Fans {
 				//nolint:staticcheck // SA1019: BMCs of Thermal before v1.1 name a fan only in FanName
-				parts[SubsystemFans] = append(parts[SubsystemFans], namedStatus{cmpOr(cmpOr(f.Name, f.FanName), f.MemberID), f.Status})
+				parts[SubsystemFans] = append(parts[SubsystemFans], namedStatus{name: cmpOr(cmpOr(f.Name, f.FanName), f.MemberID), status: f.Status})
 			}
 		}
 		power, err := optional(ch.Power())
@@ -263,7 +265,7 @@ func chassisParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus
 		}
 		if power != nil {
 			for _, p := range power.PowerSupplies {
-				parts[SubsystemPowerSupplies] = append(parts[SubsystemPowerSupplies], namedStatus{cmpOr(p.Name, p.MemberID), p.Status})
+				parts[SubsystemPowerSupplies] = append(parts[SubsystemPowerSupplies], namedStatus{name: cmpOr(p.Name, p.MemberID), status: p.Status})
 			}
 		}
 	}
@@ -276,14 +278,14 @@ func systemParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus)
 		return err
 	}
 	for _, p := range procs {
-		parts[SubsystemProcessors] = append(parts[SubsystemProcessors], namedStatus{cmpOr(p.Name, p.ID), p.Status})
+		parts[SubsystemProcessors] = append(parts[SubsystemProcessors], namedStatus{name: cmpOr(p.Name, p.ID), status: p.Status})
 	}
 	dimms, err := optional(sys.Memory())
 	if err != nil {
 		return err
 	}
 	for _, m := range dimms {
-		parts[SubsystemMemory] = append(parts[SubsystemMemory], namedStatus{cmpOr(m.Name, m.ID), m.Status})
+		parts[SubsystemMemory] = append(parts[SubsystemMemory], namedStatus{name: cmpOr(m.Name, m.ID), status: m.Status})
 	}
 	storage, err := optional(sys.Storage())
 	if err != nil {
@@ -295,7 +297,7 @@ func systemParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus)
 			return err
 		}
 		for _, d := range ds {
-			parts[SubsystemStorage] = append(parts[SubsystemStorage], namedStatus{cmpOr(d.Name, d.ID), d.Status})
+			parts[SubsystemStorage] = append(parts[SubsystemStorage], namedStatus{name: cmpOr(d.Name, d.ID), status: d.Status, predicted: d.FailurePredicted})
 		}
 	}
 	if len(parts[SubsystemStorage]) == 0 {
@@ -306,7 +308,7 @@ func systemParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus)
 		}
 		for _, ss := range simple {
 			for _, d := range ss.Devices {
-				parts[SubsystemStorage] = append(parts[SubsystemStorage], namedStatus{d.Name, d.Status})
+				parts[SubsystemStorage] = append(parts[SubsystemStorage], namedStatus{name: d.Name, status: d.Status})
 			}
 		}
 	}
@@ -315,11 +317,11 @@ func systemParts(sys *schemas.ComputerSystem, parts map[Subsystem][]namedStatus)
 	// lack member resources do not have.
 	//nolint:staticcheck // SA1019: see above
 	if len(parts[SubsystemProcessors]) == 0 && sys.ProcessorSummary.Status.State != "" {
-		parts[SubsystemProcessors] = []namedStatus{{"processors", sys.ProcessorSummary.Status}} //nolint:staticcheck // SA1019: as above
+		parts[SubsystemProcessors] = []namedStatus{{name: "processors", status: sys.ProcessorSummary.Status}} //nolint:staticcheck // SA1019: as above
 	}
 	//nolint:staticcheck // SA1019: as above
 	if len(parts[SubsystemMemory]) == 0 && sys.MemorySummary.Status.State != "" {
-		parts[SubsystemMemory] = []namedStatus{{"memory", sys.MemorySummary.Status}} //nolint:staticcheck // SA1019: as above
+		parts[SubsystemMemory] = []namedStatus{{name: "memory", status: sys.MemorySummary.Status}} //nolint:staticcheck // SA1019: as above
 	}
 	return nil
 }
@@ -336,6 +338,10 @@ func summarize(s Subsystem, parts []namedStatus) SubsystemHealth {
 			continue
 		}
 		st := healthState(string(cmpOr(string(p.status.HealthRollup), string(p.status.Health))))
+		if p.predicted {
+			st = Worse(st, StateWarning)
+			out.Predicted++
+		}
 		if seen == 0 {
 			out.State = st
 		} else {
@@ -343,7 +349,7 @@ func summarize(s Subsystem, parts []namedStatus) SubsystemHealth {
 		}
 		seen++
 		if st != StateOK {
-			bad = append(bad, fmt.Sprintf("%s: %s", p.name, st))
+			bad = append(bad, partMessage(p.name, st, p.predicted))
 		}
 	}
 	switch {
@@ -354,6 +360,15 @@ func summarize(s Subsystem, parts []namedStatus) SubsystemHealth {
 		out.Message = strings.Join(bad, "; ")
 	}
 	return out
+}
+
+// partMessage names a part that is not OK, and says when it predicts
+// its own failure.
+func partMessage(name string, st State, predicted bool) string {
+	if predicted {
+		return fmt.Sprintf("%s: %s, failure predicted", name, st)
+	}
+	return fmt.Sprintf("%s: %s", name, st)
 }
 
 func healthState(h string) State {

@@ -120,3 +120,27 @@ func TestRedfishNICsAreThePorts(t *testing.T) {
 	assert.Equal(t, []NIC{{Name: "NIC1", MACAddress: "3c:ec:ef:00:00:01", SpeedMbps: 25000},
 		{Name: "NIC2", MACAddress: "3c:ec:ef:00:00:02", SpeedMbps: 25000}}, inv.NICs)
 }
+
+// A drive that predicts its own failure while its health still reads OK
+// (as SMART warnings usually come) makes Storage a Warning that says so,
+// and one whose health is already Critical stays Critical.
+func TestRedfishDriveFailurePredicted(t *testing.T) {
+	sim, c := shapedBMC(t, bmcsim.Options{})
+	require.NoError(t, sim.SetFailurePredicted("Disk 1", true))
+	h, err := c.Health(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, SubsystemHealth{Subsystem: SubsystemStorage, State: StateWarning, Message: "Disk 1: Warning, failure predicted", Predicted: 1},
+		h.Get(SubsystemStorage))
+
+	require.NoError(t, sim.SetHealth(bmcsim.PartDrive, "Disk 1", bmcsim.HealthCritical))
+	h, err = c.Health(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, SubsystemHealth{Subsystem: SubsystemStorage, State: StateCritical, Message: "Disk 1: Critical, failure predicted", Predicted: 1},
+		h.Get(SubsystemStorage))
+
+	require.NoError(t, sim.SetFailurePredicted("Disk 1", false))
+	require.NoError(t, sim.SetHealth(bmcsim.PartDrive, "Disk 1", bmcsim.HealthOK))
+	h, err = c.Health(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, SubsystemHealth{Subsystem: SubsystemStorage, State: StateOK, Message: "2 of 2 OK"}, h.Get(SubsystemStorage))
+}

@@ -134,6 +134,11 @@ type SubsystemHealth struct {
 	Subsystem Subsystem
 	State     State
 	Message   string
+	// Predicted counts the parts that predict their own failure (a
+	// drive's SMART data, as Redfish Drive.FailurePredicted or an IPMI
+	// drive slot's Predictive Failure state): each makes the subsystem a
+	// Warning at least, and its message says so.
+	Predicted int
 }
 
 // Health is one reading of the BMC's health.

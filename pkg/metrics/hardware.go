@@ -17,11 +17,13 @@ var (
 		Help: "Power requests (spec.powerState, spec.rebootRequestedAt) that ended, by action and result (Succeeded, Failed, Cancelled).",
 	}, []string{"action", "result"})
 
-	// EventsForwarded counts machine events forwarded as Kubernetes Events.
+	// EventsForwarded counts machine events forwarded as Kubernetes Events,
+	// by the node they are about ("" while a server has none) and their
+	// severity; a node's series go with its Instance or inventory.
 	EventsForwarded = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "equinix_addon_hardware_events_forwarded_total",
-		Help: "Events of the servers' management controllers (the Equinix Metal event log) forwarded as Kubernetes Events, by Event type (Normal, Warning).",
-	}, []string{"type"})
+		Help: "Events of the servers' management controllers (the Equinix Metal event log, a BMC's health changes and event log) forwarded as Kubernetes Events, by node and Event type (Normal, Warning).",
+	}, []string{"node", "type"})
 )
 
 func init() {

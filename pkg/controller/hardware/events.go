@@ -119,7 +119,7 @@ func (s *Steps) postEvent(ctx context.Context, ev *corev1.Event) error {
 	_, err := s.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		metrics.EventsForwarded.WithLabelValues(ev.Type).Inc()
+		metrics.EventsForwarded.WithLabelValues(eventNode(ev), ev.Type).Inc()
 		return nil
 	case apierrors.IsAlreadyExists(err):
 		return nil

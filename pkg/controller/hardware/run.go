@@ -38,6 +38,8 @@ type run struct {
 func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, error) {
 	if inst == nil {
 		h.outbox.drop(key)
+		// An Instance's node bears its name.
+		h.steps.ForgetTarget(key, key)
 		return nil, nil
 	}
 	if inst.Status.InstanceID == "" || inst.Status.ProjectID == "" {
@@ -99,6 +101,9 @@ func (r *run) sync() error {
 		}
 	}
 	if err := r.power(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.signalHealth(); err != nil {
 		errs = append(errs, err)
 	}
 	if r.Changed() {

@@ -25,6 +25,8 @@ type Steps struct {
 	written  *common.NodeWrites
 	events   typedcorev1.EventsGetter
 	joinInfo *joininfo.Resolver
+	// healthNodes are the nodes the targets' hardware series name.
+	healthNodes *healthNodes
 }
 
 // StepSettings are the parts of the configuration the steps read.
@@ -44,6 +46,8 @@ func NewSteps(ctx context.Context, deps *common.Deps) *Steps {
 		written:  deps.NodeWrites,
 		events:   deps.MachineEvents,
 		joinInfo: deps.JoinInfo,
+
+		healthNodes: newHealthNodes(),
 	}
 }
 

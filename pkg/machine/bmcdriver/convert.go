@@ -147,3 +147,15 @@ func notSent(err error) error {
 	out.Message = "nothing was sent: " + out.Message
 	return out
 }
+
+// toHealth maps a BMC's health reading onto the chain's.
+func toHealth(h bmc.Health) machine.Health {
+	out := machine.Health{Subsystems: make([]machine.SubsystemHealth, 0, len(bmc.Subsystems))}
+	for _, s := range bmc.Subsystems {
+		sh := h.Get(s)
+		out.Subsystems = append(out.Subsystems, machine.SubsystemHealth{
+			Subsystem: string(s), State: machine.HealthState(sh.State), Message: sh.Message, Predicted: sh.Predicted,
+		})
+	}
+	return out
+}

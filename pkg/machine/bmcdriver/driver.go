@@ -76,6 +76,8 @@ type Driver struct {
 	// power action under way (MachineOptions.PowerPace).
 	powerReads map[string]powerRead
 	links      map[string]*link
+	// forgets run when their owner is forgotten (Machine.OnForget).
+	forgets map[string]func()
 }
 
 type powerRead struct {
@@ -100,7 +102,7 @@ func New(o Options) *Driver {
 	if o.IdleLogout == 0 {
 		o.IdleLogout = IdleLogout
 	}
-	return &Driver{dial: o.Dial, idle: o.IdleLogout, facts: map[string]machine.Facts{}, holds: map[string]hold{},
+	return &Driver{dial: o.Dial, idle: o.IdleLogout, facts: map[string]machine.Facts{}, holds: map[string]hold{}, forgets: map[string]func(){},
 		polled: map[string]time.Time{}, powerReads: map[string]powerRead{}, links: map[string]*link{}}
 }
 
@@ -138,7 +140,16 @@ func (d *Driver) Machine(ep bmc.Endpoint, o MachineOptions) *Machine {
 // Forget drops what the driver remembers of an owner that is gone.
 func (d *Driver) Forget(owner string) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	f := d.forgets[owner]
+	delete(d.forgets, owner)
+	d.forget(owner)
+	d.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+func (d *Driver) forget(owner string) {
 	delete(d.holds, owner)
 	delete(d.polled, owner)
 	delete(d.powerReads, owner)

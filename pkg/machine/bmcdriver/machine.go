@@ -299,3 +299,52 @@ func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch
 	m.mu.Unlock()
 	return machine.EventBatch{Events: events, RecheckAfter: m.opts.Interval}, nil
 }
+
+var _ machine.HealthReporter = (*Machine)(nil)
+
+// PolledHealth is the health the pass's poll read.
+func (m *Machine) PolledHealth() (machine.Health, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.health == nil {
+		return machine.Health{}, false
+	}
+	h := toHealth(*m.health)
+	h.At = m.polled
+	return h, true
+}
+
+// Schedule is the owner's last complete poll (the status's, or this
+// process's own if later) and its interval.
+func (m *Machine) Schedule() (time.Time, time.Duration) {
+	last := m.opts.LastPolled
+	if own := m.d.lastPoll(m.opts.Owner); own.After(last) {
+		last = own
+	}
+	return last, m.opts.Interval
+}
+
+// OnForget has f run when Forget is called for the machine's owner.
+func (m *Machine) OnForget(f func()) {
+	m.d.mu.Lock()
+	defer m.d.mu.Unlock()
+	m.d.forgets[m.opts.Owner] = f
+}
+
+// Link says whether the pass reached the BMC and logged in. A BMC that
+// refused the credentials answered; one that could not be reached or
+// spoke another protocol did not, even through a session an earlier pass
+// left open.
+func (m *Machine) Link() machine.Link {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := machine.Link{Tried: m.contacted || m.problem != nil, Problem: m.problem}
+	switch failure.ClassOf(m.problem) {
+	case failure.Unreachable, failure.ProtocolMismatch, failure.TLS:
+	case failure.Unauthorized:
+		l.Reachable = true
+	default:
+		l.Reachable, l.Authenticated = l.Tried, m.contacted
+	}
+	return l
+}

@@ -213,3 +213,50 @@ func TestMachineRefusedLogin(t *testing.T) {
 	m.Hold(time.Time{})
 	m.Release(0)
 }
+
+// A pass's poll hands its health and how the BMC answered to the chain;
+// a BMC that is not there is tried and unreachable; forgetting the owner
+// runs what the chain asked for.
+func TestMachineHealthAndLink(t *testing.T) {
+	b := redfish(t)
+	b.breakPSU(t)
+	ctx := context.Background()
+	d := New(Options{})
+	t.Cleanup(d.Close)
+	now := time.Unix(1_800_000_000, 0)
+	m := d.Machine(b.ep, MachineOptions{Owner: "o", Key: "uid-1", Interval: time.Minute, Now: func() time.Time { return now }})
+	_, polled := m.PolledHealth()
+	assert.False(t, polled)
+	assert.Equal(t, machine.Link{}, m.Link(), "nothing tried yet")
+	_, err := m.Events(ctx, "")
+	require.NoError(t, err)
+	h, polled := m.PolledHealth()
+	require.True(t, polled)
+	assert.Equal(t, now, h.At)
+	require.Len(t, h.Subsystems, len(bmc.Subsystems))
+	assert.Contains(t, h.Subsystems, machine.SubsystemHealth{Subsystem: "PowerSupplies", State: machine.HealthCritical, Message: "PSU 2: Critical"})
+	assert.Equal(t, machine.Link{Tried: true, Reachable: true, Authenticated: true}, m.Link())
+	last, interval := m.Schedule()
+	assert.Equal(t, now, last)
+	assert.Equal(t, time.Minute, interval)
+	m.Release(0)
+
+	gone := b.ep
+	gone.Port = 1
+	m = d.Machine(gone, MachineOptions{Owner: "p", Key: "uid-2", Interval: time.Minute, Now: func() time.Time { return now }})
+	_, err = m.Events(ctx, "")
+	require.Error(t, err)
+	l := m.Link()
+	assert.True(t, l.Tried)
+	assert.False(t, l.Reachable)
+	assert.False(t, l.Authenticated)
+	assert.Equal(t, failure.Unreachable, failure.ClassOf(l.Problem))
+
+	forgotten := 0
+	m.OnForget(func() { forgotten++ })
+	d.Forget("o")
+	assert.Zero(t, forgotten, "another owner")
+	d.Forget("p")
+	d.Forget("p")
+	assert.Equal(t, 1, forgotten)
+}

@@ -197,6 +197,18 @@ func TestLogWrapsPagesAndClears(t *testing.T) {
 	assert.Equal(t, "1", f.bmc.AddLogEntry("OK", "after clear"), "Ids start again after a clear")
 }
 
+// A drive predicts its failure on its own, whatever its health says.
+func TestDriveFailurePredicted(t *testing.T) {
+	f := newFixture(t, Options{})
+	_, d := f.do(t, http.MethodGet, "/redfish/v1/Systems/1/Storage/1/Drives/1", nil, true)
+	assert.Equal(t, false, d["FailurePredicted"])
+	require.NoError(t, f.bmc.SetFailurePredicted("Disk 1", true))
+	assert.Error(t, f.bmc.SetFailurePredicted("Fan 3", true))
+	_, d = f.do(t, http.MethodGet, "/redfish/v1/Systems/1/Storage/1/Drives/1", nil, true)
+	assert.Equal(t, true, d["FailurePredicted"])
+	assert.Equal(t, "OK", d["Status"].(map[string]any)["Health"])
+}
+
 func TestHealthRollsUp(t *testing.T) {
 	f := newFixture(t, Options{})
 	require.NoError(t, f.bmc.SetHealth(PartFan, "Fan 3", HealthWarning))

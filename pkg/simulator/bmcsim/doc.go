@@ -48,7 +48,8 @@
 //
 // # Test controls
 //
-// SetHealth(kind, name, health), AddLogEntry, AddLogEntryTo, ClearLog,
+// SetHealth(kind, name, health), SetFailurePredicted (a drive's own
+// prediction, beside its health), AddLogEntry, AddLogEntryTo, ClearLog,
 // SetPowerState, PowerState, Resets (every accepted ResetType, in order),
 // BootOverride, PowerTransitions and OnPowerTransition (every change of
 // the host's power with the boot target it started from: what a simulated

@@ -44,6 +44,10 @@ type Part struct {
 	Protocol  string
 	// Cores for processors.
 	Cores int
+	// FailurePredicted is a drive's own prediction that it will fail (its
+	// SMART data): BMCs report it beside Status.Health, which often stays
+	// OK until the drive does fail.
+	FailurePredicted bool
 }
 
 // NIC is one Ethernet interface of the host, as the system lists it.
@@ -219,11 +223,21 @@ func (b *BMC) SetHealth(kind PartKind, name, health string) error {
 	default:
 		return fmt.Errorf("health %q is not OK, Warning or Critical", health)
 	}
+	return b.setPart(kind, name, func(p *Part) { p.Health = health })
+}
+
+// SetFailurePredicted sets a drive's FailurePredicted, found by Name.
+func (b *BMC) SetFailurePredicted(name string, predicted bool) error {
+	return b.setPart(PartDrive, name, func(p *Part) { p.FailurePredicted = predicted })
+}
+
+// setPart changes the part of kind named name with set.
+func (b *BMC) setPart(kind PartKind, name string, set func(*Part)) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range b.hw.Parts {
 		if p := &b.hw.Parts[i]; p.Kind == kind && p.Name == name {
-			p.Health = health
+			set(p)
 			return nil
 		}
 	}

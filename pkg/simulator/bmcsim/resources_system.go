@@ -222,7 +222,7 @@ func (b *BMC) drive(p Part) map[string]any {
 	r["Id"], r["Name"], r["Status"] = p.ID, p.Name, status(p.Health, p.Absent)
 	if !p.Absent {
 		r["Model"], r["CapacityBytes"], r["MediaType"], r["Protocol"] = p.Model, p.SizeBytes, p.MediaType, p.Protocol
-		r["FailurePredicted"] = p.Health != HealthOK
+		r["FailurePredicted"] = p.FailurePredicted
 	}
 	return r
 }

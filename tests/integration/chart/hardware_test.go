@@ -62,6 +62,7 @@ func TestHardwareModeRBAC(t *testing.T) {
 	assert.ElementsMatch(t, []rbacv1.PolicyRule{
 		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"list", "watch"}},
 		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},

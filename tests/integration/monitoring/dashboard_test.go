@@ -84,6 +84,11 @@ func TestDashboardConfigMap(t *testing.T) {
 		"API calls by code":       "sum by (code) (rate(equinix_addon_metal_api_requests_total",
 		"API calls by operation":  "sum by (operation) (rate(equinix_addon_metal_api_requests_total",
 		"failures before joining": "equinix_addon_provision_failures_total",
+		"hardware health":         "max by (node, subsystem) (equinix_addon_hardware_health)",
+		"BMCs unreachable":        "equinix_addon_bmc_reachable",
+		"BMCs refusing logins":    "equinix_addon_bmc_authenticated",
+		"predicted failures":      "equinix_addon_hardware_predicted_failures",
+		"overdue polls":           "equinix_addon_hardware_last_poll_timestamp_seconds",
 	} {
 		assert.Contains(t, all, want, "the dashboard shows no %s", what)
 	}

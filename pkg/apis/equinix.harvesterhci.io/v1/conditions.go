@@ -132,6 +132,14 @@ const (
 	BMCPowerSynced = InstancePowerSynced
 )
 
+// NodeHardwareHealthy is the condition the hardware chain puts on a Node
+// whose server's BMC reports its health (a corev1.NodeCondition, named as
+// node-problem-detector's are): True while every part the BMC reports is
+// OK, False while one is Warning or Critical or predicts its failure (the
+// message names them), Unknown while the BMC cannot be read or reports no
+// part's health. A Node whose machine reports no health has none.
+const NodeHardwareHealthy = "HardwareHealthy"
+
 // Phases shown in the STATUS column.
 const (
 	PhasePending      = "pending"

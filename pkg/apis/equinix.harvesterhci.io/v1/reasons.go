@@ -116,6 +116,13 @@ const (
 	ReasonHardwareWarning        = "HardwareWarning"
 	ReasonHardwareFactsFailed    = "HardwareFactsFailed"
 	ReasonReclaimScheduled       = "ReclaimScheduled"
+	// The Node condition HardwareHealthy (False: the worst first; Unknown:
+	// HardwareNotReported, or the BMC's reasons below).
+	ReasonHardwareOK          = "HardwareOK"
+	ReasonHardwareCritical    = "HardwareCritical"
+	ReasonFailurePredicted    = "FailurePredicted"
+	ReasonHardwareDegraded    = "HardwareDegraded"
+	ReasonHardwareNotReported = "HardwareNotReported"
 
 	// BMC inventories: the node, the BMC's answers and its health.
 	ReasonNodeFound             = "NodeFound"
