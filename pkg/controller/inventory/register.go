@@ -57,10 +57,13 @@ type Handler struct {
 	nodeWrites *common.NodeWrites
 	// secrets reads the one Secret an Inventory names, by name: never a
 	// list or a watch.
-	secrets  typedcorev1.SecretsGetter
-	driver   *bmcdriver.Driver
-	recorder record.EventRecorder
-	seeder   *seederGuard
+	secrets typedcorev1.SecretsGetter
+	// liveNodes reads a Node from the API server once, when an Inventory
+	// is first bound to it.
+	liveNodes typedcorev1.NodesGetter
+	driver    *bmcdriver.Driver
+	recorder  record.EventRecorder
+	seeder    *seederGuard
 	// specs pace the status writes after Harvester's power requests.
 	specs *specClock
 
@@ -88,6 +91,7 @@ func Register(ctx context.Context, deps *common.Deps) {
 		nodes:       deps.Nodes.Cache(),
 		nodeWrites:  deps.NodeWrites,
 		secrets:     deps.K8s.CoreV1(),
+		liveNodes:   deps.K8s.CoreV1(),
 		driver:      bmcdriver.New(bmcdriver.Options{}),
 		recorder:    deps.Recorder,
 		specs:       newSpecClock(),

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
@@ -129,6 +130,15 @@ func (r *run) bindNode(t *target) (bool, error) {
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("reading node %s: %w", name, err)
+	}
+	if !conditions.IsTrue(t.Obj.Status.Conditions, v1.BMCNodeFound) && node.Labels[v1.LabelInstance] == "" {
+		// The first binding reads the Node once from the API server: a
+		// label it got a moment ago may not be in the cache yet, and the
+		// Node of one of the addon's servers must never get facts from
+		// an Inventory.
+		if node, err = r.h.liveNodes.Nodes().Get(r.h.ctx, name, metav1.GetOptions{}); err != nil {
+			return false, fmt.Errorf("reading node %s: %w", name, err)
+		}
 	}
 	if inst := node.Labels[v1.LabelInstance]; inst != "" {
 		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned, fmt.Sprintf(
