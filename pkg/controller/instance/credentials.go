@@ -30,6 +30,7 @@ func (r *run) metalClient() (metal.Client, error) {
 		r.Requeue(authRetry)
 		return nil, nil
 	}
+	r.projectBack()
 	client, err := r.h.metal.Client(creds)
 	if err != nil {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
@@ -66,13 +67,20 @@ func (r *run) followProject() error {
 	if err != nil {
 		return err
 	}
-	if !r.sameProject(creds) {
-		return nil
+	if r.sameProject(creds) {
+		r.projectBack()
 	}
+	return nil
+}
+
+// projectBack ends a project mismatch once the Secret names the device's
+// project again. It cannot wait for the next Metal call to say so: a
+// server whose installer runs and whose Node registered makes none until
+// its Node is Ready, and its pool would show the old refusal as its cause.
+func (r *run) projectBack() {
 	if c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceCredentialsReady); c != nil && c.Reason == v1.ReasonProjectMismatch {
 		r.credentialsOK()
 	}
-	return nil
 }
 
 func deviceIn(id string) string {
