@@ -154,7 +154,7 @@ func gauge(t *testing.T, name, node string) map[string]float64 {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			other, ours := "", false
+			other, ours := "", node == "" // a series without a node label is asked for by ""
 			for _, l := range m.GetLabel() {
 				switch l.GetName() {
 				case "node":

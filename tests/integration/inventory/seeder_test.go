@@ -36,6 +36,7 @@ func TestLeavesInventoriesToSeeder(t *testing.T) {
 	t.Cleanup(func() { mark(false) })
 	env.Eventually(func() bool { return env.HasEvent(v1alpha1.InventoryCRDName, v1.ReasonSeederInstalled) }, time.Minute,
 		"no Event on the CRD")
+	env.Eventually(func() bool { return gauge(t, "equinix_addon_seeder_installed", "")[""] == 1 }, time.Minute, "the metric does not say Seeder is there")
 
 	sim, srv := redfishBMC(t)
 	createNode(t, env, "seeders")
@@ -49,4 +50,5 @@ func TestLeavesInventoriesToSeeder(t *testing.T) {
 
 	mark(false)
 	env.Eventually(func() bool { return ready(t, env, "seeders") }, time.Minute, "the Inventory was not served once Seeder was gone")
+	env.Eventually(func() bool { return gauge(t, "equinix_addon_seeder_installed", "")[""] == 0 }, time.Minute, "the metric still says Seeder is there")
 }
