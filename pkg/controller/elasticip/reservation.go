@@ -70,9 +70,22 @@ func (r *run) client() (metal.Client, error) {
 	}
 	st := &r.Obj.Status
 	if st.ProjectID != "" && st.ProjectID != creds.ProjectID {
-		// What was read belongs to the old project; a move in flight there
-		// cannot be finished with these credentials.
-		st.ReservationID, st.DeviceID, st.AssignmentID, st.AssignedByAddon, st.Move = "", "", "", false, nil
+		if st.AssignedByAddon || st.Move != nil {
+			// An assignment the addon made (or may have made) in the old
+			// project is only ever undone with that project's credentials:
+			// forgetting it would leave it, and the block under it, paid
+			// for and never released. The Secret is waited for instead.
+			r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
+				"Secret %s now names project %s, but the addon assigned %s in project %s; it acts on this address only with credentials of project %s: put them back in the Secret",
+				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), creds.ProjectID, r.Obj.Spec.Address, st.ProjectID, st.ProjectID))
+			r.setPhase(v1.ElasticIPPhaseError)
+			r.onVIPHost = nil
+			r.Requeue(authRetry)
+			return nil, nil
+		}
+		// What was read belongs to the old project, and nothing there is
+		// the addon's to undo: the address is looked for in the new one.
+		st.ReservationID, st.DeviceID, st.AssignmentID = "", "", ""
 		r.h.forget(r.Obj.Name)
 	}
 	st.ProjectID = creds.ProjectID

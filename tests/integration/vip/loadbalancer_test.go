@@ -118,6 +118,26 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 		assert.True(t, metal.IsNotFound(err), "the pool's own block is released")
 	})
 
+	t.Run("a Secret naming another project for a while takes nothing from the addon", func(t *testing.T) {
+		// Found by the fault campaign: the Services' ElasticIPs forgot the
+		// assignments they had made while the Secret named another
+		// project, found them as someone else's once it was back, left
+		// them on deletion, and the pool's block was never released.
+		const otherToken, otherProject = "token-of-project-b", "bbbbbbbb-0000-4000-8000-00000000000b"
+		env.Sim.AddProject(otherToken, otherProject)
+		env.SetSecretData(map[string]string{"METAL_AUTH_TOKEN": otherToken, "PROJECT_ID": otherProject, "JOIN_TOKEN": framework.JoinToken})
+		env.Eventually(func() bool {
+			c := conditions.Get(w.ElasticIP(apiEIP).Status.Conditions, v1.ElasticIPCredentialsReady)
+			return c != nil && c.Reason == v1.ReasonProjectMismatch
+		}, time.Minute, "the Service's ElasticIP did not refuse the other project")
+		assert.True(t, w.ElasticIP(apiEIP).Status.AssignedByAddon, "the addon's assignment was forgotten")
+		env.SetSecretData(map[string]string{"METAL_AUTH_TOKEN": framework.MetalToken, "PROJECT_ID": framework.ProjectID, "JOIN_TOKEN": framework.JoinToken})
+		env.Eventually(func() bool {
+			e := w.ElasticIP(apiEIP)
+			return conditions.IsTrue(e.Status.Conditions, v1.ElasticIPCredentialsReady) && e.Status.AssignedByAddon
+		}, 2*time.Minute, "the ElasticIP did not take the Secret back as its own project's")
+	})
+
 	t.Run("deleting the pool unassigns, deletes its IPPool and releases its block", func(t *testing.T) {
 		require.NoError(t, env.Client.EquinixV1().ElasticIPPools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
 		env.Eventually(func() bool { return env.ElasticIPPool(pool.Name) == nil }, time.Minute, "the pool did not go")
