@@ -23,11 +23,12 @@ func OwnedNode(node *corev1.Node, instanceName string) bool {
 	return node != nil && node.Name == instanceName && node.Labels[v1.LabelInstance] == instanceName
 }
 
-// nodeRegistered reports whether the server's Node is there: its installer
-// is done.
-func (r *run) nodeRegistered() bool {
+// nodeRegisteredReady reports whether the server's Node is there (its
+// installer is done) and Ready: only then does it tell for the device. A Node that registered and then went
+// silent may have lost its server, which only the device can say.
+func (r *run) nodeRegisteredReady() bool {
 	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
-	return err == nil && OwnedNode(node, r.Obj.Name)
+	return err == nil && OwnedNode(node, r.Obj.Name) && harvester.IsNodeReady(node)
 }
 
 // trackNode follows the Node the server registers as.

@@ -69,12 +69,14 @@ func (r *run) provision() error {
 			return err
 		}
 	}
-	if r.installRunning() && (r.nodeRegistered() || r.h.devices.readWithin(r.Obj.Status.InstanceID, installCheck*r.h.settings.PollInterval)) {
+	if r.installRunning() && (r.nodeRegisteredReady() || r.h.devices.readWithin(r.Obj.Status.InstanceID, installCheck*r.h.settings.PollInterval)) {
 		// The installer runs for many minutes and nothing on the device
-		// tells how it goes: the Node's registration does. The device is
-		// looked at now and then for a failure or a deletion until the
-		// Node has registered; from then on the Node tells, however long
-		// this pass took to come (a large fleet's queue).
+		// tells how it goes: the Node does. The device is looked at now
+		// and then for a failure or a deletion until the Node is Ready;
+		// from then on the Node tells, however long this pass took to
+		// come (a large fleet's queue). A Node that registered but is not
+		// Ready does not: its server may have been deleted (found by the
+		// fault campaign: such an Instance waited for its Node forever).
 		return r.followNode()
 	}
 	dev, err := r.refreshDevice(client)
