@@ -96,9 +96,9 @@ type Handler struct {
 // a crash right after a create would leave a paid device nothing deletes.
 func Register(ctx context.Context, deps *common.Deps) *Handler {
 	h := New(ctx, deps)
-	deps.Instances.OnRemove(ctx, HandlerRemove, h.RemoveInstance)
-	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
-	deps.Instances.OnChange(ctx, HandlerNetwork, h.ConvergeNetwork)
+	common.OnRemoveWhere(ctx, deps.Instances, HandlerRemove, common.MetalInstance, h.RemoveInstance)
+	common.OnChangeWhere(ctx, deps.Instances, HandlerProvision, common.MetalInstance, h.ProvisionInstance)
+	common.OnChangeWhere(ctx, deps.Instances, HandlerNetwork, common.MetalInstance, h.ConvergeNetwork)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.instancesOfSecret), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
 	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)

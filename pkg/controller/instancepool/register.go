@@ -70,8 +70,8 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	deps.Instances.Cache().AddIndexer(indexByPool, func(i *v1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
-	deps.Pools.OnRemove(ctx, HandlerRemove, h.RemovePool)
-	deps.Pools.OnChange(ctx, HandlerSync, h.SyncPool)
+	common.OnRemoveWhere(ctx, deps.Pools, HandlerRemove, common.MetalPool, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools, HandlerSync, common.MetalPool, h.SyncPool)
 	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Secrets)
 	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.ConfigMaps)
