@@ -30,6 +30,12 @@ const (
 	watchConfigMaps = "instancepool-watch-configmaps"
 	watchSettings   = "instancepool-watch-settings"
 
+	// The pools of servers people own (--mode hardware) have handlers, and
+	// so a finalizer, of their own.
+	HandlerOwnedRemove  = "instancepool-owned-remove"
+	HandlerOwnedSync    = "instancepool-owned-sync"
+	watchOwnedInstances = "instancepool-owned-watch-instances"
+
 	// indexByPool indexes Instances by spec.poolName.
 	indexByPool = "equinix.harvesterhci.io/instances-by-pool"
 )
@@ -60,6 +66,27 @@ type Handler struct {
 // Register wires the pool handlers and the watches that re-run a pool when its
 // Instances, or the Secrets, ConfigMaps and Settings it depends on, change.
 func Register(ctx context.Context, deps *common.Deps) error {
+	h := newHandler(ctx, deps)
+	common.OnRemoveWhere(ctx, deps.Pools, HandlerRemove, common.MetalPool, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools, HandlerSync, common.MetalPool, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.ConfigMaps)
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Settings)
+	return nil
+}
+
+// RegisterOwned wires the same pool engine for the pools of servers people
+// own, in the hardware mode: scale, delete order, replacement, remediation
+// and rollout are the pool's; what differs is in the Instances' chain.
+func RegisterOwned(ctx context.Context, deps *common.Deps) {
+	h := newHandler(ctx, deps)
+	common.OnRemoveWhere(ctx, deps.Pools, HandlerOwnedRemove, common.OwnedPool, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools, HandlerOwnedSync, common.OwnedPool, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+}
+
+func newHandler(ctx context.Context, deps *common.Deps) *Handler {
 	h := &Handler{
 		ctx:      ctx,
 		settings: Settings{PollInterval: deps.Cfg.PollInterval, ReplacementBackoff: deps.Cfg.ReplacementBackoff},
@@ -70,13 +97,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	deps.Instances.Cache().AddIndexer(indexByPool, func(i *v1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
-	common.OnRemoveWhere(ctx, deps.Pools, HandlerRemove, common.MetalPool, h.RemovePool)
-	common.OnChangeWhere(ctx, deps.Pools, HandlerSync, common.MetalPool, h.SyncPool)
-	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Settings)
-	return nil
+	return h
 }
 
 func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {

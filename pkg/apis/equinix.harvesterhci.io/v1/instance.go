@@ -148,6 +148,16 @@ type InstanceStatus struct {
 	// DeviceActiveAt is when the device first became active.
 	// +optional
 	DeviceActiveAt *metav1.Time `json:"deviceActiveAt,omitempty"`
+	// NetworkBootRequestedAt is when the one-time network boot was asked of
+	// the BMC of a server people own; stored before the command, which is
+	// never sent twice.
+	// +optional
+	NetworkBootRequestedAt *metav1.Time `json:"networkBootRequestedAt,omitempty"`
+	// PowerRequestedAt is when the server people own was powered on (or
+	// cycled, when it was on) to boot from the network, and, while it is
+	// deleted, when it was powered off; stored before the command.
+	// +optional
+	PowerRequestedAt *metav1.Time `json:"powerRequestedAt,omitempty"`
 	// InstallRequestedAt is when the installer was started (reinstall or first boot).
 	// +optional
 	InstallRequestedAt *metav1.Time `json:"installRequestedAt,omitempty"`

@@ -43,8 +43,17 @@ const (
 	ReasonDeviceActive           = "DeviceActive"
 	ReasonProvisionFailed        = "ProvisionFailed"
 	ReasonDeviceGone             = "DeviceGone"
-	ReasonPoweredOff             = "PoweredOff"
-	ReasonReinstalling           = "Reinstalling"
+	// Servers people own: the claim of an Inventory, its one-time network
+	// boot and power through the BMC, and its release.
+	ReasonServerClaimed  = "ServerClaimed"
+	ReasonNoFreeServer   = "NoFreeServer"
+	ReasonServerGone     = "ServerGone"
+	ReasonServersFree    = "ServersFree"
+	ReasonNetworkBoot    = "NetworkBoot"
+	ReasonBMCFailed      = "BMCFailed"
+	ReasonServerReleased = "ServerReleased"
+	ReasonPoweredOff     = "PoweredOff"
+	ReasonReinstalling   = "Reinstalling"
 
 	// The networking chain.
 	ReasonConverged   = "Converged"
@@ -210,6 +219,7 @@ var warnings = map[string]bool{
 
 	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
 	ReasonNoCapacity: true, ReasonReservationUnavailable: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
+	ReasonNoFreeServer: true, ReasonServerGone: true, ReasonBMCFailed: true,
 
 	ReasonStepFailed: true, ReasonPortMissing: true,
 

@@ -563,6 +563,14 @@ func (in *InstanceStatus) DeepCopyInto(out *InstanceStatus) {
 		in, out := &in.DeviceActiveAt, &out.DeviceActiveAt
 		*out = (*in).DeepCopy()
 	}
+	if in.NetworkBootRequestedAt != nil {
+		in, out := &in.NetworkBootRequestedAt, &out.NetworkBootRequestedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.PowerRequestedAt != nil {
+		in, out := &in.PowerRequestedAt, &out.PowerRequestedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.InstallRequestedAt != nil {
 		in, out := &in.InstallRequestedAt, &out.InstallRequestedAt
 		*out = (*in).DeepCopy()

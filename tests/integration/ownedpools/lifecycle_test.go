@@ -1,0 +1,139 @@
+package ownedpools
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// Scale up claims one free server per Instance, sets its one-time network
+// boot and powers it on, each once; the Node joining makes it managed.
+// Scale down powers it off and frees its Inventory.
+func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
+	env := newEnv(t)
+	s := addServer(t, env, "rack-a-1", mac(1), map[string]string{"rack": "a"})
+	createPool(t, env, ownedPool("rack-a", 1, map[string]string{"rack": "a"}))
+
+	var inst v1.Instance
+	defer func() {
+		if t.Failed() {
+			for _, i := range instancesOf(t, env, "rack-a") {
+				t.Logf("instance %s: finalizers %v deletion %v status %+v", i.Name, i.Finalizers, i.DeletionTimestamp, i.Status)
+			}
+		}
+	}()
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-a")
+		if len(insts) != 1 || insts[0].Status.Server != s.name {
+			return false
+		}
+		inst = insts[0]
+		return inst.Status.InstallRequestedAt != nil
+	}, wait, tick, "the pool never claimed and booted its server")
+	inv := inventory(t, env, s.name)
+	assert.Equal(t, inst.Name, inv.Labels[v1.LabelClaimedBy])
+	assert.Equal(t, string(inst.UID), inv.Annotations[v1.AnnotationClaimUID])
+	boots, ts := s.networkBoots()
+	assert.Equal(t, 1, boots, "one start from the network: %+v", ts)
+	// The first transition is the test switching the server off.
+	require.Len(t, ts, 2, "one power command: %+v", ts)
+	assert.Equal(t, bmcsim.PowerChangeOn, ts[1].Change)
+
+	join(t, env, inst.Name)
+	require.Eventually(t, func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.JoinedAt != nil
+	}, wait, tick, "the Instance never saw its Node join")
+	_, ts = s.networkBoots()
+	assert.Len(t, ts, 2, "nothing more was asked of the BMC: %+v", ts)
+
+	scale(t, env, "rack-a", 0)
+	require.Eventually(t, func() bool {
+		return len(instancesOf(t, env, "rack-a")) == 0
+	}, wait, tick, "the Instance was never released")
+	assert.Equal(t, "Off", s.bmc.PowerState())
+	inv = inventory(t, env, s.name)
+	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
+	assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
+	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+	assert.Error(t, err, "the Node is deleted")
+}
+
+// With fewer free servers than count, the pool claims what there is, says
+// so, and creates nothing twice.
+func TestNoFreeServerIsReportedAndWaited(t *testing.T) {
+	env := newEnv(t)
+	addServer(t, env, "rack-b-1", mac(2), map[string]string{"rack": "b"})
+	createPool(t, env, ownedPool("rack-b", 2, map[string]string{"rack": "b"}))
+
+	require.Eventually(t, func() bool {
+		p, err := env.Client.EquinixV1().InstancePools().Get(env.Ctx, "rack-b", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		c := conditions.Get(p.Status.Conditions, v1.PoolServersAvailable)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1.ReasonNoFreeServer
+	}, wait, tick, "the pool never said it lacks a server")
+	assert.Len(t, instancesOf(t, env, "rack-b"), 2)
+	assert.Len(t, claims(t, env), 1)
+
+	// A second server frees the waiting Instance.
+	addServer(t, env, "rack-b-2", mac(3), map[string]string{"rack": "b"})
+	require.Eventually(t, func() bool {
+		return len(claims(t, env)) == 2
+	}, wait, tick, "the waiting Instance never claimed the new server")
+	assert.Len(t, instancesOf(t, env, "rack-b"), 2)
+}
+
+// Two pools selecting the same servers never claim one twice.
+func TestTwoPoolsOneSelectorNeverClaimOneServerTwice(t *testing.T) {
+	env := newEnv(t)
+	for i := 1; i <= 3; i++ {
+		addServer(t, env, "shared-"+string(rune('0'+i)), mac(10+i), map[string]string{"rack": "c"})
+	}
+	createPool(t, env, ownedPool("left", 2, map[string]string{"rack": "c"}))
+	createPool(t, env, ownedPool("right", 2, map[string]string{"rack": "c"}))
+	require.Eventually(t, func() bool {
+		return len(claims(t, env)) == 3
+	}, wait, tick, "the three servers were never all claimed")
+	for inst, invs := range claims(t, env) {
+		assert.Len(t, invs, 1, "Instance %s holds %v", inst, invs)
+	}
+	// The fourth Instance waits.
+	waiting := 0
+	for _, pool := range []string{"left", "right"} {
+		for _, i := range instancesOf(t, env, pool) {
+			if i.Status.Server == "" {
+				waiting++
+			}
+		}
+	}
+	assert.Equal(t, 1, waiting)
+}
+
+// The equinix mode leaves a pool of servers people own alone: no
+// finalizer, no status, no Instance, while it runs a Metal pool made after
+// it.
+func TestEquinixModeLeavesOwnedPoolsAlone(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{})
+	createPool(t, env, ownedPool("not-metal", 1, map[string]string{"rack": "z"}))
+	metal := framework.ParsePool(t, framework.SeedSample, "metal-beside")
+	metal.Spec.Count = 0
+	createPool(t, env, metal)
+	require.Eventually(t, func() bool {
+		p, err := env.Client.EquinixV1().InstancePools().Get(env.Ctx, metal.Name, metav1.GetOptions{})
+		return err == nil && len(p.Finalizers) > 0 && p.Status.Status != ""
+	}, wait, tick, "the equinix mode never ran its Metal pool")
+	p, err := env.Client.EquinixV1().InstancePools().Get(env.Ctx, "not-metal", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, p.Finalizers)
+	assert.Empty(t, p.Status.Status)
+	assert.Empty(t, instancesOf(t, env, "not-metal"))
+}
