@@ -48,7 +48,7 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.EquinixV1().Instances().Delete(ctx, ci.Name, metav1.DeleteOptions{}) })
 	ci.Status = v1.InstanceStatus{Status: v1.PhaseManaged, InstanceID: "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
-		Server: "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
+		Server:   "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
 		PublicIP: "145.40.73.137", PrivateIP: "10.8.23.5"}
 	_, err = client.EquinixV1().Instances().UpdateStatus(ctx, ci, metav1.UpdateOptions{})
 	require.NoError(t, err)
