@@ -95,11 +95,11 @@ type Result struct {
 type Fleet struct {
 	opts Options
 
-	mu       sync.Mutex
-	ctx      context.Context
-	servers  map[string]*server
-	results  []Result
-	last     map[string]Result
+	mu      sync.Mutex
+	ctx     context.Context
+	servers map[string]*server
+	results []Result
+	last    map[string]Result
 }
 
 // ErrNotStarted is returned by Add before Start.
