@@ -19,6 +19,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint/claimstest"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
@@ -203,4 +204,30 @@ func TestInstallsThatFail(t *testing.T) {
 		})
 	}
 	assert.Empty(t, w.fleet.NodeNames())
+}
+
+// A server behind a real IPMI BMC (ipmi_sim) follows it as one behind
+// the Redfish responder does: the project's client sets the one-time PXE
+// boot over IPMI and powers on, and the server installs and joins; a
+// power cycle without the override boots the installed disk.
+func TestServerBehindIPMI(t *testing.T) {
+	w := newWorld(t)
+	spec := Spec{Name: "rack2-u01", MAC: "0c:c4:7a:29:01:01", UUID: ipmisim.DefaultUUID, Disk: "/dev/sda"}
+	sim := ipmisim.Require(t, ipmisim.Options{Username: "admin", Password: "ipmi-pw", UUID: spec.UUID})
+	require.NoError(t, sim.SetPower(false), "a free server waits powered off")
+	require.NoError(t, w.fleet.Add(spec, sim))
+	c, err := bmc.Dial(w.ctx, bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: sim.Host, Port: sim.Port,
+		Username: "admin", Password: redact.Sensitive("ipmi-pw")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	w.claim(spec, "uid-ipmi", "owned-ipmi")
+	w.netboot(c)
+	r := w.result(spec.Name)
+	require.True(t, r.OK, r.Reason)
+	require.Eventually(t, func() bool { return w.ready("owned-ipmi") == corev1.ConditionTrue }, wait, tick)
+	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOff))
+	require.Eventually(t, func() bool { return w.ready("owned-ipmi") == corev1.ConditionUnknown }, wait, tick)
+	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOn))
+	require.Eventually(t, func() bool { return w.ready("owned-ipmi") == corev1.ConditionTrue }, wait, tick)
+	assert.Len(t, w.fleet.Results(), 1)
 }
