@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 )
 
 // secrets is an apiserver's Secrets in miniature: Create refuses a name
@@ -25,6 +27,9 @@ type secrets struct {
 }
 
 var secretsResource = schema.GroupResource{Resource: "secrets"}
+
+// The controller passes wrangler's Secret client.
+var _ SecretClient = corecontrollers.SecretClient(nil)
 
 func (s *secrets) Get(namespace, name string, _ metav1.GetOptions) (*corev1.Secret, error) {
 	s.mu.Lock()
