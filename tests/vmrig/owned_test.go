@@ -48,8 +48,6 @@ func TestOwnedServerBootsIntoTheEndpoint(t *testing.T) {
 	key := bytes.Repeat([]byte{0x29}, bootendpoint.KeySize)
 	claims := claimstest.New(claimstest.Join{ServerURL: "192.168.0.10", Token: ownedToken, InstallDevice: "/dev/sda",
 		PasswordHash: "$6$vmrigsalt$" + strings.Repeat("a", 86)})
-	claims.Add(claimstest.Claim{Claim: bootendpoint.Claim{ID: claimID, Instance: "owned-a-7kq2x", Server: "rack1-u07",
-		MAC: vmMAC, SystemUUID: strings.ToUpper(vmUUID), Version: version}})
 	endpoint := ownedEndpoint(key, claims)
 	chain := bootendpoint.ChainPath + bootendpoint.ChainQuery
 	nonce := bootendpoint.Nonce(key, claimID)
@@ -57,7 +55,15 @@ func TestOwnedServerBootsIntoTheEndpoint(t *testing.T) {
 	require.NoError(t, err)
 
 	m := Require(t, Options{MAC: vmMAC, UUID: vmUUID, Handler: endpoint, BootFile: chain})
-	boot(ctx, t, m, func() bool { _, ok := KernelCommandLine(m.Serial()); return ok })
+	c := dial(ctx, t, m)
+	// The claim holds the UUID as the server's BMC reports it, as the
+	// pool's claim does.
+	inv, err := c.Inventory(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, inv.SystemUUID)
+	claims.Add(claimstest.Claim{Claim: bootendpoint.Claim{ID: claimID, Instance: "owned-a-7kq2x", Server: "rack1-u07",
+		MAC: vmMAC, SystemUUID: inv.SystemUUID, Version: version}})
+	boot(ctx, t, c, m, func() bool { _, ok := KernelCommandLine(m.Serial()); return ok })
 	reqs := m.Requests()
 	var urls []string
 	for _, r := range reqs {
@@ -89,7 +95,7 @@ func TestOwnedServerBootsIntoTheEndpoint(t *testing.T) {
 	t.Run("another MAC", func(t *testing.T) {
 		const other = "52:54:00:29:00:02"
 		o := Require(t, Options{MAC: other, UUID: vmUUID, Handler: endpoint, BootFile: chain})
-		boot(ctx, t, o, func() bool { return len(o.Requests()) > 0 && strings.Contains(o.Serial(), "No bootable device") })
+		boot(ctx, t, dial(ctx, t, o), o, func() bool { return len(o.Requests()) > 0 && strings.Contains(o.Serial(), "No bootable device") })
 		oreqs := o.Requests()
 		require.Len(t, oreqs, 1, "iPXE asked for the chain URL and, refused, for nothing else: %+v", oreqs)
 		assert.Equal(t, "/boot/ipxe?mac=52%3A54%3A00%3A29%3A00%3A02&uuid="+vmUUID, oreqs[0].URL())
@@ -100,13 +106,19 @@ func TestOwnedServerBootsIntoTheEndpoint(t *testing.T) {
 	})
 }
 
-// boot powers m on through its BMC with a one-time network boot, waits
-// until done says the boot got as far as it goes, and powers it off.
-func boot(ctx context.Context, t *testing.T, m *Machine, done func() bool) {
+// dial is the project's client of m's BMC, the test's one session to it.
+func dial(ctx context.Context, t *testing.T, m *Machine) bmc.Client {
 	t.Helper()
 	c, err := bmc.Dial(ctx, m.Endpoint)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// boot powers m on through c with a one-time network boot, waits until
+// done says the boot got as far as it goes, and powers it off.
+func boot(ctx context.Context, t *testing.T, c bmc.Client, m *Machine, done func() bool) {
+	t.Helper()
 	require.NoError(t, c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny))
 	on := time.Now()
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
