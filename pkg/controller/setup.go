@@ -241,8 +241,11 @@ func registerHardware(ctx context.Context, deps *common.Deps) error {
 	if deps.Cfg.OwnedPools {
 		// The Instances' remove handler first: no BMC command before its
 		// finalizer is stored.
-		instance.RegisterOwned(ctx, deps)
+		owned := instance.RegisterOwned(ctx, deps)
 		instancepool.RegisterOwned(ctx, deps)
+		if err := startBootEndpoint(ctx, deps, owned.BootClaims()); err != nil {
+			return err
+		}
 	}
 	inventory.Register(ctx, deps)
 	return nil

@@ -106,6 +106,14 @@ func (r *run) bootOwned(inv *v1alpha1.Inventory) (bool, error) {
 	// r.Obj is the stored object after each Persist: its status is read
 	// afresh, never through a pointer taken before.
 	if r.Obj.Status.NetworkBootRequestedAt == nil {
+		// The console password and the UUID the boot endpoint checks are
+		// stored with the boot's intent, before the server can ask.
+		if _, ok, err := r.passwordHash(); err != nil || !ok {
+			return false, err
+		}
+		if facts, err := m.Facts(r.h.ctx); err == nil {
+			r.Obj.Status.SystemUUID = facts.SystemUUID
+		}
 		r.Obj.Status.NetworkBootRequestedAt = nowTime(r)
 		if err := r.Persist(); err != nil {
 			return false, err
@@ -166,7 +174,7 @@ func (r *run) cleanupOwned() (bool, error) {
 		return false, err
 	}
 	if done, err := r.maintenance(); err != nil || !done {
-		return false, err
+			return false, err
 	}
 	if inv != nil && r.Obj.Status.NetworkBootRequestedAt != nil {
 		if off, err := r.powerOffOwned(inv); err != nil || !off {
@@ -174,6 +182,9 @@ func (r *run) cleanupOwned() (bool, error) {
 		}
 	}
 	if err := r.deleteNode(); err != nil {
+		return false, err
+	}
+	if err := r.deletePasswordSecret(); err != nil {
 		return false, err
 	}
 	if inv == nil {

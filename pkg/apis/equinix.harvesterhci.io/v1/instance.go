@@ -153,6 +153,12 @@ type InstanceStatus struct {
 	// never sent twice.
 	// +optional
 	NetworkBootRequestedAt *metav1.Time `json:"networkBootRequestedAt,omitempty"`
+	// SystemUUID is the SMBIOS UUID of a server people own, as its BMC
+	// reported it before the network boot; the boot endpoint serves only a
+	// request that names it (empty: the BMC gave none, the MAC alone is
+	// checked).
+	// +optional
+	SystemUUID string `json:"systemUUID,omitempty"`
 	// PowerRequestedAt is when the server people own was powered on (or
 	// cycled, when it was on) to boot from the network, and, while it is
 	// deleted, when it was powered off; stored before the command.
