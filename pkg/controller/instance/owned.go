@@ -174,7 +174,7 @@ func (r *run) cleanupOwned() (bool, error) {
 		return false, err
 	}
 	if done, err := r.maintenance(); err != nil || !done {
-			return false, err
+		return false, err
 	}
 	if inv != nil && r.Obj.Status.NetworkBootRequestedAt != nil {
 		if off, err := r.powerOffOwned(inv); err != nil || !off {

@@ -99,7 +99,9 @@ func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, s
 		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcUser), v1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
 	_, err = env.Kube.CoreV1().Secrets(secretNamespace).Create(env.Ctx, sec, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Secrets(secretNamespace).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Secrets(secretNamespace).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{})
+	})
 	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: spec.Name, Labels: lbls}}
 	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
 	inv.Spec.PrimaryDisk = spec.Disk
@@ -110,7 +112,9 @@ func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, s
 	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
 	_, err = env.Client.MetalV1alpha1().Inventories(ns).Create(env.Ctx, inv, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Client.MetalV1alpha1().Inventories(ns).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Client.MetalV1alpha1().Inventories(ns).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{})
+	})
 	require.Eventually(t, func() bool {
 		return inventory(t, env, spec.Name).Status.Status == v1alpha1.InventoryNodeReady
 	}, wait, tick, "Inventory %s never reached its BMC", spec.Name)
