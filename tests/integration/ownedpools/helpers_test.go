@@ -56,6 +56,18 @@ type server struct {
 // reached.
 func addServer(t *testing.T, env *framework.Env, name, mac string, lbls map[string]string) *server {
 	t.Helper()
+	s := addServerStopped(t, env, name, mac, lbls)
+	require.Eventually(t, func() bool {
+		got, err := env.Client.MetalV1alpha1().Inventories(ns).Get(env.Ctx, name, metav1.GetOptions{})
+		return err == nil && got.Status.Status == v1alpha1.InventoryNodeReady
+	}, wait, tick, "Inventory %s never reached its BMC", name)
+	return s
+}
+
+// addServerStopped is addServer while no controller runs: its Inventory
+// is registered, and marked as reached as the Inventories' chain would.
+func addServerStopped(t *testing.T, env *framework.Env, name, mac string, lbls map[string]string) *server {
+	t.Helper()
 	sim := bmcsim.New(bmcsim.Options{Username: bmcUser, Password: bmcPassword})
 	require.NoError(t, sim.SetPowerState("Off"))
 	srv, err := bmcsim.NewServer(sim, "")
@@ -82,10 +94,6 @@ func addServer(t *testing.T, env *framework.Env, name, mac string, lbls map[stri
 	_, err = env.Client.MetalV1alpha1().Inventories(ns).Create(env.Ctx, inv, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Client.MetalV1alpha1().Inventories(ns).Delete(env.Ctx, name, metav1.DeleteOptions{}) })
-	require.Eventually(t, func() bool {
-		got, err := env.Client.MetalV1alpha1().Inventories(ns).Get(env.Ctx, name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1alpha1.InventoryNodeReady
-	}, wait, tick, "Inventory %s never reached its BMC", name)
 	return &server{name: name, bmc: sim}
 }
 
