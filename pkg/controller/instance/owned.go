@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -214,13 +215,19 @@ func (r *run) powerOffOwned(inv *v1alpha1.Inventory) (bool, error) {
 	if power == machine.PowerOff {
 		return true, nil
 	}
+	// The intent is the Deleting condition's reason (timestamps of one
+	// second could not tell a power-off from the power-on of the same
+	// second).
 	last := r.Obj.Status.PowerRequestedAt
-	sent := last != nil && r.Obj.DeletionTimestamp != nil && !last.Before(r.Obj.DeletionTimestamp)
+	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeleting)
+	sent := c != nil && c.Reason == v1.ReasonPoweringOff && last != nil
 	if sent && r.now().Before(last.Add(powerOffResend)) {
 		r.poll()
 		return false, nil
 	}
 	r.Obj.Status.PowerRequestedAt = nowTime(r)
+	r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonPoweringOff,
+		fmt.Sprintf("powering server %s off; it is released once it is off", inv.Name))
 	if err := r.Persist(); err != nil {
 		return false, err
 	}
@@ -229,8 +236,6 @@ func (r *run) powerOffOwned(inv *v1alpha1.Inventory) (bool, error) {
 			fmt.Sprintf("powering server %s off before releasing it: %v", inv.Name, err))
 		return false, fmt.Errorf("server %s, powering off: %w", inv.Name, err)
 	}
-	r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting,
-		fmt.Sprintf("powering server %s off; it is released once it is off", inv.Name))
 	r.poll()
 	return false, nil
 }

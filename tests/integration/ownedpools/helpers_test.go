@@ -2,6 +2,8 @@ package ownedpools
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -32,12 +34,12 @@ const (
 func configure(c *config.Config) {
 	c.BMCTimeout = 2 * time.Second
 	c.SeederCheckInterval = 500 * time.Millisecond
-	c.OwnedPools = true
 }
 
-// hardwareOpts run the hardware mode with the owned pools on.
+// hardwareOpts run the hardware mode with the owned pools on, under the
+// chart's RBAC of ownedPools.enabled.
 func hardwareOpts() framework.Options {
-	return framework.Options{Mode: config.ModeHardware, Configure: configure, ClusterAdmin: true}
+	return framework.Options{Mode: config.ModeHardware, OwnedPools: true, Configure: configure}
 }
 
 func newEnv(t *testing.T) *framework.Env {
@@ -130,6 +132,7 @@ func createPool(t *testing.T, env *framework.Env, p *v1.InstancePool) {
 		}, wait, tick, "pool %s's Instances were never released", p.Name) {
 			for _, i := range instancesOf(t, env, p.Name) {
 				t.Logf("instance %s: finalizers %v, status %s, conditions %+v", i.Name, i.Finalizers, i.Status.Status, i.Status.Conditions)
+				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 				if n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, i.Name, metav1.GetOptions{}); err == nil {
 					t.Logf("node %s: annotations %v, unschedulable %v", n.Name, n.Annotations, n.Spec.Unschedulable)
 				}

@@ -52,6 +52,7 @@ const (
 	ReasonNetworkBoot    = "NetworkBoot"
 	ReasonBMCFailed      = "BMCFailed"
 	ReasonServerReleased = "ServerReleased"
+	ReasonPoweringOff    = "PoweringOff"
 	ReasonPoweredOff     = "PoweredOff"
 	ReasonReinstalling   = "Reinstalling"
 
