@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
@@ -72,4 +73,30 @@ func TestServerWithANodeIsNeverTouched(t *testing.T) {
 	assert.Empty(t, claims(t, env))
 	assert.Len(t, joined.bmc.PowerTransitions(), 1, "only the test switched it off")
 	assert.NotEqual(t, bmcsim.BootPxe, joined.bmc.BootOverride().Target)
+}
+
+// A power request written on the Inventory of a claimed server (what
+// Harvester's node action or a person's edit does) is refused: the pool
+// switches that server's power, and nothing reaches its BMC.
+func TestPowerRequestOnAClaimedServerIsRefused(t *testing.T) {
+	env := newEnv(t)
+	s := addServer(t, env, "rack-p-1", mac(70), map[string]string{"rack": "p"})
+	createPool(t, env, ownedPool("rack-p", 1, map[string]string{"rack": "p"}))
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-p")
+		return len(insts) == 1 && insts[0].Status.InstallRequestedAt != nil
+	}, wait, tick, "the pool never booted its server")
+	before := len(s.bmc.PowerTransitions())
+
+	require.Eventually(t, func() bool {
+		inv := inventory(t, env, s.name)
+		inv.Spec.PowerActionRequested = v1alpha1.PowerOperationShutdown
+		_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
+		return err == nil
+	}, wait, tick)
+	require.Eventually(t, func() bool {
+		return inventory(t, env, s.name).Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusFailed
+	}, wait, tick, "the request never ended")
+	assert.Len(t, s.bmc.PowerTransitions(), before, "nothing reached the BMC")
+	assert.Equal(t, "On", s.bmc.PowerState())
 }

@@ -53,8 +53,11 @@ const (
 	ReasonBMCFailed      = "BMCFailed"
 	ReasonServerReleased = "ServerReleased"
 	ReasonPoweringOff    = "PoweringOff"
-	ReasonPoweredOff     = "PoweredOff"
-	ReasonReinstalling   = "Reinstalling"
+	// ReasonServerInPool: a power request on the Inventory of a server a
+	// pool claimed is refused; the pool switches its power.
+	ReasonServerInPool = "ServerInPool"
+	ReasonPoweredOff   = "PoweredOff"
+	ReasonReinstalling = "Reinstalling"
 
 	// The networking chain.
 	ReasonConverged   = "Converged"
@@ -246,7 +249,7 @@ var warnings = map[string]bool{
 
 	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
 	ReasonNoCapacity: true, ReasonReservationUnavailable: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
-	ReasonNoFreeServer: true, ReasonServerGone: true, ReasonBMCFailed: true,
+	ReasonNoFreeServer: true, ReasonServerGone: true, ReasonBMCFailed: true, ReasonServerInPool: true,
 
 	ReasonStepFailed: true, ReasonPortMissing: true,
 
