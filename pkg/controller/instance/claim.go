@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -85,7 +86,7 @@ func (r *run) candidates() ([]*v1alpha1.Inventory, error) {
 	}
 	var free []*v1alpha1.Inventory
 	for _, inv := range invs {
-		if r.free(inv) {
+		if FreeServer(inv, r.h.nodes.Cache()) {
 			free = append(free, inv)
 		}
 	}
@@ -93,19 +94,43 @@ func (r *run) candidates() ([]*v1alpha1.Inventory, error) {
 	return free, nil
 }
 
-// free reports whether a server may be claimed: not claimed, not being
-// deleted, no node of its name (a node of the cluster runs on it), and its
-// BMC reached and logged in to by the Inventories' chain.
-func (r *run) free(inv *v1alpha1.Inventory) bool {
-	if inv.DeletionTimestamp != nil || Claimed(inv) || inv.Status.Status != v1alpha1.InventoryNodeReady {
+// nodeGetter is the part of the Node cache FreeServer reads.
+type nodeGetter interface {
+	Get(name string) (*corev1.Node, error)
+}
+
+// FreeServer reports whether a server may be claimed: not claimed, not
+// being deleted, no node of its name (a node of the cluster runs on it), a
+// management MAC (else the boot endpoint cannot know it), and its BMC
+// reached and logged in to by the Inventories' chain.
+func FreeServer(inv *v1alpha1.Inventory, nodes nodeGetter) bool {
+	if inv.DeletionTimestamp != nil || Claimed(inv) || inv.Status.Status != v1alpha1.InventoryNodeReady ||
+		inv.Spec.ManagementInterfaceMacAddress == "" {
 		return false
 	}
-	if inv.Spec.ManagementInterfaceMacAddress == "" {
-		// Without the management MAC the boot endpoint cannot know it.
-		return false
-	}
-	_, err := r.h.nodes.Cache().Get(inv.Name)
+	_, err := nodes.Get(inv.Name)
 	return apierrors.IsNotFound(err)
+}
+
+// FreeServers counts the free servers a template's selector chooses.
+func FreeServers(invs interface {
+	List(namespace string, selector labels.Selector) ([]*v1alpha1.Inventory, error)
+}, nodes nodeGetter, t *v1.InstanceTemplate) (int, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&t.Servers.Selector)
+	if err != nil {
+		return 0, fmt.Errorf("spec.servers.selector: %w", err)
+	}
+	list, err := invs.List(v1alpha1.InventoryNamespace, sel)
+	if err != nil {
+		return 0, fmt.Errorf("listing Inventories: %w", err)
+	}
+	n := 0
+	for _, inv := range list {
+		if FreeServer(inv, nodes) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // claim takes the first free server that the apiserver lets this Instance

@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 )
@@ -32,9 +33,10 @@ const (
 
 	// The pools of servers people own (--mode hardware) have handlers, and
 	// so a finalizer, of their own.
-	HandlerOwnedRemove  = "instancepool-owned-remove"
-	HandlerOwnedSync    = "instancepool-owned-sync"
-	watchOwnedInstances = "instancepool-owned-watch-instances"
+	HandlerOwnedRemove    = "instancepool-owned-remove"
+	HandlerOwnedSync      = "instancepool-owned-sync"
+	watchOwnedInstances   = "instancepool-owned-watch-instances"
+	watchOwnedInventories = "instancepool-owned-watch-inventories"
 
 	// indexByPool indexes Instances by spec.poolName.
 	indexByPool = "equinix.harvesterhci.io/instances-by-pool"
@@ -50,11 +52,13 @@ type Settings struct {
 
 // Handler holds the pool controller and what it reads and writes.
 type Handler struct {
-	ctx         context.Context
-	settings    Settings
-	pools       equinixcontrollers.InstancePoolController
-	instances   equinixcontrollers.InstanceController
-	nodes       corecontrollers.NodeCache
+	ctx       context.Context
+	settings  Settings
+	pools     equinixcontrollers.InstancePoolController
+	instances equinixcontrollers.InstanceController
+	nodes     corecontrollers.NodeCache
+	// inventories are the servers people own (the hardware mode's only).
+	inventories metalcontrollers.InventoryCache
 	credentials *credentials.Resolver
 	joinInfo    *joininfo.Resolver
 	releases    *harvester.ReleaseChecker
@@ -84,6 +88,8 @@ func RegisterOwned(ctx context.Context, deps *common.Deps) {
 	common.OnRemoveWhere(ctx, deps.Pools, HandlerOwnedRemove, common.OwnedPool, h.RemovePool)
 	common.OnChangeWhere(ctx, deps.Pools, HandlerOwnedSync, common.OwnedPool, h.SyncPool)
 	relatedresource.WatchClusterScoped(ctx, watchOwnedInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+	// A server freed or added is capacity for a rollout's surge.
+	relatedresource.WatchClusterScoped(ctx, watchOwnedInventories, h.allPools, common.After(deps.Pools, common.RelatedDelay), deps.Inventories)
 }
 
 func newHandler(ctx context.Context, deps *common.Deps) *Handler {
@@ -93,6 +99,9 @@ func newHandler(ctx context.Context, deps *common.Deps) *Handler {
 		pools:    deps.Pools, instances: deps.Instances, nodes: deps.Nodes.Cache(),
 		credentials: deps.Credentials, joinInfo: deps.JoinInfo, releases: deps.Releases, recorder: deps.Recorder,
 		statusPacing: newStatusPacing(),
+	}
+	if deps.Inventories != nil {
+		h.inventories = deps.Inventories.Cache()
 	}
 	deps.Instances.Cache().AddIndexer(indexByPool, func(i *v1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -83,6 +84,11 @@ func (r *poolRun) rollout() error {
 	}
 	f := r.fleet(r.insts, nodes)
 	step := planRollout(f)
+	if r.Obj.Spec.Owned() {
+		if step.create, err = r.surgeCapacity(step.create); err != nil {
+			return err
+		}
+	}
 	r.rolloutCreate = step.create
 	if len(step.remove) > 0 {
 		// The cache can lag behind a removal made a moment ago, and would
@@ -194,4 +200,22 @@ func lower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// surgeCapacity bounds the new servers a rollout of servers people own
+// creates by the free servers left: the Instances of the current template
+// still waiting for one take theirs first. A surge without a server to
+// claim would only wait.
+func (r *poolRun) surgeCapacity(want int) (int, error) {
+	free, err := instance.FreeServers(r.h.inventories, r.h.nodes, &r.Obj.Spec.InstanceTemplate)
+	if err != nil {
+		return 0, err
+	}
+	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
+	for _, inst := range active(r.insts) {
+		if inst.Annotations[v1.AnnotationTemplateHash] == hash && inst.Status.Server == "" {
+			free--
+		}
+	}
+	return max(0, min(want, free)), nil
 }

@@ -137,3 +137,54 @@ func TestEquinixModeLeavesOwnedPoolsAlone(t *testing.T) {
 	assert.Empty(t, p.Status.Status)
 	assert.Empty(t, instancesOf(t, env, "not-metal"))
 }
+
+// A rollout of servers people own surges only onto free servers: with none
+// free, no surge Instance is made and the old server stays; a free server
+// lets the rollout go on.
+func TestRolloutSurgesOnlyOntoFreeServers(t *testing.T) {
+	env := newEnv(t)
+	old := addServer(t, env, "rack-s-1", mac(80), map[string]string{"rack": "s"})
+	createPool(t, env, ownedPool("rack-s", 1, map[string]string{"rack": "s"}))
+	var first v1.Instance
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-s")
+		if len(insts) != 1 || insts[0].Status.Server != old.name {
+			return false
+		}
+		first = insts[0]
+		return true
+	}, wait, tick)
+	join(t, env, first.Name)
+
+	// A new selector no free server matches: the pool takes the new
+	// generation and makes no surge.
+	var gen int64
+	require.Eventually(t, func() bool {
+		p, err := env.Client.EquinixV1().InstancePools().Get(env.Ctx, "rack-s", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		p.Spec.Servers.Selector.MatchLabels = map[string]string{"rack": "s", "gen": "2"}
+		u, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, p, metav1.UpdateOptions{})
+		if err == nil {
+			gen = u.Generation
+		}
+		return err == nil
+	}, wait, tick)
+	require.Eventually(t, func() bool {
+		p, err := env.Client.EquinixV1().InstancePools().Get(env.Ctx, "rack-s", metav1.GetOptions{})
+		return err == nil && p.Status.ObservedGeneration == gen
+	}, wait, tick)
+	assert.Len(t, instancesOf(t, env, "rack-s"), 1, "no surge without a free server")
+
+	// A free server of the new selector: the surge claims it.
+	addServer(t, env, "rack-s-2", mac(81), map[string]string{"rack": "s", "gen": "2"})
+	require.Eventually(t, func() bool {
+		for _, i := range instancesOf(t, env, "rack-s") {
+			if i.Status.Server == "rack-s-2" {
+				return true
+			}
+		}
+		return false
+	}, wait, tick, "the rollout never surged onto the free server")
+}
