@@ -25,8 +25,12 @@ import (
 // provisionOwned runs an owned Instance from its claim to a Ready node.
 func (r *run) provisionOwned() error {
 	if r.Obj.Status.JoinedAt != nil {
-		// A joined server is followed through its Node only.
-		return r.trackNode()
+		// A joined server is followed through its Node, and power-cycled
+		// when it stays unhealthy.
+		if err := r.trackNode(); err != nil {
+			return err
+		}
+		return r.remediateOwned()
 	}
 	inv, err := r.claimedServer()
 	if err != nil {
@@ -238,4 +242,59 @@ func (r *run) powerOffOwned(inv *v1alpha1.Inventory) (bool, error) {
 	}
 	r.poll()
 	return false, nil
+}
+
+// maxPowerCycles is how many times an unhealthy server is power-cycled
+// before the pool replaces it.
+const maxPowerCycles = 2
+
+// remediateOwned power-cycles a joined server whose node stays not Ready:
+// at each of the first maxPowerCycles parts of the pool's
+// nodeCleanupWaitInterval, once, so that the pool's replacement at its end
+// comes only after the cycles failed. A node that is not Ready has nothing
+// to move, as for a server's removal. Without nodeCleanupWaitInterval
+// (remediation off) nothing is done; a Ready node resets the count.
+func (r *run) remediateOwned() error {
+	st := &r.Obj.Status
+	if st.Status == v1.PhaseManaged {
+		st.PowerCycles = 0
+		return nil
+	}
+	pool, err := r.h.pools.Get(r.Obj.Spec.PoolName)
+	if err != nil || pool.Spec.NodeCleanupWaitInterval == nil || st.Status != v1.PhaseUnhealthy || st.UnhealthySince == nil ||
+		st.PowerCycles >= maxPowerCycles || r.Obj.OffOnRequest() {
+		return nil //nolint:nilerr // a pool not in the cache cycles nothing
+	}
+	step := pool.Spec.NodeCleanupWaitInterval.Duration / (maxPowerCycles + 1)
+	due := st.UnhealthySince.Add(time.Duration(st.PowerCycles+1) * step)
+	if last := st.PowerRequestedAt; st.PowerCycles > 0 && last != nil && last.Add(step).After(due) {
+		// A cycle's server gets a whole step to come back.
+		due = last.Add(step)
+	}
+	if left := due.Sub(r.now()); left > 0 {
+		r.Requeue(left)
+		return nil
+	}
+	inv, err := r.claimedServer()
+	if err != nil || inv == nil {
+		return err
+	}
+	m, ok, err := r.bmcMachine(inv, v1.InstanceReady)
+	if err != nil || !ok {
+		return err
+	}
+	defer m.Release(0)
+	st.PowerCycles++
+	st.PowerRequestedAt = nowTime(r)
+	cycles := st.PowerCycles
+	if err := r.Persist(); err != nil {
+		return err
+	}
+	if err := m.Power(r.h.ctx, machine.ActionReboot); err != nil && !machine.MaybeApplied(err) {
+		return fmt.Errorf("server %s, power cycle: %w", inv.Name, err)
+	}
+	r.Eventf(v1.ReasonPowerCycled, "node %s stays not Ready: power-cycled server %s through its BMC (%d of %d before it is replaced)",
+		r.Obj.Name, inv.Name, cycles, maxPowerCycles)
+	r.Requeue(step)
+	return nil
 }

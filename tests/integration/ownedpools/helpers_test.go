@@ -200,3 +200,20 @@ func claims(t *testing.T, env *framework.Env) map[string][]string {
 }
 
 func mac(i int) string { return fmt.Sprintf("52:54:00:29:00:%02x", i) }
+
+// setReady sets the Node's Ready condition as its kubelet (or the node
+// lifecycle controller) would, with the transition time given.
+func setReady(t *testing.T, env *framework.Env, name string, status corev1.ConditionStatus, since time.Time) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		at := metav1.NewTime(since)
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "Test",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: at}}
+		_, err = env.Kube.CoreV1().Nodes().UpdateStatus(env.Ctx, n, metav1.UpdateOptions{})
+		return err == nil
+	}, wait, tick)
+}

@@ -2,9 +2,11 @@ package ownedpools
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -187,4 +189,48 @@ func TestRolloutSurgesOnlyOntoFreeServers(t *testing.T) {
 		}
 		return false
 	}, wait, tick, "the rollout never surged onto the free server")
+}
+
+// A joined server whose node stays not Ready is power-cycled through its
+// BMC before the pool would replace it, counted in its status; a Ready node
+// again resets the count.
+func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
+	env := newEnv(t)
+	s := addServer(t, env, "rack-u-1", mac(90), map[string]string{"rack": "u"})
+	p := ownedPool("rack-u", 1, map[string]string{"rack": "u"})
+	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
+	createPool(t, env, p)
+	var inst v1.Instance
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-u")
+		if len(insts) != 1 || insts[0].Status.InstallRequestedAt == nil {
+			return false
+		}
+		inst = insts[0]
+		return true
+	}, wait, tick)
+	join(t, env, inst.Name)
+	require.Eventually(t, func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.Status == v1.PhaseManaged
+	}, wait, tick)
+	before := len(s.bmc.PowerTransitions())
+
+	// Not Ready for half a minute already: the first of two cycles (at a
+	// third of the minute) is due.
+	setReady(t, env, inst.Name, corev1.ConditionFalse, time.Now().Add(-30*time.Second))
+	require.Eventually(t, func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.PowerCycles == 1
+	}, wait, tick, "the unhealthy server was never power-cycled")
+	ts := s.bmc.PowerTransitions()[before:]
+	require.Len(t, ts, 1, "one cycle: %+v", ts)
+	assert.Equal(t, bmcsim.PowerChangeRestart, ts[0].Change)
+
+	setReady(t, env, inst.Name, corev1.ConditionTrue, time.Now())
+	require.Eventually(t, func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.PowerCycles == 0
+	}, wait, tick, "the count never went back to zero")
+	assert.Len(t, instancesOf(t, env, "rack-u"), 1, "nothing was replaced")
 }

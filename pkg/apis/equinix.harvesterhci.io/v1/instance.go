@@ -159,6 +159,11 @@ type InstanceStatus struct {
 	// checked).
 	// +optional
 	SystemUUID string `json:"systemUUID,omitempty"`
+	// PowerCycles counts the power cycles of an unhealthy server people own
+	// (at most two, within the pool's nodeCleanupWaitInterval, before it is
+	// replaced); back to zero once its node is Ready again.
+	// +optional
+	PowerCycles int32 `json:"powerCycles,omitempty"`
 	// PowerRequestedAt is when the server people own was powered on (or
 	// cycled, when it was on) to boot from the network, and, while it is
 	// deleted, when it was powered off; stored before the command.

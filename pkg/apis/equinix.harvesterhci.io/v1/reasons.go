@@ -53,6 +53,7 @@ const (
 	ReasonBMCFailed      = "BMCFailed"
 	ReasonServerReleased = "ServerReleased"
 	ReasonPoweringOff    = "PoweringOff"
+	ReasonPowerCycled    = "PowerCycled"
 	// ReasonServerInPool: a power request on the Inventory of a server a
 	// pool claimed is refused; the pool switches its power.
 	ReasonServerInPool = "ServerInPool"
