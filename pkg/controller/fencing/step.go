@@ -67,6 +67,11 @@ type step struct {
 
 func (s *step) run() error {
 	c := conditions.Get(s.t.Conditions(), v1.BMCFenced)
+	if c != nil {
+		// A copy: the steps change the condition in place, and Persist
+		// replaces the working copy.
+		c = c.DeepCopy()
+	}
 	switch {
 	case c != nil && c.Status == metav1.ConditionTrue:
 		return s.fenced(c)
@@ -275,9 +280,13 @@ func (s *step) powerOn() error {
 // set records a step: the Inventory's condition, and an Event on the node
 // when the step is news.
 func (s *step) set(status metav1.ConditionStatus, reason, message string) {
-	old := conditions.Get(s.t.Conditions(), v1.BMCFenced)
+	// Copied: the condition is changed in place.
+	var old metav1.Condition
+	if c := conditions.Get(s.t.Conditions(), v1.BMCFenced); c != nil {
+		old = *c
+	}
 	s.t.SetCondition(v1.BMCFenced, status, reason, message)
-	if old == nil || old.Reason != reason || old.Status != status {
+	if old.Reason != reason || old.Status != status {
 		s.f.recorder.Event(s.node, v1.EventType(reason), reason, message)
 	}
 }
