@@ -201,6 +201,13 @@ func (s *step) confirmOff(c *metav1.Condition) error {
 			"read now (%s): the node is tainted once the BMC shows it off", s.node.Name, failure.Message(err)))
 	case state == machine.PowerOff:
 		return s.taint(fmt.Sprintf("the server of node %s is off", s.node.Name))
+	case state == machine.PowerOn && harvester.IsNodeReady(s.node):
+		// The node came back before the power-off showed: it was never
+		// carried out (a restart between the intent and the command), and
+		// is not sent now.
+		s.set(metav1.ConditionFalse, v1.ReasonFenceNotNeeded, fmt.Sprintf(
+			"node %s is Ready again and its server on: the power-off never showed, and nothing more is sent", s.node.Name))
+		return nil
 	case s.now.Sub(c.LastTransitionTime.Time) > offTimeout:
 		metrics.FenceActions.WithLabelValues("power-off", "failed").Inc()
 		s.set(metav1.ConditionFalse, v1.ReasonFencePowerOffFailed, fmt.Sprintf(
@@ -234,7 +241,7 @@ func (s *step) taint(why string) error {
 // fenced keeps a fenced node: the taint goes once the node is Ready, and
 // with PowerOn the server is switched on once its volumes are detached.
 func (s *step) fenced(c *metav1.Condition) error {
-	if harvester.IsNodeReady(s.node) {
+	if harvester.IsNodeReady(s.node) && !s.stillOff(c.Reason) {
 		if err := s.f.setTaint(s.node.Name, false); err != nil {
 			metrics.FenceActions.WithLabelValues("untaint", "failed").Inc()
 			return err
@@ -247,6 +254,26 @@ func (s *step) fenced(c *metav1.Condition) error {
 		return nil
 	}
 	return s.powerOn()
+}
+
+// stillOff says whether the BMC shows the server of a node that reports
+// Ready still off: a Ready posted just before the power-off landed, which
+// the node lifecycle controller will turn NotReady again. The fence stays
+// (and counts against the bound) until the server is on. A BMC that
+// cannot be read leaves it to the node's word.
+func (s *step) stillOff(reason string) bool {
+	if s.m == nil {
+		return false
+	}
+	state, err := s.m.PowerState(s.f.ctx)
+	if err != nil || state != machine.PowerOff {
+		return false
+	}
+	// The reason stays: a power-on sent is not sent again.
+	s.set(metav1.ConditionTrue, reason, fmt.Sprintf("node %s reports Ready, but its server is off: the node stays tainted "+
+		"out-of-service until the server is on", s.node.Name))
+	s.t.Requeue(heldRecheck)
+	return true
 }
 
 // powerOn switches a fenced server on once its node lists no volume as

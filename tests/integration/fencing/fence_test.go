@@ -116,6 +116,9 @@ func TestFenceBound(t *testing.T) {
 	assert.Len(t, append(simA.Resets(), simB.Resets()...), 1, "more than one server was switched off")
 	assert.False(t, tainted(t, env, second))
 
+	// A person switches the first server on; its kubelet is back.
+	sims := map[string]interface{ SetPowerState(string) error }{"hv-a": simA, "hv-b": simB}
+	require.NoError(t, sims[first].SetPowerState("On"))
 	setReady(t, env, first, true)
 	fenceReason(t, env, first, metav1.ConditionFalse, v1.ReasonFenceLifted)
 	fenceReason(t, env, second, metav1.ConditionTrue, v1.ReasonFenced)
@@ -255,4 +258,27 @@ func TestFenceIPMI(t *testing.T) {
 	assert.True(t, tainted(t, env, "hv-ipmi"))
 	passes(t, env, "hv-ipmi", 3)
 	assert.Equal(t, []byte{0}, sim.ChassisControls(), "not exactly one power down")
+}
+
+// A Ready posted while the server is off (the kubelet's last word before
+// the power-off landed) does not lift the fence: the taint stays, and the
+// node keeps its place under the bound, until the server is on.
+func TestFenceStaysWhileServerOffDespiteReady(t *testing.T) {
+	env := newEnv(t, settings{})
+	createNode(t, env, "hv-peer")
+	sim, _ := redfishHost(t, env, "hv-stale")
+
+	setReady(t, env, "hv-stale", false)
+	fenceReason(t, env, "hv-stale", metav1.ConditionTrue, v1.ReasonFenced)
+	setReady(t, env, "hv-stale", true)
+	env.Eventually(func() bool {
+		c := fenced(t, env, "hv-stale")
+		return c != nil && c.Status == metav1.ConditionTrue && contains(c.Message, "reports Ready, but its server is off")
+	}, time.Minute, "a Ready node whose server is off was not kept fenced: %s", describe(fenced(t, env, "hv-stale")))
+	assert.True(t, tainted(t, env, "hv-stale"))
+
+	require.NoError(t, sim.SetPowerState("On"))
+	fenceReason(t, env, "hv-stale", metav1.ConditionFalse, v1.ReasonFenceLifted)
+	assert.False(t, tainted(t, env, "hv-stale"))
+	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 }
