@@ -21,6 +21,8 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	createNode(t, env, "hv-peer")
 	sim, _ := redfishHost(t, env, "hv-dead")
 	assert.Nil(t, fenced(t, env, "hv-dead"), "a Ready node got a Fenced condition")
+	offs := metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "power-off", "result": "done"})
+	taints := metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "taint", "result": "done"})
 
 	setReady(t, env, "hv-dead", false)
 	fenceReason(t, env, "hv-dead", metav1.ConditionFalse, v1.ReasonFenceGracePeriod)
@@ -37,6 +39,9 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	passes(t, env, "hv-dead", 3)
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets(), "the power-off was not sent exactly once")
 	assert.False(t, tainted(t, env, "hv-peer"))
+	assert.Equal(t, 1.0, metric(t, "equinix_addon_fenced_nodes", nil))
+	assert.Equal(t, offs+1, metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "power-off", "result": "done"}))
+	assert.Equal(t, taints+1, metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "taint", "result": "done"}))
 
 	require.NoError(t, sim.SetPowerState("On"))
 	setReady(t, env, "hv-dead", true)
@@ -45,6 +50,7 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	env.Eventually(func() bool { return nodeEvent(env, "hv-dead", v1.ReasonFenceLifted) }, 10*time.Second, "no Event of the lifted fence")
 	passes(t, env, "hv-dead", 2)
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
+	assert.Equal(t, 0.0, metric(t, "equinix_addon_fenced_nodes", nil))
 }
 
 // A server that is off already is fenced as it is: nothing is sent.
