@@ -232,31 +232,11 @@ func (w *fenceWorld) note(format string, args ...any) {
 // person who switches a fenced server back on, throughout.
 func (w *fenceWorld) play(r *run, stop <-chan struct{}) {
 	began := time.Now()
-	steps := w.plan
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	next := time.After(0)
-	for {
-		select {
-		case <-stop:
-			return
-		case <-r.env.Ctx.Done():
-			return
-		case <-tick.C:
-			w.person(r.env, began)
-		case <-next:
-			if len(steps) == 0 {
-				next = nil
-				continue
-			}
-			s := steps[0]
-			steps = steps[1:]
+	playSteps(r.env.Ctx, stop, w.plan, func(s fenceStep) time.Duration { return s.Delay }, 100*time.Millisecond,
+		func() { w.person(r.env, began) },
+		func(s fenceStep) {
 			w.note("%6.2fs fence %s %d: %s", time.Since(began).Seconds(), s.Kind, s.Pick, w.do(r.env, s))
-			if len(steps) > 0 {
-				next = time.After(steps[0].Delay)
-			}
-		}
-	}
+		})
 }
 
 func (w *fenceWorld) do(env *framework.Env, s fenceStep) string {
