@@ -247,6 +247,13 @@ func (w *fenceWorld) do(env *framework.Env, s fenceStep) string {
 		w.mu.Lock()
 		w.flaps++
 		w.mu.Unlock()
+		if n.name == w.own() {
+			// The controller's own node comes back soon (one that stays
+			// NotReady holds every fence, the rest of the run would fence
+			// nobody).
+			time.AfterFunc(time.Duration(1000+s.Pick)*time.Millisecond, func() { kubelet(env, n.name, true) })
+			return n.name + " (the controller's) NotReady for a moment"
+		}
 		return n.name + " NotReady"
 	case fenceUp:
 		if n.sim.PowerState() != "On" {
