@@ -217,6 +217,32 @@ const (
 	ReasonFenceLifted          = "FenceLifted"
 )
 
+// Reasons the boot endpoint of owned servers refuses a request for: the
+// label of its refusal metric, and the Warning Event on the Instance whose
+// server was named. Each is a Boot... word, so the two never mix with the
+// reasons of a condition.
+const (
+	// ReasonBootNoOpenClaim: no Instance holds a server of that MAC, or its
+	// Node has joined (nothing is served after the join).
+	ReasonBootNoOpenClaim = "BootNoOpenClaim"
+	// ReasonBootUUIDMismatch: the SMBIOS UUID iPXE reported is not the
+	// one the server's BMC reported.
+	ReasonBootUUIDMismatch = "BootUUIDMismatch"
+	// ReasonBootNonceMismatch: a configuration URL not of the open claim
+	// (an older claim's, or made up).
+	ReasonBootNonceMismatch = "BootNonceMismatch"
+	// ReasonBootInvalidMAC: the request named no MAC that could be read.
+	ReasonBootInvalidMAC = "BootInvalidMAC"
+	// ReasonBootUnknownPath: a path the endpoint does not serve.
+	ReasonBootUnknownPath = "BootUnknownPath"
+	// ReasonBootScriptFailed: the claim's architecture or version has no
+	// installer to boot.
+	ReasonBootScriptFailed = "BootScriptFailed"
+	// ReasonBootConfigFailed: the install configuration could not be built
+	// right now (not a refusal: the installer may ask again).
+	ReasonBootConfigFailed = "BootConfigFailed"
+)
+
 // warnings are the reasons that need a person's attention: something to fix,
 // or something the addon did on its own that a person should know about.
 var warnings = map[string]bool{
@@ -261,6 +287,10 @@ var warnings = map[string]bool{
 	ReasonFenceHeldByBound: true, ReasonFenceHeldByQuorum: true, ReasonFenceHeldOwnNode: true,
 	ReasonFenceHeldMaintenance: true, ReasonFenceHeldBMC: true, ReasonFenceHeldPowerAction: true,
 	ReasonFencePowerOffFailed: true, ReasonFenced: true,
+
+	ReasonBootNoOpenClaim: true, ReasonBootUUIDMismatch: true, ReasonBootNonceMismatch: true,
+	ReasonBootInvalidMAC: true, ReasonBootUnknownPath: true, ReasonBootScriptFailed: true,
+	ReasonBootConfigFailed: true,
 }
 
 // stalling are the reasons that hold an object until a person acts: fix a
