@@ -211,6 +211,24 @@ const (
 	// Nodes the addon initializes as a cloud provider.
 	ReasonNodeInitialized    = "NodeInitialized"
 	ReasonNodeNotInitialized = "NodeNotInitialized"
+
+	// Fencing (--fencing): the Fenced condition of an Inventory, and the
+	// Events on its Node.
+	ReasonFenceGracePeriod     = "FenceGracePeriod"
+	ReasonFenceNotNeeded       = "FenceNotNeeded"
+	ReasonFenceHeldByBound     = "FenceHeldByBound"
+	ReasonFenceHeldByQuorum    = "FenceHeldByQuorum"
+	ReasonFenceHeldOwnNode     = "FenceHeldOwnNode"
+	ReasonFenceHeldMaintenance = "FenceHeldMaintenance"
+	ReasonFenceHeldBMC         = "FenceHeldBMC"
+	ReasonFenceHeldPowerAction = "FenceHeldPowerAction"
+	ReasonFencePowerOffSending = "FencePowerOffSending"
+	ReasonFencePowerOffSent    = "FencePowerOffSent"
+	ReasonFencePowerOffFailed  = "FencePowerOffFailed"
+	ReasonFenced               = "Fenced"
+	ReasonFencePowerOnSending  = "FencePowerOnSending"
+	ReasonFencePowerOnSent     = "FencePowerOnSent"
+	ReasonFenceLifted          = "FenceLifted"
 )
 
 // Reasons the boot endpoint of owned servers refuses a request for: the
@@ -279,6 +297,11 @@ var warnings = map[string]bool{
 	ReasonBlockDenied: true, ReasonBlockGone: true, ReasonBlockInUse: true, ReasonIPPoolTaken: true, ReasonIPPoolMissing: true,
 
 	ReasonBGPFailed: true, ReasonNodeNotInitialized: true,
+
+	// A dead node left unfenced, and a node the addon switched off.
+	ReasonFenceHeldByBound: true, ReasonFenceHeldByQuorum: true, ReasonFenceHeldOwnNode: true,
+	ReasonFenceHeldMaintenance: true, ReasonFenceHeldBMC: true, ReasonFenceHeldPowerAction: true,
+	ReasonFencePowerOffFailed: true, ReasonFenced: true,
 
 	ReasonBootNoOpenClaim: true, ReasonBootUUIDMismatch: true, ReasonBootNonceMismatch: true,
 	ReasonBootInvalidMAC: true, ReasonBootUnknownPath: true, ReasonBootScriptFailed: true,
