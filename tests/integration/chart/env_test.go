@@ -81,7 +81,7 @@ var envCases = []struct {
 		name: "hardware mode with fencing",
 		args: append(slices.Clone(hardwareMode), "--set", "hardware.fencing.enabled=true", "--set", "hardware.fencing.maxFenced=2",
 			"--set", "hardware.fencing.gracePeriod=10m", "--set", "hardware.fencing.powerOn=true"),
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR"},
+		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
 	},
 }
 
