@@ -142,6 +142,8 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "ASN the project's BGP config is requested with when it has none"},
 		&cli.DurationFlag{Name: "bgp-resync-interval", EnvVars: []string{"BGP_RESYNC_INTERVAL"}, Value: 10 * time.Minute, Destination: &f.BGPResync,
 			Usage: "how often a node's BGP session is checked at rest (one Metal call per node)"},
+		&cli.BoolFlag{Name: "owned-pools", EnvVars: []string{"OWNED_POOLS"}, Destination: &f.OwnedPools,
+			Usage: "(--mode hardware) run the InstancePools of servers you own (spec.servers): claim Inventories, boot them from the network through their BMCs"},
 		&cli.BoolFlag{Name: "initialize-nodes", EnvVars: []string{"INITIALIZE_NODES"}, Destination: &f.InitializeNodes,
 			Usage: "initialize Nodes registered with --cloud-provider=external as the Equinix CCM does: addresses from the device, provider ID, the uninitialized taint removed"},
 		&cli.StringFlag{Name: "bgp-node-selector", EnvVars: []string{"BGP_NODE_SELECTOR"}, Destination: &f.BGPNodeSelector,

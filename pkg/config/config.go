@@ -141,6 +141,10 @@ type Config struct {
 	// BMCTimeout bounds one request to the BMC of an Inventory; 0 is the
 	// BMC client's default.
 	BMCTimeout time.Duration
+	// OwnedPools makes the hardware mode run the InstancePools of servers
+	// people own (spec.servers): their pools and Instances, which claim
+	// Inventories and boot them through their BMCs.
+	OwnedPools bool
 	// Fencing (--mode hardware only) switches off, through its BMC, the
 	// server of a node that stayed NotReady for FencingGracePeriod, and
 	// then taints its Node out-of-service, so that its volumes are released
@@ -169,6 +173,9 @@ func (cfg *Config) Validate() error {
 	case ModeEquinix, ModeHardware:
 	default:
 		errs = append(errs, fmt.Errorf("--mode must be %s or %s, got %q", ModeEquinix, ModeHardware, cfg.Mode))
+	}
+	if cfg.OwnedPools && cfg.Mode != ModeHardware {
+		errs = append(errs, fmt.Errorf("--owned-pools needs --mode %s: the pools of servers people own are run by the install that holds their BMCs' sessions", ModeHardware))
 	}
 	cfg.MetalAPIURL = strings.TrimRight(cfg.MetalAPIURL, "/")
 	cfg.ClusterURL = strings.TrimRight(cfg.ClusterURL, "/")

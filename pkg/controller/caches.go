@@ -19,6 +19,14 @@ func trimCaches(deps *common.Deps) error {
 	informers := map[string]toolscache.SharedIndexInformer{"Node": deps.Nodes.Informer()}
 	if deps.Cfg.Mode == config.ModeHardware {
 		informers["Inventory"] = deps.Inventories.Informer()
+		if deps.Cfg.OwnedPools {
+			for kind, informer := range map[string]toolscache.SharedIndexInformer{
+				"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),
+				"Secret": deps.Secrets.Informer(), "ConfigMap": deps.ConfigMaps.Informer(), "Setting": deps.Settings.Informer(),
+			} {
+				informers[kind] = informer
+			}
+		}
 	} else {
 		for kind, informer := range map[string]toolscache.SharedIndexInformer{
 			"InstancePool": deps.Pools.Informer(), "Instance": deps.Instances.Informer(),

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/rancher/lasso/pkg/cache"
@@ -47,6 +48,7 @@ import (
 	metalfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io"
 	harvesterpkg "github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -84,12 +86,27 @@ var watchedKinds = map[string][]schema.GroupVersionKind{
 	},
 }
 
+// ownedPoolKinds are what the hardware mode caches besides when it runs
+// the pools of servers people own (--owned-pools): the pools and their
+// Instances, and what a server's join configuration is made of.
+var ownedPoolKinds = []schema.GroupVersionKind{
+	v1.SchemeGroupVersion.WithKind("InstancePool"),
+	v1.SchemeGroupVersion.WithKind("Instance"),
+	v1beta1.SchemeGroupVersion.WithKind("Setting"),
+	corev1.SchemeGroupVersion.WithKind("Secret"),
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+}
+
 // ResolveKinds fills the shared discovery cache. The factories look kinds up
 // when they start and fail for good if the apiserver is away then; once
 // cached, the lookups need no apiserver, and the informers retry by
 // themselves.
-func (f *Factories) ResolveKinds(mode string) error {
-	for _, gvk := range watchedKinds[mode] {
+func (f *Factories) ResolveKinds(mode string, ownedPools bool) error {
+	kinds := watchedKinds[mode]
+	if ownedPools {
+		kinds = append(slices.Clone(kinds), ownedPoolKinds...)
+	}
+	for _, gvk := range kinds {
 		if _, _, err := f.clients.ResourceForGVK(gvk); err != nil {
 			return fmt.Errorf("resolving %s: %w", gvk.Kind, err)
 		}
@@ -163,7 +180,7 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 		if f, err = NewFactories(restConfig, cfg.Namespace); err != nil {
 			return err
 		}
-		if err = f.ResolveKinds(cfg.Mode); err != nil {
+		if err = f.ResolveKinds(cfg.Mode, cfg.OwnedPools); err != nil {
 			return err
 		}
 		if cfg.Mode == config.ModeHardware {
@@ -221,6 +238,15 @@ func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx con
 // registerHardware wires the hardware mode's one chain: Seeder's
 // Inventories.
 func registerHardware(ctx context.Context, deps *common.Deps) error {
+	if deps.Cfg.OwnedPools {
+		// The Instances' remove handler first: no BMC command before its
+		// finalizer is stored.
+		owned := instance.RegisterOwned(ctx, deps)
+		instancepool.RegisterOwned(ctx, deps)
+		if err := startBootEndpoint(ctx, deps, owned.BootClaims()); err != nil {
+			return err
+		}
+	}
 	inventory.Register(ctx, deps)
 	return nil
 }
@@ -239,9 +265,10 @@ func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernete
 		return nil, fmt.Errorf("machine events client: %w", err)
 	}
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	return &common.Deps{
+	deps := &common.Deps{
 		Cfg:           cfg,
 		Inventories:   f.Metal.Metal().V1alpha1().Inventory(),
+		BMCs:          bmcdriver.New(bmcdriver.Options{}),
 		Nodes:         core.Node(),
 		NodeWrites:    common.NewNodeWrites(core.Node().Informer().GetStore()),
 		K8s:           k8s,
@@ -250,7 +277,25 @@ func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernete
 			return meta.Resource(crds).Get(ctx, name, metav1.GetOptions{})
 		},
 		Recorder: common.NewRecorder(ctx, k8s),
-	}, nil
+	}
+	if cfg.OwnedPools {
+		addOwnedPoolDeps(deps, f, secretMetadata(ctx, meta))
+	}
+	return deps, nil
+}
+
+// addOwnedPoolDeps adds what the pools of servers people own read: the
+// pools and Instances, and the join information (the cluster's URL, its
+// token, its version) their servers' install configurations carry.
+func addOwnedPoolDeps(deps *common.Deps, f *Factories, secretMeta credentials.MetadataFunc) {
+	eq := f.Equinix.Equinix().V1()
+	core := f.Core.Core().V1()
+	hv := f.Harvester.Harvesterhci().V1beta1()
+	secrets := credentials.NewLookup(core.Secret().Cache(), secretMeta)
+	deps.Pools, deps.Instances = eq.InstancePool(), eq.Instance()
+	deps.Secrets, deps.ConfigMaps, deps.Settings = core.Secret(), core.ConfigMap(), hv.Setting()
+	deps.SecretLookup = secrets
+	deps.JoinInfo = joininfo.NewResolver(deps.Cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache())
 }
 
 // registerEquinix wires every controller of the equinix mode, in order: the

@@ -98,6 +98,9 @@ type Options struct {
 	// ExternalCloudProvider makes the joined Nodes register as kubelets run
 	// with --cloud-provider=external (see joinagent.Options).
 	ExternalCloudProvider bool
+	// OwnedPools runs the hardware mode with the pools of servers you own
+	// (--owned-pools), under the chart's RBAC of ownedPools.enabled.
+	OwnedPools bool
 	// Mode is the controller's mode (config.ModeEquinix when empty). The
 	// hardware mode runs under the RBAC of the chart's harvester-seeder
 	// install, with the Inventory CRD installed.
@@ -141,7 +144,11 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	}
 	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, crds...))
 	e.harvesterCluster(opts)
-	if !opts.ClusterAdmin {
+	switch {
+	case opts.ClusterAdmin:
+	case opts.OwnedPools:
+		e.Identity = ChartIdentityOwnedPools(t, c)
+	default:
 		e.Identity = ChartIdentityOf(t, c, opts.mode())
 	}
 
@@ -208,6 +215,7 @@ func (e *Env) Config(opts Options) *config.Config {
 		VIPElasticIP: false, ElasticIPResync: time.Minute,
 		BGPLocalASN: 65000, BGPResync: 10 * time.Minute,
 	}
+	cfg.OwnedPools = opts.OwnedPools
 	if opts.Configure != nil {
 		opts.Configure(cfg)
 	}

@@ -55,6 +55,8 @@ type Identity struct {
 type identityKey struct {
 	c    *cluster.Cluster
 	mode string
+	// ownedPools renders the hardware mode with ownedPools.enabled.
+	ownedPools bool
 }
 
 var (
@@ -76,13 +78,26 @@ func ChartIdentity(t testing.TB, c *cluster.Cluster) *Identity {
 // Addon installs it.
 func ChartIdentityOf(t testing.TB, c *cluster.Cluster, mode string) *Identity {
 	t.Helper()
+	return chartIdentity(t, c, mode, false)
+}
+
+// ChartIdentityOwnedPools is the hardware mode's identity with the pools of
+// servers you own on (ownedPools.enabled). Its objects have the names of
+// the hardware mode's: a package uses one or the other.
+func ChartIdentityOwnedPools(t testing.TB, c *cluster.Cluster) *Identity {
+	t.Helper()
+	return chartIdentity(t, c, config.ModeHardware, true)
+}
+
+func chartIdentity(t testing.TB, c *cluster.Cluster, mode string, ownedPools bool) *Identity {
+	t.Helper()
 	identityMu.Lock()
 	defer identityMu.Unlock()
-	key := identityKey{c: c, mode: mode}
+	key := identityKey{c: c, mode: mode, ownedPools: ownedPools}
 	if id, ok := identities[key]; ok {
 		return id
 	}
-	id, err := applyChartIdentity(context.Background(), t, c, mode)
+	id, err := applyChartIdentity(context.Background(), t, c, mode, ownedPools)
 	if err != nil {
 		t.Fatalf("running the controller under the chart's RBAC: %v", err)
 	}
@@ -98,10 +113,14 @@ func ReleaseOf(mode string) string {
 	return Release
 }
 
-func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster, mode string) (*Identity, error) {
+func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster, mode string, ownedPools bool) (*Identity, error) {
 	// The harvester-seeder package is the chart under that name
 	// (scripts/package), which nameOverride stands in for.
-	out, err := helmTemplate(t, ReleaseOf(mode), "--set", "mode="+mode, "--set", "nameOverride="+ReleaseOf(mode))
+	args := []string{"--set", "mode=" + mode, "--set", "nameOverride=" + ReleaseOf(mode)}
+	if ownedPools {
+		args = append(args, "--set", "ownedPools.enabled=true")
+	}
+	out, err := helmTemplate(t, ReleaseOf(mode), args...)
 	if err != nil {
 		return nil, err
 	}

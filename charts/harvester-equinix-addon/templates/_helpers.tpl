@@ -70,6 +70,16 @@ that uid reads only files it owns.
 {{- default "equinix" .Values.mode -}}
 {{- end -}}
 
+{{/* "true" when the hardware mode runs the pools of servers you own. */}}
+{{- define "hea.ownedPools" -}}
+{{- if and (eq (include "hea.mode" .) "hardware") .Values.ownedPools.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when the controller serves iPXE: the Equinix scripts, or the boot endpoint of servers you own. */}}
+{{- define "hea.servesIPXE" -}}
+{{- if or (eq (include "hea.mode" .) "equinix") (include "hea.ownedPools" .) -}}true{{- end -}}
+{{- end -}}
+
 {{/*
 The leader Lease. The hardware mode takes one of its own, so that an
 installation of each mode never waits on the other's leader.

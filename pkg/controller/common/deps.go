@@ -23,6 +23,7 @@ import (
 	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -45,6 +46,9 @@ type Deps struct {
 	IPPools lbclient.IPPoolInterface
 	// Inventories are Seeder's (the hardware mode's only kind).
 	Inventories metalcontrollers.InventoryController
+	// BMCs hands out the BMC machines of the hardware mode's chains: one
+	// driver, so that one BMC has one session whichever chain asks.
+	BMCs *bmcdriver.Driver
 	// CRDs reads a CRD's metadata (the hardware mode looks for Seeder's).
 	CRDs  func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error)
 	Nodes corecontrollers.NodeController

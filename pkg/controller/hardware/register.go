@@ -85,7 +85,7 @@ func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 	})
 	h.outbox = newOutbox(ctx, h.steps.postEvent, deps.Instances.Enqueue)
 	h.outbox.start()
-	deps.Instances.OnChange(ctx, HandlerInstance, h.SyncInstance)
+	common.OnChangeWhere(ctx, deps.Instances, HandlerInstance, common.MetalInstance, h.SyncInstance)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	go h.metal.Run(ctx, h.projects)
 	return h, nil

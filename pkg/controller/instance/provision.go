@@ -32,14 +32,22 @@ func (h *Handler) ProvisionInstance(_ string, inst *v1.Instance) (*v1.Instance, 
 	return r.Finish(r.provision())
 }
 
-// HasFinalizer reports whether the cleanup chain's finalizer is stored.
+// HasFinalizer reports whether the cleanup chain's finalizer is stored: the
+// equinix mode's on a Metal Instance, the hardware mode's on a server
+// people own.
 func HasFinalizer(inst *v1.Instance) bool {
+	if inst.Spec.Owned() {
+		return slices.Contains(inst.Finalizers, FinalizerOwned)
+	}
 	return slices.Contains(inst.Finalizers, Finalizer)
 }
 
 func (r *run) provision() error {
 	if r.Obj.Status.Status == "" {
 		r.setPhase(v1.PhasePending)
+	}
+	if r.Obj.Spec.Owned() {
+		return r.provisionOwned()
 	}
 	if r.Obj.Status.JoinedAt != nil {
 		if c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Reason == v1.ReasonDeviceGone {

@@ -17,13 +17,16 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -41,6 +44,17 @@ const (
 
 	// Finalizer is what wrangler's OnRemove stores for HandlerRemove.
 	Finalizer = v1.FinalizerInstance
+
+	// The chains of servers people own (--mode hardware): handlers of
+	// their own, so that their finalizer is not the equinix mode's.
+	HandlerOwnedRemove    = "instance-owned-remove"
+	HandlerOwnedProvision = "instance-owned-provision"
+	watchOwnedNodes       = "instance-owned-watch-nodes"
+	watchInventories      = "instance-owned-watch-inventories"
+
+	// FinalizerOwned is what wrangler's OnRemove stores for
+	// HandlerOwnedRemove.
+	FinalizerOwned = v1.FinalizerInstanceOwned
 )
 
 // Settings are the parts of the configuration the Instance chains read.
@@ -51,6 +65,8 @@ type Settings struct {
 	// the wait for a create whose answer was lost; CreateBackoff is the
 	// first wait after a refused create.
 	PollInterval, MetalTimeout, CreateBackoff time.Duration
+	// BMCTimeout bounds one request to the BMC of a server people own.
+	BMCTimeout time.Duration
 	// BGP (--bgp) makes servers on a layer-3 management network route
 	// Equinix Metal's BGP peers through their private gateway.
 	BGP bool
@@ -81,6 +97,13 @@ type Handler struct {
 	plans        *metal.PlanCatalog
 	recorder     record.EventRecorder
 
+	// inventories are the servers people own; bmcs their BMCs (the
+	// hardware mode's shared driver); owned what the chain keeps of its
+	// claims. Unused by Metal Instances.
+	inventories metalcontrollers.InventoryController
+	bmcs        *bmcdriver.Driver
+	owned       *ownedState
+
 	devices    *deviceCache
 	vlanIDs    *vlans.IDCache
 	versions   *versions
@@ -96,9 +119,9 @@ type Handler struct {
 // a crash right after a create would leave a paid device nothing deletes.
 func Register(ctx context.Context, deps *common.Deps) *Handler {
 	h := New(ctx, deps)
-	deps.Instances.OnRemove(ctx, HandlerRemove, h.RemoveInstance)
-	deps.Instances.OnChange(ctx, HandlerProvision, h.ProvisionInstance)
-	deps.Instances.OnChange(ctx, HandlerNetwork, h.ConvergeNetwork)
+	common.OnRemoveWhere(ctx, deps.Instances, HandlerRemove, common.MetalInstance, h.RemoveInstance)
+	common.OnChangeWhere(ctx, deps.Instances, HandlerProvision, common.MetalInstance, h.ProvisionInstance)
+	common.OnChangeWhere(ctx, deps.Instances, HandlerNetwork, common.MetalInstance, h.ConvergeNetwork)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.instancesOfSecret), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
 	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)
@@ -106,15 +129,40 @@ func Register(ctx context.Context, deps *common.Deps) *Handler {
 	return h
 }
 
+// RegisterOwned wires the Instance chains of servers people own, in the
+// hardware mode: the remove handler first (no BMC command before its
+// finalizer is stored), provisioning, the Nodes, and the Inventories (a
+// server freed wakes the Instances waiting for one).
+func RegisterOwned(ctx context.Context, deps *common.Deps) *Handler {
+	h := New(ctx, deps)
+	common.OnRemoveWhere(ctx, deps.Instances, HandlerOwnedRemove, common.OwnedInstance, h.RemoveInstance)
+	common.OnChangeWhere(ctx, deps.Instances, HandlerOwnedProvision, common.OwnedInstance, h.ProvisionInstance)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
+	relatedresource.WatchClusterScoped(ctx, watchInventories, h.instancesOfInventory, common.After(deps.Instances, common.RelatedDelay), deps.Inventories)
+	return h
+}
+
+// instancesOfInventory re-runs the Instance that holds a changed
+// Inventory, and every owned Instance still waiting for a server.
+func (h *Handler) instancesOfInventory(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
+	var holder string
+	if inv, ok := obj.(*v1alpha1.Inventory); ok && inv != nil {
+		holder = inv.Labels[v1.LabelClaimedBy]
+	}
+	return h.instancesWhere(func(inst *v1.Instance) bool {
+		return inst.Spec.Owned() && (inst.Name == holder || inst.Status.Server == "")
+	})
+}
+
 // New builds the handler from what the controllers share.
 func New(ctx context.Context, deps *common.Deps) *Handler {
 	cfg := deps.Cfg
 	// Shorter than the poll interval, so that polling sees Equinix's progress.
 	ttl := min(cfg.PollInterval/2, 5*time.Second)
-	return &Handler{
+	h := &Handler{
 		ctx: ctx,
 		settings: Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval,
-			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff, BGP: cfg.BGP},
+			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff, BGP: cfg.BGP, BMCTimeout: cfg.BMCTimeout},
 		clusterID: deps.ClusterID,
 		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, written: deps.NodeWrites, secrets: deps.Secrets,
 		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
@@ -122,6 +170,11 @@ func New(ctx context.Context, deps *common.Deps) *Handler {
 		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), versions: newVersions(), reinstalls: newReinstalls(),
 		adoption: newAdoptionLists(cfg.PollInterval),
 	}
+	if deps.Inventories != nil {
+		h.inventories, h.bmcs = deps.Inventories, deps.BMCs
+		h.owned = newOwnedState(deps.Inventories.Informer().GetStore())
+	}
+	return h
 }
 
 // vlanUsers says which VLANs the Instances want, for their garbage collection.

@@ -39,6 +39,9 @@ func (h *Handler) RemoveInstance(_ string, inst *v1.Instance) (*v1.Instance, err
 }
 
 func (r *run) cleanup() (bool, error) {
+	if r.Obj.Spec.Owned() {
+		return r.cleanupOwned()
+	}
 	if r.Obj.Status.Status != v1.PhaseDeleting {
 		r.setPhase(v1.PhaseDeleting)
 		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting,

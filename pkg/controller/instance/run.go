@@ -49,6 +49,10 @@ func (h *Handler) kind() reconcile.Kind[*v1.Instance, v1.InstanceStatus] {
 		Recorder:     h.recorder,
 		Prepare: func(i *v1.Instance) {
 			i.Status.ObservedGeneration = i.Generation
+			if !i.Spec.Owned() {
+				// The Server column names the device.
+				i.Status.Server = i.Status.InstanceID
+			}
 			reconciling, stalled := harvester.InstanceUIConditions(i.Status)
 			conditions.Store(&i.Status.Conditions, i.Generation, reconciling, stalled)
 		},

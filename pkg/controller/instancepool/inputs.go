@@ -18,6 +18,31 @@ import (
 // call: a readable credentials Secret and the join information. A refusal by
 // the API is seen by the Instances and summarized here.
 func (r *poolRun) checkInputs() {
+	if r.Obj.Spec.Owned() {
+		// Servers people own need no Metal credentials; they need free
+		// servers.
+		r.checkServers()
+	} else {
+		r.checkCredentials()
+	}
+	r.checkJoinInfo()
+	r.checkInstallDisk()
+}
+
+// checkServers reports on a pool of servers people own whether its
+// Instances find free servers: while one waits for one, the pool says so
+// (a Warning Event once, as the condition turns False).
+func (r *poolRun) checkServers() {
+	if c := r.instanceCondition(v1.InstanceServerClaimed, metav1.ConditionFalse, v1.ReasonNoFreeServer); c != nil {
+		r.SetCondition(v1.PoolServersAvailable, metav1.ConditionFalse, v1.ReasonNoFreeServer,
+			fmt.Sprintf("%s; add servers (Inventories) that spec.servers.selector chooses, or lower count", c.Message))
+		return
+	}
+	r.SetCondition(v1.PoolServersAvailable, metav1.ConditionTrue, v1.ReasonServersFree, "every server of the pool is claimed")
+}
+
+// checkCredentials reports on the Metal credentials of the pool.
+func (r *poolRun) checkCredentials() {
 	creds, err := r.h.credentials.For(r.Obj.Spec.CredentialsSecret)
 	moved := ""
 	if err == nil {
@@ -34,6 +59,10 @@ func (r *poolRun) checkInputs() {
 		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
 			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret)))
 	}
+}
+
+// checkJoinInfo reports whether what a server needs to join is known.
+func (r *poolRun) checkJoinInfo() {
 	_, joinErr := r.h.joinInfo.Join()
 	version := ""
 	if joinErr == nil {
@@ -47,7 +76,6 @@ func (r *poolRun) checkInputs() {
 		r.SetCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, v1.ReasonJoinInfoReady,
 			"the cluster URL, join token and Harvester version are known")
 	}
-	r.checkInstallDisk()
 }
 
 // checkInstallDisk reports on the pool what its servers found before their

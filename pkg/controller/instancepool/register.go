@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 )
@@ -29,6 +30,13 @@ const (
 	watchSecrets    = "instancepool-watch-secrets"
 	watchConfigMaps = "instancepool-watch-configmaps"
 	watchSettings   = "instancepool-watch-settings"
+
+	// The pools of servers people own (--mode hardware) have handlers, and
+	// so a finalizer, of their own.
+	HandlerOwnedRemove    = "instancepool-owned-remove"
+	HandlerOwnedSync      = "instancepool-owned-sync"
+	watchOwnedInstances   = "instancepool-owned-watch-instances"
+	watchOwnedInventories = "instancepool-owned-watch-inventories"
 
 	// indexByPool indexes Instances by spec.poolName.
 	indexByPool = "equinix.harvesterhci.io/instances-by-pool"
@@ -44,11 +52,13 @@ type Settings struct {
 
 // Handler holds the pool controller and what it reads and writes.
 type Handler struct {
-	ctx         context.Context
-	settings    Settings
-	pools       equinixcontrollers.InstancePoolController
-	instances   equinixcontrollers.InstanceController
-	nodes       corecontrollers.NodeCache
+	ctx       context.Context
+	settings  Settings
+	pools     equinixcontrollers.InstancePoolController
+	instances equinixcontrollers.InstanceController
+	nodes     corecontrollers.NodeCache
+	// inventories are the servers people own (the hardware mode's only).
+	inventories metalcontrollers.InventoryCache
 	credentials *credentials.Resolver
 	joinInfo    *joininfo.Resolver
 	releases    *harvester.ReleaseChecker
@@ -60,6 +70,29 @@ type Handler struct {
 // Register wires the pool handlers and the watches that re-run a pool when its
 // Instances, or the Secrets, ConfigMaps and Settings it depends on, change.
 func Register(ctx context.Context, deps *common.Deps) error {
+	h := newHandler(ctx, deps)
+	common.OnRemoveWhere(ctx, deps.Pools, HandlerRemove, common.MetalPool, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools, HandlerSync, common.MetalPool, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.ConfigMaps)
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Settings)
+	return nil
+}
+
+// RegisterOwned wires the same pool engine for the pools of servers people
+// own, in the hardware mode: scale, delete order, replacement, remediation
+// and rollout are the pool's; what differs is in the Instances' chain.
+func RegisterOwned(ctx context.Context, deps *common.Deps) {
+	h := newHandler(ctx, deps)
+	common.OnRemoveWhere(ctx, deps.Pools, HandlerOwnedRemove, common.OwnedPool, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools, HandlerOwnedSync, common.OwnedPool, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+	// A server freed or added is capacity for a rollout's surge.
+	relatedresource.WatchClusterScoped(ctx, watchOwnedInventories, h.allPools, common.After(deps.Pools, common.RelatedDelay), deps.Inventories)
+}
+
+func newHandler(ctx context.Context, deps *common.Deps) *Handler {
 	h := &Handler{
 		ctx:      ctx,
 		settings: Settings{PollInterval: deps.Cfg.PollInterval, ReplacementBackoff: deps.Cfg.ReplacementBackoff},
@@ -67,16 +100,13 @@ func Register(ctx context.Context, deps *common.Deps) error {
 		credentials: deps.Credentials, joinInfo: deps.JoinInfo, releases: deps.Releases, recorder: deps.Recorder,
 		statusPacing: newStatusPacing(),
 	}
+	if deps.Inventories != nil {
+		h.inventories = deps.Inventories.Cache()
+	}
 	deps.Instances.Cache().AddIndexer(indexByPool, func(i *v1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
-	deps.Pools.OnRemove(ctx, HandlerRemove, h.RemovePool)
-	deps.Pools.OnChange(ctx, HandlerSync, h.SyncPool)
-	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Settings)
-	return nil
+	return h
 }
 
 func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {

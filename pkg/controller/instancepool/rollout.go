@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -50,9 +51,10 @@ func (r *poolRun) syncInPlace() error {
 }
 
 // notAServerYet reports whether no device create was ever sent for the
-// Instance: the project is recorded before the first one.
+// Instance (the project is recorded before the first one), and no server
+// people own was claimed for it.
 func notAServerYet(inst *v1.Instance) bool {
-	return inst.Status.InstanceID == "" && inst.Status.ProjectID == ""
+	return inst.Status.InstanceID == "" && inst.Status.ProjectID == "" && inst.Status.Server == ""
 }
 
 // rollout replaces servers made from an older template within
@@ -82,6 +84,11 @@ func (r *poolRun) rollout() error {
 	}
 	f := r.fleet(r.insts, nodes)
 	step := planRollout(f)
+	if r.Obj.Spec.Owned() {
+		if step.create, err = r.surgeCapacity(step.create); err != nil {
+			return err
+		}
+	}
 	r.rolloutCreate = step.create
 	if len(step.remove) > 0 {
 		// The cache can lag behind a removal made a moment ago, and would
@@ -159,7 +166,8 @@ func TemplateHash(t *v1.InstanceTemplate) string { return templateHash(t) }
 // templateHash hashes the part of a pool's template that shapes the server
 // itself, which an existing server cannot change without a reinstall: plan,
 // metro, credentials (the project), boot mode, network type, management ports,
-// bond and VLAN, spot, install disk. VLAN lists and tags are not in it: they
+// bond and VLAN, spot, install disk, the selector of servers people own.
+// VLAN lists and tags are not in it: they
 // converge on running servers (unless they move the management VLAN).
 func templateHash(t *v1.InstanceTemplate) string {
 	mgmtVLAN, _ := harvester.ManagementVLANID(*t) // admission guarantees it resolves
@@ -170,11 +178,14 @@ func templateHash(t *v1.InstanceTemplate) string {
 		ManagementInterface                               []string
 		Bond                                              map[string]string
 		Spot                                              *v1.SpotSettings
+		// Servers people own: another selector chooses other servers. Left
+		// out when nil, so a Metal pool's hash is what it always was.
+		Servers *v1.OwnedServers `json:",omitempty"`
 	}{
 		Plan: t.Plan, Metro: lower(t.Metro), BootMode: t.BootMode, NetworkType: t.NetworkingConfiguration.Type,
 		InstallDevice: t.InstallDevice, ManagementVLAN: mgmtVLAN,
 		Credentials: t.CredentialsSecret, ManagementInterface: t.ManagementInterface,
-		Bond: t.ManagementBondingOptions, Spot: t.Spot,
+		Bond: t.ManagementBondingOptions, Spot: t.Spot, Servers: t.Servers,
 	}
 	raw, _ := json.Marshal(shape) // a struct of strings, maps and slices always marshals
 	sum := sha256.Sum256(raw)
@@ -189,4 +200,22 @@ func lower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// surgeCapacity bounds the new servers a rollout of servers people own
+// creates by the free servers left: the Instances of the current template
+// still waiting for one take theirs first. A surge without a server to
+// claim would only wait.
+func (r *poolRun) surgeCapacity(want int) (int, error) {
+	free, err := instance.FreeServers(r.h.inventories, r.h.nodes, &r.Obj.Spec.InstanceTemplate)
+	if err != nil {
+		return 0, err
+	}
+	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
+	for _, inst := range active(r.insts) {
+		if inst.Annotations[v1.AnnotationTemplateHash] == hash && inst.Status.Server == "" {
+			free--
+		}
+	}
+	return max(0, min(want, free)), nil
 }

@@ -155,7 +155,7 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 		inst := &v1.Instance{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        name,
-				Finalizers:  []string{v1.FinalizerInstance},
+				Finalizers:  []string{finalizerOf(&r.Obj.Spec.InstanceTemplate)},
 				Labels:      map[string]string{v1.LabelPool: r.Obj.Name},
 				Annotations: map[string]string{v1.AnnotationTemplateHash: templateHash(&r.Obj.Spec.InstanceTemplate)},
 				OwnerReferences: []metav1.OwnerReference{{
@@ -181,4 +181,15 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 		return nil
 	}
 	return fmt.Errorf("no free instance name for pool %s after 3 tries", r.Obj.Name)
+}
+
+// finalizerOf is the cleanup finalizer an Instance is created with, so that
+// no window is left between its creation and its provider's first call:
+// the equinix mode's for a Metal server, the hardware mode's for a server
+// people own.
+func finalizerOf(t *v1.InstanceTemplate) string {
+	if t.Owned() {
+		return v1.FinalizerInstanceOwned
+	}
+	return v1.FinalizerInstance
 }

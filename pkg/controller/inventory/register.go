@@ -95,7 +95,7 @@ func Register(ctx context.Context, deps *common.Deps) {
 		nodeWrites:  deps.NodeWrites,
 		secrets:     deps.K8s.CoreV1(),
 		liveNodes:   deps.K8s.CoreV1(),
-		driver:      bmcdriver.New(bmcdriver.Options{}),
+		driver:      deps.BMCs,
 		recorder:    deps.Recorder,
 		specs:       newSpecClock(),
 		fence:       fencing.New(ctx, deps),

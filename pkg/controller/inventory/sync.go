@@ -15,8 +15,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
-	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 const (
@@ -160,70 +160,20 @@ func (r *run) bindNode(t *target) (bool, error) {
 	return true, nil
 }
 
-// endpoint reads the Secret the Inventory names, by name, and builds the
-// BMC's endpoint. The password goes into a redact.Sensitive and nowhere
-// else; neither it nor the user name is written anywhere.
+// endpoint builds the BMC's endpoint (see endpoint.For) and says on the
+// Inventory why it cannot.
 func (r *run) endpoint(t *target) (bmc.Endpoint, bool, error) {
-	conn := t.Obj.Spec.BaseboardManagementSpec.Connection
-	ref := conn.AuthSecretRef
-	ns := ref.Namespace
-	if ns == "" {
-		ns = t.Obj.Namespace
+	ep, problem, err := endpoint.For(r.h.ctx, r.h.secrets, t.Obj, r.h.settings.BMCTimeout)
+	if err != nil {
+		return bmc.Endpoint{}, false, err
 	}
-	at := ns + "/" + ref.Name
-	fail := func(reason, msg string) (bmc.Endpoint, bool, error) {
-		t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionFalse, reason, msg)
+	if problem != nil {
+		t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionFalse, problem.Reason, problem.Message)
 		t.Requeue(blockedRecheck)
 		return bmc.Endpoint{}, false, nil
 	}
-	if ref.Name == "" {
-		return fail(v1.ReasonCredentialsMissing, fmt.Sprintf("spec.baseboardSpec.connection.authSecretRef names no Secret: "+
-			"name a Secret with keys %s and %s (Edit Config, Out-of-Band Access)", v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey))
-	}
-	sec, err := r.h.secrets.Secrets(ns).Get(r.h.ctx, ref.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s",
-			at, v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey))
-	case apierrors.IsForbidden(err):
-		return fail(v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", at, apierrors.ReasonForError(err)))
-	case err != nil:
-		return bmc.Endpoint{}, false, fmt.Errorf("reading Secret %s: %w", at, err)
-	}
-	user := strings.TrimSpace(string(sec.Data[v1alpha1.SecretUsernameKey]))
-	pass := string(sec.Data[v1alpha1.SecretPasswordKey])
-	var missing []string
-	if user == "" {
-		missing = append(missing, v1alpha1.SecretUsernameKey)
-	}
-	if pass == "" {
-		missing = append(missing, v1alpha1.SecretPasswordKey)
-	}
-	if len(missing) > 0 {
-		return fail(v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", at, strings.Join(missing, " and no ")))
-	}
 	t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
-		fmt.Sprintf("Secret %s holds a username and a password", at))
-	protocol, port := conn.Protocol()
-	ep := bmc.Endpoint{
-		Protocol: bmc.Protocol(protocol),
-		Host:     conn.Host,
-		Port:     port,
-		Username: user,
-		Password: redact.Sensitive(pass),
-		Timeout:  r.h.settings.BMCTimeout,
-		// A systemID on an IPMI BMC is refused by the endpoint's
-		// checks, with a message, rather than dropped here.
-		SystemID: conn.SystemID,
-	}
-	if conn.Timeout != nil && conn.Timeout.Duration > 0 {
-		ep.Timeout = conn.Timeout.Duration
-	}
-	if protocol == v1alpha1.ProtocolRedfish {
-		// IPMI has no TLS: the settings apply to Redfish only.
-		ep.InsecureSkipVerify = conn.InsecureTLS
-		ep.CABundle = []byte(conn.CABundle)
-	}
+		fmt.Sprintf("Secret %s holds a username and a password", endpoint.SecretAt(t.Obj)))
 	return ep, true, nil
 }
 

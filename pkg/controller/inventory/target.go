@@ -121,6 +121,15 @@ func (t *target) PowerRequest() (v1.PowerAction, bool) {
 		t.Requeue(t.settling)
 		return "", false
 	}
+	if holder := t.Obj.Labels[v1.LabelClaimedBy]; holder != "" {
+		// A server a pool claimed is powered by its Instance only (booted,
+		// released); a request here ends failed, nothing sent.
+		t.PowerAccepted(action)
+		t.PowerEnded(action, false)
+		t.Eventf(v1.ReasonServerInPool, "the %s request was not carried out: server %s is claimed by Instance %s, whose pool switches its power",
+			operationOf(action), t.Obj.Name, holder)
+		return "", false
+	}
 	return action, true
 }
 

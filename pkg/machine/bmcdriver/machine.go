@@ -252,6 +252,21 @@ func (m *Machine) Power(ctx context.Context, action machine.PowerAction) error {
 	return nil
 }
 
+// NetworkBootOnce asks the BMC to boot the host from the network at its
+// next start only (one command). A failed login sent nothing; a failure
+// during the command may have let it run.
+func (m *Machine) NetworkBootOnce(ctx context.Context) error {
+	c, err := m.session(ctx)
+	if err != nil {
+		return notSent(err)
+	}
+	if err := c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny); err != nil {
+		m.note(err)
+		return fromError("BootOnce", err, true)
+	}
+	return nil
+}
+
 // Events polls the BMC when a poll is due: its health, against the health
 // the cursor remembers, and its event log after the cursor's position.
 func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch, error) {

@@ -48,6 +48,7 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.EquinixV1().Instances().Delete(ctx, ci.Name, metav1.DeleteOptions{}) })
 	ci.Status = v1.InstanceStatus{Status: v1.PhaseManaged, InstanceID: "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
+		Server:   "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
 		PublicIP: "145.40.73.137", PrivateIP: "10.8.23.5"}
 	_, err = client.EquinixV1().Instances().UpdateStatus(ctx, ci, metav1.UpdateOptions{})
 	require.NoError(t, err)
@@ -62,7 +63,7 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 
 	rows = kubectlGet(t, "instance", "columns-pool-zaoolitj")
 	require.Len(t, rows, 2)
-	assert.Equal(t, []string{"NAME", "STATUS", "INSTANCEID", "PUBLICIP", "PRIVATEIP", "AGE"}, rows[0])
+	assert.Equal(t, []string{"NAME", "STATUS", "SERVER", "PUBLICIP", "PRIVATEIP", "AGE"}, rows[0])
 	assert.Equal(t, []string{"columns-pool-zaoolitj", "managed", "1c6106a0-13e6-44fa-af2c-bec67d4b6c65", "145.40.73.137", "10.8.23.5"}, rows[1][:5])
 
 	// Both kinds answer together, as in `kubectl get instancepool,instance`.

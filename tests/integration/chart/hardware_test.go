@@ -16,7 +16,10 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
-var hardwareMode = []string{"--set", "mode=hardware"}
+var (
+	hardwareMode   = []string{"--set", "mode=hardware"}
+	ownedPoolsMode = []string{"--set", "mode=hardware", "--set", "ownedPools.enabled=true"}
+)
 
 // TestRenderHardwareMode: the hardware mode renders none of the Equinix
 // kinds' CRDs or Services, a leader Lease of its own, the hardware chains'
@@ -147,4 +150,37 @@ func TestModesNeverTemplateTheSameObject(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(chartDir(t), "crds", "metal.harvesterhci.io_inventories.yaml"))
 	require.NoError(t, err)
+}
+
+// TestHardwareModeWithOwnedPools: the pools of servers you own add the
+// pool and Instance CRDs (unless the equinix mode's release owns them),
+// the iPXE Service of the boot endpoint, and the pool chains' RBAC.
+func TestHardwareModeWithOwnedPools(t *testing.T) {
+	m, _ := render(t, ownedPoolsMode...)
+	var crds []string
+	for _, o := range m.ofKind("CustomResourceDefinition") {
+		crds = append(crds, o.GetName())
+	}
+	assert.ElementsMatch(t, []string{"instancepools.equinix.harvesterhci.io", "instances.equinix.harvesterhci.io"}, crds)
+	assert.NotNil(t, m.find("Service", releaseName+"-ipxe"), "the boot endpoint is served")
+	c := controllerContainer(t, deployment(t, m))
+	assert.Equal(t, "true", envValue(c, "OWNED_POOLS"))
+	rules := rbacRules(t, m)
+	assert.Contains(t, rules["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"update"}},
+		"a claim is an update of the Inventory's metadata")
+	assert.Contains(t, rules["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{"equinix.harvesterhci.io"}, Resources: []string{"instances"}, Verbs: []string{"list", "watch", "create", "update", "delete"}})
+	assert.Contains(t, rules["Role"], rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list", "watch", "create", "delete"}})
+
+	// Beside the equinix mode's release, which owns the CRDs, the
+	// harvester-seeder release templates nothing of the same name.
+	out, err := runHelm(t, append([]string{"template", "harvester-seeder", chartDir(t), "--namespace", releaseNamespace,
+		"--set", "ownedPools.installCRDs=false"}, ownedPoolsMode...)...)
+	require.NoError(t, err)
+	seeder, err := parseManifests(out)
+	require.NoError(t, err)
+	assert.Empty(t, seeder.ofKind("CustomResourceDefinition"))
+	equinix, _ := render(t)
+	for _, o := range seeder {
+		assert.Nil(t, equinix.find(o.GetKind(), o.GetName()), "both releases would template %s %s", o.GetKind(), o.GetName())
+	}
 }

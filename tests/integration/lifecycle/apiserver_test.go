@@ -68,7 +68,7 @@ func TestResolvedKindsOutliveTheAPIServer(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{NoController: true})
 	f, err := controller.NewFactories(env.Cluster.RESTConfig, framework.Namespace)
 	require.NoError(t, err)
-	require.NoError(t, f.ResolveKinds(config.ModeEquinix))
+	require.NoError(t, f.ResolveKinds(config.ModeEquinix, false))
 
 	env.Cluster.StopAPIServer()
 	t.Cleanup(func() { require.NoError(t, env.Cluster.StartAPIServer(env.Ctx)) })

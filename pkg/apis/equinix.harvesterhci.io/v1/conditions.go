@@ -15,6 +15,9 @@ const (
 	// PoolCredentialsReady is False when the pool's Metal credentials Secret is
 	// missing, incomplete or refused by the API.
 	PoolCredentialsReady = "CredentialsReady"
+	// PoolServersAvailable is False while Instances of a pool of servers
+	// people own wait for a free server (an Inventory its selector chooses).
+	PoolServersAvailable = "ServersAvailable"
 	// PoolJoinInfoReady is False when the cluster URL or join token cannot be found.
 	PoolJoinInfoReady = "JoinInfoReady"
 	// PoolInstallDiskFits is False while the pool's plan and install device
@@ -42,6 +45,9 @@ const (
 	InstanceCredentialsReady = "CredentialsReady"
 	// InstanceDeviceCreated is True once the Metal device exists (created or adopted).
 	InstanceDeviceCreated = "DeviceCreated"
+	// InstanceServerClaimed is True once a server people own (an Inventory)
+	// is claimed for the Instance; False while none is free.
+	InstanceServerClaimed = "ServerClaimed"
 	// InstanceDeviceActive is True while the device is active.
 	InstanceDeviceActive = "DeviceActive"
 	// InstanceNetworkConfigured is True once the ports match the network type and

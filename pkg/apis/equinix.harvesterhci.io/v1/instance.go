@@ -11,7 +11,7 @@ import (
 // +kubebuilder:resource:scope=Cluster,shortName=inst,categories=harvester
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
-// +kubebuilder:printcolumn:name="InstanceID",type=string,JSONPath=`.status.instanceID`
+// +kubebuilder:printcolumn:name="Server",type=string,JSONPath=`.status.server`
 // +kubebuilder:printcolumn:name="PublicIP",type=string,JSONPath=`.status.publicIP`
 // +kubebuilder:printcolumn:name="PrivateIP",type=string,JSONPath=`.status.privateIP`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -19,8 +19,9 @@ import (
 // +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.poolName`,priority=1
 // +kubebuilder:printcolumn:name="Power",type=string,JSONPath=`.status.powerState`,priority=1
 
-// Instance is one Equinix Metal server of a pool, from device creation to a Ready
-// Harvester node. Its pool creates and owns it.
+// Instance is one server of a pool, from device creation (Equinix Metal) or
+// its claim (a server you own) to a Ready Harvester node. Its pool creates
+// and owns it.
 type Instance struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -33,7 +34,8 @@ type Instance struct {
 // that shape the server itself cannot change: change them on the pool, which rolls
 // new servers out one at a time.
 //
-// +kubebuilder:validation:XValidation:rule="self.poolName == oldSelf.poolName && self.plan == oldSelf.plan && self.metro == oldSelf.metro && self.bootMode == oldSelf.bootMode && self.networkingConfiguration.type == oldSelf.networkingConfiguration.type && self.managementInterface == oldSelf.managementInterface",message="poolName, plan, metro, bootMode, managementInterface and networkingConfiguration.type are fixed for the life of a server; change the pool instead"
+// +kubebuilder:validation:XValidation:rule="has(self.servers) == has(oldSelf.servers) && (!has(self.servers) || self.servers == oldSelf.servers)",message="servers is fixed for the life of a server; change the pool instead"
+// +kubebuilder:validation:XValidation:rule="self.poolName == oldSelf.poolName && has(self.plan) == has(oldSelf.plan) && (!has(self.plan) || self.plan == oldSelf.plan) && has(self.metro) == has(oldSelf.metro) && (!has(self.metro) || self.metro == oldSelf.metro) && self.bootMode == oldSelf.bootMode && self.networkingConfiguration.type == oldSelf.networkingConfiguration.type && self.managementInterface == oldSelf.managementInterface",message="poolName, plan, metro, bootMode, managementInterface and networkingConfiguration.type are fixed for the life of a server; change the pool instead"
 // +kubebuilder:validation:XValidation:rule="has(self.hardwareReservationID) == has(oldSelf.hardwareReservationID) && (!has(self.hardwareReservationID) || self.hardwareReservationID == oldSelf.hardwareReservationID)",message="hardwareReservationID is fixed for the life of a server"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.rebootRequestedAt) || (has(self.rebootRequestedAt) && timestamp(self.rebootRequestedAt) >= timestamp(oldSelf.rebootRequestedAt))",message="rebootRequestedAt only moves forward: set a later time to ask for another reboot"
 // +kubebuilder:validation:XValidation:rule="!has(self.powerState) || self.powerState != 'off' || !has(self.rebootRequestedAt) || (has(oldSelf.rebootRequestedAt) && self.rebootRequestedAt == oldSelf.rebootRequestedAt)",message="a server switched off cannot be rebooted: set powerState to on instead"
@@ -73,6 +75,10 @@ type InstanceStatus struct {
 	// deleting.
 	// +optional
 	Status string `json:"status,omitempty"`
+	// Server names the machine: the Equinix Metal device ID, or for a server
+	// you own the Inventory (in harvester-system) the Instance claimed.
+	// +optional
+	Server string `json:"server,omitempty"`
 	// InstanceID is the Equinix Metal device ID.
 	// +optional
 	InstanceID string `json:"instanceID,omitempty"`
@@ -142,6 +148,27 @@ type InstanceStatus struct {
 	// DeviceActiveAt is when the device first became active.
 	// +optional
 	DeviceActiveAt *metav1.Time `json:"deviceActiveAt,omitempty"`
+	// NetworkBootRequestedAt is when the one-time network boot was asked of
+	// the BMC of a server people own; stored before the command, which is
+	// never sent twice.
+	// +optional
+	NetworkBootRequestedAt *metav1.Time `json:"networkBootRequestedAt,omitempty"`
+	// SystemUUID is the SMBIOS UUID of a server people own, as its BMC
+	// reported it before the network boot; the boot endpoint serves only a
+	// request that names it (empty: the BMC gave none, the MAC alone is
+	// checked).
+	// +optional
+	SystemUUID string `json:"systemUUID,omitempty"`
+	// PowerCycles counts the power cycles of an unhealthy server people own
+	// (at most two, within the pool's nodeCleanupWaitInterval, before it is
+	// replaced); back to zero once its node is Ready again.
+	// +optional
+	PowerCycles int32 `json:"powerCycles,omitempty"`
+	// PowerRequestedAt is when the server people own was powered on (or
+	// cycled, when it was on) to boot from the network, and, while it is
+	// deleted, when it was powered off; stored before the command.
+	// +optional
+	PowerRequestedAt *metav1.Time `json:"powerRequestedAt,omitempty"`
 	// InstallRequestedAt is when the installer was started (reinstall or first boot).
 	// +optional
 	InstallRequestedAt *metav1.Time `json:"installRequestedAt,omitempty"`

@@ -22,10 +22,12 @@ import (
 // +kubebuilder:printcolumn:name="Metro",type=string,JSONPath=`.spec.metro`,priority=1
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="pool names are DNS labels of at most 54 characters, so that server hostnames (<pool>-<8 letters>) stay within 63"
 // +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.spec.networkingConfiguration.type`,priority=1
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.servers) || !has(self.spec.hardwareReservationIDs)",message="servers chooses servers you own, so the Equinix Metal field hardwareReservationIDs cannot be set with it",fieldPath=".spec.hardwareReservationIDs"
 // +kubebuilder:printcolumn:name="Off",type=integer,JSONPath=`.status.poweredOff`,priority=1
 
-// InstancePool keeps `count` Equinix Metal servers installed with Harvester and
-// joined to this cluster.
+// InstancePool keeps `count` servers installed with Harvester and joined to
+// this cluster: Equinix Metal devices (plan and metro), or servers you own
+// (servers, Inventories claimed and booted through their BMCs).
 type InstancePool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

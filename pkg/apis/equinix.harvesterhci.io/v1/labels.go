@@ -11,6 +11,12 @@ const (
 	// configuration's os.labels, so the kubelet registers with it) and on the
 	// Instance's Secrets. A Node without it is never touched by the addon.
 	LabelInstance = "equinix.harvesterhci.io/instance"
+	// LabelClaimedBy is set on the Inventory of a server people own that an
+	// Instance claimed, naming the Instance; AnnotationClaimUID carries the
+	// Instance's UID. A claimed Inventory is no other Instance's to pick, and
+	// an Instance whose status write was lost finds its server again by them.
+	LabelClaimedBy     = "equinix.harvesterhci.io/claimed-by"
+	AnnotationClaimUID = "equinix.harvesterhci.io/claim-uid"
 	// LabelDeviceID carries the Metal device ID on the Node.
 	LabelDeviceID = "equinix.harvesterhci.io/device-id"
 	// LabelSecret marks the Secrets the addon reads or writes, and is the
@@ -119,6 +125,10 @@ const (
 	// Secret and Node are released. Pools create their Instances with it, so
 	// that adding it costs no write of its own.
 	FinalizerInstance = "wrangler.cattle.io/instance-remove"
+	// FinalizerInstanceOwned is FinalizerInstance of a server people own:
+	// the hardware mode's, which gives the server back (powered off, its
+	// Inventory free) before the Instance goes.
+	FinalizerInstanceOwned = "wrangler.cattle.io/instance-owned-remove"
 )
 
 // Tags on Metal devices, VLANs and IP reservations. They are how the addon

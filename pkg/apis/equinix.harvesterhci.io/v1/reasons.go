@@ -43,8 +43,22 @@ const (
 	ReasonDeviceActive           = "DeviceActive"
 	ReasonProvisionFailed        = "ProvisionFailed"
 	ReasonDeviceGone             = "DeviceGone"
-	ReasonPoweredOff             = "PoweredOff"
-	ReasonReinstalling           = "Reinstalling"
+	// Servers people own: the claim of an Inventory, its one-time network
+	// boot and power through the BMC, and its release.
+	ReasonServerClaimed  = "ServerClaimed"
+	ReasonNoFreeServer   = "NoFreeServer"
+	ReasonServerGone     = "ServerGone"
+	ReasonServersFree    = "ServersFree"
+	ReasonNetworkBoot    = "NetworkBoot"
+	ReasonBMCFailed      = "BMCFailed"
+	ReasonServerReleased = "ServerReleased"
+	ReasonPoweringOff    = "PoweringOff"
+	ReasonPowerCycled    = "PowerCycled"
+	// ReasonServerInPool: a power request on the Inventory of a server a
+	// pool claimed is refused; the pool switches its power.
+	ReasonServerInPool = "ServerInPool"
+	ReasonPoweredOff   = "PoweredOff"
+	ReasonReinstalling = "Reinstalling"
 
 	// The networking chain.
 	ReasonConverged   = "Converged"
@@ -254,6 +268,7 @@ var warnings = map[string]bool{
 
 	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
 	ReasonNoCapacity: true, ReasonReservationUnavailable: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
+	ReasonNoFreeServer: true, ReasonServerGone: true, ReasonBMCFailed: true, ReasonServerInPool: true,
 
 	ReasonStepFailed: true, ReasonPortMissing: true,
 

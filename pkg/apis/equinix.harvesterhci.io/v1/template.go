@@ -1,5 +1,7 @@
 package v1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Network types of an Equinix Metal server, named as the Metal API names them.
 const (
 	NetworkTypeLayer3           = "layer3"
@@ -29,7 +31,17 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.networkingConfiguration.managementVLAN) || self.networkingConfiguration.type != 'layer2-individual' || self.managementInterface.all(m, self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == m && self.networkingConfiguration.managementVLAN in i.vlanIDS))",message="managementVLAN must be listed for every managementInterface",fieldPath=".networkingConfiguration.managementVLAN"
 // +kubebuilder:validation:XValidation:rule="self.bootMode != 'single-boot' || !(self.networkingConfiguration.type in ['layer2-bonded', 'layer2-individual'])",message="single-boot starts the installer before the ports can be moved to the management VLAN, so it cannot work with layer2-bonded or layer2-individual: use bootMode reinstall",fieldPath=".bootMode"
 // +kubebuilder:validation:XValidation:rule="self.bootMode != 'single-boot' || size(self.managementInterface) == 1",message="single-boot reads one management MAC in iPXE (the port that answered DHCP), so it takes exactly one managementInterface",fieldPath=".managementInterface"
+// +kubebuilder:validation:XValidation:rule="has(self.servers) || has(self.plan)",message="an Equinix Metal pool needs a plan; to use servers you own, set servers instead",fieldPath=".plan"
+// +kubebuilder:validation:XValidation:rule="has(self.servers) || has(self.metro)",message="an Equinix Metal pool needs a metro; to use servers you own, set servers instead",fieldPath=".metro"
+// +kubebuilder:validation:XValidation:rule="!has(self.servers) || (!has(self.plan) && !has(self.metro) && !has(self.spot) && !has(self.tags) && !has(self.credentialsSecret) && !has(self.ipxeScriptURL) && (!has(self.billingCycle) || self.billingCycle == 'hourly') && (!has(self.managementInterface) || self.managementInterface == ['eth0']) && self.networkingConfiguration.type == 'layer3' && !has(self.networkingConfiguration.interfaceConfiguration) && !has(self.networkingConfiguration.managementVLAN))",message="servers chooses servers you own; plan, metro, spot, tags, credentialsSecret, ipxeScriptURL, billingCycle, managementInterface and networkingConfiguration are Equinix Metal's and cannot be set with it",messageExpression="'servers chooses servers you own, so the Equinix Metal fields ' + ((has(self.plan) ? ', plan' : \"\") + (has(self.metro) ? ', metro' : \"\") + (has(self.spot) ? ', spot' : \"\") + (has(self.tags) ? ', tags' : \"\") + (has(self.credentialsSecret) ? ', credentialsSecret' : \"\") + (has(self.ipxeScriptURL) ? ', ipxeScriptURL' : \"\") + (has(self.billingCycle) && self.billingCycle != 'hourly' ? ', billingCycle' : \"\") + (has(self.managementInterface) && self.managementInterface != ['eth0'] ? ', managementInterface' : \"\") + (self.networkingConfiguration.type != 'layer3' || has(self.networkingConfiguration.interfaceConfiguration) || has(self.networkingConfiguration.managementVLAN) ? ', networkingConfiguration' : \"\")).substring(2) + ' cannot be set with it: remove them, or remove servers for an Equinix Metal pool'"
 type InstanceTemplate struct {
+	// Servers makes the pool one of servers you own: each server is an
+	// Inventory (metal.harvesterhci.io/v1alpha1, in harvester-system) that the
+	// selector chooses, booted from the network and powered through its BMC.
+	// Without it the pool is an Equinix Metal pool (plan and metro).
+	// +optional
+	Servers *OwnedServers `json:"servers,omitempty"`
+
 	// BillingCycle of the servers.
 	// +kubebuilder:validation:Enum=hourly;daily;monthly;yearly
 	// +kubebuilder:default=hourly
@@ -48,15 +60,19 @@ type InstanceTemplate struct {
 	// +optional
 	ManagementInterface []string `json:"managementInterface,omitempty"`
 
-	// Plan is the Equinix Metal server plan slug, e.g. c3.small.x86.
+	// Plan is the Equinix Metal server plan slug, e.g. c3.small.x86. Required
+	// for an Equinix Metal pool; refused with servers.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	Plan string `json:"plan"`
+	// +optional
+	Plan string `json:"plan,omitempty"`
 
-	// Metro is the Equinix Metal metro code, e.g. da or SG (case does not matter).
+	// Metro is the Equinix Metal metro code, e.g. da or SG (case does not
+	// matter). Required for an Equinix Metal pool; refused with servers.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z]{2}$`
-	Metro string `json:"metro"`
+	// +optional
+	Metro string `json:"metro,omitempty"`
 
 	// ManagementBondingOptions are the Linux bond options of Harvester's management
 	// bond, e.g. mode: balance-tlb, miimon: "100". When empty the installer uses
@@ -162,6 +178,22 @@ type InstanceTemplate struct {
 	// +optional
 	BootMode string `json:"bootMode,omitempty"`
 }
+
+// OwnedServers chooses the Inventories a pool of servers you own claims.
+type OwnedServers struct {
+	// Selector chooses Inventories in harvester-system by their labels. A
+	// pool claims only a free one: no node of that name, not claimed by
+	// another Instance, its BMC reached and logged in to (inventoryNodeReady).
+	// The Inventory's primaryDisk, when set, is the install disk (else
+	// installDevice), its managementInterfaceMacAddress the management port
+	// and its arch the release's architecture. An empty selector chooses
+	// every Inventory.
+	Selector metav1.LabelSelector `json:"selector"`
+}
+
+// Owned reports whether the template makes servers you own (an Inventory
+// each) rather than Equinix Metal devices.
+func (t *InstanceTemplate) Owned() bool { return t.Servers != nil }
 
 // BondOptionValue is the value of one bond option. It is an alias, so the map
 // stays a plain map[string]string for its readers; it exists to carry the

@@ -1,0 +1,49 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// startBootEndpoint serves the boot endpoint of the servers people own on
+// the iPXE listener (--ipxe-address, the chart's iPXE Service), with the
+// open claims read from this controller's caches. It runs with the
+// controllers, so on the leader only: the claims live in its caches.
+func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoint.Claims) error {
+	cfg := deps.Cfg
+	key, err := bootendpoint.Key(ctx, deps.Secrets, cfg.Namespace)
+	if err != nil {
+		return err
+	}
+	opts := []bootendpoint.Option{bootendpoint.WithArtifactsMirror(cfg.ArtifactsMirror)}
+	if cfg.IPXEPublicURL != "" {
+		opts = append(opts, bootendpoint.WithBaseURL(cfg.IPXEPublicURL))
+	}
+	ln, err := net.Listen("tcp", cfg.IPXEAddress)
+	if err != nil {
+		return fmt.Errorf("boot endpoint on %s: %w", cfg.IPXEAddress, err)
+	}
+	srv := &http.Server{Handler: bootendpoint.NewHandler(key, claims, opts...), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logrus.Errorf("boot endpoint on %s: %v", cfg.IPXEAddress, err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	logrus.Infof("boot endpoint of the servers people own listens on %s", ln.Addr())
+	return nil
+}

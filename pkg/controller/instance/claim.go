@@ -1,0 +1,224 @@
+package instance
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+)
+
+// A server people own is an Inventory in harvester-system. An Instance
+// claims one with an optimistic update of the Inventory's metadata (label
+// LabelClaimedBy naming the Instance, annotation AnnotationClaimUID with its
+// UID) before anything is asked of its BMC: the apiserver lets only one of
+// two concurrent claims through (the other gets a conflict and picks
+// again), and an Instance whose status write was lost after the claim finds
+// its server again by the label and UID instead of claiming a second one.
+
+// ClaimedBy reports whether the Inventory is claimed by that Instance (its
+// name and UID).
+func ClaimedBy(inv *v1alpha1.Inventory, inst *v1.Instance) bool {
+	return inv != nil && inv.Labels[v1.LabelClaimedBy] == inst.Name && inv.Annotations[v1.AnnotationClaimUID] == string(inst.UID)
+}
+
+// Claimed reports whether any Instance holds the Inventory.
+func Claimed(inv *v1alpha1.Inventory) bool {
+	return inv.Labels[v1.LabelClaimedBy] != "" || inv.Annotations[v1.AnnotationClaimUID] != ""
+}
+
+// claimedServer returns the Inventory the Instance holds: the one its
+// status names, else one its claim is found on (a claim whose status write
+// was lost). nil when it holds none.
+func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
+	cache := r.h.inventories.Cache()
+	name := r.Obj.Status.Server
+	if name == "" {
+		// A claim this process made whose status write failed, which the
+		// cache may not show yet.
+		name = r.h.owned.claimOf(r.Obj.UID)
+	}
+	if name != "" {
+		inv, err := cache.Get(v1alpha1.InventoryNamespace, name)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading Inventory %s: %w", name, err)
+		}
+		if inv = r.h.owned.written.Latest(inv); !ClaimedBy(inv, r.Obj) {
+			return nil, nil
+		}
+		return inv, nil
+	}
+	held, err := cache.List(v1alpha1.InventoryNamespace, labels.SelectorFromSet(labels.Set{v1.LabelClaimedBy: r.Obj.Name}))
+	if err != nil {
+		return nil, fmt.Errorf("listing Inventories claimed by %s: %w", r.Obj.Name, err)
+	}
+	for _, inv := range held {
+		if ClaimedBy(inv, r.Obj) {
+			return inv, nil
+		}
+	}
+	return nil, nil
+}
+
+// candidates are the free servers the Instance's selector chooses, in the
+// order they are tried: by name, so that the choice is the same after a
+// restart.
+func (r *run) candidates() ([]*v1alpha1.Inventory, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&r.Obj.Spec.Servers.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("spec.servers.selector: %w", err)
+	}
+	invs, err := r.h.inventories.Cache().List(v1alpha1.InventoryNamespace, sel)
+	if err != nil {
+		return nil, fmt.Errorf("listing Inventories: %w", err)
+	}
+	var free []*v1alpha1.Inventory
+	for _, inv := range invs {
+		if FreeServer(inv, r.h.nodes.Cache()) {
+			free = append(free, inv)
+		}
+	}
+	sort.Slice(free, func(a, b int) bool { return free[a].Name < free[b].Name })
+	return free, nil
+}
+
+// nodeGetter is the part of the Node cache FreeServer reads.
+type nodeGetter interface {
+	Get(name string) (*corev1.Node, error)
+}
+
+// FreeServer reports whether a server may be claimed: not claimed, not
+// being deleted, no node of its name (a node of the cluster runs on it), a
+// management MAC (else the boot endpoint cannot know it), and its BMC
+// reached and logged in to by the Inventories' chain.
+func FreeServer(inv *v1alpha1.Inventory, nodes nodeGetter) bool {
+	if inv.DeletionTimestamp != nil || Claimed(inv) || inv.Status.Status != v1alpha1.InventoryNodeReady ||
+		inv.Spec.ManagementInterfaceMacAddress == "" {
+		return false
+	}
+	_, err := nodes.Get(inv.Name)
+	return apierrors.IsNotFound(err)
+}
+
+// FreeServers counts the free servers a template's selector chooses.
+func FreeServers(invs interface {
+	List(namespace string, selector labels.Selector) ([]*v1alpha1.Inventory, error)
+}, nodes nodeGetter, t *v1.InstanceTemplate) (int, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&t.Servers.Selector)
+	if err != nil {
+		return 0, fmt.Errorf("spec.servers.selector: %w", err)
+	}
+	list, err := invs.List(v1alpha1.InventoryNamespace, sel)
+	if err != nil {
+		return 0, fmt.Errorf("listing Inventories: %w", err)
+	}
+	n := 0
+	for _, inv := range list {
+		if FreeServer(inv, nodes) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// claim takes the first free server that the apiserver lets this Instance
+// have. A conflict means another writer came first: the next candidate is
+// tried. It returns nil when none is free.
+func (r *run) claim() (*v1alpha1.Inventory, error) {
+	free, err := r.candidates()
+	if err != nil {
+		return nil, err
+	}
+	for _, inv := range free {
+		claimed := inv.DeepCopy()
+		if claimed.Labels == nil {
+			claimed.Labels = map[string]string{}
+		}
+		if claimed.Annotations == nil {
+			claimed.Annotations = map[string]string{}
+		}
+		claimed.Labels[v1.LabelClaimedBy] = r.Obj.Name
+		claimed.Annotations[v1.AnnotationClaimUID] = string(r.Obj.UID)
+		updated, err := r.h.inventories.Update(claimed)
+		switch {
+		case err == nil:
+			r.h.owned.claimed(r.Obj.UID, updated)
+			return updated, nil
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			continue
+		default:
+			return nil, fmt.Errorf("claiming Inventory %s: %w", inv.Name, err)
+		}
+	}
+	return nil, nil
+}
+
+// unclaim frees the server: the claim goes, and with it the node binding
+// the UI's annotation may have made to this Instance's node. Only this
+// Instance's own claim is removed.
+func (r *run) unclaim(inv *v1alpha1.Inventory) error {
+	if !ClaimedBy(inv, r.Obj) {
+		return nil
+	}
+	freed := inv.DeepCopy()
+	delete(freed.Labels, v1.LabelClaimedBy)
+	delete(freed.Annotations, v1.AnnotationClaimUID)
+	if freed.Annotations[v1alpha1.AnnotationLocalNodeName] == r.Obj.Name {
+		delete(freed.Annotations, v1alpha1.AnnotationLocalNodeName)
+	}
+	updated, err := r.h.inventories.Update(freed)
+	if err != nil && !apierrors.IsNotFound(err) {
+		// A conflict brings the Instance back with the newer Inventory.
+		return fmt.Errorf("releasing Inventory %s: %w", inv.Name, err)
+	}
+	r.h.owned.released(r.Obj.UID, updated)
+	r.Eventf(v1.ReasonServerReleased, "released server %s (Inventory %s/%s): it is free again", inv.Name, inv.Namespace, inv.Name)
+	return nil
+}
+
+// ownedState is what the chain of servers people own keeps in the process:
+// its own writes of Inventories, and each Instance's claim until its status
+// names the server.
+type ownedState struct {
+	written *common.Writes[*v1alpha1.Inventory]
+	mu      sync.Mutex
+	claims  map[types.UID]string
+}
+
+func newOwnedState(store toolscache.Store) *ownedState {
+	return &ownedState{written: common.NewWrites[*v1alpha1.Inventory](store), claims: map[types.UID]string{}}
+}
+
+func (o *ownedState) claimOf(uid types.UID) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.claims[uid]
+}
+
+func (o *ownedState) claimed(uid types.UID, inv *v1alpha1.Inventory) {
+	o.written.Wrote(inv)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.claims[uid] = inv.Name
+}
+
+func (o *ownedState) released(uid types.UID, inv *v1alpha1.Inventory) {
+	if inv != nil {
+		o.written.Wrote(inv)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.claims, uid)
+}

@@ -1,0 +1,121 @@
+package ownedpools
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// freeAddress is a loopback address nothing listens on, for the boot
+// endpoint (the simulated servers must know it before it starts).
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// A simulated server (ownedfleet) PXE-boots into the controller's own boot
+// endpoint when the pool powers it on, installs with the configuration it
+// is served, and joins; the pool then releases it, powered off and free.
+func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
+	addr := freeAddress(t)
+	opts := hardwareOpts()
+	opts.Configure = func(c *config.Config) {
+		configure(c)
+		c.IPXEAddress, c.IPXEPublicURL = addr, "http://"+addr
+	}
+	env := framework.New(t, &shared, opts)
+	fleet := ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
+		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
+		Version: framework.HarvesterVersion, Endpoint: "http://" + addr,
+		InstallTime: 200 * time.Millisecond, HeartbeatInterval: time.Second})
+	fleet.Start(env.Ctx)
+	spec := ownedfleet.Spec{Name: "rack-f-1", MAC: mac(40), UUID: "4c4c4544-0029-1010-8000-b2c04f000040", Disk: "/dev/nvme0n1"}
+	rf, err := fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rf.Close() })
+	registerInventory(t, env, spec, rf.Server, map[string]string{"rack": "f"})
+
+	createPool(t, env, ownedPool("rack-f", 1, map[string]string{"rack": "f"}))
+	var inst v1.Instance
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-f")
+		if len(insts) != 1 {
+			return false
+		}
+		inst = insts[0]
+		return inst.Status.Status == v1.PhaseManaged
+	}, wait, tick, "the server never installed and joined: %+v", fleet.Results())
+	assert.Equal(t, spec.Name, inst.Status.Server)
+	assert.Equal(t, spec.UUID, inst.Status.SystemUUID)
+	res, ok := fleet.LastResult(spec.Name)
+	require.True(t, ok)
+	assert.True(t, res.OK, "%+v", res)
+	assert.Equal(t, "/dev/nvme0n1", res.Device)
+
+	// After the join, the endpoint serves that MAC nothing.
+	resp, err := http.Get(fmt.Sprintf("http://%s/boot/ipxe?mac=%s&uuid=%s", addr, spec.MAC, spec.UUID))
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	scale(t, env, "rack-f", 0)
+	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-f")) == 0 }, wait, tick)
+	assert.Equal(t, "Off", rf.BMC.PowerState())
+	inv := inventory(t, env, spec.Name)
+	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
+	_, err = env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the Node is deleted: %v", err)
+}
+
+// registerInventory creates the Inventory of a fleet server and its BMC
+// Secret, and waits for its BMC to be reached.
+func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, srv *bmcsim.Server, lbls map[string]string) {
+	t.Helper()
+	_, err := env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNamespace}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: spec.Name},
+		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcUser), v1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
+	_, err = env.Kube.CoreV1().Secrets(secretNamespace).Create(env.Ctx, sec, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Secrets(secretNamespace).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{})
+	})
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: spec.Name, Labels: lbls}}
+	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
+	inv.Spec.PrimaryDisk = spec.Disk
+	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
+		Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
+		AuthSecretRef: corev1.SecretReference{Namespace: secretNamespace, Name: spec.Name},
+	}
+	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
+	_, err = env.Client.MetalV1alpha1().Inventories(ns).Create(env.Ctx, inv, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = env.Client.MetalV1alpha1().Inventories(ns).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{})
+	})
+	require.Eventually(t, func() bool {
+		return inventory(t, env, spec.Name).Status.Status == v1alpha1.InventoryNodeReady
+	}, wait, tick, "Inventory %s never reached its BMC", spec.Name)
+}
