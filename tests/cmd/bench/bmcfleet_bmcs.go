@@ -123,7 +123,7 @@ func ipmiFleetBMC(node string) (*fleetBMC, error) {
 func startFleetBMCs(ctx context.Context, n, ipmiEvery int) ([]*fleetBMC, error) {
 	out := make([]*fleetBMC, n)
 	g, _ := errgroup.WithContext(ctx)
-	g.SetLimit(4)
+	g.SetLimit(2)
 	for i := range out {
 		node := fmt.Sprintf("fleet-bmc-%04d", i)
 		start := redfishFleetBMC
@@ -131,8 +131,14 @@ func startFleetBMCs(ctx context.Context, n, ipmiEvery int) ([]*fleetBMC, error) 
 			start = ipmiFleetBMC
 		}
 		g.Go(func() error {
-			bb, err := start(node)
-			out[i] = bb
+			// An ipmi_sim started while the machine is busy may miss its
+			// console's deadline: it is started again, a few times.
+			var err error
+			for range 3 {
+				if out[i], err = start(node); err == nil {
+					return nil
+				}
+			}
 			return err
 		})
 	}
