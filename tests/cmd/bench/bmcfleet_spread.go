@@ -49,10 +49,22 @@ func (s pollSpread) share() float64 {
 	return float64(s.busiest) / float64(s.polls)
 }
 
-// bound is the most polls one second may hold without a burst: three
-// times the even spread's, and never below three (phases drawn at random
-// put a few polls into one second now and then even when the mean is far
-// below one).
+// bound is the most polls one second may hold without a burst: what
+// phases drawn at random give. Even then the busiest of many seconds holds
+// well above the mean (at 3.3 polls a second, 1,000 phases in a
+// 5-minute interval, about 10), so the bound is the count a second reaches
+// with a chance of 1% over the whole window, had every poll come at a
+// uniformly random time (a Poisson count per second); and at least 3.
 func (s pollSpread) bound() int {
-	return max(3, int(math.Ceil(3*s.even())))
+	bins := max(1, math.Ceil(s.seconds))
+	lambda := s.even()
+	// P(X >= k) for X ~ Poisson(lambda), from the terms of its CDF.
+	term, below := math.Exp(-lambda), 0.0
+	for k := 0; ; k++ {
+		if k >= 3 && bins*(1-below) <= 0.01 {
+			return k
+		}
+		below += term
+		term *= lambda / float64(k+1)
+	}
 }
