@@ -152,6 +152,16 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "how often a Metal project with spot servers is asked which devices it will take back (one filtered list); 0 turns it off"},
 		&cli.DurationFlag{Name: "bmc-timeout", EnvVars: []string{"BMC_TIMEOUT"}, Value: 10 * time.Second, Destination: &f.BMCTimeout,
 			Usage: "how long one request to the BMC of an Inventory may take (a login, a reading, a power command)"},
+		&cli.BoolFlag{Name: "fencing", EnvVars: []string{"FENCING"}, Destination: &f.Fencing,
+			Usage: "(--mode hardware) switch off, through its BMC, the server of a node NotReady for the grace period, then taint its Node out-of-service so its VMs start elsewhere"},
+		&cli.IntFlag{Name: "fencing-max-fenced", EnvVars: []string{"FENCING_MAX_FENCED"}, Value: 1, Destination: &f.FencingMaxFenced,
+			Usage: "the most nodes fenced at once"},
+		&cli.DurationFlag{Name: "fencing-grace-period", EnvVars: []string{"FENCING_GRACE_PERIOD"}, Value: 5 * time.Minute, Destination: &f.FencingGracePeriod,
+			Usage: "how long a node stays NotReady before it is fenced"},
+		&cli.BoolFlag{Name: "fencing-power-on", EnvVars: []string{"FENCING_POWER_ON"}, Destination: &f.FencingPowerOn,
+			Usage: "switch a fenced server back on once its volumes are detached (otherwise a person does)"},
+		&cli.StringFlag{Name: "node-name", EnvVars: []string{"NODE_NAME"}, Destination: &f.NodeName,
+			Usage: "the node the controller runs on (the chart sets it from the downward API); never fenced"},
 	}
 }
 

@@ -141,6 +141,20 @@ type Config struct {
 	// BMCTimeout bounds one request to the BMC of an Inventory; 0 is the
 	// BMC client's default.
 	BMCTimeout time.Duration
+	// Fencing (--mode hardware only) switches off, through its BMC, the
+	// server of a node that stayed NotReady for FencingGracePeriod, and
+	// then taints its Node out-of-service, so that its volumes are released
+	// and its VMs start elsewhere. At most FencingMaxFenced nodes are
+	// fenced at once. FencingPowerOn has the addon switch a fenced server
+	// back on once its volumes are detached; without it a person does.
+	Fencing            bool
+	FencingMaxFenced   int
+	FencingGracePeriod time.Duration
+	FencingPowerOn     bool
+	// NodeName is the node the controller runs on (NODE_NAME, from the
+	// downward API): never fenced, and its readiness is one of fencing's
+	// guards.
+	NodeName string
 	// SeederCheckInterval is how often the hardware mode looks for
 	// Harvester's own Seeder; 0 means a minute. No flag sets it: tests do.
 	SeederCheckInterval time.Duration
@@ -227,6 +241,7 @@ func (cfg *Config) Validate() error {
 	if cfg.BMCTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--bmc-timeout must not be negative, got %s", cfg.BMCTimeout))
 	}
+	errs = append(errs, cfg.validateFencing()...)
 	if cfg.TerminationCheckInterval < 0 || (cfg.TerminationCheckInterval > 0 && cfg.TerminationCheckInterval < 100*time.Millisecond) {
 		errs = append(errs, fmt.Errorf("--termination-check-interval must be 0 (off) or at least 100ms, got %s", cfg.TerminationCheckInterval))
 	}
@@ -276,4 +291,28 @@ func validateMetalURL(raw string) error {
 		return fmt.Errorf("--metal-api-url %q: must end in /metal/v1, where the SDK appends operation paths", raw)
 	}
 	return nil
+}
+
+// validateFencing checks the fencing settings: they act only in the
+// hardware mode, and only with the controller's own node known, which is
+// never fenced.
+func (cfg *Config) validateFencing() []error {
+	if !cfg.Fencing {
+		return nil
+	}
+	var errs []error
+	if cfg.Mode != ModeHardware {
+		errs = append(errs, fmt.Errorf("--fencing needs --mode %s: only nodes with an Inventory (a BMC) are fenced", ModeHardware))
+	}
+	if cfg.FencingMaxFenced < 1 {
+		errs = append(errs, fmt.Errorf("--fencing-max-fenced must be at least 1, got %d", cfg.FencingMaxFenced))
+	}
+	if cfg.FencingGracePeriod < time.Second {
+		errs = append(errs, fmt.Errorf("--fencing-grace-period must be at least 1s, got %s", cfg.FencingGracePeriod))
+	}
+	if strings.TrimSpace(cfg.NodeName) == "" {
+		errs = append(errs, errors.New("--fencing needs --node-name (NODE_NAME, the pod's spec.nodeName from the downward API): "+
+			"the controller's own node is never fenced"))
+	}
+	return errs
 }

@@ -53,6 +53,12 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--create-backoff"}},
 		{name: "events interval too short", mutate: func(f *Config) { f.DeviceEventsInterval = time.Millisecond },
 			wantErr: []string{"--device-events-interval"}},
+		{name: "fencing outside the hardware mode, unbounded, without grace or own node",
+			mutate:  func(f *Config) { f.Fencing = true },
+			wantErr: []string{"--fencing needs --mode hardware", "--fencing-max-fenced", "--fencing-grace-period", "--node-name"}},
+		{name: "fencing set up", mutate: func(f *Config) {
+			f.Mode, f.Fencing, f.FencingMaxFenced, f.FencingGracePeriod, f.NodeName = ModeHardware, true, 1, time.Minute, "hv-1"
+		}},
 		{name: "bmc timeout negative", mutate: func(f *Config) { f.BMCTimeout = -time.Second }, wantErr: []string{"--bmc-timeout"}},
 		{name: "termination check negative", mutate: func(f *Config) { f.TerminationCheckInterval = -time.Second },
 			wantErr: []string{"--termination-check-interval"}},

@@ -159,6 +159,22 @@ func RetryAfter(err error) time.Duration {
 	return 0
 }
 
+// SlowDown says how long to wait before asking again when err is a refusal
+// that only time cures: Throttled waits what it asked, or fallback when it
+// asked nothing; Busy waits fallback. Any other class answers false.
+func SlowDown(err error, fallback time.Duration) (time.Duration, bool) {
+	switch ClassOf(err) {
+	case Throttled:
+		if wait := RetryAfter(err); wait > 0 {
+			return wait, true
+		}
+		return fallback, true
+	case Busy:
+		return fallback, true
+	}
+	return 0, false
+}
+
 // Message is err's message for people: the outermost *Error's own, else
 // err's text.
 func Message(err error) string {

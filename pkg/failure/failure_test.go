@@ -37,3 +37,26 @@ func TestClassOfAndTheRest(t *testing.T) {
 	assert.Equal(t, "plain", Message(errors.New("plain")))
 	assert.ErrorIs(t, &Error{Err: context.Canceled}, context.Canceled)
 }
+
+func TestSlowDown(t *testing.T) {
+	const fallback = 5 * time.Second
+	cases := []struct {
+		name string
+		err  error
+		wait time.Duration
+		ok   bool
+	}{
+		{"throttled with its own wait", &Error{Class: Throttled, RetryAfter: time.Minute}, time.Minute, true},
+		{"throttled without", &Error{Class: Throttled}, fallback, true},
+		{"busy", &Error{Class: Busy, RetryAfter: time.Hour}, fallback, true},
+		{"refused", &Error{Class: Forbidden}, 0, false},
+		{"not classified", errors.New("boom"), 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wait, ok := SlowDown(c.err, fallback)
+			assert.Equal(t, c.wait, wait)
+			assert.Equal(t, c.ok, ok)
+		})
+	}
+}

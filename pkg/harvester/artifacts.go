@@ -29,6 +29,8 @@ var (
 // Artifacts are the installer files of one Harvester release.
 type Artifacts struct {
 	Version string
+	// Arch is the architecture the files are built for (ArchAMD64, ArchARM64).
+	Arch string
 	// KernelURL and InitrdURL point at GitHub releases, unless a mirror is
 	// named, because Equinix's iPXE cannot validate the releases.rancher.com
 	// certificate (harvester/harvester#2226).
@@ -66,13 +68,51 @@ func ArtifactsFor(version string) (Artifacts, error) {
 	return ArtifactsFrom("", version)
 }
 
-// ArtifactsFrom returns the artifact URLs of a release on mirror, a copy
-// of releases.rancher.com/harvester laid out as it is
+// ArtifactsFrom returns the amd64 artifact URLs of a release on mirror, a
+// copy of releases.rancher.com/harvester laid out as it is
 // (<mirror>/<version>/harvester-<version>-vmlinuz-amd64, ...): how servers
 // without a way to the internet install. An empty mirror means the
-// official locations.
+// official locations. Equinix Metal pools install amd64 only.
 func ArtifactsFrom(mirror, version string) (Artifacts, error) {
+	return ArtifactsForArch(mirror, version, ArchAMD64)
+}
+
+// Architectures Harvester publishes releases for, as its release files
+// name them (and as Seeder's Inventory spec.arch spells them).
+const (
+	ArchAMD64 = "amd64"
+	ArchARM64 = "arm64"
+)
+
+// ErrUnsupportedArch is returned for an architecture Harvester publishes
+// no installer for.
+var ErrUnsupportedArch = errors.New("unsupported architecture")
+
+// NormalizeArch maps an architecture to the spelling of Harvester's
+// release files: "" (an Inventory that names none) is amd64, and the
+// kernel's own names x86_64 and aarch64 are accepted too.
+func NormalizeArch(arch string) (string, error) {
+	switch strings.ToLower(arch) {
+	case "", ArchAMD64, "x86_64":
+		return ArchAMD64, nil
+	case ArchARM64, "aarch64":
+		return ArchARM64, nil
+	default:
+		return "", fmt.Errorf("%w: %q (Harvester ships amd64 and arm64)", ErrUnsupportedArch, arch)
+	}
+}
+
+// ArtifactsForArch is ArtifactsFrom for arch. Each release publishes one
+// set of files per architecture, named alike with the architecture as
+// the suffix (harvester-<version>-vmlinuz-arm64, -initrd-arm64,
+// -rootfs-arm64.squashfs, -arm64.iso); Seeder's iPXE template builds the
+// same names from an Inventory's arch.
+func ArtifactsForArch(mirror, version, arch string) (Artifacts, error) {
 	if err := ValidateVersion(version); err != nil {
+		return Artifacts{}, err
+	}
+	arch, err := NormalizeArch(arch)
+	if err != nil {
 		return Artifacts{}, err
 	}
 	kernels, files := githubReleaseBase+"/"+version, rancherReleaseBase+"/"+version
@@ -83,14 +123,16 @@ func ArtifactsFrom(mirror, version string) (Artifacts, error) {
 		kernels = strings.TrimSuffix(mirror, "/") + "/" + version
 		files = kernels
 	}
-	initrd := "harvester-" + version + "-initrd-amd64"
+	name := "harvester-" + version
+	initrd := name + "-initrd-" + arch
 	return Artifacts{
 		Version:    version,
-		KernelURL:  kernels + "/harvester-" + version + "-vmlinuz-amd64",
+		Arch:       arch,
+		KernelURL:  kernels + "/" + name + "-vmlinuz-" + arch,
 		InitrdURL:  kernels + "/" + initrd,
 		InitrdName: initrd,
-		RootfsURL:  files + "/harvester-" + version + "-rootfs-amd64.squashfs",
-		ISOURL:     files + "/harvester-" + version + "-amd64.iso",
+		RootfsURL:  files + "/" + name + "-rootfs-" + arch + ".squashfs",
+		ISOURL:     files + "/" + name + "-" + arch + ".iso",
 	}, nil
 }
 
@@ -107,13 +149,18 @@ func ValidateMirror(mirror string) error {
 	return nil
 }
 
-// ISOURL is the installer ISO a server of version installs: override when
-// set, else the release's own.
+// ISOURL is the installer ISO an amd64 server of version installs:
+// override when set, else the release's own.
 func ISOURL(version, override string) (string, error) {
+	return ISOURLForArch(version, ArchAMD64, override)
+}
+
+// ISOURLForArch is ISOURL for a server of arch.
+func ISOURLForArch(version, arch, override string) (string, error) {
 	if override != "" {
 		return override, nil
 	}
-	art, err := ArtifactsFor(version)
+	art, err := ArtifactsForArch("", version, arch)
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ func TestArtifactsFor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Artifacts{
 		Version:    "v1.4.1",
+		Arch:       "amd64",
 		KernelURL:  "https://github.com/harvester/harvester/releases/download/v1.4.1/harvester-v1.4.1-vmlinuz-amd64",
 		InitrdURL:  "https://github.com/harvester/harvester/releases/download/v1.4.1/harvester-v1.4.1-initrd-amd64",
 		InitrdName: "harvester-v1.4.1-initrd-amd64",
@@ -28,6 +29,7 @@ func TestArtifactsFromMirror(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Artifacts{
 			Version:    "v1.4.1",
+			Arch:       "amd64",
 			KernelURL:  "http://10.0.0.2:8080/harvester/v1.4.1/harvester-v1.4.1-vmlinuz-amd64",
 			InitrdURL:  "http://10.0.0.2:8080/harvester/v1.4.1/harvester-v1.4.1-initrd-amd64",
 			InitrdName: "harvester-v1.4.1-initrd-amd64",
@@ -44,6 +46,44 @@ func TestArtifactsFromMirror(t *testing.T) {
 		_, err := ArtifactsFrom(bad, "v1.4.1")
 		assert.ErrorIs(t, err, ErrInvalidMirror, bad)
 	}
+}
+
+// Harvester's arm64 release files carry the architecture where the amd64
+// ones do; the ISO a join configuration names follows the server's arch.
+func TestArtifactsForArch(t *testing.T) {
+	for _, arch := range []string{"arm64", "aarch64", "ARM64"} {
+		got, err := ArtifactsForArch("", "v1.5.0", arch)
+		require.NoError(t, err)
+		assert.Equal(t, Artifacts{
+			Version:    "v1.5.0",
+			Arch:       "arm64",
+			KernelURL:  "https://github.com/harvester/harvester/releases/download/v1.5.0/harvester-v1.5.0-vmlinuz-arm64",
+			InitrdURL:  "https://github.com/harvester/harvester/releases/download/v1.5.0/harvester-v1.5.0-initrd-arm64",
+			InitrdName: "harvester-v1.5.0-initrd-arm64",
+			RootfsURL:  "https://releases.rancher.com/harvester/v1.5.0/harvester-v1.5.0-rootfs-arm64.squashfs",
+			ISOURL:     "https://releases.rancher.com/harvester/v1.5.0/harvester-v1.5.0-arm64.iso",
+		}, got, arch)
+	}
+	for _, arch := range []string{"", "amd64", "x86_64"} {
+		got, err := ArtifactsForArch("http://10.0.0.2/h", "v1.5.0", arch)
+		require.NoError(t, err)
+		assert.Equal(t, "http://10.0.0.2/h/v1.5.0/harvester-v1.5.0-vmlinuz-amd64", got.KernelURL, arch)
+		assert.Equal(t, "amd64", got.Arch)
+	}
+	_, err := ArtifactsForArch("", "v1.5.0", "riscv64")
+	assert.ErrorIs(t, err, ErrUnsupportedArch)
+	_, err = ArtifactsForArch("", "master", "arm64")
+	assert.ErrorIs(t, err, ErrInvalidVersion)
+
+	iso, err := ISOURLForArch("v1.5.0", "arm64", "")
+	require.NoError(t, err)
+	assert.Equal(t, "https://releases.rancher.com/harvester/v1.5.0/harvester-v1.5.0-arm64.iso", iso)
+	iso, err = ISOURLForArch("v1.5.0", "arm64", "http://mirror/x.iso")
+	require.NoError(t, err)
+	assert.Equal(t, "http://mirror/x.iso", iso, "an override wins")
+	amd, err := ISOURL("v1.5.0", "")
+	require.NoError(t, err)
+	assert.Equal(t, "https://releases.rancher.com/harvester/v1.5.0/harvester-v1.5.0-amd64.iso", amd, "Equinix callers keep amd64")
 }
 
 func TestValidateVersion(t *testing.T) {

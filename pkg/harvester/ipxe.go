@@ -61,7 +61,7 @@ func InstallerScriptFrom(mirror, version string) (string, error) {
 	fmt.Fprintf(&b, "# Harvester %s installer (reinstall flow). The join configuration, with\n", version)
 	b.WriteString("# the management MACs, comes from the device userdata.\n")
 	b.WriteString("dhcp\n")
-	writeBoot(&b, a, installerKernelArgs(a))
+	writeBoot(&b, a, installerKernelArgs(a, equinixConsole, MetadataUserdataURL))
 	return b.String(), nil
 }
 
@@ -100,7 +100,7 @@ func SingleBootScriptFrom(mirror, version string, bondOptions map[string]string)
 	b.WriteString("echo Cannot tell the management NIC (ifname ${ifname}); staying in the iPXE shell.\n")
 	b.WriteString("shell\n")
 	b.WriteString(":kick\n")
-	writeBoot(&b, a, append(installerKernelArgs(a), singleBootKernelArgs(bond)...))
+	writeBoot(&b, a, append(installerKernelArgs(a, equinixConsole, MetadataUserdataURL), singleBootKernelArgs(bond, "${mgmtmac}")...))
 	return b.String(), nil
 }
 
@@ -110,10 +110,13 @@ func writeBoot(b *strings.Builder, a Artifacts, args []string) {
 	b.WriteString("boot\n")
 }
 
-// installerKernelArgs are the arguments both installer scripts share.
+// equinixConsole is the serial console Equinix Metal's SOS reaches.
+const equinixConsole = "ttyS1,115200"
+
+// installerKernelArgs are the arguments every installer script shares.
 // automatic and config_url must be here: the installer reads them from the
 // command line to decide whether, and from where, to fetch the rest.
-func installerKernelArgs(a Artifacts) []string {
+func installerKernelArgs(a Artifacts, console, configURL string) []string {
 	return []string{
 		"initrd=" + a.InitrdName,
 		"ip=dhcp",
@@ -121,10 +124,10 @@ func installerKernelArgs(a Artifacts) []string {
 		"rd.cos.disable",
 		"rd.noverifyssl",
 		"root=live:" + a.RootfsURL,
-		"console=ttyS1,115200",
+		"console=" + console,
 		kernelArgPrefix + "automatic=true",
 		kernelArgPrefix + "skipchecks=true",
-		kernelArgPrefix + "config_url=" + MetadataUserdataURL,
+		kernelArgPrefix + "config_url=" + configURL,
 	}
 }
 
@@ -132,9 +135,9 @@ func installerKernelArgs(a Artifacts) []string {
 // here only (the installer concatenates lists from both sources); method and
 // bond options are scalars and map keys, which merge without duplicates, so the
 // userdata may repeat them and the command line wins.
-func singleBootKernelArgs(bond map[string]string) []string {
+func singleBootKernelArgs(bond map[string]string, mac string) []string {
 	args := []string{
-		mgmtKernelArg + `interfaces="hwAddr:${mgmtmac}"`,
+		mgmtKernelArg + `interfaces="hwAddr:` + mac + `"`,
 		mgmtKernelArg + "method=" + methodDHCP,
 	}
 	for _, key := range slices.Sorted(maps.Keys(bond)) {

@@ -169,16 +169,7 @@ func startBMCs(t *testing.T, env *framework.Env, seed int64) *bmcWorld {
 
 // kubeletReady sets the node Ready with a new transition time, as a kubelet
 // does when its server came back: a power-on or reboot waits for it.
-func (w *bmcWorld) kubeletReady(env *framework.Env, name string) {
-	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return
-	}
-	now := metav1.Now()
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: now, LastTransitionTime: now}}
-	_, _ = env.Kube.CoreV1().Nodes().UpdateStatus(env.Ctx, n, metav1.UpdateOptions{})
-}
+func (w *bmcWorld) kubeletReady(env *framework.Env, name string) { kubelet(env, name, true) }
 
 func (w *bmcWorld) note(format string, args ...any) {
 	w.mu.Lock()
@@ -190,31 +181,11 @@ func (w *bmcWorld) note(format string, args ...any) {
 // kubelets of the BMC nodes throughout.
 func (w *bmcWorld) play(r *run, stop <-chan struct{}) {
 	began := time.Now()
-	steps := w.plan
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	next := time.After(0)
-	for {
-		select {
-		case <-stop:
-			return
-		case <-r.env.Ctx.Done():
-			return
-		case <-tick.C:
-			w.followCommands(r)
-		case <-next:
-			if len(steps) == 0 {
-				next = nil
-				continue
-			}
-			s := steps[0]
-			steps = steps[1:]
+	playSteps(r.env.Ctx, stop, w.plan, func(s bmcStep) time.Duration { return s.Delay }, 250*time.Millisecond,
+		func() { w.followCommands(r) },
+		func(s bmcStep) {
 			w.note("%6.2fs bmc %s %d: %s", time.Since(began).Seconds(), s.Kind, s.Pick, w.do(r, s))
-			if len(steps) > 0 {
-				next = time.After(steps[0].Delay)
-			}
-		}
-	}
+		})
 }
 
 func (w *bmcWorld) do(r *run, s bmcStep) string {

@@ -81,6 +81,7 @@ func runChaos(t *testing.T, seed int64) {
 		r.phases, r.ledger.summary(), r.stats, r.creates.refusals(runPrefix(seed)), r.vip.ledger.Changes(), guestChanges, r.violations)
 	t.Logf("seed %d: %s", seed, r.rolloutSummary)
 	t.Logf("seed %d: %s", seed, r.bmcs.summary())
+	t.Logf("seed %d: %s", seed, r.fencing.summary())
 	if n := r.remedied.Load(); n > 0 {
 		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
 	}
@@ -109,6 +110,8 @@ type run struct {
 	power      *powerLedger
 	// bmcs are the nodes with a BMC, and the BMC plan.
 	bmcs *bmcWorld
+	// fencing are the nodes the hardware controller fences, and their plan.
+	fencing *fenceWorld
 	// remedied counts Instances pointed at project B's Secret.
 	remedied atomic.Int64
 	// running is whether the campaign believes the controller runs: false
@@ -157,6 +160,7 @@ func setUp(t *testing.T, pl plan) *run {
 	r.power.watchNodes(env)
 	r.foreign = createForeign(t, env, client, pl)
 	r.bmcs = startBMCs(t, env, pl.Seed)
+	r.fencing = startFencing(t, env, pl.Seed)
 	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: append([]string{
 		"--elastic-ip-resync-interval", "5s",
@@ -165,7 +169,7 @@ func setUp(t *testing.T, pl plan) *run {
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
 	}, hardwareArgs...)})
-	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeHardware, ExtraArgs: bmcArgs})
+	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeHardware, ExtraArgs: append(append([]string(nil), bmcArgs...), r.fencing.args()...)})
 	r.running = true
 	r.marks.started()
 	r.kills = &killSwitch{addon: r.addon, hardware: r.hardware, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
@@ -181,14 +185,21 @@ func (r *run) chaos() {
 	r.began = time.Now()
 	r.rollouts = watchRollouts(r, &r.marks)
 	stopBMCs, bmcsDone := make(chan struct{}), make(chan struct{})
+	fencingDone := make(chan struct{})
 	go func() {
 		defer close(bmcsDone)
 		r.bmcs.play(r, stopBMCs)
 	}()
+	go func() {
+		defer close(fencingDone)
+		r.fencing.play(r, stopBMCs)
+	}()
 	defer func() {
 		close(stopBMCs)
 		<-bmcsDone
+		<-fencingDone
 		r.notes = append(r.notes, r.bmcs.notes...)
+		r.notes = append(r.notes, r.fencing.fenceNotes()...)
 	}()
 	for i, s := range r.plan.Steps {
 		// The random delay between actions is part of the plan, not a wait
@@ -298,6 +309,7 @@ func (r *run) tearDown() {
 	removeLeftovers(r.t, r.env, runPrefix(r.plan.Seed))
 	r.foreign.remove(r.env)
 	r.bmcs.remove(r.env)
+	r.fencing.remove(r.env)
 	ctx := context.Background()
 	for _, ns := range []string{metav1.NamespaceDefault, framework.Namespace} {
 		// Events of finished runs would only slow down every later scan.

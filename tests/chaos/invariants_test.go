@@ -33,6 +33,7 @@ func (r *run) quiesce() {
 	r.notes = append(r.notes, "quiesce: "+r.powerOnAll())
 	r.notes = append(r.notes, "quiesce: "+r.endMaintenance())
 	r.notes = append(r.notes, "quiesce: "+r.quiesceBMCs())
+	r.notes = append(r.notes, "quiesce: "+r.quiesceFencing())
 	for _, name := range r.env.Agent.NodeNames() {
 		// A node the chaos stopped or made NotReady works again; one whose
 		// server is gone is no longer the agent's.
@@ -269,6 +270,7 @@ func (r *run) check() {
 	}
 	r.checkSecrets()
 	r.checkBMCs()
+	r.checkFencing()
 	r.checkHardwareEvents()
 	r.checkControllerLog()
 	r.reportOrphans()

@@ -212,27 +212,21 @@ func (r *poolRun) countServices() error {
 
 // metalFailure turns a failed call into an action, as an ElasticIP's does.
 func (r *poolRun) metalFailure(step string, err error) error {
-	switch failure.ClassOf(err) {
-	case failure.Throttled:
-		wait := failure.RetryAfter(err)
-		if wait <= 0 {
-			wait = busyRetry
-		}
+	if wait, ok := failure.SlowDown(err, busyRetry); ok {
 		r.Requeue(wait)
 		return nil
-	case failure.Busy:
-		r.Requeue(busyRetry)
-		return nil
+	}
+	switch failure.ClassOf(err) {
 	case failure.Unauthorized, failure.Forbidden:
 		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
 			"Equinix Metal refused the credentials of Secret %s while %s: %s",
-			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
+			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, failure.Message(err)))
 		r.blocked(v1.ElasticIPPoolCredentialsReady, v1.ElasticIPPoolPhaseError)
 		r.Requeue(authRetry)
 		return nil
 	case failure.Invalid, failure.NoCapacity:
 		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonInvalidRequest,
-			fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
+			fmt.Sprintf("Equinix Metal rejected %s: %s", step, failure.Message(err)))
 		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseError)
 		r.Requeue(refusedRetry)
 		return nil

@@ -1,7 +1,6 @@
 package elasticip
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -184,38 +183,24 @@ func (r *run) record(res *metal.IPReservation) []metal.IPAddress {
 // poll a busy object, stop on refused credentials, report a rejected
 // request on cond; anything else is returned so the workqueue backs off.
 func (r *run) metalFailure(step, cond string, err error) error {
-	switch failure.ClassOf(err) {
-	case failure.Throttled:
-		wait := failure.RetryAfter(err)
-		if wait <= 0 {
-			wait = busyRetry
-		}
+	if wait, ok := failure.SlowDown(err, busyRetry); ok {
 		r.Requeue(wait)
 		return nil
-	case failure.Busy:
-		r.Requeue(busyRetry)
-		return nil
+	}
+	switch failure.ClassOf(err) {
 	case failure.Unauthorized, failure.Forbidden:
 		r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
 			"Equinix Metal refused the credentials of Secret %s while %s: %s; nothing is changed until they work",
-			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
+			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, failure.Message(err)))
 		r.setPhase(v1.ElasticIPPhaseError)
 		r.onVIPHost = nil
 		r.Requeue(authRetry)
 		return nil
 	case failure.Invalid:
-		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
+		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf("Equinix Metal rejected %s: %s", step, failure.Message(err)))
 		r.setPhase(v1.ElasticIPPhaseWaiting)
 		r.Requeue(refusedRetry)
 		return nil
 	}
 	return fmt.Errorf("%s: %w", step, err)
-}
-
-func metalMessage(err error) string {
-	var e *failure.Error
-	if errors.As(err, &e) && e.Message != "" {
-		return e.Message
-	}
-	return err.Error()
 }

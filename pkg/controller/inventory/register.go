@@ -23,6 +23,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -66,6 +67,8 @@ type Handler struct {
 	seeder    *seederGuard
 	// specs pace the status writes after Harvester's power requests.
 	specs *specClock
+	// fence is the fencing step (nil unless --fencing).
+	fence *fencing.Fencer
 
 	// now is the chain's clock (time.Now when nil).
 	now func() time.Time
@@ -95,6 +98,7 @@ func Register(ctx context.Context, deps *common.Deps) {
 		driver:      bmcdriver.New(bmcdriver.Options{}),
 		recorder:    deps.Recorder,
 		specs:       newSpecClock(),
+		fence:       fencing.New(ctx, deps),
 	}
 	h.seeder = newSeederGuard(deps.CRDs, deps.Recorder, h.wakeAll)
 	// Before any handler runs, so that none acts beside a Seeder found at

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ func (h *Handler) Sync(key string, inv *v1alpha1.Inventory) (*v1alpha1.Inventory
 	if inv == nil {
 		h.driver.Forget(key)
 		h.specs.forget(key)
+		_, name, _ := strings.Cut(key, "/")
+		h.fence.Forget(name)
 		return nil, nil
 	}
 	if h.seeder.present() {
@@ -78,8 +81,12 @@ func (r *run) sync(t *target) error {
 		return err
 	}
 	ep, ok, err := r.endpoint(t)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		// Fencing says why a NotReady node is not fenced.
+		return r.h.fence.Step(t, nil, r.node, r.now)
 	}
 	interval := pollInterval(inv)
 	var last time.Time
@@ -97,6 +104,9 @@ func (r *run) sync(t *target) error {
 	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: r.owner, Key: string(inv.UID), Interval: interval, LastPolled: last,
 		Spread: true, PowerPace: pace, Now: r.h.clock})
 	err = r.observeBMC(t, m, ep, interval, r.h.steps.Sync(t, m, r.node, r.now))
+	// Fencing comes after the steps and what the BMC answered: it reads
+	// whether the BMC took the credentials, and uses the same machine.
+	err = errors.Join(err, r.h.fence.Step(t, m, r.node, r.now))
 	// The session stays for the next pass when that comes soon (a power
 	// action followed, a short poll interval), and is logged out otherwise.
 	m.Release(t.After())

@@ -78,6 +78,9 @@ func (t *target) Hardware() *v1.HardwareStatus {
 	return &st.Hardware.HardwareStatus
 }
 
+// Conditions are the working copy's conditions.
+func (t *target) Conditions() []metav1.Condition { return t.Obj.Status.Conditions }
+
 // ForwardsEvents is spec.events.enabled.
 func (t *target) ForwardsEvents() bool { return t.Obj.Spec.Events.Enabled }
 

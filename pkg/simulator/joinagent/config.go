@@ -171,7 +171,9 @@ type installConfig struct {
 	Labels   map[string]string
 	Role     string
 	ISOURL   string
-	Files    []File
+	// Device is the install disk (install.device).
+	Device string
+	Files  []File
 }
 
 // File is an entry of os.write_files, which Harvester's OS writes at every
@@ -216,7 +218,7 @@ func validate(cfg map[string]interface{}, want Expect, deviceMACs map[string]str
 		return ic, fmt.Errorf("install.iso_url is required for an automatic install")
 	}
 	ic.ISOURL = getString(cfg, "install.isourl")
-	if getString(cfg, "install.device") == "" {
+	if ic.Device = getString(cfg, "install.device"); ic.Device == "" {
 		return ic, fmt.Errorf("install.device is not set")
 	}
 	if ic.MACs, err = managementMACs(cfg, deviceMACs); err != nil {

@@ -71,7 +71,18 @@ var envCases = []struct {
 		args:  hardwareMode,
 		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR"},
 	},
+	{
+		// Fencing needs the pod's node, which the downward API gives.
+		name: "hardware mode with fencing",
+		args: append(slices.Clone(hardwareMode), "--set", "hardware.fencing.enabled=true", "--set", "hardware.fencing.maxFenced=2",
+			"--set", "hardware.fencing.gracePeriod=10m", "--set", "hardware.fencing.powerOn=true"),
+		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR"},
+	},
 }
+
+// downward is what the downward API gives each field the Deployment reads
+// from it, in these tests.
+var downward = map[string]string{"metadata.namespace": releaseNamespace, "spec.nodeName": "hv-1"}
 
 func TestDeploymentSetsEveryControllerVariable(t *testing.T) {
 	known := controllerEnvVars(t)
@@ -97,6 +108,13 @@ func TestDeploymentSetsEveryControllerVariable(t *testing.T) {
 			require.NotNil(t, ns.ValueFrom, "NAMESPACE comes from the downward API")
 			require.NotNil(t, ns.ValueFrom.FieldRef)
 			assert.Equal(t, "metadata.namespace", ns.ValueFrom.FieldRef.FieldPath)
+
+			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "NODE_NAME" })
+			require.GreaterOrEqual(t, i, 0, "the Deployment does not set NODE_NAME")
+			node := c.Env[i]
+			require.NotNil(t, node.ValueFrom, "NODE_NAME comes from the downward API")
+			require.NotNil(t, node.ValueFrom.FieldRef)
+			assert.Equal(t, "spec.nodeName", node.ValueFrom.FieldRef.FieldPath)
 		})
 	}
 }
@@ -121,8 +139,8 @@ func TestControllerAcceptsRenderedSettings(t *testing.T) {
 				value := e.Value
 				if e.ValueFrom != nil {
 					require.NotNil(t, e.ValueFrom.FieldRef, e.Name)
-					require.Equal(t, "metadata.namespace", e.ValueFrom.FieldRef.FieldPath, e.Name)
-					value = releaseNamespace
+					require.Contains(t, downward, e.ValueFrom.FieldRef.FieldPath, e.Name)
+					value = downward[e.ValueFrom.FieldRef.FieldPath]
 				}
 				t.Setenv(e.Name, value)
 			}

@@ -130,6 +130,13 @@ const (
 	// BMCPowerSynced is the power condition of the hardware chain, as on an
 	// Instance.
 	BMCPowerSynced = InstancePowerSynced
+	// BMCFenced is the fencing chain's (--fencing): True while the node's
+	// server is switched off by the addon and its Node carries the
+	// out-of-service taint; Unknown while the power-off is sent and not yet
+	// seen; False while the node is NotReady but not fenced (its grace
+	// period, or a guard: the reason says which), or after the fence was
+	// lifted. It appears when the node first goes NotReady.
+	BMCFenced = "Fenced"
 )
 
 // NodeHardwareHealthy is the condition the hardware chain puts on a Node

@@ -160,3 +160,9 @@ func TagValue(tags []string, prefix string) (string, bool) {
 	}
 	return "", false
 }
+
+// TaintOutOfServiceValue is the value of Kubernetes's out-of-service taint
+// (corev1.TaintNodeOutOfService, effect NoExecute) the fencing chain puts
+// on a Node whose server it switched off: the value Kubernetes documents
+// for a node that was shut down.
+const TaintOutOfServiceValue = "nodeshutdown"

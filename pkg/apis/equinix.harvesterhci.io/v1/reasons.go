@@ -197,6 +197,50 @@ const (
 	// Nodes the addon initializes as a cloud provider.
 	ReasonNodeInitialized    = "NodeInitialized"
 	ReasonNodeNotInitialized = "NodeNotInitialized"
+
+	// Fencing (--fencing): the Fenced condition of an Inventory, and the
+	// Events on its Node.
+	ReasonFenceGracePeriod     = "FenceGracePeriod"
+	ReasonFenceNotNeeded       = "FenceNotNeeded"
+	ReasonFenceHeldByBound     = "FenceHeldByBound"
+	ReasonFenceHeldByQuorum    = "FenceHeldByQuorum"
+	ReasonFenceHeldOwnNode     = "FenceHeldOwnNode"
+	ReasonFenceHeldMaintenance = "FenceHeldMaintenance"
+	ReasonFenceHeldBMC         = "FenceHeldBMC"
+	ReasonFenceHeldPowerAction = "FenceHeldPowerAction"
+	ReasonFencePowerOffSending = "FencePowerOffSending"
+	ReasonFencePowerOffSent    = "FencePowerOffSent"
+	ReasonFencePowerOffFailed  = "FencePowerOffFailed"
+	ReasonFenced               = "Fenced"
+	ReasonFencePowerOnSending  = "FencePowerOnSending"
+	ReasonFencePowerOnSent     = "FencePowerOnSent"
+	ReasonFenceLifted          = "FenceLifted"
+)
+
+// Reasons the boot endpoint of owned servers refuses a request for: the
+// label of its refusal metric, and the Warning Event on the Instance whose
+// server was named. Each is a Boot... word, so the two never mix with the
+// reasons of a condition.
+const (
+	// ReasonBootNoOpenClaim: no Instance holds a server of that MAC, or its
+	// Node has joined (nothing is served after the join).
+	ReasonBootNoOpenClaim = "BootNoOpenClaim"
+	// ReasonBootUUIDMismatch: the SMBIOS UUID iPXE reported is not the
+	// one the server's BMC reported.
+	ReasonBootUUIDMismatch = "BootUUIDMismatch"
+	// ReasonBootNonceMismatch: a configuration URL not of the open claim
+	// (an older claim's, or made up).
+	ReasonBootNonceMismatch = "BootNonceMismatch"
+	// ReasonBootInvalidMAC: the request named no MAC that could be read.
+	ReasonBootInvalidMAC = "BootInvalidMAC"
+	// ReasonBootUnknownPath: a path the endpoint does not serve.
+	ReasonBootUnknownPath = "BootUnknownPath"
+	// ReasonBootScriptFailed: the claim's architecture or version has no
+	// installer to boot.
+	ReasonBootScriptFailed = "BootScriptFailed"
+	// ReasonBootConfigFailed: the install configuration could not be built
+	// right now (not a refusal: the installer may ask again).
+	ReasonBootConfigFailed = "BootConfigFailed"
 )
 
 // warnings are the reasons that need a person's attention: something to fix,
@@ -238,6 +282,15 @@ var warnings = map[string]bool{
 	ReasonBlockDenied: true, ReasonBlockGone: true, ReasonBlockInUse: true, ReasonIPPoolTaken: true, ReasonIPPoolMissing: true,
 
 	ReasonBGPFailed: true, ReasonNodeNotInitialized: true,
+
+	// A dead node left unfenced, and a node the addon switched off.
+	ReasonFenceHeldByBound: true, ReasonFenceHeldByQuorum: true, ReasonFenceHeldOwnNode: true,
+	ReasonFenceHeldMaintenance: true, ReasonFenceHeldBMC: true, ReasonFenceHeldPowerAction: true,
+	ReasonFencePowerOffFailed: true, ReasonFenced: true,
+
+	ReasonBootNoOpenClaim: true, ReasonBootUUIDMismatch: true, ReasonBootNonceMismatch: true,
+	ReasonBootInvalidMAC: true, ReasonBootUnknownPath: true, ReasonBootScriptFailed: true,
+	ReasonBootConfigFailed: true,
 }
 
 // stalling are the reasons that hold an object until a person acts: fix a

@@ -1,0 +1,85 @@
+package fencing
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+)
+
+func nodeOf(name string, ready bool) *corev1.Node {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}}}
+}
+
+func TestQuorum(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes []*corev1.Node
+		held  bool
+	}{
+		{"one of three", []*corev1.Node{nodeOf("a", false), nodeOf("b", true), nodeOf("c", true)}, false},
+		{"half of four", []*corev1.Node{nodeOf("a", false), nodeOf("b", false), nodeOf("c", true), nodeOf("d", true)}, false},
+		{"two of three", []*corev1.Node{nodeOf("a", false), nodeOf("b", false), nodeOf("c", true)}, true},
+		{"own node NotReady", []*corev1.Node{nodeOf("a", false), nodeOf("own", false), nodeOf("c", true), nodeOf("d", true)}, true},
+		{"one of two", []*corev1.Node{nodeOf("a", false), nodeOf("own", true)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := quorum(tt.nodes, "own")
+			assert.Equal(t, tt.held, h != nil)
+			if h != nil {
+				assert.Equal(t, v1.ReasonFenceHeldByQuorum, h.reason)
+			}
+		})
+	}
+}
+
+func TestWithTaintTouchesOnlyItsOwn(t *testing.T) {
+	unreachable := corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}
+	on, changed := withTaint([]corev1.Taint{unreachable}, true)
+	assert.True(t, changed)
+	assert.Len(t, on, 2)
+	assert.Equal(t, unreachable, on[0])
+	assert.Equal(t, corev1.TaintNodeOutOfService, on[1].Key)
+	assert.Equal(t, v1.TaintOutOfServiceValue, on[1].Value)
+
+	_, changed = withTaint(on, true)
+	assert.False(t, changed, "a taint already there is put on again")
+
+	off, changed := withTaint(on, false)
+	assert.True(t, changed)
+	assert.Equal(t, []corev1.Taint{unreachable}, off)
+	_, changed = withTaint(off, false)
+	assert.False(t, changed)
+}
+
+func TestInMaintenance(t *testing.T) {
+	n := nodeOf("a", false)
+	in, _ := inMaintenance(n)
+	assert.False(t, in)
+
+	asked := n.DeepCopy()
+	asked.Annotations = map[string]string{harvester.AnnotationDrainRequested: "true"}
+	in, _ = inMaintenance(asked)
+	assert.True(t, in, "a node on its way into maintenance mode")
+
+	done := n.DeepCopy()
+	done.Annotations = map[string]string{harvester.AnnotationMaintainStatus: "completed"}
+	in, _ = inMaintenance(done)
+	assert.True(t, in)
+
+	cond := n.DeepCopy()
+	cond.Status.Conditions = append(cond.Status.Conditions, corev1.NodeCondition{Type: harvester.NodeConditionMaintenanceMode,
+		Status: corev1.ConditionTrue, Reason: "Running"})
+	in, _ = inMaintenance(cond)
+	assert.True(t, in)
+}

@@ -1,0 +1,53 @@
+package joinagent
+
+import "errors"
+
+// What the agent knows of an install, for other simulated servers (the
+// owned servers of package ownedfleet) that boot and install the same way
+// but are not Metal devices.
+
+// Boot is what an iPXE script did: the kernel and its command line, the
+// initrds, or the shell.
+type Boot = bootResult
+
+// RunIPXE runs script with the project's iPXE interpreter; vars are what
+// iPXE knows after DHCP (ifname, netN/mac, ...).
+func RunIPXE(script string, vars map[string]string) (Boot, error) { return runIPXE(script, vars) }
+
+// IsHarvesterInstaller says the boot started Harvester's installer in its
+// automatic mode.
+func IsHarvesterInstaller(b Boot) bool { return isHarvesterInstaller(b) }
+
+// Install is a configuration that passed CheckInstall.
+type Install struct {
+	Hostname string
+	// MACs are the management interfaces, resolved to the server's NICs.
+	MACs   []string
+	VLANID int
+	// Labels are os.labels (the node's labels).
+	Labels map[string]string
+	Role   string
+	ISOURL string
+	// Device is the install disk.
+	Device string
+}
+
+// CheckInstall merges the installer's kernel arguments with the
+// config_url document, as the installer does, and checks the result as a
+// real automatic join fails (mode join, server URL, token, hostname,
+// management interfaces among nics, by name to MAC, ...). Its error
+// never holds the token the document presented.
+func CheckInstall(args []string, configDoc string, want Expect, nics map[string]string) (Install, error) {
+	cfg := cmdlineConfig(args)
+	ud, err := userdataConfig(configDoc)
+	if err != nil {
+		return Install{}, err
+	}
+	merge(cfg, ud)
+	ic, err := validate(cfg, want, nics)
+	if err != nil {
+		return Install{}, errors.New(redact(err.Error(), getString(cfg, "token"), want.Token))
+	}
+	return Install{Hostname: ic.Hostname, MACs: ic.MACs, VLANID: ic.VLANID, Labels: ic.Labels, Role: ic.Role,
+		ISOURL: ic.ISOURL, Device: ic.Device}, nil
+}
