@@ -99,8 +99,10 @@ func (r *run) sync(t *target) error {
 		// whatever else brings the Inventory back in between.
 		pace = t.PowerRecheck(r.h.settings.PollInterval)
 	}
+	// Spread: a fleet of Inventories, all seen at once when the controller
+	// starts, is polled evenly over the interval, each at its own phase.
 	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: r.owner, Key: string(inv.UID), Interval: interval, LastPolled: last,
-		PowerPace: pace, Now: r.h.clock})
+		Spread: true, PowerPace: pace, Now: r.h.clock})
 	err = r.observeBMC(t, m, ep, interval, r.h.steps.Sync(t, m, r.node, r.now))
 	// Fencing comes after the steps and what the BMC answered: it reads
 	// whether the BMC took the credentials, and uses the same machine.

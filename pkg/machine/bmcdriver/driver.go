@@ -118,6 +118,13 @@ type MachineOptions struct {
 	Interval time.Duration
 	// LastPolled is when the machine was last polled; zero when never.
 	LastPolled time.Time
+	// Spread puts the machine's polls on slots of its own, one interval
+	// apart at a phase its Key gives (see slotAfter), rather than an
+	// interval after the last poll: a fleet whose objects came at once
+	// (created together, or all seen by a controller that started) is then
+	// polled evenly over the interval instead of in that one burst, again
+	// at every interval. The first poll is at once all the same.
+	Spread bool
 	// PowerPace, when set, says a power action is under way and its effect
 	// is checked at most that often: a pass that comes sooner (the chain's
 	// own status write, a change of the node) takes the last reading rather

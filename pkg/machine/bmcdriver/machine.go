@@ -131,8 +131,18 @@ func (m *Machine) due() (bool, time.Duration) {
 	if last.IsZero() {
 		return true, 0
 	}
-	left := last.Add(m.opts.Interval).Sub(now)
+	left := m.nextPoll(last).Sub(now)
 	return left <= 0, left
+}
+
+// nextPoll is when the poll after one at last is due: an interval later,
+// or with Spread, the machine's first slot half an interval or more after
+// last.
+func (m *Machine) nextPoll(last time.Time) time.Time {
+	if !m.opts.Spread {
+		return last.Add(m.opts.Interval)
+	}
+	return slotAfter(last.Add(m.opts.Interval/2), m.opts.Interval, phase(m.opts.Key, m.opts.Interval))
 }
 
 // session returns the pass's client: the BMC's session, opened on the first
@@ -312,7 +322,7 @@ func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch
 	m.mu.Lock()
 	m.polled, m.health, m.log, m.power, m.cursor = now, &health, log, power, cur.encode()
 	m.mu.Unlock()
-	return machine.EventBatch{Events: events, RecheckAfter: m.opts.Interval}, nil
+	return machine.EventBatch{Events: events, RecheckAfter: m.nextPoll(now).Sub(now)}, nil
 }
 
 var _ machine.HealthReporter = (*Machine)(nil)

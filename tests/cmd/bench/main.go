@@ -65,6 +65,8 @@ type config struct {
 
 	throttleProbability float64
 	throttleRetryAfter  time.Duration
+
+	bmcFleet bmcFleetConfig
 }
 
 // bench runs the scenarios on one environment.
@@ -106,6 +108,7 @@ var scenarios = []scenario{
 	{"throttle", "5. Throttling", runThrottle},
 	{"simcost", "6. Simulator cost by fleet size", runSimCost},
 	{"bmc", "7. BMC sessions and requests", runBMC},
+	{"fleet", "8. The BMC chain at fleet size", runBMCFleet},
 }
 
 func main() {
@@ -131,7 +134,7 @@ func flags(cfg *config) []cli.Flag {
 	for i, s := range scenarios {
 		names[i] = s.name
 	}
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "binary", EnvVars: []string{"BENCH_BINARY"}, Required: true, Destination: &cfg.binary,
 			Usage: "the controller binary to measure"},
 		&cli.StringFlag{Name: "out", EnvVars: []string{"BENCH_OUT"}, Value: ".cache/bench/results.md", Destination: &cfg.outFile,
@@ -189,7 +192,7 @@ func flags(cfg *config) []cli.Flag {
 			Usage: "share of Metal calls answered 429"},
 		&cli.DurationFlag{Name: "throttle-retry-after", EnvVars: []string{"BENCH_THROTTLE_RETRY_AFTER"}, Value: time.Second, Destination: &cfg.throttleRetryAfter,
 			Usage: "Retry-After of those 429s"},
-	}
+	}, bmcFleetFlags(&cfg.bmcFleet)...)
 }
 
 func (cfg *config) selected() ([]scenario, error) {
