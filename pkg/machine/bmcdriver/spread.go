@@ -14,8 +14,9 @@ func phase(key string, interval time.Duration) time.Duration {
 		return 0
 	}
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(key)) // a hash never fails to write
-	return time.Duration(h.Sum64() % uint64(interval))
+	// A hash never fails to write.
+	_, _ = h.Write([]byte(key))
+	return time.Duration(h.Sum64() % uint64(interval)) //nolint:gosec // G115: interval is positive (checked above), and the remainder is below it
 }
 
 // slotAfter is the first slot at or after t of a machine whose slots are
