@@ -40,6 +40,8 @@ type controllerOptions struct {
 type controller struct {
 	cmd      *exec.Cmd
 	httpAddr string
+	// ipxeAddr is where its boot endpoint listens (host:port).
+	ipxeAddr string
 	logPath  string
 	exited   chan struct{}
 }
@@ -98,7 +100,7 @@ func (e *env) startController(ctx context.Context, name, metalURL string, opts c
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", e.binary, err)
 	}
-	c := &controller{cmd: cmd, httpAddr: httpAddr, logPath: logPath, exited: make(chan struct{})}
+	c := &controller{cmd: cmd, httpAddr: httpAddr, ipxeAddr: ipxeAddr, logPath: logPath, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		_ = logFile.Close()

@@ -109,6 +109,7 @@ var scenarios = []scenario{
 	{"simcost", "6. Simulator cost by fleet size", runSimCost},
 	{"bmc", "7. BMC sessions and requests", runBMC},
 	{"fleet", "8. The BMC chain at fleet size", runBMCFleet},
+	{"ownedpool", "9. A pool of servers people own", runOwnedPool},
 }
 
 func main() {

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+)
+
+// The owned-pool scenario's settings: a pool of 20 servers grown from
+// none, shrunk to 5, then to none; one more server, alone, is the floor.
+const (
+	ownedPoolSize   = 20
+	ownedPoolKeep   = 5
+	ownedPoolLabel  = "bench.equinix.harvesterhci.io/pool"
+	ownedPoolName   = "owned"
+	ownedFloorName  = "owned-floor"
+	ownedPoolWait   = 5 * time.Minute
+	ownedHeartbeats = 10 * time.Second
+	// ownedMaintenancePass is how often Harvester's side moves a drain on.
+	ownedMaintenancePass = 100 * time.Millisecond
+)
+
+func ownedPoolMethod(b *bench) string {
+	return fmt.Sprintf("%d servers people own, each a Redfish BMC of the project's responder (which records every request) and a "+
+		"simulated server that PXE-boots into the controller's boot endpoint when powered on with a one-time network boot, "+
+		"installs in %s and registers its Node; their Inventories in %s, reached by the controller in --mode hardware "+
+		"--owned-pools at --poll-interval %s. One InstancePool selects them: 0 → %d (until every Instance is managed) → %d → 0 "+
+		"(until the released servers are off and their Inventories free); Harvester's maintenance mode, which the controller "+
+		"asks before it switches a joined server off, is played by the join agent (a drain moves on every %s). **Minimum** per server: a boot override and a power "+
+		"on to grow, a power off to shrink; reads, logins and logouts are counted apart. **Floor** of the time to all joined: "+
+		"one more server in a pool of its own, alone, grown 0 → 1 by the same controller just before (one server's whole "+
+		"chain: claim, boot override, power on, PXE, install, join, managed). Each step's requests, by server, are in "+
+		"logs/ownedpool-<step>-requests.log of the benchmark folder.",
+		ownedPoolSize, b.cfg.installTime, namespace, b.cfg.pollInterval, ownedPoolSize, ownedPoolKeep, ownedMaintenancePass)
+}
+
+// runOwnedPool measures the BMC commands and the time of a pool of owned
+// servers through its whole life.
+func runOwnedPool(ctx context.Context, b *bench) (result, error) {
+	res := result{details: []string{ownedPoolMethod(b)}}
+	copts := b.controllerOptions(24 * time.Hour)
+	copts.extra = append([]string{"--mode", "hardware", "--owned-pools"}, copts.extra...)
+	ctrl, err := b.env.startController(ctx, "ownedpool", "http://127.0.0.1:9/metal/v1", copts)
+	if err != nil {
+		return res, err
+	}
+	defer ctrl.stop()
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fleet := ownedfleet.New(ownedfleet.Options{Kube: b.env.kube,
+		Expect:  joinagent.Expect{ServerURL: "https://" + vip + ":443", Token: joinToken},
+		Version: harvesterVersion, Endpoint: "http://" + ctrl.ipxeAddr,
+		InstallTime: b.cfg.installTime, HeartbeatInterval: ownedHeartbeats, Log: b.log.WithField("component", "owned-fleet")})
+	fleet.Start(fctx)
+	// Harvester completes the maintenance the controller asks before it
+	// switches a joined server off; the join agent plays that side (no
+	// Metal device of its own is involved).
+	harvester := joinagent.New(metalsim.New(metalsim.Options{}), joinagent.Options{Kube: b.env.kube, Log: agentLog(b.log)})
+	go harvester.EmulateMaintenance(fctx, ownedMaintenancePass)
+
+	var pool []*ownedServer
+	defer func() {
+		for _, s := range pool {
+			s.remove(b)
+		}
+	}()
+	floorServer, err := b.addOwnedServer(ctx, fleet, 0, ownedFloorName)
+	if floorServer != nil {
+		defer floorServer.remove(b)
+	}
+	if err != nil {
+		return res, err
+	}
+	for i := 1; i <= ownedPoolSize; i++ {
+		s, err := b.addOwnedServer(ctx, fleet, i, ownedPoolName)
+		if s != nil {
+			pool = append(pool, s)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	if err := b.waitReached(ctx, append([]*ownedServer{floorServer}, pool...)); err != nil {
+		return res, fmt.Errorf("reaching the BMCs: %w", err)
+	}
+
+	floor, err := b.ownedFloor(ctx, floorServer)
+	if err != nil {
+		return res, fmt.Errorf("floor: %w", err)
+	}
+
+	if err := b.createOwnedPool(ctx, ownedPoolName, 0); err != nil {
+		return res, err
+	}
+	m0, start := markOwned(pool), time.Now()
+	if err := b.scaleOwnedPool(ctx, ownedPoolName, ownedPoolSize); err != nil {
+		return res, err
+	}
+	if err := b.waitOwnedManaged(ctx, ownedPoolName, ownedPoolSize); err != nil {
+		return res, fmt.Errorf("growing to %d: %w; boots %+v", ownedPoolSize, err, fleet.Results())
+	}
+	grew := time.Since(start)
+	grow := tallySince(pool, m0)
+	b.logSince("grow", pool, m0)
+
+	m1 := markOwned(pool)
+	if err := b.shrinkOwnedPool(ctx, ownedPoolName, pool, ownedPoolKeep); err != nil {
+		return res, err
+	}
+	shrink := tallySince(pool, m1)
+	b.logSince("shrink-to-5", pool, m1)
+	m2 := markOwned(pool)
+	if err := b.shrinkOwnedPool(ctx, ownedPoolName, pool, 0); err != nil {
+		return res, err
+	}
+	empty := tallySince(pool, m2)
+	b.logSince("shrink-to-0", pool, m2)
+
+	res.rows = append(res.rows,
+		ownedRow(fmt.Sprintf("grow 0 → %d", ownedPoolSize), grow, ownedPoolSize, 2),
+		ownedRow(fmt.Sprintf("shrink %d → %d", ownedPoolSize, ownedPoolKeep), shrink, ownedPoolSize-ownedPoolKeep, 1),
+		ownedRow(fmt.Sprintf("shrink %d → 0", ownedPoolKeep), empty, ownedPoolKeep, 1),
+		row{figure: fmt.Sprintf("9. Owned pool: time to all %d joined", ownedPoolSize),
+			result: fmt.Sprintf("**%s** scale-up → all managed; floor (one server alone, 0 → 1) %s → **%.2f×**",
+				seconds(grew), seconds(floor), grew.Seconds()/floor.Seconds()),
+			target: "measured against the floor", verdict: verdictInfo})
+	res.details = append(res.details, "", "| Step | Boot override | Power on | Power off | Other commands | Logins | Logouts | Reads | Most sessions at once |",
+		"|---|---|---|---|---|---|---|---|---|")
+	for _, s := range []struct {
+		step string
+		t    ownedTally
+	}{{"grow 0 → 20", grow}, {"shrink 20 → 5", shrink}, {"shrink 5 → 0", empty}} {
+		res.details = append(res.details, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %d | %d |", s.step,
+			s.t.bootOverride, s.t.powerOn, s.t.powerOff, s.t.otherCommand, s.t.logins, s.t.logouts, s.t.reads, s.t.most))
+	}
+	b.log.Infof("owned pool: grew in %s (floor %s), grow %+v, shrink %+v, empty %+v", grew, floor, grow, shrink, empty)
+	return res, nil
+}
+
+// ownedRow compares a step's BMC commands per server with the minimum.
+func ownedRow(step string, t ownedTally, servers, least int) row {
+	per := float64(t.commands()) / float64(servers)
+	verdict := verdictPass
+	if t.commands() > servers*least || t.most > 1 {
+		verdict = verdictMiss
+	}
+	return row{figure: "9. Owned pool, " + step + ": BMC commands per server",
+		result: fmt.Sprintf("%.2f vs minimum %d → **%.2f×** (boot override %.2f, power on %.2f, power off %.2f, other %.2f); "+
+			"%.2f sessions, %.1f reads per server; most sessions at once on a BMC %d",
+			per, least, per/float64(least), perServer(t.bootOverride, servers), perServer(t.powerOn, servers),
+			perServer(t.powerOff, servers), perServer(t.otherCommand, servers), perServer(t.logins, servers),
+			perServer(t.reads, servers), t.most),
+		target: fmt.Sprintf("%d command(s) per server, 1 session at once", least), verdict: verdict}
+}
+
+func perServer(n, servers int) float64 { return float64(n) / float64(servers) }
+
+// ownedFloor grows a pool of the one floor server 0 → 1 and times it to
+// managed, then empties it.
+func (b *bench) ownedFloor(ctx context.Context, s *ownedServer) (time.Duration, error) {
+	if err := b.createOwnedPool(ctx, ownedFloorName, 0); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := b.scaleOwnedPool(ctx, ownedFloorName, 1); err != nil {
+		return 0, err
+	}
+	if err := b.waitOwnedManaged(ctx, ownedFloorName, 1); err != nil {
+		return 0, err
+	}
+	took := time.Since(start)
+	return took, b.shrinkOwnedPool(ctx, ownedFloorName, []*ownedServer{s}, 0)
+}
+
+func (b *bench) createOwnedPool(ctx context.Context, name string, count int32) error {
+	p := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	p.Spec.Count = count
+	p.Spec.Servers = &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{ownedPoolLabel: name}}}
+	if _, err := b.env.client.EquinixV1().InstancePools().Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating pool %s: %w", name, err)
+	}
+	return nil
+}
+
+func (b *bench) scaleOwnedPool(ctx context.Context, name string, count int32) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := b.env.client.EquinixV1().InstancePools().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		p.Spec.Count = count
+		_, err = b.env.client.EquinixV1().InstancePools().Update(ctx, p, metav1.UpdateOptions{})
+		return err == nil, nil
+	})
+}
+
+// poolInstances are the watched Instances of a pool.
+func (b *bench) poolInstances(pool string) []*v1.Instance {
+	var out []*v1.Instance
+	for _, i := range b.env.instanceList() {
+		if i.Labels[v1.LabelPool] == pool {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (b *bench) waitOwnedManaged(ctx context.Context, pool string, count int) error {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, ownedPoolWait, true, func(context.Context) (bool, error) {
+		insts := b.poolInstances(pool)
+		if len(insts) != count {
+			return false, nil
+		}
+		for _, i := range insts {
+			if i.Status.Status != v1.PhaseManaged {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// shrinkOwnedPool scales the pool to keep and waits until it released the
+// rest: its Instances gone, only keep servers claimed, the others off.
+func (b *bench) shrinkOwnedPool(ctx context.Context, pool string, servers []*ownedServer, keep int32) error {
+	if err := b.scaleOwnedPool(ctx, pool, keep); err != nil {
+		return err
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, ownedPoolWait, true, func(ctx context.Context) (bool, error) {
+		if len(b.poolInstances(pool)) != int(keep) {
+			return false, nil
+		}
+		n, err := b.claimed(ctx, servers)
+		if err != nil || n != int(keep) {
+			return false, nil
+		}
+		off := 0
+		for _, s := range servers {
+			if s.rf.BMC.PowerState() == "Off" {
+				off++
+			}
+		}
+		return off == len(servers)-int(keep), nil
+	})
+	if err != nil {
+		return fmt.Errorf("shrinking %s to %d: %w", pool, keep, err)
+	}
+	return nil
+}

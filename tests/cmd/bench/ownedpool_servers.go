@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+)
+
+// ownedServer is one simulated server people own: its Redfish BMC, which
+// records every request, and its Inventory's name.
+type ownedServer struct {
+	name string
+	rf   *ownedfleet.Redfish
+}
+
+// addOwnedServer starts the server's BMC (switched off) and registers its
+// Secret and Inventory, labelled for the pool that may claim it.
+func (b *bench) addOwnedServer(ctx context.Context, fleet *ownedfleet.Fleet, i int, pool string) (*ownedServer, error) {
+	spec := ownedfleet.Spec{Name: fmt.Sprintf("%s-%02d", pool, i), MAC: fmt.Sprintf("52:54:00:29:%02x:%02x", len(pool), i),
+		UUID: fmt.Sprintf("4c4c4544-0029-1010-8000-%012x", 0x29000+len(pool)*0x100+i), Disk: "/dev/nvme0n1"}
+	rf, err := fleet.AddRedfish(spec, bmcBenchUser, bmcBenchPassword, bmcsim.Options{})
+	if err != nil {
+		return nil, err
+	}
+	s := &ownedServer{name: spec.Name, rf: rf}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: spec.Name},
+		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcBenchUser), v1alpha1.SecretPasswordKey: []byte(bmcBenchPassword)}}
+	if _, err := b.env.kube.CoreV1().Secrets(namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		return s, fmt.Errorf("creating the BMC Secret of %s: %w", spec.Name, err)
+	}
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: spec.Name,
+		Labels: map[string]string{ownedPoolLabel: pool}}}
+	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
+	inv.Spec.PrimaryDisk = spec.Disk
+	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
+		Host: rf.Server.Host, Port: rf.Server.Port, CABundle: string(rf.Server.CACertPEM),
+		AuthSecretRef: corev1.SecretReference{Namespace: namespace, Name: spec.Name},
+	}
+	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
+	if _, err := b.env.client.MetalV1alpha1().Inventories(namespace).Create(ctx, inv, metav1.CreateOptions{}); err != nil {
+		return s, fmt.Errorf("creating the Inventory of %s: %w", spec.Name, err)
+	}
+	return s, nil
+}
+
+// remove deletes the server's Inventory and Secret and stops its BMC.
+func (s *ownedServer) remove(b *bench) {
+	ctx := context.Background()
+	_ = b.env.client.MetalV1alpha1().Inventories(namespace).Delete(ctx, s.name, metav1.DeleteOptions{})
+	_ = b.env.kube.CoreV1().Secrets(namespace).Delete(ctx, s.name, metav1.DeleteOptions{})
+	_ = s.rf.Close()
+}
+
+// waitReached waits until the controller reached every server's BMC.
+func (b *bench) waitReached(ctx context.Context, servers []*ownedServer) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, s := range servers {
+			inv, err := b.env.client.MetalV1alpha1().Inventories(namespace).Get(ctx, s.name, metav1.GetOptions{})
+			if err != nil || inv.Status.Status != v1alpha1.InventoryNodeReady {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// ownedTally is what a set of BMCs got, by kind: the commands (a boot
+// override, a power on, a power off, any other change) and the rest.
+type ownedTally struct {
+	bootOverride, powerOn, powerOff, otherCommand int
+	logins, logouts, reads                        int
+	// most is the most sessions one BMC had in use at once, ever.
+	most int
+}
+
+func (t ownedTally) commands() int { return t.bootOverride + t.powerOn + t.powerOff + t.otherCommand }
+
+// ownedMark is where each BMC's request and reset logs stood.
+type ownedMark map[string][2]int
+
+func markOwned(servers []*ownedServer) ownedMark {
+	m := ownedMark{}
+	for _, s := range servers {
+		m[s.name] = [2]int{len(s.rf.BMC.RequestLog()), len(s.rf.BMC.ResetLog())}
+	}
+	return m
+}
+
+// tallySince counts what the BMCs got since the mark.
+func tallySince(servers []*ownedServer, since ownedMark) ownedTally {
+	var t ownedTally
+	for _, s := range servers {
+		reqs, resets := s.rf.BMC.RequestLog(), s.rf.BMC.ResetLog()
+		for _, r := range resets[since[s.name][1]:] {
+			switch r.Type {
+			case "On", "ForceOn":
+				t.powerOn++
+			case "ForceOff", "GracefulShutdown", "PushPowerButton":
+				t.powerOff++
+			default:
+				t.otherCommand++
+			}
+		}
+		for _, r := range reqs[since[s.name][0]:] {
+			method, path, _ := strings.Cut(r, " ")
+			switch {
+			case method == "GET":
+				t.reads++
+			case method == "PATCH" && strings.Contains(path, "/Systems/"):
+				t.bootOverride++
+			case method == "POST" && strings.HasSuffix(path, "ComputerSystem.Reset"):
+				// Counted from the reset log, by its type.
+			case method == "POST" && strings.HasSuffix(path, "/SessionService/Sessions"):
+				t.logins++
+			case method == "DELETE" && strings.Contains(path, "/SessionService/Sessions/"):
+				t.logouts++
+			default:
+				t.otherCommand++
+			}
+		}
+		t.most = max(t.most, s.rf.BMC.Logins().MostSessions)
+	}
+	return t
+}
+
+// logSince writes what each BMC got since the mark, one request a line
+// after its server's name, for a look at what a step sent.
+func (b *bench) logSince(step string, servers []*ownedServer, since ownedMark) {
+	var out strings.Builder
+	for _, s := range servers {
+		for _, r := range s.rf.BMC.RequestLog()[since[s.name][0]:] {
+			out.WriteString(s.name + " " + r + "\n")
+		}
+	}
+	path := filepath.Join(b.env.workDir, "logs", "ownedpool-"+step+"-requests.log")
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		b.log.Warnf("writing %s: %v", path, err)
+	}
+}
+
+// claimed counts the servers whose Inventory an Instance claims.
+func (b *bench) claimed(ctx context.Context, servers []*ownedServer) (int, error) {
+	n := 0
+	for _, s := range servers {
+		inv, err := b.env.client.MetalV1alpha1().Inventories(namespace).Get(ctx, s.name, metav1.GetOptions{})
+		if err != nil {
+			return 0, err
+		}
+		if inv.Labels[v1.LabelClaimedBy] != "" {
+			n++
+		}
+	}
+	return n, nil
+}
