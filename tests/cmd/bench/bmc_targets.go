@@ -71,25 +71,13 @@ func redfishBench() (*bmcBench, error) {
 }
 
 func ipmiBench() (*bmcBench, error) {
-	dir, err := os.MkdirTemp("", "bench-ipmi-")
+	sim, relay, dir, err := startRelayedIPMISim("bench-ipmi-")
 	if err != nil {
-		return nil, err
-	}
-	sim, err := ipmisim.Start(ipmisim.Options{Username: bmcBenchUser, Password: bmcBenchPassword, Dir: dir})
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
-	relay, err := ipmisim.NewRelay(fmt.Sprintf("%s:%d", sim.Host, sim.Port))
-	if err != nil {
-		_ = sim.Stop()
-		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	return &bmcBench{
 		protocol: "ipmi", node: "bench-bmc-ipmi",
-		connection: v1alpha1.Connection{Host: "127.0.0.1", Port: v1alpha1.IPMIPort,
-			ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: relay.Port()}}},
+		connection: relayedIPMIConnection(relay),
 		counts: func() bmcCounts {
 			c := bmcCounts{sessions: len(relay.Sessions()), most: relay.MostSessions(), requests: relay.Sent()}
 			for _, m := range sim.Messages() {
@@ -110,4 +98,33 @@ func ipmiBench() (*bmcBench, error) {
 			_ = os.RemoveAll(dir)
 		},
 	}, nil
+}
+
+// startRelayedIPMISim starts OpenIPMI's ipmi_sim in a temporary folder
+// (named from prefix) behind a relay that counts its datagrams and
+// sessions; the caller stops the relay and the simulator and removes dir.
+func startRelayedIPMISim(prefix string) (*ipmisim.Sim, *ipmisim.Relay, string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	sim, err := ipmisim.Start(ipmisim.Options{Username: bmcBenchUser, Password: bmcBenchPassword, Dir: dir})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, "", err
+	}
+	relay, err := ipmisim.NewRelay(fmt.Sprintf("%s:%d", sim.Host, sim.Port))
+	if err != nil {
+		_ = sim.Stop()
+		_ = os.RemoveAll(dir)
+		return nil, nil, "", err
+	}
+	return sim, relay, dir, nil
+}
+
+// relayedIPMIConnection is the Inventory connection that reaches an
+// ipmi_sim through its relay.
+func relayedIPMIConnection(relay *ipmisim.Relay) v1alpha1.Connection {
+	return v1alpha1.Connection{Host: "127.0.0.1", Port: v1alpha1.IPMIPort,
+		ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: relay.Port()}}}
 }

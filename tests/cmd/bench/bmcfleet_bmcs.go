@@ -74,26 +74,14 @@ func redfishFleetBMC(node string) (*fleetBMC, error) {
 // ipmiFleetBMC is OpenIPMI's ipmi_sim behind a relay that counts
 // datagrams and sessions.
 func ipmiFleetBMC(node string) (*fleetBMC, error) {
-	dir, err := os.MkdirTemp("", "bench-fleet-ipmi-")
+	sim, relay, dir, err := startRelayedIPMISim("bench-fleet-ipmi-")
 	if err != nil {
-		return nil, err
-	}
-	sim, err := ipmisim.Start(ipmisim.Options{Username: bmcBenchUser, Password: bmcBenchPassword, Dir: dir})
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
-	relay, err := ipmisim.NewRelay(fmt.Sprintf("%s:%d", sim.Host, sim.Port))
-	if err != nil {
-		_ = sim.Stop()
-		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	return &fleetBMC{
 		node: node, protocol: "ipmi",
-		connection: v1alpha1.Connection{Host: "127.0.0.1", Port: v1alpha1.IPMIPort,
-			ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: relay.Port()}}},
-		sessions: relay.Sessions,
+		connection: relayedIPMIConnection(relay),
+		sessions:   relay.Sessions,
 		requests: func() (int, []bmcRead) {
 			var reads []bmcRead
 			for _, m := range sim.Messages() {
