@@ -73,10 +73,10 @@ func (p *powerActions) pendingSeen(job string) bool {
 func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
-	createNode(t, env, "pw")
-	bmcSecret(t, env, "pw", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("pw", srv))
-	env.Eventually(func() bool { return ready(t, env, "pw") && inventory(t, env, "pw").Status.MachinePowerState == "on" },
+	env.CreateReadyNode("pw")
+	env.CreateBMCSecret("pw", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("pw", srv))
+	env.Eventually(func() bool { return ready(t, env, "pw") && env.Inventory("pw").Status.MachinePowerState == "on" },
 		time.Minute, "never ready")
 	seen := watchPowerActions(t, env, "pw")
 
@@ -88,7 +88,7 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
 		"a power command went out without maintenance mode")
 
-	maintenance(t, env, "pw", true)
+	env.SetMaintenance("pw", true)
 	for _, step := range []struct {
 		op, reset, power string
 	}{
@@ -99,11 +99,11 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 		before := len(sim.Resets())
 		require.NoError(t, requestPower(t, env, "pw", step.op))
 		assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw"), step.op)
-		inv := inventory(t, env, "pw")
+		inv := env.Inventory("pw")
 		assert.Equal(t, step.op, inv.Status.PowerAction.LastActionRequested)
 		assert.True(t, seen.pendingSeen(inv.Status.PowerAction.LastJobName), "%s: never stored pending, without actionStatus", step.op)
 		assert.Equal(t, []string{step.reset}, sim.Resets()[before:], step.op)
-		env.Eventually(func() bool { return inventory(t, env, "pw").Status.MachinePowerState == step.power }, time.Minute,
+		env.Eventually(func() bool { return env.Inventory("pw").Status.MachinePowerState == step.power }, time.Minute,
 			"%s: machinePowerState did not follow", step.op)
 	}
 	assert.Never(t, func() bool { return len(sim.Resets()) != 3 }, 3*time.Second, 100*time.Millisecond, "a request was carried out twice")
@@ -126,8 +126,8 @@ func TestServerWithoutNode(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
 	sim.AddLogEntry("Warning", "Chassis intrusion detected")
-	bmcSecret(t, env, "free-server", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("free-server", srv))
+	env.CreateBMCSecret("free-server", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("free-server", srv))
 	env.Eventually(func() bool {
 		return ready(t, env, "free-server") && hasCondition(t, env, "free-server", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
 	}, time.Minute, "a server without a node did not become ready")
