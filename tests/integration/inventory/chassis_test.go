@@ -26,7 +26,7 @@ func TestChassisBMCNeedsItsSystemNamed(t *testing.T) {
 	env.CreateInventory(framework.RedfishInventory("blade-1", srv))
 
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "blade-1", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonInvalidConfiguration)
+		return hasCondition(env, "blade-1", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonInvalidConfiguration)
 	}, time.Minute, "a BMC with several systems was not reported")
 	c := conditions.Get(env.Inventory("blade-1").Status.Conditions, v1.BMCReachable)
 	assert.Contains(t, c.Message, "lists 3 computer systems (0, 1, 2): set systemID")
@@ -37,7 +37,7 @@ func TestChassisBMCNeedsItsSystemNamed(t *testing.T) {
 	patchSpec(t, env, "blade-1", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{
 		"systemID": "1", "timeout": "30s"}}})
 	env.Eventually(func() bool {
-		return ready(t, env, "blade-1") && node(t, env, "blade-1").Labels[v1.LabelManufacturer] == "Supermicro"
+		return ready(env, "blade-1") && node(t, env, "blade-1").Labels[v1.LabelManufacturer] == "Supermicro"
 	}, time.Minute, "the named system was not taken")
 	assert.Empty(t, sim.Resets())
 	assert.Empty(t, sim.OtherSystemResets())

@@ -30,14 +30,14 @@ func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 	env.CreateBMCSecret("rf-faults", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("rf-faults", srv))
 	recovered := func() bool {
-		return ready(t, env, "rf-faults") && hasCondition(t, env, "rf-faults", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady)
+		return ready(env, "rf-faults") && hasCondition(env, "rf-faults", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady)
 	}
 	env.Eventually(recovered, time.Minute, "the BMC was never reachable")
 
 	require.NoError(t, srv.GoAway())
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "rf-faults", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
-			hasCondition(t, env, "rf-faults", v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonBMCUnreachable) &&
+		return hasCondition(env, "rf-faults", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
+			hasCondition(env, "rf-faults", v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonBMCUnreachable) &&
 			env.Inventory("rf-faults").Status.Status == v1alpha1.InventoryBMCUnreachable
 	}, time.Minute, "an unreachable BMC was not reported")
 	assert.True(t, env.EventRecorded("rf-faults", v1.ReasonBMCUnreachable))
@@ -46,7 +46,7 @@ func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 
 	id := sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultUnauthorized})
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "rf-faults", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed) &&
+		return hasCondition(env, "rf-faults", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed) &&
 			env.Inventory("rf-faults").Status.Status == v1alpha1.InventoryBMCAuthenticationFailed
 	}, time.Minute, "a 401 was not reported")
 	assert.True(t, env.EventRecorded("rf-faults", v1.ReasonAuthenticationFailed))
@@ -81,27 +81,27 @@ func TestBadInputIsNamed(t *testing.T) {
 	env.CreateReadyNode("bad-pw")
 	env.CreateInventory(framework.RedfishInventory("bad-pw", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "bad-pw", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
+		return hasCondition(env, "bad-pw", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
 	}, time.Minute, "a wrong password was not reported")
 	c := conditions.Get(env.Inventory("bad-pw").Status.Conditions, v1.BMCAuthenticated)
 	assert.Contains(t, c.Message, framework.BMCSecretNamespace+"/bad-pw")
 	// Fixing the Secret is enough: its next read lifts the hold.
 	setPassword(t, env, "bad-pw", bmcPassword)
 	env.Eventually(func() bool {
-		return ready(t, env, "bad-pw") && node(t, env, "bad-pw").Labels[v1.LabelManufacturer] == "Supermicro"
+		return ready(env, "bad-pw") && node(t, env, "bad-pw").Labels[v1.LabelManufacturer] == "Supermicro"
 	}, time.Minute, "the fixed password was not taken")
 
 	env.CreateReadyNode("no-secret")
 	missing := framework.RedfishInventory("no-secret", srv)
 	env.CreateInventory(missing)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "no-secret", v1.BMCCredentialsReady, metav1.ConditionFalse, v1.ReasonSecretNotFound) &&
+		return hasCondition(env, "no-secret", v1.BMCCredentialsReady, metav1.ConditionFalse, v1.ReasonSecretNotFound) &&
 			env.Inventory("no-secret").Status.Status == v1alpha1.InventoryCredentialsMissing
 	}, time.Minute, "a missing Secret was not reported")
 	assert.True(t, env.EventRecorded("no-secret", v1.ReasonSecretNotFound))
 	patchSpec(t, env, "no-secret", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{
 		"authSecretRef": map[string]any{"name": "bad-pw"}}}})
-	env.Eventually(func() bool { return ready(t, env, "no-secret") }, time.Minute, "the Secret named later was not taken")
+	env.Eventually(func() bool { return ready(env, "no-secret") }, time.Minute, "the Secret named later was not taken")
 
 	// The UI names the node in an annotation too; one naming another node
 	// is refused, and the BMC is not asked.
@@ -111,7 +111,7 @@ func TestBadInputIsNamed(t *testing.T) {
 	other.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
 	env.CreateInventory(other)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "other-node", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNameMismatch) &&
+		return hasCondition(env, "other-node", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNameMismatch) &&
 			env.Inventory("other-node").Status.Status == v1alpha1.InventoryNodeNameMismatch
 	}, time.Minute, "an annotation naming another node was not refused")
 	assert.True(t, env.EventRecorded("other-node", v1.ReasonNodeNameMismatch))
@@ -126,7 +126,7 @@ func TestBadInputIsNamed(t *testing.T) {
 	owned.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
 	env.CreateInventory(owned)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "owned", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned)
+		return hasCondition(env, "owned", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned)
 	}, time.Minute, "an Inventory of the addon's own server was not refused")
 	assert.Never(t, func() bool { return node(t, env, "owned").Labels[v1.LabelManufacturer] != "" }, 2*time.Second,
 		100*time.Millisecond, "the Inventory labelled an Instance's node")
@@ -139,19 +139,19 @@ func TestBadInputIsNamed(t *testing.T) {
 	untrusted.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
 	env.CreateInventory(untrusted)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "untrusted", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCCertificateInvalid) &&
+		return hasCondition(env, "untrusted", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCCertificateInvalid) &&
 			env.Inventory("untrusted").Status.Status == v1alpha1.InventoryBMCCertificateInvalid
 	}, time.Minute, "an untrusted certificate was accepted")
 	assert.True(t, env.EventRecorded("untrusted", v1.ReasonBMCCertificateInvalid))
 	patchSpec(t, env, "untrusted", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{"insecureTLS": true}}})
-	env.Eventually(func() bool { return ready(t, env, "untrusted") }, time.Minute, "insecureTLS did not accept the certificate")
+	env.Eventually(func() bool { return ready(env, "untrusted") }, time.Minute, "insecureTLS did not accept the certificate")
 
 	// A Redfish port spoken to as IPMI.
 	env.CreateReadyNode("wrong-protocol")
 	env.CreateBMCSecret("wrong-protocol", bmcUser, ipmiPassword)
 	env.CreateInventory(framework.IPMIInventory("wrong-protocol", srv.Host, srv.Port))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "wrong-protocol", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCProtocolMismatch) &&
+		return hasCondition(env, "wrong-protocol", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCProtocolMismatch) &&
 			env.Inventory("wrong-protocol").Status.Status == v1alpha1.InventoryBMCProtocolMismatch
 	}, time.Minute, "a BMC spoken to in the wrong protocol was not reported")
 

@@ -73,8 +73,8 @@ func redfishBMCWith(t *testing.T, opts bmcsim.Options) (*bmcsim.BMC, *bmcsim.Ser
 }
 
 // hw is the addon's record of the Inventory's BMC.
-func hw(t *testing.T, env *framework.Env, name string) v1alpha1.HardwareStatus {
-	t.Helper()
+func hw(env *framework.Env, name string) v1alpha1.HardwareStatus {
+	env.T.Helper()
 	if h := env.Inventory(name).Status.Hardware; h != nil {
 		return *h
 	}
@@ -83,14 +83,14 @@ func hw(t *testing.T, env *framework.Env, name string) v1alpha1.HardwareStatus {
 
 // hasCondition reports whether the Inventory's condition has status and
 // reason.
-func hasCondition(t *testing.T, env *framework.Env, name, typ string, status metav1.ConditionStatus, reason string) bool {
+func hasCondition(env *framework.Env, name, typ string, status metav1.ConditionStatus, reason string) bool {
 	c := conditions.Get(env.Inventory(name).Status.Conditions, typ)
 	return c != nil && c.Status == status && c.Reason == reason
 }
 
 // ready reports whether the Inventory is what Harvester requires before
 // it offers power actions.
-func ready(t *testing.T, env *framework.Env, name string) bool {
+func ready(env *framework.Env, name string) bool {
 	return env.Inventory(name).Status.Status == v1alpha1.InventoryNodeReady
 }
 

@@ -35,7 +35,7 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	}, time.Minute, "the node did not get its hardware labels")
 	assert.Contains(t, node(t, env, "ipmi-node").Annotations[v1.AnnotationHardwareSource], "IPMI BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
-		return ready(t, env, "ipmi-node") && env.Inventory("ipmi-node").Status.MachinePowerState == "on"
+		return ready(env, "ipmi-node") && env.Inventory("ipmi-node").Status.MachinePowerState == "on"
 	}, time.Minute, "the Inventory does not report a reachable BMC that is on")
 
 	// A correctable ECC error on the DIMM, logged by the BMC.
@@ -91,7 +91,7 @@ func TestSilentIPMIBMCIsUnreachable(t *testing.T) {
 	env.CreateBMCSecret("silent", bmcUser, ipmiPassword)
 	env.CreateInventory(framework.IPMIInventory("silent", "127.0.0.1", silent.LocalAddr().(*net.UDPAddr).Port))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "silent", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
+		return hasCondition(env, "silent", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
 			env.Inventory("silent").Status.Status == v1alpha1.InventoryBMCUnreachable
 	}, time.Minute, "a silent IPMI BMC was not reported unreachable")
 }

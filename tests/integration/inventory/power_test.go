@@ -76,15 +76,15 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 	env.CreateReadyNode("pw")
 	env.CreateBMCSecret("pw", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("pw", srv))
-	env.Eventually(func() bool { return ready(t, env, "pw") && env.Inventory("pw").Status.MachinePowerState == "on" },
+	env.Eventually(func() bool { return ready(env, "pw") && env.Inventory("pw").Status.MachinePowerState == "on" },
 		time.Minute, "never ready")
 	seen := watchPowerActions(t, env, "pw")
 
 	require.NoError(t, requestPower(t, env, "pw", v1alpha1.PowerOperationShutdown))
 	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "pw"))
-	assert.True(t, hasCondition(t, env, "pw", v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired))
+	assert.True(t, hasCondition(env, "pw", v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired))
 	assert.True(t, env.EventRecorded("pw", v1.ReasonMaintenanceRequired))
-	assert.Contains(t, hw(t, env, "pw").LastPowerAction.Message, "is not in maintenance mode")
+	assert.Contains(t, hw(env, "pw").LastPowerAction.Message, "is not in maintenance mode")
 	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
 		"a power command went out without maintenance mode")
 
@@ -129,9 +129,9 @@ func TestServerWithoutNode(t *testing.T) {
 	env.CreateBMCSecret("free-server", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("free-server", srv))
 	env.Eventually(func() bool {
-		return ready(t, env, "free-server") && hasCondition(t, env, "free-server", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+		return ready(env, "free-server") && hasCondition(env, "free-server", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
 	}, time.Minute, "a server without a node did not become ready")
-	assert.True(t, hasCondition(t, env, "free-server", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
+	assert.True(t, hasCondition(env, "free-server", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
 	env.Eventually(func() bool {
 		for _, e := range env.Events("free-server") {
 			if e.InvolvedObject.Kind == "Inventory" && e.Namespace == ns && e.Reason == v1.ReasonHardwareWarning {

@@ -37,8 +37,8 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	assert.Equal(t, "2 x 25Gbps", n.Annotations[v1.AnnotationNICs])
 	assert.Contains(t, n.Annotations[v1.AnnotationHardwareSource], "Redfish BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
-		return ready(t, env, "rf-node") && hasCondition(t, env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
-			hw(t, env, "rf-node").Health == "OK" && env.Inventory("rf-node").Status.MachinePowerState == "on"
+		return ready(env, "rf-node") && hasCondition(env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
+			hw(env, "rf-node").Health == "OK" && env.Inventory("rf-node").Status.MachinePowerState == "on"
 	}, time.Minute, "the Inventory does not report a reachable, healthy BMC")
 
 	env.Eventually(func() bool {
@@ -52,7 +52,7 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 		msgs := messages(forwarded(t, env, "rf-node"))
 		return countHolding(msgs, "PowerSupplies is Critical (PSU 2: Critical), was OK") == 1 && countHolding(msgs, "Power supply PSU 2 failed") == 1
 	}, time.Minute, "the health change and the new entry were not forwarded")
-	env.Eventually(func() bool { return hw(t, env, "rf-node").Health == "Critical" }, time.Minute, "status.hardware.health")
+	env.Eventually(func() bool { return hw(env, "rf-node").Health == "Critical" }, time.Minute, "status.hardware.health")
 	for _, e := range env.Events("rf-node") {
 		if e.Annotations[v1.AnnotationMachineEventID] != "" && e.Reason == v1.ReasonHardwareWarning {
 			assert.Equal(t, "Warning", e.Type)
@@ -88,11 +88,11 @@ func TestEventsOff(t *testing.T) {
 	inv.Spec.Events.Enabled = false
 	env.CreateInventory(inv)
 	env.Eventually(func() bool {
-		return ready(t, env, "quiet") && node(t, env, "quiet").Labels[v1.LabelManufacturer] == "Supermicro" &&
+		return ready(env, "quiet") && node(t, env, "quiet").Labels[v1.LabelManufacturer] == "Supermicro" &&
 			env.Inventory("quiet").Status.MachinePowerState == "on"
 	}, time.Minute, "the BMC was not read with events off")
 	require.NoError(t, sim.SetHealth(bmcsim.PartFan, "Fan 2", bmcsim.HealthWarning))
-	env.Eventually(func() bool { return hw(t, env, "quiet").Health == "Warning" }, time.Minute, "the health was not read")
+	env.Eventually(func() bool { return hw(env, "quiet").Health == "Warning" }, time.Minute, "the health was not read")
 	env.WaitPolls("quiet", 2)
 	assert.Empty(t, forwarded(t, env, "quiet"), "an event was forwarded with events off")
 

@@ -50,6 +50,6 @@ func TestLeavesInventoriesToSeeder(t *testing.T) {
 	}, 3*time.Second, 100*time.Millisecond, "an Inventory was served beside Seeder")
 
 	mark(false)
-	env.Eventually(func() bool { return ready(t, env, "seeders") }, time.Minute, "the Inventory was not served once Seeder was gone")
+	env.Eventually(func() bool { return ready(env, "seeders") }, time.Minute, "the Inventory was not served once Seeder was gone")
 	env.Eventually(func() bool { return gauge(t, "equinix_addon_seeder_installed", "")[""] == 0 }, time.Minute, "the metric still says Seeder is there")
 }

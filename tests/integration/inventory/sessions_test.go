@@ -52,7 +52,7 @@ func TestRefusedLoginHeldUntilTheSecretChanges(t *testing.T) {
 	env.CreateBMCSecret("held", bmcUser, wrong)
 	env.CreateInventory(framework.RedfishInventory("held", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "held", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
+		return hasCondition(env, "held", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
 	}, time.Minute, "a wrong password was not reported")
 	// The node changes meanwhile: it brings the Inventory back, not a login.
 	env.SetNodeReady("held", true)
@@ -62,7 +62,7 @@ func TestRefusedLoginHeldUntilTheSecretChanges(t *testing.T) {
 
 	setPassword(t, env, "held", bmcPassword)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "held", v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated)
+		return hasCondition(env, "held", v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated)
 	}, 30*time.Second, "the fixed Secret waited for the hold")
 	assert.Equal(t, 1, sim.Logins().Refused)
 	env.AssertAbsent(wrong, bmcPassword)

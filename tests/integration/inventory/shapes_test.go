@@ -35,7 +35,7 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 	env.CreateBMCSecret("shaped", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("shaped", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "shaped", v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead) &&
+		return hasCondition(env, "shaped", v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead) &&
 			node(t, env, "shaped").Annotations[v1.AnnotationNICs] != ""
 	}, time.Minute, "the event log was not read")
 	assert.Equal(t, "2 x 25Gbps", node(t, env, "shaped").Annotations[v1.AnnotationNICs], "a VLAN and the host interface are no ports")
@@ -51,7 +51,7 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 	env.WaitPolls("shaped", 2)
 	assert.Zero(t, countHolding(messages(forwarded(t, env, "shaped")), "BIOS attribute changed"), "the lifecycle log is not hardware events")
 	var storage v1.SubsystemHealth
-	for _, s := range hw(t, env, "shaped").Subsystems {
+	for _, s := range hw(env, "shaped").Subsystems {
 		if s.Name == "Storage" {
 			storage = s
 		}
@@ -71,8 +71,8 @@ func TestNoReadableEventLogIsNamed(t *testing.T) {
 	env.CreateBMCSecret("no-log", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("no-log", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "no-log", v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog) &&
-			hw(t, env, "no-log").Health == "OK" && ready(t, env, "no-log")
+		return hasCondition(env, "no-log", v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog) &&
+			hw(env, "no-log").Health == "OK" && ready(env, "no-log")
 	}, time.Minute, "a BMC without a readable event log was not reported")
 	c := conditions.Get(env.Inventory("no-log").Status.Conditions, v1.BMCEventLogAvailable)
 	assert.True(t, strings.Contains(c.Message, "Lclog"), c.Message)

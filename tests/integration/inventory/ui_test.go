@@ -82,7 +82,7 @@ func TestUIInventoryRedfish(t *testing.T) {
 	env.CreateBMCSecret("ui-rf", bmcUser, bmcPassword)
 	createUIInventory(t, env, "ui-rf", srv.Host, srv.Port, true, "")
 
-	env.Eventually(func() bool { return ready(t, env, "ui-rf") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
+	env.Eventually(func() bool { return ready(env, "ui-rf") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
 	env.Eventually(func() bool {
 		n := node(t, env, "ui-rf")
 		return n.Labels[v1.LabelManufacturer] == "Supermicro" && n.Labels[v1.LabelModel] == "SYS-510P-M" &&
@@ -90,7 +90,7 @@ func TestUIInventoryRedfish(t *testing.T) {
 	}, time.Minute, "the node did not get the labels the UI reads")
 	inv := env.Inventory("ui-rf")
 	assert.Equal(t, "on", inv.Status.MachinePowerState)
-	assert.True(t, hasCondition(t, env, "ui-rf", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
+	assert.True(t, hasCondition(env, "ui-rf", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
 	env.Eventually(func() bool {
 		return countHolding(messages(forwarded(t, env, "ui-rf")), "Correctable ECC error on DIMM A1") == 1
 	}, time.Minute, "the event log entry was not forwarded")
@@ -122,7 +122,7 @@ func TestUIInventoryIPMI(t *testing.T) {
 	extra := fmt.Sprintf("      providerOptions:\n        ipmitool:\n          port: %d\n", sim.Port)
 	createUIInventory(t, env, "ui-ipmi", sim.Host, v1alpha1.IPMIPort, false, extra)
 
-	env.Eventually(func() bool { return ready(t, env, "ui-ipmi") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
+	env.Eventually(func() bool { return ready(env, "ui-ipmi") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
 	env.Eventually(func() bool {
 		n := node(t, env, "ui-ipmi")
 		return n.Labels[v1.LabelManufacturer] == "DellInc" && n.Labels[v1.LabelModel] == "PowerEdgeR650" &&
