@@ -62,6 +62,11 @@ type identityKey struct {
 var (
 	identityMu sync.Mutex
 	identities = map[identityKey]*Identity{}
+	// ownedPoolsApplied says, by cluster and mode, whether the rules the
+	// cluster holds are those with owned pools: with and without, the
+	// objects have the same names, so a package testing both holds those
+	// of the test that runs.
+	ownedPoolsApplied = map[identityKey]bool{}
 )
 
 // ChartIdentity renders the chart (helm template) in the equinix mode,
@@ -94,14 +99,15 @@ func chartIdentity(t testing.TB, c *cluster.Cluster, mode string, ownedPools boo
 	identityMu.Lock()
 	defer identityMu.Unlock()
 	key := identityKey{c: c, mode: mode, ownedPools: ownedPools}
-	if id, ok := identities[key]; ok {
+	names := identityKey{c: c, mode: mode}
+	if id, ok := identities[key]; ok && ownedPoolsApplied[names] == ownedPools {
 		return id
 	}
 	id, err := applyChartIdentity(context.Background(), t, c, mode, ownedPools)
 	if err != nil {
 		t.Fatalf("running the controller under the chart's RBAC: %v", err)
 	}
-	identities[key] = id
+	identities[key], ownedPoolsApplied[names] = id, ownedPools
 	return id
 }
 
@@ -162,7 +168,12 @@ func applyRBAC(ctx context.Context, k8s kubernetes.Interface, u *unstructured.Un
 		}
 		id.ClusterRules = append(id.ClusterRules, r.Rules...)
 		_, err := k8s.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{})
-		return ignoreExists(err)
+		if apierrors.IsAlreadyExists(err) {
+			// The other identity of the same names holds it: RBAC objects
+			// take an update without a resource version.
+			_, err = k8s.RbacV1().ClusterRoles().Update(ctx, r, metav1.UpdateOptions{})
+		}
+		return err
 	case "ClusterRoleBinding":
 		b := &rbacv1.ClusterRoleBinding{}
 		if err := conv.FromUnstructured(u.Object, b); err != nil {
@@ -177,7 +188,10 @@ func applyRBAC(ctx context.Context, k8s kubernetes.Interface, u *unstructured.Un
 		}
 		id.NamespaceRules = append(id.NamespaceRules, r.Rules...)
 		_, err := k8s.RbacV1().Roles(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
-		return ignoreExists(err)
+		if apierrors.IsAlreadyExists(err) {
+			_, err = k8s.RbacV1().Roles(r.Namespace).Update(ctx, r, metav1.UpdateOptions{})
+		}
+		return err
 	case "RoleBinding":
 		b := &rbacv1.RoleBinding{}
 		if err := conv.FromUnstructured(u.Object, b); err != nil {

@@ -190,9 +190,9 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 		settle := r.createSettle()
 		r.Eventf(v1.ReasonCreateUnconfirmed,
 			"the answer to the device create was lost (%s); the device is adopted if it appears within %s, and the create is not sent again",
-			metalMessage(err), settle)
+			failure.Message(err), settle)
 		conditions.Unknown(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
-			fmt.Sprintf("the answer to the device create was lost (%s); waiting up to %s for the device to appear", metalMessage(err), settle))
+			fmt.Sprintf("the answer to the device create was lost (%s); waiting up to %s for the device to appear", failure.Message(err), settle))
 		r.Requeue(r.createSettleLeft())
 		return false, nil
 	default:
@@ -232,21 +232,21 @@ func (r *run) createRefused(err error) {
 	case reservationRefused(r.Obj, err):
 		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonReservationUnavailable,
 			fmt.Sprintf("hardware reservation %s cannot take this server: %s; %s. A server keeps its reservation: fix the pool's hardwareReservationIDs, and the pool replaces this Instance, which has no device yet, with one on the next reservation of the list",
-				r.Obj.Spec.HardwareReservationID, metalMessage(err), next))
+				r.Obj.Spec.HardwareReservationID, failure.Message(err), next))
 	case class == failure.Unauthorized, class == failure.Forbidden:
 		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
-				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), metalMessage(err), next))
+				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), failure.Message(err), next))
 	case class == failure.NoCapacity && r.Obj.Spec.Spot != nil:
 		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no spot capacity for plan %s in metro %s at spot.maxPrice %s: %s; %s",
-				r.Obj.Spec.Plan, r.Obj.Spec.Metro, r.Obj.Spec.Spot.MaxPrice, metalMessage(err), next))
+				r.Obj.Spec.Plan, r.Obj.Spec.Metro, r.Obj.Spec.Spot.MaxPrice, failure.Message(err), next))
 	case class == failure.NoCapacity:
 		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
-			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.Obj.Spec.Plan, r.Obj.Spec.Metro, metalMessage(err), next))
+			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.Obj.Spec.Plan, r.Obj.Spec.Metro, failure.Message(err), next))
 	default:
 		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
-			fmt.Sprintf("Equinix Metal rejected the device create: %s; %s", metalMessage(err), next))
+			fmt.Sprintf("Equinix Metal rejected the device create: %s; %s", failure.Message(err), next))
 	}
 }
 

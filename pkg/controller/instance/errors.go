@@ -1,7 +1,6 @@
 package instance
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -48,31 +47,23 @@ func (r *run) metalFailure(step, cond string, err error) error {
 	case failure.Unauthorized, failure.Forbidden:
 		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s: %s",
-				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, metalMessage(err)))
+				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, failure.Message(err)))
 		r.Requeue(authRetry)
 		return nil
 	case failure.Invalid:
 		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonInvalidRequest,
-			fmt.Sprintf("Equinix Metal rejected %s: %s", step, metalMessage(err)))
+			fmt.Sprintf("Equinix Metal rejected %s: %s", step, failure.Message(err)))
 		r.Requeue(invalidRetry)
 		return nil
 	case failure.NoCapacity:
 		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonNoCapacity,
 			fmt.Sprintf("no capacity for plan %s in metro %s while %s: %s; retrying every %s",
-				r.Obj.Spec.Plan, r.Obj.Spec.Metro, step, metalMessage(err), capacityRetry))
+				r.Obj.Spec.Plan, r.Obj.Spec.Metro, step, failure.Message(err), capacityRetry))
 		r.Requeue(capacityRetry)
 		return nil
 	default:
 		return fmt.Errorf("%s: %w", step, err)
 	}
-}
-
-func metalMessage(err error) string {
-	var e *failure.Error
-	if errors.As(err, &e) && e.Message != "" {
-		return e.Message
-	}
-	return err.Error()
 }
 
 // reservationRefused reports whether a refused create names the server's
@@ -85,7 +76,7 @@ func reservationRefused(inst *v1.Instance, err error) bool {
 	}
 	switch failure.ClassOf(err) {
 	case failure.Invalid, failure.Busy, failure.NoCapacity:
-		return strings.Contains(strings.ToLower(metalMessage(err)), "reservation")
+		return strings.Contains(strings.ToLower(failure.Message(err)), "reservation")
 	}
 	return false
 }

@@ -114,7 +114,7 @@ func (r *run) networkFailure(step string, err error) error {
 		// metalFailure names the step on NetworkConfigured itself.
 	default:
 		r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonStepFailed,
-			fmt.Sprintf("%s: %s", step, metalMessage(err)))
+			fmt.Sprintf("%s: %s", step, failure.Message(err)))
 	}
 	return r.metalFailure(step, v1.InstanceNetworkConfigured, err)
 }

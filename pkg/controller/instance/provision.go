@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
@@ -174,7 +175,7 @@ func (r *run) clearUserdata() error {
 		wait := r.backOff(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
 		r.Eventf(v1.ReasonUserdataNotCleared,
 			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
-			st.InstanceID, metalMessage(err), wait.Round(time.Second))
+			st.InstanceID, failure.Message(err), wait.Round(time.Second))
 	}
 	return nil
 }

@@ -163,17 +163,22 @@ func getString(m map[string]interface{}, path string) string {
 	}
 }
 
-// installConfig is what the validated install uses.
-type installConfig struct {
+// Install is what a validated install uses: the configuration that passed
+// the checks of an automatic join. Package ownedfleet reads it through
+// CheckInstall.
+type Install struct {
 	Hostname string
-	MACs     []string
-	VLANID   int
-	Labels   map[string]string
-	Role     string
-	ISOURL   string
+	// MACs are the management interfaces, resolved to the server's NICs.
+	MACs   []string
+	VLANID int
+	// Labels are os.labels (the node's labels).
+	Labels map[string]string
+	Role   string
+	ISOURL string
 	// Device is the install disk (install.device).
 	Device string
-	Files  []File
+	// Files are os.write_files.
+	Files []File
 }
 
 // File is an entry of os.write_files, which Harvester's OS writes at every
@@ -186,8 +191,8 @@ var hostnamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0
 
 // validate checks the merged configuration the way an automatic join fails on
 // a real server. Messages never quote the token.
-func validate(cfg map[string]interface{}, want Expect, deviceMACs map[string]string) (installConfig, error) {
-	var ic installConfig
+func validate(cfg map[string]interface{}, want Expect, deviceMACs map[string]string) (Install, error) {
+	var ic Install
 	if getString(cfg, "install.automatic") != "true" {
 		return ic, fmt.Errorf("install.automatic is not set on the kernel command line: the installer waits at its console")
 	}

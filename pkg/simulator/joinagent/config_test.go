@@ -26,7 +26,7 @@ func joinInput() harvester.JoinConfigInput {
 
 // install runs a script and a userdata document through the interpreter, the
 // merge and the validation, as a booting server would.
-func install(t *testing.T, script string, in harvester.JoinConfigInput) (installConfig, error) {
+func install(t *testing.T, script string, in harvester.JoinConfigInput) (Install, error) {
 	t.Helper()
 	boot, err := runIPXE(script, map[string]string{"ifname": "net0", "net0/mac": macs["eth0"], "net1/mac": macs["eth1"]})
 	require.NoError(t, err)

@@ -18,20 +18,6 @@ func RunIPXE(script string, vars map[string]string) (Boot, error) { return runIP
 // automatic mode.
 func IsHarvesterInstaller(b Boot) bool { return isHarvesterInstaller(b) }
 
-// Install is a configuration that passed CheckInstall.
-type Install struct {
-	Hostname string
-	// MACs are the management interfaces, resolved to the server's NICs.
-	MACs   []string
-	VLANID int
-	// Labels are os.labels (the node's labels).
-	Labels map[string]string
-	Role   string
-	ISOURL string
-	// Device is the install disk.
-	Device string
-}
-
 // CheckInstall merges the installer's kernel arguments with the
 // config_url document, as the installer does, and checks the result as a
 // real automatic join fails (mode join, server URL, token, hostname,
@@ -48,6 +34,5 @@ func CheckInstall(args []string, configDoc string, want Expect, nics map[string]
 	if err != nil {
 		return Install{}, errors.New(redact(err.Error(), getString(cfg, "token"), want.Token))
 	}
-	return Install{Hostname: ic.Hostname, MACs: ic.MACs, VLANID: ic.VLANID, Labels: ic.Labels, Role: ic.Role,
-		ISOURL: ic.ISOURL, Device: ic.Device}, nil
+	return ic, nil
 }

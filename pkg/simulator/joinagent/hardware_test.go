@@ -58,10 +58,8 @@ func watchReady(ctx context.Context, t *testing.T, kube kubernetes.Interface, na
 			if !ok {
 				continue
 			}
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady {
-					l.add(c.Status)
-				}
+			if c := harvester.NodeReadyCondition(n); c != nil {
+				l.add(c.Status)
 			}
 		}
 	}()
@@ -142,15 +140,8 @@ func TestNodeFollowsPowerAndReclaim(t *testing.T) {
 	readyIs := func(want corev1.ConditionStatus) func() bool {
 		return func() bool {
 			n, err := kube.CoreV1().Nodes().Get(ctx, hostname, metav1.GetOptions{})
-			if err != nil {
-				return false
-			}
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady {
-					return c.Status == want
-				}
-			}
-			return false
+			c := harvester.NodeReadyCondition(n)
+			return err == nil && c != nil && c.Status == want
 		}
 	}
 	act := func(typ metalv1.DeviceActionInputType) {

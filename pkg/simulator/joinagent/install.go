@@ -68,16 +68,16 @@ func ipxeVars(ns metalsim.NetworkState) map[string]string {
 	return vars
 }
 
-func (a *Agent) installConfig(n metalsim.Notification, boot bootResult) (installConfig, error) {
+func (a *Agent) installConfig(n metalsim.Notification, boot bootResult) (Install, error) {
 	cfg := cmdlineConfig(boot.Args)
 	if getString(cfg, "install.configurl") != "" {
 		// The metadata service answers only servers with layer-3 addresses.
 		if strings.HasPrefix(n.Network.Type, "layer2") {
-			return installConfig{}, fmt.Errorf("cannot fetch config_url: the metadata service is unreachable in %s mode", n.Network.Type)
+			return Install{}, fmt.Errorf("cannot fetch config_url: the metadata service is unreachable in %s mode", n.Network.Type)
 		}
 		ud, err := userdataConfig(n.Userdata)
 		if err != nil {
-			return installConfig{}, err
+			return Install{}, err
 		}
 		merge(cfg, ud)
 	}
@@ -145,7 +145,7 @@ func containsVLAN(vlans []int32, v int) bool {
 	return false
 }
 
-func (a *Agent) scheduleJoin(n metalsim.Notification, ic installConfig) {
+func (a *Agent) scheduleJoin(n metalsim.Notification, ic Install) {
 	a.mu.Lock()
 	parent := a.ctx
 	if parent == nil {
@@ -173,7 +173,7 @@ func (a *Agent) scheduleJoin(n metalsim.Notification, ic installConfig) {
 
 // finishInstall registers the Node unless the install was cancelled or
 // superseded while it waited.
-func (a *Agent) finishInstall(ctx context.Context, job *installJob, n metalsim.Notification, ic installConfig) {
+func (a *Agent) finishInstall(ctx context.Context, job *installJob, n metalsim.Notification, ic Install) {
 	if !a.takePending(n.DeviceID, job) || ctx.Err() != nil {
 		return
 	}

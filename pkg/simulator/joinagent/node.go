@@ -20,7 +20,7 @@ import (
 // register creates the Node the installed server's kubelet would: named after
 // os.hostname, with the install's labels, the device's addresses and a Ready
 // condition.
-func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic installConfig) error {
+func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic Install) error {
 	labels := map[string]string{
 		"harvesterhci.io/managed": "true",
 		"kubernetes.io/hostname":  ic.Hostname,
@@ -155,7 +155,7 @@ func versionOf(iso string) string {
 	return "unknown"
 }
 
-func nodeAddresses(ns metalsim.NetworkState, ic installConfig) []corev1.NodeAddress {
+func nodeAddresses(ns metalsim.NetworkState, ic Install) []corev1.NodeAddress {
 	out := []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: ic.Hostname}}
 	if ic.VLANID != 0 {
 		// A layer-2 management network gets its address from the VLAN's DHCP.

@@ -60,7 +60,7 @@ func TestRegisterRetriesWhileTheAPIServerIsAway(t *testing.T) {
 	t.Cleanup(func() { registerBackoff = old })
 
 	a := New(nil, Options{Kube: kube})
-	ic := installConfig{Hostname: "node-1", MACs: []string{"aa:bb:cc:00:00:01"}, ISOURL: "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-amd64.iso"}
+	ic := Install{Hostname: "node-1", MACs: []string{"aa:bb:cc:00:00:01"}, ISOURL: "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-amd64.iso"}
 	require.NoError(t, a.register(context.Background(), metalsim.Notification{DeviceID: "d1"}, ic))
 	assert.Equal(t, 20, failures)
 
@@ -106,7 +106,7 @@ func TestShortNetworkCutsGoUnnoticed(t *testing.T) {
 		}}
 	}
 	for _, dev := range []string{"blip", "cut"} {
-		ic := installConfig{Hostname: dev, MACs: []string{mac}, VLANID: 1000,
+		ic := Install{Hostname: dev, MACs: []string{mac}, VLANID: 1000,
 			ISOURL: "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-amd64.iso"}
 		require.NoError(t, a.register(ctx, metalsim.Notification{DeviceID: dev, Network: onBond(1000)}, ic))
 	}

@@ -32,7 +32,7 @@ func BenchmarkAgent(b *testing.B) {
 			Addresses: []metalsim.Address{{Family: 4, Address: "147.75.0.1", Public: true, Management: true}},
 		}
 		for i := range n {
-			ic := installConfig{Hostname: fmt.Sprintf("node-%04d", i), MACs: []string{"b4:96:91:00:00:10"},
+			ic := Install{Hostname: fmt.Sprintf("node-%04d", i), MACs: []string{"b4:96:91:00:00:10"},
 				ISOURL: "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-amd64.iso"}
 			require.NoError(b, a.register(ctx, metalsim.Notification{DeviceID: fmt.Sprintf("dev-%04d", i), Network: net}, ic))
 		}

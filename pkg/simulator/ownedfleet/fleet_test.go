@@ -110,13 +110,8 @@ func (w *world) result(server string) Result {
 
 func (w *world) ready(name string) corev1.ConditionStatus {
 	n, err := w.kube.CoreV1().Nodes().Get(w.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
+	if c := harvester.NodeReadyCondition(n); err == nil && c != nil {
+		return c.Status
 	}
 	return ""
 }

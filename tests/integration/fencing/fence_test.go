@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // A node NotReady past the grace period has its server switched off with
@@ -18,13 +19,13 @@ import (
 // the server on), the taint goes and nothing more is sent.
 func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	env := newEnv(t, settings{})
-	createNode(t, env, "hv-peer")
+	env.CreateReadyNode("hv-peer")
 	sim, _ := redfishHost(t, env, "hv-dead")
 	assert.Nil(t, fenced(t, env, "hv-dead"), "a Ready node got a Fenced condition")
 	offs := metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "power-off", "result": "done"})
 	taints := metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "taint", "result": "done"})
 
-	setReady(t, env, "hv-dead", false)
+	env.SetNodeReady("hv-dead", false)
 	fenceReason(t, env, "hv-dead", metav1.ConditionFalse, v1.ReasonFenceGracePeriod)
 	assert.False(t, tainted(t, env, "hv-dead"))
 	assert.Empty(t, sim.Resets(), "a power command went out within the grace period")
@@ -36,7 +37,7 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	for _, reason := range []string{v1.ReasonFenceGracePeriod, v1.ReasonFencePowerOffSending, v1.ReasonFencePowerOffSent, v1.ReasonFenced} {
 		env.Eventually(func() bool { return nodeEvent(env, "hv-dead", reason) }, 10*time.Second, "no Event %s on the node", reason)
 	}
-	passes(t, env, "hv-dead", 3)
+	env.WaitPolls("hv-dead", 3)
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets(), "the power-off was not sent exactly once")
 	assert.False(t, tainted(t, env, "hv-peer"))
 	assert.Equal(t, 1.0, metric(t, "equinix_addon_fenced_nodes", nil))
@@ -44,11 +45,11 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	assert.Equal(t, taints+1, metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "taint", "result": "done"}))
 
 	require.NoError(t, sim.SetPowerState("On"))
-	setReady(t, env, "hv-dead", true)
+	env.SetNodeReady("hv-dead", true)
 	fenceReason(t, env, "hv-dead", metav1.ConditionFalse, v1.ReasonFenceLifted)
 	assert.False(t, tainted(t, env, "hv-dead"))
 	env.Eventually(func() bool { return nodeEvent(env, "hv-dead", v1.ReasonFenceLifted) }, 10*time.Second, "no Event of the lifted fence")
-	passes(t, env, "hv-dead", 2)
+	env.WaitPolls("hv-dead", 2)
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 	assert.Equal(t, 0.0, metric(t, "equinix_addon_fenced_nodes", nil))
 }
@@ -56,11 +57,11 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 // A server that is off already is fenced as it is: nothing is sent.
 func TestFenceServerOffAlreadySendsNothing(t *testing.T) {
 	env := newEnv(t, settings{})
-	createNode(t, env, "hv-peer")
+	env.CreateReadyNode("hv-peer")
 	sim, _ := redfishHost(t, env, "hv-off")
 	require.NoError(t, sim.SetPowerState("Off"))
 
-	setReady(t, env, "hv-off", false)
+	env.SetNodeReady("hv-off", false)
 	c := fenceReason(t, env, "hv-off", metav1.ConditionTrue, v1.ReasonFenced)
 	assert.Contains(t, c.Message, "was off already (nothing was sent)")
 	assert.True(t, tainted(t, env, "hv-off"))
@@ -72,11 +73,11 @@ func TestFenceServerOffAlreadySendsNothing(t *testing.T) {
 // tainted, and the condition says why.
 func TestFenceUnreachableBMCNeverTaints(t *testing.T) {
 	env := newEnv(t, settings{})
-	createNode(t, env, "hv-peer")
+	env.CreateReadyNode("hv-peer")
 	sim, srv := redfishHost(t, env, "hv-dark")
 	require.NoError(t, srv.GoAway())
 
-	setReady(t, env, "hv-dark", false)
+	env.SetNodeReady("hv-dark", false)
 	c := fenceReason(t, env, "hv-dark", metav1.ConditionFalse, v1.ReasonFenceHeldBMC)
 	assert.Contains(t, c.Message, "not fenced")
 	env.Eventually(func() bool { return nodeEvent(env, "hv-dark", v1.ReasonFenceHeldBMC) }, 10*time.Second, "no Event on the node")
@@ -96,13 +97,13 @@ func TestFenceUnreachableBMCNeverTaints(t *testing.T) {
 // dead node waits, and is fenced once the first is back.
 func TestFenceBound(t *testing.T) {
 	env := newEnv(t, settings{maxFenced: 1})
-	createNode(t, env, "hv-peer-1")
-	createNode(t, env, "hv-peer-2")
+	env.CreateReadyNode("hv-peer-1")
+	env.CreateReadyNode("hv-peer-2")
 	simA, _ := redfishHost(t, env, "hv-a")
 	simB, _ := redfishHost(t, env, "hv-b")
 
-	setReady(t, env, "hv-a", false)
-	setReady(t, env, "hv-b", false)
+	env.SetNodeReady("hv-a", false)
+	env.SetNodeReady("hv-b", false)
 	var first, second string
 	env.Eventually(func() bool {
 		a, b := fenced(t, env, "hv-a"), fenced(t, env, "hv-b")
@@ -125,7 +126,7 @@ func TestFenceBound(t *testing.T) {
 	// A person switches the first server on; its kubelet is back.
 	sims := map[string]interface{ SetPowerState(string) error }{"hv-a": simA, "hv-b": simB}
 	require.NoError(t, sims[first].SetPowerState("On"))
-	setReady(t, env, first, true)
+	env.SetNodeReady(first, true)
 	fenceReason(t, env, first, metav1.ConditionFalse, v1.ReasonFenceLifted)
 	fenceReason(t, env, second, metav1.ConditionTrue, v1.ReasonFenced)
 	assert.True(t, tainted(t, env, second))
@@ -140,19 +141,19 @@ func TestFenceQuorumGuard(t *testing.T) {
 	simB, _ := redfishHost(t, env, "hv-b")
 
 	// Two of three nodes (hv-own, hv-a, hv-b) NotReady.
-	setReady(t, env, "hv-a", false)
-	setReady(t, env, "hv-b", false)
+	env.SetNodeReady("hv-a", false)
+	env.SetNodeReady("hv-b", false)
 	c := fenceReason(t, env, "hv-a", metav1.ConditionFalse, v1.ReasonFenceHeldByQuorum)
 	assert.Contains(t, c.Message, "2 of 3 nodes are NotReady")
 	fenceReason(t, env, "hv-b", metav1.ConditionFalse, v1.ReasonFenceHeldByQuorum)
-	passes(t, env, "hv-a", 2)
+	env.WaitPolls("hv-a", 2)
 	assert.Empty(t, append(simA.Resets(), simB.Resets()...))
 	assert.False(t, tainted(t, env, "hv-a"))
 
 	// One of four NotReady, but it is the controller's own node.
-	createNode(t, env, "hv-peer")
-	setReady(t, env, "hv-b", true)
-	setReady(t, env, ownNode, false)
+	env.CreateReadyNode("hv-peer")
+	env.SetNodeReady("hv-b", true)
+	env.SetNodeReady(ownNode, false)
 	env.Eventually(func() bool {
 		c = fenced(t, env, "hv-a")
 		return c != nil && c.Reason == v1.ReasonFenceHeldByQuorum && contains(c.Message, "own node")
@@ -160,7 +161,7 @@ func TestFenceQuorumGuard(t *testing.T) {
 	assert.Empty(t, simA.Resets())
 
 	// The controller's node is back: hv-a is fenced.
-	setReady(t, env, ownNode, true)
+	env.SetNodeReady(ownNode, true)
 	fenceReason(t, env, "hv-a", metav1.ConditionTrue, v1.ReasonFenced)
 	assert.Equal(t, []string{"ForceOff"}, simA.Resets())
 }
@@ -169,20 +170,20 @@ func TestFenceQuorumGuard(t *testing.T) {
 // maintenance mode.
 func TestFenceNeverOwnNodeNorMaintenance(t *testing.T) {
 	env := newEnv(t, settings{maxFenced: 3})
-	createNode(t, env, "hv-peer-1")
-	createNode(t, env, "hv-peer-2")
-	createNode(t, env, "hv-peer-3")
+	env.CreateReadyNode("hv-peer-1")
+	env.CreateReadyNode("hv-peer-2")
+	env.CreateReadyNode("hv-peer-3")
 	simOwn, _ := redfishHost(t, env, ownNode)
 	simMaint, _ := redfishHost(t, env, "hv-maint")
 
-	maintenance(t, env, "hv-maint")
-	setReady(t, env, "hv-maint", false)
-	setReady(t, env, ownNode, false)
+	env.SetMaintenance("hv-maint", true)
+	env.SetNodeReady("hv-maint", false)
+	env.SetNodeReady(ownNode, false)
 	c := fenceReason(t, env, ownNode, metav1.ConditionFalse, v1.ReasonFenceHeldOwnNode)
 	assert.Contains(t, c.Message, "runs the controller")
 	c = fenceReason(t, env, "hv-maint", metav1.ConditionFalse, v1.ReasonFenceHeldMaintenance)
 	assert.Contains(t, c.Message, "maintenance mode")
-	passes(t, env, "hv-maint", 2)
+	env.WaitPolls("hv-maint", 2)
 	assert.Empty(t, simOwn.Resets())
 	assert.Empty(t, simMaint.Resets())
 	assert.False(t, tainted(t, env, ownNode))
@@ -194,22 +195,22 @@ func TestFenceNeverOwnNodeNorMaintenance(t *testing.T) {
 // reads the power, and taints the node once the server shows off.
 func TestFenceRestartAfterIntentSendsNoSecondCommand(t *testing.T) {
 	env := newEnv(t, settings{})
-	createNode(t, env, "hv-peer")
+	env.CreateReadyNode("hv-peer")
 	sim, _ := redfishHost(t, env, "hv-crash")
 	env.StopController()
 
 	// What the stopped controller had stored: the intent, the server
 	// still on (the command never reached the BMC).
-	inv := inventory(t, env, "hv-crash")
+	inv := env.Inventory("hv-crash")
 	inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: v1.BMCFenced, Status: metav1.ConditionUnknown,
 		Reason: v1.ReasonFencePowerOffSending, Message: "sending the power-off", LastTransitionTime: metav1.Now(),
 		ObservedGeneration: inv.Generation})
 	_, err := env.Client.MetalV1alpha1().Inventories(ns).UpdateStatus(env.Ctx, inv, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	setReady(t, env, "hv-crash", false)
+	env.SetNodeReady("hv-crash", false)
 
 	start(env, settings{})
-	passes(t, env, "hv-crash", 4)
+	env.WaitPolls("hv-crash", 4)
 	assert.Empty(t, sim.Resets(), "the power-off was sent again after the restart")
 	assert.Equal(t, metav1.ConditionUnknown, fenced(t, env, "hv-crash").Status)
 	assert.False(t, tainted(t, env, "hv-crash"), "tainted before the server showed off")
@@ -222,7 +223,7 @@ func TestFenceRestartAfterIntentSendsNoSecondCommand(t *testing.T) {
 
 	// A restart once fenced changes nothing.
 	restart(env, settings{})
-	passes(t, env, "hv-crash", 2)
+	env.WaitPolls("hv-crash", 2)
 	assert.Empty(t, sim.Resets())
 	assert.True(t, tainted(t, env, "hv-crash"))
 }
@@ -232,17 +233,17 @@ func TestFenceRestartAfterIntentSendsNoSecondCommand(t *testing.T) {
 // node is Ready.
 func TestFencePowerOnAfterVolumesDetached(t *testing.T) {
 	env := newEnv(t, settings{powerOn: true})
-	createNode(t, env, "hv-peer")
+	env.CreateReadyNode("hv-peer")
 	sim, _ := redfishHost(t, env, "hv-back")
 
-	setReady(t, env, "hv-back", false)
+	env.SetNodeReady("hv-back", false)
 	fenceReason(t, env, "hv-back", metav1.ConditionTrue, v1.ReasonFencePowerOnSent)
 	assert.True(t, tainted(t, env, "hv-back"))
 	env.Eventually(func() bool { return sim.PowerState() == "On" }, 30*time.Second, "the server was not switched on")
-	passes(t, env, "hv-back", 2)
+	env.WaitPolls("hv-back", 2)
 	assert.Equal(t, []string{"ForceOff", "On"}, sim.Resets())
 
-	setReady(t, env, "hv-back", true)
+	env.SetNodeReady("hv-back", true)
 	fenceReason(t, env, "hv-back", metav1.ConditionFalse, v1.ReasonFenceLifted)
 	assert.False(t, tainted(t, env, "hv-back"))
 	assert.Equal(t, []string{"ForceOff", "On"}, sim.Resets())
@@ -253,16 +254,16 @@ func TestFencePowerOnAfterVolumesDetached(t *testing.T) {
 func TestFenceIPMI(t *testing.T) {
 	sim := ipmisim.Require(t, ipmisim.Options{Username: bmcUser, Password: ipmiPassword})
 	env := newEnv(t, settings{})
-	createNode(t, env, "hv-peer")
-	createNode(t, env, "hv-ipmi")
-	bmcSecret(t, env, "hv-ipmi", ipmiPassword)
-	create(t, env, ipmiInventory("hv-ipmi", sim.Host, sim.Port))
+	env.CreateReadyNode("hv-peer")
+	env.CreateReadyNode("hv-ipmi")
+	env.CreateBMCSecret("hv-ipmi", bmcUser, ipmiPassword)
+	env.CreateInventory(framework.IPMIInventory("hv-ipmi", sim.Host, sim.Port))
 	authenticated(t, env, "hv-ipmi")
 
-	setReady(t, env, "hv-ipmi", false)
+	env.SetNodeReady("hv-ipmi", false)
 	fenceReason(t, env, "hv-ipmi", metav1.ConditionTrue, v1.ReasonFenced)
 	assert.True(t, tainted(t, env, "hv-ipmi"))
-	passes(t, env, "hv-ipmi", 3)
+	env.WaitPolls("hv-ipmi", 3)
 	assert.Equal(t, []byte{0}, sim.ChassisControls(), "not exactly one power down")
 }
 
@@ -271,12 +272,12 @@ func TestFenceIPMI(t *testing.T) {
 // node keeps its place under the bound, until the server is on.
 func TestFenceStaysWhileServerOffDespiteReady(t *testing.T) {
 	env := newEnv(t, settings{})
-	createNode(t, env, "hv-peer")
+	env.CreateReadyNode("hv-peer")
 	sim, _ := redfishHost(t, env, "hv-stale")
 
-	setReady(t, env, "hv-stale", false)
+	env.SetNodeReady("hv-stale", false)
 	fenceReason(t, env, "hv-stale", metav1.ConditionTrue, v1.ReasonFenced)
-	setReady(t, env, "hv-stale", true)
+	env.SetNodeReady("hv-stale", true)
 	env.Eventually(func() bool {
 		c := fenced(t, env, "hv-stale")
 		return c != nil && c.Status == metav1.ConditionTrue && contains(c.Message, "reports Ready, but its server is off")

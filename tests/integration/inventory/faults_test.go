@@ -14,6 +14,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // A BMC that goes away, refuses the credentials for a while, or answers
@@ -25,19 +26,19 @@ import (
 func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
-	createNode(t, env, "rf-faults")
-	bmcSecret(t, env, "rf-faults", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("rf-faults", srv))
+	env.CreateReadyNode("rf-faults")
+	env.CreateBMCSecret("rf-faults", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("rf-faults", srv))
 	recovered := func() bool {
-		return ready(t, env, "rf-faults") && hasCondition(t, env, "rf-faults", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady)
+		return ready(env, "rf-faults") && hasCondition(env, "rf-faults", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady)
 	}
 	env.Eventually(recovered, time.Minute, "the BMC was never reachable")
 
 	require.NoError(t, srv.GoAway())
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "rf-faults", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
-			hasCondition(t, env, "rf-faults", v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonBMCUnreachable) &&
-			inventory(t, env, "rf-faults").Status.Status == v1alpha1.InventoryBMCUnreachable
+		return hasCondition(env, "rf-faults", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
+			hasCondition(env, "rf-faults", v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonBMCUnreachable) &&
+			env.Inventory("rf-faults").Status.Status == v1alpha1.InventoryBMCUnreachable
 	}, time.Minute, "an unreachable BMC was not reported")
 	assert.True(t, env.EventRecorded("rf-faults", v1.ReasonBMCUnreachable))
 	require.NoError(t, srv.ComeBack())
@@ -45,8 +46,8 @@ func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 
 	id := sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultUnauthorized})
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "rf-faults", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed) &&
-			inventory(t, env, "rf-faults").Status.Status == v1alpha1.InventoryBMCAuthenticationFailed
+		return hasCondition(env, "rf-faults", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed) &&
+			env.Inventory("rf-faults").Status.Status == v1alpha1.InventoryBMCAuthenticationFailed
 	}, time.Minute, "a 401 was not reported")
 	assert.True(t, env.EventRecorded("rf-faults", v1.ReasonAuthenticationFailed))
 	refusedAt := sim.Requests()
@@ -59,7 +60,7 @@ func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 
 	id = sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLatency, Latency: 3 * bmcTimeout})
 	env.Eventually(func() bool {
-		c := conditions.Get(inventory(t, env, "rf-faults").Status.Conditions, v1.BMCReachable)
+		c := conditions.Get(env.Inventory("rf-faults").Status.Conditions, v1.BMCReachable)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "in time")
 	}, time.Minute, "a slow BMC was not reported")
 	sim.RemoveFault(id)
@@ -76,90 +77,90 @@ func TestBadInputIsNamed(t *testing.T) {
 	env := newEnv(t)
 	_, srv := redfishBMC(t)
 	const wrong = "Wrong-pw-never-shown-77"
-	bmcSecret(t, env, "bad-pw", bmcUser, wrong)
-	createNode(t, env, "bad-pw")
-	create(t, env, redfishInventory("bad-pw", srv))
+	env.CreateBMCSecret("bad-pw", bmcUser, wrong)
+	env.CreateReadyNode("bad-pw")
+	env.CreateInventory(framework.RedfishInventory("bad-pw", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "bad-pw", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
+		return hasCondition(env, "bad-pw", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
 	}, time.Minute, "a wrong password was not reported")
-	c := conditions.Get(inventory(t, env, "bad-pw").Status.Conditions, v1.BMCAuthenticated)
-	assert.Contains(t, c.Message, secretNamespace+"/bad-pw")
+	c := conditions.Get(env.Inventory("bad-pw").Status.Conditions, v1.BMCAuthenticated)
+	assert.Contains(t, c.Message, framework.BMCSecretNamespace+"/bad-pw")
 	// Fixing the Secret is enough: its next read lifts the hold.
 	setPassword(t, env, "bad-pw", bmcPassword)
 	env.Eventually(func() bool {
-		return ready(t, env, "bad-pw") && node(t, env, "bad-pw").Labels[v1.LabelManufacturer] == "Supermicro"
+		return ready(env, "bad-pw") && node(t, env, "bad-pw").Labels[v1.LabelManufacturer] == "Supermicro"
 	}, time.Minute, "the fixed password was not taken")
 
-	createNode(t, env, "no-secret")
-	missing := redfishInventory("no-secret", srv)
-	create(t, env, missing)
+	env.CreateReadyNode("no-secret")
+	missing := framework.RedfishInventory("no-secret", srv)
+	env.CreateInventory(missing)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "no-secret", v1.BMCCredentialsReady, metav1.ConditionFalse, v1.ReasonSecretNotFound) &&
-			inventory(t, env, "no-secret").Status.Status == v1alpha1.InventoryCredentialsMissing
+		return hasCondition(env, "no-secret", v1.BMCCredentialsReady, metav1.ConditionFalse, v1.ReasonSecretNotFound) &&
+			env.Inventory("no-secret").Status.Status == v1alpha1.InventoryCredentialsMissing
 	}, time.Minute, "a missing Secret was not reported")
 	assert.True(t, env.EventRecorded("no-secret", v1.ReasonSecretNotFound))
 	patchSpec(t, env, "no-secret", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{
 		"authSecretRef": map[string]any{"name": "bad-pw"}}}})
-	env.Eventually(func() bool { return ready(t, env, "no-secret") }, time.Minute, "the Secret named later was not taken")
+	env.Eventually(func() bool { return ready(env, "no-secret") }, time.Minute, "the Secret named later was not taken")
 
 	// The UI names the node in an annotation too; one naming another node
 	// is refused, and the BMC is not asked.
 	quiet, quietSrv := redfishBMC(t)
-	other := redfishInventory("other-node", quietSrv)
+	other := framework.RedfishInventory("other-node", quietSrv)
 	other.Annotations = map[string]string{v1alpha1.AnnotationLocalNodeName: "node-9", v1alpha1.AnnotationLocalInventory: "true"}
 	other.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
-	create(t, env, other)
+	env.CreateInventory(other)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "other-node", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNameMismatch) &&
-			inventory(t, env, "other-node").Status.Status == v1alpha1.InventoryNodeNameMismatch
+		return hasCondition(env, "other-node", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNameMismatch) &&
+			env.Inventory("other-node").Status.Status == v1alpha1.InventoryNodeNameMismatch
 	}, time.Minute, "an annotation naming another node was not refused")
 	assert.True(t, env.EventRecorded("other-node", v1.ReasonNodeNameMismatch))
 	assert.Zero(t, quiet.Requests())
 
 	// A node of the addon's own servers is its Instance's to describe.
-	createNode(t, env, "owned")
+	env.CreateReadyNode("owned")
 	_, err := env.Kube.CoreV1().Nodes().Patch(env.Ctx, "owned", types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"`+v1.LabelInstance+`":"owned"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	owned := redfishInventory("owned", srv)
+	owned := framework.RedfishInventory("owned", srv)
 	owned.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
-	create(t, env, owned)
+	env.CreateInventory(owned)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "owned", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned)
+		return hasCondition(env, "owned", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned)
 	}, time.Minute, "an Inventory of the addon's own server was not refused")
 	assert.Never(t, func() bool { return node(t, env, "owned").Labels[v1.LabelManufacturer] != "" }, 2*time.Second,
 		100*time.Millisecond, "the Inventory labelled an Instance's node")
 
 	// TLS is verified by default: without the BMC's CA its self-signed
 	// certificate is refused; insecureTLS (the UI's checkbox) accepts it.
-	createNode(t, env, "untrusted")
-	untrusted := redfishInventory("untrusted", srv)
+	env.CreateReadyNode("untrusted")
+	untrusted := framework.RedfishInventory("untrusted", srv)
 	untrusted.Spec.BaseboardManagementSpec.Connection.CABundle = ""
 	untrusted.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
-	create(t, env, untrusted)
+	env.CreateInventory(untrusted)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "untrusted", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCCertificateInvalid) &&
-			inventory(t, env, "untrusted").Status.Status == v1alpha1.InventoryBMCCertificateInvalid
+		return hasCondition(env, "untrusted", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCCertificateInvalid) &&
+			env.Inventory("untrusted").Status.Status == v1alpha1.InventoryBMCCertificateInvalid
 	}, time.Minute, "an untrusted certificate was accepted")
 	assert.True(t, env.EventRecorded("untrusted", v1.ReasonBMCCertificateInvalid))
 	patchSpec(t, env, "untrusted", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{"insecureTLS": true}}})
-	env.Eventually(func() bool { return ready(t, env, "untrusted") }, time.Minute, "insecureTLS did not accept the certificate")
+	env.Eventually(func() bool { return ready(env, "untrusted") }, time.Minute, "insecureTLS did not accept the certificate")
 
 	// A Redfish port spoken to as IPMI.
-	createNode(t, env, "wrong-protocol")
-	bmcSecret(t, env, "wrong-protocol", bmcUser, ipmiPassword)
-	create(t, env, ipmiInventory("wrong-protocol", srv.Host, srv.Port))
+	env.CreateReadyNode("wrong-protocol")
+	env.CreateBMCSecret("wrong-protocol", bmcUser, ipmiPassword)
+	env.CreateInventory(framework.IPMIInventory("wrong-protocol", srv.Host, srv.Port))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "wrong-protocol", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCProtocolMismatch) &&
-			inventory(t, env, "wrong-protocol").Status.Status == v1alpha1.InventoryBMCProtocolMismatch
+		return hasCondition(env, "wrong-protocol", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCProtocolMismatch) &&
+			env.Inventory("wrong-protocol").Status.Status == v1alpha1.InventoryBMCProtocolMismatch
 	}, time.Minute, "a BMC spoken to in the wrong protocol was not reported")
 
 	// Outside harvester-system (the chart's admission policy refuses it; a
 	// cluster without the policy lets it in): a condition and a Warning
 	// Event, nothing else.
-	elsewhere := redfishInventory("elsewhere", quietSrv)
+	elsewhere := framework.RedfishInventory("elsewhere", quietSrv)
 	elsewhere.Namespace = "default"
-	create(t, env, elsewhere)
+	env.CreateInventory(elsewhere)
 	env.Eventually(func() bool {
 		inv, err := env.Client.MetalV1alpha1().Inventories("default").Get(env.Ctx, "elsewhere", metav1.GetOptions{})
 		require.NoError(t, err)

@@ -52,7 +52,7 @@ func TestHarvesterNodeActions(t *testing.T) {
 	api := harvesterAPI(t, env)
 	sim, srv := redfishBMC(t)
 	const name = "hv-node"
-	createNode(t, env, name)
+	env.CreateReadyNode(name)
 	possible := func() (harvesterapi.Response, error) { return api.PowerActionPossible(env.Ctx, name) }
 	action := func(op string) func() (harvesterapi.Response, error) {
 		return func() (harvesterapi.Response, error) { return api.PowerAction(env.Ctx, name, op) }
@@ -66,19 +66,19 @@ func TestHarvesterNodeActions(t *testing.T) {
 	harvesterapi.SetSeederAddon(env.Ctx, t, env.Cluster, true)
 	answers(t, http.StatusFailedDependency, possible) // no Inventory
 
-	bmcSecret(t, env, name, bmcUser, "not-the-password")
-	create(t, env, redfishInventory(name, srv))
+	env.CreateBMCSecret(name, bmcUser, "not-the-password")
+	env.CreateInventory(framework.RedfishInventory(name, srv))
 	answers(t, http.StatusConflict, possible)
 	env.Eventually(func() bool {
-		return inventory(t, env, name).Status.Status == v1alpha1.InventoryBMCAuthenticationFailed
+		return env.Inventory(name).Status.Status == v1alpha1.InventoryBMCAuthenticationFailed
 	}, time.Minute, "the refused credentials were not said in status.status")
 	r := answers(t, http.StatusConflict, possible)
 	assert.Contains(t, r.Body, "current status is: "+string(v1alpha1.InventoryBMCAuthenticationFailed))
 
-	sec, err := env.Kube.CoreV1().Secrets(secretNamespace).Get(env.Ctx, name, metav1.GetOptions{})
+	sec, err := env.Kube.CoreV1().Secrets(framework.BMCSecretNamespace).Get(env.Ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
 	sec.Data[v1alpha1.SecretPasswordKey] = []byte(bmcPassword)
-	_, err = env.Kube.CoreV1().Secrets(secretNamespace).Update(env.Ctx, sec, metav1.UpdateOptions{})
+	_, err = env.Kube.CoreV1().Secrets(framework.BMCSecretNamespace).Update(env.Ctx, sec, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	answers(t, http.StatusNoContent, possible)
 
@@ -95,15 +95,15 @@ func TestHarvesterNodeActions(t *testing.T) {
 	assert.Contains(t, r.Body, "waiting for power action status")
 	restart(env)
 	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, name))
-	assert.Equal(t, v1alpha1.PowerOperationShutdown, inventory(t, env, name).Status.PowerAction.LastActionRequested)
+	assert.Equal(t, v1alpha1.PowerOperationShutdown, env.Inventory(name).Status.PowerAction.LastActionRequested)
 	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
 		"a command went out without maintenance mode")
 
-	maintenance(t, env, name, true)
+	env.SetMaintenance(name, true)
 	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationReboot))
 	env.Eventually(func() bool { return len(sim.Resets()) == 1 }, time.Minute, "the reboot was not sent")
 	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name))
-	assert.Equal(t, v1alpha1.PowerOperationReboot, inventory(t, env, name).Status.PowerAction.LastActionRequested)
+	assert.Equal(t, v1alpha1.PowerOperationReboot, env.Inventory(name).Status.PowerAction.LastActionRequested)
 	assert.Equal(t, []string{"PowerCycle"}, sim.Resets())
 
 	// Ended: the next request is accepted, and is one command again.

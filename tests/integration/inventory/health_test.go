@@ -27,9 +27,9 @@ import (
 func TestDriveFailurePredictedSignals(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
-	createNode(t, env, "hh-node")
-	bmcSecret(t, env, "hh-node", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("hh-node", srv))
+	env.CreateReadyNode("hh-node")
+	env.CreateBMCSecret("hh-node", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("hh-node", srv))
 
 	env.Eventually(func() bool {
 		c := hardwareHealthy(t, env, "hh-node")
@@ -54,7 +54,7 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 	written := hardwareHealthy(t, env, "hh-node")
 
 	// More polls see the same: no second Event, no second write.
-	polls(t, env, "hh-node", 3)
+	env.WaitPolls("hh-node", 3)
 	predicted := 0
 	for _, e := range env.Events("hh-node") {
 		if strings.Contains(e.Message, "failure predicted") {
@@ -103,9 +103,9 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 func TestIPMIThresholdsAndDrivePredictionSignals(t *testing.T) {
 	sim := ipmisim.Require(t, ipmisim.Options{Username: bmcUser, Password: ipmiPassword})
 	env := newEnv(t)
-	createNode(t, env, "ipmi-hh")
-	bmcSecret(t, env, "ipmi-hh", bmcUser, ipmiPassword)
-	create(t, env, ipmiInventory("ipmi-hh", sim.Host, sim.Port))
+	env.CreateReadyNode("ipmi-hh")
+	env.CreateBMCSecret("ipmi-hh", bmcUser, ipmiPassword)
+	env.CreateInventory(framework.IPMIInventory("ipmi-hh", sim.Host, sim.Port))
 	waitCondition := func(status corev1.ConditionStatus, reason, message, why string) {
 		t.Helper()
 		env.Eventually(func() bool {

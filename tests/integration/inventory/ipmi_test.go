@@ -12,6 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // A node whose BMC speaks IPMI (OpenIPMI's ipmi_sim) gets the same: its
@@ -23,9 +24,9 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	sim := ipmisim.Require(t, ipmisim.Options{Username: bmcUser, Password: ipmiPassword,
 		Manufacturer: "Dell Inc.", Model: "PowerEdge R650", SerialNumber: "7XJ2KQ3"})
 	env := newEnv(t)
-	createNode(t, env, "ipmi-node")
-	bmcSecret(t, env, "ipmi-node", bmcUser, ipmiPassword)
-	create(t, env, ipmiInventory("ipmi-node", sim.Host, sim.Port))
+	env.CreateReadyNode("ipmi-node")
+	env.CreateBMCSecret("ipmi-node", bmcUser, ipmiPassword)
+	env.CreateInventory(framework.IPMIInventory("ipmi-node", sim.Host, sim.Port))
 
 	env.Eventually(func() bool {
 		n := node(t, env, "ipmi-node")
@@ -34,7 +35,7 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	}, time.Minute, "the node did not get its hardware labels")
 	assert.Contains(t, node(t, env, "ipmi-node").Annotations[v1.AnnotationHardwareSource], "IPMI BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
-		return ready(t, env, "ipmi-node") && inventory(t, env, "ipmi-node").Status.MachinePowerState == "on"
+		return ready(env, "ipmi-node") && env.Inventory("ipmi-node").Status.MachinePowerState == "on"
 	}, time.Minute, "the Inventory does not report a reachable BMC that is on")
 
 	// A correctable ECC error on the DIMM, logged by the BMC.
@@ -47,14 +48,14 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 		msgs := messages(forwarded(t, env, "ipmi-node"))
 		return countHolding(msgs, "Memory") >= 1 && countHolding(msgs, "PowerSupplies is") == 1
 	}, time.Minute, "the SEL entry and the health change were not forwarded")
-	polls(t, env, "ipmi-node", 3)
+	env.WaitPolls("ipmi-node", 3)
 	restart(env)
 	_, err = sim.AddSEL(0x0c, ipmisim.SensorDIMM, 0x6f, 0x00, 2, 0)
 	require.NoError(t, err)
 	before := len(forwarded(t, env, "ipmi-node"))
 	env.Eventually(func() bool { return len(forwarded(t, env, "ipmi-node")) == before+1 }, time.Minute,
 		"the entry logged across the restart was not forwarded")
-	polls(t, env, "ipmi-node", 3)
+	env.WaitPolls("ipmi-node", 3)
 	fw := forwarded(t, env, "ipmi-node")
 	for id, msgs := range fw {
 		assert.Len(t, msgs, 1, "machine event %s forwarded more than once: %v", id, msgs)
@@ -64,16 +65,16 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown))
 	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "ipmi-node"))
 	assert.Empty(t, sim.ChassisControls(), "a Chassis Control went out without maintenance mode")
-	maintenance(t, env, "ipmi-node", true)
+	env.SetMaintenance("ipmi-node", true)
 	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown))
 	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node"))
 	env.Eventually(func() bool {
 		on, err := sim.PowerOn()
-		return err == nil && !on && inventory(t, env, "ipmi-node").Status.MachinePowerState == "off"
+		return err == nil && !on && env.Inventory("ipmi-node").Status.MachinePowerState == "off"
 	}, time.Minute, "the server was not switched off")
 	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationPowerOn))
 	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node"))
-	env.Eventually(func() bool { return inventory(t, env, "ipmi-node").Status.MachinePowerState == "on" }, time.Minute,
+	env.Eventually(func() bool { return env.Inventory("ipmi-node").Status.MachinePowerState == "on" }, time.Minute,
 		"the server was not switched on")
 	assert.Equal(t, []byte{0, 1}, sim.ChassisControls(), "one Chassis Control per request: down, then up")
 	env.AssertAbsent(ipmiPassword)
@@ -86,11 +87,11 @@ func TestSilentIPMIBMCIsUnreachable(t *testing.T) {
 	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = silent.Close() })
-	createNode(t, env, "silent")
-	bmcSecret(t, env, "silent", bmcUser, ipmiPassword)
-	create(t, env, ipmiInventory("silent", "127.0.0.1", silent.LocalAddr().(*net.UDPAddr).Port))
+	env.CreateReadyNode("silent")
+	env.CreateBMCSecret("silent", bmcUser, ipmiPassword)
+	env.CreateInventory(framework.IPMIInventory("silent", "127.0.0.1", silent.LocalAddr().(*net.UDPAddr).Port))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "silent", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
-			inventory(t, env, "silent").Status.Status == v1alpha1.InventoryBMCUnreachable
+		return hasCondition(env, "silent", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
+			env.Inventory("silent").Status.Status == v1alpha1.InventoryBMCUnreachable
 	}, time.Minute, "a silent IPMI BMC was not reported unreachable")
 }

@@ -73,22 +73,22 @@ func (p *powerActions) pendingSeen(job string) bool {
 func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
-	createNode(t, env, "pw")
-	bmcSecret(t, env, "pw", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("pw", srv))
-	env.Eventually(func() bool { return ready(t, env, "pw") && inventory(t, env, "pw").Status.MachinePowerState == "on" },
+	env.CreateReadyNode("pw")
+	env.CreateBMCSecret("pw", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("pw", srv))
+	env.Eventually(func() bool { return ready(env, "pw") && env.Inventory("pw").Status.MachinePowerState == "on" },
 		time.Minute, "never ready")
 	seen := watchPowerActions(t, env, "pw")
 
 	require.NoError(t, requestPower(t, env, "pw", v1alpha1.PowerOperationShutdown))
 	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "pw"))
-	assert.True(t, hasCondition(t, env, "pw", v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired))
+	assert.True(t, hasCondition(env, "pw", v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired))
 	assert.True(t, env.EventRecorded("pw", v1.ReasonMaintenanceRequired))
-	assert.Contains(t, hw(t, env, "pw").LastPowerAction.Message, "is not in maintenance mode")
+	assert.Contains(t, hw(env, "pw").LastPowerAction.Message, "is not in maintenance mode")
 	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
 		"a power command went out without maintenance mode")
 
-	maintenance(t, env, "pw", true)
+	env.SetMaintenance("pw", true)
 	for _, step := range []struct {
 		op, reset, power string
 	}{
@@ -99,11 +99,11 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 		before := len(sim.Resets())
 		require.NoError(t, requestPower(t, env, "pw", step.op))
 		assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw"), step.op)
-		inv := inventory(t, env, "pw")
+		inv := env.Inventory("pw")
 		assert.Equal(t, step.op, inv.Status.PowerAction.LastActionRequested)
 		assert.True(t, seen.pendingSeen(inv.Status.PowerAction.LastJobName), "%s: never stored pending, without actionStatus", step.op)
 		assert.Equal(t, []string{step.reset}, sim.Resets()[before:], step.op)
-		env.Eventually(func() bool { return inventory(t, env, "pw").Status.MachinePowerState == step.power }, time.Minute,
+		env.Eventually(func() bool { return env.Inventory("pw").Status.MachinePowerState == step.power }, time.Minute,
 			"%s: machinePowerState did not follow", step.op)
 	}
 	assert.Never(t, func() bool { return len(sim.Resets()) != 3 }, 3*time.Second, 100*time.Millisecond, "a request was carried out twice")
@@ -126,12 +126,12 @@ func TestServerWithoutNode(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
 	sim.AddLogEntry("Warning", "Chassis intrusion detected")
-	bmcSecret(t, env, "free-server", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("free-server", srv))
+	env.CreateBMCSecret("free-server", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("free-server", srv))
 	env.Eventually(func() bool {
-		return ready(t, env, "free-server") && hasCondition(t, env, "free-server", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+		return ready(env, "free-server") && hasCondition(env, "free-server", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
 	}, time.Minute, "a server without a node did not become ready")
-	assert.True(t, hasCondition(t, env, "free-server", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
+	assert.True(t, hasCondition(env, "free-server", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
 	env.Eventually(func() bool {
 		for _, e := range env.Events("free-server") {
 			if e.InvolvedObject.Kind == "Inventory" && e.Namespace == ns && e.Reason == v1.ReasonHardwareWarning {

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // A node with a Redfish BMC gets the labels the Harvester UI reads and the
@@ -20,9 +21,9 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
 	sim.AddLogEntry("Warning", "Correctable ECC error on DIMM A1")
-	createNode(t, env, "rf-node")
-	bmcSecret(t, env, "rf-node", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("rf-node", srv))
+	env.CreateReadyNode("rf-node")
+	env.CreateBMCSecret("rf-node", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("rf-node", srv))
 
 	env.Eventually(func() bool {
 		n := node(t, env, "rf-node")
@@ -36,8 +37,8 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	assert.Equal(t, "2 x 25Gbps", n.Annotations[v1.AnnotationNICs])
 	assert.Contains(t, n.Annotations[v1.AnnotationHardwareSource], "Redfish BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
-		return ready(t, env, "rf-node") && hasCondition(t, env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
-			hw(t, env, "rf-node").Health == "OK" && inventory(t, env, "rf-node").Status.MachinePowerState == "on"
+		return ready(env, "rf-node") && hasCondition(env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
+			hw(env, "rf-node").Health == "OK" && env.Inventory("rf-node").Status.MachinePowerState == "on"
 	}, time.Minute, "the Inventory does not report a reachable, healthy BMC")
 
 	env.Eventually(func() bool {
@@ -51,20 +52,20 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 		msgs := messages(forwarded(t, env, "rf-node"))
 		return countHolding(msgs, "PowerSupplies is Critical (PSU 2: Critical), was OK") == 1 && countHolding(msgs, "Power supply PSU 2 failed") == 1
 	}, time.Minute, "the health change and the new entry were not forwarded")
-	env.Eventually(func() bool { return hw(t, env, "rf-node").Health == "Critical" }, time.Minute, "status.hardware.health")
+	env.Eventually(func() bool { return hw(env, "rf-node").Health == "Critical" }, time.Minute, "status.hardware.health")
 	for _, e := range env.Events("rf-node") {
 		if e.Annotations[v1.AnnotationMachineEventID] != "" && e.Reason == v1.ReasonHardwareWarning {
 			assert.Equal(t, "Warning", e.Type)
 		}
 	}
 
-	polls(t, env, "rf-node", 3)
+	env.WaitPolls("rf-node", 3)
 	restart(env)
 	sim.AddLogEntry("OK", "System boot completed")
 	env.Eventually(func() bool {
 		return countHolding(messages(forwarded(t, env, "rf-node")), "System boot completed") == 1
 	}, time.Minute, "the entry logged across the restart was not forwarded")
-	polls(t, env, "rf-node", 3)
+	env.WaitPolls("rf-node", 3)
 
 	fw := forwarded(t, env, "rf-node")
 	for id, msgs := range fw {
@@ -81,24 +82,24 @@ func TestEventsOff(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
 	sim.AddLogEntry("Warning", "Fan 2 below lower threshold")
-	createNode(t, env, "quiet")
-	bmcSecret(t, env, "quiet", bmcUser, bmcPassword)
-	inv := redfishInventory("quiet", srv)
+	env.CreateReadyNode("quiet")
+	env.CreateBMCSecret("quiet", bmcUser, bmcPassword)
+	inv := framework.RedfishInventory("quiet", srv)
 	inv.Spec.Events.Enabled = false
-	create(t, env, inv)
+	env.CreateInventory(inv)
 	env.Eventually(func() bool {
-		return ready(t, env, "quiet") && node(t, env, "quiet").Labels[v1.LabelManufacturer] == "Supermicro" &&
-			inventory(t, env, "quiet").Status.MachinePowerState == "on"
+		return ready(env, "quiet") && node(t, env, "quiet").Labels[v1.LabelManufacturer] == "Supermicro" &&
+			env.Inventory("quiet").Status.MachinePowerState == "on"
 	}, time.Minute, "the BMC was not read with events off")
 	require.NoError(t, sim.SetHealth(bmcsim.PartFan, "Fan 2", bmcsim.HealthWarning))
-	env.Eventually(func() bool { return hw(t, env, "quiet").Health == "Warning" }, time.Minute, "the health was not read")
-	polls(t, env, "quiet", 2)
+	env.Eventually(func() bool { return hw(env, "quiet").Health == "Warning" }, time.Minute, "the health was not read")
+	env.WaitPolls("quiet", 2)
 	assert.Empty(t, forwarded(t, env, "quiet"), "an event was forwarded with events off")
 
 	patchSpec(t, env, "quiet", map[string]any{"events": map[string]any{"enabled": true}})
 	sim.AddLogEntry("Critical", "Fan 2 failed")
 	env.Eventually(func() bool { return countHolding(messages(forwarded(t, env, "quiet")), "Fan 2 failed") == 1 }, time.Minute,
 		"the entry logged after events were turned on was not forwarded")
-	polls(t, env, "quiet", 2)
+	env.WaitPolls("quiet", 2)
 	assert.Len(t, forwarded(t, env, "quiet"), 1, "what was logged while events were off is not forwarded later")
 }

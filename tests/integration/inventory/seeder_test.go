@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // While Harvester's own Seeder is installed (its mark on the Inventory CRD)
@@ -39,16 +40,16 @@ func TestLeavesInventoriesToSeeder(t *testing.T) {
 	env.Eventually(func() bool { return gauge(t, "equinix_addon_seeder_installed", "")[""] == 1 }, time.Minute, "the metric does not say Seeder is there")
 
 	sim, srv := redfishBMC(t)
-	createNode(t, env, "seeders")
-	bmcSecret(t, env, "seeders", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("seeders", srv))
+	env.CreateReadyNode("seeders")
+	env.CreateBMCSecret("seeders", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("seeders", srv))
 	env.Eventually(func() bool { return env.HasEvent("seeders", v1.ReasonSeederInstalled) }, time.Minute, "no Event on the Inventory")
 	assert.Never(t, func() bool {
-		inv := inventory(t, env, "seeders")
+		inv := env.Inventory("seeders")
 		return inv.Status.Status != "" || len(inv.Status.Conditions) > 0 || sim.Requests() > 0
 	}, 3*time.Second, 100*time.Millisecond, "an Inventory was served beside Seeder")
 
 	mark(false)
-	env.Eventually(func() bool { return ready(t, env, "seeders") }, time.Minute, "the Inventory was not served once Seeder was gone")
+	env.Eventually(func() bool { return ready(env, "seeders") }, time.Minute, "the Inventory was not served once Seeder was gone")
 	env.Eventually(func() bool { return gauge(t, "equinix_addon_seeder_installed", "")[""] == 0 }, time.Minute, "the metric still says Seeder is there")
 }

@@ -11,6 +11,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // A BMC that allows one session, polled every second and asked for a
@@ -20,18 +21,18 @@ import (
 func TestOneLoginForPollsAndAPowerAction(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMCWith(t, bmcsim.Options{MaxSessions: 1, PowerTransition: 15 * time.Second})
-	createNode(t, env, "one-login")
-	bmcSecret(t, env, "one-login", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("one-login", srv))
-	env.Eventually(func() bool { return inventory(t, env, "one-login").Status.MachinePowerState == "on" }, time.Minute, "power never read")
-	polls(t, env, "one-login", 3)
+	env.CreateReadyNode("one-login")
+	env.CreateBMCSecret("one-login", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("one-login", srv))
+	env.Eventually(func() bool { return env.Inventory("one-login").Status.MachinePowerState == "on" }, time.Minute, "power never read")
+	env.WaitPolls("one-login", 3)
 
-	maintenance(t, env, "one-login", true)
+	env.SetMaintenance("one-login", true)
 	require.NoError(t, requestPower(t, env, "one-login", v1alpha1.PowerOperationShutdown))
 	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "one-login"))
-	env.Eventually(func() bool { return inventory(t, env, "one-login").Status.MachinePowerState == "off" }, time.Minute,
+	env.Eventually(func() bool { return env.Inventory("one-login").Status.MachinePowerState == "off" }, time.Minute,
 		"the power state did not follow")
-	polls(t, env, "one-login", 2)
+	env.WaitPolls("one-login", 2)
 	logins := sim.Logins()
 	assert.Equal(t, 1, logins.Accepted, "one login for the polls and the power action")
 	assert.Equal(t, 1, logins.MostSessions, "never two sessions at once")
@@ -47,21 +48,21 @@ func TestRefusedLoginHeldUntilTheSecretChanges(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMCWith(t, bmcsim.Options{Lockout: &bmcsim.Lockout{Failures: 3, Window: time.Minute, Duration: 5 * time.Minute}})
 	const wrong = "Wrong-pw-never-shown-93"
-	createNode(t, env, "held")
-	bmcSecret(t, env, "held", bmcUser, wrong)
-	create(t, env, redfishInventory("held", srv))
+	env.CreateReadyNode("held")
+	env.CreateBMCSecret("held", bmcUser, wrong)
+	env.CreateInventory(framework.RedfishInventory("held", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "held", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
+		return hasCondition(env, "held", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
 	}, time.Minute, "a wrong password was not reported")
 	// The node changes meanwhile: it brings the Inventory back, not a login.
-	readyAgain(t, env, "held")
+	env.SetNodeReady("held", true)
 	assert.Never(t, func() bool { return sim.Logins().Refused > 1 }, 15*time.Second, 200*time.Millisecond,
 		"a refused login was tried again within the minute")
 	assert.False(t, sim.Logins().Locked)
 
 	setPassword(t, env, "held", bmcPassword)
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "held", v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated)
+		return hasCondition(env, "held", v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated)
 	}, 30*time.Second, "the fixed Secret waited for the hold")
 	assert.Equal(t, 1, sim.Logins().Refused)
 	env.AssertAbsent(wrong, bmcPassword)

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 // A BMC shaped as DMTF's public-rackmount1 mockup and older BMCs are: the
@@ -30,11 +31,11 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 		{Owner: bmcsim.LogOfSystem, ID: "Log1", Name: "Log Service 1", EntryType: "SEL"},
 		{Owner: bmcsim.LogOfManager, ID: "Lclog", Name: "Lifecycle Controller Log", EntryType: "Event"},
 	}})
-	createNode(t, env, "shaped")
-	bmcSecret(t, env, "shaped", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("shaped", srv))
+	env.CreateReadyNode("shaped")
+	env.CreateBMCSecret("shaped", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("shaped", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "shaped", v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead) &&
+		return hasCondition(env, "shaped", v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead) &&
 			node(t, env, "shaped").Annotations[v1.AnnotationNICs] != ""
 	}, time.Minute, "the event log was not read")
 	assert.Equal(t, "2 x 25Gbps", node(t, env, "shaped").Annotations[v1.AnnotationNICs], "a VLAN and the host interface are no ports")
@@ -47,10 +48,10 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 		msgs := messages(forwarded(t, env, "shaped"))
 		return countHolding(msgs, "Fan 3 below lower threshold") == 1 && countHolding(msgs, "Storage is Warning (Disk 1: Warning)") == 1
 	}, time.Minute, "the Log1 entry and the drive's health were not forwarded")
-	polls(t, env, "shaped", 2)
+	env.WaitPolls("shaped", 2)
 	assert.Zero(t, countHolding(messages(forwarded(t, env, "shaped")), "BIOS attribute changed"), "the lifecycle log is not hardware events")
 	var storage v1.SubsystemHealth
-	for _, s := range hw(t, env, "shaped").Subsystems {
+	for _, s := range hw(env, "shaped").Subsystems {
 		if s.Name == "Storage" {
 			storage = s
 		}
@@ -66,14 +67,14 @@ func TestNoReadableEventLogIsNamed(t *testing.T) {
 	_, srv := redfishBMCWith(t, bmcsim.Options{LogServices: []bmcsim.LogService{
 		{Owner: bmcsim.LogOfManager, ID: "Lclog", Name: "Lifecycle Controller Log", EntryType: "Event"},
 	}})
-	createNode(t, env, "no-log")
-	bmcSecret(t, env, "no-log", bmcUser, bmcPassword)
-	create(t, env, redfishInventory("no-log", srv))
+	env.CreateReadyNode("no-log")
+	env.CreateBMCSecret("no-log", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("no-log", srv))
 	env.Eventually(func() bool {
-		return hasCondition(t, env, "no-log", v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog) &&
-			hw(t, env, "no-log").Health == "OK" && ready(t, env, "no-log")
+		return hasCondition(env, "no-log", v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog) &&
+			hw(env, "no-log").Health == "OK" && ready(env, "no-log")
 	}, time.Minute, "a BMC without a readable event log was not reported")
-	c := conditions.Get(inventory(t, env, "no-log").Status.Conditions, v1.BMCEventLogAvailable)
+	c := conditions.Get(env.Inventory("no-log").Status.Conditions, v1.BMCEventLogAvailable)
 	assert.True(t, strings.Contains(c.Message, "Lclog"), c.Message)
 	assert.True(t, env.EventRecorded("no-log", v1.ReasonNoEventLog))
 }

@@ -58,7 +58,7 @@ var inventoryGVR = schema.GroupVersionResource{Group: "metal.harvesterhci.io", V
 func createUIInventory(t *testing.T, env *framework.Env, node, host string, port int, insecureTLS bool, extra string) {
 	t.Helper()
 	obj := &unstructured.Unstructured{}
-	doc := fmt.Sprintf(uiInventoryYAML, node, secretNamespace, host, port, insecureTLS, extra, pollEvery)
+	doc := fmt.Sprintf(uiInventoryYAML, node, framework.BMCSecretNamespace, host, port, insecureTLS, extra, framework.InventoryPollEvery)
 	require.NoError(t, yaml.Unmarshal([]byte(doc), &obj.Object))
 	dyn, err := dynamic.NewForConfig(env.Cluster.RESTConfig)
 	require.NoError(t, err)
@@ -78,19 +78,19 @@ func TestUIInventoryRedfish(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
 	sim.AddLogEntry("Warning", "Correctable ECC error on DIMM A1")
-	createNode(t, env, "ui-rf")
-	bmcSecret(t, env, "ui-rf", bmcUser, bmcPassword)
+	env.CreateReadyNode("ui-rf")
+	env.CreateBMCSecret("ui-rf", bmcUser, bmcPassword)
 	createUIInventory(t, env, "ui-rf", srv.Host, srv.Port, true, "")
 
-	env.Eventually(func() bool { return ready(t, env, "ui-rf") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
+	env.Eventually(func() bool { return ready(env, "ui-rf") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
 	env.Eventually(func() bool {
 		n := node(t, env, "ui-rf")
 		return n.Labels[v1.LabelManufacturer] == "Supermicro" && n.Labels[v1.LabelModel] == "SYS-510P-M" &&
 			n.Labels[v1.LabelSerialNumber] == "S123456X1234567"
 	}, time.Minute, "the node did not get the labels the UI reads")
-	inv := inventory(t, env, "ui-rf")
+	inv := env.Inventory("ui-rf")
 	assert.Equal(t, "on", inv.Status.MachinePowerState)
-	assert.True(t, hasCondition(t, env, "ui-rf", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
+	assert.True(t, hasCondition(env, "ui-rf", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
 	env.Eventually(func() bool {
 		return countHolding(messages(forwarded(t, env, "ui-rf")), "Correctable ECC error on DIMM A1") == 1
 	}, time.Minute, "the event log entry was not forwarded")
@@ -98,7 +98,7 @@ func TestUIInventoryRedfish(t *testing.T) {
 	env.Eventually(func() bool {
 		return countHolding(messages(forwarded(t, env, "ui-rf")), "Power supply PSU 2 failed") == 1
 	}, time.Minute, "the new entry was not forwarded")
-	polls(t, env, "ui-rf", 3)
+	env.WaitPolls("ui-rf", 3)
 	fw := forwarded(t, env, "ui-rf")
 	for id, msgs := range fw {
 		assert.Len(t, msgs, 1, "machine event %s forwarded more than once: %v", id, msgs)
@@ -117,23 +117,23 @@ func TestUIInventoryIPMI(t *testing.T) {
 	sim := ipmisim.Require(t, ipmisim.Options{Username: bmcUser, Password: ipmiPassword,
 		Manufacturer: "Dell Inc.", Model: "PowerEdge R650", SerialNumber: "7XJ2KQ3"})
 	env := newEnv(t)
-	createNode(t, env, "ui-ipmi")
-	bmcSecret(t, env, "ui-ipmi", bmcUser, ipmiPassword)
+	env.CreateReadyNode("ui-ipmi")
+	env.CreateBMCSecret("ui-ipmi", bmcUser, ipmiPassword)
 	extra := fmt.Sprintf("      providerOptions:\n        ipmitool:\n          port: %d\n", sim.Port)
 	createUIInventory(t, env, "ui-ipmi", sim.Host, v1alpha1.IPMIPort, false, extra)
 
-	env.Eventually(func() bool { return ready(t, env, "ui-ipmi") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
+	env.Eventually(func() bool { return ready(env, "ui-ipmi") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
 	env.Eventually(func() bool {
 		n := node(t, env, "ui-ipmi")
 		return n.Labels[v1.LabelManufacturer] == "DellInc" && n.Labels[v1.LabelModel] == "PowerEdgeR650" &&
 			n.Labels[v1.LabelSerialNumber] == "7XJ2KQ3"
 	}, time.Minute, "the node did not get the labels the UI reads")
-	assert.Equal(t, "on", inventory(t, env, "ui-ipmi").Status.MachinePowerState)
+	assert.Equal(t, "on", env.Inventory("ui-ipmi").Status.MachinePowerState)
 	_, err := sim.AddSEL(0x0c, ipmisim.SensorDIMM, 0x6f, 0x00, 1, 0)
 	require.NoError(t, err)
 	env.Eventually(func() bool { return countHolding(messages(forwarded(t, env, "ui-ipmi")), "Memory") == 1 }, time.Minute,
 		"the SEL entry was not forwarded")
-	polls(t, env, "ui-ipmi", 3)
+	env.WaitPolls("ui-ipmi", 3)
 	for id, msgs := range forwarded(t, env, "ui-ipmi") {
 		assert.Len(t, msgs, 1, "machine event %s forwarded more than once: %v", id, msgs)
 	}

@@ -5,15 +5,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -25,39 +21,36 @@ import (
 // CRDs at start. Every grant is used, none is missing.
 func TestHardwareChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, NoController: true})
+	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-hardware"},
+		inventoryLifecycle)
+}
+
+// underChartRBAC runs the binary as env's chart identity through the
+// lifecycles, and checks the grants against what it did.
+func underChartRBAC(t *testing.T, env *framework.Env, opts framework.AddonOptions, lifecycles ...func(*testing.T, *framework.Env)) {
+	t.Helper()
 	require.NotNil(t, env.Identity)
 	user := "system:serviceaccount:" + framework.Namespace + ":" + env.Identity.ServiceAccount
-	addon := framework.StartAddon(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-hardware"})
-	inventoryLifecycle(t, env)
+	mark := auditMark(t, env)
+	addon := framework.StartAddon(t, env, opts)
+	for _, lifecycle := range lifecycles {
+		lifecycle(t, env)
+	}
 	addon.Stop()
-	assertGrantsUsed(t, env, user)
+	assertGrantsUsed(t, env, user, mark)
 }
 
 func inventoryLifecycle(t *testing.T, env *framework.Env) {
 	t.Helper()
-	const name, secrets, password = "rbac-inventory", "rbac-bmc-secrets", "rbac-bmc-pw"
-	sim := bmcsim.New(bmcsim.Options{Username: "admin", Password: password})
+	const name, password = "rbac-inventory", "rbac-bmc-pw"
+	sim, srv := framework.RedfishBMC(t, bmcsim.Options{Username: "admin", Password: password})
 	sim.AddLogEntry("Warning", "Fan 2 removed")
-	srv, err := bmcsim.NewServer(sim, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	_, err = env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secrets}}, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	_, err = env.Kube.CoreV1().Secrets(secrets).Create(env.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secrets, Name: name},
-		Data: map[string][]byte{"username": []byte("admin"), "password": []byte(password)}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	env.CreateReadyNode(name)
+	env.CreateBMCSecret(name, "admin", password)
+	inv := framework.RedfishInventory(name, srv)
+	inv.Annotations = map[string]string{v1alpha1.AnnotationLocalNodeName: name, v1alpha1.AnnotationLocalInventory: "true"}
+	env.CreateInventory(inv)
 	invs := env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: name,
-		Annotations: map[string]string{v1alpha1.AnnotationLocalNodeName: name, v1alpha1.AnnotationLocalInventory: "true"}}}
-	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
-		AuthSecretRef: corev1.SecretReference{Namespace: secrets, Name: name}}
-	inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: "1s"}
-	_, err = invs.Create(env.Ctx, inv, metav1.CreateOptions{})
-	require.NoError(t, err)
 	env.Eventually(func() bool {
 		inv, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
 		n, nerr := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
@@ -66,9 +59,7 @@ func inventoryLifecycle(t *testing.T, env *framework.Env) {
 	env.Eventually(func() bool { return countEvents(env, name, v1.ReasonHardwareWarning) > 0 }, time.Minute,
 		"the BMC's event was not forwarded")
 
-	_, err = env.Kube.CoreV1().Nodes().Patch(env.Ctx, name, types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+harvester.AnnotationMaintainStatus+`":"completed"}}}`), metav1.PatchOptions{})
-	require.NoError(t, err)
+	env.SetMaintenance(name, true)
 	got, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
 	got.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
@@ -81,4 +72,59 @@ func inventoryLifecycle(t *testing.T, env *framework.Env) {
 	require.Equal(t, []string{"PowerCycle"}, sim.Resets())
 	require.NoError(t, invs.Delete(env.Ctx, name, metav1.DeleteOptions{}))
 	require.NoError(t, env.Kube.CoreV1().Nodes().Delete(env.Ctx, name, metav1.DeleteOptions{}))
+}
+
+// The hardware mode with ownedPools.enabled under that install's RBAC: the
+// Inventories' chain as above, then a pool of a server people own, which
+// claims the server, boots it through its BMC, sees its Node join, and on
+// scale-down, on a Harvester without maintenance mode, cordons and drains
+// the Node, switches the server off, deletes the Node and the console
+// Secret and frees the Inventory. Every grant is used, none is missing.
+func TestOwnedPoolsChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, OwnedPools: true, NoController: true})
+	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-owned",
+		ExtraArgs: []string{"--owned-pools"}}, inventoryLifecycle, ownedPoolLifecycle)
+}
+
+func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
+	t.Helper()
+	const server, password = "rbac-owned-1", "rbac-owned-pw"
+	sim, srv := framework.RedfishBMC(t, bmcsim.Options{Username: "admin", Password: password})
+	require.NoError(t, sim.SetPowerState("Off"))
+	env.CreateBMCSecret(server, "admin", password)
+	inv := framework.RedfishInventory(server, srv)
+	inv.Labels = map[string]string{"rack": "rbac"}
+	inv.Spec.ManagementInterfaceMacAddress = "52:54:00:35:00:01"
+	inv.Spec.PrimaryDisk = "/dev/sda"
+	env.CreateInventory(inv)
+	env.Eventually(func() bool { return env.Inventory(server).Status.Status == v1alpha1.InventoryNodeReady }, time.Minute,
+		"the owned server's BMC was never reached")
+
+	pool := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "rbac-owned"}}
+	pool.Spec.Count = 1
+	pool.Spec.Servers = &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "rbac"}}}
+	pool = env.CreatePool(pool)
+	var inst v1.Instance
+	env.Eventually(func() bool {
+		insts := env.Instances(pool.Name)
+		if len(insts) != 1 || insts[0].Status.Server != server || insts[0].Status.InstallRequestedAt == nil {
+			return false
+		}
+		inst = insts[0]
+		return true
+	}, time.Minute, "the pool never claimed and booted its server")
+	env.JoinOwnedServer(inst.Name)
+	env.Eventually(func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.Status == v1.PhaseManaged
+	}, time.Minute, "the Instance never saw its Node join")
+
+	// Before Harvester v1.2 the addon cordons and drains the node itself.
+	setVersion(t, env, "v1.1.2")
+	podsToDrain(t, env, inst.Name)
+	scale(t, env, pool.Name, 0)
+	env.Eventually(func() bool { return len(env.Instances(pool.Name)) == 0 }, time.Minute, "the server was never released")
+	require.Equal(t, "Off", sim.PowerState())
+	setVersion(t, env, framework.HarvesterVersion)
+	env.DeletePoolAndWait(pool.Name)
 }

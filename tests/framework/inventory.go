@@ -1,0 +1,187 @@
+package framework
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+)
+
+// The hardware mode's world: nodes as their kubelets and Harvester mark
+// them, and Inventories with their BMC Secrets as Harvester's UI writes
+// them.
+
+const (
+	// BMCSecretNamespace is where the tests keep the BMC Secrets: a
+	// namespace the user picks, not the addon's.
+	BMCSecretNamespace = "bmc-secrets"
+	// InventoryPollEvery is the Inventories' spec.events.pollingInterval
+	// here.
+	InventoryPollEvery = "1s"
+)
+
+// CreateReadyNode registers a Ready node as the kubelet of a server does;
+// it is deleted when the test ends.
+func (e *Env) CreateReadyNode(name string) {
+	e.T.Helper()
+	e.createReadyNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+}
+
+// JoinOwnedServer registers the Node of an Instance of a pool of servers
+// people own as its installed server's kubelet does: named as the
+// Instance, with its label, Ready.
+func (e *Env) JoinOwnedServer(instance string) {
+	e.T.Helper()
+	e.createReadyNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: instance, Labels: map[string]string{v1.LabelInstance: instance}}})
+}
+
+func (e *Env) createReadyNode(node *corev1.Node) {
+	e.T.Helper()
+	_, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, node, metav1.CreateOptions{})
+	require.NoError(e.T, err)
+	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(e.Ctx, node.Name, metav1.DeleteOptions{}) })
+	e.SetNodeReady(node.Name, true)
+}
+
+// SetNodeReady writes the node's Ready condition as its kubelet (Ready) or
+// the node lifecycle controller (NotReady: Unknown) would, again after a
+// conflict with the controller's own writes of the node.
+func (e *Env) SetNodeReady(name string, ready bool) {
+	e.T.Helper()
+	status, reason := corev1.ConditionTrue, "KubeletReady"
+	if !ready {
+		status, reason = corev1.ConditionUnknown, "NodeStatusUnknown"
+	}
+	require.EventuallyWithT(e.T, func(ct *assert.CollectT) {
+		n, err := e.Kube.CoreV1().Nodes().Get(e.Ctx, name, metav1.GetOptions{})
+		require.NoError(ct, err)
+		now := metav1.Now()
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: reason,
+			LastHeartbeatTime: now, LastTransitionTime: now}}
+		_, err = e.Kube.CoreV1().Nodes().UpdateStatus(e.Ctx, n, metav1.UpdateOptions{})
+		require.NoError(ct, err)
+	}, 10*time.Second, 100*time.Millisecond)
+}
+
+// SetMaintenance puts a node into (or out of) Harvester maintenance mode
+// as Harvester marks it once drained: the maintain-status annotation,
+// which its node actions read too.
+func (e *Env) SetMaintenance(name string, on bool) {
+	e.T.Helper()
+	value := `"` + string(harvester.MaintenanceCompleted) + `"`
+	if !on {
+		value = "null"
+	}
+	_, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, name, types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+harvester.AnnotationMaintainStatus+`":`+value+`}}}`), metav1.PatchOptions{})
+	require.NoError(e.T, err)
+}
+
+// CreateBMCSecret creates a BMC's credentials as the UI's Add Secret does:
+// in the namespace the user picks (BMCSecretNamespace), keys username and
+// password, no label. It is deleted when the test ends.
+func (e *Env) CreateBMCSecret(name, user, password string) {
+	e.T.Helper()
+	_, err := e.Kube.CoreV1().Namespaces().Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: BMCSecretNamespace}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(e.T, err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: BMCSecretNamespace, Name: name},
+		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(user), v1alpha1.SecretPasswordKey: []byte(password)}}
+	_, err = e.Kube.CoreV1().Secrets(BMCSecretNamespace).Create(e.Ctx, sec, metav1.CreateOptions{})
+	require.NoError(e.T, err)
+	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Secrets(BMCSecretNamespace).Delete(e.Ctx, name, metav1.DeleteOptions{}) })
+}
+
+// RedfishBMC starts the project's Redfish responder shaped by opts (its
+// credentials among them); it is closed when the test ends.
+func RedfishBMC(t testing.TB, opts bmcsim.Options) (*bmcsim.BMC, *bmcsim.Server) {
+	t.Helper()
+	sim := bmcsim.New(opts)
+	srv, err := bmcsim.NewServer(sim, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	return sim, srv
+}
+
+// RedfishInventory is the Inventory of node, named after it, whose BMC is
+// srv (its port is not 623, so Redfish is spoken), trusting srv's CA, with
+// the Secret named after node: what a kubectl user writes (the UI has no
+// CA field).
+func RedfishInventory(node string, srv *bmcsim.Server) *v1alpha1.Inventory {
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: node}}
+	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
+		Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
+		AuthSecretRef: corev1.SecretReference{Namespace: BMCSecretNamespace, Name: node},
+	}
+	inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: InventoryPollEvery}
+	return inv
+}
+
+// IPMIInventory is the Inventory of node whose BMC speaks IPMI on host and
+// port. ipmi_sim cannot listen on 623 here (a privileged port, maybe
+// taken), so providerOptions.ipmitool.port says where it is, with
+// connection.port at the UI's 623.
+func IPMIInventory(node, host string, port int) *v1alpha1.Inventory {
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: node}}
+	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
+		Host: host, Port: v1alpha1.IPMIPort,
+		AuthSecretRef:   corev1.SecretReference{Namespace: BMCSecretNamespace, Name: node},
+		ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: port}},
+	}
+	inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: InventoryPollEvery}
+	return inv
+}
+
+// CreateInventory creates inv and returns it as stored; it is deleted when
+// the test ends.
+func (e *Env) CreateInventory(inv *v1alpha1.Inventory) *v1alpha1.Inventory {
+	e.T.Helper()
+	invs := e.Client.MetalV1alpha1().Inventories(inv.Namespace)
+	out, err := invs.Create(e.Ctx, inv, metav1.CreateOptions{})
+	require.NoError(e.T, err)
+	e.T.Cleanup(func() { _ = invs.Delete(e.Ctx, inv.Name, metav1.DeleteOptions{}) })
+	return out
+}
+
+// Inventory reads an Inventory (they live in one namespace).
+func (e *Env) Inventory(name string) *v1alpha1.Inventory {
+	e.T.Helper()
+	inv, err := e.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Get(e.Ctx, name, metav1.GetOptions{})
+	require.NoError(e.T, err)
+	return inv
+}
+
+// WaitPolls waits until the Inventory's BMC was polled n more times: the
+// controller had that many chances to act.
+func (e *Env) WaitPolls(name string, n int) {
+	e.T.Helper()
+	lastPolled := func() *metav1.Time {
+		if hw := e.Inventory(name).Status.Hardware; hw != nil {
+			return hw.LastPolled
+		}
+		return nil
+	}
+	seen := 0
+	var last time.Time
+	if lp := lastPolled(); lp != nil {
+		last = lp.Time
+	}
+	e.Eventually(func() bool {
+		if lp := lastPolled(); lp != nil && lp.After(last) {
+			seen++
+			last = lp.Time
+		}
+		return seen >= n
+	}, time.Duration(n)*10*time.Second, "the BMC of %s was not polled %d more times", name, n)
+}
