@@ -268,7 +268,9 @@ const maxPowerCycles = 2
 // nodeCleanupWaitInterval, once, so that the pool's replacement at its end
 // comes only after the cycles failed. A node that is not Ready has nothing
 // to move, as for a server's removal. Without nodeCleanupWaitInterval
-// (remediation off) nothing is done; a Ready node resets the count.
+// (remediation off) nothing is done; a Ready node resets the count. A
+// server the fencer switched off is not cycled (see fencedServer): the
+// replacement alone follows.
 func (r *run) remediateOwned() error {
 	st := &r.Obj.Status
 	if st.Status == v1.PhaseManaged {
@@ -292,6 +294,15 @@ func (r *run) remediateOwned() error {
 	}
 	inv, err := r.claimedServer()
 	if err != nil || inv == nil {
+		return err
+	}
+	if why, err := r.fencedServer(inv); err != nil || why != "" {
+		if c := conditions.Get(st.Conditions, v1.InstanceReady); why != "" && c != nil {
+			r.SetCondition(v1.InstanceReady, c.Status, c.Reason, c.Message+"; "+why)
+		}
+		// The pool's replacement at the end of nodeCleanupWaitInterval
+		// still comes; the Inventory's watch brings the Instance back
+		// when the fence is lifted.
 		return err
 	}
 	m, ok, err := r.bmcMachine(inv, v1.InstanceReady)
