@@ -96,7 +96,7 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
-	if r.poweredOnRequest(node.Name, why) {
+	if r.poweredOnRequest(node.Name, why) || r.maintained(node, why) {
 		return
 	}
 	st.UnhealthySince = &since
@@ -129,6 +129,26 @@ func (r *run) poweredOnRequest(node, why string) bool {
 		return true
 	}
 	return false
+}
+
+// maintained reports the node of a server people own that is not Ready
+// while in Harvester maintenance mode: a person is at work on it, and may
+// have switched its server off through Harvester's power actions (its
+// Inventory takes them only in maintenance mode). It is not unhealthy, so
+// the pool neither power-cycles nor replaces it until maintenance ends.
+func (r *run) maintained(node *corev1.Node, why string) bool {
+	if !r.Obj.Spec.Owned() {
+		return false
+	}
+	if in, _ := harvester.PowerActionsAllowed(node); !in {
+		return false
+	}
+	r.Obj.Status.UnhealthySince = nil
+	r.setPhase(v1.PhaseOff)
+	r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeInMaintenance, fmt.Sprintf(
+		"node %s %s while in Harvester maintenance mode: its server's power is a person's (Harvester's power actions), "+
+			"so the pool neither power-cycles nor replaces it until maintenance ends", node.Name, why))
+	return true
 }
 
 func readyWord(s corev1.ConditionStatus) string {
