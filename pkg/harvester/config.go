@@ -45,9 +45,12 @@ type JoinConfigInput struct {
 	ServerURL string
 	// Token is the cluster join token. It is a secret: never log the result.
 	Token string
-	// Hostname is the Instance name; it becomes the Node name and the value of
-	// InstanceLabel.
+	// Hostname becomes the Node name: the Instance's node name (see
+	// Instance.NodeName).
 	Hostname string
+	// Instance is the value of InstanceLabel, the Instance's name; Hostname
+	// when empty (an Equinix Metal server joins under its Instance's name).
+	Instance string
 	// PasswordHash is a SHA-512 crypt hash ($6$) of the rancher user's console
 	// password. Clear text is refused.
 	PasswordHash string
@@ -80,8 +83,8 @@ type JoinConfigInput struct {
 // String keeps the token and password hash out of logs that print the input
 // with %v or %+v.
 func (in JoinConfigInput) String() string {
-	return fmt.Sprintf("JoinConfigInput{ServerURL:%s Hostname:%s Token:<redacted> PasswordHash:<redacted> SSHKeys:%d MACs:%v SingleBoot:%t BondOptions:%v VLANID:%d InstallDevice:%s ISOURL:%s Labels:%v BGPPeerRoutes:%t}",
-		in.ServerURL, in.Hostname, len(in.SSHKeys), in.MACs, in.SingleBoot, in.BondOptions, in.VLANID, in.InstallDevice, in.ISOURL, in.Labels, in.BGPPeerRoutes)
+	return fmt.Sprintf("JoinConfigInput{ServerURL:%s Hostname:%s Instance:%s Token:<redacted> PasswordHash:<redacted> SSHKeys:%d MACs:%v SingleBoot:%t BondOptions:%v VLANID:%d InstallDevice:%s ISOURL:%s Labels:%v BGPPeerRoutes:%t}",
+		in.ServerURL, in.Hostname, in.Instance, len(in.SSHKeys), in.MACs, in.SingleBoot, in.BondOptions, in.VLANID, in.InstallDevice, in.ISOURL, in.Labels, in.BGPPeerRoutes)
 }
 
 // GoString redacts %#v output the same way.
@@ -217,7 +220,11 @@ func buildOSConfig(in JoinConfigInput) (osConfig, error) {
 	if err != nil {
 		return osConfig{}, err
 	}
-	labels, err := buildLabels(in.Hostname, in.Labels)
+	instance := in.Instance
+	if instance == "" {
+		instance = in.Hostname
+	}
+	labels, err := buildLabels(instance, in.Labels)
 	if err != nil {
 		return osConfig{}, err
 	}
@@ -274,13 +281,13 @@ func normalizeNTPServers(in []string) ([]string, error) {
 
 // buildLabels applies the installer's kubelet label checks (GetKubeletArgs);
 // a label kubelet refuses would stop the node from ever registering.
-func buildLabels(hostname string, extra map[string]string) (map[string]quoted, error) {
+func buildLabels(instance string, extra map[string]string) (map[string]quoted, error) {
 	labels := make(map[string]string, len(extra)+1)
 	maps.Copy(labels, extra)
 	if _, ok := labels[InstanceLabel]; ok {
 		return nil, fmt.Errorf("label %s is reserved for the instance name", InstanceLabel)
 	}
-	labels[InstanceLabel] = hostname
+	labels[InstanceLabel] = instance
 	out := make(map[string]quoted, len(labels))
 	for name, value := range labels {
 		if errs := validation.IsQualifiedName(name); len(errs) > 0 {

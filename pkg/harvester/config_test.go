@@ -333,3 +333,15 @@ func TestJoinConfigInputRedactsSecrets(t *testing.T) {
 		assert.Contains(t, out, in.Hostname, format)
 	}
 }
+
+// A server people own joins under its Inventory's name, and its node is
+// labelled with the Instance's.
+func TestRenderJoinConfigHostnameApartFromInstance(t *testing.T) {
+	in := baseInput(t)
+	in.Hostname, in.Instance = "rack-a-1", "rack-a-x7k2p"
+	data, err := RenderJoinConfig(in)
+	require.NoError(t, err)
+	osCfg := child(t, parseRendered(t, data), "os")
+	assert.Equal(t, "rack-a-1", osCfg["hostname"])
+	assert.Equal(t, map[string]any{InstanceLabel: "rack-a-x7k2p"}, osCfg["labels"])
+}

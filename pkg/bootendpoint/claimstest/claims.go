@@ -73,7 +73,8 @@ func (c *Claims) Open(mac string) (bootendpoint.Claim, bool) {
 }
 
 // InstallConfig implements bootendpoint.Claims: the configuration the
-// controller renders for a server of one's own, its management interface
+// controller renders for a server of one's own, its host name the server's
+// (its Inventory's name, which its node takes), its management interface
 // the claim's MAC and its ISO the claim's architecture's.
 func (c *Claims) InstallConfig(_ context.Context, b bootendpoint.Claim) ([]byte, error) {
 	c.mu.Lock()
@@ -84,7 +85,7 @@ func (c *Claims) InstallConfig(_ context.Context, b bootendpoint.Claim) ([]byte,
 		return nil, fmt.Errorf("claim of %s: %w", b.MAC, err)
 	}
 	in := harvester.JoinConfigInput{
-		ServerURL: c.join.ServerURL, Token: c.join.Token, Hostname: b.Instance, PasswordHash: c.join.PasswordHash,
+		ServerURL: c.join.ServerURL, Token: c.join.Token, Hostname: b.Server, Instance: b.Instance, PasswordHash: c.join.PasswordHash,
 		BondOptions: b.Bond, InstallDevice: cl.InstallDevice, ISOURL: iso,
 	}
 	if in.InstallDevice == "" {

@@ -47,7 +47,12 @@ type Target interface {
 // (no credentials). What it did is in t's Fenced condition and in Events
 // on the node; only a failure of the cluster is returned.
 func (f *Fencer) Step(t Target, m machine.Machine, node *corev1.Node, now time.Time) error {
-	if f == nil || node == nil {
+	if f == nil {
+		return nil
+	}
+	if node == nil {
+		nodeGone(t)
+		f.note(t.Name(), false)
 		return nil
 	}
 	s := &step{f: f, t: t, m: m, node: node, now: now}
@@ -55,6 +60,22 @@ func (f *Fencer) Step(t Target, m machine.Machine, node *corev1.Node, now time.T
 	f.note(t.Name(), fencing(t.Conditions()))
 	return err
 }
+
+// nodeGone ends the fence of a node that was deleted (a pool that
+// replaced its server, a person who removed a dead host): the taint went
+// with the Node, and a server without a node is not fenced. Its power stays
+// as it is; nothing is sent.
+func nodeGone(t Target) {
+	if c := conditions.Get(t.Conditions(), v1.BMCFenced); c != nil && c.Status != metav1.ConditionFalse {
+		t.SetCondition(v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceLifted, fmt.Sprintf(
+			"node %s is gone, and its out-of-service taint with it; its server's power stays as it is", t.Name()))
+	}
+}
+
+// Fencing says whether the fencer owns the power of an Inventory's server:
+// its node is fenced, or a power-off was sent (or is about to be). Nothing
+// else switches that server's power until the fence is lifted.
+func Fencing(conds []metav1.Condition) bool { return fencing(conds) }
 
 // step is one pass of fencing over one node.
 type step struct {

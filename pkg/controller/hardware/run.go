@@ -62,7 +62,7 @@ func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, err
 		node = nil
 	case err != nil:
 		return inst, err
-	case !instance.OwnedNode(node, inst.Name):
+	case !instance.OwnedNode(node, inst):
 		node = nil
 	}
 	t := h.newInstanceTarget(inst)

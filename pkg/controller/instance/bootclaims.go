@@ -81,8 +81,9 @@ func (c BootClaims) holder(mac string) (*v1alpha1.Inventory, *v1.Instance, bool)
 }
 
 // InstallConfig renders the claim's Harvester install configuration: the
-// cluster's URL and join token, the Instance's name as hostname, its
-// console password, the management interface by the claim's MAC, the
+// cluster's URL and join token, the server's Inventory name as hostname
+// (the node's name, by which Harvester finds its Inventory) with the
+// Instance's name as the node's instance label, its console password, the management interface by the claim's MAC, the
 // install disk (the Inventory's primaryDisk, else the pool's
 // installDevice) and the release's ISO for the server's architecture.
 func (c BootClaims) InstallConfig(_ context.Context, b bootendpoint.Claim) ([]byte, error) {
@@ -107,7 +108,7 @@ func (c BootClaims) InstallConfig(_ context.Context, b bootendpoint.Claim) ([]by
 		return nil, fmt.Errorf("claim of %s: %w", b.Instance, err)
 	}
 	in := harvester.JoinConfigInput{
-		ServerURL: join.ServerURL, Token: join.Token, Hostname: inst.Name, PasswordHash: hash,
+		ServerURL: join.ServerURL, Token: join.Token, Hostname: inst.NodeName(), Instance: inst.Name, PasswordHash: hash,
 		SSHKeys: inst.Spec.SSHKeys, BondOptions: inst.Spec.ManagementBondingOptions,
 		InstallDevice: inv.Spec.PrimaryDisk, ISOURL: iso,
 		Labels: map[string]string{v1.LabelPool: inst.Spec.PoolName},

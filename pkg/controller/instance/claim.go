@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -74,24 +75,27 @@ func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
 
 // candidates are the free servers the Instance's selector chooses, in the
 // order they are tried: by name, so that the choice is the same after a
-// restart.
-func (r *run) candidates() ([]*v1alpha1.Inventory, error) {
+// restart. unnamable counts the servers that would be free but whose name
+// cannot be a host name, for the message that none is free.
+func (r *run) candidates() (free []*v1alpha1.Inventory, unnamable int, err error) {
 	sel, err := metav1.LabelSelectorAsSelector(&r.Obj.Spec.Servers.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("spec.servers.selector: %w", err)
+		return nil, 0, fmt.Errorf("spec.servers.selector: %w", err)
 	}
 	invs, err := r.h.inventories.Cache().List(v1alpha1.InventoryNamespace, sel)
 	if err != nil {
-		return nil, fmt.Errorf("listing Inventories: %w", err)
+		return nil, 0, fmt.Errorf("listing Inventories: %w", err)
 	}
-	var free []*v1alpha1.Inventory
 	for _, inv := range invs {
-		if FreeServer(inv, r.h.nodes.Cache()) {
+		switch {
+		case FreeServer(inv, r.h.nodes.Cache()):
 			free = append(free, inv)
+		case available(inv, r.h.nodes.Cache()):
+			unnamable++
 		}
 	}
 	sort.Slice(free, func(a, b int) bool { return free[a].Name < free[b].Name })
-	return free, nil
+	return free, unnamable, nil
 }
 
 // nodeGetter is the part of the Node cache FreeServer reads.
@@ -99,11 +103,24 @@ type nodeGetter interface {
 	Get(name string) (*corev1.Node, error)
 }
 
-// FreeServer reports whether a server may be claimed: not claimed, not
-// being deleted, no node of its name (a node of the cluster runs on it), a
-// management MAC (else the boot endpoint cannot know it), and its BMC
-// reached and logged in to by the Inventories' chain.
+// FreeServer reports whether a server may be claimed: available (see
+// available), and named so that its name can be the host name its node
+// joins under (Harvester pairs a node with its Inventory by name).
 func FreeServer(inv *v1alpha1.Inventory, nodes nodeGetter) bool {
+	return HostName(inv.Name) && available(inv, nodes)
+}
+
+// HostName reports whether name can be a server's host name, and so its
+// node's name: a DNS-1123 label (lower case, at most 63 characters, no dot).
+func HostName(name string) bool {
+	return len(validation.IsDNS1123Label(name)) == 0
+}
+
+// available reports whether a server is free to take whatever its name:
+// not claimed, not being deleted, no node of its name (a node of the
+// cluster runs on it), a management MAC (else the boot endpoint cannot know
+// it), and its BMC reached and logged in to by the Inventories' chain.
+func available(inv *v1alpha1.Inventory, nodes nodeGetter) bool {
 	if inv.DeletionTimestamp != nil || Claimed(inv) || inv.Status.Status != v1alpha1.InventoryNodeReady ||
 		inv.Spec.ManagementInterfaceMacAddress == "" {
 		return false
@@ -136,10 +153,10 @@ func FreeServers(invs interface {
 // claim takes the first free server that the apiserver lets this Instance
 // have. A conflict means another writer came first: the next candidate is
 // tried. It returns nil when none is free.
-func (r *run) claim() (*v1alpha1.Inventory, error) {
-	free, err := r.candidates()
+func (r *run) claim() (*v1alpha1.Inventory, int, error) {
+	free, unnamable, err := r.candidates()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for _, inv := range free {
 		claimed := inv.DeepCopy()
@@ -155,19 +172,20 @@ func (r *run) claim() (*v1alpha1.Inventory, error) {
 		switch {
 		case err == nil:
 			r.h.owned.claimed(r.Obj.UID, updated)
-			return updated, nil
+			return updated, unnamable, nil
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			continue
 		default:
-			return nil, fmt.Errorf("claiming Inventory %s: %w", inv.Name, err)
+			return nil, 0, fmt.Errorf("claiming Inventory %s: %w", inv.Name, err)
 		}
 	}
-	return nil, nil
+	return nil, unnamable, nil
 }
 
 // unclaim frees the server: the claim goes, and with it the node binding
-// the UI's annotation may have made to this Instance's node. Only this
-// Instance's own claim is removed.
+// the UI's annotation may have made to this Instance's node (under either
+// name a server of this Instance may have joined as). Only this Instance's
+// own claim is removed.
 func (r *run) unclaim(inv *v1alpha1.Inventory) error {
 	if !ClaimedBy(inv, r.Obj) {
 		return nil
@@ -175,7 +193,7 @@ func (r *run) unclaim(inv *v1alpha1.Inventory) error {
 	freed := inv.DeepCopy()
 	delete(freed.Labels, v1.LabelClaimedBy)
 	delete(freed.Annotations, v1.AnnotationClaimUID)
-	if freed.Annotations[v1alpha1.AnnotationLocalNodeName] == r.Obj.Name {
+	if named := freed.Annotations[v1alpha1.AnnotationLocalNodeName]; named == r.Obj.Name || named == r.Obj.NodeName() {
 		delete(freed.Annotations, v1alpha1.AnnotationLocalNodeName)
 	}
 	updated, err := r.h.inventories.Update(freed)

@@ -29,16 +29,20 @@ const (
 // at most the pool's remediation.maintenanceTimeout, then lets the deletion go
 // on. A node that is gone or not Ready has nothing to move and is skipped.
 func (r *run) maintenance() (bool, error) {
-	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
+	name := r.Obj.NodeName()
+	if name == "" {
+		return true, nil
+	}
+	node, err := r.h.nodes.Cache().Get(name)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading node %s: %w", r.Obj.Name, err)
+		return false, fmt.Errorf("reading node %s: %w", name, err)
 	}
 	// The request this chain patched a moment ago may not be cached yet.
 	node = r.h.written.Latest(node)
-	if !OwnedNode(node, r.Obj.Name) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
+	if !OwnedNode(node, r.Obj) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
 		return true, nil
 	}
 	st := &r.Obj.Status

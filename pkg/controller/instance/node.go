@@ -16,32 +16,35 @@ import (
 // times are compared with what we recorded.
 const clockSkew = time.Minute
 
-// OwnedNode returns the Node of an Instance: the Node named like it (the
-// install sets the hostname) that carries its instance label. A Node of that
+// OwnedNode reports whether node is the Node of the Instance: named as its
+// server joins (the install sets the host name, see Instance.NodeName) and
+// carrying its instance label, which names the Instance. A Node of that
 // name without the label is someone else's and is never touched.
-func OwnedNode(node *corev1.Node, instanceName string) bool {
-	return node != nil && node.Name == instanceName && node.Labels[v1.LabelInstance] == instanceName
+func OwnedNode(node *corev1.Node, inst *v1.Instance) bool {
+	name := inst.NodeName()
+	return node != nil && name != "" && node.Name == name && node.Labels[v1.LabelInstance] == inst.Name
 }
 
 // nodeRegisteredReady reports whether the server's Node is there (its
 // installer is done) and Ready: only then does it tell for the device. A Node that registered and then went
 // silent may have lost its server, which only the device can say.
 func (r *run) nodeRegisteredReady() bool {
-	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
-	return err == nil && OwnedNode(node, r.Obj.Name) && harvester.IsNodeReady(node)
+	node, err := r.h.nodes.Cache().Get(r.Obj.NodeName())
+	return err == nil && OwnedNode(node, r.Obj) && harvester.IsNodeReady(node)
 }
 
 // trackNode follows the Node the server registers as.
 func (r *run) trackNode() error {
-	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
+	name := r.Obj.NodeName()
+	node, err := r.h.nodes.Cache().Get(name)
 	if apierrors.IsNotFound(err) {
-		r.nodeMissing()
+		r.nodeMissing(name)
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading node %s: %w", r.Obj.Name, err)
+		return fmt.Errorf("reading node %s: %w", name, err)
 	}
-	if !OwnedNode(node, r.Obj.Name) {
+	if !OwnedNode(node, r.Obj) {
 		r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonNodeNameTaken,
 			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
 				node.Name, v1.LabelInstance, r.Obj.Name))
@@ -93,7 +96,7 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
-	if r.poweredOnRequest(node.Name, why) {
+	if r.poweredOnRequest(node.Name, why) || r.maintained(node, why) {
 		return
 	}
 	st.UnhealthySince = &since
@@ -128,6 +131,26 @@ func (r *run) poweredOnRequest(node, why string) bool {
 	return false
 }
 
+// maintained reports the node of a server people own that is not Ready
+// while in Harvester maintenance mode: a person is at work on it, and may
+// have switched its server off through Harvester's power actions (its
+// Inventory takes them only in maintenance mode). It is not unhealthy, so
+// the pool neither power-cycles nor replaces it until maintenance ends.
+func (r *run) maintained(node *corev1.Node, why string) bool {
+	if !r.Obj.Spec.Owned() {
+		return false
+	}
+	if in, _ := harvester.PowerActionsAllowed(node); !in {
+		return false
+	}
+	r.Obj.Status.UnhealthySince = nil
+	r.setPhase(v1.PhaseOff)
+	r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeInMaintenance, fmt.Sprintf(
+		"node %s %s while in Harvester maintenance mode: its server's power is a person's (Harvester's power actions), "+
+			"so the pool neither power-cycles nor replaces it until maintenance ends", node.Name, why))
+	return true
+}
+
 func readyWord(s corev1.ConditionStatus) string {
 	if s == corev1.ConditionUnknown {
 		return "unreachable (Ready=Unknown)"
@@ -135,7 +158,7 @@ func readyWord(s corev1.ConditionStatus) string {
 	return "not Ready"
 }
 
-func (r *run) nodeMissing() {
+func (r *run) nodeMissing(name string) {
 	st := &r.Obj.Status
 	if st.JoinedAt != nil {
 		// The Node object was deleted after the server joined: as unhealthy as it
@@ -145,12 +168,12 @@ func (r *run) nodeMissing() {
 		}
 		r.setPhase(v1.PhaseUnhealthy)
 		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeGone,
-			fmt.Sprintf("node %s no longer exists", r.Obj.Name))
+			fmt.Sprintf("node %s no longer exists", name))
 		return
 	}
 	r.setPhase(v1.PhaseJoining)
 	r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonWaiting,
-		fmt.Sprintf("waiting for the installer to finish and node %s to register", r.Obj.Name))
+		fmt.Sprintf("waiting for the installer to finish and node %s to register", name))
 	// The Node watch brings us back when it registers; polling the device meanwhile
 	// notices an install that fails or a device that disappears.
 	r.Requeue(2 * r.h.settings.PollInterval)

@@ -44,14 +44,13 @@ func (r *run) provisionOwned() error {
 		return nil
 	}
 	if inv == nil {
-		if inv, err = r.claim(); err != nil {
+		var unnamable int
+		if inv, unnamable, err = r.claim(); err != nil {
 			return err
 		}
 		if inv == nil {
 			r.setPhase(v1.PhasePending)
-			r.SetCondition(v1.InstanceServerClaimed, metav1.ConditionFalse, v1.ReasonNoFreeServer, fmt.Sprintf(
-				"no free server: no Inventory in %s that spec.servers.selector chooses is unclaimed, without a node, "+
-					"with a managementInterfaceMacAddress and %s; waiting for one", v1alpha1.InventoryNamespace, v1alpha1.InventoryNodeReady))
+			r.SetCondition(v1.InstanceServerClaimed, metav1.ConditionFalse, v1.ReasonNoFreeServer, noFreeServer(unnamable))
 			// The Inventories' watch brings the Instance back when one frees up.
 			r.Requeue(4 * r.h.settings.PollInterval)
 			return nil
@@ -77,6 +76,19 @@ func (r *run) provisionOwned() error {
 	}
 	r.setPhase(v1.PhaseInstalling)
 	return r.trackNode()
+}
+
+// noFreeServer says why no server was claimed; unnamable counts those
+// free but for a name that cannot be a host name.
+func noFreeServer(unnamable int) string {
+	msg := fmt.Sprintf("no free server: no Inventory in %s that spec.servers.selector chooses is unclaimed, without a node, "+
+		"with a managementInterfaceMacAddress and %s", v1alpha1.InventoryNamespace, v1alpha1.InventoryNodeReady)
+	if unnamable > 0 {
+		msg += fmt.Sprintf(", and named so that it can be a host name (a DNS-1123 label: lower case letters, digits and '-', "+
+			"at most 63 characters, no dot), the name its node joins under; %d otherwise free server(s) are skipped for their name",
+			unnamable)
+	}
+	return msg + "; waiting for one"
 }
 
 // bmcMachine is the server's BMC for this pass, from the shared driver,
@@ -146,7 +158,7 @@ func (r *run) bootOwned(inv *v1alpha1.Inventory) (bool, error) {
 	}
 	r.Obj.Status.InstallRequestedAt = nowTime(r)
 	r.SetCondition(v1.InstanceInstalling, metav1.ConditionTrue, v1.ReasonNetworkBoot, fmt.Sprintf(
-		"server %s was %s to boot from the network into the Harvester installer; waiting for node %s", inv.Name, how, r.Obj.Name))
+		"server %s was %s to boot from the network into the Harvester installer; waiting for node %s", inv.Name, how, r.Obj.NodeName()))
 	return true, nil
 }
 
@@ -171,8 +183,11 @@ func (r *run) bmcRefused(inv *v1alpha1.Inventory, what string, err error, undo f
 func (r *run) cleanupOwned() (bool, error) {
 	if r.Obj.Status.Status != v1.PhaseDeleting {
 		r.setPhase(v1.PhaseDeleting)
-		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting,
-			fmt.Sprintf("releasing server %q and removing node %s", r.Obj.Status.Server, r.Obj.Name))
+		msg := "no server was claimed: nothing to release"
+		if r.Obj.Status.Server != "" {
+			msg = fmt.Sprintf("releasing server %s and removing its node %s", r.Obj.Status.Server, r.Obj.NodeName())
+		}
+		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting, msg)
 	}
 	inv, err := r.claimedServer()
 	if err != nil {
@@ -253,7 +268,9 @@ const maxPowerCycles = 2
 // nodeCleanupWaitInterval, once, so that the pool's replacement at its end
 // comes only after the cycles failed. A node that is not Ready has nothing
 // to move, as for a server's removal. Without nodeCleanupWaitInterval
-// (remediation off) nothing is done; a Ready node resets the count.
+// (remediation off) nothing is done; a Ready node resets the count. A
+// server the fencer switched off is not cycled (see fencedServer): the
+// replacement alone follows.
 func (r *run) remediateOwned() error {
 	st := &r.Obj.Status
 	if st.Status == v1.PhaseManaged {
@@ -279,6 +296,15 @@ func (r *run) remediateOwned() error {
 	if err != nil || inv == nil {
 		return err
 	}
+	if why, err := r.fencedServer(inv); err != nil || why != "" {
+		if c := conditions.Get(st.Conditions, v1.InstanceReady); why != "" && c != nil {
+			r.SetCondition(v1.InstanceReady, c.Status, c.Reason, c.Message+"; "+why)
+		}
+		// The pool's replacement at the end of nodeCleanupWaitInterval
+		// still comes; the Inventory's watch brings the Instance back
+		// when the fence is lifted.
+		return err
+	}
 	m, ok, err := r.bmcMachine(inv, v1.InstanceReady)
 	if err != nil || !ok {
 		return err
@@ -294,7 +320,7 @@ func (r *run) remediateOwned() error {
 		return fmt.Errorf("server %s, power cycle: %w", inv.Name, err)
 	}
 	r.Eventf(v1.ReasonPowerCycled, "node %s stays not Ready: power-cycled server %s through its BMC (%d of %d before it is replaced)",
-		r.Obj.Name, inv.Name, cycles, maxPowerCycles)
+		r.Obj.NodeName(), inv.Name, cycles, maxPowerCycles)
 	r.Requeue(step)
 	return nil
 }

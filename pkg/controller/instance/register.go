@@ -186,8 +186,19 @@ func (h *Handler) vlanUsers() vlans.Users {
 func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedresource.Key, error) {
 	node, ok := obj.(*corev1.Node)
 	if !ok || node == nil {
-		// A deleted Node arrives as nil: its Instance has the same name.
-		return []relatedresource.Key{{Name: name}}, nil
+		// A deleted Node arrives as nil, with its name only: an Equinix
+		// Metal server's Instance has the same name, an owned server's
+		// holds the Inventory of that name.
+		keys := []relatedresource.Key{{Name: name}}
+		if h.inventories == nil {
+			return keys, nil
+		}
+		if inv, err := h.inventories.Cache().Get(v1alpha1.InventoryNamespace, name); err == nil {
+			if holder := inv.Labels[v1.LabelClaimedBy]; holder != "" && holder != name {
+				keys = append(keys, relatedresource.Key{Name: holder})
+			}
+		}
+		return keys, nil
 	}
 	if inst, ok := node.Labels[v1.LabelInstance]; ok {
 		return []relatedresource.Key{{Name: inst}}, nil

@@ -143,14 +143,18 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 
 // deleteNode removes the Node only if it is this Instance's (name and label).
 func (r *run) deleteNode() error {
-	node, err := r.h.nodes.Cache().Get(r.Obj.Name)
+	name := r.Obj.NodeName()
+	if name == "" {
+		return nil
+	}
+	node, err := r.h.nodes.Cache().Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading node %s: %w", r.Obj.Name, err)
+		return fmt.Errorf("reading node %s: %w", name, err)
 	}
-	if !OwnedNode(node, r.Obj.Name) {
+	if !OwnedNode(node, r.Obj) {
 		return nil
 	}
 	err = r.h.nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})

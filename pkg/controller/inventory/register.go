@@ -25,6 +25,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
@@ -69,6 +70,9 @@ type Handler struct {
 	specs *specClock
 	// fence is the fencing step (nil unless --fencing).
 	fence *fencing.Fencer
+	// instances are the Instances of owned pools (nil unless
+	// --owned-pools): the node of a server a pool claimed is bound.
+	instances equinixcontrollers.InstanceCache
 
 	// now is the chain's clock (time.Now when nil).
 	now func() time.Time
@@ -99,6 +103,9 @@ func Register(ctx context.Context, deps *common.Deps) {
 		recorder:    deps.Recorder,
 		specs:       newSpecClock(),
 		fence:       fencing.New(ctx, deps),
+	}
+	if cfg.OwnedPools && deps.Instances != nil {
+		h.instances = deps.Instances.Cache()
 	}
 	h.seeder = newSeederGuard(deps.CRDs, deps.Recorder, h.wakeAll)
 	// Before any handler runs, so that none acts beside a Seeder found at

@@ -15,6 +15,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
@@ -76,6 +77,7 @@ func (r *run) sync(t *target) error {
 		t.SetCondition(v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonWrongNamespace, wrongNamespace(inv))
 		return nil
 	}
+	wasBound := conditions.IsTrue(inv.Status.Conditions, v1.BMCNodeFound)
 	ok, err := r.bindNode(t)
 	if err != nil || !ok {
 		return err
@@ -101,8 +103,10 @@ func (r *run) sync(t *target) error {
 	}
 	// Spread: a fleet of Inventories, all seen at once when the controller
 	// starts, is polled evenly over the interval, each at its own phase.
+	// A node bound in this pass (a server that just joined, a pool's
+	// server among them) gets its health now, not an interval later.
 	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: r.owner, Key: string(inv.UID), Interval: interval, LastPolled: last,
-		Spread: true, PowerPace: pace, Now: r.h.clock})
+		Spread: true, PowerPace: pace, PollNow: r.node != nil && !wasBound, Now: r.h.clock})
 	err = r.observeBMC(t, m, ep, interval, r.h.steps.Sync(t, m, r.node, r.now))
 	// Fencing comes after the steps and what the BMC answered: it reads
 	// whether the BMC took the credentials, and uses the same machine.
@@ -153,6 +157,12 @@ func (r *run) bindNode(t *target) (bool, error) {
 		}
 	}
 	if inst := node.Labels[v1.LabelInstance]; inst != "" {
+		if r.h.poolServerOf(t.Obj, inst) {
+			r.node = node
+			t.SetCondition(v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf(
+				"node %s exists: the server of Instance %s, which claimed this Inventory", name, inst))
+			return true, nil
+		}
 		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned, fmt.Sprintf(
 			"node %s is the addon's own server (Instance %s), whose hardware its Instance reports; delete this Inventory", name, inst))
 		return false, nil
@@ -160,6 +170,19 @@ func (r *run) bindNode(t *target) (bool, error) {
 	r.node = node
 	t.SetCondition(v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf("node %s exists", name))
 	return true, nil
+}
+
+// poolServerOf reports whether the Inventory is the server of the owned
+// Instance named inst: the Instance claimed it (its name and UID on the
+// Inventory), and so installed the node of its name. Its node is bound as
+// any other: hardware, events and fencing reach it. An Equinix Metal
+// server's node never is (its Instance reports its hardware).
+func (h *Handler) poolServerOf(inv *v1alpha1.Inventory, inst string) bool {
+	if h.instances == nil {
+		return false
+	}
+	i, err := h.instances.Get(inst)
+	return err == nil && i.Spec.Owned() && instance.ClaimedBy(inv, i)
 }
 
 // endpoint builds the BMC's endpoint (see endpoint.For) and says on the

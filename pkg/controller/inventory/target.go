@@ -121,9 +121,12 @@ func (t *target) PowerRequest() (v1.PowerAction, bool) {
 		t.Requeue(t.settling)
 		return "", false
 	}
-	if holder := t.Obj.Labels[v1.LabelClaimedBy]; holder != "" {
-		// A server a pool claimed is powered by its Instance only (booted,
-		// released); a request here ends failed, nothing sent.
+	if holder := t.Obj.Labels[v1.LabelClaimedBy]; holder != "" && !conditions.IsTrue(t.Obj.Status.Conditions, v1.BMCNodeFound) {
+		// A server a pool claimed is powered by its Instance only until
+		// its node joined and is bound (booted, released); a request
+		// here ends failed, nothing sent. Once bound, the request is a
+		// node's: taken only in maintenance mode, where the pool leaves
+		// the server alone.
 		t.PowerAccepted(action)
 		t.PowerEnded(action, false)
 		t.Eventf(v1.ReasonServerInPool, "the %s request was not carried out: server %s is claimed by Instance %s, whose pool switches its power",

@@ -26,7 +26,7 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	if err != nil {
 		return node, fmt.Errorf("reading instance of node %s: %w", node.Name, err)
 	}
-	if !instance.OwnedNode(node, inst.Name) || inst.Status.InstanceID == "" {
+	if !instance.OwnedNode(node, inst) || inst.Status.InstanceID == "" {
 		return node, nil
 	}
 	// What this chain or another wrote a moment ago may not be cached yet.

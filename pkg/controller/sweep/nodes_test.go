@@ -60,7 +60,7 @@ func TestSweepOrphanedNodes(t *testing.T) {
 				n.Status.Conditions[0].Status = corev1.ConditionTrue
 			})}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{}}},
-		{name: "a Node not named like the Instance its label names is not the addon's",
+		{name: "a Node not named like the Instance its label names (an owned server's, named after its Inventory) is not swept",
 			given:    given{nodes: []*corev1.Node{addonNode("harvester-1", labelled(v1.LabelInstance, "web-1"))}},
 			expected: nodeOutcome{Nodes: []string{"harvester-1"}, Events: []string{}}},
 		{name: "a Node without the Instance label is not the addon's",

@@ -130,6 +130,10 @@ type MachineOptions struct {
 	// own status write, a change of the node) takes the last reading rather
 	// than ask the BMC again.
 	PowerPace time.Duration
+	// PollNow has this pass poll whatever the schedule says (a hold after a
+	// failure still counts): a node that was just bound to the machine gets
+	// its health at once rather than an interval later.
+	PollNow bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }

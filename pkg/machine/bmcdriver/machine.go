@@ -124,6 +124,9 @@ func (m *Machine) due() (bool, time.Duration) {
 	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && now.Before(h.until) {
 		return false, h.until.Sub(now)
 	}
+	if m.opts.PollNow {
+		return true, 0
+	}
 	last := m.opts.LastPolled
 	if own := m.d.lastPoll(m.opts.Owner); own.After(last) {
 		last = own

@@ -260,3 +260,37 @@ func TestMachineHealthAndLink(t *testing.T) {
 	d.Forget("p")
 	assert.Equal(t, 1, forgotten)
 }
+
+// PollNow polls before the interval is over (a node just bound wants its
+// health), and a pass after it keeps the schedule.
+func TestPollNowPollsBeforeTheInterval(t *testing.T) {
+	b := redfish(t)
+	ctx := context.Background()
+	d := New(Options{})
+	t.Cleanup(d.Close)
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { return now }
+	pass := func(pollNow bool) *Machine {
+		return d.Machine(b.ep, MachineOptions{Owner: "o", Key: "uid-1", Interval: time.Hour, PollNow: pollNow, Now: clock})
+	}
+	m := pass(false)
+	_, err := m.Events(ctx, "")
+	require.NoError(t, err)
+	m.Release(0)
+
+	now = now.Add(time.Minute)
+	m = pass(false)
+	_, err = m.Events(ctx, "")
+	require.NoError(t, err)
+	_, polled := m.PolledHealth()
+	assert.False(t, polled, "not due")
+	m.Release(0)
+
+	m = pass(true)
+	_, err = m.Events(ctx, "")
+	require.NoError(t, err)
+	h, polled := m.PolledHealth()
+	assert.True(t, polled, "polled at once")
+	assert.Equal(t, now, h.At)
+	m.Release(0)
+}

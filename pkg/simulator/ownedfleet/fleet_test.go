@@ -90,7 +90,7 @@ func (w *world) server(spec Spec) (*Redfish, bmc.Client) {
 func (w *world) claim(spec Spec, id, instance string) {
 	w.claims.Add(claimstest.Claim{Claim: bootendpoint.Claim{ID: id, Instance: instance, Server: spec.Name, MAC: spec.MAC,
 		SystemUUID: spec.UUID, Arch: spec.Arch, Version: version}, InstallDevice: spec.Disk})
-	w.t.Cleanup(func() { _ = w.kube.CoreV1().Nodes().Delete(context.Background(), instance, metav1.DeleteOptions{}) })
+	w.t.Cleanup(func() { _ = w.kube.CoreV1().Nodes().Delete(context.Background(), spec.Name, metav1.DeleteOptions{}) })
 }
 
 func (w *world) netboot(c bmc.Client) {
@@ -118,8 +118,8 @@ func (w *world) ready(name string) corev1.ConditionStatus {
 
 // A claimed server, told through its BMC to boot once from the network
 // and powered on, asks the endpoint as iPXE would, installs the claim's
-// arm64 release on its disk and registers the Instance's Node with the
-// Instance label; power off makes it Unknown, power on (from disk)
+// arm64 release on its disk and registers its Node, named after the server
+// (its Inventory), with the Instance label; power off makes it Unknown, power on (from disk)
 // Ready again.
 func TestClaimedServerJoins(t *testing.T) {
 	w := newWorld(t)
@@ -130,26 +130,26 @@ func TestClaimedServerJoins(t *testing.T) {
 
 	r := w.result(spec.Name)
 	require.True(t, r.OK, r.Reason)
-	assert.Equal(t, "owned-a-joins", r.Hostname)
+	assert.Equal(t, "rack1-u07", r.Hostname)
 	assert.Equal(t, "/dev/nvme0n1", r.Device)
 	assert.Equal(t, "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-arm64.iso", r.ISOURL)
 	assert.Equal(t, []string{
 		w.endpoint() + "/boot/ipxe?mac=0c%3Ac4%3A7a%3A29%3A00%3A07&uuid=4c4c4544-0042-3510-8052-b4c04f4e0007 200",
 		w.endpoint() + "/boot/<nonce>/config.yaml?mac=0c:c4:7a:29:00:07 200",
 	}, r.Requests)
-	require.Eventually(t, func() bool { return w.ready("owned-a-joins") == corev1.ConditionTrue }, wait, tick)
-	n, err := w.kube.CoreV1().Nodes().Get(w.ctx, "owned-a-joins", metav1.GetOptions{})
+	require.Eventually(t, func() bool { return w.ready("rack1-u07") == corev1.ConditionTrue }, wait, tick)
+	n, err := w.kube.CoreV1().Nodes().Get(w.ctx, "rack1-u07", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "owned-a-joins", n.Labels[harvester.InstanceLabel])
 	assert.Equal(t, "arm64", n.Labels["kubernetes.io/arch"])
-	assert.Equal(t, []string{"owned-a-joins"}, w.fleet.NodeNames())
+	assert.Equal(t, []string{"rack1-u07"}, w.fleet.NodeNames())
 	assert.Empty(t, w.claims.Refusals())
 
 	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOff))
-	require.Eventually(t, func() bool { return w.ready("owned-a-joins") == corev1.ConditionUnknown }, wait, tick)
+	require.Eventually(t, func() bool { return w.ready("rack1-u07") == corev1.ConditionUnknown }, wait, tick)
 	assert.Empty(t, w.fleet.NodeNames())
 	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOn))
-	require.Eventually(t, func() bool { return w.ready("owned-a-joins") == corev1.ConditionTrue }, wait, tick)
+	require.Eventually(t, func() bool { return w.ready("rack1-u07") == corev1.ConditionTrue }, wait, tick)
 	assert.Len(t, w.fleet.Results(), 1, "a start from disk installs nothing")
 }
 
@@ -219,10 +219,10 @@ func TestServerBehindIPMI(t *testing.T) {
 	w.netboot(c)
 	r := w.result(spec.Name)
 	require.True(t, r.OK, r.Reason)
-	require.Eventually(t, func() bool { return w.ready("owned-ipmi") == corev1.ConditionTrue }, wait, tick)
+	require.Eventually(t, func() bool { return w.ready("rack2-u01") == corev1.ConditionTrue }, wait, tick)
 	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOff))
-	require.Eventually(t, func() bool { return w.ready("owned-ipmi") == corev1.ConditionUnknown }, wait, tick)
+	require.Eventually(t, func() bool { return w.ready("rack2-u01") == corev1.ConditionUnknown }, wait, tick)
 	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOn))
-	require.Eventually(t, func() bool { return w.ready("owned-ipmi") == corev1.ConditionTrue }, wait, tick)
+	require.Eventually(t, func() bool { return w.ready("rack2-u01") == corev1.ConditionTrue }, wait, tick)
 	assert.Len(t, w.fleet.Results(), 1)
 }

@@ -66,6 +66,12 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 		return inst.Status.Status == v1.PhaseManaged
 	}, wait, tick, "the server never installed and joined: %+v", fleet.Results())
 	assert.Equal(t, spec.Name, inst.Status.Server)
+	// The server joined under its Inventory's name, labelled with its
+	// Instance's: the name is what the served configuration set.
+	assert.Equal(t, spec.Name, inst.Status.NodeName)
+	node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, spec.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, inst.Name, node.Labels[v1.LabelInstance])
 	assert.Equal(t, spec.UUID, inst.Status.SystemUUID)
 	res, ok := fleet.LastResult(spec.Name)
 	require.True(t, ok)
@@ -83,7 +89,7 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	assert.Equal(t, "Off", rf.BMC.PowerState())
 	inv := inventory(t, env, spec.Name)
 	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
-	_, err = env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+	_, err = env.Kube.CoreV1().Nodes().Get(env.Ctx, spec.Name, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the Node is deleted: %v", err)
 }
 

@@ -133,7 +133,7 @@ func createPool(t *testing.T, env *framework.Env, p *v1.InstancePool) {
 			for _, i := range instancesOf(t, env, p.Name) {
 				t.Logf("instance %s: finalizers %v, status %s, conditions %+v", i.Name, i.Finalizers, i.Status.Status, i.Status.Conditions)
 				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
-				if n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, i.Name, metav1.GetOptions{}); err == nil {
+				if n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, i.NodeName(), metav1.GetOptions{}); err == nil {
 					t.Logf("node %s: annotations %v, unschedulable %v", n.Name, n.Annotations, n.Spec.Unschedulable)
 				}
 			}
@@ -170,18 +170,22 @@ func inventory(t *testing.T, env *framework.Env, name string) *v1alpha1.Inventor
 }
 
 // join registers the Node of an Instance as its installed server's kubelet
-// would (named as the Instance, with its label), Ready.
-func join(t *testing.T, env *framework.Env, inst string) {
+// would (named as its server's Inventory, with the Instance's label),
+// Ready, and returns its name.
+func join(t *testing.T, env *framework.Env, inst *v1.Instance) string {
 	t.Helper()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inst, Labels: map[string]string{v1.LabelInstance: inst}}}
+	name := inst.Status.Server
+	require.NotEmpty(t, name, "Instance %s holds no server", inst.Name)
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelInstance: inst.Name}}}
 	n, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, n, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, inst, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, name, metav1.DeleteOptions{}) })
 	now := metav1.Now()
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 		LastHeartbeatTime: now, LastTransitionTime: now}}
 	_, err = env.Kube.CoreV1().Nodes().UpdateStatus(env.Ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
+	return name
 }
 
 // claims counts the Inventories claimed by each Instance, and the

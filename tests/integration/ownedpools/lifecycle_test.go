@@ -48,10 +48,10 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 	require.Len(t, ts, 2, "one power command: %+v", ts)
 	assert.Equal(t, bmcsim.PowerChangeOn, ts[1].Change)
 
-	join(t, env, inst.Name)
+	node := join(t, env, &inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.JoinedAt != nil
+		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.JoinedAt != nil && got.Status.NodeName == node
 	}, wait, tick, "the Instance never saw its Node join")
 	_, ts = s.networkBoots()
 	assert.Len(t, ts, 2, "nothing more was asked of the BMC: %+v", ts)
@@ -64,7 +64,7 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 	inv = inventory(t, env, s.name)
 	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
 	assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
-	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
 	assert.Error(t, err, "the Node is deleted")
 }
 
@@ -156,7 +156,7 @@ func TestRolloutSurgesOnlyOntoFreeServers(t *testing.T) {
 		first = insts[0]
 		return true
 	}, wait, tick)
-	join(t, env, first.Name)
+	join(t, env, &first)
 
 	// A new selector no free server matches: the pool takes the new
 	// generation and makes no surge.
@@ -209,7 +209,7 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 		inst = insts[0]
 		return true
 	}, wait, tick)
-	join(t, env, inst.Name)
+	node := join(t, env, &inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.Status == v1.PhaseManaged
@@ -218,7 +218,7 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 
 	// Not Ready for half a minute already: the first of two cycles (at a
 	// third of the minute) is due.
-	setReady(t, env, inst.Name, corev1.ConditionFalse, time.Now().Add(-30*time.Second))
+	setReady(t, env, node, corev1.ConditionFalse, time.Now().Add(-30*time.Second))
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.PowerCycles == 1
@@ -227,7 +227,7 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 	require.Len(t, ts, 1, "one cycle: %+v", ts)
 	assert.Equal(t, bmcsim.PowerChangeRestart, ts[0].Change)
 
-	setReady(t, env, inst.Name, corev1.ConditionTrue, time.Now())
+	setReady(t, env, node, corev1.ConditionTrue, time.Now())
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.PowerCycles == 0

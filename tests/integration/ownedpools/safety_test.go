@@ -1,6 +1,7 @@
 package ownedpools
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,4 +100,23 @@ func TestPowerRequestOnAClaimedServerIsRefused(t *testing.T) {
 	}, wait, tick, "the request never ended")
 	assert.Len(t, s.bmc.PowerTransitions(), before, "nothing reached the BMC")
 	assert.Equal(t, "On", s.bmc.PowerState())
+}
+
+// A server whose Inventory name cannot be a host name (here: dots) cannot
+// join under it, so it is never claimed; the Instance says how many were
+// skipped for their name.
+func TestServerNamedUnlikeAHostIsNotClaimed(t *testing.T) {
+	env := newEnv(t)
+	s := addServer(t, env, "rack.d.1", mac(120), map[string]string{"rack": "d"})
+	createPool(t, env, ownedPool("rack-d", 1, map[string]string{"rack": "d"}))
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-d")
+		if len(insts) != 1 {
+			return false
+		}
+		c := conditions.Get(insts[0].Status.Conditions, v1.InstanceServerClaimed)
+		return c != nil && c.Reason == v1.ReasonNoFreeServer && strings.Contains(c.Message, "1 otherwise free server(s) are skipped for their name")
+	}, wait, tick, "the Instance never said why the server was skipped")
+	assert.Empty(t, claims(t, env))
+	assert.Len(t, s.bmc.PowerTransitions(), 1, "only the test switched it off")
 }

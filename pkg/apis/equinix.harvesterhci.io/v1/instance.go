@@ -196,3 +196,20 @@ type InstanceStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// NodeName is the name the Instance's server joins the cluster under, its
+// host name: the Instance's own name for an Equinix Metal device; for a
+// server people own, the name of the Inventory it claimed, since Harvester
+// pairs a node with its Inventory by name (hardware, power actions and
+// fencing then reach the node). Once the server joined, the node it joined
+// as counts, so a server installed under another name stays followed. Empty
+// while an owned Instance holds no server.
+func (i *Instance) NodeName() string {
+	if i.Status.NodeName != "" {
+		return i.Status.NodeName
+	}
+	if i.Spec.Owned() {
+		return i.Status.Server
+	}
+	return i.Name
+}

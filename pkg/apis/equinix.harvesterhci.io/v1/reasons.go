@@ -126,10 +126,15 @@ const (
 	ReasonPowerActionCancelled   = "PowerActionCancelled"
 	ReasonPoweredOffOnRequest    = "PoweredOffOnRequest"
 	ReasonRestartingOnRequest    = "RestartingOnRequest"
-	ReasonHardwareEvent          = "HardwareEvent"
-	ReasonHardwareWarning        = "HardwareWarning"
-	ReasonHardwareFactsFailed    = "HardwareFactsFailed"
-	ReasonReclaimScheduled       = "ReclaimScheduled"
+	// ReasonNodeInMaintenance: the node of a server people own is not
+	// Ready while in Harvester maintenance mode, where its power is a
+	// person's (Harvester's power actions, through its Inventory): the pool
+	// neither power-cycles nor replaces it.
+	ReasonNodeInMaintenance   = "NodeInMaintenance"
+	ReasonHardwareEvent       = "HardwareEvent"
+	ReasonHardwareWarning     = "HardwareWarning"
+	ReasonHardwareFactsFailed = "HardwareFactsFailed"
+	ReasonReclaimScheduled    = "ReclaimScheduled"
 	// The Node condition HardwareHealthy (False: the worst first; Unknown:
 	// HardwareNotReported, or the BMC's reasons below).
 	ReasonHardwareOK          = "HardwareOK"

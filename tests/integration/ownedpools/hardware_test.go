@@ -1,0 +1,191 @@
+package ownedpools
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// A pool's server joins under its Inventory's name, so the Inventories'
+// chain binds its node as any other: the hardware facts and the
+// HardwareHealthy condition reach the Node. Scale-down frees the Inventory,
+// which then stands for a server without a node again.
+func TestPoolNodeIsNamedAfterItsInventoryAndBound(t *testing.T) {
+	env := newEnv(t)
+	s := addServer(t, env, "rack-h-1", mac(100), map[string]string{"rack": "h"})
+	createPool(t, env, ownedPool("rack-h", 1, map[string]string{"rack": "h"}))
+	inst := bootedInstance(t, env, "rack-h")
+	assert.Equal(t, s.name, inst.NodeName(), "the server joins under its Inventory's name")
+
+	node := join(t, env, &inst)
+	require.Eventually(t, func() bool {
+		return inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
+	}, wait, tick, "the Inventory never bound the pool's node: %+v", inventory(t, env, s.name).Status.Conditions)
+	require.Eventually(t, func() bool {
+		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
+		if err != nil || n.Labels[v1.LabelManufacturer] != "Supermicro" {
+			return false
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeHardwareHealthy {
+				return true
+			}
+		}
+		return false
+	}, wait, tick, "the pool's node never got its hardware facts and HardwareHealthy: %+v", nodeOf(t, env, node))
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, inst.Name, n.Labels[v1.LabelInstance], "the node keeps its Instance's label")
+	assert.Empty(t, n.Spec.ProviderID, "no Equinix Metal providerID on a server people own")
+	assert.NotContains(t, n.Labels, v1.LabelDeviceID)
+
+	scale(t, env, "rack-h", 0)
+	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-h")) == 0 }, wait, tick)
+	require.Eventually(t, func() bool {
+		return inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+	}, wait, tick, "the freed Inventory never went back to no node")
+	assert.NotContains(t, inventory(t, env, s.name).Labels, v1.LabelClaimedBy)
+}
+
+// With fencing on, a pool's node that goes NotReady is fenced by the
+// Inventories' chain: one power-off, then the out-of-service taint. The
+// pool leaves the fenced server's power alone (no power cycle, which would
+// switch it on under the fencer), and its replacement at the end of
+// nodeCleanupWaitInterval releases it with nothing sent (it is off) and no
+// fencing state left: the Node, and its taint, gone, the Inventory's
+// Fenced condition lifted, the Inventory free.
+func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
+	opts := hardwareOpts()
+	opts.Configure = func(c *config.Config) {
+		configure(c)
+		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod = true, 1, 2*time.Second
+		c.NodeName = "own-29"
+	}
+	env := framework.New(t, &shared, opts)
+	// Two Ready nodes besides the pool's: one NotReady node of three keeps
+	// the fencer's quorum guard open.
+	for _, name := range []string{"own-29", "peer-29"} {
+		readyNode(t, env, name)
+	}
+	s := addServer(t, env, "rack-x-1", mac(110), map[string]string{"rack": "x"})
+	p := ownedPool("rack-x", 1, map[string]string{"rack": "x"})
+	// The first power cycle would be due 20 s into the NotReady spell, the
+	// second 40 s in, the replacement 60 s in; the fence comes at 2 s.
+	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
+	createPool(t, env, p)
+	inst := bootedInstance(t, env, "rack-x")
+	node := join(t, env, &inst)
+	require.Eventually(t, func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.Status == v1.PhaseManaged &&
+			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
+	}, wait, tick)
+	before := len(s.bmc.PowerTransitions())
+
+	setReady(t, env, node, corev1.ConditionUnknown, time.Now())
+	require.Eventually(t, func() bool {
+		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionTrue, v1.ReasonFenced) && outOfServiceTaint(t, env, node)
+	}, wait, tick, "the pool's node was never fenced: %+v", inventory(t, env, s.name).Status.Conditions)
+	assert.Equal(t, "Off", s.bmc.PowerState())
+
+	// The replacement must not take the server back: a server the
+	// selector no longer chooses is released, not claimed again.
+	require.Eventually(t, func() bool {
+		inv := inventory(t, env, s.name)
+		delete(inv.Labels, "rack")
+		_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
+		return err == nil
+	}, wait, tick)
+	require.Eventually(t, func() bool {
+		for _, i := range instancesOf(t, env, "rack-x") {
+			if i.Name == inst.Name {
+				return false
+			}
+		}
+		return true
+	}, 3*wait, tick, "the pool never replaced the fenced server")
+	require.Eventually(t, func() bool {
+		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceLifted) &&
+			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+	}, wait, tick, "the released server kept its fencing state: %+v", inventory(t, env, s.name).Status.Conditions)
+	inv := inventory(t, env, s.name)
+	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
+	assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
+	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
+	assert.Error(t, err, "the Node is deleted, and its taint with it")
+
+	// One command since the node went NotReady: the fencer's power-off.
+	// No power cycle of the pool, nothing at the release (already off).
+	ts := s.bmc.PowerTransitions()[before:]
+	require.Len(t, ts, 1, "only the fence's power-off: %+v", ts)
+	assert.Equal(t, bmcsim.PowerChangeOff, ts[0].Change)
+	got := instancesOf(t, env, "rack-x")
+	for _, i := range got {
+		assert.Zero(t, i.Status.PowerCycles)
+	}
+}
+
+// bootedInstance waits for the pool's one Instance to claim its server and
+// boot it, and returns it.
+func bootedInstance(t *testing.T, env *framework.Env, pool string) v1.Instance {
+	t.Helper()
+	var inst v1.Instance
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, pool)
+		if len(insts) != 1 || insts[0].Status.InstallRequestedAt == nil {
+			return false
+		}
+		inst = insts[0]
+		return true
+	}, wait, tick, "the pool never claimed and booted its server")
+	return inst
+}
+
+func inventoryCondition(t *testing.T, env *framework.Env, name, condType string, status metav1.ConditionStatus, reason string) bool {
+	t.Helper()
+	c := conditions.Get(inventory(t, env, name).Status.Conditions, condType)
+	return c != nil && c.Status == status && c.Reason == reason
+}
+
+// readyNode registers a Node with no Inventory, Ready.
+func readyNode(t *testing.T, env *framework.Env, name string) {
+	t.Helper()
+	_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, name, metav1.DeleteOptions{}) })
+	setReady(t, env, name, corev1.ConditionTrue, time.Now())
+}
+
+func outOfServiceTaint(t *testing.T, env *framework.Env, name string) bool {
+	t.Helper()
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	for _, taint := range n.Spec.Taints {
+		if taint.Key == corev1.TaintNodeOutOfService {
+			return true
+		}
+	}
+	return false
+}
+
+func nodeOf(t *testing.T, env *framework.Env, name string) string {
+	t.Helper()
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("labels %v, annotations %v, conditions %+v", n.Labels, n.Annotations, n.Status.Conditions)
+}
