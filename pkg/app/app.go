@@ -164,8 +164,6 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "switch a fenced server back on once its volumes are detached (otherwise a person does)"},
 		&cli.StringFlag{Name: "node-name", EnvVars: []string{"NODE_NAME"}, Destination: &f.NodeName,
 			Usage: "the node the controller runs on (the chart sets it from the downward API); never fenced"},
-		&cli.StringFlag{Name: "pod-name", EnvVars: []string{"POD_NAME"}, Destination: &f.PodName,
-			Usage: "(--owned-pools) the controller's own pod in --namespace (the chart sets it from the downward API), labelled while it serves the boot endpoint, which the chart's iPXE Service selects"},
 	}
 }
 

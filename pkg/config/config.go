@@ -159,10 +159,6 @@ type Config struct {
 	// downward API): never fenced, and its readiness is one of fencing's
 	// guards.
 	NodeName string
-	// PodName is the controller's own pod (POD_NAME, from the downward API),
-	// in Namespace: with OwnedPools, the leader labels it while it serves
-	// the boot endpoint. Empty leaves every pod's labels alone.
-	PodName string
 	// SeederCheckInterval is how often the hardware mode looks for
 	// Harvester's own Seeder; 0 means a minute. No flag sets it: tests do.
 	SeederCheckInterval time.Duration

@@ -17,9 +17,7 @@ import (
 // startBootEndpoint serves the boot endpoint of the servers people own on
 // the iPXE listener (--ipxe-address, the chart's iPXE Service), with the
 // open claims read from this controller's caches. It runs with the
-// controllers, so on the leader only: the claims live in its caches. Once
-// it listens it labels its pod for the Service, and it removes the label
-// when it stops.
+// controllers, so on the leader only: the claims live in its caches.
 func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoint.Claims) error {
 	cfg := deps.Cfg
 	key, err := bootendpoint.Key(ctx, deps.Secrets, cfg.Namespace)
@@ -40,19 +38,10 @@ func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoi
 			logrus.Errorf("boot endpoint on %s: %v", cfg.IPXEAddress, err)
 		}
 	}()
-	if err := markServing(ctx, deps.K8s, cfg, true); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("boot endpoint: %w", err)
-	}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		// Out of the Service first, then stop: a server that boots now
-		// finds the next leader, or nobody, rather than a closing port.
-		if err := markServing(shutdown, deps.K8s, cfg, false); err != nil {
-			logrus.Warnf("boot endpoint stopping: %v", err)
-		}
 		_ = srv.Shutdown(shutdown)
 	}()
 	logrus.Infof("boot endpoint of the servers people own listens on %s", ln.Addr())

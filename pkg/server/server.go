@@ -80,12 +80,6 @@ func Run(ctx context.Context, cfg *config.Config) error {
 			<-ctx.Done()
 			return nil
 		}
-		// A pod that served the boot endpoint before it restarted is
-		// labelled for the iPXE Service still: it leaves the Service
-		// before it can be ready again.
-		if err := controller.WithdrawBootEndpoint(gctx, k8s, cfg); err != nil {
-			return err
-		}
 		if !cfg.LeaderElect {
 			return start(gctx)
 		}

@@ -10,11 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
@@ -164,28 +162,10 @@ func TestHardwareModeWithOwnedPools(t *testing.T) {
 		crds = append(crds, o.GetName())
 	}
 	assert.ElementsMatch(t, []string{"instancepools.equinix.harvesterhci.io", "instances.equinix.harvesterhci.io"}, crds)
-	svc := m.find("Service", releaseName+"-ipxe")
-	require.NotNil(t, svc, "the boot endpoint is served")
-	// Only the leader listens: the Service selects the pod it labels, and
-	// the pod template never has the label (a standby is never an endpoint).
-	d := deployment(t, m)
-	selector := typed[corev1.Service](t, svc).Spec.Selector
-	assert.Equal(t, v1.BootEndpointServing, selector[v1.LabelBootEndpoint], "the iPXE Service selects the serving pod only")
-	for k, v := range d.Spec.Selector.MatchLabels {
-		assert.Equal(t, v, selector[k], "and only the controller's pods")
-	}
-	assert.NotContains(t, d.Spec.Template.Labels, v1.LabelBootEndpoint)
-	c := controllerContainer(t, d)
+	assert.NotNil(t, m.find("Service", releaseName+"-ipxe"), "the boot endpoint is served")
+	c := controllerContainer(t, deployment(t, m))
 	assert.Equal(t, "true", envValue(c, "OWNED_POOLS"))
 	rules := rbacRules(t, m)
-	assert.Contains(t, rules["Role"], rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}},
-		"the leader labels its own pod")
-	assert.NotContains(t, rules["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}})
-	// The equinix mode's scripts are served by every replica.
-	equinixMode, _ := render(t)
-	ipxe := equinixMode.find("Service", releaseName+"-ipxe")
-	require.NotNil(t, ipxe)
-	assert.NotContains(t, typed[corev1.Service](t, ipxe).Spec.Selector, v1.LabelBootEndpoint)
 	assert.Contains(t, rules["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"update"}},
 		"a claim is an update of the Inventory's metadata")
 	assert.Contains(t, rules["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{"equinix.harvesterhci.io"}, Resources: []string{"instances"}, Verbs: []string{"list", "watch", "create", "update", "delete"}})

@@ -17,12 +17,6 @@ const (
 	// an Instance whose status write was lost finds its server again by them.
 	LabelClaimedBy     = "equinix.harvesterhci.io/claimed-by"
 	AnnotationClaimUID = "equinix.harvesterhci.io/claim-uid"
-	// LabelBootEndpoint is set to BootEndpointServing on the addon's own
-	// pod while it serves the boot endpoint of servers people own (the
-	// leader only), and removed otherwise: the chart's iPXE Service selects
-	// on it, so a server's PXE firmware never reaches a standby.
-	LabelBootEndpoint   = "equinix.harvesterhci.io/boot-endpoint"
-	BootEndpointServing = "serving"
 	// LabelDeviceID carries the Metal device ID on the Node.
 	LabelDeviceID = "equinix.harvesterhci.io/device-id"
 	// LabelSecret marks the Secrets the addon reads or writes, and is the
