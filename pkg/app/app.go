@@ -164,6 +164,8 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "switch a fenced server back on once its volumes are detached (otherwise a person does)"},
 		&cli.StringFlag{Name: "node-name", EnvVars: []string{"NODE_NAME"}, Destination: &f.NodeName,
 			Usage: "the node the controller runs on (the chart sets it from the downward API); never fenced"},
+		&cli.StringFlag{Name: "pod-ip", EnvVars: []string{"POD_IP"}, Destination: &f.PodIP,
+			Usage: "(--owned-pools) the controller pod's IP (the chart sets it from the downward API), where the other replicas forward boot requests while this one leads; empty means the IP of --ipxe-address"},
 	}
 }
 

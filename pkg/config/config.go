@@ -159,6 +159,10 @@ type Config struct {
 	// downward API): never fenced, and its readiness is one of fencing's
 	// guards.
 	NodeName string
+	// PodIP is the controller's pod IP (POD_IP, from the downward API):
+	// with OwnedPools, where the other replicas forward boot requests to
+	// while this one leads. Empty means the IP of IPXEAddress, if it names one.
+	PodIP string
 	// SeederCheckInterval is how often the hardware mode looks for
 	// Harvester's own Seeder; 0 means a minute. No flag sets it: tests do.
 	SeederCheckInterval time.Duration

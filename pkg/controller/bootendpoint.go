@@ -14,11 +14,13 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
-// startBootEndpoint serves the boot endpoint of the servers people own on
-// the iPXE listener (--ipxe-address, the chart's iPXE Service), with the
-// open claims read from this controller's caches. It runs with the
-// controllers, so on the leader only: the claims live in its caches.
-func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoint.Claims) error {
+// startBootEndpoint serves the boot endpoint of the servers people own,
+// with the open claims read from this controller's caches. It runs with
+// the controllers, so on the leader only: the claims live in its caches.
+// The process's relay (every replica's listener on --ipxe-address, behind
+// the chart's iPXE Service) answers with it from now on; without a relay
+// (the controllers run on their own) it listens on --ipxe-address itself.
+func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoint.Claims, relay *bootendpoint.Relay) error {
 	cfg := deps.Cfg
 	key, err := bootendpoint.Key(ctx, deps.Secrets, cfg.Namespace)
 	if err != nil {
@@ -28,11 +30,17 @@ func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoi
 	if cfg.IPXEPublicURL != "" {
 		opts = append(opts, bootendpoint.WithBaseURL(cfg.IPXEPublicURL))
 	}
+	handler := bootendpoint.NewHandler(key, claims, opts...)
+	if relay != nil {
+		relay.Serve(ctx, handler)
+		logrus.Info("the leader serves the boot endpoint of the servers people own")
+		return nil
+	}
 	ln, err := net.Listen("tcp", cfg.IPXEAddress)
 	if err != nil {
 		return fmt.Errorf("boot endpoint on %s: %w", cfg.IPXEAddress, err)
 	}
-	srv := &http.Server{Handler: bootendpoint.NewHandler(key, claims, opts...), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logrus.Errorf("boot endpoint on %s: %v", cfg.IPXEAddress, err)

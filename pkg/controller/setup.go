@@ -29,6 +29,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
@@ -168,8 +169,26 @@ func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.Type
 	})
 }
 
+// Option changes how Start runs the controllers.
+type Option func(*options)
+
+type options struct {
+	bootRelay *bootendpoint.Relay
+}
+
+// WithBootRelay hands the boot endpoint of owned pools to relay, the
+// process's listener that every replica serves, instead of a listener of
+// the controllers' own.
+func WithBootRelay(relay *bootendpoint.Relay) Option {
+	return func(o *options) { o.bootRelay = relay }
+}
+
 // Start registers every controller and starts the factories.
-func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error {
+func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config, opts ...Option) error {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	k8s, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
@@ -195,7 +214,8 @@ func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config) err
 	}
 	newDeps, register := newEquinixDeps, registerEquinix
 	if cfg.Mode == config.ModeHardware {
-		newDeps, register = newHardwareDeps, registerHardware
+		newDeps = newHardwareDeps
+		register = func(ctx context.Context, deps *common.Deps) error { return registerHardware(ctx, deps, o.bootRelay) }
 	}
 	deps, err := newDeps(ctx, restConfig, k8s, clusterID, cfg, f)
 	if err != nil {
@@ -237,13 +257,13 @@ func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx con
 
 // registerHardware wires the hardware mode's one chain: Seeder's
 // Inventories.
-func registerHardware(ctx context.Context, deps *common.Deps) error {
+func registerHardware(ctx context.Context, deps *common.Deps, relay *bootendpoint.Relay) error {
 	if deps.Cfg.OwnedPools {
 		// The Instances' remove handler first: no BMC command before its
 		// finalizer is stored.
 		owned := instance.RegisterOwned(ctx, deps)
 		instancepool.RegisterOwned(ctx, deps)
-		if err := startBootEndpoint(ctx, deps, owned.BootClaims()); err != nil {
+		if err := startBootEndpoint(ctx, deps, owned.BootClaims(), relay); err != nil {
 			return err
 		}
 	}

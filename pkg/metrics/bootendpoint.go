@@ -8,7 +8,7 @@ var (
 	// set of the API's reasons, never a MAC.
 	BootRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "equinix_addon_boot_requests_refused_total",
-		Help: "Requests the boot endpoint of owned servers refused, by reason (BootNoOpenClaim, BootUUIDMismatch, BootNonceMismatch, BootInvalidMAC, BootUnknownPath, BootScriptFailed, BootConfigFailed).",
+		Help: "Requests the boot endpoint of owned servers refused, by reason (BootNoOpenClaim, BootUUIDMismatch, BootNonceMismatch, BootInvalidMAC, BootUnknownPath, BootScriptFailed, BootConfigFailed; on a replica that does not lead, BootNoLeader, BootLeaderUnreachable).",
 	}, []string{"reason"})
 
 	// BootServed counts what the boot endpoint served: installer scripts

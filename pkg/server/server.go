@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -70,9 +71,23 @@ func Run(ctx context.Context, cfg *config.Config) error {
 			return nil
 		})
 	}
+	id, err := leaderName()
+	if err != nil {
+		return err
+	}
+	var startOpts []controller.Option
+	if cfg.Mode == config.ModeHardware && cfg.OwnedPools {
+		var relay *bootendpoint.Relay
+		if relay, id, err = serveBootRelay(gctx, g, cfg, k8s, id); err != nil {
+			return err
+		}
+		startOpts = append(startOpts, controller.WithBootRelay(relay))
+	} else {
+		id = bootendpoint.LeaderIdentity(id, os.Getpid(), "")
+	}
 	g.Go(func() error {
 		start := func(ctx context.Context) error {
-			if err := controller.Start(ctx, restConfig, cfg); err != nil {
+			if err := controller.Start(ctx, restConfig, cfg, startOpts...); err != nil {
 				return err
 			}
 			ready.ready.Store(true)
@@ -85,7 +100,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		}
 		// A standby replica is healthy and ready: it is doing its job by waiting.
 		ready.ready.Store(true)
-		return runWithLease(gctx, cfg, k8s, func(ctx context.Context) error {
+		return runWithLease(gctx, cfg, k8s, id, func(ctx context.Context) error {
 			ready.ready.Store(false)
 			return start(ctx)
 		})
@@ -100,12 +115,8 @@ func Run(ctx context.Context, cfg *config.Config) error {
 // leader hands the Lease over at once instead of making the next one wait out the
 // lease duration. (wrangler's leader.RunOrDie neither releases nor returns: it
 // calls os.Exit, which would skip the HTTP server's shutdown.)
-func runWithLease(ctx context.Context, cfg *config.Config, k8s kubernetes.Interface, run func(context.Context) error) error {
-	id, err := os.Hostname()
-	if err != nil {
-		return fmt.Errorf("leader identity: %w", err)
-	}
-	id = fmt.Sprintf("%s_%d", id, os.Getpid())
+// id is this replica's identity in the Lease (bootendpoint.LeaderIdentity).
+func runWithLease(ctx context.Context, cfg *config.Config, k8s kubernetes.Interface, id string, run func(context.Context) error) error {
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: cfg.Namespace, Name: cfg.LeaderLockName},
 		Client:     k8s.CoordinationV1(),

@@ -71,7 +71,7 @@ func redfishBench() (*bmcBench, error) {
 }
 
 func ipmiBench() (*bmcBench, error) {
-	sim, relay, dir, err := startRelayedIPMISim("bench-ipmi-")
+	sim, relay, dir, err := startRelayedIPMISim("bench-ipmi-", ipmisim.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +103,15 @@ func ipmiBench() (*bmcBench, error) {
 // startRelayedIPMISim starts OpenIPMI's ipmi_sim in a temporary folder
 // (named from prefix) behind a relay that counts its datagrams and
 // sessions; the caller stops the relay and the simulator and removes dir.
-func startRelayedIPMISim(prefix string) (*ipmisim.Sim, *ipmisim.Relay, string, error) {
+// opts gives the rest of the BMC (its host's UUID, say); the benchmark's
+// credentials and the folder are set here.
+func startRelayedIPMISim(prefix string, opts ipmisim.Options) (*ipmisim.Sim, *ipmisim.Relay, string, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	sim, err := ipmisim.Start(ipmisim.Options{Username: bmcBenchUser, Password: bmcBenchPassword, Dir: dir})
+	opts.Username, opts.Password, opts.Dir = bmcBenchUser, bmcBenchPassword, dir
+	sim, err := ipmisim.Start(opts)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, nil, "", err

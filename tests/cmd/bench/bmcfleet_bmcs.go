@@ -74,7 +74,7 @@ func redfishFleetBMC(node string) (*fleetBMC, error) {
 // ipmiFleetBMC is OpenIPMI's ipmi_sim behind a relay that counts
 // datagrams and sessions.
 func ipmiFleetBMC(node string) (*fleetBMC, error) {
-	sim, relay, dir, err := startRelayedIPMISim("bench-fleet-ipmi-")
+	sim, relay, dir, err := startRelayedIPMISim("bench-fleet-ipmi-", ipmisim.Options{})
 	if err != nil {
 		return nil, err
 	}

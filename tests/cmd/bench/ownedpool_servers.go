@@ -14,27 +14,30 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 )
 
-// ownedServer is one simulated server people own: its Redfish BMC, which
-// records every request, and its Inventory's name.
+// ownedServer is one simulated server people own: its BMC, which records
+// every request, and its Inventory's name.
 type ownedServer struct {
 	name string
-	rf   *ownedfleet.Redfish
+	bmc  ownedBMC
 }
 
-// addOwnedServer starts the server's BMC (switched off) and registers its
-// Secret and Inventory, labelled for the pool that may claim it.
-func (b *bench) addOwnedServer(ctx context.Context, fleet *ownedfleet.Fleet, i int, pool string) (*ownedServer, error) {
+// addOwnedServer starts the server's BMC (switched off) over protocol and
+// registers its Secret and Inventory, labelled for the pool that may claim it.
+func (b *bench) addOwnedServer(ctx context.Context, fleet *ownedfleet.Fleet, protocol string, i int, pool string) (*ownedServer, error) {
 	spec := ownedfleet.Spec{Name: fmt.Sprintf("%s-%02d", pool, i), MAC: fmt.Sprintf("52:54:00:29:%02x:%02x", len(pool), i),
 		UUID: fmt.Sprintf("4c4c4544-0029-1010-8000-%012x", 0x29000+len(pool)*0x100+i), Disk: "/dev/nvme0n1"}
-	rf, err := fleet.AddRedfish(spec, bmcBenchUser, bmcBenchPassword, bmcsim.Options{})
+	add := addRedfishOwned
+	if protocol == "ipmi" {
+		add = addIPMIOwned
+	}
+	bmc, err := add(fleet, spec)
 	if err != nil {
 		return nil, err
 	}
-	s := &ownedServer{name: spec.Name, rf: rf}
+	s := &ownedServer{name: spec.Name, bmc: bmc}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: spec.Name},
 		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcBenchUser), v1alpha1.SecretPasswordKey: []byte(bmcBenchPassword)}}
 	if _, err := b.env.kube.CoreV1().Secrets(namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
@@ -44,10 +47,8 @@ func (b *bench) addOwnedServer(ctx context.Context, fleet *ownedfleet.Fleet, i i
 		Labels: map[string]string{ownedPoolLabel: pool}}}
 	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
 	inv.Spec.PrimaryDisk = spec.Disk
-	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
-		Host: rf.Server.Host, Port: rf.Server.Port, CABundle: string(rf.Server.CACertPEM),
-		AuthSecretRef: corev1.SecretReference{Namespace: namespace, Name: spec.Name},
-	}
+	inv.Spec.BaseboardManagementSpec.Connection = bmc.connection()
+	inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef = corev1.SecretReference{Namespace: namespace, Name: spec.Name}
 	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
 	if _, err := b.env.client.MetalV1alpha1().Inventories(namespace).Create(ctx, inv, metav1.CreateOptions{}); err != nil {
 		return s, fmt.Errorf("creating the Inventory of %s: %w", spec.Name, err)
@@ -60,7 +61,7 @@ func (s *ownedServer) remove(b *bench) {
 	ctx := context.Background()
 	_ = b.env.client.MetalV1alpha1().Inventories(namespace).Delete(ctx, s.name, metav1.DeleteOptions{})
 	_ = b.env.kube.CoreV1().Secrets(namespace).Delete(ctx, s.name, metav1.DeleteOptions{})
-	_ = s.rf.Close()
+	s.bmc.close()
 }
 
 // waitReached waits until the controller reached every server's BMC.
@@ -81,19 +82,22 @@ func (b *bench) waitReached(ctx context.Context, servers []*ownedServer) error {
 type ownedTally struct {
 	bootOverride, powerOn, powerOff, otherCommand int
 	logins, logouts, reads                        int
+	// datagrams are what IPMI clients sent the BMC, every message of a
+	// session's setup and end included (Redfish has none).
+	datagrams int
 	// most is the most sessions one BMC had in use at once, ever.
 	most int
 }
 
 func (t ownedTally) commands() int { return t.bootOverride + t.powerOn + t.powerOff + t.otherCommand }
 
-// ownedMark is where each BMC's request and reset logs stood.
-type ownedMark map[string][2]int
+// ownedMark is where each BMC's logs stood.
+type ownedMark map[string]ownedPosition
 
 func markOwned(servers []*ownedServer) ownedMark {
 	m := ownedMark{}
 	for _, s := range servers {
-		m[s.name] = [2]int{len(s.rf.BMC.RequestLog()), len(s.rf.BMC.ResetLog())}
+		m[s.name] = s.bmc.position()
 	}
 	return m
 }
@@ -102,35 +106,7 @@ func markOwned(servers []*ownedServer) ownedMark {
 func tallySince(servers []*ownedServer, since ownedMark) ownedTally {
 	var t ownedTally
 	for _, s := range servers {
-		reqs, resets := s.rf.BMC.RequestLog(), s.rf.BMC.ResetLog()
-		for _, r := range resets[since[s.name][1]:] {
-			switch r.Type {
-			case "On", "ForceOn":
-				t.powerOn++
-			case "ForceOff", "GracefulShutdown", "PushPowerButton":
-				t.powerOff++
-			default:
-				t.otherCommand++
-			}
-		}
-		for _, r := range reqs[since[s.name][0]:] {
-			method, path, _ := strings.Cut(r, " ")
-			switch {
-			case method == "GET":
-				t.reads++
-			case method == "PATCH" && strings.Contains(path, "/Systems/"):
-				t.bootOverride++
-			case method == "POST" && strings.HasSuffix(path, "ComputerSystem.Reset"):
-				// Counted from the reset log, by its type.
-			case method == "POST" && strings.HasSuffix(path, "/SessionService/Sessions"):
-				t.logins++
-			case method == "DELETE" && strings.Contains(path, "/SessionService/Sessions/"):
-				t.logouts++
-			default:
-				t.otherCommand++
-			}
-		}
-		t.most = max(t.most, s.rf.BMC.Logins().MostSessions)
+		s.bmc.tallyFrom(since[s.name], &t)
 	}
 	return t
 }
@@ -140,7 +116,7 @@ func tallySince(servers []*ownedServer, since ownedMark) ownedTally {
 func (b *bench) logSince(step string, servers []*ownedServer, since ownedMark) {
 	var out strings.Builder
 	for _, s := range servers {
-		for _, r := range s.rf.BMC.RequestLog()[since[s.name][0]:] {
+		for _, r := range s.bmc.linesFrom(since[s.name]) {
 			out.WriteString(s.name + " " + r + "\n")
 		}
 	}

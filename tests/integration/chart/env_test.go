@@ -87,7 +87,7 @@ var envCases = []struct {
 
 // downward is what the downward API gives each field the Deployment reads
 // from it, in these tests.
-var downward = map[string]string{"metadata.namespace": releaseNamespace, "spec.nodeName": "hv-1"}
+var downward = map[string]string{"metadata.namespace": releaseNamespace, "spec.nodeName": "hv-1", "status.podIP": "10.52.0.17"}
 
 func TestDeploymentSetsEveryControllerVariable(t *testing.T) {
 	known := controllerEnvVars(t)
@@ -120,6 +120,13 @@ func TestDeploymentSetsEveryControllerVariable(t *testing.T) {
 			require.NotNil(t, node.ValueFrom, "NODE_NAME comes from the downward API")
 			require.NotNil(t, node.ValueFrom.FieldRef)
 			assert.Equal(t, "spec.nodeName", node.ValueFrom.FieldRef.FieldPath)
+
+			i = slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "POD_IP" })
+			require.GreaterOrEqual(t, i, 0, "the Deployment does not set POD_IP")
+			pod := c.Env[i]
+			require.NotNil(t, pod.ValueFrom, "POD_IP comes from the downward API")
+			require.NotNil(t, pod.ValueFrom.FieldRef)
+			assert.Equal(t, "status.podIP", pod.ValueFrom.FieldRef.FieldPath)
 		})
 	}
 }

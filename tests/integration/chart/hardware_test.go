@@ -166,6 +166,16 @@ func TestHardwareModeWithOwnedPools(t *testing.T) {
 	c := controllerContainer(t, deployment(t, m))
 	assert.Equal(t, "true", envValue(c, "OWNED_POOLS"))
 	rules := rbacRules(t, m)
+	// Every replica serves the boot endpoint, a standby by forwarding to
+	// the leader it reads from the leader Lease: nothing on pods in the
+	// release's namespace (Harvester's own there), and the Lease only as
+	// leader election uses it.
+	for _, r := range rules["Role"] {
+		assert.NotContains(t, r.Resources, "pods", "the Role grants %v on pods", r.Verbs)
+		if slices.Contains(r.Resources, "leases") {
+			assert.Subset(t, []string{"create", "get", "update"}, r.Verbs, "the Lease is read and written by name only")
+		}
+	}
 	assert.Contains(t, rules["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"update"}},
 		"a claim is an update of the Inventory's metadata")
 	assert.Contains(t, rules["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{"equinix.harvesterhci.io"}, Resources: []string{"instances"}, Verbs: []string{"list", "watch", "create", "update", "delete"}})

@@ -260,6 +260,13 @@ const (
 	// ReasonBootConfigFailed: the install configuration could not be built
 	// right now (not a refusal: the installer may ask again).
 	ReasonBootConfigFailed = "BootConfigFailed"
+	// ReasonBootNoLeader: a replica that does not lead found no leader to
+	// forward the request to (none, its lease ran out, or its identity
+	// names no address), and answered 503.
+	ReasonBootNoLeader = "BootNoLeader"
+	// ReasonBootLeaderUnreachable: a replica that does not lead forwarded
+	// the request, and the leader did not answer (502).
+	ReasonBootLeaderUnreachable = "BootLeaderUnreachable"
 )
 
 // warnings are the reasons that need a person's attention: something to fix,
@@ -310,7 +317,7 @@ var warnings = map[string]bool{
 
 	ReasonBootNoOpenClaim: true, ReasonBootUUIDMismatch: true, ReasonBootNonceMismatch: true,
 	ReasonBootInvalidMAC: true, ReasonBootUnknownPath: true, ReasonBootScriptFailed: true,
-	ReasonBootConfigFailed: true,
+	ReasonBootConfigFailed: true, ReasonBootNoLeader: true, ReasonBootLeaderUnreachable: true,
 }
 
 // stalling are the reasons that hold an object until a person acts: fix a

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+)
+
+// ownedBMC is an owned server's simulated BMC, as the scenario counts it.
+type ownedBMC interface {
+	// connection is the Inventory's way to the BMC.
+	connection() v1alpha1.Connection
+	// position is where the BMC's logs stand, for a later tallyFrom.
+	position() ownedPosition
+	// tallyFrom adds what the BMC got since p to t.
+	tallyFrom(p ownedPosition, t *ownedTally)
+	// linesFrom are the requests since p, one a line.
+	linesFrom(p ownedPosition) []string
+	off() bool
+	close()
+}
+
+// ownedPosition is the length of each of a BMC's logs (which logs is the
+// BMC's business).
+type ownedPosition [3]int
+
+// redfishOwned is the project's Redfish responder, which records every
+// request, and its reset log, which says what each reset asked for.
+type redfishOwned struct{ rf *ownedfleet.Redfish }
+
+func addRedfishOwned(fleet *ownedfleet.Fleet, spec ownedfleet.Spec) (ownedBMC, error) {
+	rf, err := fleet.AddRedfish(spec, bmcBenchUser, bmcBenchPassword, bmcsim.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return redfishOwned{rf: rf}, nil
+}
+
+func (r redfishOwned) connection() v1alpha1.Connection {
+	return v1alpha1.Connection{Host: r.rf.Server.Host, Port: r.rf.Server.Port, CABundle: string(r.rf.Server.CACertPEM)}
+}
+
+func (r redfishOwned) position() ownedPosition {
+	return ownedPosition{len(r.rf.BMC.RequestLog()), len(r.rf.BMC.ResetLog()), 0}
+}
+
+func (r redfishOwned) tallyFrom(p ownedPosition, t *ownedTally) {
+	for _, reset := range r.rf.BMC.ResetLog()[p[1]:] {
+		switch reset.Type {
+		case "On", "ForceOn":
+			t.powerOn++
+		case "ForceOff", "GracefulShutdown", "PushPowerButton":
+			t.powerOff++
+		default:
+			t.otherCommand++
+		}
+	}
+	for _, req := range r.rf.BMC.RequestLog()[p[0]:] {
+		method, path, _ := strings.Cut(req, " ")
+		switch {
+		case method == "GET":
+			t.reads++
+		case method == "PATCH" && strings.Contains(path, "/Systems/"):
+			t.bootOverride++
+		case method == "POST" && strings.HasSuffix(path, "ComputerSystem.Reset"):
+			// Counted from the reset log, by its type.
+		case method == "POST" && strings.HasSuffix(path, "/SessionService/Sessions"):
+			t.logins++
+		case method == "DELETE" && strings.Contains(path, "/SessionService/Sessions/"):
+			t.logouts++
+		default:
+			t.otherCommand++
+		}
+	}
+	t.most = max(t.most, r.rf.BMC.Logins().MostSessions)
+}
+
+func (r redfishOwned) linesFrom(p ownedPosition) []string { return r.rf.BMC.RequestLog()[p[0]:] }
+func (r redfishOwned) off() bool                          { return r.rf.BMC.PowerState() == "Off" }
+func (r redfishOwned) close()                             { _ = r.rf.Close() }
+
+// ipmiOwned is OpenIPMI's ipmi_sim, whose trace records every request in a
+// session, behind the relay that sees the sessions.
+type ipmiOwned struct {
+	sim   *ipmisim.Sim
+	relay *ipmisim.Relay
+	dir   string
+}
+
+func addIPMIOwned(fleet *ownedfleet.Fleet, spec ownedfleet.Spec) (ownedBMC, error) {
+	sim, relay, dir, err := startRelayedIPMISim("bench-owned-ipmi-", ipmisim.Options{UUID: spec.UUID})
+	if err != nil {
+		return nil, fmt.Errorf("BMC of %s: %w", spec.Name, err)
+	}
+	b := ipmiOwned{sim: sim, relay: relay, dir: dir}
+	// A free server waits powered off (ipmi_sim starts on).
+	if err := sim.SetPower(false); err != nil {
+		b.close()
+		return nil, fmt.Errorf("BMC of %s: %w", spec.Name, err)
+	}
+	if err := fleet.Add(spec, sim); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b ipmiOwned) connection() v1alpha1.Connection { return relayedIPMIConnection(b.relay) }
+
+func (b ipmiOwned) position() ownedPosition {
+	return ownedPosition{len(b.sim.Messages()), len(b.relay.Sessions()), b.relay.Sent()}
+}
+
+// IPMI commands the scenario tells apart (NetFn, command).
+const (
+	ipmiChassisControl = 0x0002 // chassis 02h
+	ipmiSetBootOptions = 0x0008 // chassis 08h
+)
+
+// ipmiReads are the requests that change nothing on the BMC which the
+// controller sends, by NetFn and command: status, identity, sensors, the
+// event log and its reservations, boot options read back.
+var ipmiReads = map[uint16]bool{
+	0x0000: true, 0x0001: true, 0x0009: true, // chassis capabilities, status, boot options
+	0x0601: true, 0x0604: true, 0x0637: true, 0x0638: true, 0x063d: true, 0x0642: true, // device ID, self test, GUID, auth caps, session and channel info
+	0x0a10: true, 0x0a11: true, 0x0a20: true, 0x0a22: true, 0x0a23: true, // FRU, SDR repository
+	0x0a40: true, 0x0a42: true, 0x0a43: true, 0x0a48: true, // event log info, reservation, entries, time
+	0x0427: true, 0x0429: true, 0x042b: true, 0x042d: true, 0x042f: true, // sensor thresholds, event enables and status, reading, type
+	0x0c02: true, // LAN configuration
+}
+
+// tallyFrom counts by IPMI command: Chassis Control by its control byte
+// (01h power up, 00h power down or 05h soft off), Set System Boot Options
+// with parameter 5 (the boot flags) as the boot override and with any
+// other parameter as another command; anything not known to be a read
+// counts as another command. A login is a session the relay saw open.
+// ipmi_sim answers a session's own requests (Set Session Privilege Level,
+// Close Session) in its LAN layer, which it does not trace: they are among
+// the datagrams the relay counts, with the session setup, and not apart.
+func (b ipmiOwned) tallyFrom(p ownedPosition, t *ownedTally) {
+	for _, m := range b.sim.Messages()[p[0]:] {
+		t.addIPMI(m)
+	}
+	t.logins += len(b.relay.Sessions()) - p[1]
+	t.datagrams += b.relay.Sent() - p[2]
+	t.most = max(t.most, b.relay.MostSessions())
+}
+
+// addIPMI counts one request ipmi_sim traced.
+func (t *ownedTally) addIPMI(m ipmisim.Message) {
+	first := firstByte(m.Data)
+	switch key := uint16(m.NetFn)<<8 | uint16(m.Cmd); {
+	case key == ipmiChassisControl && first == 0x01:
+		t.powerOn++
+	case key == ipmiChassisControl && (first == 0x00 || first == 0x05):
+		t.powerOff++
+	case key == ipmiSetBootOptions && first >= 0 && first&0x7f == 5:
+		t.bootOverride++
+	case ipmiReads[key]:
+		t.reads++
+	default:
+		t.otherCommand++
+	}
+}
+
+// firstByte is the first of a traced request's data bytes; -1 for none.
+func firstByte(data string) int {
+	f := strings.Fields(data)
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseUint(f[0], 16, 8)
+	if err != nil {
+		return -1
+	}
+	return int(v)
+}
+
+func (b ipmiOwned) linesFrom(p ownedPosition) []string {
+	var out []string
+	for _, m := range b.sim.Messages()[p[0]:] {
+		out = append(out, fmt.Sprintf("%02x/%02x %s", m.NetFn, m.Cmd, m.Data))
+	}
+	return out
+}
+
+func (b ipmiOwned) off() bool {
+	on, err := b.sim.PowerOn()
+	return err == nil && !on
+}
+
+func (b ipmiOwned) close() {
+	_ = b.relay.Close()
+	_ = b.sim.Stop()
+	_ = os.RemoveAll(b.dir)
+}
