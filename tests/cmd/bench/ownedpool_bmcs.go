@@ -124,11 +124,12 @@ const (
 )
 
 // ipmiReads are the requests that change nothing on the BMC which the
-// controller sends, by NetFn and command: status, identity, sensors, the
-// event log and its reservations, boot options read back.
+// controller sends, by NetFn and command: status, identity, system info,
+// sensors, the event log and its reservations, boot options read back.
 var ipmiReads = map[uint16]bool{
 	0x0000: true, 0x0001: true, 0x0009: true, // chassis capabilities, status, boot options
 	0x0601: true, 0x0604: true, 0x0637: true, 0x0638: true, 0x063d: true, 0x0642: true, // device ID, self test, GUID, auth caps, session and channel info
+	0x0659: true,                                                         // system info parameters (the host's name and OS, read with the facts)
 	0x0a10: true, 0x0a11: true, 0x0a20: true, 0x0a22: true, 0x0a23: true, // FRU, SDR repository
 	0x0a40: true, 0x0a42: true, 0x0a43: true, 0x0a48: true, // event log info, reservation, entries, time
 	0x0427: true, 0x0429: true, 0x042b: true, 0x042d: true, 0x042f: true, // sensor thresholds, event enables and status, reading, type

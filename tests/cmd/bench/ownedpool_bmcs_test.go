@@ -24,10 +24,11 @@ func TestOwnedTallyOfIPMIRequests(t *testing.T) {
 		{NetFn: 0x00, Cmd: 0x08, Data: "03 01"},             // set in progress
 		{NetFn: 0x00, Cmd: 0x02, Data: "02"},                // power cycle
 		{NetFn: 0x0a, Cmd: 0x43, Data: "00 00 00 00 00 ff"}, // Get SEL Entry
+		{NetFn: 0x06, Cmd: 0x59, Data: "00 01 00 00"},       // Get System Info Parameters, the host's name
 		{NetFn: 0x0a, Cmd: 0x47, Data: "00 00 43 4c 52 aa"}, // Clear SEL
 		{NetFn: 0x00, Cmd: 0x08},                            // no parameter at all
 	} {
 		got.addIPMI(m)
 	}
-	assert.Equal(t, ownedTally{bootOverride: 1, powerOn: 1, powerOff: 2, reads: 2, otherCommand: 4}, got)
+	assert.Equal(t, ownedTally{bootOverride: 1, powerOn: 1, powerOff: 2, reads: 3, otherCommand: 4}, got)
 }
