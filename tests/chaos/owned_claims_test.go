@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -90,15 +92,96 @@ func watchClaims(ctx context.Context, env *framework.Env, prefix string) *claimT
 			}
 		},
 	})
-	invInf := cache.NewSharedInformer(&cache.ListWatch{
-		ListFunc:  func(o metav1.ListOptions) (runtime.Object, error) { return invs.List(ctx, o) },
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return invs.Watch(ctx, o) },
-	}, &v1alpha1.Inventory{}, 0)
-	_, _ = invInf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: c.inventory, UpdateFunc: func(_, n any) { c.inventory(n) }})
 	go instInf.Run(ctx.Done())
-	go invInf.Run(ctx.Done())
-	cache.WaitForCacheSync(ctx.Done(), instInf.HasSynced, invInf.HasSynced)
+	cache.WaitForCacheSync(ctx.Done(), instInf.HasSynced)
+	listed := make(chan struct{})
+	go c.follow(ctx, invs, listed)
+	select {
+	case <-listed:
+	case <-ctx.Done():
+	}
 	return c
+}
+
+// inventoryClient is the part of the Inventories' client the watch uses.
+type inventoryClient interface {
+	List(ctx context.Context, o metav1.ListOptions) (*v1alpha1.InventoryList, error)
+	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
+}
+
+// follow watches the Inventories from the resource version it last saw,
+// again at once after the watch broke (an informer's reflector backs off
+// for seconds after repeated apiserver restarts, and a claim taken and
+// released meanwhile would be lost to its relist). Only a relist (the
+// version expired) can miss states: a claim it finds is taken as opened
+// when the watch broke, and one it finds gone as closed at the relist.
+func (c *claimTimeline) follow(ctx context.Context, invs inventoryClient, listed chan<- struct{}) {
+	rv := ""
+	var broke time.Time
+	for ctx.Err() == nil {
+		if rv == "" {
+			list, err := invs.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				pause(ctx)
+				continue
+			}
+			opened, now := broke, time.Now()
+			if opened.IsZero() {
+				opened = now
+			}
+			for i := range list.Items {
+				c.inventory(&list.Items[i], opened, now)
+			}
+			rv = list.ResourceVersion
+			if listed != nil {
+				close(listed)
+				listed = nil
+			}
+		}
+		w, err := invs.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		if err != nil {
+			// broke stays when the stream ended: nothing was seen since.
+			if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
+				rv = ""
+			}
+			pause(ctx)
+			continue
+		}
+		rv = c.drain(w, rv)
+		broke = time.Now()
+	}
+}
+
+// drain takes a watch's events until it ends, and returns the version to
+// go on from ("" when it expired).
+func (c *claimTimeline) drain(w watch.Interface, rv string) string {
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		switch ev.Type {
+		case watch.Added, watch.Modified:
+			if inv, ok := ev.Object.(*v1alpha1.Inventory); ok {
+				now := time.Now()
+				c.inventory(inv, now, now)
+				rv = inv.ResourceVersion
+			}
+		case watch.Bookmark:
+			if m, err := meta.Accessor(ev.Object); err == nil {
+				rv = m.GetResourceVersion()
+			}
+		case watch.Error:
+			if err := apierrors.FromObject(ev.Object); apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
+				return ""
+			}
+		}
+	}
+	return rv
+}
+
+func pause(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(100 * time.Millisecond):
+	}
 }
 
 func (c *claimTimeline) instance(obj any) {
@@ -123,10 +206,10 @@ func resourceVersion(rv string) uint64 {
 	return n
 }
 
-// inventory takes one state of an Inventory.
-func (c *claimTimeline) inventory(obj any) {
-	inv, ok := obj.(*v1alpha1.Inventory)
-	if !ok || !strings.HasPrefix(inv.Name, c.prefix) {
+// inventory takes one state of an Inventory: a claim found in it counts
+// from opened, its end from closed.
+func (c *claimTimeline) inventory(inv *v1alpha1.Inventory, opened, closed time.Time) {
+	if !strings.HasPrefix(inv.Name, c.prefix) {
 		return
 	}
 	uid := inv.Annotations[v1.AnnotationClaimUID]
@@ -146,7 +229,11 @@ func (c *claimTimeline) inventory(obj any) {
 	if last != "" && uid != "" {
 		c.handovers = append(c.handovers, handover{inv: inv.Name, from: last, to: uid, rv: resourceVersion(inv.ResourceVersion)})
 	}
-	c.changes[inv.Name] = append(changes, claimChange{at: time.Now(), uid: uid})
+	at := opened
+	if uid == "" {
+		at = closed
+	}
+	c.changes[inv.Name] = append(changes, claimChange{at: at, uid: uid})
 }
 
 // doubleClaims judges the handovers: a server's claim that passed from one

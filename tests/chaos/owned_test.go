@@ -165,7 +165,10 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 	w.claims = watchClaims(ctx, env, ownedPrefix(seed))
 	prefix := ownedPrefix(seed)
 	for i := range ownedServers {
-		s := &ownedServer{foreign: i >= ownedServers-w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
+		// The foreign servers come first by name, the order in which free
+		// servers are claimed: a controller that took them would take them
+		// first.
+		s := &ownedServer{foreign: i < w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
 		s.spec = ownedfleet.Spec{Name: fmt.Sprintf("%ss%d", prefix, i), MAC: ownedMAC(seed, i),
 			UUID: fmt.Sprintf("4c4c4544-0029-%04x-8000-%012x", seed%0x10000, i), Disk: ownedGoodDisk}
 		s.rf, err = w.fleet.AddRedfish(s.spec, bmcUser, bmcPassword, bmcsim.Options{})
