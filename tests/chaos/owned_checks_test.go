@@ -137,7 +137,7 @@ func (s *ownedSurgeWatch) sample() {
 	defer s.mu.Unlock()
 	for server, names := range named {
 		if len(names) > 1 && (holder[server] == names[0] || holder[server] == names[1]) {
-			s.violation("server %s is the server of Instances %v at once, its claim naming %s", server, names, holder[server])
+			s.violation("(1, one claim per server): server %s is the server of Instances %v at once, its claim naming %s", server, names, holder[server])
 		}
 	}
 	for i := range before {
@@ -164,7 +164,7 @@ func (s *ownedSurgeWatch) sample() {
 		if win.surgeArmed {
 			s.checked++
 			if held > count+surge {
-				s.violation("pool %s (generation %d) rolls out holding %d servers, more than count %d + maxSurge %d: %s",
+				s.violation("(4, count + maxSurge): pool %s (generation %d) rolls out holding %d servers, more than count %d + maxSurge %d: %s",
 					p.Name, p.Generation, held, count, surge, describeServers(mine))
 			}
 		}
@@ -212,7 +212,7 @@ func (r *run) checkOwned() {
 		r.violation("owned (1, one claim per server): %s", v)
 	}
 	for _, v := range w.surgeFindings {
-		r.violation("owned (1 or 4): %s", v)
+		r.violation("owned %s", v)
 	}
 	w.checkCommands(r)
 	w.checkServed(r)
@@ -276,7 +276,10 @@ func (w *ownedWorld) checkServed(r *run) {
 		switch {
 		case s == nil:
 			r.violation("owned (3): a join configuration was served to MAC %s, in no Inventory (%s)", a.mac, a.who)
-		case s.foreign || !w.claims.claimedAround(s.spec.Name, "", a.start, a.end):
+		case s.foreign:
+			r.violation("owned (3): a join configuration was served to the foreign server %s (%s) at %s",
+				s.spec.Name, a.who, a.end.Format("15:04:05.000"))
+		case !w.claims.claimedAround(s.spec.Name, "", a.start, a.end):
 			r.violation("owned (3): a join configuration was served to server %s (%s) at %s while no claim of it was open; its claims: %s",
 				s.spec.Name, a.who, a.end.Format("15:04:05.000"), describeWindows(w.claims.windows(s.spec.Name)))
 		}
@@ -340,13 +343,16 @@ func (w *ownedWorld) summary() string {
 		}
 	}
 	_, tries, stolen := w.prober.findings()
+	w.surge.mu.Lock()
+	surgeChecked := w.surge.checked
+	w.surge.mu.Unlock()
 	joined := 0
 	for _, res := range w.fleet.Results() {
 		if res.OK {
 			joined++
 		}
 	}
-	return fmt.Sprintf("owned: %d claims, %d reset commands, %d network boots, %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen",
+	return fmt.Sprintf("owned: %d claims, %d reset commands, %d network boots, %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
 		w.claims.claimsTaken(), resets, boots, joined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen)
+		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked)
 }

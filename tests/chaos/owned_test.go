@@ -241,10 +241,10 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 	srv := w.servers[s.Pick%len(w.servers)]
 	switch s.Kind {
 	case ownCreate:
-		return w.createPool(r, pool, int32(1+s.Pick%3))
+		return w.createPool(r, pool, int32(1+s.Pick%2))
 	case ownScale:
 		return w.updatePool(r, pool, func(p *v1.InstancePool) string {
-			p.Spec.Count = int32(s.Pick % 4)
+			p.Spec.Count = int32(s.Pick % 3)
 			return fmt.Sprintf("count %d", p.Spec.Count)
 		})
 	case ownRollout:
@@ -255,7 +255,12 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 			} else {
 				sel[ownedGenLabel] = "b"
 			}
-			surge, unavailable := []string{"0", "1", "2", "50%"}[s.Pick%4], []string{"0", "1", "100%"}[s.Pick/4%3]
+			// Bounds below the free servers, so that a surge has servers to
+			// overrun them with; never both 0, which the API refuses.
+			surge, unavailable := []string{"0", "1", "25%"}[s.Pick%3], []string{"0", "1", "50%"}[s.Pick/3%3]
+			if surge == "0" && unavailable == "0" {
+				unavailable = "1"
+			}
 			p.Spec.Rollout = rolloutStrategy(poolSpec{Surge: surge, Unavailable: unavailable})
 			return fmt.Sprintf("selector %v, maxSurge %s, maxUnavailable %s", sel, surge, unavailable)
 		})
