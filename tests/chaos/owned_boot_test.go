@@ -122,7 +122,7 @@ type prober struct {
 }
 
 func startProber(ctx context.Context, w *ownedWorld) *prober {
-	p := &prober{w: w, client: w.http.client("prober"), done: make(chan struct{})}
+	p := &prober{w: w, client: w.boots.client("prober"), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		tick := time.NewTicker(700 * time.Millisecond)

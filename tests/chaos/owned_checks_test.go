@@ -268,7 +268,7 @@ func describeWindows(ws []claimWindow) string {
 // a claim of it was open; the prober's stolen, stray and guessed requests
 // got none.
 func (w *ownedWorld) checkServed(r *run) {
-	for _, a := range w.http.all() {
+	for _, a := range w.boots.all() {
 		if a.kind != "config" || a.status != http.StatusOK {
 			continue
 		}
@@ -334,7 +334,7 @@ func (w *ownedWorld) summary() string {
 		}
 	}
 	counts := map[string]int{}
-	for _, a := range w.http.all() {
+	for _, a := range w.boots.all() {
 		switch {
 		case a.status == http.StatusOK:
 			counts[a.who+" "+a.kind+" served"]++
@@ -352,7 +352,10 @@ func (w *ownedWorld) summary() string {
 			joined++
 		}
 	}
-	return fmt.Sprintf("owned: %d claims, %d reset commands, %d network boots, %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
-		w.claims.claimsTaken(), resets, boots, joined, counts["fleet config served"], counts["prober config served"],
+	w.mu.Lock()
+	made, deleted := len(w.made), len(w.deleted)
+	w.mu.Unlock()
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots, %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
+		made, deleted, w.claims.claimsTaken(), resets, boots, joined, counts["fleet config served"], counts["prober config served"],
 		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked)
 }

@@ -131,7 +131,7 @@ type ownedWorld struct {
 	strays  []string
 	stop    context.CancelFunc
 	claims  *claimTimeline
-	http    *bootLog
+	boots   *bootLog
 	prober  *prober
 	surge   *ownedSurgeWatch
 	// surgeFindings are the surge watch's, once it stopped.
@@ -156,11 +156,11 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
-	w.http = newBootLog()
+	w.boots = newBootLog()
 	w.fleet = ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
 		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
 		Version: framework.HarvesterVersion, Endpoint: "http://" + w.addr,
-		InstallTime: ownedInstall, HeartbeatInterval: time.Second, HTTPClient: w.http.client("fleet")})
+		InstallTime: ownedInstall, HeartbeatInterval: time.Second, HTTPClient: w.boots.client("fleet")})
 	w.fleet.Start(ctx)
 	w.claims = watchClaims(ctx, env, ownedPrefix(seed))
 	prefix := ownedPrefix(seed)
