@@ -67,6 +67,7 @@ func runChaos(t *testing.T, seed int64) {
 	t.Logf("chaos seed %d; replay with: CHAOS_SEED=%d CHAOS_RUNS=1 make chaos", seed, seed)
 	t.Logf("plan: %s", pl)
 	r := setUp(t, pl)
+	t.Logf("owned plan: %s", r.owned.plan)
 	begin := time.Now()
 	r.chaos()
 	chaosTook := time.Since(begin)
@@ -82,6 +83,7 @@ func runChaos(t *testing.T, seed int64) {
 	t.Logf("seed %d: %s", seed, r.rolloutSummary)
 	t.Logf("seed %d: %s", seed, r.bmcs.summary())
 	t.Logf("seed %d: %s", seed, r.fencing.summary())
+	t.Logf("seed %d: %s", seed, r.owned.summary())
 	if n := r.remedied.Load(); n > 0 {
 		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
 	}
@@ -112,6 +114,8 @@ type run struct {
 	bmcs *bmcWorld
 	// fencing are the nodes the hardware controller fences, and their plan.
 	fencing *fenceWorld
+	// owned are the servers people own and the pools on them.
+	owned *ownedWorld
 	// remedied counts Instances pointed at project B's Secret.
 	remedied atomic.Int64
 	// running is whether the campaign believes the controller runs: false
@@ -161,6 +165,7 @@ func setUp(t *testing.T, pl plan) *run {
 	r.foreign = createForeign(t, env, client, pl)
 	r.bmcs = startBMCs(t, env, pl.Seed)
 	r.fencing = startFencing(t, env, pl.Seed)
+	r.owned = startOwned(t, env, pl.Seed)
 	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: append([]string{
 		"--elastic-ip-resync-interval", "5s",
@@ -169,7 +174,8 @@ func setUp(t *testing.T, pl plan) *run {
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
 	}, hardwareArgs...)})
-	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeHardware, ExtraArgs: append(append([]string(nil), bmcArgs...), r.fencing.args()...)})
+	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeHardware, OwnedPools: true,
+		ExtraArgs: append(append(append([]string(nil), bmcArgs...), r.fencing.args()...), r.owned.args()...)})
 	r.running = true
 	r.marks.started()
 	r.kills = &killSwitch{addon: r.addon, hardware: r.hardware, clusterTag: r.clusterTag, marks: &r.marks, vip: &vipHolder{}}
@@ -185,7 +191,7 @@ func (r *run) chaos() {
 	r.began = time.Now()
 	r.rollouts = watchRollouts(r, &r.marks)
 	stopBMCs, bmcsDone := make(chan struct{}), make(chan struct{})
-	fencingDone := make(chan struct{})
+	fencingDone, ownedDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(bmcsDone)
 		r.bmcs.play(r, stopBMCs)
@@ -194,12 +200,18 @@ func (r *run) chaos() {
 		defer close(fencingDone)
 		r.fencing.play(r, stopBMCs)
 	}()
+	go func() {
+		defer close(ownedDone)
+		r.owned.play(r, stopBMCs)
+	}()
 	defer func() {
 		close(stopBMCs)
 		<-bmcsDone
 		<-fencingDone
+		<-ownedDone
 		r.notes = append(r.notes, r.bmcs.notes...)
 		r.notes = append(r.notes, r.fencing.fenceNotes()...)
+		r.notes = append(r.notes, r.owned.notes...)
 	}()
 	for i, s := range r.plan.Steps {
 		// The random delay between actions is part of the plan, not a wait
@@ -310,6 +322,7 @@ func (r *run) tearDown() {
 	r.foreign.remove(r.env)
 	r.bmcs.remove(r.env)
 	r.fencing.remove(r.env)
+	r.owned.remove(r.t, r.env)
 	ctx := context.Background()
 	for _, ns := range []string{metav1.NamespaceDefault, framework.Namespace} {
 		// Events of finished runs would only slow down every later scan.

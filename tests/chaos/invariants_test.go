@@ -34,6 +34,7 @@ func (r *run) quiesce() {
 	r.notes = append(r.notes, "quiesce: "+r.endMaintenance())
 	r.notes = append(r.notes, "quiesce: "+r.quiesceBMCs())
 	r.notes = append(r.notes, "quiesce: "+r.quiesceFencing())
+	r.notes = append(r.notes, "quiesce: "+r.quiesceOwned())
 	for _, name := range r.env.Agent.NodeNames() {
 		// A node the chaos stopped or made NotReady works again; one whose
 		// server is gone is no longer the agent's.
@@ -271,6 +272,7 @@ func (r *run) check() {
 	r.checkSecrets()
 	r.checkBMCs()
 	r.checkFencing()
+	r.checkOwned()
 	r.checkHardwareEvents()
 	r.checkControllerLog()
 	r.reportOrphans()

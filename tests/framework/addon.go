@@ -58,6 +58,10 @@ type AddonOptions struct {
 	// Mode runs the binary in another mode than the Env's, under the RBAC
 	// of that mode's install: the two Addons beside each other.
 	Mode string
+	// OwnedPools runs that mode's binary under the RBAC of
+	// ownedPools.enabled (the hardware mode only); the flag
+	// --owned-pools is the caller's to pass.
+	OwnedPools bool
 }
 
 // StartAddon builds (once per test binary) and starts the controller. It is
@@ -78,7 +82,11 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 	if opts.Mode != "" && opts.Mode != env.Mode {
 		a.mode = opts.Mode
 		if env.Identity != nil {
-			a.identity = ChartIdentityOf(t, env.Cluster, opts.Mode)
+			if opts.OwnedPools {
+				a.identity = ChartIdentityOwnedPools(t, env.Cluster)
+			} else {
+				a.identity = ChartIdentityOf(t, env.Cluster, opts.Mode)
+			}
 		}
 	}
 	a.httpAddr = freeAddr(t)

@@ -1,0 +1,381 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
+)
+
+// The owned world of a run: servers people own, each a Redfish responder
+// and an Inventory, played by the owned fleet (they follow their BMC's
+// power and boot override, PXE-boot into the hardware controller's boot
+// endpoint and join as the configuration they are served says). One or two
+// of them are foreign, a node of the cluster already runs on them (a Node
+// of the Inventory's name) though the pools' selectors match them; two
+// stray MACs, in no Inventory, keep asking the endpoint for a script and a
+// configuration, with URLs stolen from claimed servers and guessed ones.
+// The owned plan, drawn from the seed apart from the main plan, makes and
+// deletes one or two pools on overlapping selectors, scales them, rolls
+// them out under maxSurge and maxUnavailable (the selector changes), makes
+// BMCs refuse, fail or answer too late, and breaks and repairs installs.
+// The main plan's kills and restarts hit the hardware controller that runs
+// the pools.
+const (
+	ownedServers    = 8
+	ownedStepsMin   = 10
+	ownedStepsMore  = 8
+	ownedInstall    = 300 * time.Millisecond
+	ownedSecrets    = "chaos-owned"
+	ownedLabel      = "chaos.harvesterhci.io/owned"
+	ownedGenLabel   = "chaos.harvesterhci.io/gen"
+	ownedGoodDisk   = "/dev/nvme0n1"
+	ownedBrokenDisk = "/dev/sdz"
+)
+
+type ownedKind string
+
+const (
+	ownCreate  ownedKind = "create-pool"
+	ownScale   ownedKind = "scale"
+	ownRollout ownedKind = "rollout"
+	ownDelete  ownedKind = "delete-pool"
+	ownRefuse  ownedKind = "bmc-refuse"
+	ownFail    ownedKind = "bmc-fail"
+	ownLost    ownedKind = "bmc-lost-answer"
+	ownBreak   ownedKind = "break-install"
+	ownRepair  ownedKind = "repair-install"
+)
+
+var ownedKinds = []ownedKind{ownCreate, ownCreate, ownCreate, ownScale, ownScale, ownScale, ownRollout, ownRollout, ownRollout,
+	ownDelete, ownRefuse, ownFail, ownLost, ownLost, ownBreak, ownRepair}
+
+type ownedStep struct {
+	Delay time.Duration
+	Kind  ownedKind
+	Pick  int
+}
+
+// ownedPlan is the owned world's part of a run.
+type ownedPlan struct {
+	// Pools are the names the plan may make (two on overlapping selectors
+	// in seeds where Overlap).
+	Pools   []string
+	Foreign int
+	Steps   []ownedStep
+}
+
+func newOwnedPlan(seed int64) ownedPlan {
+	rng := rand.New(rand.NewSource(seed*6007 + 29))
+	p := ownedPlan{Pools: []string{ownedPrefix(seed) + "a"}, Foreign: 1 + rng.Intn(2)}
+	if rng.Intn(3) > 0 {
+		p.Pools = append(p.Pools, ownedPrefix(seed)+"b")
+	}
+	// Every run makes its pools at once: a run without one checks
+	// nothing. A step's Pick chooses the pool by its index.
+	for i := range p.Pools {
+		p.Steps = append(p.Steps, ownedStep{Delay: 200 * time.Millisecond, Kind: ownCreate, Pick: i + len(p.Pools)*rng.Intn(100)})
+	}
+	for range ownedStepsMin + rng.Intn(ownedStepsMore) {
+		p.Steps = append(p.Steps, ownedStep{Delay: time.Duration(300+rng.Intn(1700)) * time.Millisecond,
+			Kind: ownedKinds[rng.Intn(len(ownedKinds))], Pick: rng.Intn(1000)})
+	}
+	return p
+}
+
+func (p ownedPlan) String() string {
+	out := fmt.Sprintf("owned pools %v, %d foreign server(s):", p.Pools, p.Foreign)
+	for _, s := range p.Steps {
+		out += fmt.Sprintf(" %s/%d", s.Kind, s.Pick)
+	}
+	return out
+}
+
+// ownedPrefix names the run's servers, pools, Instances and their nodes:
+// apart from runPrefix, so that the Metal checks leave them alone.
+func ownedPrefix(seed int64) string { return "own" + strconv.FormatInt(seed, 10) + "-" }
+
+// ownedServer is one server and its BMC.
+type ownedServer struct {
+	spec    ownedfleet.Spec
+	rf      *ownedfleet.Redfish
+	foreign bool
+	// gen is the value of ownedGenLabel: the selectors a rollout switches
+	// between choose "a" alone or both.
+	gen string
+}
+
+type ownedWorld struct {
+	plan    ownedPlan
+	seed    int64
+	addr    string
+	fleet   *ownedfleet.Fleet
+	servers []*ownedServer
+	strays  []string
+	stop    context.CancelFunc
+	claims  *claimTimeline
+	boots   *bootLog
+	prober  *prober
+	surge   *ownedSurgeWatch
+	// surgeFindings are the surge watch's, once it stopped.
+	surgeFindings []string
+	mu            sync.Mutex
+	notes         []string
+	deleted       map[string]bool
+	made          map[string]bool
+}
+
+// startOwned makes the owned world: the fleet, its BMCs and Inventories,
+// the foreign servers' Nodes, and the watches the checks read.
+func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
+	t.Helper()
+	ctx, cancel := context.WithCancel(env.Ctx)
+	w := &ownedWorld{plan: newOwnedPlan(seed), seed: seed, stop: cancel, deleted: map[string]bool{}, made: map[string]bool{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	w.addr = ln.Addr().String()
+	require.NoError(t, ln.Close())
+	_, err = env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ownedSecrets}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	w.boots = newBootLog()
+	w.fleet = ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
+		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
+		Version: framework.HarvesterVersion, Endpoint: "http://" + w.addr,
+		InstallTime: ownedInstall, HeartbeatInterval: time.Second, HTTPClient: w.boots.client("fleet")})
+	w.fleet.Start(ctx)
+	w.claims = watchClaims(ctx, env, ownedPrefix(seed))
+	prefix := ownedPrefix(seed)
+	for i := range ownedServers {
+		// The foreign servers come first by name, the order in which free
+		// servers are claimed: a controller that took them would take them
+		// first.
+		s := &ownedServer{foreign: i < w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
+		s.spec = ownedfleet.Spec{Name: fmt.Sprintf("%ss%d", prefix, i), MAC: ownedMAC(seed, i),
+			UUID: fmt.Sprintf("4c4c4544-0029-%04x-8000-%012x", seed%0x10000, i), Disk: ownedGoodDisk}
+		s.rf, err = w.fleet.AddRedfish(s.spec, bmcUser, bmcPassword, bmcsim.Options{})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.rf.Close() })
+		if s.foreign {
+			// A user's node: its kubelet runs, no pool made it.
+			_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.spec.Name}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			kubelet(env, s.spec.Name, true)
+		}
+		w.register(t, env, s)
+		w.servers = append(w.servers, s)
+	}
+	for i := range 2 {
+		w.strays = append(w.strays, ownedMAC(seed, 0x80+i))
+	}
+	w.prober = startProber(ctx, w)
+	return w
+}
+
+func ownedMAC(seed int64, i int) string {
+	return fmt.Sprintf("52:54:29:%02x:%02x:%02x", (seed>>8)&0xff, seed&0xff, i)
+}
+
+// register writes a server's BMC Secret and Inventory as a user does.
+func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) {
+	t.Helper()
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ownedSecrets, Name: s.spec.Name},
+		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcUser), v1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
+	_, err := env.Kube.CoreV1().Secrets(ownedSecrets).Create(env.Ctx, sec, metav1.CreateOptions{})
+	require.NoError(t, err)
+	srv := s.rf.Server
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: s.spec.Name,
+		Labels: map[string]string{ownedLabel: strconv.FormatInt(w.seed, 10), ownedGenLabel: s.gen}}}
+	inv.Spec.ManagementInterfaceMacAddress = s.spec.MAC
+	inv.Spec.PrimaryDisk = s.spec.Disk
+	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
+		AuthSecretRef: corev1.SecretReference{Namespace: ownedSecrets, Name: s.spec.Name}}
+	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
+	_, err = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+// args run the hardware controller with the owned pools and their boot
+// endpoint, on an address that stays the same across its restarts.
+func (w *ownedWorld) args() []string {
+	return []string{"--owned-pools", "--ipxe-address", w.addr, "--ipxe-public-url", "http://" + w.addr}
+}
+
+func (w *ownedWorld) note(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.notes = append(w.notes, fmt.Sprintf(format, args...))
+}
+
+// play runs the owned plan until it ends or stop closes.
+func (w *ownedWorld) play(r *run, stop <-chan struct{}) {
+	began := time.Now()
+	w.surge = watchOwnedSurge(r, w)
+	playSteps(r.env.Ctx, stop, w.plan.Steps, func(s ownedStep) time.Duration { return s.Delay }, 250*time.Millisecond,
+		func() {},
+		func(s ownedStep) {
+			w.note("%6.2fs owned %s %d: %s", time.Since(began).Seconds(), s.Kind, s.Pick, w.do(r, s))
+		})
+}
+
+func (w *ownedWorld) do(r *run, s ownedStep) string {
+	pool := w.plan.Pools[s.Pick%len(w.plan.Pools)]
+	srv := w.servers[s.Pick%len(w.servers)]
+	switch s.Kind {
+	case ownCreate:
+		return w.createPool(r, pool, int32(1+s.Pick%2))
+	case ownScale:
+		return w.updatePool(r, pool, func(p *v1.InstancePool) string {
+			p.Spec.Count = int32(s.Pick % 3)
+			return fmt.Sprintf("count %d", p.Spec.Count)
+		})
+	case ownRollout:
+		return w.updatePool(r, pool, func(p *v1.InstancePool) string {
+			sel := p.Spec.Servers.Selector.MatchLabels
+			if _, narrow := sel[ownedGenLabel]; narrow {
+				delete(sel, ownedGenLabel)
+			} else {
+				sel[ownedGenLabel] = "b"
+			}
+			// Bounds below the free servers, so that a surge has servers to
+			// overrun them with; never both 0, which the API refuses.
+			surge, unavailable := []string{"0", "1", "25%"}[s.Pick%3], []string{"0", "1", "50%"}[s.Pick/3%3]
+			if surge == "0" && unavailable == "0" {
+				unavailable = "1"
+			}
+			p.Spec.Rollout = rolloutStrategy(poolSpec{Surge: surge, Unavailable: unavailable})
+			return fmt.Sprintf("selector %v, maxSurge %s, maxUnavailable %s", sel, surge, unavailable)
+		})
+	case ownDelete:
+		err := r.env.Client.EquinixV1().InstancePools().Delete(r.env.Ctx, pool, metav1.DeleteOptions{})
+		if err != nil {
+			return "refused: " + err.Error()
+		}
+		w.mu.Lock()
+		w.deleted[pool] = true
+		w.mu.Unlock()
+		return "deleted " + pool
+	case ownRefuse:
+		srv.rf.BMC.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultUnauthorized, PathPrefix: "/redfish/v1/Systems", Count: 1})
+		return srv.spec.Name + ": the next system request is refused (401)"
+	case ownFail:
+		srv.rf.BMC.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, Method: "POST", Count: 1})
+		return srv.spec.Name + ": the next command fails (500)"
+	case ownLost:
+		// The command is carried out after the controller gave up on the
+		// answer: a lost answer.
+		srv.rf.BMC.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLatency, Latency: 2 * bmcTimeout, Count: 1})
+		return srv.spec.Name + ": the next request is answered after --bmc-timeout"
+	case ownBreak, ownRepair:
+		disk := ownedGoodDisk
+		if s.Kind == ownBreak {
+			// The configuration names another disk than the server's: the
+			// install fails and the server never joins.
+			disk = ownedBrokenDisk
+		}
+		return w.setDisk(r, srv, disk)
+	}
+	return "unknown step"
+}
+
+func (w *ownedWorld) createPool(r *run, name string, count int32) string {
+	p := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	p.Spec.Count = count
+	match := map[string]string{ownedLabel: strconv.FormatInt(w.seed, 10)}
+	if name != w.plan.Pools[0] {
+		// The second pool's servers are among the first's.
+		match[ownedGenLabel] = "b"
+	}
+	p.Spec.Servers = &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
+	_, err := r.env.Client.EquinixV1().InstancePools().Create(r.env.Ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	w.mu.Lock()
+	w.made[name] = true
+	w.mu.Unlock()
+	return fmt.Sprintf("made %s, count %d, selector %v", name, count, match)
+}
+
+func (w *ownedWorld) updatePool(r *run, name string, change func(*v1.InstancePool) string) string {
+	pools := r.env.Client.EquinixV1().InstancePools()
+	p, err := pools.Get(r.env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	what := change(p)
+	if _, err := pools.Update(r.env.Ctx, p, metav1.UpdateOptions{}); err != nil {
+		return "refused: " + err.Error()
+	}
+	return what
+}
+
+func (w *ownedWorld) setDisk(r *run, s *ownedServer, disk string) string {
+	invs := r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
+	inv, err := invs.Get(r.env.Ctx, s.spec.Name, metav1.GetOptions{})
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	inv.Spec.PrimaryDisk = disk
+	if _, err := invs.Update(r.env.Ctx, inv, metav1.UpdateOptions{}); err != nil {
+		return "refused: " + err.Error()
+	}
+	return s.spec.Name + " installs onto " + disk
+}
+
+// server returns the server of an Inventory, nil if it is none of the
+// world's.
+func (w *ownedWorld) server(name string) *ownedServer {
+	for _, s := range w.servers {
+		if s.spec.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// serverOfMAC returns the server whose NIC mac is, nil for a stray MAC.
+func (w *ownedWorld) serverOfMAC(mac string) *ownedServer {
+	for _, s := range w.servers {
+		if equalMAC(s.spec.MAC, mac) {
+			return s
+		}
+	}
+	return nil
+}
+
+// remove deletes what the world made; the controllers are stopped.
+func (w *ownedWorld) remove(t *testing.T, env *framework.Env) {
+	w.stop()
+	ctx := context.Background()
+	removeLeftovers(t, env, ownedPrefix(w.seed))
+	for _, s := range w.servers {
+		_ = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Delete(ctx, s.spec.Name, metav1.DeleteOptions{})
+		_ = env.Kube.CoreV1().Secrets(ownedSecrets).Delete(ctx, s.spec.Name, metav1.DeleteOptions{})
+	}
+	if nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			if strings.HasPrefix(n.Name, ownedPrefix(w.seed)) {
+				_ = env.Kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+			}
+		}
+	}
+}
