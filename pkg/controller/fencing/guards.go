@@ -61,6 +61,23 @@ func quorum(nodes []*corev1.Node, own string) *held {
 	return nil
 }
 
+// joining is the guard for a pool's server that has not been Ready yet:
+// it is installing Harvester or joining, so no VM or volume is on it to
+// bring back, and a power-off would only break its install; its pool
+// watches the install and replaces a server that never joins.
+func (f *Fencer) joining(node *corev1.Node) *held {
+	name := node.Labels[v1.LabelInstance]
+	if f.instances == nil || name == "" {
+		return nil
+	}
+	inst, err := f.instances.Get(name)
+	if err != nil || inst.Status.JoinedAt != nil {
+		return nil //nolint:nilerr // an Instance not in the cache holds nothing back
+	}
+	return &held{v1.ReasonFenceHeldJoining, fmt.Sprintf(
+		"it is the server of Instance %s, which has not been Ready yet: nothing runs on it to bring back, and its pool watches the install", name)}
+}
+
 // guards runs the guards that need no BMC, in the order a person would
 // ask: is it the controller's node, is a person at work on it, is the
 // controller on the right side.

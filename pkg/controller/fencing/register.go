@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -52,7 +53,10 @@ type Fencer struct {
 	nodeWrites  *common.NodeWrites
 	liveNodes   typedcorev1.NodesGetter
 	inventories metalcontrollers.InventoryCache
-	recorder    record.EventRecorder
+	// instances are the Instances of pools of servers people own, nil
+	// without --owned-pools: a pool's server still joining is not fenced.
+	instances equinixcontrollers.InstanceCache
+	recorder  record.EventRecorder
 
 	mu sync.Mutex
 	// active are the Inventories (by name) this process last saw fenced or
@@ -67,6 +71,10 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 		return nil
 	}
 	metrics.FencedNodes.Set(0)
+	var instances equinixcontrollers.InstanceCache
+	if cfg.OwnedPools {
+		instances = deps.Instances.Cache()
+	}
 	return &Fencer{
 		ctx: ctx,
 		settings: Settings{MaxFenced: cfg.FencingMaxFenced, GracePeriod: cfg.FencingGracePeriod, PowerOn: cfg.FencingPowerOn,
@@ -75,6 +83,7 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 		nodeWrites:  deps.NodeWrites,
 		liveNodes:   deps.K8s.CoreV1(),
 		inventories: deps.Inventories.Cache(),
+		instances:   instances,
 		recorder:    deps.Recorder,
 		active:      map[string]bool{},
 	}

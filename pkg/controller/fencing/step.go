@@ -113,6 +113,11 @@ func (s *step) run() error {
 		}
 	}
 	since, _ := harvester.UnhealthySince(s.node, s.now)
+	if h := s.f.joining(s.node); h != nil {
+		s.set(metav1.ConditionFalse, h.reason, fmt.Sprintf("node %s is NotReady since %s and not fenced: %s", s.node.Name, stamp(since), h.message))
+		s.t.Requeue(heldRecheck)
+		return nil
+	}
 	if end := since.Add(s.f.settings.GracePeriod); s.now.Before(end) {
 		s.set(metav1.ConditionFalse, v1.ReasonFenceGracePeriod, fmt.Sprintf(
 			"node %s is NotReady since %s; its server is switched off and the node tainted out-of-service at %s unless it is Ready again",

@@ -189,3 +189,48 @@ func nodeOf(t *testing.T, env *framework.Env, name string) string {
 	}
 	return fmt.Sprintf("labels %v, annotations %v, conditions %+v", n.Labels, n.Annotations, n.Status.Conditions)
 }
+
+// A pool's server whose node registered but has never been Ready is still
+// installing or joining: however long that lasts past the grace period, it
+// is not fenced (a power-off would only break its install). Once it has
+// been Ready, it is fenced like any node.
+func TestJoiningPoolNodeIsNotFenced(t *testing.T) {
+	opts := hardwareOpts()
+	opts.Configure = func(c *config.Config) {
+		configure(c)
+		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod = true, 1, 2*time.Second
+		c.NodeName = "own-29"
+	}
+	env := framework.New(t, &shared, opts)
+	for _, name := range []string{"own-29", "peer-29"} {
+		readyNode(t, env, name)
+	}
+	s := addServer(t, env, "rack-j-1", mac(111), map[string]string{"rack": "j"})
+	createPool(t, env, ownedPool("rack-j", 1, map[string]string{"rack": "j"}))
+	inst := bootedInstance(t, env, "rack-j")
+	before := len(s.bmc.PowerTransitions())
+
+	// The installer's kubelet registers the node, NotReady for a minute.
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inst.Status.Server, Labels: map[string]string{v1.LabelInstance: inst.Name}}}
+	_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, n, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, n.Name, metav1.DeleteOptions{}) })
+	setReady(t, env, n.Name, corev1.ConditionFalse, time.Now().Add(-time.Minute))
+	require.Eventually(t, func() bool {
+		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceHeldJoining)
+	}, wait, tick, "a joining pool node was not held back from fencing: %+v", inventory(t, env, s.name).Status.Conditions)
+	assert.False(t, outOfServiceTaint(t, env, n.Name))
+	assert.Empty(t, s.bmc.PowerTransitions()[before:], "a joining server got a power command")
+	assert.Equal(t, "On", s.bmc.PowerState())
+
+	// Joined, then dead: fenced.
+	setReady(t, env, n.Name, corev1.ConditionTrue, time.Now())
+	require.Eventually(t, func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.JoinedAt != nil
+	}, wait, tick)
+	setReady(t, env, n.Name, corev1.ConditionUnknown, time.Now())
+	require.Eventually(t, func() bool {
+		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionTrue, v1.ReasonFenced) && outOfServiceTaint(t, env, n.Name)
+	}, wait, tick, "the joined pool node was never fenced: %+v", inventory(t, env, s.name).Status.Conditions)
+}

@@ -227,6 +227,9 @@ const (
 	ReasonFenceHeldMaintenance = "FenceHeldMaintenance"
 	ReasonFenceHeldBMC         = "FenceHeldBMC"
 	ReasonFenceHeldPowerAction = "FenceHeldPowerAction"
+	// ReasonFenceHeldJoining: the node is a pool's server that has not
+	// been Ready yet; nothing runs on it, and its pool watches the install.
+	ReasonFenceHeldJoining     = "FenceHeldJoining"
 	ReasonFencePowerOffSending = "FencePowerOffSending"
 	ReasonFencePowerOffSent    = "FencePowerOffSent"
 	ReasonFencePowerOffFailed  = "FencePowerOffFailed"
