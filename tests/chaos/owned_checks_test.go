@@ -335,10 +335,10 @@ func (w *ownedWorld) summary() string {
 	}
 	counts := map[string]int{}
 	for _, a := range w.boots.all() {
-		switch {
-		case a.status == http.StatusOK:
+		switch a.status {
+		case http.StatusOK:
 			counts[a.who+" "+a.kind+" served"]++
-		case a.status == http.StatusNotFound:
+		case http.StatusNotFound:
 			counts["refused"]++
 		}
 	}
