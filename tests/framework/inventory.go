@@ -38,11 +38,15 @@ func (e *Env) CreateReadyNode(name string) {
 }
 
 // JoinOwnedServer registers the Node of an Instance of a pool of servers
-// people own as its installed server's kubelet does: named as the
-// Instance, with its label, Ready.
-func (e *Env) JoinOwnedServer(instance string) {
+// people own as its installed server's kubelet does: named as the server
+// (its Inventory), with the Instance's label, Ready. It returns the node's
+// name.
+func (e *Env) JoinOwnedServer(inst *v1.Instance) string {
 	e.T.Helper()
-	e.createReadyNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: instance, Labels: map[string]string{v1.LabelInstance: instance}}})
+	require.NotEmpty(e.T, inst.Status.Server, "Instance %s holds no server", inst.Name)
+	e.createReadyNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inst.Status.Server,
+		Labels: map[string]string{v1.LabelInstance: inst.Name}}})
+	return inst.Status.Server
 }
 
 func (e *Env) createReadyNode(node *corev1.Node) {

@@ -113,7 +113,7 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 		inst = insts[0]
 		return true
 	}, time.Minute, "the pool never claimed and booted its server")
-	env.JoinOwnedServer(inst.Name)
+	node := env.JoinOwnedServer(&inst)
 	env.Eventually(func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.Status == v1.PhaseManaged
@@ -121,7 +121,7 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 
 	// Before Harvester v1.2 the addon cordons and drains the node itself.
 	setVersion(t, env, "v1.1.2")
-	podsToDrain(t, env, inst.Name)
+	podsToDrain(t, env, node)
 	scale(t, env, pool.Name, 0)
 	env.Eventually(func() bool { return len(env.Instances(pool.Name)) == 0 }, time.Minute, "the server was never released")
 	require.Equal(t, "Off", sim.PowerState())
