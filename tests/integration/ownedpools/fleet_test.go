@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -87,7 +86,7 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	scale(t, env, "rack-f", 0)
 	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-f")) == 0 }, wait, tick)
 	assert.Equal(t, "Off", rf.BMC.PowerState())
-	inv := inventory(t, env, spec.Name)
+	inv := env.Inventory(spec.Name)
 	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
 	_, err = env.Kube.CoreV1().Nodes().Get(env.Ctx, spec.Name, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the Node is deleted: %v", err)
@@ -97,31 +96,14 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 // Secret, and waits for its BMC to be reached.
 func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, srv *bmcsim.Server, lbls map[string]string) {
 	t.Helper()
-	_, err := env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNamespace}}, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: spec.Name},
-		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcUser), v1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
-	_, err = env.Kube.CoreV1().Secrets(secretNamespace).Create(env.Ctx, sec, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = env.Kube.CoreV1().Secrets(secretNamespace).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{})
-	})
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: spec.Name, Labels: lbls}}
+	env.CreateBMCSecret(spec.Name, bmcUser, bmcPassword)
+	inv := framework.RedfishInventory(spec.Name, srv)
+	inv.Labels = lbls
 	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
 	inv.Spec.PrimaryDisk = spec.Disk
-	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
-		Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
-		AuthSecretRef: corev1.SecretReference{Namespace: secretNamespace, Name: spec.Name},
-	}
 	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
-	_, err = env.Client.MetalV1alpha1().Inventories(ns).Create(env.Ctx, inv, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = env.Client.MetalV1alpha1().Inventories(ns).Delete(env.Ctx, spec.Name, metav1.DeleteOptions{})
-	})
+	env.CreateInventory(inv)
 	require.Eventually(t, func() bool {
-		return inventory(t, env, spec.Name).Status.Status == v1alpha1.InventoryNodeReady
+		return env.Inventory(spec.Name).Status.Status == v1alpha1.InventoryNodeReady
 	}, wait, tick, "Inventory %s never reached its BMC", spec.Name)
 }

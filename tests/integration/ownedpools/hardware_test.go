@@ -28,10 +28,10 @@ func TestPoolNodeIsNamedAfterItsInventoryAndBound(t *testing.T) {
 	inst := bootedInstance(t, env, "rack-h")
 	assert.Equal(t, s.name, inst.NodeName(), "the server joins under its Inventory's name")
 
-	node := join(t, env, &inst)
+	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
 		return inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
-	}, wait, tick, "the Inventory never bound the pool's node: %+v", inventory(t, env, s.name).Status.Conditions)
+	}, wait, tick, "the Inventory never bound the pool's node: %+v", env.Inventory(s.name).Status.Conditions)
 	require.Eventually(t, func() bool {
 		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
 		if err != nil || n.Labels[v1.LabelManufacturer] != "Supermicro" {
@@ -55,7 +55,7 @@ func TestPoolNodeIsNamedAfterItsInventoryAndBound(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
 	}, wait, tick, "the freed Inventory never went back to no node")
-	assert.NotContains(t, inventory(t, env, s.name).Labels, v1.LabelClaimedBy)
+	assert.NotContains(t, env.Inventory(s.name).Labels, v1.LabelClaimedBy)
 }
 
 // With fencing on, a pool's node that goes NotReady is fenced by the
@@ -85,7 +85,7 @@ func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
 	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	createPool(t, env, p)
 	inst := bootedInstance(t, env, "rack-x")
-	node := join(t, env, &inst)
+	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.Status == v1.PhaseManaged &&
@@ -96,13 +96,13 @@ func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
 	setReady(t, env, node, corev1.ConditionUnknown, time.Now())
 	require.Eventually(t, func() bool {
 		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionTrue, v1.ReasonFenced) && outOfServiceTaint(t, env, node)
-	}, wait, tick, "the pool's node was never fenced: %+v", inventory(t, env, s.name).Status.Conditions)
+	}, wait, tick, "the pool's node was never fenced: %+v", env.Inventory(s.name).Status.Conditions)
 	assert.Equal(t, "Off", s.bmc.PowerState())
 
 	// The replacement must not take the server back: a server the
 	// selector no longer chooses is released, not claimed again.
 	require.Eventually(t, func() bool {
-		inv := inventory(t, env, s.name)
+		inv := env.Inventory(s.name)
 		delete(inv.Labels, "rack")
 		_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
 		return err == nil
@@ -118,8 +118,8 @@ func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceLifted) &&
 			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
-	}, wait, tick, "the released server kept its fencing state: %+v", inventory(t, env, s.name).Status.Conditions)
-	inv := inventory(t, env, s.name)
+	}, wait, tick, "the released server kept its fencing state: %+v", env.Inventory(s.name).Status.Conditions)
+	inv := env.Inventory(s.name)
 	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
 	assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
 	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
@@ -154,7 +154,7 @@ func bootedInstance(t *testing.T, env *framework.Env, pool string) v1.Instance {
 
 func inventoryCondition(t *testing.T, env *framework.Env, name, condType string, status metav1.ConditionStatus, reason string) bool {
 	t.Helper()
-	c := conditions.Get(inventory(t, env, name).Status.Conditions, condType)
+	c := conditions.Get(env.Inventory(name).Status.Conditions, condType)
 	return c != nil && c.Status == status && c.Reason == reason
 }
 
@@ -218,7 +218,7 @@ func TestJoiningPoolNodeIsNotFenced(t *testing.T) {
 	setReady(t, env, n.Name, corev1.ConditionFalse, time.Now().Add(-time.Minute))
 	require.Eventually(t, func() bool {
 		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceHeldJoining)
-	}, wait, tick, "a joining pool node was not held back from fencing: %+v", inventory(t, env, s.name).Status.Conditions)
+	}, wait, tick, "a joining pool node was not held back from fencing: %+v", env.Inventory(s.name).Status.Conditions)
 	assert.False(t, outOfServiceTaint(t, env, n.Name))
 	assert.Empty(t, s.bmc.PowerTransitions()[before:], "a joining server got a power command")
 	assert.Equal(t, "On", s.bmc.PowerState())
@@ -232,5 +232,5 @@ func TestJoiningPoolNodeIsNotFenced(t *testing.T) {
 	setReady(t, env, n.Name, corev1.ConditionUnknown, time.Now())
 	require.Eventually(t, func() bool {
 		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionTrue, v1.ReasonFenced) && outOfServiceTaint(t, env, n.Name)
-	}, wait, tick, "the joined pool node was never fenced: %+v", inventory(t, env, s.name).Status.Conditions)
+	}, wait, tick, "the joined pool node was never fenced: %+v", env.Inventory(s.name).Status.Conditions)
 }

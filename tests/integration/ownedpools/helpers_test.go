@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -24,11 +23,9 @@ import (
 const (
 	bmcUser     = "admin"
 	bmcPassword = "Bmc-pw-never-shown-29"
-	// secretNamespace is where the BMC Secrets are kept: any namespace.
-	secretNamespace = "bmc-secrets"
-	ns              = v1alpha1.InventoryNamespace
-	wait            = 30 * time.Second
-	tick            = 100 * time.Millisecond
+	ns          = v1alpha1.InventoryNamespace
+	wait        = 30 * time.Second
+	tick        = 100 * time.Millisecond
 )
 
 func configure(c *config.Config) {
@@ -70,32 +67,15 @@ func addServer(t *testing.T, env *framework.Env, name, mac string, lbls map[stri
 // is registered, and marked as reached as the Inventories' chain would.
 func addServerStopped(t *testing.T, env *framework.Env, name, mac string, lbls map[string]string) *server {
 	t.Helper()
-	sim := bmcsim.New(bmcsim.Options{Username: bmcUser, Password: bmcPassword})
+	sim, srv := framework.RedfishBMC(t, bmcsim.Options{Username: bmcUser, Password: bmcPassword})
 	require.NoError(t, sim.SetPowerState("Off"))
-	srv, err := bmcsim.NewServer(sim, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	_, err = env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNamespace}}, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: name},
-		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcUser), v1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
-	_, err = env.Kube.CoreV1().Secrets(secretNamespace).Create(env.Ctx, sec, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Secrets(secretNamespace).Delete(env.Ctx, name, metav1.DeleteOptions{}) })
-
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}}
+	env.CreateBMCSecret(name, bmcUser, bmcPassword)
+	inv := framework.RedfishInventory(name, srv)
+	inv.Labels = lbls
 	inv.Spec.ManagementInterfaceMacAddress = mac
 	inv.Spec.PrimaryDisk = "/dev/nvme0n1"
-	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
-		Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
-		AuthSecretRef: corev1.SecretReference{Namespace: secretNamespace, Name: name},
-	}
 	inv.Spec.Events = v1alpha1.Events{Enabled: false, PollingInterval: "1h"}
-	_, err = env.Client.MetalV1alpha1().Inventories(ns).Create(env.Ctx, inv, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Client.MetalV1alpha1().Inventories(ns).Delete(env.Ctx, name, metav1.DeleteOptions{}) })
+	env.CreateInventory(inv)
 	return &server{name: name, bmc: sim}
 }
 
@@ -160,32 +140,6 @@ func instancesOf(t *testing.T, env *framework.Env, pool string) []v1.Instance {
 		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: pool}).String()})
 	require.NoError(t, err)
 	return list.Items
-}
-
-func inventory(t *testing.T, env *framework.Env, name string) *v1alpha1.Inventory {
-	t.Helper()
-	inv, err := env.Client.MetalV1alpha1().Inventories(ns).Get(env.Ctx, name, metav1.GetOptions{})
-	require.NoError(t, err)
-	return inv
-}
-
-// join registers the Node of an Instance as its installed server's kubelet
-// would (named as its server's Inventory, with the Instance's label),
-// Ready, and returns its name.
-func join(t *testing.T, env *framework.Env, inst *v1.Instance) string {
-	t.Helper()
-	name := inst.Status.Server
-	require.NotEmpty(t, name, "Instance %s holds no server", inst.Name)
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelInstance: inst.Name}}}
-	n, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, n, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, name, metav1.DeleteOptions{}) })
-	now := metav1.Now()
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: now, LastTransitionTime: now}}
-	_, err = env.Kube.CoreV1().Nodes().UpdateStatus(env.Ctx, n, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	return name
 }
 
 // claims counts the Inventories claimed by each Instance, and the

@@ -39,7 +39,7 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 		inst = insts[0]
 		return inst.Status.InstallRequestedAt != nil
 	}, wait, tick, "the pool never claimed and booted its server")
-	inv := inventory(t, env, s.name)
+	inv := env.Inventory(s.name)
 	assert.Equal(t, inst.Name, inv.Labels[v1.LabelClaimedBy])
 	assert.Equal(t, string(inst.UID), inv.Annotations[v1.AnnotationClaimUID])
 	boots, ts := s.networkBoots()
@@ -48,7 +48,7 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 	require.Len(t, ts, 2, "one power command: %+v", ts)
 	assert.Equal(t, bmcsim.PowerChangeOn, ts[1].Change)
 
-	node := join(t, env, &inst)
+	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.JoinedAt != nil && got.Status.NodeName == node
@@ -61,7 +61,7 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 		return len(instancesOf(t, env, "rack-a")) == 0
 	}, wait, tick, "the Instance was never released")
 	assert.Equal(t, "Off", s.bmc.PowerState())
-	inv = inventory(t, env, s.name)
+	inv = env.Inventory(s.name)
 	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
 	assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
 	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
@@ -156,7 +156,7 @@ func TestRolloutSurgesOnlyOntoFreeServers(t *testing.T) {
 		first = insts[0]
 		return true
 	}, wait, tick)
-	join(t, env, &first)
+	env.JoinOwnedServer(&first)
 
 	// A new selector no free server matches: the pool takes the new
 	// generation and makes no surge.
@@ -209,7 +209,7 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 		inst = insts[0]
 		return true
 	}, wait, tick)
-	node := join(t, env, &inst)
+	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.Status == v1.PhaseManaged

@@ -28,7 +28,7 @@ func TestPowerActionOnAPoolNodeInMaintenance(t *testing.T) {
 	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	createPool(t, env, p)
 	inst := bootedInstance(t, env, "rack-m")
-	node := join(t, env, &inst)
+	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && got.Status.Status == v1.PhaseManaged &&
@@ -46,14 +46,14 @@ func TestPowerActionOnAPoolNodeInMaintenance(t *testing.T) {
 		return err == nil
 	}, wait, tick)
 	require.Eventually(t, func() bool {
-		inv := inventory(t, env, s.name)
+		inv := env.Inventory(s.name)
 		inv.Spec.PowerActionRequested = v1alpha1.PowerOperationShutdown
 		_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
 		return err == nil
 	}, wait, tick)
 	require.Eventually(t, func() bool {
-		return inventory(t, env, s.name).Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusComplete
-	}, wait, tick, "the power action never completed: %+v", inventory(t, env, s.name).Status)
+		return env.Inventory(s.name).Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusComplete
+	}, wait, tick, "the power action never completed: %+v", env.Inventory(s.name).Status)
 	assert.Equal(t, "Off", s.bmc.PowerState())
 
 	// NotReady for two minutes already: an unhealthy server would be

@@ -37,7 +37,7 @@ func TestRestartBetweenClaimAndStatusAdoptsTheClaim(t *testing.T) {
 	// UID, and nothing in the Instance's status. A second server is free.
 	first := addServerStopped(t, env, "rack-r-2", mac(51), map[string]string{"rack": "r"})
 	second := addServerStopped(t, env, "rack-r-1", mac(50), map[string]string{"rack": "r"})
-	inv := inventory(t, env, first.name)
+	inv := env.Inventory(first.name)
 	inv.Labels[v1.LabelClaimedBy] = inst.Name
 	inv.Annotations = map[string]string{v1.AnnotationClaimUID: string(inst.UID)}
 	_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
@@ -90,13 +90,13 @@ func TestPowerRequestOnAClaimedServerIsRefused(t *testing.T) {
 	before := len(s.bmc.PowerTransitions())
 
 	require.Eventually(t, func() bool {
-		inv := inventory(t, env, s.name)
+		inv := env.Inventory(s.name)
 		inv.Spec.PowerActionRequested = v1alpha1.PowerOperationShutdown
 		_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
 		return err == nil
 	}, wait, tick)
 	require.Eventually(t, func() bool {
-		return inventory(t, env, s.name).Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusFailed
+		return env.Inventory(s.name).Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusFailed
 	}, wait, tick, "the request never ended")
 	assert.Len(t, s.bmc.PowerTransitions(), before, "nothing reached the BMC")
 	assert.Equal(t, "On", s.bmc.PowerState())
