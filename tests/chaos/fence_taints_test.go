@@ -116,9 +116,18 @@ func (h *taintHistory) describe(spans map[int]bool) string {
 func (s taintSpan) String() string {
 	off := "still on"
 	if s.off != 0 {
-		off = fmt.Sprintf("off at rv %d (%s)", s.off, s.offAt.UTC().Format("15:04:05.000"))
+		off = fmt.Sprintf("off at rv %d%s", s.off, arrived(s.offAt))
 	}
-	return fmt.Sprintf("%s on at rv %d (%s), %s", s.node, s.on, s.onAt.UTC().Format("15:04:05.000"), off)
+	return fmt.Sprintf("%s on at rv %d%s, %s", s.node, s.on, arrived(s.onAt), off)
+}
+
+// arrived is when the watch delivered a change; nothing for one read
+// from the store.
+func arrived(at time.Time) string {
+	if at.IsZero() {
+		return ""
+	}
+	return " (" + at.UTC().Format("15:04:05.000") + ")"
 }
 
 // trace is every span, in the order the watch saw them go on.

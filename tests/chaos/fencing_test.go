@@ -96,6 +96,10 @@ type fenceWorld struct {
 	// watchOrder is the first moment the watch, in its delivery order,
 	// showed more tainted than the bound.
 	watchOrder string
+	// heldMost is the history the bound was judged on (etcd's writes when
+	// it kept them all, else the watch's), storeNote what etcd showed.
+	heldMost  *taintHistory
+	storeNote string
 	// mostOff is the most servers off at once; offSince when each went off.
 	mostOff  int
 	offSince map[string]time.Time
@@ -364,15 +368,28 @@ func (r *run) quiesceFencing() string {
 // person saw them, and one command per step at every BMC.
 func (r *run) checkFencing() {
 	w := r.fencing
+	// etcd is read before the lock: the watch's handler waits on it.
+	stored, complete, err := r.storedTaints()
 	w.mu.Lock()
 	var findings []string
 	for f, n := range w.findings {
 		findings = append(findings, fmt.Sprintf("%s (seen %d times)", f, n))
 	}
-	if most, first := w.history.held(fenceBound); most > fenceBound {
-		findings = append(findings, fmt.Sprintf("%d nodes tainted out-of-service at once (bound %d), in the order of the apiserver's writes: %s; "+
-			"every taint: %s", most, fenceBound, first, w.history.trace()))
+	judge, source := w.history, "the watch's resourceVersions"
+	switch {
+	case err != nil:
+		w.storeNote = "etcd's history of the nodes could not be read: " + err.Error()
+	case !complete:
+		w.storeNote = "etcd's history of the nodes was compacted during the run; every taint it kept: " + stored.trace()
+	default:
+		judge, source = stored, "etcd's writes"
+		w.storeNote = "every taint in etcd: " + stored.trace()
 	}
+	if most, first := judge.held(fenceBound); most > fenceBound {
+		findings = append(findings, fmt.Sprintf("%d nodes tainted out-of-service at once (bound %d), in the order of %s: %s; "+
+			"every taint the watch saw: %s; %s", most, fenceBound, source, first, w.history.trace(), w.storeNote))
+	}
+	w.heldMost = judge
 	w.mu.Unlock()
 	sort.Strings(findings)
 	for _, f := range findings {
@@ -408,13 +425,20 @@ func (w *fenceWorld) summary() string {
 	for _, n := range w.nodes {
 		resets += len(n.sim.Resets())
 	}
-	held, _ := w.history.held(fenceBound)
+	judged := w.heldMost
+	if judged == nil {
+		judged = w.history
+	}
+	held, _ := judged.held(fenceBound)
 	out := fmt.Sprintf("fencing: %d kubelet flaps, %d fences (taints), %d power-offs, most tainted at once %d (as the watch delivered them: %d), "+
 		"most servers off at once %d (bound %d)", w.flaps, w.taints, resets, held, w.mostTainted, w.mostOff, fenceBound)
 	if w.watchOrder != "" {
 		// Not a violation: the apiserver's order above is what counts.
-		out += fmt.Sprintf("; the watch delivered more than the bound at once %s, %d change(s) arrived behind a later write; every taint: %s",
+		out += fmt.Sprintf("; the watch delivered more than the bound at once %s, %d change(s) arrived behind a later write; every taint it saw: %s",
 			w.watchOrder, w.history.backwards, w.history.trace())
+	}
+	if w.storeNote != "" {
+		out += "; " + w.storeNote
 	}
 	return out
 }
