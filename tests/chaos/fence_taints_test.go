@@ -138,3 +138,18 @@ func (h *taintHistory) trace() string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// differs says whether two histories hold other spans (by node and
+// resourceVersions, whatever the arrival times): a watch that missed or
+// delayed a change differs from etcd's.
+func (h *taintHistory) differs(o *taintHistory) bool {
+	key := func(x *taintHistory) []string {
+		out := make([]string, 0, len(x.spans))
+		for _, s := range x.spans {
+			out = append(out, fmt.Sprintf("%s %d %d", s.node, s.on, s.off))
+		}
+		sort.Strings(out)
+		return out
+	}
+	return strings.Join(key(h), ",") != strings.Join(key(o), ",")
+}

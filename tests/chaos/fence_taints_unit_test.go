@@ -19,6 +19,14 @@ func TestTaintHistoryJudgesTheApiserversOrder(t *testing.T) {
 	assert.Equal(t, 1, most)
 	assert.Empty(t, first)
 	assert.Equal(t, 1, h.backwards)
+
+	stored := newTaintHistory()
+	stored.observe("pfence-2", true, 3930, time.Time{})
+	stored.observe("pfence-2", false, 3980, time.Time{})
+	stored.observe("pfence-1", true, 4040, time.Time{})
+	assert.False(t, stored.differs(h), "the same writes, delivered in another order")
+	stored.observe("pfence-1", false, 4100, time.Time{})
+	assert.True(t, stored.differs(h))
 }
 
 func TestTaintHistoryFindsAnOverlap(t *testing.T) {

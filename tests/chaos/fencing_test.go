@@ -384,6 +384,9 @@ func (r *run) checkFencing() {
 	default:
 		judge, source = stored, "etcd's writes"
 		w.storeNote = "every taint in etcd: " + stored.trace()
+		if stored.differs(w.history) {
+			w.storeNote += "; the watch saw otherwise: " + w.history.trace()
+		}
 	}
 	if most, first := judge.held(fenceBound); most > fenceBound {
 		findings = append(findings, fmt.Sprintf("%d nodes tainted out-of-service at once (bound %d), in the order of %s: %s; "+
