@@ -96,9 +96,9 @@ type fenceWorld struct {
 	// watchOrder is the first moment the watch, in its delivery order,
 	// showed more tainted than the bound.
 	watchOrder string
-	// heldMost is the history the bound was judged on (etcd's writes when
+	// judged is the history the bound was judged on (etcd's writes when
 	// it kept them all, else the watch's), storeNote what etcd showed.
-	heldMost  *taintHistory
+	judged    *taintHistory
 	storeNote string
 	// mostOff is the most servers off at once; offSince when each went off.
 	mostOff  int
@@ -392,7 +392,7 @@ func (r *run) checkFencing() {
 		findings = append(findings, fmt.Sprintf("%d nodes tainted out-of-service at once (bound %d), in the order of %s: %s; "+
 			"every taint the watch saw: %s; %s", most, fenceBound, source, first, w.history.trace(), w.storeNote))
 	}
-	w.heldMost = judge
+	w.judged = judge
 	w.mu.Unlock()
 	sort.Strings(findings)
 	for _, f := range findings {
@@ -428,7 +428,7 @@ func (w *fenceWorld) summary() string {
 	for _, n := range w.nodes {
 		resets += len(n.sim.Resets())
 	}
-	judged := w.heldMost
+	judged := w.judged
 	if judged == nil {
 		judged = w.history
 	}
