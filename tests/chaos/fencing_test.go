@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -85,10 +86,20 @@ type fenceWorld struct {
 	mu    sync.Mutex
 	notes []string
 	// tainted are the nodes tainted out-of-service now, as the watch saw
-	// them; mostTainted the most at once, taints how many times one was.
+	// them; mostTainted the most at once in the order the watch delivered
+	// them, taints how many times one was; history is every change with
+	// the Node's resourceVersion, by which the bound is judged.
 	tainted     map[string]bool
 	mostTainted int
 	taints      int
+	history     *taintHistory
+	// watchOrder is the first moment the watch, in its delivery order,
+	// showed more tainted than the bound.
+	watchOrder string
+	// judged is the history the bound was judged on (etcd's writes when
+	// it kept them all, else the watch's), storeNote what etcd showed.
+	judged    *taintHistory
+	storeNote string
 	// mostOff is the most servers off at once; offSince when each went off.
 	mostOff  int
 	offSince map[string]time.Time
@@ -103,7 +114,7 @@ type fenceWorld struct {
 // Secrets and Inventories, and the watch on the nodes' taints.
 func startFencing(t *testing.T, env *framework.Env, seed int64) *fenceWorld {
 	t.Helper()
-	w := &fenceWorld{plan: newFencePlan(seed), stop: make(chan struct{}), tainted: map[string]bool{},
+	w := &fenceWorld{plan: newFencePlan(seed), stop: make(chan struct{}), tainted: map[string]bool{}, history: newTaintHistory(),
 		offSince: map[string]time.Time{}, switchedOn: map[string]int{}, findings: map[string]int{}}
 	prefix := runPrefix(seed)
 	for i := range fenceNodes {
@@ -150,7 +161,8 @@ func (w *fenceWorld) isFenceNode(name string) bool {
 }
 
 // watchTaints follows every change of the fence nodes' taints through an
-// informer (it lists again after an apiserver restart).
+// informer (it lists again after an apiserver restart), with each Node's
+// resourceVersion: the order of the apiserver's writes.
 func (w *fenceWorld) watchTaints(env *framework.Env) {
 	factory := informers.NewSharedInformerFactory(env.Kube, 0)
 	inf := factory.Core().V1().Nodes().Informer()
@@ -159,7 +171,12 @@ func (w *fenceWorld) watchTaints(env *framework.Env) {
 		if !ok || !w.isFenceNode(n.Name) {
 			return
 		}
-		w.observeTaint(n.Name, outOfService(n))
+		rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
+		if err != nil {
+			w.note("fence watch: node %s has resourceVersion %q: %v", n.Name, n.ResourceVersion, err)
+			return
+		}
+		w.observeTaint(n.Name, outOfService(n), rv, time.Now())
 	}
 	_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) }})
 	factory.Start(w.stop)
@@ -174,9 +191,14 @@ func outOfService(n *corev1.Node) bool {
 	return false
 }
 
-func (w *fenceWorld) observeTaint(name string, on bool) {
+// observeTaint records a fence node's taint as its Node at resourceVersion
+// rv shows it. The bound is judged later on the history, in the
+// apiserver's order; what the watch showed at once in its own order is
+// kept to tell the two apart.
+func (w *fenceWorld) observeTaint(name string, on bool, rv uint64, at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.history.observe(name, on, rv, at)
 	if on && !w.tainted[name] {
 		w.taints++
 	}
@@ -188,8 +210,8 @@ func (w *fenceWorld) observeTaint(name string, on bool) {
 	if len(w.tainted) > w.mostTainted {
 		w.mostTainted = len(w.tainted)
 	}
-	if len(w.tainted) > fenceBound {
-		w.findings[fmt.Sprintf("%d nodes tainted out-of-service at once (bound %d): %v", len(w.tainted), fenceBound, keys(w.tainted))]++
+	if len(w.tainted) > fenceBound && w.watchOrder == "" {
+		w.watchOrder = fmt.Sprintf("after %s at rv %d (%s): %v", name, rv, at.UTC().Format("15:04:05.000"), keys(w.tainted))
 	}
 	if on && name == w.own() {
 		w.findings[fmt.Sprintf("the controller's own node %s was tainted out-of-service", name)]++
@@ -346,11 +368,31 @@ func (r *run) quiesceFencing() string {
 // person saw them, and one command per step at every BMC.
 func (r *run) checkFencing() {
 	w := r.fencing
+	// etcd is read before the lock: the watch's handler waits on it.
+	stored, complete, err := r.storedTaints()
 	w.mu.Lock()
 	var findings []string
 	for f, n := range w.findings {
 		findings = append(findings, fmt.Sprintf("%s (seen %d times)", f, n))
 	}
+	judge, source := w.history, "the watch's resourceVersions"
+	switch {
+	case err != nil:
+		w.storeNote = "etcd's history of the nodes could not be read: " + err.Error()
+	case !complete:
+		w.storeNote = "etcd's history of the nodes was compacted during the run; every taint it kept: " + stored.trace()
+	default:
+		judge, source = stored, "etcd's writes"
+		w.storeNote = "every taint in etcd: " + stored.trace()
+		if stored.differs(w.history) {
+			w.storeNote += "; the watch saw otherwise: " + w.history.trace()
+		}
+	}
+	if most, first := judge.held(fenceBound); most > fenceBound {
+		findings = append(findings, fmt.Sprintf("%d nodes tainted out-of-service at once (bound %d), in the order of %s: %s; "+
+			"every taint the watch saw: %s; %s", most, fenceBound, source, first, w.history.trace(), w.storeNote))
+	}
+	w.judged = judge
 	w.mu.Unlock()
 	sort.Strings(findings)
 	for _, f := range findings {
@@ -386,8 +428,22 @@ func (w *fenceWorld) summary() string {
 	for _, n := range w.nodes {
 		resets += len(n.sim.Resets())
 	}
-	return fmt.Sprintf("fencing: %d kubelet flaps, %d fences (taints), %d power-offs, most tainted at once %d, most servers off at once %d (bound %d)",
-		w.flaps, w.taints, resets, w.mostTainted, w.mostOff, fenceBound)
+	judged := w.judged
+	if judged == nil {
+		judged = w.history
+	}
+	held, _ := judged.held(fenceBound)
+	out := fmt.Sprintf("fencing: %d kubelet flaps, %d fences (taints), %d power-offs, most tainted at once %d (as the watch delivered them: %d), "+
+		"most servers off at once %d (bound %d)", w.flaps, w.taints, resets, held, w.mostTainted, w.mostOff, fenceBound)
+	if w.watchOrder != "" {
+		// Not a violation: the apiserver's order above is what counts.
+		out += fmt.Sprintf("; the watch delivered more than the bound at once %s, %d change(s) arrived behind a later write; every taint it saw: %s",
+			w.watchOrder, w.history.backwards, w.history.trace())
+	}
+	if w.storeNote != "" {
+		out += "; " + w.storeNote
+	}
+	return out
 }
 
 // remove stops the watch and deletes the fencing world's objects.

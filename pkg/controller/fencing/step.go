@@ -216,6 +216,13 @@ func (s *step) powerOff() error {
 // confirmOff reads the power after a power-off was sent, and taints the
 // node once the server shows off.
 func (s *step) confirmOff(c *metav1.Condition) error {
+	if carriesTaint(s.node) {
+		// The server showed off and the taint went on, but the process
+		// stopped before it stored Fenced: the node is fenced, and counts
+		// against the bound until the taint is lifted as any other's.
+		s.t.Requeue(time.Second)
+		return s.taint(fmt.Sprintf("the server of node %s was confirmed off before a restart", s.node.Name))
+	}
 	if s.m == nil {
 		s.t.Requeue(offRecheck)
 		return nil

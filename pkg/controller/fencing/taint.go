@@ -43,6 +43,17 @@ func withTaint(taints []corev1.Taint, on bool) ([]corev1.Taint, bool) {
 	return taints, false
 }
 
+// carriesTaint says whether the node carries the out-of-service taint.
+func carriesTaint(node *corev1.Node) bool {
+	want := outOfService()
+	for _, t := range node.Spec.Taints {
+		if t.Key == want.Key && t.Effect == want.Effect {
+			return true
+		}
+	}
+	return false
+}
+
 // setTaint puts the out-of-service taint on the node or takes it off. The
 // node is read from the API server and patched only if it did not change
 // in between (a JSON patch that tests its resourceVersion): taints are a
