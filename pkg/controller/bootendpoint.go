@@ -22,9 +22,17 @@ import (
 // (the controllers run on their own) it listens on --ipxe-address itself.
 func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoint.Claims, relay *bootendpoint.Relay) error {
 	cfg := deps.Cfg
-	key, err := bootendpoint.Key(ctx, deps.Secrets, cfg.Namespace)
-	if err != nil {
+	// The key's Secret is read, or created once, as the leader starts: an
+	// apiserver that has just restarted may refuse that for a moment (its
+	// authorizer not ready yet), which must not stop the process.
+	var key []byte
+	err := untilReachable(ctx, startupBackoff, func(ctx context.Context) error {
+		var err error
+		key, err = bootendpoint.Key(ctx, deps.Secrets, cfg.Namespace)
 		return err
+	})
+	if err != nil {
+		return fmt.Errorf("boot endpoint key: %w", err)
 	}
 	opts := []bootendpoint.Option{bootendpoint.WithArtifactsMirror(cfg.ArtifactsMirror)}
 	if cfg.IPXEPublicURL != "" {
