@@ -173,6 +173,14 @@ func (s *step) powerOff() error {
 	}
 	if state == machine.PowerOff {
 		metrics.FenceActions.WithLabelValues("power-off", "already").Inc()
+		// The intent first, as for a power-off: a restart between the
+		// taint and Fenced then finds the taint under it (confirmOff),
+		// and the node counts as fenced until the taint is lifted.
+		s.set(metav1.ConditionUnknown, v1.ReasonFenceTainting, fmt.Sprintf(
+			"node %s is NotReady past its grace period and its server is off already: tainting the node out-of-service", s.node.Name))
+		if err := s.t.Persist(); err != nil {
+			return err
+		}
 		return s.taint(fmt.Sprintf("the server of node %s was off already (nothing was sent)", s.node.Name))
 	}
 	// The cache may lag: the command goes out only after the node, read

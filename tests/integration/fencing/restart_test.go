@@ -14,31 +14,39 @@ import (
 )
 
 // A controller killed after it tainted the node but before it stored
-// Fenced leaves the intent (PowerOffSent) and the taint. Meanwhile a person
+// Fenced leaves the intent (PowerOffSent, or FenceTainting for a server
+// found off already) and the taint. Meanwhile a person
 // switched the server on and the node is Ready: the restarted controller
 // takes the fence as done and lifts the taint, rather than calling the
 // power-off one that never showed and leaving the taint on for good (and
 // uncounted against the bound).
 func TestFenceRestartBetweenTaintAndStatusLiftsTheTaint(t *testing.T) {
+	// The intent of a power-off sent, and of a server found off already.
+	for host, reason := range map[string]string{"hv-crash": v1.ReasonFencePowerOffSent, "hv-crash-off": v1.ReasonFenceTainting} {
+		t.Run(reason, func(t *testing.T) { restartBetweenTaintAndStatus(t, host, reason) })
+	}
+}
+
+func restartBetweenTaintAndStatus(t *testing.T, host, reason string) {
 	env := newEnv(t, settings{})
-	env.CreateReadyNode("hv-peer")
-	sim, _ := redfishHost(t, env, "hv-crash")
+	env.CreateReadyNode("hv-peer-" + host)
+	sim, _ := redfishHost(t, env, host)
 	env.StopController()
 
-	inv := env.Inventory("hv-crash")
+	inv := env.Inventory(host)
 	inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: v1.BMCFenced, Status: metav1.ConditionUnknown,
-		Reason: v1.ReasonFencePowerOffSent, Message: "the BMC took the power-off", LastTransitionTime: metav1.Now(),
+		Reason: reason, Message: "the intent, stored before the taint", LastTransitionTime: metav1.Now(),
 		ObservedGeneration: inv.Generation})
 	_, err := env.Client.MetalV1alpha1().Inventories(ns).UpdateStatus(env.Ctx, inv, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	patch := `{"spec":{"taints":[{"key":"` + corev1.TaintNodeOutOfService + `","value":"` + v1.TaintOutOfServiceValue + `","effect":"NoExecute"}]}}`
-	_, err = env.Kube.CoreV1().Nodes().Patch(env.Ctx, "hv-crash", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err = env.Kube.CoreV1().Nodes().Patch(env.Ctx, host, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	require.NoError(t, err)
-	require.True(t, tainted(t, env, "hv-crash"))
+	require.True(t, tainted(t, env, host))
 
 	start(env, settings{})
-	env.Eventually(func() bool { return !tainted(t, env, "hv-crash") }, 30*time.Second,
-		"the taint written before the restart is still on: %s", describe(fenced(t, env, "hv-crash")))
-	fenceReason(t, env, "hv-crash", metav1.ConditionFalse, v1.ReasonFenceLifted)
+	env.Eventually(func() bool { return !tainted(t, env, host) }, 30*time.Second,
+		"the taint written before the restart is still on: %s", describe(fenced(t, env, host)))
+	fenceReason(t, env, host, metav1.ConditionFalse, v1.ReasonFenceLifted)
 	assert.Empty(t, sim.Resets(), "a command was sent after the restart")
 }

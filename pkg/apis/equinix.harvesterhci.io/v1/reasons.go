@@ -231,12 +231,15 @@ const (
 	// been Ready yet; nothing runs on it, and its pool watches the install.
 	ReasonFenceHeldJoining     = "FenceHeldJoining"
 	ReasonFencePowerOffSending = "FencePowerOffSending"
-	ReasonFencePowerOffSent    = "FencePowerOffSent"
-	ReasonFencePowerOffFailed  = "FencePowerOffFailed"
-	ReasonFenced               = "Fenced"
-	ReasonFencePowerOnSending  = "FencePowerOnSending"
-	ReasonFencePowerOnSent     = "FencePowerOnSent"
-	ReasonFenceLifted          = "FenceLifted"
+	// ReasonFenceTainting: the server was off already; the taint is
+	// being put on (the intent, stored before it).
+	ReasonFenceTainting       = "FenceTainting"
+	ReasonFencePowerOffSent   = "FencePowerOffSent"
+	ReasonFencePowerOffFailed = "FencePowerOffFailed"
+	ReasonFenced              = "Fenced"
+	ReasonFencePowerOnSending = "FencePowerOnSending"
+	ReasonFencePowerOnSent    = "FencePowerOnSent"
+	ReasonFenceLifted         = "FenceLifted"
 )
 
 // Reasons the boot endpoint of owned servers refuses a request for: the
