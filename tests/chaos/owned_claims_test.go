@@ -138,6 +138,20 @@ func (c *claimTimeline) follow(ctx context.Context, invs inventoryClient, listed
 				listed = nil
 			}
 		}
+		var caughtUp uint64
+		if !broke.IsZero() {
+			// What changed while the watch was away comes first on the
+			// resumed stream, read some seconds after it happened (an
+			// apiserver that stops closes its watches before its last
+			// writes): versions up to the collection's current one are
+			// taken as of the break.
+			cur, err := invs.List(ctx, metav1.ListOptions{Limit: 1})
+			if err != nil {
+				pause(ctx)
+				continue
+			}
+			caughtUp = resourceVersion(cur.ResourceVersion)
+		}
 		w, err := invs.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
 		if err != nil {
 			// broke stays when the stream ended: nothing was seen since.
@@ -147,21 +161,27 @@ func (c *claimTimeline) follow(ctx context.Context, invs inventoryClient, listed
 			pause(ctx)
 			continue
 		}
-		rv = c.drain(w, rv)
+		rv = c.drain(w, rv, broke, caughtUp)
 		broke = time.Now()
 	}
 }
 
 // drain takes a watch's events until it ends, and returns the version to
-// go on from ("" when it expired).
-func (c *claimTimeline) drain(w watch.Interface, rv string) string {
+// go on from ("" when it expired). A claim in a state of version up to
+// caughtUp (what the stream replays of the time it was away) counts from
+// broke.
+func (c *claimTimeline) drain(w watch.Interface, rv string, broke time.Time, caughtUp uint64) string {
 	defer w.Stop()
 	for ev := range w.ResultChan() {
 		switch ev.Type {
 		case watch.Added, watch.Modified:
 			if inv, ok := ev.Object.(*v1alpha1.Inventory); ok {
 				now := time.Now()
-				c.inventory(inv, now, now)
+				opened := now
+				if !broke.IsZero() && resourceVersion(inv.ResourceVersion) <= caughtUp {
+					opened = broke
+				}
+				c.inventory(inv, opened, now)
 				rv = inv.ResourceVersion
 			}
 		case watch.Bookmark:
