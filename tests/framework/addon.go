@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -161,8 +162,32 @@ func (a *Addon) MetricsURL() string { return "http://" + a.httpAddr + "/metrics"
 // HealthURL is the URL of /healthz or /readyz of the binary.
 func (a *Addon) HealthURL(path string) string { return "http://" + a.httpAddr + path }
 
-// Start runs the binary; it must not be running.
+// Start runs the binary; it must not be running. Its HTTP port is picked
+// free before the binary binds it, so another process (or the binary's
+// own listener on port 0) may take it in between: a start that fails on
+// that alone is tried again on another port.
 func (a *Addon) Start() {
+	a.t.Helper()
+	for try := 1; ; try++ {
+		from := len(a.Log())
+		exited := a.launch()
+		err := a.waitHealthy(exited)
+		if err == nil {
+			return
+		}
+		if try < 3 && strings.Contains(a.Log()[from:], "address already in use") {
+			a.mu.Lock()
+			a.cmd = nil
+			a.httpAddr = freeAddr(a.t)
+			a.mu.Unlock()
+			continue
+		}
+		a.t.Fatalf("%v:\n%s", err, a.Log())
+	}
+}
+
+// launch starts the process and returns the channel closed when it exits.
+func (a *Addon) launch() chan struct{} {
 	a.t.Helper()
 	a.mu.Lock()
 	if a.cmd != nil {
@@ -194,26 +219,25 @@ func (a *Addon) Start() {
 	}()
 	a.cmd, a.exited = cmd, exited
 	a.mu.Unlock()
-	a.waitHealthy(exited)
+	return exited
 }
 
-// waitHealthy returns once the binary serves /healthz, and ends the test at
-// once, with the log, if the binary exits first (bad flags, say).
-func (a *Addon) waitHealthy(exited chan struct{}) {
-	a.t.Helper()
+// waitHealthy returns once the binary serves /healthz, or says why not:
+// the binary exited first (bad flags, say), or took too long.
+func (a *Addon) waitHealthy(exited chan struct{}) error {
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case <-exited:
-			a.t.Fatalf("the controller exited at start:\n%s", a.Log())
+			return errors.New("the controller exited at start")
 		case <-deadline:
-			a.t.Fatalf("the controller did not serve /healthz within 30s:\n%s", a.Log())
+			return errors.New("the controller did not serve /healthz within 30s")
 		case <-time.After(50 * time.Millisecond):
 		}
 		if resp, err := http.Get("http://" + a.httpAddr + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
 	}
