@@ -88,9 +88,10 @@ func (r *run) candidates() (free []*v1alpha1.Inventory, unnamable int, err error
 	}
 	for _, inv := range invs {
 		switch {
-		case FreeServer(inv, r.h.nodes.Cache()):
+		case !available(inv, r.h.nodes.Cache()):
+		case HostName(inv.Name):
 			free = append(free, inv)
-		case available(inv, r.h.nodes.Cache()):
+		default:
 			unnamable++
 		}
 	}
