@@ -66,18 +66,7 @@ func TestPoolNodeIsNamedAfterItsInventoryAndBound(t *testing.T) {
 // fencing state left: the Node, and its taint, gone, the Inventory's
 // Fenced condition lifted, the Inventory free.
 func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
-	opts := hardwareOpts()
-	opts.Configure = func(c *config.Config) {
-		configure(c)
-		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod = true, 1, 2*time.Second
-		c.NodeName = "own-29"
-	}
-	env := framework.New(t, &shared, opts)
-	// Two Ready nodes besides the pool's: one NotReady node of three keeps
-	// the fencer's quorum guard open.
-	for _, name := range []string{"own-29", "peer-29"} {
-		readyNode(t, env, name)
-	}
+	env := fencingEnv(t)
 	s := addServer(t, env, "rack-x-1", mac(110), map[string]string{"rack": "x"})
 	p := ownedPool("rack-x", 1, map[string]string{"rack": "x"})
 	// The first power cycle would be due 20 s into the NotReady spell, the
@@ -85,12 +74,7 @@ func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
 	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	createPool(t, env, p)
 	inst := bootedInstance(t, env, "rack-x")
-	node := env.JoinOwnedServer(&inst)
-	require.Eventually(t, func() bool {
-		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged &&
-			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
-	}, wait, tick)
+	node := joinBound(t, env, s, &inst)
 	before := len(s.bmc.PowerTransitions())
 
 	setReady(t, env, node, corev1.ConditionUnknown, time.Now())
@@ -158,13 +142,35 @@ func inventoryCondition(t *testing.T, env *framework.Env, name, condType string,
 	return c != nil && c.Status == status && c.Reason == reason
 }
 
-// readyNode registers a Node with no Inventory, Ready.
-func readyNode(t *testing.T, env *framework.Env, name string) {
+// fencingEnv runs the hardware mode with fencing on (a 2 s grace period,
+// one node fenced at most) on node own-29, beside a second Ready node: a
+// pool's node NotReady among three keeps the fencer's quorum guard open.
+func fencingEnv(t *testing.T) *framework.Env {
 	t.Helper()
-	_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, name, metav1.DeleteOptions{}) })
-	setReady(t, env, name, corev1.ConditionTrue, time.Now())
+	opts := hardwareOpts()
+	opts.Configure = func(c *config.Config) {
+		configure(c)
+		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod = true, 1, 2*time.Second
+		c.NodeName = "own-29"
+	}
+	env := framework.New(t, &shared, opts)
+	env.CreateReadyNode("own-29")
+	env.CreateReadyNode("peer-29")
+	return env
+}
+
+// joinBound registers the Node of the pool's server, Ready, and waits until
+// its Instance is managed and its Inventory bound the node; it returns the
+// node's name.
+func joinBound(t *testing.T, env *framework.Env, s *server, inst *v1.Instance) string {
+	t.Helper()
+	node := env.JoinOwnedServer(inst)
+	require.Eventually(t, func() bool {
+		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
+		return err == nil && got.Status.Status == v1.PhaseManaged &&
+			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
+	}, wait, tick, "the Instance never saw its node join, or its Inventory never bound it: %+v", env.Inventory(s.name).Status.Conditions)
+	return node
 }
 
 func outOfServiceTaint(t *testing.T, env *framework.Env, name string) bool {
@@ -195,16 +201,7 @@ func nodeOf(t *testing.T, env *framework.Env, name string) string {
 // is not fenced (a power-off would only break its install). Once it has
 // been Ready, it is fenced like any node.
 func TestJoiningPoolNodeIsNotFenced(t *testing.T) {
-	opts := hardwareOpts()
-	opts.Configure = func(c *config.Config) {
-		configure(c)
-		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod = true, 1, 2*time.Second
-		c.NodeName = "own-29"
-	}
-	env := framework.New(t, &shared, opts)
-	for _, name := range []string{"own-29", "peer-29"} {
-		readyNode(t, env, name)
-	}
+	env := fencingEnv(t)
 	s := addServer(t, env, "rack-j-1", mac(111), map[string]string{"rack": "j"})
 	createPool(t, env, ownedPool("rack-j", 1, map[string]string{"rack": "j"}))
 	inst := bootedInstance(t, env, "rack-j")

@@ -28,12 +28,7 @@ func TestPowerActionOnAPoolNodeInMaintenance(t *testing.T) {
 	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	createPool(t, env, p)
 	inst := bootedInstance(t, env, "rack-m")
-	node := env.JoinOwnedServer(&inst)
-	require.Eventually(t, func() bool {
-		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged &&
-			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
-	}, wait, tick)
+	node := joinBound(t, env, s, &inst)
 	before := len(s.bmc.PowerTransitions())
 
 	require.Eventually(t, func() bool {
