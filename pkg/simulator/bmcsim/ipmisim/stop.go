@@ -13,6 +13,14 @@ import (
 // quit on its console and waits for it; if it has not gone after five
 // seconds it is killed by its PID.
 func (s *Sim) Stop() error {
+	if err := s.stop(); err != nil {
+		return err
+	}
+	<-s.transitions.followed
+	return nil
+}
+
+func (s *Sim) stop() error {
 	s.consoleMu.Lock()
 	if s.console != nil {
 		if !s.hosted {

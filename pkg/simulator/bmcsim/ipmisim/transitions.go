@@ -44,12 +44,18 @@ type transitionLog struct {
 	hooks   []func(bmcsim.PowerTransition)
 	// notifyMu keeps the hooks' calls in order.
 	notifyMu sync.Mutex
+	// followed is closed once follow has read the file for the last time,
+	// so a stopped Sim reports every transition its script wrote.
+	followed chan struct{}
 }
 
-func newTransitionLog(path string) *transitionLog { return &transitionLog{path: path} }
+func newTransitionLog(path string) *transitionLog {
+	return &transitionLog{path: path, followed: make(chan struct{})}
+}
 
 // follow reads new transitions until done is closed, and once more then.
 func (l *transitionLog) follow(done <-chan struct{}) {
+	defer close(l.followed)
 	t := time.NewTicker(followInterval)
 	defer t.Stop()
 	for {
@@ -133,7 +139,8 @@ func (s *Sim) OnPowerTransition(fn func(bmcsim.PowerTransition)) {
 }
 
 // PowerTransitions returns the transitions seen so far, in order; one
-// just made may take a moment to appear (poll for it).
+// just made may take a moment to appear (poll for it), except after Stop,
+// which returns once every transition written has been read.
 func (s *Sim) PowerTransitions() []bmcsim.PowerTransition {
 	s.transitions.mu.Lock()
 	defer s.transitions.mu.Unlock()
