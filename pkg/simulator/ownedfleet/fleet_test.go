@@ -2,6 +2,8 @@ package ownedfleet
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -19,7 +21,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint/claimstest"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
@@ -208,11 +209,11 @@ func TestInstallsThatFail(t *testing.T) {
 func TestServerBehindIPMI(t *testing.T) {
 	w := newWorld(t)
 	spec := Spec{Name: "rack2-u01", MAC: "0c:c4:7a:29:01:01", UUID: ipmisim.DefaultUUID, Disk: "/dev/sda"}
-	sim := ipmisim.Require(t, ipmisim.Options{Username: "admin", Password: "ipmi-pw", UUID: spec.UUID})
-	require.NoError(t, sim.SetPower(false), "a free server waits powered off")
-	require.NoError(t, w.fleet.Add(spec, sim))
-	c, err := bmc.Dial(w.ctx, bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: sim.Host, Port: sim.Port,
-		Username: "admin", Password: redact.Sensitive("ipmi-pw")})
+	b := w.fleet.RequireIPMI(t, spec, "admin", "ipmi-pw")
+	on, err := b.Sim.PowerOn()
+	require.NoError(t, err)
+	require.False(t, on, "a free server waits powered off")
+	c, err := bmc.Dial(w.ctx, b.Endpoint)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	w.claim(spec, "uid-ipmi", "owned-ipmi")
@@ -225,4 +226,24 @@ func TestServerBehindIPMI(t *testing.T) {
 	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOn))
 	require.Eventually(t, func() bool { return w.ready("rack2-u01") == corev1.ConditionTrue }, wait, tick)
 	assert.Len(t, w.fleet.Results(), 1)
+	assert.Equal(t, 1, b.Relay.MostSessions(), "the relay sees the client's one session")
+}
+
+// ipmi_sim on a port another socket holds fails with the words startSim
+// looks for to start again on another port; a port the caller chose is
+// not changed.
+func TestIPMIOnATakenPort(t *testing.T) {
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = taken.Close() })
+	b, err := StartIPMI(ipmisim.Options{Username: "admin", Password: "ipmi-pw", Dir: t.TempDir(),
+		Port: taken.LocalAddr().(*net.UDPAddr).Port})
+	if errors.Is(err, ipmisim.ErrNotInstalled) {
+		ipmisim.Require(t, ipmisim.Options{})
+	}
+	if err == nil {
+		_ = b.Close()
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Address already in use")
 }

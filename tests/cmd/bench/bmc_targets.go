@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 )
 
 func createBMCNode(ctx context.Context, b *bench, bb *bmcBench) error {
@@ -71,10 +71,11 @@ func redfishBench() (*bmcBench, error) {
 }
 
 func ipmiBench() (*bmcBench, error) {
-	sim, relay, dir, err := startRelayedIPMISim("bench-ipmi-", ipmisim.Options{})
+	b, err := ownedfleet.StartIPMI(ipmisim.Options{Username: bmcBenchUser, Password: bmcBenchPassword})
 	if err != nil {
 		return nil, err
 	}
+	sim, relay := b.Sim, b.Relay
 	return &bmcBench{
 		protocol: "ipmi", node: "bench-bmc-ipmi",
 		connection: relayedIPMIConnection(relay),
@@ -92,37 +93,8 @@ func ipmiBench() (*bmcBench, error) {
 			return c
 		},
 		commands: func() int { return len(sim.ChassisControls()) },
-		stop: func() {
-			_ = relay.Close()
-			_ = sim.Stop()
-			_ = os.RemoveAll(dir)
-		},
+		stop:     func() { _ = b.Close() },
 	}, nil
-}
-
-// startRelayedIPMISim starts OpenIPMI's ipmi_sim in a temporary folder
-// (named from prefix) behind a relay that counts its datagrams and
-// sessions; the caller stops the relay and the simulator and removes dir.
-// opts gives the rest of the BMC (its host's UUID, say); the benchmark's
-// credentials and the folder are set here.
-func startRelayedIPMISim(prefix string, opts ipmisim.Options) (*ipmisim.Sim, *ipmisim.Relay, string, error) {
-	dir, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	opts.Username, opts.Password, opts.Dir = bmcBenchUser, bmcBenchPassword, dir
-	sim, err := ipmisim.Start(opts)
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, nil, "", err
-	}
-	relay, err := ipmisim.NewRelay(fmt.Sprintf("%s:%d", sim.Host, sim.Port))
-	if err != nil {
-		_ = sim.Stop()
-		_ = os.RemoveAll(dir)
-		return nil, nil, "", err
-	}
-	return sim, relay, dir, nil
 }
 
 // relayedIPMIConnection is the Inventory connection that reaches an

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 )
 
 // fleetBMC is one simulated BMC of the fleet scenario and what the
@@ -74,10 +74,11 @@ func redfishFleetBMC(node string) (*fleetBMC, error) {
 // ipmiFleetBMC is OpenIPMI's ipmi_sim behind a relay that counts
 // datagrams and sessions.
 func ipmiFleetBMC(node string) (*fleetBMC, error) {
-	sim, relay, dir, err := startRelayedIPMISim("bench-fleet-ipmi-", ipmisim.Options{})
+	b, err := ownedfleet.StartIPMI(ipmisim.Options{Username: bmcBenchUser, Password: bmcBenchPassword})
 	if err != nil {
 		return nil, err
 	}
+	sim, relay := b.Sim, b.Relay
 	return &fleetBMC{
 		node: node, protocol: "ipmi",
 		connection: relayedIPMIConnection(relay),
@@ -98,11 +99,7 @@ func ipmiFleetBMC(node string) (*fleetBMC, error) {
 			_, err := sim.AddSEL(0x0c, ipmisim.SensorDIMM, 0x6f, 0x00, 1, 0)
 			return err
 		},
-		stop: func() {
-			_ = relay.Close()
-			_ = sim.Stop()
-			_ = os.RemoveAll(dir)
-		},
+		stop: func() { _ = b.Close() },
 	}, nil
 }
 

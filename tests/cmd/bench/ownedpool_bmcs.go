@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -87,34 +86,20 @@ func (r redfishOwned) close()                             { _ = r.rf.Close() }
 
 // ipmiOwned is OpenIPMI's ipmi_sim, whose trace records every request in a
 // session, behind the relay that sees the sessions.
-type ipmiOwned struct {
-	sim   *ipmisim.Sim
-	relay *ipmisim.Relay
-	dir   string
-}
+type ipmiOwned struct{ ipmi *ownedfleet.IPMI }
 
 func addIPMIOwned(fleet *ownedfleet.Fleet, spec ownedfleet.Spec) (ownedBMC, error) {
-	sim, relay, dir, err := startRelayedIPMISim("bench-owned-ipmi-", ipmisim.Options{UUID: spec.UUID})
+	b, err := fleet.AddIPMI(spec, bmcBenchUser, bmcBenchPassword, ipmisim.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("BMC of %s: %w", spec.Name, err)
-	}
-	b := ipmiOwned{sim: sim, relay: relay, dir: dir}
-	// A free server waits powered off (ipmi_sim starts on).
-	if err := sim.SetPower(false); err != nil {
-		b.close()
-		return nil, fmt.Errorf("BMC of %s: %w", spec.Name, err)
-	}
-	if err := fleet.Add(spec, sim); err != nil {
-		b.close()
 		return nil, err
 	}
-	return b, nil
+	return ipmiOwned{ipmi: b}, nil
 }
 
-func (b ipmiOwned) connection() v1alpha1.Connection { return relayedIPMIConnection(b.relay) }
+func (b ipmiOwned) connection() v1alpha1.Connection { return relayedIPMIConnection(b.ipmi.Relay) }
 
 func (b ipmiOwned) position() ownedPosition {
-	return ownedPosition{len(b.sim.Messages()), len(b.relay.Sessions()), b.relay.Sent()}
+	return ownedPosition{len(b.ipmi.Sim.Messages()), len(b.ipmi.Relay.Sessions()), b.ipmi.Relay.Sent()}
 }
 
 // IPMI commands the scenario tells apart (NetFn, command).
@@ -122,19 +107,6 @@ const (
 	ipmiChassisControl = 0x0002 // chassis 02h
 	ipmiSetBootOptions = 0x0008 // chassis 08h
 )
-
-// ipmiReads are the requests that change nothing on the BMC which the
-// controller sends, by NetFn and command: status, identity, system info,
-// sensors, the event log and its reservations, boot options read back.
-var ipmiReads = map[uint16]bool{
-	0x0000: true, 0x0001: true, 0x0009: true, // chassis capabilities, status, boot options
-	0x0601: true, 0x0604: true, 0x0637: true, 0x0638: true, 0x063d: true, 0x0642: true, // device ID, self test, GUID, auth caps, session and channel info
-	0x0659: true,                                                         // system info parameters (the host's name and OS, read with the facts)
-	0x0a10: true, 0x0a11: true, 0x0a20: true, 0x0a22: true, 0x0a23: true, // FRU, SDR repository
-	0x0a40: true, 0x0a42: true, 0x0a43: true, 0x0a48: true, // event log info, reservation, entries, time
-	0x0427: true, 0x0429: true, 0x042b: true, 0x042d: true, 0x042f: true, // sensor thresholds, event enables and status, reading, type
-	0x0c02: true, // LAN configuration
-}
 
 // tallyFrom counts by IPMI command: Chassis Control by its control byte
 // (01h power up, 00h power down or 05h soft off), Set System Boot Options
@@ -145,12 +117,12 @@ var ipmiReads = map[uint16]bool{
 // Close Session) in its LAN layer, which it does not trace: they are among
 // the datagrams the relay counts, with the session setup, and not apart.
 func (b ipmiOwned) tallyFrom(p ownedPosition, t *ownedTally) {
-	for _, m := range b.sim.Messages()[p[0]:] {
+	for _, m := range b.ipmi.Sim.Messages()[p[0]:] {
 		t.addIPMI(m)
 	}
-	t.logins += len(b.relay.Sessions()) - p[1]
-	t.datagrams += b.relay.Sent() - p[2]
-	t.most = max(t.most, b.relay.MostSessions())
+	t.logins += len(b.ipmi.Relay.Sessions()) - p[1]
+	t.datagrams += b.ipmi.Relay.Sent() - p[2]
+	t.most = max(t.most, b.ipmi.Relay.MostSessions())
 }
 
 // addIPMI counts one request ipmi_sim traced.
@@ -163,7 +135,7 @@ func (t *ownedTally) addIPMI(m ipmisim.Message) {
 		t.powerOff++
 	case key == ipmiSetBootOptions && first >= 0 && first&0x7f == 5:
 		t.bootOverride++
-	case ipmiReads[key]:
+	case ownedfleet.IPMIRead(m):
 		t.reads++
 	default:
 		t.otherCommand++
@@ -185,19 +157,15 @@ func firstByte(data string) int {
 
 func (b ipmiOwned) linesFrom(p ownedPosition) []string {
 	var out []string
-	for _, m := range b.sim.Messages()[p[0]:] {
+	for _, m := range b.ipmi.Sim.Messages()[p[0]:] {
 		out = append(out, fmt.Sprintf("%02x/%02x %s", m.NetFn, m.Cmd, m.Data))
 	}
 	return out
 }
 
 func (b ipmiOwned) off() bool {
-	on, err := b.sim.PowerOn()
+	on, err := b.ipmi.Sim.PowerOn()
 	return err == nil && !on
 }
 
-func (b ipmiOwned) close() {
-	_ = b.relay.Close()
-	_ = b.sim.Stop()
-	_ = os.RemoveAll(b.dir)
-}
+func (b ipmiOwned) close() { _ = b.ipmi.Close() }

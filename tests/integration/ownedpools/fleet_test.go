@@ -36,23 +36,12 @@ func freeAddress(t *testing.T) string {
 // endpoint when the pool powers it on, installs with the configuration it
 // is served, and joins; the pool then releases it, powered off and free.
 func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
-	addr := freeAddress(t)
-	opts := hardwareOpts()
-	opts.Configure = func(c *config.Config) {
-		configure(c)
-		c.IPXEAddress, c.IPXEPublicURL = addr, "http://"+addr
-	}
-	env := framework.New(t, &shared, opts)
-	fleet := ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
-		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
-		Version: framework.HarvesterVersion, Endpoint: "http://" + addr,
-		InstallTime: 200 * time.Millisecond, HeartbeatInterval: time.Second})
-	fleet.Start(env.Ctx)
+	env, fleet, addr := fleetEnv(t)
 	spec := ownedfleet.Spec{Name: "rack-f-1", MAC: mac(40), UUID: "4c4c4544-0029-1010-8000-b2c04f000040", Disk: "/dev/nvme0n1"}
 	rf, err := fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rf.Close() })
-	registerInventory(t, env, spec, rf.Server, map[string]string{"rack": "f"})
+	registerInventory(t, env, spec, bmcPassword, framework.RedfishInventory(spec.Name, rf.Server), map[string]string{"rack": "f"})
 
 	createPool(t, env, ownedPool("rack-f", 1, map[string]string{"rack": "f"}))
 	var inst v1.Instance
@@ -92,12 +81,32 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "the Node is deleted: %v", err)
 }
 
-// registerInventory creates the Inventory of a fleet server and its BMC
-// Secret, and waits for its BMC to be reached.
-func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, srv *bmcsim.Server, lbls map[string]string) {
+// fleetEnv runs the hardware mode with the owned pools and the boot
+// endpoint on a loopback address, and a fleet of simulated servers that
+// PXE-boot into it; it returns the endpoint's address too.
+func fleetEnv(t *testing.T) (*framework.Env, *ownedfleet.Fleet, string) {
 	t.Helper()
-	env.CreateBMCSecret(spec.Name, bmcUser, bmcPassword)
-	inv := framework.RedfishInventory(spec.Name, srv)
+	addr := freeAddress(t)
+	opts := hardwareOpts()
+	opts.Configure = func(c *config.Config) {
+		configure(c)
+		c.IPXEAddress, c.IPXEPublicURL = addr, "http://"+addr
+	}
+	env := framework.New(t, &shared, opts)
+	fleet := ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
+		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
+		Version: framework.HarvesterVersion, Endpoint: "http://" + addr,
+		InstallTime: 200 * time.Millisecond, HeartbeatInterval: time.Second})
+	fleet.Start(env.Ctx)
+	return env, fleet, addr
+}
+
+// registerInventory creates inv, the Inventory of a fleet server, with its
+// MAC, disk and labels, and its BMC Secret (bmcUser and password), and
+// waits for its BMC to be reached.
+func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, password string, inv *v1alpha1.Inventory, lbls map[string]string) {
+	t.Helper()
+	env.CreateBMCSecret(spec.Name, bmcUser, password)
 	inv.Labels = lbls
 	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
 	inv.Spec.PrimaryDisk = spec.Disk
