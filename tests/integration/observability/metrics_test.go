@@ -222,7 +222,14 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 		return e != nil && e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.NodeName == server
 	}, time.Minute, "the VIP's Elastic IP did not follow kube-vip")
 
-	managedDuringRun := scrape(t, addon.MetricsURL())
+	// The move's metrics are made known once its status is stored, so
+	// they may lag the status the test read by a moment.
+	var managedDuringRun map[string]*dto.MetricFamily
+	env.Eventually(func() bool {
+		managedDuringRun = scrape(t, addon.MetricsURL())
+		moves, ok := managedDuringRun["equinix_addon_elasticip_moves_total"]
+		return ok && total(moves) > 0
+	}, time.Minute, "the Elastic IP's move was not counted")
 	managed := gauge(managedDuringRun["equinix_addon_instances"], "phase", v1.PhaseManaged)
 	assert.Equal(t, 1.0, managed, "instances by phase")
 	assert.Equal(t, 1.0, gauge(managedDuringRun["equinix_addon_pool_phase"], "phase", v1.PoolPhaseReady), "pool phase")
