@@ -123,8 +123,11 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 
 	w.noOverlap()
 	foreign.check(w)
-	moved := w.events(v1.ReasonMoved)
-	assert.GreaterOrEqual(t, len(moved), 3, "an Event for every move: %v", moved)
+	// A move's Event and metrics are made known once its status is
+	// stored: they may lag the status waitOn read by a moment.
+	var moved []string
+	env.Eventually(func() bool { moved = w.events(v1.ReasonMoved); return len(moved) >= 3 }, time.Minute,
+		"an Event for every move")
 	assert.Contains(t, strings.Join(moved, "\n"), "to device "+w.firstDevice+" of node "+w.first)
 
 	rows := columns(t, w, "elasticip")
@@ -132,7 +135,11 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 	assert.Equal(t, []string{"NAME", "ADDRESS", "NODE", "DEVICE", "STATUS", "AGE"}, rows[0])
 	assert.Equal(t, []string{v1.VIPElasticIPName, framework.VIP, w.first, w.firstDevice, v1.ElasticIPPhaseAssigned}, rows[1][:5])
 
-	families := scrape(t, addon.MetricsURL())
+	var families map[string]*dto.MetricFamily
+	env.Eventually(func() bool {
+		families = scrape(t, addon.MetricsURL())
+		return value(families, "equinix_addon_elasticip_moves_total") >= 2
+	}, time.Minute, "the moves since the restart were not counted")
 	assert.Equal(t, 1.0, value(families, "equinix_addon_elasticip_on_viphost"), "on the VIP holder")
 	assert.GreaterOrEqual(t, value(families, "equinix_addon_elasticip_moves_total"), 2.0, "moves since the restart")
 	assert.GreaterOrEqual(t, value(families, "equinix_addon_elasticip_move_duration_seconds"), 2.0)
