@@ -11,7 +11,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
-	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
@@ -74,7 +73,8 @@ func (s *secretRead) credentials() (string, redact.Sensitive, error) {
 // one under way or its effect still checked; a fence step that reads or
 // switches the power; a poll due, or facts to read. A credentials hold's
 // recheck is the BMC's to tell too (its machine reads the Secret for it).
-func (r *run) needsBMC(t *target, m *bmcdriver.Machine) bool {
+// readsDue is the machine's ReadsDue.
+func (r *run) needsBMC(t *target, readsDue func() bool) bool {
 	inv := t.Obj
 	st := inv.Status
 	switch {
@@ -88,5 +88,5 @@ func (r *run) needsBMC(t *target, m *bmcdriver.Machine) bool {
 	if _, ok := t.requested(); ok {
 		return true
 	}
-	return r.h.fence.UsesMachine(st.Conditions, r.node) || m.ReadsDue()
+	return r.h.fence.UsesMachine(st.Conditions, r.node) || readsDue()
 }

@@ -86,7 +86,7 @@ func (r *run) sync(t *target) error {
 	// or when its machine asks for it all the same.
 	secret := &secretRead{r: r, t: t}
 	m, ep, interval := r.machine(t, wasBound, secret)
-	if r.needsBMC(t, m) {
+	if r.needsBMC(t, m.ReadsDue) {
 		ok, err := secret.ready()
 		if err != nil {
 			return err

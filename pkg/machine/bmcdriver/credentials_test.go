@@ -27,6 +27,17 @@ func (s *secret) credentials() (string, redact.Sensitive, error) {
 	return user, redact.Sensitive(s.pass), s.err
 }
 
+// passes returns a pass over b's BMC at *now, whose endpoint has no
+// credentials of its own: sec gives them.
+func passes(d *Driver, b bmcUnderTest, sec *secret, spread bool, now *time.Time) func() *Machine {
+	bare := b.ep
+	bare.Username, bare.Password = "", ""
+	return func() *Machine {
+		return d.Machine(bare, MachineOptions{Owner: "o", Key: "uid-1", Interval: time.Hour, Spread: spread,
+			Credentials: sec.credentials, Now: func() time.Time { return *now }})
+	}
+}
+
 // The credentials are read only by a pass that asks the BMC something,
 // once whatever it asks: a pass between two polls, with the facts
 // remembered, reads none.
@@ -37,12 +48,7 @@ func TestCredentialsReadWhenTheBMCIsAsked(t *testing.T) {
 	t.Cleanup(d.Close)
 	now := time.Unix(1_800_000_000, 0)
 	sec := &secret{pass: password}
-	bare := b.ep
-	bare.Username, bare.Password = "", ""
-	pass := func() *Machine {
-		return d.Machine(bare, MachineOptions{Owner: "o", Key: "uid-1", Interval: time.Hour, Spread: true,
-			Credentials: sec.credentials, Now: func() time.Time { return now }})
-	}
+	pass := passes(d, b, sec, true, &now)
 
 	m := pass()
 	assert.True(t, m.ReadsDue(), "the first poll")
@@ -97,12 +103,7 @@ func TestRefusalHoldReadsTheCredentials(t *testing.T) {
 	t.Cleanup(d.Close)
 	now := time.Unix(1_800_000_000, 0)
 	sec := &secret{pass: "wrong"}
-	bare := b.ep
-	bare.Username, bare.Password = "", ""
-	pass := func() *Machine {
-		return d.Machine(bare, MachineOptions{Owner: "o", Key: "uid-1", Interval: time.Hour,
-			Credentials: sec.credentials, Now: func() time.Time { return now }})
-	}
+	pass := passes(d, b, sec, false, &now)
 	m := pass()
 	_, err := m.Events(ctx, "")
 	assert.Equal(t, failure.Unauthorized, failure.ClassOf(err))

@@ -29,6 +29,14 @@
 // (Hold). One that refused the credentials sees no login at all before it,
 // whatever asks (a poll, a power request, a change of the node), unless the
 // credentials change: the hold belongs to the credentials refused.
+//
+// # Credentials
+//
+// A caller may give the credentials lazily (MachineOptions.Credentials):
+// they are read the first time the pass needs them, to log in or to tell
+// whether a refusal's hold still holds, and not at all by a pass that asks
+// the BMC nothing. ReadsDue tells a caller beforehand whether the pass's
+// reads will.
 package bmcdriver
 
 import (
