@@ -61,6 +61,18 @@ func (f *Fencer) Step(t Target, m machine.Machine, node *corev1.Node, now time.T
 	return err
 }
 
+// UsesMachine reports whether Step, in a pass over node with the
+// Inventory's conditions conds, may read or switch its server's power: the
+// node is NotReady, or its fence is not lifted. A Ready node never fenced
+// leaves the machine alone, so that pass need not reach it.
+func (f *Fencer) UsesMachine(conds []metav1.Condition, node *corev1.Node) bool {
+	if f == nil || node == nil {
+		return false
+	}
+	c := conditions.Get(conds, v1.BMCFenced)
+	return !harvester.IsNodeReady(node) || c != nil && c.Status != metav1.ConditionFalse
+}
+
 // nodeGone ends the fence of a node that was deleted (a pool that
 // replaced its server, a person who removed a dead host): the taint went
 // with the Node, and a server without a node is not fenced. Its power stays

@@ -81,8 +81,8 @@ type Handler struct {
 // Register wires the Inventories: a handler of their own, a watch that
 // re-runs an Inventory when its Node changes (maintenance mode, the node
 // appearing), and the look-out for the real Seeder. Each Inventory polls
-// its BMC at its own interval through EnqueueAfter; its Secret is read on
-// each pass, so a fixed password is tried at the next one.
+// its BMC at its own interval through EnqueueAfter; its Secret is read in
+// each pass that needs the BMC, so a fixed password is tried at the next one.
 func Register(ctx context.Context, deps *common.Deps) {
 	cfg := deps.Cfg
 	check := cfg.SeederCheckInterval

@@ -82,14 +82,35 @@ func (r *run) sync(t *target) error {
 	if err != nil || !ok {
 		return err
 	}
-	ep, ok, err := r.endpoint(t)
-	if err != nil {
-		return err
+	// The Secret is read only when the pass has something for the BMC,
+	// or when its machine asks for it all the same.
+	secret := &secretRead{r: r, t: t}
+	m, ep, interval := r.machine(t, wasBound, secret)
+	if r.needsBMC(t, m.ReadsDue) {
+		ok, err := secret.ready()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			// Fencing says why a NotReady node is not fenced.
+			return r.h.fence.Step(t, nil, r.node, r.now)
+		}
 	}
-	if !ok {
-		// Fencing says why a NotReady node is not fenced.
-		return r.h.fence.Step(t, nil, r.node, r.now)
-	}
+	err = r.observeBMC(t, m, ep, interval, r.h.steps.Sync(t, m, r.node, r.now))
+	// Fencing comes after the steps and what the BMC answered: it reads
+	// whether the BMC took the credentials, and uses the same machine.
+	err = errors.Join(err, secret.err, r.h.fence.Step(t, m, r.node, r.now))
+	// The session stays for the next pass when that comes soon (a power
+	// action followed, a short poll interval), and is logged out otherwise.
+	m.Release(t.After())
+	return err
+}
+
+// machine is the pass's machine, the Inventory's BMC polled at its
+// interval, whose credentials secret reads when the pass first needs them;
+// ep is its endpoint without them.
+func (r *run) machine(t *target, wasBound bool, secret *secretRead) (*bmcdriver.Machine, bmc.Endpoint, time.Duration) {
+	inv := t.Obj
 	interval := pollInterval(inv)
 	var last time.Time
 	if hw := inv.Status.Hardware; hw != nil && hw.LastPolled != nil {
@@ -105,16 +126,10 @@ func (r *run) sync(t *target) error {
 	// starts, is polled evenly over the interval, each at its own phase.
 	// A node bound in this pass (a server that just joined, a pool's
 	// server among them) gets its health now, not an interval later.
+	ep := endpoint.Connection(inv, r.h.settings.BMCTimeout)
 	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: r.owner, Key: string(inv.UID), Interval: interval, LastPolled: last,
-		Spread: true, PowerPace: pace, PollNow: r.node != nil && !wasBound, Now: r.h.clock})
-	err = r.observeBMC(t, m, ep, interval, r.h.steps.Sync(t, m, r.node, r.now))
-	// Fencing comes after the steps and what the BMC answered: it reads
-	// whether the BMC took the credentials, and uses the same machine.
-	err = errors.Join(err, r.h.fence.Step(t, m, r.node, r.now))
-	// The session stays for the next pass when that comes soon (a power
-	// action followed, a short poll interval), and is logged out otherwise.
-	m.Release(t.After())
-	return err
+		Spread: true, PowerPace: pace, PollNow: r.node != nil && !wasBound, Now: r.h.clock, Credentials: secret.credentials})
+	return m, ep, interval
 }
 
 func wrongNamespace(inv *v1alpha1.Inventory) string {
@@ -183,23 +198,6 @@ func (h *Handler) poolServerOf(inv *v1alpha1.Inventory, inst string) bool {
 	}
 	i, err := h.instances.Get(inst)
 	return err == nil && i.Spec.Owned() && instance.ClaimedBy(inv, i)
-}
-
-// endpoint builds the BMC's endpoint (see endpoint.For) and says on the
-// Inventory why it cannot.
-func (r *run) endpoint(t *target) (bmc.Endpoint, bool, error) {
-	ep, problem, err := endpoint.For(r.h.ctx, r.h.secrets, t.Obj, r.h.settings.BMCTimeout)
-	if err != nil {
-		return bmc.Endpoint{}, false, err
-	}
-	if problem != nil {
-		t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionFalse, problem.Reason, problem.Message)
-		t.Requeue(blockedRecheck)
-		return bmc.Endpoint{}, false, nil
-	}
-	t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
-		fmt.Sprintf("Secret %s holds a username and a password", endpoint.SecretAt(t.Obj)))
-	return ep, true, nil
 }
 
 // pollInterval is spec.events.pollingInterval, which the schema bounds to

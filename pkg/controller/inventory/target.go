@@ -106,13 +106,8 @@ func (t *target) PowerRecheck(poll time.Duration) time.Duration { return max(pol
 // object back) is not a new request. A job name the addon did not write
 // (Seeder's) is no request either.
 func (t *target) PowerRequest() (v1.PowerAction, bool) {
-	action, ok := actionOf(t.Obj.Spec.PowerActionRequested)
+	action, ok := t.requested()
 	if !ok {
-		return "", false
-	}
-	last := t.Hardware().LastPowerAction
-	if t.Obj.Status.PowerAction.LastJobName != "" &&
-		(last == nil || last.ObservedGeneration == t.Obj.Generation || last.Action == action) {
 		return "", false
 	}
 	if t.settling > 0 {
@@ -131,6 +126,21 @@ func (t *target) PowerRequest() (v1.PowerAction, bool) {
 		t.PowerEnded(action, false)
 		t.Eventf(v1.ReasonServerInPool, "the %s request was not carried out: server %s is claimed by Instance %s, whose pool switches its power",
 			operationOf(action), t.Obj.Name, holder)
+		return "", false
+	}
+	return action, true
+}
+
+// requested is the spec's power request when it is a new one (see
+// PowerRequest), whether or not this pass may take it up.
+func (t *target) requested() (v1.PowerAction, bool) {
+	action, ok := actionOf(t.Obj.Spec.PowerActionRequested)
+	if !ok {
+		return "", false
+	}
+	last := t.Hardware().LastPowerAction
+	if t.Obj.Status.PowerAction.LastJobName != "" &&
+		(last == nil || last.ObservedGeneration == t.Obj.Generation || last.Action == action) {
 		return "", false
 	}
 	return action, true

@@ -29,6 +29,14 @@
 // (Hold). One that refused the credentials sees no login at all before it,
 // whatever asks (a poll, a power request, a change of the node), unless the
 // credentials change: the hold belongs to the credentials refused.
+//
+// # Credentials
+//
+// A caller may give the credentials lazily (MachineOptions.Credentials):
+// they are read the first time the pass needs them, to log in or to tell
+// whether a refusal's hold still holds, and not at all by a pass that asks
+// the BMC nothing. ReadsDue tells a caller beforehand whether the pass's
+// reads will.
 package bmcdriver
 
 import (
@@ -39,6 +47,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // IdleLogout is how long a session no pass uses is kept. It outlasts the
@@ -134,17 +143,23 @@ type MachineOptions struct {
 	// failure still counts): a node that was just bound to the machine gets
 	// its health at once rather than an interval later.
 	PollNow bool
+	// Credentials, when set, gives the endpoint's username and password the
+	// first time the pass needs them: to log in, or to tell whether a hold
+	// on refused credentials still holds. A pass that never asks the BMC
+	// anything then never reads them (the caller's Secret). Its error
+	// fails the call that needed them, as a login never tried.
+	Credentials func() (username string, password redact.Sensitive, err error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
 // Machine returns the machine behind ep for one pass of the chain; Release
-// it at the end of the pass.
+// it at the end of the pass. With o.Credentials, ep needs none of its own.
 func (d *Driver) Machine(ep bmc.Endpoint, o MachineOptions) *Machine {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Machine{d: d, ep: ep, opts: o, creds: fingerprint(ep),
+	return &Machine{d: d, ep: ep, opts: o,
 		factsKey: o.Owner + "|" + o.Key + "|" + string(ep.Protocol) + "|" + ep.Address()}
 }
 
@@ -171,16 +186,12 @@ func (d *Driver) forget(owner string) {
 	}
 }
 
-// holdOf is the owner's hold, when it still holds for creds: a hold for a
-// refused login lifts once the credentials change.
-func (d *Driver) holdOf(owner, creds string) (hold, bool) {
+// holdOf is the owner's hold, whatever credentials it was set for.
+func (d *Driver) holdOf(owner string) (hold, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h, ok := d.holds[owner]
-	if !ok || h.refusal != nil && h.creds != creds {
-		return hold{}, false
-	}
-	return h, true
+	return h, ok
 }
 
 func (d *Driver) lastPoll(owner string) time.Time {

@@ -14,11 +14,13 @@ import (
 // Machine is one BMC for one pass of the chain. Its methods are safe for
 // concurrent use.
 type Machine struct {
-	d        *Driver
+	d *Driver
+	// ep is the endpoint as the caller gave it: with MachineOptions.Credentials,
+	// without its username and password (login fills them in).
 	ep       bmc.Endpoint
 	opts     MachineOptions
 	factsKey string
-	creds    string
+	login    login
 
 	mu     sync.Mutex
 	link   *link
@@ -69,7 +71,9 @@ func (m *Machine) Hold(until time.Time) {
 	}
 	h := hold{until: until}
 	if failure.ClassOf(problem) == failure.Unauthorized {
-		h.creds, h.refusal = m.creds, problem
+		// The login was refused: the credentials were read for it.
+		_, creds, _ := m.endpoint()
+		h.creds, h.refusal = creds, problem
 	}
 	m.d.holds[m.opts.Owner] = h
 }
@@ -121,7 +125,7 @@ func (m *Machine) Observed() Observation {
 // if later), and not while the owner is held.
 func (m *Machine) due() (bool, time.Duration) {
 	now := m.opts.Now()
-	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && now.Before(h.until) {
+	if h, held := m.held(now); held {
 		return false, h.until.Sub(now)
 	}
 	if m.opts.PollNow {
@@ -160,16 +164,23 @@ func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 	if m.dialErr != nil {
 		return nil, m.dialErr
 	}
-	if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && h.refusal != nil && m.opts.Now().Before(h.until) {
-		m.dialErr = &failure.Error{Seam: bmc.Seam, Op: "Dial", Endpoint: m.ep.String(), Class: failure.Unauthorized, Message: fmt.Sprintf(
+	if h, held := m.held(m.opts.Now()); held && h.refusal != nil {
+		ep, _, _ := m.endpoint()
+		m.dialErr = &failure.Error{Seam: bmc.Seam, Op: "Dial", Endpoint: ep.String(), Class: failure.Unauthorized, Message: fmt.Sprintf(
 			"the BMC refused these credentials; no login is tried before %s unless the credentials change",
 			h.until.UTC().Format(time.RFC3339))}
 		return nil, m.dialErr
 	}
-	if m.link == nil {
-		m.link = m.d.acquire(m.ep)
+	ep, creds, err := m.endpoint()
+	if err != nil {
+		// Not the BMC's failure: it was never asked.
+		m.dialErr = err
+		return nil, err
 	}
-	c, err := m.link.open(ctx, m.ep, m.creds, m.d.dial)
+	if m.link == nil {
+		m.link = m.d.acquire(ep)
+	}
+	c, err := m.link.open(ctx, ep, creds, m.d.dial)
 	if err != nil {
 		m.dialErr = err
 		m.noteLocked(err)
@@ -208,7 +219,7 @@ func (m *Machine) Facts(ctx context.Context) (machine.Facts, error) {
 		if remembered {
 			return f, nil
 		}
-		if h, held := m.d.holdOf(m.opts.Owner, m.creds); held && m.opts.Now().Before(h.until) {
+		if _, held := m.held(m.opts.Now()); held {
 			return machine.Facts{}, &failure.Error{Seam: machine.Seam, Op: "Facts", Class: failure.Transient,
 				Message: fmt.Sprintf("the BMC failed; it is asked again in %s", left.Round(time.Second))}
 		}

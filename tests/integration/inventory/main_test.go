@@ -22,5 +22,5 @@ import (
 var shared cluster.Shared
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, cluster.Options{}, &shared))
+	os.Exit(framework.RunMain(m, cluster.Options{AuditLog: true}, &shared))
 }

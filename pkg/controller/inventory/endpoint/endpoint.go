@@ -27,32 +27,44 @@ type Problem struct {
 }
 
 // For reads the Secret the Inventory names, by name, and builds its
-// BMC's endpoint; timeout is the default bound of one request. The password
-// goes into a redact.Sensitive and nowhere else; neither it nor the user
-// name is written anywhere. The Inventories' chain and the chain of the
+// BMC's endpoint (Connection with Login's credentials); timeout is the
+// default bound of one request. The Inventories' chain and the chain of the
 // servers pools claim both build it here, so that one BMC is one endpoint
 // (and one session) whoever asks.
 func For(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1.Inventory, timeout time.Duration) (bmc.Endpoint, *Problem, error) {
-	conn := inv.Spec.BaseboardManagementSpec.Connection
-	ref := conn.AuthSecretRef
+	user, pass, problem, err := Login(ctx, secrets, inv)
+	if err != nil || problem != nil {
+		return bmc.Endpoint{}, problem, err
+	}
+	ep := Connection(inv, timeout)
+	ep.Username, ep.Password = user, pass
+	return ep, nil, nil
+}
+
+// Login reads the Secret the Inventory names, by name: the BMC's username
+// and password, or the Problem that keeps them from being used. The
+// password goes into a redact.Sensitive and nowhere else; neither it nor
+// the user name is written anywhere.
+func Login(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1.Inventory) (string, redact.Sensitive, *Problem, error) {
+	ref := inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef
 	ns := ref.Namespace
 	if ns == "" {
 		ns = inv.Namespace
 	}
 	at := SecretAt(inv)
 	if ref.Name == "" {
-		return bmc.Endpoint{}, &Problem{v1.ReasonCredentialsMissing, fmt.Sprintf("spec.baseboardSpec.connection.authSecretRef names no Secret: "+
+		return "", "", &Problem{v1.ReasonCredentialsMissing, fmt.Sprintf("spec.baseboardSpec.connection.authSecretRef names no Secret: "+
 			"name a Secret with keys %s and %s (Edit Config, Out-of-Band Access)", v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey)}, nil
 	}
 	sec, err := secrets.Secrets(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return bmc.Endpoint{}, &Problem{v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s",
+		return "", "", &Problem{v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s",
 			at, v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey)}, nil
 	case apierrors.IsForbidden(err):
-		return bmc.Endpoint{}, &Problem{v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", at, apierrors.ReasonForError(err))}, nil
+		return "", "", &Problem{v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", at, apierrors.ReasonForError(err))}, nil
 	case err != nil:
-		return bmc.Endpoint{}, nil, fmt.Errorf("reading Secret %s: %w", at, err)
+		return "", "", nil, fmt.Errorf("reading Secret %s: %w", at, err)
 	}
 	user := strings.TrimSpace(string(sec.Data[v1alpha1.SecretUsernameKey]))
 	pass := string(sec.Data[v1alpha1.SecretPasswordKey])
@@ -64,15 +76,21 @@ func For(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1.I
 		missing = append(missing, v1alpha1.SecretPasswordKey)
 	}
 	if len(missing) > 0 {
-		return bmc.Endpoint{}, &Problem{v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", at, strings.Join(missing, " and no "))}, nil
+		return "", "", &Problem{v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", at, strings.Join(missing, " and no "))}, nil
 	}
+	return user, redact.Sensitive(pass), nil, nil
+}
+
+// Connection is the BMC's endpoint as the Inventory's spec gives it, with
+// no credentials (Login reads them); timeout is the default bound of one
+// request.
+func Connection(inv *v1alpha1.Inventory, timeout time.Duration) bmc.Endpoint {
+	conn := inv.Spec.BaseboardManagementSpec.Connection
 	protocol, port := conn.Protocol()
 	ep := bmc.Endpoint{
 		Protocol: bmc.Protocol(protocol),
 		Host:     conn.Host,
 		Port:     port,
-		Username: user,
-		Password: redact.Sensitive(pass),
 		Timeout:  timeout,
 		// A systemID on an IPMI BMC is refused by the endpoint's
 		// checks, with a message, rather than dropped here.
@@ -86,7 +104,7 @@ func For(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1.I
 		ep.InsecureSkipVerify = conn.InsecureTLS
 		ep.CABundle = []byte(conn.CABundle)
 	}
-	return ep, nil, nil
+	return ep
 }
 
 // SecretAt names the Inventory's Secret as namespace/name.

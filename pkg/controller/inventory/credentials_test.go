@@ -1,0 +1,79 @@
+package inventory
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+)
+
+// atRest is an Inventory whose last pass found the Secret and the BMC
+// working, at generation 2, then changed as change says.
+func atRest(change func(inv *v1alpha1.Inventory)) *v1alpha1.Inventory {
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: "node-1", Generation: 2}}
+	inv.Status.Hardware = &v1alpha1.HardwareStatus{ObservedGeneration: 2}
+	inv.Status.PowerAction.LastJobName = "node-1-reboot-x"
+	for _, c := range []string{v1.BMCCredentialsReady, v1.BMCAuthenticated} {
+		inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue})
+	}
+	if change != nil {
+		change(inv)
+	}
+	return inv
+}
+
+func setCondition(typ string, status metav1.ConditionStatus) func(*v1alpha1.Inventory) {
+	return func(inv *v1alpha1.Inventory) {
+		for i := range inv.Status.Conditions {
+			if inv.Status.Conditions[i].Type == typ {
+				inv.Status.Conditions[i].Status = status
+			}
+		}
+	}
+}
+
+// The Secret is read by a pass that has something for the BMC, and by no
+// other: the pass a poll's own status write brings back reads none.
+func TestWhichPassNeedsTheBMC(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	completed := metav1.NewTime(now.Add(-time.Minute))
+	for _, tc := range []struct {
+		name     string
+		inv      *v1alpha1.Inventory
+		readsDue bool
+		want     bool
+	}{
+		{"at rest, nothing due", atRest(nil), false, false},
+		{"a poll due, or facts to read", atRest(nil), true, true},
+		{"the first pass", &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: "node-1", Generation: 1}}, false, true},
+		{"a Secret that did not let the BMC be reached", atRest(setCondition(v1.BMCCredentialsReady, metav1.ConditionFalse)), false, true},
+		{"credentials the BMC refused", atRest(setCondition(v1.BMCAuthenticated, metav1.ConditionFalse)), false, true},
+		{"a spec not yet seen", atRest(func(inv *v1alpha1.Inventory) { inv.Generation = 3 }), false, true},
+		{"a power request", atRest(func(inv *v1alpha1.Inventory) {
+			inv.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
+			inv.Status.PowerAction.LastJobName = ""
+		}), false, true},
+		{"a power request taken up already", atRest(func(inv *v1alpha1.Inventory) {
+			inv.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
+			inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Result: v1.PowerResultSucceeded,
+				ObservedGeneration: 2, Completed: &completed}
+			inv.Status.Hardware.PowerState = string(v1.PowerOn)
+		}), false, false},
+		{"a power action under way", atRest(func(inv *v1alpha1.Inventory) {
+			inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionOff, Result: v1.PowerResultSent, ObservedGeneration: 2}
+		}), false, true},
+		{"a power action's effect still checked", atRest(func(inv *v1alpha1.Inventory) {
+			inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionOff, Result: v1.PowerResultSucceeded,
+				ObservedGeneration: 2, Completed: &completed}
+			inv.Status.Hardware.PowerState = string(v1.PowerOn)
+		}), false, true},
+	} {
+		r := &run{h: &Handler{}, now: now}
+		got := r.needsBMC(targetOf(tc.inv), func() bool { return tc.readsDue })
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+}
