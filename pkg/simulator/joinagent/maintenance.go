@@ -133,22 +133,37 @@ func (a *Agent) watchMaintenance(ctx context.Context) *maintenance {
 // node may be patched to the same step again, which changes nothing.
 func (a *Agent) maintenancePass(ctx context.Context, m *maintenance) {
 	for name, step := range m.snapshot() {
-		patch := stepPatch(step)
-		// Record the completion before the write that makes it visible, so
-		// that nothing reacting to it can seem to come first.
-		at := time.Now()
-		_, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		if err == nil && step == "completed" {
-			a.mu.Lock()
-			if a.maintained == nil {
-				a.maintained = map[string]time.Time{}
-			}
-			if _, done := a.maintained[name]; !done {
-				a.maintained[name] = at
-			}
-			a.mu.Unlock()
+		// The completion is recorded before the write that makes it
+		// visible: whoever sees the node completed (the addon, a test) must
+		// find it in MaintenanceCompletedAt, and nothing reacting to it can
+		// seem to come first. A write that fails takes it back.
+		first := step == "completed" && a.recordMaintained(name, time.Now())
+		_, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(stepPatch(step)), metav1.PatchOptions{})
+		if err != nil && first {
+			a.forgetMaintained(name)
 		}
 	}
+}
+
+// recordMaintained notes when a node's maintenance first completed, and
+// reports whether this was the first time.
+func (a *Agent) recordMaintained(node string, at time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, done := a.maintained[node]; done {
+		return false
+	}
+	if a.maintained == nil {
+		a.maintained = map[string]time.Time{}
+	}
+	a.maintained[node] = at
+	return true
+}
+
+func (a *Agent) forgetMaintained(node string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.maintained, node)
 }
 
 // MaintenanceCompletedAt is when EmulateMaintenance completed a node's maintenance.

@@ -184,22 +184,23 @@ func provisioningPercentage(d *device, now time.Time) float32 {
 	return min(max(pct, 0), 99)
 }
 
-// snapshotLocked returns a deep copy of the device with everything included.
-// The JSON round trip through the SDK both copies and proves decodability.
-func (s *Simulator) snapshotLocked(d *device, now time.Time) metalv1.Device {
-	dev := s.renderDevice(d, everything, now)
+// deepCopy returns a deep copy of a device's view (notificationView). The
+// JSON round trip through the SDK both copies and proves decodability; it
+// is most of a snapshot's cost, so it runs outside the simulator lock,
+// which the view does not need.
+func deepCopy(view metalv1.Device) metalv1.Device {
 	var out metalv1.Device
-	if err := roundTrip(dev, &out); err != nil {
+	if err := roundTrip(view, &out); err != nil {
 		// The render only uses SDK types, so this cannot fail short of an SDK
 		// bug; surface it loudly rather than hand out a half-copied device.
-		panic(fmt.Sprintf("simulator: copy device %s: %v", d.id(), err))
+		panic(fmt.Sprintf("simulator: copy device %s: %v", view.GetId(), err))
 	}
 	return out
 }
 
 // notificationView is the device as a Notification carries it: rendered
 // with everything included into fresh structs, without the JSON round trip
-// of snapshotLocked, which cost most of a notification. The strings and
+// of deepCopy, which cost most of a notification. The strings and
 // times it points to are never changed in place by the simulator (updates
 // replace them), and the maps and slices a subscriber might touch are
 // copied, so later changes to the device do not show up in it.

@@ -171,13 +171,17 @@ func (s *Simulator) RunTicker(ctx context.Context, interval time.Duration) {
 // Devices returns deep copies of the project's devices with every nested
 // object included, ordered by creation time.
 func (s *Simulator) Devices(projectID string) []metalv1.Device {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.clock.Now()
-	s.advanceLocked(now)
+	var views []metalv1.Device
+	s.locked(func() {
+		now := s.clock.Now()
+		s.advanceLocked(now)
+		for _, d := range s.projectDevicesLocked(projectID) {
+			views = append(views, s.notificationView(d, now))
+		}
+	})
 	var out []metalv1.Device
-	for _, d := range s.projectDevicesLocked(projectID) {
-		out = append(out, s.snapshotLocked(d, now))
+	for _, v := range views {
+		out = append(out, deepCopy(v))
 	}
 	return out
 }
@@ -185,15 +189,20 @@ func (s *Simulator) Devices(projectID string) []metalv1.Device {
 // Device returns a deep copy of one device with every nested object
 // included, and whether it exists.
 func (s *Simulator) Device(id string) (metalv1.Device, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.clock.Now()
-	s.advanceLocked(now)
-	d, ok := s.devices[id]
+	var view metalv1.Device
+	var ok bool
+	s.locked(func() {
+		now := s.clock.Now()
+		s.advanceLocked(now)
+		var d *device
+		if d, ok = s.devices[id]; ok {
+			view = s.notificationView(d, now)
+		}
+	})
 	if !ok {
 		return metalv1.Device{}, false
 	}
-	return s.snapshotLocked(d, now), true
+	return deepCopy(view), true
 }
 
 // DeviceNetwork returns the device's network as its host sees it.

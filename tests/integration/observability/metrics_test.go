@@ -4,6 +4,7 @@ package observability
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -34,14 +35,22 @@ func TestMain(m *testing.M) {
 
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := readMetrics(url)
 	require.NoError(t, err)
 	return families
+}
+
+func readMetrics(url string) (map[string]*dto.MetricFamily, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(resp.Body)
 }
 
 // total sums a family's counters, gauges, and histogram/summary counts.
@@ -222,14 +231,28 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 		return e != nil && e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.NodeName == server
 	}, time.Minute, "the VIP's Elastic IP did not follow kube-vip")
 
-	// The move's metrics are made known once its status is stored, so
-	// they may lag the status the test read by a moment.
+	// The ElasticIP's metrics are published once its status is stored, a
+	// moment after the status waited for: read them once they are there.
+	var elasticIPMetrics []string
+	for _, name := range documentedMetrics(t) {
+		if strings.HasPrefix(name, "equinix_addon_elasticip_") {
+			elasticIPMetrics = append(elasticIPMetrics, name)
+		}
+	}
 	var managedDuringRun map[string]*dto.MetricFamily
-	env.Eventually(func() bool {
-		managedDuringRun = scrape(t, addon.MetricsURL())
-		moves, ok := managedDuringRun["equinix_addon_elasticip_moves_total"]
-		return ok && total(moves) > 0
-	}, time.Minute, "the Elastic IP's move was not counted")
+	assert.Eventually(t, func() bool {
+		families, err := readMetrics(addon.MetricsURL())
+		if err != nil {
+			return false
+		}
+		managedDuringRun = families
+		for _, name := range elasticIPMetrics {
+			if total(families[name]) == 0 {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond, "the ElasticIP's metrics %v were not published", elasticIPMetrics)
 	managed := gauge(managedDuringRun["equinix_addon_instances"], "phase", v1.PhaseManaged)
 	assert.Equal(t, 1.0, managed, "instances by phase")
 	assert.Equal(t, 1.0, gauge(managedDuringRun["equinix_addon_pool_phase"], "phase", v1.PoolPhaseReady), "pool phase")

@@ -123,12 +123,16 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 
 	w.noOverlap()
 	foreign.check(w)
-	// A move's Event and metrics are made known once its status is
-	// stored: they may lag the status waitOn read by a moment.
+	// A move's Event is recorded once its status is stored, and written
+	// asynchronously: the last one may land after waitOn saw the status.
 	var moved []string
-	env.Eventually(func() bool { moved = w.events(v1.ReasonMoved); return len(moved) >= 3 }, time.Minute,
-		"an Event for every move")
-	assert.Contains(t, strings.Join(moved, "\n"), "to device "+w.firstDevice+" of node "+w.first)
+	backFirst := "to device " + w.firstDevice + " of node " + w.first
+	if !assert.Eventually(t, func() bool {
+		moved = w.events(v1.ReasonMoved)
+		return len(moved) >= 3 && strings.Contains(strings.Join(moved, "\n"), backFirst)
+	}, 30*time.Second, 100*time.Millisecond, "an Event for every move, the last %s", backFirst) {
+		t.Logf("Moved Events: %q", moved)
+	}
 
 	rows := columns(t, w, "elasticip")
 	require.Len(t, rows, 2)
