@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
@@ -40,7 +39,7 @@ func StartIPMI(opts ipmisim.Options) (*IPMI, error) {
 		}
 		b.tempDir, opts.Dir = dir, dir
 	}
-	sim, err := startSim(opts)
+	sim, err := ipmisim.Start(opts)
 	if err != nil {
 		_ = b.Close()
 		return nil, err
@@ -53,27 +52,6 @@ func StartIPMI(opts ipmisim.Options) (*IPMI, error) {
 	b.Endpoint = bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: "127.0.0.1", Port: b.Relay.Port(),
 		Username: opts.Username, Password: redact.Sensitive(opts.Password)}
 	return b, nil
-}
-
-// startAttempts bounds the starts of one ipmi_sim whose port was taken.
-const startAttempts = 3
-
-// startSim starts ipmi_sim, again when another socket took the port
-// ipmisim chose before ipmi_sim bound it (opts.Port 0 only, as a port
-// the caller chose stays taken): ipmisim picks a free port by opening and
-// closing it, and on a busy machine (the controller's own clients and the
-// relays open UDP sockets on ephemeral ports all the while) another may
-// take it in between, which says nothing about the BMC being tested.
-func startSim(opts ipmisim.Options) (*ipmisim.Sim, error) {
-	var err error
-	for range startAttempts {
-		var sim *ipmisim.Sim
-		sim, err = ipmisim.Start(opts)
-		if err == nil || opts.Port != 0 || !strings.Contains(err.Error(), "Address already in use") {
-			return sim, err
-		}
-	}
-	return nil, err
 }
 
 // Close stops the relay and ipmi_sim, and removes the folder StartIPMI

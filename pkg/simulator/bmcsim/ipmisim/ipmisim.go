@@ -81,9 +81,18 @@ type Sim struct {
 	transitions *transitionLog
 }
 
+// startAttempts bounds the starts of one ipmi_sim whose ports were taken.
+const startAttempts = 3
+
 // Start writes lan.conf, bmc.emu, inventory.emu and the chassis control
 // script into opts.Dir and starts ipmi_sim on a free loopback UDP port.
 // It returns once the console answers.
+//
+// The ports are found free by opening and closing them, and ipmi_sim binds
+// them a moment later: on a busy machine another socket may take one in
+// between, which says nothing about the BMC. ipmi_sim then exits at once,
+// and it is started again on other ports (a LAN port the caller chose
+// stays taken, so the tries end as they began).
 func Start(opts Options) (*Sim, error) {
 	bin, err := exec.LookPath("ipmi_sim")
 	if err != nil {
@@ -95,6 +104,18 @@ func Start(opts Options) (*Sim, error) {
 	opts.Manufacturer = cmpOr(opts.Manufacturer, "Supermicro")
 	opts.Model = cmpOr(opts.Model, "SYS-510P-M")
 	opts.SerialNumber = cmpOr(opts.SerialNumber, "S123456X1234567")
+	var s *Sim
+	for range startAttempts {
+		s, err = start(bin, opts)
+		if err == nil || !strings.Contains(err.Error(), "Address already in use") {
+			break
+		}
+	}
+	return s, err
+}
+
+func start(bin string, opts Options) (*Sim, error) {
+	var err error
 	port := opts.Port
 	if port == 0 {
 		if port, err = freePort("udp"); err != nil {
@@ -154,7 +175,7 @@ func cmpOr(a, b string) string {
 }
 
 // freePort asks the kernel for a free loopback port. Another process could
-// take it before ipmi_sim binds it; on a test machine that is rare enough.
+// take it before ipmi_sim binds it: Start tries again then.
 func freePort(network string) (int, error) {
 	if network == "udp" {
 		c, err := net.ListenPacket("udp", "127.0.0.1:0")

@@ -3,6 +3,7 @@ package ipmisim
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -96,4 +97,22 @@ func TestStartWithoutIPMISim(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	_, err := Start(Options{Username: "admin", Dir: t.TempDir()})
 	assert.ErrorIs(t, err, ErrNotInstalled)
+}
+
+// ipmi_sim on a LAN port another socket holds fails with the words Start
+// looks for to start again on other ports; a port the caller chose is
+// kept, so the tries end in that error.
+func TestStartOnATakenPort(t *testing.T) {
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = taken.Close() })
+	sim, err := Start(Options{Username: "admin", Password: "pw", Dir: t.TempDir(), Port: taken.LocalAddr().(*net.UDPAddr).Port})
+	if errors.Is(err, ErrNotInstalled) {
+		Require(t, Options{})
+	}
+	if err == nil {
+		_ = sim.Stop()
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Address already in use")
 }
