@@ -83,3 +83,31 @@ func TestInMaintenance(t *testing.T) {
 	in, _ = inMaintenance(cond)
 	assert.True(t, in)
 }
+
+// A pass over a node that is Ready and was never fenced leaves the BMC
+// alone; any other may read or switch the server's power, so the
+// Inventory's pass must read its credentials for it.
+func TestUsesMachine(t *testing.T) {
+	fenced := func(s metav1.ConditionStatus) []metav1.Condition {
+		return []metav1.Condition{{Type: v1.BMCFenced, Status: s}}
+	}
+	for _, tt := range []struct {
+		name  string
+		f     *Fencer
+		conds []metav1.Condition
+		node  *corev1.Node
+		want  bool
+	}{
+		{"fencing off", nil, nil, nodeOf("a", false), false},
+		{"no node", &Fencer{}, fenced(metav1.ConditionTrue), nil, false},
+		{"Ready, never fenced", &Fencer{}, nil, nodeOf("a", true), false},
+		{"Ready, fence lifted", &Fencer{}, fenced(metav1.ConditionFalse), nodeOf("a", true), false},
+		{"NotReady", &Fencer{}, nil, nodeOf("a", false), true},
+		{"Ready, fenced", &Fencer{}, fenced(metav1.ConditionTrue), nodeOf("a", true), true},
+		{"Ready, fence unknown", &Fencer{}, fenced(metav1.ConditionUnknown), nodeOf("a", true), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.f.UsesMachine(tt.conds, tt.node))
+		})
+	}
+}

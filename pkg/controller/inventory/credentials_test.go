@@ -5,10 +5,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
 )
 
 // atRest is an Inventory whose last pass found the Secret and the BMC
@@ -72,8 +74,37 @@ func TestWhichPassNeedsTheBMC(t *testing.T) {
 			inv.Status.Hardware.PowerState = string(v1.PowerOn)
 		}), false, true},
 	} {
-		r := &run{h: &Handler{}, now: now}
-		got := r.needsBMC(targetOf(tc.inv), func() bool { return tc.readsDue })
-		assert.Equal(t, tc.want, got, tc.name)
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{h: &Handler{}, now: now}
+			assert.Equal(t, tc.want, r.needsBMC(targetOf(tc.inv), func() bool { return tc.readsDue }))
+		})
+	}
+}
+
+// With fencing on, a pass over a NotReady node, or over a fence not yet
+// lifted, needs the BMC although no poll is due: the fence step may read or
+// switch the server's power.
+func TestFencingPassNeedsTheBMC(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	node := func(ready corev1.ConditionStatus) *corev1.Node {
+		return &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
+	}
+	fenced := func(inv *v1alpha1.Inventory) {
+		inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: v1.BMCFenced, Status: metav1.ConditionTrue})
+	}
+	for _, tc := range []struct {
+		name string
+		inv  *v1alpha1.Inventory
+		node *corev1.Node
+		want bool
+	}{
+		{"Ready node, never fenced", atRest(nil), node(corev1.ConditionTrue), false},
+		{"NotReady node", atRest(nil), node(corev1.ConditionFalse), true},
+		{"Ready node, fence not lifted", atRest(fenced), node(corev1.ConditionTrue), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{h: &Handler{fence: &fencing.Fencer{}}, now: now, node: tc.node}
+			assert.Equal(t, tc.want, r.needsBMC(targetOf(tc.inv), func() bool { return false }))
+		})
 	}
 }

@@ -63,17 +63,18 @@ func (m *Machine) Hold(until time.Time) {
 	m.mu.Lock()
 	problem := m.problem
 	m.mu.Unlock()
+	h := hold{until: until}
+	if !until.IsZero() && failure.ClassOf(problem) == failure.Unauthorized {
+		// The login was refused: the credentials were read for it, so
+		// this asks no one (and never under the driver's lock).
+		_, creds, _ := m.endpoint()
+		h.creds, h.refusal = creds, problem
+	}
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()
 	if until.IsZero() {
 		delete(m.d.holds, m.opts.Owner)
 		return
-	}
-	h := hold{until: until}
-	if failure.ClassOf(problem) == failure.Unauthorized {
-		// The login was refused: the credentials were read for it.
-		_, creds, _ := m.endpoint()
-		h.creds, h.refusal = creds, problem
 	}
 	m.d.holds[m.opts.Owner] = h
 }
@@ -164,18 +165,18 @@ func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 	if m.dialErr != nil {
 		return nil, m.dialErr
 	}
+	ep, creds, err := m.endpoint()
+	if err != nil {
+		// Not the BMC's failure: it was never asked. Said before a hold,
+		// which cannot tell unreadable credentials from the ones refused.
+		m.dialErr = err
+		return nil, err
+	}
 	if h, held := m.held(m.opts.Now()); held && h.refusal != nil {
-		ep, _, _ := m.endpoint()
 		m.dialErr = &failure.Error{Seam: bmc.Seam, Op: "Dial", Endpoint: ep.String(), Class: failure.Unauthorized, Message: fmt.Sprintf(
 			"the BMC refused these credentials; no login is tried before %s unless the credentials change",
 			h.until.UTC().Format(time.RFC3339))}
 		return nil, m.dialErr
-	}
-	ep, creds, err := m.endpoint()
-	if err != nil {
-		// Not the BMC's failure: it was never asked.
-		m.dialErr = err
-		return nil, err
 	}
 	if m.link == nil {
 		m.link = m.d.acquire(ep)
