@@ -98,6 +98,12 @@ func Start(opts Options) (*Sim, error) {
 	if err != nil {
 		return nil, ErrNotInstalled
 	}
+	return startTrying(bin, opts, freePort)
+}
+
+// startTrying starts ipmi_sim on ports pick finds, up to startAttempts
+// times while one was taken.
+func startTrying(bin string, opts Options, pick func(network string) (int, error)) (*Sim, error) {
 	if opts.Username == "" || opts.Dir == "" {
 		return nil, errors.New("ipmisim: Username and Dir are required")
 	}
@@ -105,8 +111,9 @@ func Start(opts Options) (*Sim, error) {
 	opts.Model = cmpOr(opts.Model, "SYS-510P-M")
 	opts.SerialNumber = cmpOr(opts.SerialNumber, "S123456X1234567")
 	var s *Sim
+	var err error
 	for range startAttempts {
-		s, err = start(bin, opts)
+		s, err = start(bin, opts, pick)
 		if err == nil || !strings.Contains(err.Error(), "Address already in use") {
 			break
 		}
@@ -114,15 +121,15 @@ func Start(opts Options) (*Sim, error) {
 	return s, err
 }
 
-func start(bin string, opts Options) (*Sim, error) {
+func start(bin string, opts Options, pick func(network string) (int, error)) (*Sim, error) {
 	var err error
 	port := opts.Port
 	if port == 0 {
-		if port, err = freePort("udp"); err != nil {
+		if port, err = pick("udp"); err != nil {
 			return nil, err
 		}
 	}
-	consolePort, err := freePort("tcp")
+	consolePort, err := pick("tcp")
 	if err != nil {
 		return nil, err
 	}

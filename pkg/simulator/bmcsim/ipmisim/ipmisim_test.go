@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +116,32 @@ func TestStartOnATakenPort(t *testing.T) {
 	}
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Address already in use")
+}
+
+// A LAN port Start found free but another socket took before ipmi_sim
+// bound it costs one more start, on another port.
+func TestStartAgainWhenAPickedPortWasTaken(t *testing.T) {
+	bin, err := exec.LookPath("ipmi_sim")
+	if err != nil {
+		Require(t, Options{}) // skips, or fails in CI
+	}
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = taken.Close() })
+	takenPort := taken.LocalAddr().(*net.UDPAddr).Port
+	picks := 0
+	pick := func(network string) (int, error) {
+		if network == "udp" {
+			picks++
+			if picks == 1 {
+				return takenPort, nil
+			}
+		}
+		return freePort(network)
+	}
+	sim, err := startTrying(bin, Options{Username: "admin", Password: "pw", Dir: t.TempDir()}, pick)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sim.Stop() })
+	assert.Equal(t, 2, picks, "one start more")
+	assert.NotEqual(t, takenPort, sim.Port)
 }
