@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -110,22 +112,34 @@ func patchSpec(t *testing.T, env *framework.Env, name string, spec map[string]an
 // cleared on the object that Update returned (an UpdateStatus).
 // tests/harvesterapi runs Harvester's own code; this is its calls for tests
 // that need no Harvester binary.
+//
+// The controller writes the status at every poll (each second here), so
+// the UpdateStatus can meet a conflict, which Harvester shows the user as
+// an error. With another operation than the last, the spec's change is the
+// request already (the controller takes a changed operation at a new
+// generation): it stands. With the same operation nothing changed, and the
+// user asks again, as this does.
 func requestPower(t *testing.T, env *framework.Env, name, op string) error {
 	t.Helper()
-	invs := env.Client.MetalV1alpha1().Inventories(ns)
-	inv, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
-	require.NoError(t, err)
-	if inv.Spec.PowerActionRequested != "" && inv.Status.PowerAction.LastActionStatus == "" {
-		return fmt.Errorf("waiting for power action status for action %s for node %s to be populated", inv.Spec.PowerActionRequested, name)
-	}
-	inv.Spec.PowerActionRequested = op
-	updated, err := invs.Update(env.Ctx, inv, metav1.UpdateOptions{})
-	if err != nil {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		invs := env.Client.MetalV1alpha1().Inventories(ns)
+		inv, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		if inv.Spec.PowerActionRequested != "" && inv.Status.PowerAction.LastActionStatus == "" {
+			return fmt.Errorf("waiting for power action status for action %s for node %s to be populated", inv.Spec.PowerActionRequested, name)
+		}
+		inv.Spec.PowerActionRequested = op
+		updated, err := invs.Update(env.Ctx, inv, metav1.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+		updated.Status.PowerAction.LastJobName = ""
+		_, err = invs.UpdateStatus(env.Ctx, updated, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) && updated.Generation != inv.Generation {
+			return nil
+		}
 		return err
-	}
-	updated.Status.PowerAction.LastJobName = ""
-	_, err = invs.UpdateStatus(env.Ctx, updated, metav1.UpdateOptions{})
-	return err
+	})
 }
 
 // powerEnded waits until the last request ended and returns its
