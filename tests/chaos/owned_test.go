@@ -106,11 +106,12 @@ func newOwnedPlan(seed int64) ownedPlan {
 		p.Steps = append(p.Steps, ownedStep{Delay: time.Duration(300+rng.Intn(1700)) * time.Millisecond,
 			Kind: ownedKinds[rng.Intn(len(ownedKinds))], Pick: rng.Intn(1000)})
 	}
-	// Drawn last, so the rest of a seed's plan stays as it was. One of the
-	// first two free servers, which the pools claim first, is IPMI: every
-	// run's pools drive an IPMI BMC. Up to two more fall anywhere, foreign
-	// ones included.
-	p.IPMI = []int{p.Foreign + rng.Intn(2)}
+	// Drawn last, so the rest of a seed's plan stays as it was. The first
+	// free server of generation "b", which every selector of either pool
+	// matches and which comes first by name among them (the order of
+	// claims), is IPMI: every run's pools drive an IPMI BMC. Up to two
+	// more fall anywhere, foreign ones included.
+	p.IPMI = []int{firstFreeB(p.Foreign)}
 	for range rng.Intn(3) {
 		if i := rng.Intn(ownedServers); !slices.Contains(p.IPMI, i) {
 			p.IPMI = append(p.IPMI, i)
@@ -119,6 +120,10 @@ func newOwnedPlan(seed int64) ownedPlan {
 	slices.Sort(p.IPMI)
 	return p
 }
+
+// firstFreeB is the index of the first server of generation "b" (odd
+// indexes) after the foreign ones.
+func firstFreeB(foreign int) int { return foreign | 1 }
 
 func (p ownedPlan) String() string {
 	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v:", p.Pools, p.Foreign, p.IPMI)
