@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
 // ownedSurgeWatch samples the owned pools, their Instances and the claims
@@ -177,7 +178,7 @@ func (s *ownedSurgeWatch) sample() {
 func (r *run) quiesceOwned() string {
 	w := r.owned
 	for _, s := range w.servers {
-		s.rf.BMC.ClearFaults()
+		s.bmc.clearFaults()
 	}
 	deleted := 0
 	for _, name := range w.plan.Pools {
@@ -217,37 +218,44 @@ func (r *run) checkOwned() {
 	w.checkCommands(r)
 	w.checkServed(r)
 	w.checkReleased(r)
+	w.checkSessions(r)
+}
+
+// checkSessions: never more than one session open at once on a BMC, as
+// the BMC (Redfish) or the relay in front of it (IPMI) saw them.
+func (w *ownedWorld) checkSessions(r *run) {
+	for _, s := range w.servers {
+		if spans := s.bmc.sessions(); bmcsim.MostAtOnce(spans) > 1 {
+			r.violation("owned: the %s BMC of %s had %d sessions open at once (sessions %v)",
+				s.bmc.protocol(), s.spec.Name, bmcsim.MostAtOnce(spans), spans)
+		}
+	}
 }
 
 // checkCommands (2): no server was powered or network-booted outside a
 // claim of it, and a foreign server never was, nor lost its Node.
 func (w *ownedWorld) checkCommands(r *run) {
 	for _, s := range w.servers {
-		resets, boots := s.rf.BMC.ResetLog(), s.rf.BMC.PowerTransitions()
 		var at []string
-		for _, x := range resets {
-			if s.foreign || !w.claims.claimedAround(s.spec.Name, "", x.At, x.At) {
-				at = append(at, fmt.Sprintf("%s at %s", x.Type, x.At.Format("15:04:05.000")))
+		for _, x := range s.bmc.powerCommands() {
+			if s.foreign || !w.claims.claimedAround(s.spec.Name, "", x.at, x.at) {
+				at = append(at, fmt.Sprintf("%s at %s", x.what, x.at.Format("15:04:05.000")))
 			}
 		}
-		for _, x := range boots {
-			if x.NetworkBoot() && (s.foreign || !w.claims.claimedAround(s.spec.Name, "", x.At, x.At)) {
-				at = append(at, fmt.Sprintf("network boot at %s", x.At.Format("15:04:05.000")))
+		for _, x := range s.bmc.networkBoots() {
+			if s.foreign || !w.claims.claimedAround(s.spec.Name, "", x, x) {
+				at = append(at, fmt.Sprintf("network boot at %s", x.Format("15:04:05.000")))
 			}
 		}
 		if s.foreign {
-			for _, req := range s.rf.BMC.RequestLog() {
-				if strings.HasPrefix(req, "PATCH ") || strings.HasPrefix(req, "POST /redfish/v1/Systems") {
-					at = append(at, req)
-				}
-			}
+			at = append(at, s.bmc.changes()...)
 			if _, err := r.env.Kube.CoreV1().Nodes().Get(r.env.Ctx, s.spec.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 				r.violation("owned (2): the Node of the foreign server %s was deleted", s.spec.Name)
 			}
 		}
 		if len(at) > 0 {
-			r.violation("owned (2, no command outside a claim): server %s (foreign %t) got commands while no claim of it was open: %v; its claims: %s",
-				s.spec.Name, s.foreign, at, describeWindows(w.claims.windows(s.spec.Name)))
+			r.violation("owned (2, no command outside a claim): %s server %s (foreign %t) got commands while no claim of it was open: %v; its claims: %s",
+				s.bmc.protocol(), s.spec.Name, s.foreign, at, describeWindows(w.claims.windows(s.spec.Name)))
 		}
 	}
 }
@@ -304,8 +312,14 @@ func (w *ownedWorld) checkReleased(r *run) {
 		if by, uid := inv.Labels[v1.LabelClaimedBy], inv.Annotations[v1.AnnotationClaimUID]; by != "" || uid != "" {
 			r.violation("owned (5): server %s is still claimed after its pools were deleted (claimed-by %q, claim-uid %q)", name, by, uid)
 		}
-		if s != nil && s.rf.BMC.PowerState() != "Off" {
-			r.violation("owned (5): server %s is %s after its pools were deleted", name, s.rf.BMC.PowerState())
+		if s == nil {
+			continue
+		}
+		switch on, err := s.bmc.poweredOn(); {
+		case err != nil:
+			r.violation("owned (5): reading the power of %s server %s: %v", s.bmc.protocol(), name, err)
+		case on:
+			r.violation("owned (5): %s server %s is on after its pools were deleted", s.bmc.protocol(), name)
 		}
 	}
 	nodes, err := r.env.Kube.CoreV1().Nodes().List(r.env.Ctx, metav1.ListOptions{})
@@ -324,13 +338,15 @@ func (w *ownedWorld) checkReleased(r *run) {
 
 // summary counts what the owned world did.
 func (w *ownedWorld) summary() string {
-	resets, boots := 0, 0
-	for _, s := range w.servers {
-		resets += len(s.rf.BMC.ResetLog())
-		for _, t := range s.rf.BMC.PowerTransitions() {
-			if t.NetworkBoot() {
-				boots++
-			}
+	resets, boots, ipmiResets, ipmiBoots, sessions := 0, 0, 0, 0, 0
+	var ipmi []int
+	for i, s := range w.servers {
+		n, b := len(s.bmc.powerCommands()), len(s.bmc.networkBoots())
+		resets, boots = resets+n, boots+b
+		if _, ok := s.bmc.(ipmiBMC); ok {
+			ipmi = append(ipmi, i)
+			ipmiResets, ipmiBoots = ipmiResets+n, ipmiBoots+b
+			sessions += len(s.bmc.sessions())
 		}
 	}
 	counts := map[string]int{}
@@ -355,7 +371,7 @@ func (w *ownedWorld) summary() string {
 	w.mu.Lock()
 	made, deleted := len(w.made), len(w.deleted)
 	w.mu.Unlock()
-	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots, %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
-		made, deleted, w.claims.claimsTaken(), resets, boots, joined, counts["fleet config served"], counts["prober config served"],
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
+		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, counts["fleet config served"], counts["prober config served"],
 		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked)
 }

@@ -161,8 +161,14 @@ func (c *claimTimeline) follow(ctx context.Context, invs inventoryClient, listed
 			pause(ctx)
 			continue
 		}
-		rv = c.drain(w, rv, broke, caughtUp)
-		broke = time.Now()
+		next := c.drain(w, rv, broke, caughtUp)
+		// A stream refused as too old delivered nothing of the time the
+		// watch was away: the relist that follows counts from the break
+		// before it, when the watch was last current.
+		if next != "" || broke.IsZero() {
+			broke = time.Now()
+		}
+		rv = next
 	}
 }
 

@@ -2,9 +2,12 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"net"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,23 +22,27 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
-// The owned world of a run: servers people own, each a Redfish responder
-// and an Inventory, played by the owned fleet (they follow their BMC's
-// power and boot override, PXE-boot into the hardware controller's boot
-// endpoint and join as the configuration they are served says). One or two
-// of them are foreign, a node of the cluster already runs on them (a Node
-// of the Inventory's name) though the pools' selectors match them; two
-// stray MACs, in no Inventory, keep asking the endpoint for a script and a
-// configuration, with URLs stolen from claimed servers and guessed ones.
+// The owned world of a run: servers people own, each a BMC (the project's
+// Redfish responder, or for one to three of them chosen by the seed
+// OpenIPMI's ipmi_sim behind a relay) and an Inventory, played by the owned
+// fleet (they follow their BMC's power and boot override, PXE-boot into the
+// hardware controller's boot endpoint and join as the configuration they
+// are served says). One or two of them are foreign, a node of the cluster
+// already runs on them (a Node of the Inventory's name) though the pools'
+// selectors match them; two stray MACs, in no Inventory, keep asking the
+// endpoint for a script and a configuration, with URLs stolen from claimed
+// servers and guessed ones.
 // The owned plan, drawn from the seed apart from the main plan, makes and
 // deletes one or two pools on overlapping selectors, scales them, rolls
 // them out under maxSurge and maxUnavailable (the selector changes), makes
-// BMCs refuse, fail or answer too late, and breaks and repairs installs.
+// BMCs refuse, fail or answer too late (an IPMI BMC answers slowly or too
+// late: its relay holds the answers back), and breaks and repairs installs.
 // The main plan's kills and restarts hit the hardware controller that runs
 // the pools.
 const (
@@ -80,6 +87,8 @@ type ownedPlan struct {
 	Pools   []string
 	Foreign int
 	Steps   []ownedStep
+	// IPMI are the indexes of the servers whose BMC is ipmi_sim.
+	IPMI []int
 }
 
 func newOwnedPlan(seed int64) ownedPlan {
@@ -97,11 +106,27 @@ func newOwnedPlan(seed int64) ownedPlan {
 		p.Steps = append(p.Steps, ownedStep{Delay: time.Duration(300+rng.Intn(1700)) * time.Millisecond,
 			Kind: ownedKinds[rng.Intn(len(ownedKinds))], Pick: rng.Intn(1000)})
 	}
+	// Drawn last, so the rest of a seed's plan stays as it was. The first
+	// free server of generation "b", which every selector of either pool
+	// matches and which comes first by name among them (the order of
+	// claims), is IPMI: every run's pools drive an IPMI BMC. Up to two
+	// more fall anywhere, foreign ones included.
+	p.IPMI = []int{firstFreeB(p.Foreign)}
+	for range rng.Intn(3) {
+		if i := rng.Intn(ownedServers); !slices.Contains(p.IPMI, i) {
+			p.IPMI = append(p.IPMI, i)
+		}
+	}
+	slices.Sort(p.IPMI)
 	return p
 }
 
+// firstFreeB is the index of the first server of generation "b" (odd
+// indexes) after the foreign ones.
+func firstFreeB(foreign int) int { return foreign | 1 }
+
 func (p ownedPlan) String() string {
-	out := fmt.Sprintf("owned pools %v, %d foreign server(s):", p.Pools, p.Foreign)
+	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v:", p.Pools, p.Foreign, p.IPMI)
 	for _, s := range p.Steps {
 		out += fmt.Sprintf(" %s/%d", s.Kind, s.Pick)
 	}
@@ -115,7 +140,7 @@ func ownedPrefix(seed int64) string { return "own" + strconv.FormatInt(seed, 10)
 // ownedServer is one server and its BMC.
 type ownedServer struct {
 	spec    ownedfleet.Spec
-	rf      *ownedfleet.Redfish
+	bmc     ownedBMC
 	foreign bool
 	// gen is the value of ownedGenLabel: the selectors a rollout switches
 	// between choose "a" alone or both.
@@ -171,9 +196,8 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 		s := &ownedServer{foreign: i < w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
 		s.spec = ownedfleet.Spec{Name: fmt.Sprintf("%ss%d", prefix, i), MAC: ownedMAC(seed, i),
 			UUID: fmt.Sprintf("4c4c4544-0029-%04x-8000-%012x", seed%0x10000, i), Disk: ownedGoodDisk}
-		s.rf, err = w.fleet.AddRedfish(s.spec, bmcUser, bmcPassword, bmcsim.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = s.rf.Close() })
+		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i))
+		t.Cleanup(func() { _ = s.bmc.close() })
 		if s.foreign {
 			// A user's node: its kubelet runs, no pool made it.
 			_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.spec.Name}}, metav1.CreateOptions{})
@@ -194,6 +218,27 @@ func ownedMAC(seed int64, i int) string {
 	return fmt.Sprintf("52:54:29:%02x:%02x:%02x", (seed>>8)&0xff, seed&0xff, i)
 }
 
+// addBMC gives the fleet's server spec a BMC: ipmi_sim behind a relay
+// when ipmi, the Redfish responder otherwise. Without ipmi_sim the run
+// has Redfish servers only (under CI=true it fails: CI must drive IPMI).
+func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) ownedBMC {
+	t.Helper()
+	if ipmi {
+		b, err := w.fleet.AddIPMI(spec, bmcUser, bmcPassword, ipmisim.Options{Dir: t.TempDir()})
+		switch {
+		case errors.Is(err, ipmisim.ErrNotInstalled) && os.Getenv("CI") != "true":
+			t.Logf("seed %d: %v; %s is a Redfish server", w.seed, err, spec.Name)
+		case err != nil:
+			t.Fatalf("IPMI BMC of %s: %v", spec.Name, err)
+		default:
+			return ipmiBMC{b: b}
+		}
+	}
+	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{})
+	require.NoError(t, err)
+	return redfishBMC{rf: rf}
+}
+
 // register writes a server's BMC Secret and Inventory as a user does.
 func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) {
 	t.Helper()
@@ -201,13 +246,11 @@ func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) 
 		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcUser), v1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
 	_, err := env.Kube.CoreV1().Secrets(ownedSecrets).Create(env.Ctx, sec, metav1.CreateOptions{})
 	require.NoError(t, err)
-	srv := s.rf.Server
 	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: s.spec.Name,
 		Labels: map[string]string{ownedLabel: strconv.FormatInt(w.seed, 10), ownedGenLabel: s.gen}}}
 	inv.Spec.ManagementInterfaceMacAddress = s.spec.MAC
 	inv.Spec.PrimaryDisk = s.spec.Disk
-	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
-		AuthSecretRef: corev1.SecretReference{Namespace: ownedSecrets, Name: s.spec.Name}}
+	inv.Spec.BaseboardManagementSpec.Connection = inventoryConnection(s)
 	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
 	_, err = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -273,17 +316,8 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 		w.deleted[pool] = true
 		w.mu.Unlock()
 		return "deleted " + pool
-	case ownRefuse:
-		srv.rf.BMC.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultUnauthorized, PathPrefix: "/redfish/v1/Systems", Count: 1})
-		return srv.spec.Name + ": the next system request is refused (401)"
-	case ownFail:
-		srv.rf.BMC.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, Method: "POST", Count: 1})
-		return srv.spec.Name + ": the next command fails (500)"
-	case ownLost:
-		// The command is carried out after the controller gave up on the
-		// answer: a lost answer.
-		srv.rf.BMC.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLatency, Latency: 2 * bmcTimeout, Count: 1})
-		return srv.spec.Name + ": the next request is answered after --bmc-timeout"
+	case ownRefuse, ownFail, ownLost:
+		return fmt.Sprintf("%s (%s): %s", srv.spec.Name, srv.bmc.protocol(), srv.bmc.fault(s.Kind, s.Pick))
 	case ownBreak, ownRepair:
 		disk := ownedGoodDisk
 		if s.Kind == ownBreak {

@@ -120,3 +120,22 @@ func validTemplate(p poolSpec) error {
 	}
 	return nil
 }
+
+// Every owned plan mixes Redfish and IPMI servers, and makes IPMI the free
+// server of generation "b" that any pool claims first.
+func TestOwnedPlanMixesIPMIServers(t *testing.T) {
+	kinds := map[int]bool{}
+	for seed := int64(0); seed < 200; seed++ {
+		p := newOwnedPlan(seed)
+		require.Equal(t, p.String(), newOwnedPlan(seed).String(), "seed %d", seed)
+		assert.True(t, len(p.IPMI) >= 1 && len(p.IPMI) <= 3, "seed %d: IPMI servers %v", seed, p.IPMI)
+		b := firstFreeB(p.Foreign)
+		assert.Contains(t, p.IPMI, b, "seed %d", seed)
+		assert.True(t, b >= p.Foreign && b%2 == 1, "seed %d: server %d is foreign or of generation a", seed, b)
+		for _, i := range p.IPMI {
+			assert.True(t, i >= 0 && i < ownedServers, "seed %d: %v", seed, p.IPMI)
+			kinds[i] = true
+		}
+	}
+	assert.Len(t, kinds, ownedServers, "every server is IPMI in some seed")
+}
