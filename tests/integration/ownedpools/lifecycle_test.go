@@ -102,22 +102,26 @@ func TestTwoPoolsOneSelectorNeverClaimOneServerTwice(t *testing.T) {
 	}
 	createPool(t, env, ownedPool("left", 2, map[string]string{"rack": "c"}))
 	createPool(t, env, ownedPool("right", 2, map[string]string{"rack": "c"}))
+	// An Instance labels its server before it writes the server into its
+	// status, and the pools make their Instances one pass at a time, so the
+	// settled picture (three claims, four Instances, one of them waiting) is
+	// waited for; no sample on the way may show a server claimed twice.
 	require.Eventually(t, func() bool {
-		return len(claims(t, env)) == 3
-	}, wait, tick, "the three servers were never all claimed")
-	for inst, invs := range claims(t, env) {
-		assert.Len(t, invs, 1, "Instance %s holds %v", inst, invs)
-	}
-	// The fourth Instance waits.
-	waiting := 0
-	for _, pool := range []string{"left", "right"} {
-		for _, i := range instancesOf(t, env, pool) {
-			if i.Status.Server == "" {
-				waiting++
+		held := claims(t, env)
+		for inst, invs := range held {
+			assert.Len(t, invs, 1, "Instance %s holds %v", inst, invs)
+		}
+		instances, waiting := 0, 0
+		for _, pool := range []string{"left", "right"} {
+			for _, i := range instancesOf(t, env, pool) {
+				instances++
+				if i.Status.Server == "" {
+					waiting++
+				}
 			}
 		}
-	}
-	assert.Equal(t, 1, waiting)
+		return len(held) == 3 && instances == 4 && waiting == 1
+	}, wait, tick, "the pools never settled on three claimed servers and one waiting Instance")
 }
 
 // The equinix mode leaves a pool of servers people own alone: no
