@@ -22,6 +22,7 @@ import (
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
 )
 
 // SeedSample is the README's sample InstancePool, byte for byte.
@@ -213,6 +214,21 @@ func (e *Env) EventRecorded(name, reason string) bool {
 		return e.HasEvent(name, reason), nil
 	})
 	return err == nil
+}
+
+// JoinResult waits for the join agent's outcome of the device's latest
+// install. The agent records it just after it registers the Node, so a
+// test that saw the Node, or what the controller made of it, may ask a
+// moment before it is there.
+func (e *Env) JoinResult(deviceID string) joinagent.Result {
+	e.T.Helper()
+	var got joinagent.Result
+	e.Eventually(func() bool {
+		var ok bool
+		got, ok = e.Agent.LastResult(deviceID)
+		return ok
+	}, 30*time.Second, "the join agent recorded no install of device %s", deviceID)
+	return got
 }
 
 // HasEvent reports whether an Event with the reason was recorded for name.

@@ -11,6 +11,7 @@ import (
 	metalv1 "github.com/equinix/equinix-sdk-go/services/metalv1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -57,14 +58,14 @@ func TestSeedSamplePoolBecomesReady(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, reinstalls, "exactly one reinstall")
-	results := env.Agent.Results()
-	require.NotEmpty(t, results)
-	last := results[len(results)-1]
+	last := env.JoinResult(inst.Status.InstanceID)
 	require.True(t, last.OK, last.Reason)
 	assert.Equal(t, []string{strings.ToLower(inst.Status.MACAddresses["eth0"])}, last.MACs)
 
-	node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-	require.NoError(t, err)
+	// The Node is labelled by its own chain, which need not be done when
+	// the Instance is managed.
+	node := waitNode(t, env, inst.Name, func(n *corev1.Node) bool { return n.Labels[v1.LabelDeviceID] != "" },
+		"the Node was not labelled")
 	assert.Equal(t, inst.Status.InstanceID, node.Labels[v1.LabelDeviceID])
 	assert.Equal(t, "c3.small.x86", node.Labels["node.kubernetes.io/instance-type"])
 	assert.Equal(t, "sg", node.Labels["topology.kubernetes.io/region"])
@@ -129,9 +130,7 @@ func TestSingleBootNeedsNoReinstall(t *testing.T) {
 
 	inst := env.Instances(pool.Name)[0]
 	assert.Empty(t, env.Sim.RequestsFor("performAction"), "single-boot reinstalled the device")
-	results := env.Agent.Results()
-	require.NotEmpty(t, results)
-	last := results[len(results)-1]
+	last := env.JoinResult(inst.Status.InstanceID)
 	require.True(t, last.OK, last.Reason)
 	assert.Equal(t, []string{strings.ToLower(inst.Status.MACAddresses["eth0"])}, last.MACs,
 		"the MAC iPXE put on the kernel line is this device's eth0")

@@ -72,6 +72,13 @@ func TestHarvesterUIBadges(t *testing.T) {
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "badges"))
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 	env.Eventually(func() bool { return len(instBadges.of(v1.PhaseFailed)) > 0 }, 30*time.Second, "no failed Instance was seen")
+	// The watch delivers the statuses in the order they were stored, and
+	// may lag what the pool showed: once the managed one is here, every
+	// status before it is too.
+	env.Eventually(func() bool {
+		seen := instBadges.of(v1.PhaseManaged)
+		return len(seen) > 0 && seen[len(seen)-1].State == "active" && !seen[len(seen)-1].Error
+	}, 30*time.Second, "a managed Instance does not show as active: %+v", instBadges.of(v1.PhaseManaged))
 
 	// One pass takes a server from its create intent to the reinstall, whose
 	// intent is written with the state it leads to (joining): installing and
@@ -89,10 +96,6 @@ func TestHarvesterUIBadges(t *testing.T) {
 		assert.True(t, s.Error, "a failed Instance shows as %+v", s)
 		assert.Contains(t, strings.Join(s.Message, "; "), "could not provision")
 	}
-	env.Eventually(func() bool {
-		seen := instBadges.of(v1.PhaseManaged)
-		return len(seen) > 0 && seen[len(seen)-1].State == "active" && !seen[len(seen)-1].Error
-	}, 30*time.Second, "a managed Instance does not show as active: %+v", instBadges.of(v1.PhaseManaged))
 	for _, s := range poolBadges.of("badges/" + v1.PoolPhaseProvisioning) {
 		assert.True(t, s.Transitioning && !s.Error, "a provisioning pool shows as %+v", s)
 	}

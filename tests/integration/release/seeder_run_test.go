@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -90,8 +89,10 @@ func runSeederDeployment(ctx context.Context, t *testing.T, c *cluster.Cluster, 
 		}
 		env = append(env, e.Name+"="+value)
 	}
-	// The pod's ports, on this machine: free ones.
-	env = append(env, "HTTP_ADDRESS="+freeAddr(t), "IPXE_ADDRESS="+freeAddr(t), "KUBECONFIG="+kubeconfig)
+	// The pod's ports, on this machine: ones the system picks as the binary
+	// binds them. A port picked free here and bound after the build may be
+	// another process's by then, and the binary would exit at start.
+	env = append(env, "HTTP_ADDRESS=127.0.0.1:0", "IPXE_ADDRESS=127.0.0.1:0", "KUBECONFIG="+kubeconfig)
 
 	bin := buildController(t)
 	out := &lockedBuffer{}
@@ -148,13 +149,4 @@ func buildController(t *testing.T) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "building the controller:\n%s", out)
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
 }

@@ -1,6 +1,7 @@
 package vip
 
 import (
+	"context"
 	"net/netip"
 	"slices"
 	"testing"
@@ -102,6 +103,11 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 			Spec:       lbv1.IPPoolSpec{Ranges: []lbv1.Range{{Subnet: "192.0.2.0/28"}}},
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
+		// The person's IPPool outlives the addon's objects: the next run of
+		// this test on the same cluster (go test -count) makes it again.
+		t.Cleanup(func() {
+			_ = env.Client.LoadbalancerV1beta1().IPPools().Delete(context.Background(), theirs.Name, metav1.DeleteOptions{})
+		})
 		env.CreateElasticIPPool("taken", metro, 1)
 		env.Eventually(func() bool {
 			p := env.ElasticIPPool("taken")

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -127,11 +128,18 @@ func TestRefusedCredentialsChangeNothing(t *testing.T) {
 	env.Sim.RemoveFault(forbidden)
 	w.waitOn(w.servers[0], time.Minute)
 
-	// 401: a token Equinix does not know.
+	// 401: a token Equinix does not know. The controller learns of the
+	// Secret and of kube-vip's new holder through two watches: the holder
+	// is named once it has refused the token, or it could move the VIP
+	// with the old one before it saw the new.
 	env.SetSecretData(map[string]string{"METAL_AUTH_TOKEN": "revoked-token", "PROJECT_ID": framework.ProjectID, "JOIN_TOKEN": framework.JoinToken})
+	w.condition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, 30*time.Second)
 	before = writes()
 	require.NoError(t, env.SetVIPHost(w.first))
-	w.condition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, 30*time.Second)
+	env.Eventually(func() bool {
+		e := env.ElasticIP(v1.VIPElasticIPName)
+		return e.Status.NodeName == w.first && !conditions.IsTrue(e.Status.Conditions, v1.ElasticIPCredentialsReady)
+	}, 30*time.Second, "no pass with the refused token saw kube-vip name %s", w.first)
 	w.stays(w.devices[w.servers[0]])
 	assert.Equal(t, before, writes())
 	env.SetSecretData(map[string]string{"METAL_AUTH_TOKEN": framework.MetalToken, "PROJECT_ID": framework.ProjectID, "JOIN_TOKEN": framework.JoinToken})
