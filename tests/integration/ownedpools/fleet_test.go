@@ -2,7 +2,6 @@ package ownedpools
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -20,17 +19,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
-
-// freeAddress is a loopback address nothing listens on, for the boot
-// endpoint (the simulated servers must know it before it starts).
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
 
 // A simulated server (ownedfleet) PXE-boots into the controller's own boot
 // endpoint when the pool powers it on, installs with the configuration it
@@ -86,7 +74,8 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 // PXE-boot into it; it returns the endpoint's address too.
 func fleetEnv(t *testing.T) (*framework.Env, *ownedfleet.Fleet, string) {
 	t.Helper()
-	addr := freeAddress(t)
+	// The simulated servers must know the boot endpoint before it starts.
+	addr := framework.FreeAddr(t)
 	opts := hardwareOpts()
 	opts.Configure = func(c *config.Config) {
 		configure(c)
