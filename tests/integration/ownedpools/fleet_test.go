@@ -49,8 +49,7 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, inst.Name, node.Labels[v1.LabelInstance])
 	assert.Equal(t, spec.UUID, inst.Status.SystemUUID)
-	res, ok := fleet.LastResult(spec.Name)
-	require.True(t, ok)
+	res := bootResult(t, fleet, spec.Name)
 	assert.True(t, res.OK, "%+v", res)
 	assert.Equal(t, "/dev/nvme0n1", res.Device)
 
@@ -104,4 +103,18 @@ func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, p
 	require.Eventually(t, func() bool {
 		return env.Inventory(spec.Name).Status.Status == v1alpha1.InventoryNodeReady
 	}, wait, tick, "Inventory %s never reached its BMC", spec.Name)
+}
+
+// bootResult waits for the fleet's record of a server's network boot: a
+// simulated server records it once its Node is Ready, which the
+// controller may act on first.
+func bootResult(t *testing.T, fleet *ownedfleet.Fleet, name string) ownedfleet.Result {
+	t.Helper()
+	var res ownedfleet.Result
+	require.Eventually(t, func() bool {
+		var ok bool
+		res, ok = fleet.LastResult(name)
+		return ok
+	}, wait, tick, "%s never booted from the network", name)
+	return res
 }
