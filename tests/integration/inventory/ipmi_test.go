@@ -64,18 +64,18 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	}
 	assert.Len(t, fw, before+1)
 
-	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown))
-	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "ipmi-node"))
+	job := requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown)
+	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "ipmi-node", job))
 	assert.Empty(t, sim.ChassisControls(), "a Chassis Control went out without maintenance mode")
 	env.SetMaintenance("ipmi-node", true)
-	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown))
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node"))
+	job = requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown)
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node", job))
 	env.Eventually(func() bool {
 		on, err := sim.PowerOn()
 		return err == nil && !on && env.Inventory("ipmi-node").Status.MachinePowerState == "off"
 	}, time.Minute, "the server was not switched off")
-	require.NoError(t, requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationPowerOn))
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node"))
+	job = requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationPowerOn)
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node", job))
 	env.Eventually(func() bool { return env.Inventory("ipmi-node").Status.MachinePowerState == "on" }, time.Minute,
 		"the server was not switched on")
 	// ipmi_sim's trace is read as it prints it, which may come after the
