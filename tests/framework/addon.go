@@ -2,7 +2,6 @@ package framework
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -90,7 +89,7 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 			}
 		}
 	}
-	a.httpAddr = freeAddr(t)
+	a.httpAddr = FreeAddr(t)
 	if opts.LockName != "" {
 		a.lockName = opts.LockName
 	}
@@ -103,14 +102,6 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 	})
 	a.Start()
 	return a
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func (a *Addon) args() []string {
@@ -163,9 +154,9 @@ func (a *Addon) MetricsURL() string { return "http://" + a.httpAddr + "/metrics"
 func (a *Addon) HealthURL(path string) string { return "http://" + a.httpAddr + path }
 
 // Start runs the binary; it must not be running. Its HTTP port is picked
-// free before the binary binds it, so another process (or the binary's
-// own listener on port 0) may take it in between: a start that fails on
-// that alone is tried again on another port.
+// free (FreeAddr) before the binary binds it, so another pick of the same
+// port may take it in between: a start that fails on that alone is tried
+// again on another port.
 func (a *Addon) Start() {
 	a.t.Helper()
 	for try := 1; ; try++ {
@@ -178,7 +169,7 @@ func (a *Addon) Start() {
 		if try < 3 && strings.Contains(a.Log()[from:], "address already in use") {
 			a.mu.Lock()
 			a.cmd = nil
-			a.httpAddr = freeAddr(a.t)
+			a.httpAddr = FreeAddr(a.t)
 			a.mu.Unlock()
 			continue
 		}

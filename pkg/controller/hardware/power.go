@@ -195,6 +195,12 @@ func (r *run) maintenanceConfirmed() (bool, string, error) {
 	if ok, why := harvester.PowerActionsAllowed(r.node); !ok || r.node == nil {
 		return ok, why, nil
 	}
+	return r.maintenanceLive()
+}
+
+// maintenanceLive says whether the node, read from the API server, may
+// have its power switched.
+func (r *run) maintenanceLive() (bool, string, error) {
 	live, err := r.s.nodes.Get(r.node.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

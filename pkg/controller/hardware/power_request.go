@@ -33,13 +33,16 @@ func (r *run) syncRequestedPower(p RequestedPower) error {
 }
 
 func (r *run) carryOutRequest(p RequestedPower, action v1.PowerAction) error {
-	// The node's maintenance mode is confirmed before anything of the
-	// request is recorded: a failed read leaves the request as it was, for
-	// the next pass.
+	// The node's maintenance mode is read from the API server before
+	// anything of the request is recorded: a request ends at once either
+	// way, so a cache lagging behind the node its requester just saw put
+	// into maintenance mode must not refuse it (nor one still showing it
+	// there let it through). A failed read leaves the request as it was,
+	// for the next pass.
 	allowed, why := true, ""
 	if r.node != nil {
 		var err error
-		if allowed, why, err = r.maintenanceConfirmed(); err != nil {
+		if allowed, why, err = r.maintenanceLive(); err != nil {
 			return err
 		}
 	}

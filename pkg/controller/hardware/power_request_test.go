@@ -169,6 +169,23 @@ func TestRequestedPowerRefusedWhenTheLiveNodeLeftMaintenance(t *testing.T) {
 	assert.Equal(t, []bool{false}, q.ended)
 }
 
+// A node put into maintenance mode a moment ago may not be in it in the
+// cache yet: the request, which ends at once, is taken on the API server's
+// word, and its one command goes out.
+func TestRequestedPowerTakenWhenTheLiveNodeEnteredMaintenance(t *testing.T) {
+	m := &fakeMachine{state: machine.PowerOn}
+	r, q, _, _ := newRequestRun(t, nodeIn(false), m, v1.PowerActionOff)
+	live := &liveNodes{live: nodeIn(true)}
+	r.s.nodes = live
+	require.NoError(t, r.syncRequestedPower(q))
+	assert.Equal(t, []machine.PowerAction{machine.ActionOff}, m.commands)
+	assert.Equal(t, 1, live.gets)
+	la := r.Hardware().LastPowerAction
+	require.NotNil(t, la)
+	assert.Equal(t, v1.PowerResultSucceeded, la.Result)
+	assert.Equal(t, []bool{true}, q.ended)
+}
+
 // A server without a node is switched without maintenance mode: no
 // workload of the cluster runs on it.
 func TestRequestedPowerWithoutNode(t *testing.T) {

@@ -88,28 +88,31 @@ func TestHarvesterNodeActions(t *testing.T) {
 	// maintenance mode; Harvester's API takes the request anyway, and the
 	// controller refuses it.
 	env.StopController()
+	job := lastJob(env, name)
 	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationShutdown))
 	r, err = api.PowerAction(env.Ctx, name, v1alpha1.PowerOperationPowerOn)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusInternalServerError, r.Status, r.String())
 	assert.Contains(t, r.Body, "waiting for power action status")
 	restart(env)
-	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, name))
+	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, name, job))
 	assert.Equal(t, v1alpha1.PowerOperationShutdown, env.Inventory(name).Status.PowerAction.LastActionRequested)
 	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
 		"a command went out without maintenance mode")
 
 	env.SetMaintenance(name, true)
+	job = lastJob(env, name)
 	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationReboot))
 	env.Eventually(func() bool { return len(sim.Resets()) == 1 }, time.Minute, "the reboot was not sent")
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name))
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name, job))
 	assert.Equal(t, v1alpha1.PowerOperationReboot, env.Inventory(name).Status.PowerAction.LastActionRequested)
 	assert.Equal(t, []string{"PowerCycle"}, sim.Resets())
 
 	// Ended: the next request is accepted, and is one command again.
+	job = lastJob(env, name)
 	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationShutdown))
 	env.Eventually(func() bool { return len(sim.Resets()) == 2 }, time.Minute, "the shutdown was not sent")
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name))
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name, job))
 	assert.Equal(t, []string{"PowerCycle", "ForceOff"}, sim.Resets())
 	assert.Never(t, func() bool { return len(sim.Resets()) != 2 }, 3*time.Second, 100*time.Millisecond,
 		"a request was carried out twice")

@@ -111,7 +111,8 @@ func patchSpec(t *testing.T, env *framework.Env, name string, spec map[string]an
 // (an Update of the object read), then status.powerAction.lastJobName
 // cleared on the object that Update returned (an UpdateStatus).
 // tests/harvesterapi runs Harvester's own code; this is its calls for tests
-// that need no Harvester binary.
+// that need no Harvester binary. It returns the job name the status held
+// before, for powerEnded.
 //
 // The controller writes the status at every poll (each second here), so
 // the UpdateStatus can meet a conflict, which Harvester shows the user as
@@ -119,9 +120,10 @@ func patchSpec(t *testing.T, env *framework.Env, name string, spec map[string]an
 // request already (the controller takes a changed operation at a new
 // generation): it stands. With the same operation nothing changed, and the
 // user asks again, as this does.
-func requestPower(t *testing.T, env *framework.Env, name, op string) error {
+func requestPower(t *testing.T, env *framework.Env, name, op string) string {
 	t.Helper()
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	before := lastJob(env, name)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		invs := env.Client.MetalV1alpha1().Inventories(ns)
 		inv, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
 		require.NoError(t, err)
@@ -139,18 +141,26 @@ func requestPower(t *testing.T, env *framework.Env, name, op string) error {
 			return nil
 		}
 		return err
-	})
+	}))
+	return before
 }
 
-// powerEnded waits until the last request ended and returns its
-// actionStatus.
-func powerEnded(t *testing.T, env *framework.Env, name string) string {
+// lastJob is the job name of the Inventory's last power request.
+func lastJob(env *framework.Env, name string) string {
+	return env.Inventory(name).Status.PowerAction.LastJobName
+}
+
+// powerEnded waits until the request made after job before ended and
+// returns its actionStatus. The request's own job is waited for: when
+// Harvester's clearing of lastJobName met a conflict, the status still
+// shows the last request, ended, until the controller takes the new one.
+func powerEnded(t *testing.T, env *framework.Env, name, before string) string {
 	t.Helper()
 	var status string
 	env.Eventually(func() bool {
 		pa := env.Inventory(name).Status.PowerAction
 		status = pa.LastActionStatus
-		return pa.LastJobName != "" && status != ""
+		return pa.LastJobName != "" && pa.LastJobName != before && status != ""
 	}, time.Minute, "the power request of %s did not end", name)
 	return status
 }

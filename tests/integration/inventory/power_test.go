@@ -80,8 +80,8 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 		time.Minute, "never ready")
 	seen := watchPowerActions(t, env, "pw")
 
-	require.NoError(t, requestPower(t, env, "pw", v1alpha1.PowerOperationShutdown))
-	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "pw"))
+	job := requestPower(t, env, "pw", v1alpha1.PowerOperationShutdown)
+	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "pw", job))
 	assert.True(t, hasCondition(env, "pw", v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired))
 	assert.True(t, env.EventRecorded("pw", v1.ReasonMaintenanceRequired))
 	assert.Contains(t, hw(env, "pw").LastPowerAction.Message, "is not in maintenance mode")
@@ -97,8 +97,8 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 		{v1alpha1.PowerOperationReboot, "PowerCycle", "on"},
 	} {
 		before := len(sim.Resets())
-		require.NoError(t, requestPower(t, env, "pw", step.op))
-		assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw"), step.op)
+		job := requestPower(t, env, "pw", step.op)
+		assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw", job), step.op)
 		inv := env.Inventory("pw")
 		assert.Equal(t, step.op, inv.Status.PowerAction.LastActionRequested)
 		assert.True(t, seen.pendingSeen(inv.Status.PowerAction.LastJobName), "%s: never stored pending, without actionStatus", step.op)
@@ -110,8 +110,8 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 
 	// The same operation again, and a spec edited for another reason
 	// (the UI sends the whole object back): only the first is a request.
-	require.NoError(t, requestPower(t, env, "pw", v1alpha1.PowerOperationReboot))
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw"))
+	job = requestPower(t, env, "pw", v1alpha1.PowerOperationReboot)
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw", job))
 	env.Eventually(func() bool { return len(sim.Resets()) == 4 }, time.Minute, "the second reboot was not sent")
 	patchSpec(t, env, "pw", map[string]any{"events": map[string]any{"pollingInterval": "2s"}})
 	assert.Never(t, func() bool { return len(sim.Resets()) != 4 }, 3*time.Second, 100*time.Millisecond,
@@ -141,7 +141,7 @@ func TestServerWithoutNode(t *testing.T) {
 		return false
 	}, time.Minute, "the server's event did not go to its Inventory")
 
-	require.NoError(t, requestPower(t, env, "free-server", v1alpha1.PowerOperationShutdown))
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "free-server"))
+	job := requestPower(t, env, "free-server", v1alpha1.PowerOperationShutdown)
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "free-server", job))
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 }

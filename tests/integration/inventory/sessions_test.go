@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -28,8 +27,8 @@ func TestOneLoginForPollsAndAPowerAction(t *testing.T) {
 	env.WaitPolls("one-login", 3)
 
 	env.SetMaintenance("one-login", true)
-	require.NoError(t, requestPower(t, env, "one-login", v1alpha1.PowerOperationShutdown))
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "one-login"))
+	job := requestPower(t, env, "one-login", v1alpha1.PowerOperationShutdown)
+	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "one-login", job))
 	env.Eventually(func() bool { return env.Inventory("one-login").Status.MachinePowerState == "off" }, time.Minute,
 		"the power state did not follow")
 	env.WaitPolls("one-login", 2)

@@ -2,7 +2,6 @@ package ownedpools
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -20,17 +19,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
-
-// freeAddress is a loopback address nothing listens on, for the boot
-// endpoint (the simulated servers must know it before it starts).
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
 
 // A simulated server (ownedfleet) PXE-boots into the controller's own boot
 // endpoint when the pool powers it on, installs with the configuration it
@@ -61,8 +49,7 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, inst.Name, node.Labels[v1.LabelInstance])
 	assert.Equal(t, spec.UUID, inst.Status.SystemUUID)
-	res, ok := fleet.LastResult(spec.Name)
-	require.True(t, ok)
+	res := bootResult(t, fleet, spec.Name)
 	assert.True(t, res.OK, "%+v", res)
 	assert.Equal(t, "/dev/nvme0n1", res.Device)
 
@@ -86,7 +73,8 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 // PXE-boot into it; it returns the endpoint's address too.
 func fleetEnv(t *testing.T) (*framework.Env, *ownedfleet.Fleet, string) {
 	t.Helper()
-	addr := freeAddress(t)
+	// The simulated servers must know the boot endpoint before it starts.
+	addr := framework.FreeAddr(t)
 	opts := hardwareOpts()
 	opts.Configure = func(c *config.Config) {
 		configure(c)
@@ -115,4 +103,18 @@ func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, p
 	require.Eventually(t, func() bool {
 		return env.Inventory(spec.Name).Status.Status == v1alpha1.InventoryNodeReady
 	}, wait, tick, "Inventory %s never reached its BMC", spec.Name)
+}
+
+// bootResult waits for the fleet's record of a server's network boot: a
+// simulated server records it once its Node is Ready, which the
+// controller may act on first.
+func bootResult(t *testing.T, fleet *ownedfleet.Fleet, name string) ownedfleet.Result {
+	t.Helper()
+	var res ownedfleet.Result
+	require.Eventually(t, func() bool {
+		var ok bool
+		res, ok = fleet.LastResult(name)
+		return ok
+	}, wait, tick, "%s never booted from the network", name)
+	return res
 }

@@ -222,10 +222,12 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 
 	// Not Ready for half a minute already: the first of two cycles (at a
 	// third of the minute) is due.
+	// The cycle is counted in the status before it is sent (its intent),
+	// so the BMC's side of it is waited for too.
 	setReady(t, env, node, corev1.ConditionFalse, time.Now().Add(-30*time.Second))
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.PowerCycles == 1
+		return err == nil && got.Status.PowerCycles == 1 && len(s.bmc.PowerTransitions()) > before
 	}, wait, tick, "the unhealthy server was never power-cycled")
 	ts := s.bmc.PowerTransitions()[before:]
 	require.Len(t, ts, 1, "one cycle: %+v", ts)
