@@ -282,9 +282,11 @@ func (w *bmcWorld) maintenance(r *run, name string, on bool) string {
 		value = `"completed"`
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"harvesterhci.io/maintain-status":%s}}}`, value)
-	if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	node, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
 		return "refused: " + err.Error()
 	}
+	r.power.saw(node, time.Now())
 	return ""
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -57,6 +58,8 @@ type powerLedger struct {
 	// (maintenance mode) as [from, to) spans; to is zero while it lasts.
 	allowed map[string][]span
 	created map[string]time.Time
+	// rv is the resourceVersion of the newest copy of each node taken.
+	rv map[string]uint64
 }
 
 type appliedAction struct {
@@ -71,7 +74,7 @@ type span struct{ from, to time.Time }
 
 func newPowerLedger() *powerLedger {
 	return &powerLedger{requested: map[string]map[string]int{}, applied: map[string]map[string]int{},
-		allowed: map[string][]span{}, created: map[string]time.Time{}}
+		allowed: map[string][]span{}, created: map[string]time.Time{}, rv: map[string]uint64{}}
 }
 
 func count(m map[string]map[string]int, uid, kind string) {
@@ -117,29 +120,43 @@ func (l *powerLedger) watchNodes(env *framework.Env) {
 	factory := informers.NewSharedInformerFactory(env.Kube, 0)
 	inf := factory.Core().V1().Nodes().Informer()
 	seen := func(obj any) {
-		n, ok := obj.(*corev1.Node)
-		if !ok {
-			return
-		}
-		ok, _ = harvester.PowerActionsAllowed(n)
-		now := time.Now()
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if _, known := l.created[n.Name]; !known {
-			l.created[n.Name] = now
-		}
-		spans := l.allowed[n.Name]
-		open := len(spans) > 0 && spans[len(spans)-1].to.IsZero()
-		switch {
-		case ok && !open:
-			l.allowed[n.Name] = append(spans, span{from: now})
-		case !ok && open:
-			spans[len(spans)-1].to = now
+		if n, ok := obj.(*corev1.Node); ok {
+			l.saw(n, time.Now())
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, n any) { seen(n) }})
 	factory.Start(env.Ctx.Done())
 	cache.WaitForCacheSync(env.Ctx.Done(), inf.HasSynced)
+}
+
+// saw takes a Node as the apiserver stored it, seen at the given time: from
+// the watch, or from the answer to the campaign's own write of its
+// maintenance mode. The answer comes first when the watch lags (it relists
+// with a backoff after an apiserver restart, while the controller reads the
+// node from the apiserver), so a copy no newer than one already taken
+// changes nothing.
+func (l *powerLedger) saw(n *corev1.Node, at time.Time) {
+	ok, _ := harvester.PowerActionsAllowed(n)
+	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		if rv <= l.rv[n.Name] {
+			return
+		}
+		l.rv[n.Name] = rv
+	}
+	if _, known := l.created[n.Name]; !known {
+		l.created[n.Name] = at
+	}
+	spans := l.allowed[n.Name]
+	open := len(spans) > 0 && spans[len(spans)-1].to.IsZero()
+	switch {
+	case ok && !open:
+		l.allowed[n.Name] = append(spans, span{from: at})
+	case !ok && open:
+		spans[len(spans)-1].to = at
+	}
 }
 
 // record takes a power action a BMC carried out, which the campaign reads
