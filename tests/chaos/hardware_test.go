@@ -11,6 +11,7 @@ import (
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -237,10 +238,35 @@ func (r *run) setPower(inst v1.Instance, state v1.PowerState) string {
 		return inst.Name + " is asked " + string(state) + " already"
 	}
 	if err := r.patchInstance(inst.Name, map[string]any{"powerState": state}); err != nil {
-		return "refused: " + err.Error()
+		if !r.landed(func() (bool, error) {
+			got, err := r.env.Client.EquinixV1().Instances().Get(r.env.Ctx, inst.Name, metav1.GetOptions{})
+			return err == nil && got.Spec.WantedPowerState() == state, err
+		}) {
+			return "refused: " + err.Error()
+		}
+		r.power.request(string(inst.UID), string(state))
+		return fmt.Sprintf("%s %s, stored though its answer was lost (%v)", inst.Name, state, err)
 	}
 	r.power.request(string(inst.UID), string(state))
 	return fmt.Sprintf("%s %s", inst.Name, state)
+}
+
+// landed settles a write whose answer was lost: an apiserver that restarts
+// may cut the connection after it stored the write, and the controller acts
+// on what is stored. It reads until the apiserver answers (a minute at
+// most) and reports whether the write is there; an object that is gone has
+// none.
+func (r *run) landed(stored func() (bool, error)) bool {
+	there := false
+	r.poll(time.Minute, func() bool {
+		ok, err := stored()
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false
+		}
+		there = ok
+		return true
+	})
+	return there
 }
 
 func (r *run) powerAction(s step) string {
@@ -266,7 +292,14 @@ func (r *run) powerAction(s step) string {
 		at = old.Add(time.Second)
 	}
 	if err := r.patchInstance(inst.Name, map[string]any{"rebootRequestedAt": at.Format(time.RFC3339)}); err != nil {
-		return "refused: " + err.Error()
+		if !r.landed(func() (bool, error) {
+			got, err := r.env.Client.EquinixV1().Instances().Get(r.env.Ctx, inst.Name, metav1.GetOptions{})
+			return err == nil && got.Spec.RebootRequestedAt != nil && got.Spec.RebootRequestedAt.Time.Equal(at), err
+		}) {
+			return "refused: " + err.Error()
+		}
+		r.power.request(string(inst.UID), "reboot")
+		return fmt.Sprintf("reboot %s, stored though its answer was lost (%v)", inst.Name, err)
 	}
 	r.power.request(string(inst.UID), "reboot")
 	return "reboot " + inst.Name
