@@ -334,9 +334,11 @@ func (r *run) maintenance(s step) string {
 	} else {
 		patch = endMaintenancePatch
 	}
-	if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	node, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
 		return "refused: " + err.Error()
 	}
+	r.power.saw(node, time.Now())
 	return string(s.Kind) + " " + name
 }
 
