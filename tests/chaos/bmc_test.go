@@ -257,21 +257,36 @@ func (w *bmcWorld) request(r *run, n bmcNode, op string) string {
 	if inv.Spec.PowerActionRequested != "" && inv.Status.PowerAction.LastActionStatus == "" {
 		return "refused: the " + inv.Spec.PowerActionRequested + " is pending"
 	}
+	before := inv.Generation
 	inv.Spec.PowerActionRequested = op
+	kind := map[string]string{v1alpha1.PowerOperationShutdown: "off", v1alpha1.PowerOperationPowerOn: "on", v1alpha1.PowerOperationReboot: "reboot"}[op]
 	updated, err := invs.Update(r.env.Ctx, inv, metav1.UpdateOptions{})
 	if err != nil {
-		return "refused: " + err.Error()
+		// Only this loop writes the spec: a newer generation asking for op
+		// is this write, stored before its answer was lost.
+		if !r.landed(func() (bool, error) {
+			got, err := invs.Get(r.env.Ctx, n.name, metav1.GetOptions{})
+			return err == nil && got.Generation > before && got.Spec.PowerActionRequested == op, err
+		}) {
+			return "refused: " + err.Error()
+		}
+		w.counted(r, n, kind)
+		return op + ", stored though its answer was lost (status not written): " + err.Error()
 	}
-	kind := map[string]string{v1alpha1.PowerOperationShutdown: "off", v1alpha1.PowerOperationPowerOn: "on", v1alpha1.PowerOperationReboot: "reboot"}[op]
-	r.power.request(n.uid, kind)
-	w.mu.Lock()
-	w.requests++
-	w.mu.Unlock()
+	w.counted(r, n, kind)
 	updated.Status.PowerAction.LastJobName = ""
 	if _, err := invs.UpdateStatus(r.env.Ctx, updated, metav1.UpdateOptions{}); err != nil {
 		return op + ", half written (Harvester answers 409): " + err.Error()
 	}
 	return op
+}
+
+// counted records a power request that is stored.
+func (w *bmcWorld) counted(r *run, n bmcNode, kind string) {
+	r.power.request(n.uid, kind)
+	w.mu.Lock()
+	w.requests++
+	w.mu.Unlock()
 }
 
 // maintenance switches a BMC node's maintenance mode as Harvester reports
@@ -282,9 +297,11 @@ func (w *bmcWorld) maintenance(r *run, name string, on bool) string {
 		value = `"completed"`
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"harvesterhci.io/maintain-status":%s}}}`, value)
-	if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	node, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
 		return "refused: " + err.Error()
 	}
+	r.power.saw(node, time.Now())
 	return ""
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -162,6 +163,10 @@ func setUp(t *testing.T, pl plan) *run {
 	r.power = newPowerLedger()
 	t.Cleanup(env.Sim.Subscribe(r.power.observe(r.clusterTag)))
 	r.power.watchNodes(env)
+	// The join agent completes the maintenance the controller asks for;
+	// what it stored counts from its write, whatever the watch delivers.
+	env.Agent.ObserveMaintenance(func(n *corev1.Node) { r.power.saw(n, time.Now()) })
+	t.Cleanup(func() { env.Agent.ObserveMaintenance(nil) })
 	r.foreign = createForeign(t, env, client, pl)
 	r.bmcs = startBMCs(t, env, pl.Seed)
 	r.fencing = startFencing(t, env, pl.Seed)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -57,6 +59,8 @@ type powerLedger struct {
 	// (maintenance mode) as [from, to) spans; to is zero while it lasts.
 	allowed map[string][]span
 	created map[string]time.Time
+	// rv is the resourceVersion of the newest copy of each node taken.
+	rv map[string]uint64
 }
 
 type appliedAction struct {
@@ -71,7 +75,7 @@ type span struct{ from, to time.Time }
 
 func newPowerLedger() *powerLedger {
 	return &powerLedger{requested: map[string]map[string]int{}, applied: map[string]map[string]int{},
-		allowed: map[string][]span{}, created: map[string]time.Time{}}
+		allowed: map[string][]span{}, created: map[string]time.Time{}, rv: map[string]uint64{}}
 }
 
 func count(m map[string]map[string]int, uid, kind string) {
@@ -117,29 +121,43 @@ func (l *powerLedger) watchNodes(env *framework.Env) {
 	factory := informers.NewSharedInformerFactory(env.Kube, 0)
 	inf := factory.Core().V1().Nodes().Informer()
 	seen := func(obj any) {
-		n, ok := obj.(*corev1.Node)
-		if !ok {
-			return
-		}
-		ok, _ = harvester.PowerActionsAllowed(n)
-		now := time.Now()
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if _, known := l.created[n.Name]; !known {
-			l.created[n.Name] = now
-		}
-		spans := l.allowed[n.Name]
-		open := len(spans) > 0 && spans[len(spans)-1].to.IsZero()
-		switch {
-		case ok && !open:
-			l.allowed[n.Name] = append(spans, span{from: now})
-		case !ok && open:
-			spans[len(spans)-1].to = now
+		if n, ok := obj.(*corev1.Node); ok {
+			l.saw(n, time.Now())
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, n any) { seen(n) }})
 	factory.Start(env.Ctx.Done())
 	cache.WaitForCacheSync(env.Ctx.Done(), inf.HasSynced)
+}
+
+// saw takes a Node as the apiserver stored it, seen at the given time: from
+// the watch, or from the answer to the campaign's own write of its
+// maintenance mode. The answer comes first when the watch lags (it relists
+// with a backoff after an apiserver restart, while the controller reads the
+// node from the apiserver), so a copy no newer than one already taken
+// changes nothing.
+func (l *powerLedger) saw(n *corev1.Node, at time.Time) {
+	ok, _ := harvester.PowerActionsAllowed(n)
+	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		if rv <= l.rv[n.Name] {
+			return
+		}
+		l.rv[n.Name] = rv
+	}
+	if _, known := l.created[n.Name]; !known {
+		l.created[n.Name] = at
+	}
+	spans := l.allowed[n.Name]
+	open := len(spans) > 0 && spans[len(spans)-1].to.IsZero()
+	switch {
+	case ok && !open:
+		l.allowed[n.Name] = append(spans, span{from: at})
+	case !ok && open:
+		spans[len(spans)-1].to = at
+	}
 }
 
 // record takes a power action a BMC carried out, which the campaign reads
@@ -220,10 +238,35 @@ func (r *run) setPower(inst v1.Instance, state v1.PowerState) string {
 		return inst.Name + " is asked " + string(state) + " already"
 	}
 	if err := r.patchInstance(inst.Name, map[string]any{"powerState": state}); err != nil {
-		return "refused: " + err.Error()
+		if !r.landed(func() (bool, error) {
+			got, err := r.env.Client.EquinixV1().Instances().Get(r.env.Ctx, inst.Name, metav1.GetOptions{})
+			return err == nil && got.Spec.WantedPowerState() == state, err
+		}) {
+			return "refused: " + err.Error()
+		}
+		r.power.request(string(inst.UID), string(state))
+		return fmt.Sprintf("%s %s, stored though its answer was lost (%v)", inst.Name, state, err)
 	}
 	r.power.request(string(inst.UID), string(state))
 	return fmt.Sprintf("%s %s", inst.Name, state)
+}
+
+// landed settles a write whose answer was lost: an apiserver that restarts
+// may cut the connection after it stored the write, and the controller acts
+// on what is stored. It reads until the apiserver answers (a minute at
+// most) and reports whether the write is there; an object that is gone has
+// none.
+func (r *run) landed(stored func() (bool, error)) bool {
+	there := false
+	r.poll(time.Minute, func() bool {
+		ok, err := stored()
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false
+		}
+		there = ok
+		return true
+	})
+	return there
 }
 
 func (r *run) powerAction(s step) string {
@@ -249,7 +292,14 @@ func (r *run) powerAction(s step) string {
 		at = old.Add(time.Second)
 	}
 	if err := r.patchInstance(inst.Name, map[string]any{"rebootRequestedAt": at.Format(time.RFC3339)}); err != nil {
-		return "refused: " + err.Error()
+		if !r.landed(func() (bool, error) {
+			got, err := r.env.Client.EquinixV1().Instances().Get(r.env.Ctx, inst.Name, metav1.GetOptions{})
+			return err == nil && got.Spec.RebootRequestedAt != nil && got.Spec.RebootRequestedAt.Time.Equal(at), err
+		}) {
+			return "refused: " + err.Error()
+		}
+		r.power.request(string(inst.UID), "reboot")
+		return fmt.Sprintf("reboot %s, stored though its answer was lost (%v)", inst.Name, err)
 	}
 	r.power.request(string(inst.UID), "reboot")
 	return "reboot " + inst.Name
@@ -284,9 +334,11 @@ func (r *run) maintenance(s step) string {
 	} else {
 		patch = endMaintenancePatch
 	}
-	if _, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	node, err := r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
 		return "refused: " + err.Error()
 	}
+	r.power.saw(node, time.Now())
 	return string(s.Kind) + " " + name
 }
 

@@ -6,11 +6,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -185,4 +187,32 @@ func TestPowerLedgerViolations(t *testing.T) {
 
 	l.applied["u1"]["off"] = 2
 	assert.Len(t, l.violations(), 2, "a second power-off for one request")
+}
+
+// The maintenance spans follow the newest copy of a node, whichever way it
+// came: the answer to the campaign's own write opens a span at once, and the
+// watch delivering that copy (or an older one) late changes nothing.
+func TestPowerLedgerTakesTheNewestCopyOfANode(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	node := func(rv string, maintained bool) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", ResourceVersion: rv, Annotations: map[string]string{}}}
+		if maintained {
+			n.Annotations[harvester.AnnotationMaintainStatus] = string(harvester.MaintenanceCompleted)
+		}
+		return n
+	}
+	l := newPowerLedger()
+	l.saw(node("10", false), t0)
+	l.saw(node("12", true), t0.Add(20*time.Second))  // the answer to the write
+	l.saw(node("11", false), t0.Add(25*time.Second)) // an older copy, late
+	l.saw(node("12", true), t0.Add(30*time.Second))  // the watch, late
+	require.Equal(t, []span{{from: t0.Add(20 * time.Second)}}, l.allowed["n1"])
+
+	l.actions = []appliedAction{{at: t0.Add(21 * time.Second), node: "n1", uid: "u1", kind: "off"}}
+	l.requested["u1"] = map[string]int{"off": 1}
+	l.applied["u1"] = map[string]int{"off": 1}
+	assert.Empty(t, l.violations(), "the power off came a second after the node was in maintenance mode")
+
+	l.saw(node("13", false), t0.Add(40*time.Second))
+	assert.Equal(t, []span{{from: t0.Add(20 * time.Second), to: t0.Add(40 * time.Second)}}, l.allowed["n1"])
 }

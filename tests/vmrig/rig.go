@@ -85,8 +85,11 @@ func Require(t *testing.T, opts Options) *Machine {
 		Host: func(network bool) []string { return qemuArgs(opts, m.Dir, srv.port, network) },
 	})
 	m.BMC = sim
+	// The BMC's default timeout, as the controller uses: a power off waits
+	// in ipmi_sim's chassis control for QEMU to end (up to two seconds
+	// before it is killed), which on a loaded machine took more than five.
 	m.Endpoint = bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: sim.Host, Port: sim.Port,
-		Username: opts.Username, Password: redact.Sensitive(opts.Password), Timeout: 5 * time.Second}
+		Username: opts.Username, Password: redact.Sensitive(opts.Password)}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("serial console (end):\n%s", tail(m.Serial(), 3000))

@@ -44,6 +44,11 @@ func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
 	cache := r.h.inventories.Cache()
 	name := r.Obj.Status.Server
 	if name == "" {
+		if inv, err := r.settleClaim(); err != nil || inv != nil {
+			return inv, err
+		}
+	}
+	if name == "" {
 		// A claim this process made whose status write failed, which the
 		// cache may not show yet.
 		name = r.h.owned.claimOf(r.Obj.UID)
@@ -177,10 +182,38 @@ func (r *run) claim() (*v1alpha1.Inventory, int, error) {
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			continue
 		default:
+			// The apiserver may have stored the claim before its answer was
+			// lost (a restart cut the connection, the wait timed out). The
+			// cache may not show it for a while after a restart, and this
+			// server would look free, its Update a conflict, and the next
+			// one claimed too: the first stays claimed by this Instance
+			// after it is gone. The next pass settles it first.
+			r.h.owned.unsure(r.Obj.UID, inv.Name)
 			return nil, 0, fmt.Errorf("claiming Inventory %s: %w", inv.Name, err)
 		}
 	}
 	return nil, unnamable, nil
+}
+
+// settleClaim reads, from the apiserver, the Inventory of a claim whose
+// answer was lost, before anything else is claimed or released: it
+// returns the Inventory when the claim is this Instance's, nil when the
+// claim was not stored.
+func (r *run) settleClaim() (*v1alpha1.Inventory, error) {
+	name := r.h.owned.unsureOf(r.Obj.UID)
+	if name == "" {
+		return nil, nil
+	}
+	inv, err := r.h.inventories.Get(v1alpha1.InventoryNamespace, name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading Inventory %s, whose claim's answer was lost: %w", name, err)
+	}
+	if err != nil || !ClaimedBy(inv, r.Obj) {
+		r.h.owned.settled(r.Obj.UID)
+		return nil, nil
+	}
+	r.h.owned.claimed(r.Obj.UID, inv)
+	return inv, nil
 }
 
 // unclaim frees the server: the claim goes, and with it the node binding
@@ -214,10 +247,31 @@ type ownedState struct {
 	written *common.Writes[*v1alpha1.Inventory]
 	mu      sync.Mutex
 	claims  map[types.UID]string
+	// unsureClaims are claims whose answer was lost, until read back.
+	unsureClaims map[types.UID]string
 }
 
 func newOwnedState(store toolscache.Store) *ownedState {
-	return &ownedState{written: common.NewWrites[*v1alpha1.Inventory](store), claims: map[types.UID]string{}}
+	return &ownedState{written: common.NewWrites[*v1alpha1.Inventory](store), claims: map[types.UID]string{},
+		unsureClaims: map[types.UID]string{}}
+}
+
+func (o *ownedState) unsure(uid types.UID, name string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.unsureClaims[uid] = name
+}
+
+func (o *ownedState) unsureOf(uid types.UID) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.unsureClaims[uid]
+}
+
+func (o *ownedState) settled(uid types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.unsureClaims, uid)
 }
 
 func (o *ownedState) claimOf(uid types.UID) string {
@@ -231,6 +285,7 @@ func (o *ownedState) claimed(uid types.UID, inv *v1alpha1.Inventory) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.claims[uid] = inv.Name
+	delete(o.unsureClaims, uid)
 }
 
 func (o *ownedState) released(uid types.UID, inv *v1alpha1.Inventory) {
@@ -240,4 +295,5 @@ func (o *ownedState) released(uid types.UID, inv *v1alpha1.Inventory) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.claims, uid)
+	delete(o.unsureClaims, uid)
 }

@@ -101,6 +101,8 @@ type Agent struct {
 	byDevice   map[string]string      // device ID -> node name
 	pending    map[string]*installJob // by device ID
 	ctx        context.Context
+	// maintenanceWritten sees every Node the maintenance emulation wrote.
+	maintenanceWritten func(*corev1.Node)
 }
 
 type nodeState struct {

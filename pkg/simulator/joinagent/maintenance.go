@@ -138,10 +138,32 @@ func (a *Agent) maintenancePass(ctx context.Context, m *maintenance) {
 		// find it in MaintenanceCompletedAt, and nothing reacting to it can
 		// seem to come first. A write that fails takes it back.
 		first := step == "completed" && a.recordMaintained(name, time.Now())
-		_, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(stepPatch(step)), metav1.PatchOptions{})
+		node, err := a.opts.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(stepPatch(step)), metav1.PatchOptions{})
 		if err != nil && first {
 			a.forgetMaintained(name)
 		}
+		if err == nil {
+			a.observeMaintenance(node)
+		}
+	}
+}
+
+// ObserveMaintenance has fn called with every Node the maintenance
+// emulation writes, as the apiserver answered the write: a test that judges
+// what happened in maintenance mode knows it from then on, where its own
+// watch may trail (it relists with a backoff after an apiserver restart).
+func (a *Agent) ObserveMaintenance(fn func(*corev1.Node)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.maintenanceWritten = fn
+}
+
+func (a *Agent) observeMaintenance(node *corev1.Node) {
+	a.mu.Lock()
+	fn := a.maintenanceWritten
+	a.mu.Unlock()
+	if fn != nil {
+		fn(node)
 	}
 }
 

@@ -55,3 +55,27 @@ func TestEmulateMaintenanceCompletesRequestedDrains(t *testing.T) {
 		return !requested && n.Annotations[annotationMaintainStatus] == "completed"
 	}, 5*time.Second, 10*time.Millisecond)
 }
+
+// The emulation's writes reach the observer as the apiserver answered them.
+func TestObserveMaintenanceSeesTheStoredNode(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kube := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "drained",
+		Annotations: map[string]string{annotationDrainRequested: "true"}}})
+	a := New(nil, Options{Kube: kube})
+	seen := make(chan string, 16)
+	a.ObserveMaintenance(func(n *corev1.Node) { seen <- n.Annotations[annotationMaintainStatus] })
+	go a.EmulateMaintenance(ctx, 10*time.Millisecond)
+	var got []string
+	require.Eventually(t, func() bool {
+		for {
+			select {
+			case s := <-seen:
+				got = append(got, s)
+			default:
+				return len(got) > 0 && got[len(got)-1] == "completed"
+			}
+		}
+	}, 5*time.Second, 10*time.Millisecond, "seen: %v", got)
+	assert.Equal(t, "running", got[0], "every step is seen, the first too")
+}

@@ -42,6 +42,12 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic Instal
 		node.Spec.Taints = []corev1.Taint{{Key: taintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
 		addresses = nil
 	}
+	// The server is the agent's before it registers: a stop that comes
+	// while the Node is written (or the apiserver is away) then finds it,
+	// and queues its Ready=Unknown behind this write, instead of leaving a
+	// Ready Node that heartbeats for a server that is off or gone.
+	st := &nodeState{deviceID: n.DeviceID, heartbeat: true, mgmtMACs: ic.MACs, vlan: ic.VLANID, network: n.Network}
+	a.run(n.DeviceID, ic.Hostname, st)
 	var created *corev1.Node
 	// A kubelet keeps trying to register while the apiserver is away (a
 	// restart, an upgrade); giving up would leave a server that never joins.
@@ -90,20 +96,33 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic Instal
 		})
 	})
 	if err != nil {
+		a.forgetIf(ic.Hostname, st)
 		return err
 	}
+	return nil
+}
+
+// run makes the node the device's running kubelet. A device reinstalled
+// under a new hostname leaves its old Node behind (Unknown since the
+// reinstall), and a hostname reused by another device moves the Node to it.
+func (a *Agent) run(deviceID, hostname string, st *nodeState) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// A device reinstalled under a new hostname leaves its old Node behind
-	// (Unknown since the reinstall), and a hostname reused by another device
-	// moves the Node to it.
-	if old, ok := a.byDevice[n.DeviceID]; ok {
+	if old, ok := a.byDevice[deviceID]; ok {
 		a.forgetLocked(old)
 	}
-	a.forgetLocked(ic.Hostname)
-	a.nodes[ic.Hostname] = &nodeState{deviceID: n.DeviceID, heartbeat: true, mgmtMACs: ic.MACs, vlan: ic.VLANID, network: n.Network}
-	a.byDevice[n.DeviceID] = ic.Hostname
-	return nil
+	a.forgetLocked(hostname)
+	a.nodes[hostname] = st
+	a.byDevice[deviceID] = hostname
+}
+
+// forgetIf forgets the node unless another registration has taken its name.
+func (a *Agent) forgetIf(name string, st *nodeState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.nodes[name] == st {
+		a.forgetLocked(name)
+	}
 }
 
 // Registration is retried for registerPatience, longer than a kube-apiserver

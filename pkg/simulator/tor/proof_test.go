@@ -88,6 +88,10 @@ func TestAnnotationsDrawTheVIPToTheAnnouncingDevice(t *testing.T) {
 	assert.Equal(t, "127.64.0.0/25", ann1[bgpannotate.KeyPrivateNetwork])
 
 	s1 := speakerFromAnnotations(t, e, ann1, "")
+	// Both speakers start before a session is up: GoBGP's StartBgp writes
+	// package-level options a running server reads (a data race inside
+	// GoBGP v3.37.0). s2 announces nothing until its turn.
+	s2 := speakerFromAnnotations(t, e, annotate(t, e, c, d2), "")
 	e.established(s1, 2)
 	e.sessionUp(c, d1)
 
@@ -100,7 +104,6 @@ func TestAnnotationsDrawTheVIPToTheAnnouncingDevice(t *testing.T) {
 	require.NoError(t, s1.Withdraw(e.ctx, vip))
 	e.routedTo(vip, "")
 
-	s2 := speakerFromAnnotations(t, e, annotate(t, e, c, d2), "")
 	e.established(s2, 2)
 	require.NoError(t, s2.Announce(e.ctx, vip))
 	e.routedTo(vip, d2)

@@ -96,16 +96,19 @@ func TestRoutersCheckTheSessionParameters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "a wrong MD5 password gets no session")
 	require.NoError(t, wrong.Close())
+	// Every GoBGP server of the test starts before the first session is
+	// up: StartBgp writes GoBGP's package-level route selection options,
+	// which a running server reads as it takes a session's routes (a data
+	// race inside GoBGP v3.37.0 the race detector reports).
+	other := e.device("node-2")
+	stranger, err := tor.StartSpeaker(e.ctx, tor.SpeakerConfig{LocalAS: 65000, SourceIP: netip.MustParseAddr(other.IpAddresses[2].GetAddress()),
+		Peers: []tor.SpeakerPeer{{Address: tor.DefaultRouterIPs[0], AS: tor.MetalPeerAS, Port: e.tor.Port()}}})
+	require.NoError(t, err)
+	defer stranger.Close()
 	right := e.speakerFor(d.GetId(), "Secret12345")
 	e.established(right, 2)
 
 	t.Run("a device without a session is not accepted", func(t *testing.T) {
-		other := e.device("node-2")
-		cfg := tor.SpeakerConfig{LocalAS: 65000, SourceIP: netip.MustParseAddr(other.IpAddresses[2].GetAddress()),
-			Peers: []tor.SpeakerPeer{{Address: tor.DefaultRouterIPs[0], AS: tor.MetalPeerAS, Port: e.tor.Port()}}}
-		stranger, err := tor.StartSpeaker(e.ctx, cfg)
-		require.NoError(t, err)
-		defer stranger.Close()
 		require.NoError(t, stranger.Announce(e.ctx, vip))
 		require.Eventually(t, func() bool { n, err := stranger.OpensSent(e.ctx); return err == nil && n >= 1 }, 20*time.Second, 20*time.Millisecond,
 			"the router takes the connection and hangs up")

@@ -53,8 +53,11 @@ func TestBinaryLeaseHealthAndCleanExit(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
 
+	// The HTTP port is picked here and bound by the binary a moment later
+	// (another process may take it meanwhile); the iPXE port, which the
+	// test never asks, is the kernel's choice at bind.
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--kubeconfig", c.Kubeconfig, "--http-address", addr, "--ipxe-address", freeAddr(t))
+	cmd := exec.Command(bin, "--kubeconfig", c.Kubeconfig, "--http-address", addr, "--ipxe-address", "127.0.0.1:0")
 	logs, err := os.Create(filepath.Join(t.TempDir(), "controller.log"))
 	require.NoError(t, err)
 	cmd.Stdout, cmd.Stderr = logs, logs

@@ -1,0 +1,148 @@
+package instance
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+
+	"github.com/rancher/wrangler/v3/pkg/generic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+)
+
+// inventoryAPI stands for the apiserver's Inventories (stored) beside the
+// informer's copies (cached), which a restart leaves behind for a while.
+type inventoryAPI struct {
+	generic.ControllerInterface[*v1alpha1.Inventory, *v1alpha1.InventoryList]
+	stored map[string]*v1alpha1.Inventory
+	cached toolscache.Indexer
+	// lose makes the next Update store the write and fail, as when an
+	// apiserver restart cuts the connection before the answer.
+	lose bool
+}
+
+func (a *inventoryAPI) Get(_, name string, _ metav1.GetOptions) (*v1alpha1.Inventory, error) {
+	inv, ok := a.stored[name]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "inventories"}, name)
+	}
+	return inv.DeepCopy(), nil
+}
+
+func (a *inventoryAPI) Update(inv *v1alpha1.Inventory) (*v1alpha1.Inventory, error) {
+	cur := a.stored[inv.Name]
+	if cur.ResourceVersion != inv.ResourceVersion {
+		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "inventories"}, inv.Name, errors.New("stale"))
+	}
+	rv, _ := strconv.Atoi(cur.ResourceVersion)
+	stored := inv.DeepCopy()
+	stored.ResourceVersion = strconv.Itoa(rv + 1)
+	a.stored[inv.Name] = stored
+	if a.lose {
+		a.lose = false
+		return nil, errors.New("unexpected EOF")
+	}
+	return stored.DeepCopy(), nil
+}
+
+func (a *inventoryAPI) Cache() generic.CacheInterface[*v1alpha1.Inventory] {
+	return inventoryCache{a.cached}
+}
+
+type inventoryCache struct{ toolscache.Indexer }
+
+func (c inventoryCache) Get(namespace, name string) (*v1alpha1.Inventory, error) {
+	obj, ok, err := c.GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "inventories"}, name)
+	}
+	return obj.(*v1alpha1.Inventory), nil
+}
+
+func (c inventoryCache) List(_ string, sel labels.Selector) ([]*v1alpha1.Inventory, error) {
+	var out []*v1alpha1.Inventory
+	for _, obj := range c.Indexer.List() {
+		if inv := obj.(*v1alpha1.Inventory); sel.Matches(labels.Set(inv.Labels)) {
+			out = append(out, inv)
+		}
+	}
+	return out, nil
+}
+
+func (inventoryCache) AddIndexer(string, generic.Indexer[*v1alpha1.Inventory]) {}
+
+func (inventoryCache) GetByIndex(string, string) ([]*v1alpha1.Inventory, error) { return nil, nil }
+
+// noNodes is a Node cache without nodes.
+type noNodes struct {
+	generic.NonNamespacedControllerInterface[*corev1.Node, *corev1.NodeList]
+}
+
+func (noNodes) Cache() generic.NonNamespacedCacheInterface[*corev1.Node] { return noNodeCache{} }
+
+type noNodeCache struct {
+	generic.NonNamespacedCacheInterface[*corev1.Node]
+}
+
+func (noNodeCache) Get(name string) (*corev1.Node, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
+}
+
+// A claim whose answer was lost, though the apiserver stored it, is the
+// Instance's: the next pass, on a cache that still shows the server free,
+// holds that server and claims no other (which would leave the first
+// claimed by the Instance after it is gone).
+func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
+	api := &inventoryAPI{stored: map[string]*v1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
+	for _, name := range []string{"rack-1", "rack-2"} {
+		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha1.InventoryNamespace, ResourceVersion: "1"}}
+		inv.Spec.ManagementInterfaceMacAddress = "0c:c4:7a:00:00:01"
+		inv.Status.Status = v1alpha1.InventoryNodeReady
+		api.stored[name] = inv
+		require.NoError(t, api.cached.Add(inv.DeepCopy()))
+	}
+	h := &Handler{inventories: api, nodes: noNodes{}, owned: newOwnedState(api.cached)}
+	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
+	inst.Spec.Servers = &v1.OwnedServers{}
+
+	api.lose = true
+	_, _, err := h.newRun(inst).claim()
+	require.Error(t, err, "the answer was lost")
+	require.True(t, ClaimedBy(api.stored["rack-1"], inst), "the apiserver stored the claim")
+
+	r := h.newRun(inst)
+	held, err := r.claimedServer()
+	require.NoError(t, err)
+	if held == nil {
+		held, _, err = r.claim()
+		require.NoError(t, err)
+	}
+	require.NotNil(t, held)
+	assert.Equal(t, "rack-1", held.Name)
+	assert.False(t, Claimed(api.stored["rack-2"]), "a second server claimed")
+}
+
+// A claim whose answer was lost and that was not stored leaves the server
+// to claim again.
+func TestALostClaimNotStoredIsSettled(t *testing.T) {
+	api := &inventoryAPI{stored: map[string]*v1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
+	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: "rack-1", Namespace: v1alpha1.InventoryNamespace, ResourceVersion: "1"}}
+	api.stored["rack-1"] = inv
+	h := &Handler{inventories: api, nodes: noNodes{}, owned: newOwnedState(api.cached)}
+	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
+	h.owned.unsure(inst.UID, "rack-1")
+
+	held, err := h.newRun(inst).claimedServer()
+	require.NoError(t, err)
+	assert.Nil(t, held)
+	assert.Empty(t, h.owned.unsureOf(inst.UID), "settled")
+}
