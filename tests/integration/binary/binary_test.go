@@ -3,7 +3,6 @@ package binary
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,19 +18,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 var shared cluster.Shared
 
 func TestMain(m *testing.M) {
 	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // TestBinaryLeaseHealthAndCleanExit runs the real binary the way the chart's
@@ -56,7 +49,7 @@ func TestBinaryLeaseHealthAndCleanExit(t *testing.T) {
 	// The HTTP port is picked here and bound by the binary a moment later
 	// (another process may take it meanwhile); the iPXE port, which the
 	// test never asks, is the kernel's choice at bind.
-	addr := freeAddr(t)
+	addr := framework.FreeAddr(t)
 	cmd := exec.Command(bin, "--kubeconfig", c.Kubeconfig, "--http-address", addr, "--ipxe-address", "127.0.0.1:0")
 	logs, err := os.Create(filepath.Join(t.TempDir(), "controller.log"))
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package chart
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
 const serviceAccount = "system:serviceaccount:" + releaseNamespace + ":" + releaseName
@@ -252,7 +252,7 @@ func testControllerStartsWithChartRBAC(ctx context.Context, t *testing.T, c *clu
 		logPath  string
 	)
 	start := func() {
-		httpAddr = freeAddr(t)
+		httpAddr = framework.FreeAddr(t)
 		proc := exec.Command(bin, "--kubeconfig", kubeconfig, "--http-address", httpAddr, "--ipxe-address", "127.0.0.1:0")
 		proc.Env = []string{"HOME=" + t.TempDir()}
 		for _, e := range container.Env {
@@ -356,11 +356,4 @@ func serviceAccountKubeconfig(ctx context.Context, t *testing.T, c *cluster.Clus
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
 	return path
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
 }
