@@ -199,14 +199,25 @@ func (r *run) maintenanceConfirmed() (bool, string, error) {
 }
 
 // maintenanceLive says whether the node, read from the API server, may
-// have its power switched.
+// have its power switched. With no node in the cache it reads the one the
+// server's node would be (the target's name): a node that registered a
+// moment ago has joined and is switched only in maintenance mode; none
+// there means a server without a node, switched at once.
 func (r *run) maintenanceLive() (bool, string, error) {
-	live, err := r.s.nodes.Get(r.node.Name, metav1.GetOptions{})
+	var name string
+	if r.node != nil {
+		name = r.node.Name
+	} else {
+		name = r.Name()
+	}
+	live, err := r.s.nodes.Get(name, metav1.GetOptions{})
 	switch {
+	case apierrors.IsNotFound(err) && r.node == nil:
+		return true, "", nil
 	case apierrors.IsNotFound(err):
-		return false, fmt.Sprintf("node %s is gone", r.node.Name), nil
+		return false, fmt.Sprintf("node %s was deleted a moment ago (ask again once the Inventory shows it gone)", name), nil
 	case err != nil:
-		return false, "", fmt.Errorf("reading node %s before a power command: %w", r.node.Name, err)
+		return false, "", fmt.Errorf("reading node %s before a power command: %w", name, err)
 	}
 	ok, why := harvester.PowerActionsAllowed(live)
 	return ok, why, nil

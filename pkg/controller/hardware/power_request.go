@@ -37,14 +37,11 @@ func (r *run) carryOutRequest(p RequestedPower, action v1.PowerAction) error {
 	// anything of the request is recorded: a request ends at once either
 	// way, so a cache lagging behind the node its requester just saw put
 	// into maintenance mode must not refuse it (nor one still showing it
-	// there let it through). A failed read leaves the request as it was,
-	// for the next pass.
-	allowed, why := true, ""
-	if r.node != nil {
-		var err error
-		if allowed, why, err = r.maintenanceLive(); err != nil {
-			return err
-		}
+	// there let it through, nor a node missing from it be taken for none).
+	// A failed read leaves the request as it was, for the next pass.
+	allowed, why, err := r.maintenanceLive()
+	if err != nil {
+		return err
 	}
 	now := metav1.NewTime(r.now)
 	la := &v1.PowerActionStatus{Action: action, Requested: now, Result: v1.PowerResultWaiting, ObservedGeneration: r.Generation()}
@@ -65,7 +62,7 @@ func (r *run) carryOutRequest(p RequestedPower, action v1.PowerAction) error {
 	if err := r.Persist(); err != nil {
 		return err
 	}
-	err := r.machine.Power(r.s.ctx, machine.PowerAction(action))
+	err = r.machine.Power(r.s.ctx, machine.PowerAction(action))
 	result, callResult, msg := requestOutcome(action, err)
 	metrics.PowerCalls.WithLabelValues(string(action), callResult).Inc()
 	metrics.PowerActions.WithLabelValues(string(action), string(result)).Inc()

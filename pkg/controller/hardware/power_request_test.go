@@ -196,6 +196,20 @@ func TestRequestedPowerWithoutNode(t *testing.T) {
 	assert.Equal(t, []bool{true}, q.ended)
 }
 
+// A node that registered a moment ago may not be in the cache yet: the
+// request is not taken for one on a server without a node, and the node,
+// not in maintenance mode, gets no command.
+func TestRequestedPowerRefusedForANodeTheCacheDoesNotHaveYet(t *testing.T) {
+	m := &fakeMachine{state: machine.PowerOn}
+	r, q, _, _ := newRequestRun(t, nil, m, v1.PowerActionOff)
+	live := &liveNodes{live: nodeIn(false)}
+	r.s.nodes = live
+	require.NoError(t, r.syncRequestedPower(q))
+	assert.Empty(t, m.commands)
+	assert.Equal(t, 1, live.gets)
+	assert.Equal(t, []bool{false}, q.ended)
+}
+
 // A command the machine refused, or whose answer was lost, ends the request
 // failed: never a second command.
 func TestRequestedPowerEndsFailedOnAnError(t *testing.T) {
