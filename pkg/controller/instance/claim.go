@@ -38,7 +38,8 @@ func Claimed(inv *v1alpha1.Inventory) bool {
 }
 
 // claimedServer returns the Inventory the Instance holds: the one its
-// status names, else one its claim is found on (a claim whose status write
+// status names, else one whose claim's answer was lost (read back from the
+// apiserver), else one its claim is found on (a claim whose status write
 // was lost). nil when it holds none.
 func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
 	cache := r.h.inventories.Cache()
@@ -47,8 +48,6 @@ func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
 		if inv, err := r.settleClaim(); err != nil || inv != nil {
 			return inv, err
 		}
-	}
-	if name == "" {
 		// A claim this process made whose status write failed, which the
 		// cache may not show yet.
 		name = r.h.owned.claimOf(r.Obj.UID)
@@ -165,16 +164,7 @@ func (r *run) claim() (*v1alpha1.Inventory, int, error) {
 		return nil, 0, err
 	}
 	for _, inv := range free {
-		claimed := inv.DeepCopy()
-		if claimed.Labels == nil {
-			claimed.Labels = map[string]string{}
-		}
-		if claimed.Annotations == nil {
-			claimed.Annotations = map[string]string{}
-		}
-		claimed.Labels[v1.LabelClaimedBy] = r.Obj.Name
-		claimed.Annotations[v1.AnnotationClaimUID] = string(r.Obj.UID)
-		updated, err := r.h.inventories.Update(claimed)
+		updated, err := r.h.inventories.Update(claimOn(inv, r.Obj))
 		switch {
 		case err == nil:
 			r.h.owned.claimed(r.Obj.UID, updated)
@@ -195,25 +185,59 @@ func (r *run) claim() (*v1alpha1.Inventory, int, error) {
 	return nil, unnamable, nil
 }
 
+// claimOn is a copy of the Inventory carrying the Instance's claim.
+func claimOn(inv *v1alpha1.Inventory, inst *v1.Instance) *v1alpha1.Inventory {
+	claimed := inv.DeepCopy()
+	if claimed.Labels == nil {
+		claimed.Labels = map[string]string{}
+	}
+	if claimed.Annotations == nil {
+		claimed.Annotations = map[string]string{}
+	}
+	claimed.Labels[v1.LabelClaimedBy] = inst.Name
+	claimed.Annotations[v1.AnnotationClaimUID] = string(inst.UID)
+	return claimed
+}
+
 // settleClaim reads, from the apiserver, the Inventory of a claim whose
 // answer was lost, before anything else is claimed or released: it
 // returns the Inventory when the claim is this Instance's, nil when the
-// claim was not stored.
+// server went to another or is no longer free.
 func (r *run) settleClaim() (*v1alpha1.Inventory, error) {
 	name := r.h.owned.unsureOf(r.Obj.UID)
 	if name == "" {
 		return nil, nil
 	}
 	inv, err := r.h.inventories.Get(v1alpha1.InventoryNamespace, name, metav1.GetOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
+		r.h.owned.settled(r.Obj.UID)
+		return nil, nil
+	case err != nil:
 		return nil, fmt.Errorf("reading Inventory %s, whose claim's answer was lost: %w", name, err)
-	}
-	if err != nil || !ClaimedBy(inv, r.Obj) {
+	case ClaimedBy(inv, r.Obj):
+		r.h.owned.claimed(r.Obj.UID, inv)
+		return inv, nil
+	case !available(inv, r.h.nodes.Cache()):
 		r.h.owned.settled(r.Obj.UID)
 		return nil, nil
 	}
-	r.h.owned.claimed(r.Obj.UID, inv)
-	return inv, nil
+	// Free on the apiserver, yet the lost write may still be on its way
+	// there (a client-side timeout). Claiming it again on this copy's
+	// resourceVersion settles it either way: this write wins and the late
+	// one conflicts, or the late one landed first and this one conflicts,
+	// to be read again on the next pass.
+	claimed, err := r.h.inventories.Update(claimOn(inv, r.Obj))
+	switch {
+	case err == nil:
+		r.h.owned.claimed(r.Obj.UID, claimed)
+		return claimed, nil
+	case apierrors.IsNotFound(err):
+		r.h.owned.settled(r.Obj.UID)
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("claiming Inventory %s again, whose claim's answer was lost: %w", name, err)
+	}
 }
 
 // unclaim frees the server: the claim goes, and with it the node binding

@@ -28,6 +28,11 @@ type inventoryAPI struct {
 	// lose makes the next Update store the write and fail, as when an
 	// apiserver restart cuts the connection before the answer.
 	lose bool
+	// late makes the next Update fail at once and store the write only
+	// after the next Get, as when the client gave up on a request the
+	// apiserver was still carrying out.
+	late    bool
+	landing *v1alpha1.Inventory
 }
 
 func (a *inventoryAPI) Get(_, name string, _ metav1.GetOptions) (*v1alpha1.Inventory, error) {
@@ -35,10 +40,21 @@ func (a *inventoryAPI) Get(_, name string, _ metav1.GetOptions) (*v1alpha1.Inven
 	if !ok {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "inventories"}, name)
 	}
-	return inv.DeepCopy(), nil
+	read := inv.DeepCopy()
+	if a.landing != nil {
+		landing := a.landing
+		a.landing = nil
+		_, _ = a.Update(landing)
+	}
+	return read, nil
 }
 
 func (a *inventoryAPI) Update(inv *v1alpha1.Inventory) (*v1alpha1.Inventory, error) {
+	if a.late {
+		a.late = false
+		a.landing = inv.DeepCopy()
+		return nil, errors.New("context deadline exceeded")
+	}
 	cur := a.stored[inv.Name]
 	if cur.ResourceVersion != inv.ResourceVersion {
 		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "inventories"}, inv.Name, errors.New("stale"))
@@ -145,4 +161,41 @@ func TestALostClaimNotStoredIsSettled(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, held)
 	assert.Empty(t, h.owned.unsureOf(inst.UID), "settled")
+}
+
+// A claim whose answer was lost and that lands only after it was read back
+// (the client gave up while the apiserver was still on it) is still the
+// Instance's one claim: the read-back claims the server again on the copy
+// it read, which the late write makes a conflict, and the next read finds
+// the claim. No second server is claimed.
+func TestALostClaimLandingAfterTheReadBackClaimsNoSecondServer(t *testing.T) {
+	api := &inventoryAPI{stored: map[string]*v1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
+	for _, name := range []string{"rack-1", "rack-2"} {
+		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha1.InventoryNamespace, ResourceVersion: "1"}}
+		inv.Spec.ManagementInterfaceMacAddress = "0c:c4:7a:00:00:01"
+		inv.Status.Status = v1alpha1.InventoryNodeReady
+		api.stored[name] = inv
+		require.NoError(t, api.cached.Add(inv.DeepCopy()))
+	}
+	h := &Handler{inventories: api, nodes: noNodes{}, owned: newOwnedState(api.cached)}
+	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
+	inst.Spec.Servers = &v1.OwnedServers{}
+
+	api.late = true
+	_, _, err := h.newRun(inst).claim()
+	require.Error(t, err, "the client gave up")
+
+	var held *v1alpha1.Inventory
+	for pass := 0; pass < 3 && held == nil; pass++ {
+		r := h.newRun(inst)
+		if held, err = r.claimedServer(); err != nil || held != nil {
+			continue
+		}
+		held, _, err = r.claim()
+	}
+	require.NoError(t, err)
+	require.NotNil(t, held)
+	assert.Equal(t, "rack-1", held.Name)
+	assert.True(t, ClaimedBy(api.stored["rack-1"], inst))
+	assert.False(t, Claimed(api.stored["rack-2"]), "a second server claimed")
 }
