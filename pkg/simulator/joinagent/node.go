@@ -59,6 +59,9 @@ func (a *Agent) register(ctx context.Context, n metalsim.Notification, ic Instal
 		return err
 	})
 	if err != nil {
+		// No Node: the server is not the agent's after all, or its
+		// heartbeats would go to a Node that does not exist.
+		a.forgetIf(ic.Hostname, st)
 		return err
 	}
 	now := metav1.Now()

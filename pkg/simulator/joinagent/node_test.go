@@ -71,6 +71,20 @@ func TestRegisterRetriesWhileTheAPIServerIsAway(t *testing.T) {
 	assert.Equal(t, []string{"node-1"}, a.NodeNames())
 }
 
+// A registration the apiserver refuses for good leaves the server no
+// node: the agent does not count it as one of its nodes, or its heartbeats
+// and stops would go to a Node that does not exist.
+func TestRefusedRegistrationLeavesNoNode(t *testing.T) {
+	kube := fake.NewClientset()
+	kube.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "node-1", errors.New("no"))
+	})
+	a := New(nil, Options{Kube: kube})
+	ic := Install{Hostname: "node-1", MACs: []string{"aa:bb:cc:00:00:01"}, ISOURL: "https://releases.rancher.com/harvester/v1.4.1/harvester-v1.4.1-amd64.iso"}
+	require.Error(t, a.register(context.Background(), metalsim.Notification{DeviceID: "d1"}, ic))
+	assert.Empty(t, a.NodeNames())
+}
+
 // A management network cut shorter than the grace goes unnoticed, as with a
 // real kubelet; one that lasts makes the Node NotReady, and the fix makes it
 // Ready at once. Found by the fault campaign: a layer-2 conversion after the
