@@ -63,14 +63,16 @@ func TestRefusedCreatesBackOffAndThePoolSaysWhy(t *testing.T) {
 // in the userdata for the server's life.
 func TestUserdataClearIsRetriedUntilItWorks(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
-	var fault metalsim.FaultID
-	armed := false
+	// The fault is armed by the simulator's delivering goroutine (one at a
+	// time, so armed is its own) and removed by the test's: the channel
+	// hands its ID over.
+	armed, fault := false, make(chan metalsim.FaultID, 1)
 	t.Cleanup(env.Sim.Subscribe(func(n metalsim.Notification) {
 		// Once the installer runs, every later update fails: that is the
 		// clearing one.
 		if n.Type == metalsim.DeviceBooted && n.Boot != nil && n.Boot.Reason == metalsim.BootReinstall && !armed {
 			armed = true
-			fault = env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 503, Operations: []string{metalsim.OpUpdateDevice}})
+			fault <- env.Sim.InjectFault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 503, Operations: []string{metalsim.OpUpdateDevice}})
 		}
 	}))
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "userdata-503"))
@@ -85,7 +87,7 @@ func TestUserdataClearIsRetriedUntilItWorks(t *testing.T) {
 	dev, _ := env.Sim.Device(got.Status.InstanceID)
 	assert.NotEmpty(t, dev.GetUserdata(), "the simulator should still hold the join configuration")
 
-	env.Sim.RemoveFault(fault)
+	env.Sim.RemoveFault(<-fault)
 	env.Eventually(func() bool {
 		i := instanceNamed(env, inst.Name)
 		return i != nil && i.Status.UserdataCleared && i.Status.UserdataClearRetry == nil
