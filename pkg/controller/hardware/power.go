@@ -204,12 +204,7 @@ func (r *run) maintenanceConfirmed() (bool, string, error) {
 // moment ago has joined and is switched only in maintenance mode; none
 // there means a server without a node, switched at once.
 func (r *run) maintenanceLive() (bool, string, error) {
-	var name string
-	if r.node != nil {
-		name = r.node.Name
-	} else {
-		name = r.Name()
-	}
+	name := r.nodeName()
 	live, err := r.s.nodes.Get(name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) && r.node == nil:
