@@ -113,11 +113,10 @@ func (noNodeCache) Get(name string) (*corev1.Node, error) {
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
 }
 
-// A claim whose answer was lost, though the apiserver stored it, is the
-// Instance's: the next pass, on a cache that still shows the server free,
-// holds that server and claims no other (which would leave the first
-// claimed by the Instance after it is gone).
-func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
+// twoFreeServers is a handler whose apiserver and cache hold two free
+// servers, rack-1 and rack-2, and an Instance of servers people own.
+func twoFreeServers(t *testing.T) (*inventoryAPI, *Handler, *v1.Instance) {
+	t.Helper()
 	api := &inventoryAPI{stored: map[string]*v1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
 	for _, name := range []string{"rack-1", "rack-2"} {
 		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha1.InventoryNamespace, ResourceVersion: "1"}}
@@ -129,6 +128,15 @@ func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
 	h := &Handler{inventories: api, nodes: noNodes{}, owned: newOwnedState(api.cached)}
 	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
 	inst.Spec.Servers = &v1.OwnedServers{}
+	return api, h, inst
+}
+
+// A claim whose answer was lost, though the apiserver stored it, is the
+// Instance's: the next pass, on a cache that still shows the server free,
+// holds that server and claims no other (which would leave the first
+// claimed by the Instance after it is gone).
+func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
+	api, h, inst := twoFreeServers(t)
 
 	api.lose = true
 	_, _, err := h.newRun(inst).claim()
@@ -169,17 +177,7 @@ func TestALostClaimNotStoredIsSettled(t *testing.T) {
 // it read, which the late write makes a conflict, and the next read finds
 // the claim. No second server is claimed.
 func TestALostClaimLandingAfterTheReadBackClaimsNoSecondServer(t *testing.T) {
-	api := &inventoryAPI{stored: map[string]*v1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
-	for _, name := range []string{"rack-1", "rack-2"} {
-		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha1.InventoryNamespace, ResourceVersion: "1"}}
-		inv.Spec.ManagementInterfaceMacAddress = "0c:c4:7a:00:00:01"
-		inv.Status.Status = v1alpha1.InventoryNodeReady
-		api.stored[name] = inv
-		require.NoError(t, api.cached.Add(inv.DeepCopy()))
-	}
-	h := &Handler{inventories: api, nodes: noNodes{}, owned: newOwnedState(api.cached)}
-	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
-	inst.Spec.Servers = &v1.OwnedServers{}
+	api, h, inst := twoFreeServers(t)
 
 	api.late = true
 	_, _, err := h.newRun(inst).claim()
