@@ -26,9 +26,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
@@ -44,9 +44,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
-	"github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
-	harvester "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
-	metalfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io"
+	equinixfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
+	harvesterfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
+	seederfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io"
 	harvesterpkg "github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -59,9 +59,9 @@ import (
 // factory's controllers and caches exist only once a chain asks for them,
 // so a mode never lists or watches a kind it does not use.
 type Factories struct {
-	Equinix   *equinix.Factory
-	Harvester *harvester.Factory
-	Metal     *metalfactory.Factory
+	Equinix   *equinixfactory.Factory
+	Harvester *harvesterfactory.Factory
+	Metal     *seederfactory.Factory
 	Core      *core.Factory
 
 	clients client.SharedClientFactory
@@ -71,18 +71,18 @@ type Factories struct {
 // mappings are resolved, once, before the factories start.
 var watchedKinds = map[string][]schema.GroupVersionKind{
 	config.ModeEquinix: {
-		v1.SchemeGroupVersion.WithKind("InstancePool"),
-		v1.SchemeGroupVersion.WithKind("Instance"),
-		v1.SchemeGroupVersion.WithKind("ElasticIP"),
-		v1.SchemeGroupVersion.WithKind("ElasticIPPool"),
-		v1beta1.SchemeGroupVersion.WithKind("Setting"),
+		equinixv1.SchemeGroupVersion.WithKind("InstancePool"),
+		equinixv1.SchemeGroupVersion.WithKind("Instance"),
+		equinixv1.SchemeGroupVersion.WithKind("ElasticIP"),
+		equinixv1.SchemeGroupVersion.WithKind("ElasticIPPool"),
+		harvesterv1beta1.SchemeGroupVersion.WithKind("Setting"),
 		corev1.SchemeGroupVersion.WithKind("Node"),
 		corev1.SchemeGroupVersion.WithKind("Secret"),
 		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 		corev1.SchemeGroupVersion.WithKind("Service"),
 	},
 	config.ModeHardware: {
-		v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.InventoryKind),
+		seederv1alpha1.SchemeGroupVersion.WithKind(seederv1alpha1.InventoryKind),
 		corev1.SchemeGroupVersion.WithKind("Node"),
 	},
 }
@@ -91,9 +91,9 @@ var watchedKinds = map[string][]schema.GroupVersionKind{
 // the pools of servers people own (--owned-pools): the pools and their
 // Instances, and what a server's join configuration is made of.
 var ownedPoolKinds = []schema.GroupVersionKind{
-	v1.SchemeGroupVersion.WithKind("InstancePool"),
-	v1.SchemeGroupVersion.WithKind("Instance"),
-	v1beta1.SchemeGroupVersion.WithKind("Setting"),
+	equinixv1.SchemeGroupVersion.WithKind("InstancePool"),
+	equinixv1.SchemeGroupVersion.WithKind("Instance"),
+	harvesterv1beta1.SchemeGroupVersion.WithKind("Setting"),
 	corev1.SchemeGroupVersion.WithKind("Secret"),
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 }
@@ -132,15 +132,15 @@ func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error)
 	}
 	shared := newSharedControllerFactory(clients, rateLimiter, namespace)
 	opts := &generic.FactoryOptions{SharedControllerFactory: shared}
-	eq, err := equinix.NewFactoryFromConfigWithOptions(restConfig, opts)
+	eq, err := equinixfactory.NewFactoryFromConfigWithOptions(restConfig, opts)
 	if err != nil {
 		return nil, fmt.Errorf("equinix factory: %w", err)
 	}
-	hv, err := harvester.NewFactoryFromConfigWithOptions(restConfig, opts)
+	hv, err := harvesterfactory.NewFactoryFromConfigWithOptions(restConfig, opts)
 	if err != nil {
 		return nil, fmt.Errorf("harvester factory: %w", err)
 	}
-	mt, err := metalfactory.NewFactoryFromConfigWithOptions(restConfig, opts)
+	mt, err := seederfactory.NewFactoryFromConfigWithOptions(restConfig, opts)
 	if err != nil {
 		return nil, fmt.Errorf("metal factory: %w", err)
 	}
@@ -161,7 +161,7 @@ func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.Type
 		// Only the Secrets the addon reads or writes enter the process;
 		// Harvester keeps many others in its namespace.
 		KindTweakList: map[schema.GroupVersionKind]cache.TweakListOptionsFunc{
-			secretGVK: func(o *metav1.ListOptions) { o.LabelSelector = v1.LabelSecret },
+			secretGVK: func(o *metav1.ListOptions) { o.LabelSelector = equinixv1.LabelSecret },
 		},
 	})
 	return lassocontroller.NewSharedControllerFactory(cacheFactory, &lassocontroller.SharedControllerFactoryOptions{

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -53,7 +53,7 @@ func NewResolver(secrets SecretGetter, namespace, name string) *Resolver {
 }
 
 // RefFor resolves a pool's (or instance's) reference with the defaults.
-func (r *Resolver) RefFor(ref *v1.SecretReference) Ref {
+func (r *Resolver) RefFor(ref *equinixv1.SecretReference) Ref {
 	out := Ref{Namespace: r.defaultNamespace, Name: r.defaultName}
 	if ref != nil && ref.Name != "" {
 		out.Name = ref.Name
@@ -62,13 +62,13 @@ func (r *Resolver) RefFor(ref *v1.SecretReference) Ref {
 }
 
 // For returns the credentials a reference points at.
-func (r *Resolver) For(ref *v1.SecretReference) (metal.Credentials, error) {
+func (r *Resolver) For(ref *equinixv1.SecretReference) (metal.Credentials, error) {
 	resolved := r.RefFor(ref)
 	sec, err := r.secrets.Get(resolved.Namespace, resolved.Name)
 	if apierrors.IsNotFound(err) {
-		return metal.Credentials{}, &Error{Reason: v1.ReasonSecretNotFound,
+		return metal.Credentials{}, &Error{Reason: equinixv1.ReasonSecretNotFound,
 			Message: fmt.Sprintf("Secret %s not found: create it with keys %s and %s, labelled %s=%s",
-				resolved, TokenKey, ProjectKey, v1.LabelSecret, v1.SecretCredentials)}
+				resolved, TokenKey, ProjectKey, equinixv1.LabelSecret, equinixv1.SecretCredentials)}
 	}
 	if err != nil {
 		return metal.Credentials{}, fmt.Errorf("reading Secret %s: %w", resolved, err)
@@ -85,7 +85,7 @@ func (r *Resolver) For(ref *v1.SecretReference) (metal.Credentials, error) {
 		missing = append(missing, ProjectKey)
 	}
 	if len(missing) > 0 {
-		return metal.Credentials{}, &Error{Reason: v1.ReasonSecretIncomplete,
+		return metal.Credentials{}, &Error{Reason: equinixv1.ReasonSecretIncomplete,
 			Message: fmt.Sprintf("Secret %s has no %s", resolved, strings.Join(missing, " and no "))}
 	}
 	return creds, nil

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
 )
 
@@ -31,16 +31,16 @@ func TestFor(t *testing.T) {
 	r := NewResolver(cache, "harvester-system", "equinix-addon")
 	cases := []struct {
 		name       string
-		ref        *v1.SecretReference
+		ref        *equinixv1.SecretReference
 		project    string
 		wantReason string
 		wantMsg    string
 	}{
 		{name: "default secret", ref: nil, project: "proj-1"},
-		{name: "named secret", ref: &v1.SecretReference{Name: "other"}, project: "proj-2"},
-		{name: "missing secret", ref: &v1.SecretReference{Name: "nope"}, wantReason: v1.ReasonSecretNotFound, wantMsg: "Secret harvester-system/nope not found"},
-		{name: "missing project", ref: &v1.SecretReference{Name: "no-project"}, wantReason: v1.ReasonSecretIncomplete, wantMsg: "has no PROJECT_ID"},
-		{name: "empty", ref: &v1.SecretReference{Name: "empty"}, wantReason: v1.ReasonSecretIncomplete, wantMsg: "has no METAL_AUTH_TOKEN and no PROJECT_ID"},
+		{name: "named secret", ref: &equinixv1.SecretReference{Name: "other"}, project: "proj-2"},
+		{name: "missing secret", ref: &equinixv1.SecretReference{Name: "nope"}, wantReason: equinixv1.ReasonSecretNotFound, wantMsg: "Secret harvester-system/nope not found"},
+		{name: "missing project", ref: &equinixv1.SecretReference{Name: "no-project"}, wantReason: equinixv1.ReasonSecretIncomplete, wantMsg: "has no PROJECT_ID"},
+		{name: "empty", ref: &equinixv1.SecretReference{Name: "empty"}, wantReason: equinixv1.ReasonSecretIncomplete, wantMsg: "has no METAL_AUTH_TOKEN and no PROJECT_ID"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

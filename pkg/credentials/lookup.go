@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // MetadataFunc reads a Secret's metadata only (labelled or not), so that its
@@ -62,9 +62,9 @@ func (l *Lookup) Get(namespace, name string) (*corev1.Secret, error) {
 		return sec, err
 	}
 	if l.existsUnlabelled(namespace, name) {
-		return nil, &Error{Reason: v1.ReasonSecretNotLabelled, Message: fmt.Sprintf(
+		return nil, &Error{Reason: equinixv1.ReasonSecretNotLabelled, Message: fmt.Sprintf(
 			"Secret %s/%s exists but lacks label %s=%s, so the addon does not read it: kubectl -n %s label secret %s %s=%s",
-			namespace, name, v1.LabelSecret, v1.SecretCredentials, namespace, name, v1.LabelSecret, v1.SecretCredentials)}
+			namespace, name, equinixv1.LabelSecret, equinixv1.SecretCredentials, namespace, name, equinixv1.LabelSecret, equinixv1.SecretCredentials)}
 	}
 	return nil, err
 }

@@ -16,7 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	harvestercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io/v1beta1"
@@ -80,7 +80,7 @@ func (r *Resolver) serverURL() (string, error) {
 	if r.cfg.ClusterURL != "" {
 		u, err := harvester.NormalizeServerURL(r.cfg.ClusterURL)
 		if err != nil {
-			return "", &Error{Reason: v1.ReasonClusterURLMissing, Message: fmt.Sprintf("--cluster-url: %v", err)}
+			return "", &Error{Reason: equinixv1.ReasonClusterURLMissing, Message: fmt.Sprintf("--cluster-url: %v", err)}
 		}
 		return u, nil
 	}
@@ -102,7 +102,7 @@ func (r *Resolver) vip() (string, error) {
 	}
 	url, err := harvester.ServerURLFromVIPConfigMap(cm)
 	if err != nil {
-		return "", &Error{Reason: v1.ReasonClusterURLMissing, Message: fmt.Sprintf(
+		return "", &Error{Reason: equinixv1.ReasonClusterURLMissing, Message: fmt.Sprintf(
 			"cannot find the cluster's join URL: %v; set clusterURL in the addon's values (--cluster-url)", err)}
 	}
 	host, _, err := net.SplitHostPort(trimScheme(url))
@@ -133,22 +133,22 @@ func (r *Resolver) token() (string, error) {
 		return token, nil
 	}
 	if errors.Is(secretErr, harvester.ErrInvalidJoinToken) {
-		return "", &Error{Reason: v1.ReasonJoinTokenMissing, Message: secretErr.Error()}
+		return "", &Error{Reason: equinixv1.ReasonJoinTokenMissing, Message: secretErr.Error()}
 	}
 	if r.cfg.RancherdConfig != "" {
 		data, err := r.readFile(r.cfg.RancherdConfig)
 		if err != nil {
-			return "", &Error{Reason: v1.ReasonJoinTokenMissing, Message: fmt.Sprintf(
+			return "", &Error{Reason: equinixv1.ReasonJoinTokenMissing, Message: fmt.Sprintf(
 				"no join token: Secret %s/%s has no key %s, and %s cannot be read: %v",
 				r.cfg.Namespace, r.cfg.JoinTokenSecret, r.cfg.JoinTokenKey, r.cfg.RancherdConfig, err)}
 		}
 		token, err := harvester.JoinTokenFromRancherdConfig(data)
 		if err != nil {
-			return "", &Error{Reason: v1.ReasonJoinTokenMissing, Message: fmt.Sprintf("no join token in %s: %v", r.cfg.RancherdConfig, err)}
+			return "", &Error{Reason: equinixv1.ReasonJoinTokenMissing, Message: fmt.Sprintf("no join token in %s: %v", r.cfg.RancherdConfig, err)}
 		}
 		return token, nil
 	}
-	return "", &Error{Reason: v1.ReasonJoinTokenMissing, Message: fmt.Sprintf(
+	return "", &Error{Reason: equinixv1.ReasonJoinTokenMissing, Message: fmt.Sprintf(
 		"no join token: add key %s to Secret %s/%s (the token of /etc/rancher/rancherd/config.yaml on a Harvester node), or enable joinToken.fromHost in the addon's values",
 		r.cfg.JoinTokenKey, r.cfg.Namespace, r.cfg.JoinTokenSecret)}
 }
@@ -158,7 +158,7 @@ func (r *Resolver) token() (string, error) {
 func (r *Resolver) Version(override string) (string, error) {
 	if override != "" {
 		if err := harvester.ValidateVersion(override); err != nil {
-			return "", &Error{Reason: v1.ReasonVersionUnknown, Message: fmt.Sprintf("spec.harvesterVersion: %v", err)}
+			return "", &Error{Reason: equinixv1.ReasonVersionUnknown, Message: fmt.Sprintf("spec.harvesterVersion: %v", err)}
 		}
 		return override, nil
 	}
@@ -171,7 +171,7 @@ func (r *Resolver) Version(override string) (string, error) {
 	}
 	v, err := harvester.VersionFromSetting(s)
 	if err != nil {
-		return "", &Error{Reason: v1.ReasonVersionUnknown, Message: err.Error()}
+		return "", &Error{Reason: equinixv1.ReasonVersionUnknown, Message: err.Error()}
 	}
 	return v, nil
 }
@@ -182,12 +182,12 @@ func (r *Resolver) IPXEBaseURL() (string, error) {
 		return r.cfg.IPXEPublicURL, nil
 	}
 	if r.cfg.IPXENodePort == 0 {
-		return "", &Error{Reason: v1.ReasonIPXEURLMissing, Message: "no URL for the installer iPXE script: set ipxe.publicURL or ipxe.service.nodePort in the addon's values, or spec.ipxeScriptURL on the pool"}
+		return "", &Error{Reason: equinixv1.ReasonIPXEURLMissing, Message: "no URL for the installer iPXE script: set ipxe.publicURL or ipxe.service.nodePort in the addon's values, or spec.ipxeScriptURL on the pool"}
 	}
 	ip, err := r.vip()
 	if err != nil {
 		if e, ok := AsError(err); ok {
-			return "", &Error{Reason: v1.ReasonIPXEURLMissing, Message: e.Message}
+			return "", &Error{Reason: equinixv1.ReasonIPXEURLMissing, Message: e.Message}
 		}
 		return "", err
 	}

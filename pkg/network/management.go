@@ -3,11 +3,11 @@
 package network
 
 import (
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // IsLayer2 reports whether the type leaves the server without layer-3
 // addresses once converged.
 func IsLayer2(networkType string) bool {
-	return networkType == v1.NetworkTypeLayer2Bonded || networkType == v1.NetworkTypeLayer2Individual
+	return networkType == equinixv1.NetworkTypeLayer2Bonded || networkType == equinixv1.NetworkTypeLayer2Individual
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -41,19 +41,19 @@ type PortWant struct {
 type Desired map[string]PortWant
 
 // EffectiveType is the network type the ports converge to in phase.
-func EffectiveType(t *v1.InstanceTemplate, phase Phase) string {
+func EffectiveType(t *equinixv1.InstanceTemplate, phase Phase) string {
 	typ := t.NetworkingConfiguration.Type
 	if typ == "" {
-		typ = v1.NetworkTypeLayer3
+		typ = equinixv1.NetworkTypeLayer3
 	}
 	if IsLayer2(typ) && phase == PhaseInstall {
-		return v1.NetworkTypeHybridBonded
+		return equinixv1.NetworkTypeHybridBonded
 	}
 	return typ
 }
 
 // Want computes the desired state of the device's ports.
-func Want(ports []metal.Port, t *v1.InstanceTemplate, phase Phase) (Desired, error) {
+func Want(ports []metal.Port, t *equinixv1.InstanceTemplate, phase Phase) (Desired, error) {
 	typ := EffectiveType(t, phase)
 	vlans, err := listedVLANs(t)
 	if err != nil {
@@ -83,7 +83,7 @@ func Want(ports []metal.Port, t *v1.InstanceTemplate, phase Phase) (Desired, err
 				// converting one would request addresses nothing uses.
 				w.Layer2 = IsLayer2Port(p)
 			}
-			w.Bonded = typ != v1.NetworkTypeLayer2Individual
+			w.Bonded = typ != equinixv1.NetworkTypeLayer2Individual
 		default:
 			w.Bonded = physicalBonded(typ, p.Name)
 		}
@@ -94,9 +94,9 @@ func Want(ports []metal.Port, t *v1.InstanceTemplate, phase Phase) (Desired, err
 
 // installVLANs keeps, before the join, only what the management network needs:
 // the VLANs of the management ports, tagged on bond0 (layer 3 still up).
-func installVLANs(t *v1.InstanceTemplate, listed map[string][]int) map[string][]int {
+func installVLANs(t *equinixv1.InstanceTemplate, listed map[string][]int) map[string][]int {
 	set := map[int]bool{}
-	if t.NetworkingConfiguration.Type == v1.NetworkTypeLayer2Bonded {
+	if t.NetworkingConfiguration.Type == equinixv1.NetworkTypeLayer2Bonded {
 		for _, v := range listed["bond0"] {
 			set[v] = true
 		}
@@ -112,9 +112,9 @@ func installVLANs(t *v1.InstanceTemplate, listed map[string][]int) map[string][]
 
 func physicalBonded(typ, name string) bool {
 	switch typ {
-	case v1.NetworkTypeLayer2Individual:
+	case equinixv1.NetworkTypeLayer2Individual:
 		return false
-	case v1.NetworkTypeHybrid:
+	case equinixv1.NetworkTypeHybrid:
 		// Hybrid unbonds the odd-numbered ports (eth1, eth3) for VLANs.
 		n, err := strconv.Atoi(strings.TrimPrefix(name, "eth"))
 		return err != nil || n%2 == 0
@@ -123,7 +123,7 @@ func physicalBonded(typ, name string) bool {
 	}
 }
 
-func listedVLANs(t *v1.InstanceTemplate) (map[string][]int, error) {
+func listedVLANs(t *equinixv1.InstanceTemplate) (map[string][]int, error) {
 	out := map[string][]int{}
 	for _, ic := range t.NetworkingConfiguration.InterfaceConfiguration {
 		set := map[int]bool{}
@@ -140,7 +140,7 @@ func listedVLANs(t *v1.InstanceTemplate) (map[string][]int, error) {
 }
 
 // VXLANs returns every VLAN the template attaches, sorted.
-func VXLANs(t *v1.InstanceTemplate) []int {
+func VXLANs(t *equinixv1.InstanceTemplate) []int {
 	listed, err := listedVLANs(t)
 	if err != nil {
 		return nil

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -63,13 +63,13 @@ func (b *portsBuilder) vlans(name string, vx ...int) *portsBuilder {
 	return b
 }
 
-func template(typ string, ifaces ...v1.InterfaceConfiguration) *v1.InstanceTemplate {
-	return &v1.InstanceTemplate{ManagementInterface: []string{"eth0"},
-		NetworkingConfiguration: v1.NetworkingConfiguration{Type: typ, InterfaceConfiguration: ifaces}}
+func template(typ string, ifaces ...equinixv1.InterfaceConfiguration) *equinixv1.InstanceTemplate {
+	return &equinixv1.InstanceTemplate{ManagementInterface: []string{"eth0"},
+		NetworkingConfiguration: equinixv1.NetworkingConfiguration{Type: typ, InterfaceConfiguration: ifaces}}
 }
 
-func iface(name string, vlans ...string) v1.InterfaceConfiguration {
-	return v1.InterfaceConfiguration{Name: name, VLANIDs: vlans}
+func iface(name string, vlans ...string) equinixv1.InterfaceConfiguration {
+	return equinixv1.InterfaceConfiguration{Name: name, VLANIDs: vlans}
 }
 
 func stepStrings(steps []Step) []string {
@@ -84,24 +84,24 @@ func stepStrings(steps []Step) []string {
 func TestStepsFromLayer3(t *testing.T) {
 	cases := []struct {
 		name  string
-		tmpl  *v1.InstanceTemplate
+		tmpl  *equinixv1.InstanceTemplate
 		phase Phase
 		want  []string
 	}{
-		{"layer3 is the starting point", template(v1.NetworkTypeLayer3), PhaseJoined, nil},
-		{"hybrid", template(v1.NetworkTypeHybrid, iface("eth1", "1000", "1001")), PhaseJoined,
+		{"layer3 is the starting point", template(equinixv1.NetworkTypeLayer3), PhaseJoined, nil},
+		{"hybrid", template(equinixv1.NetworkTypeHybrid, iface("eth1", "1000", "1001")), PhaseJoined,
 			[]string{"disbond eth1", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth1"}},
-		{"hybrid-bonded", template(v1.NetworkTypeHybridBonded, iface("bond0", "1000", "1001")), PhaseJoined,
+		{"hybrid-bonded", template(equinixv1.NetworkTypeHybridBonded, iface("bond0", "1000", "1001")), PhaseJoined,
 			[]string{"assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}},
-		{"layer2-bonded", template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseJoined,
+		{"layer2-bonded", template(equinixv1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseJoined,
 			[]string{"convert-layer-2 on bond0", "assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}},
-		{"layer2-individual", template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseJoined,
+		{"layer2-individual", template(equinixv1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseJoined,
 			[]string{"convert-layer-2 on bond0", "disbond every port of bond0", "assign VLAN 1000 to eth0", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth1"}},
-		{"layer2-bonded waits in hybrid-bonded for the install", template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseInstall,
+		{"layer2-bonded waits in hybrid-bonded for the install", template(equinixv1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseInstall,
 			[]string{"assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}},
-		{"layer2-individual tags only the management VLANs on bond0 for the install", template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseInstall,
+		{"layer2-individual tags only the management VLANs on bond0 for the install", template(equinixv1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseInstall,
 			[]string{"assign VLAN 1000 to bond0"}},
-		{"layer-3 types are the same in both phases", template(v1.NetworkTypeHybrid, iface("eth1", "1000")), PhaseInstall,
+		{"layer-3 types are the same in both phases", template(equinixv1.NetworkTypeHybrid, iface("eth1", "1000")), PhaseInstall,
 			[]string{"disbond eth1", "assign VLAN 1000 to eth1"}},
 	}
 	for _, tc := range cases {
@@ -124,12 +124,12 @@ func nilIfEmpty(s []string) []string {
 func TestConvergedDevicesNeedNoSteps(t *testing.T) {
 	cases := map[string]struct {
 		ports *portsBuilder
-		tmpl  *v1.InstanceTemplate
+		tmpl  *equinixv1.InstanceTemplate
 	}{
-		"hybrid":            {twoNIC().unbonded("eth1").vlans("eth1", 1000, 1001), template(v1.NetworkTypeHybrid, iface("eth1", "1000", "1001"))},
-		"hybrid-bonded":     {twoNIC().vlans("bond0", 1000), template(v1.NetworkTypeHybridBonded, iface("bond0", "1000"))},
-		"layer2-bonded":     {twoNIC().layer2().vlans("bond0", 1000), template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000"))},
-		"layer2-individual": {twoNIC().layer2().unbonded("eth0", "eth1", "bond0").vlans("eth0", 1000), template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"))},
+		"hybrid":            {twoNIC().unbonded("eth1").vlans("eth1", 1000, 1001), template(equinixv1.NetworkTypeHybrid, iface("eth1", "1000", "1001"))},
+		"hybrid-bonded":     {twoNIC().vlans("bond0", 1000), template(equinixv1.NetworkTypeHybridBonded, iface("bond0", "1000"))},
+		"layer2-bonded":     {twoNIC().layer2().vlans("bond0", 1000), template(equinixv1.NetworkTypeLayer2Bonded, iface("bond0", "1000"))},
+		"layer2-individual": {twoNIC().layer2().unbonded("eth0", "eth1", "bond0").vlans("eth0", 1000), template(equinixv1.NetworkTypeLayer2Individual, iface("eth0", "1000"))},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -143,27 +143,27 @@ func TestConvergedDevicesNeedNoSteps(t *testing.T) {
 func TestStepsBackAndBetween(t *testing.T) {
 	t.Run("layer2-individual back to layer3 removes VLANs before bonding and converting", func(t *testing.T) {
 		ports := twoNIC().layer2().unbonded("eth0", "eth1", "bond0").vlans("eth0", 1000).vlans("eth1", 1001).ports
-		d, err := Want(ports, template(v1.NetworkTypeLayer3), PhaseJoined)
+		d, err := Want(ports, template(equinixv1.NetworkTypeLayer3), PhaseJoined)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"unassign VLAN 1000 from eth0", "unassign VLAN 1001 from eth1",
 			"bond every port of bond0", "convert-layer-3 on bond0"}, stepStrings(Steps(ports, d, vlanIDs)))
 	})
 	t.Run("install state of layer2-individual to its final state", func(t *testing.T) {
 		ports := twoNIC().vlans("bond0", 1000).ports
-		d, err := Want(ports, template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseJoined)
+		d, err := Want(ports, template(equinixv1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth1", "1000", "1001")), PhaseJoined)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"unassign VLAN 1000 from bond0", "convert-layer-2 on bond0", "disbond every port of bond0",
 			"assign VLAN 1000 to eth0", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth1"}, stepStrings(Steps(ports, d, vlanIDs)))
 	})
 	t.Run("install state of layer2-bonded converts in one call", func(t *testing.T) {
 		ports := twoNIC().vlans("bond0", 1000, 1001).ports
-		d, err := Want(ports, template(v1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseJoined)
+		d, err := Want(ports, template(equinixv1.NetworkTypeLayer2Bonded, iface("bond0", "1000", "1001")), PhaseJoined)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"convert-layer-2 on bond0"}, stepStrings(Steps(ports, d, vlanIDs)))
 	})
 	t.Run("a changed VLAN list changes exactly those assignments", func(t *testing.T) {
 		ports := twoNIC().unbonded("eth1").vlans("eth1", 1000, 1001).ports
-		d, err := Want(ports, template(v1.NetworkTypeHybrid, iface("eth1", "1001", "1002")), PhaseJoined)
+		d, err := Want(ports, template(equinixv1.NetworkTypeHybrid, iface("eth1", "1001", "1002")), PhaseJoined)
 		require.NoError(t, err)
 		steps := Steps(ports, d, map[int]string{1000: "vlan-1000", 1001: "vlan-1001", 1002: "vlan-1002"})
 		assert.Equal(t, []string{"unassign VLAN 1000 from eth1", "assign VLAN 1002 to eth1"}, stepStrings(steps))
@@ -172,14 +172,14 @@ func TestStepsBackAndBetween(t *testing.T) {
 	})
 	t.Run("hybrid back to layer3 bonds the single port", func(t *testing.T) {
 		ports := twoNIC().unbonded("eth1").vlans("eth1", 1000).ports
-		d, err := Want(ports, template(v1.NetworkTypeLayer3), PhaseJoined)
+		d, err := Want(ports, template(equinixv1.NetworkTypeLayer3), PhaseJoined)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"unassign VLAN 1000 from eth1", "bond eth1"}, stepStrings(Steps(ports, d, vlanIDs)))
 	})
 }
 
 func TestWantRejectsPortsThePlanLacks(t *testing.T) {
-	_, err := Want(twoNIC().ports, template(v1.NetworkTypeHybrid, iface("eth3", "1000")), PhaseJoined)
+	_, err := Want(twoNIC().ports, template(equinixv1.NetworkTypeHybrid, iface("eth3", "1000")), PhaseJoined)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "eth3")
 	assert.Contains(t, err.Error(), "bond0, eth0, eth1")
@@ -212,15 +212,15 @@ func TestLanded(t *testing.T) {
 func TestStepsOnFourNICPlans(t *testing.T) {
 	cases := []struct {
 		name string
-		tmpl *v1.InstanceTemplate
+		tmpl *equinixv1.InstanceTemplate
 		want []string
 	}{
-		{"layer3 leaves bond1 in layer 2", template(v1.NetworkTypeLayer3), nil},
-		{"hybrid unbonds eth1 and eth3", template(v1.NetworkTypeHybrid, iface("eth1", "1000"), iface("eth3", "1001")),
+		{"layer3 leaves bond1 in layer 2", template(equinixv1.NetworkTypeLayer3), nil},
+		{"hybrid unbonds eth1 and eth3", template(equinixv1.NetworkTypeHybrid, iface("eth1", "1000"), iface("eth3", "1001")),
 			[]string{"disbond eth1", "disbond eth3", "assign VLAN 1000 to eth1", "assign VLAN 1001 to eth3"}},
-		{"hybrid-bonded tags both bonds", template(v1.NetworkTypeHybridBonded, iface("bond0", "1000"), iface("bond1", "1001")),
+		{"hybrid-bonded tags both bonds", template(equinixv1.NetworkTypeHybridBonded, iface("bond0", "1000"), iface("bond1", "1001")),
 			[]string{"assign VLAN 1000 to bond0", "assign VLAN 1001 to bond1"}},
-		{"layer2-individual splits both bonds", template(v1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth2", "1001")),
+		{"layer2-individual splits both bonds", template(equinixv1.NetworkTypeLayer2Individual, iface("eth0", "1000"), iface("eth2", "1001")),
 			[]string{"convert-layer-2 on bond0", "disbond every port of bond0", "disbond every port of bond1",
 				"assign VLAN 1000 to eth0", "assign VLAN 1001 to eth2"}},
 	}
@@ -234,7 +234,7 @@ func TestStepsOnFourNICPlans(t *testing.T) {
 	}
 	t.Run("layer2-individual back to layer3 bonds bond1 again without converting it", func(t *testing.T) {
 		ports := fourNIC().layer2().unbonded("eth0", "eth1", "bond0", "eth2", "eth3", "bond1").ports
-		d, err := Want(ports, template(v1.NetworkTypeLayer3), PhaseJoined)
+		d, err := Want(ports, template(equinixv1.NetworkTypeLayer3), PhaseJoined)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"bond every port of bond0", "convert-layer-3 on bond0", "bond every port of bond1"},
 			stepStrings(Steps(ports, d, vlanIDs)))
@@ -246,7 +246,7 @@ func TestStepsOnFourNICPlans(t *testing.T) {
 func TestUnknownVLANsAreUnassignedOneByOne(t *testing.T) {
 	b := twoNIC()
 	b.port("bond0").VLANs = []metal.VLANRef{{ID: "vlan-gone-a"}, {ID: "vlan-1000"}, {ID: "vlan-gone-b"}}
-	d, err := Want(b.ports, template(v1.NetworkTypeHybridBonded, iface("bond0", "1000")), PhaseJoined)
+	d, err := Want(b.ports, template(equinixv1.NetworkTypeHybridBonded, iface("bond0", "1000")), PhaseJoined)
 	require.NoError(t, err)
 	steps := Steps(b.ports, d, vlanIDs)
 	assert.ElementsMatch(t, []string{"unassign VLAN vlan-gone-a from bond0", "unassign VLAN vlan-gone-b from bond0"}, stepStrings(steps))
@@ -257,7 +257,7 @@ func TestUnknownVLANsAreUnassignedOneByOne(t *testing.T) {
 func TestAfterVLANStepsConverges(t *testing.T) {
 	b := twoNIC().hybridBonded()
 	b.port("bond0").VLANs = []metal.VLANRef{{ID: "vlan-gone"}}
-	d, err := Want(b.ports, template(v1.NetworkTypeHybridBonded, iface("bond0", "1000", "1001")), PhaseJoined)
+	d, err := Want(b.ports, template(equinixv1.NetworkTypeHybridBonded, iface("bond0", "1000", "1001")), PhaseJoined)
 	require.NoError(t, err)
 	steps := Steps(b.ports, d, vlanIDs)
 	require.Equal(t, []string{"unassign VLAN vlan-gone from bond0", "assign VLAN 1000 to bond0", "assign VLAN 1001 to bond0"}, stepStrings(steps))
@@ -275,7 +275,7 @@ func TestAfterAnswer(t *testing.T) {
 	b := twoNIC()
 	ports, ok := AfterAnswer(b.ports, disbond, &answered)
 	require.True(t, ok)
-	d, err := Want(ports, template(v1.NetworkTypeHybrid, iface("eth1", "1000")), PhaseJoined)
+	d, err := Want(ports, template(equinixv1.NetworkTypeHybrid, iface("eth1", "1000")), PhaseJoined)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"assign VLAN 1000 to eth1"}, stepStrings(Steps(ports, d, vlanIDs)),
 		"after the answer only the VLAN is left")

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -33,11 +33,11 @@ func (r *run) do(i int, s step) string {
 	case actCreatePool:
 		return r.createPool(s.Pool)
 	case actScalePool:
-		return r.updatePool(s.Pool.Name, func(p *v1.InstancePool) { p.Spec.Count = int32(s.Pool.Count) })
+		return r.updatePool(s.Pool.Name, func(p *equinixv1.InstancePool) { p.Spec.Count = int32(s.Pool.Count) })
 	case actEditVLANs:
-		return r.updatePool(s.Pool.Name, func(p *v1.InstancePool) { applyTemplate(&p.Spec, s.Pool) })
+		return r.updatePool(s.Pool.Name, func(p *equinixv1.InstancePool) { applyTemplate(&p.Spec, s.Pool) })
 	case actRetype, actRollout:
-		return r.updatePool(s.Pool.Name, func(p *v1.InstancePool) { applyTemplate(&p.Spec, s.Pool) })
+		return r.updatePool(s.Pool.Name, func(p *equinixv1.InstancePool) { applyTemplate(&p.Spec, s.Pool) })
 	case actDeletePool:
 		err := r.env.Client.EquinixV1().InstancePools().Delete(r.env.Ctx, s.Pool.Name, metav1.DeleteOptions{})
 		return errOutcome(err)
@@ -124,7 +124,7 @@ func (r *run) createPool(spec poolSpec) string {
 	return errOutcome(err)
 }
 
-func (r *run) updatePool(name string, mutate func(*v1.InstancePool)) string {
+func (r *run) updatePool(name string, mutate func(*equinixv1.InstancePool)) string {
 	pools := r.env.Client.EquinixV1().InstancePools()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p, err := pools.Get(r.env.Ctx, name, metav1.GetOptions{})
@@ -145,7 +145,7 @@ func (r *run) updatePool(name string, mutate func(*v1.InstancePool)) string {
 }
 
 // poolObject is the README's sample pool with the plan's choices.
-func (r *run) poolObject(spec poolSpec) *v1.InstancePool {
+func (r *run) poolObject(spec poolSpec) *equinixv1.InstancePool {
 	p := framework.ParsePool(r.t, framework.SeedSample, spec.Name)
 	p.Labels = map[string]string{labelSeed: strconv.FormatInt(r.plan.Seed, 10)}
 	p.Spec.Count = int32(spec.Count)
@@ -156,7 +156,7 @@ func (r *run) poolObject(spec poolSpec) *v1.InstancePool {
 	}
 	p.Spec.Remediation.MaxProvisionAttempts = spec.MaxAttempts
 	if spec.ProjectB {
-		p.Spec.CredentialsSecret = &v1.SecretReference{Name: projectBSecret}
+		p.Spec.CredentialsSecret = &equinixv1.SecretReference{Name: projectBSecret}
 	}
 	applyTemplate(&p.Spec, spec)
 	return p
@@ -164,7 +164,7 @@ func (r *run) poolObject(spec poolSpec) *v1.InstancePool {
 
 // applyTemplate sets the plan, boot mode, network type, VLANs and rollout
 // bounds of spec.
-func applyTemplate(ps *v1.InstancePoolSpec, spec poolSpec) {
+func applyTemplate(ps *equinixv1.InstancePoolSpec, spec poolSpec) {
 	if spec.Plan != "" {
 		ps.Plan = spec.Plan
 	}
@@ -173,20 +173,20 @@ func applyTemplate(ps *v1.InstancePoolSpec, spec poolSpec) {
 	ps.Rollout = rolloutStrategy(spec)
 }
 
-func networking(typ string, vlans []int) v1.NetworkingConfiguration {
+func networking(typ string, vlans []int) equinixv1.NetworkingConfiguration {
 	ids := make([]string, 0, len(vlans))
 	for _, v := range vlans {
 		ids = append(ids, strconv.Itoa(v))
 	}
-	nc := v1.NetworkingConfiguration{Type: typ}
+	nc := equinixv1.NetworkingConfiguration{Type: typ}
 	switch typ {
-	case v1.NetworkTypeHybrid:
-		nc.InterfaceConfiguration = []v1.InterfaceConfiguration{{Name: "eth1", VLANIDs: ids}}
-	case v1.NetworkTypeHybridBonded, v1.NetworkTypeLayer2Bonded:
-		nc.InterfaceConfiguration = []v1.InterfaceConfiguration{{Name: "bond0", VLANIDs: ids}}
-	case v1.NetworkTypeLayer2Individual:
+	case equinixv1.NetworkTypeHybrid:
+		nc.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{{Name: "eth1", VLANIDs: ids}}
+	case equinixv1.NetworkTypeHybridBonded, equinixv1.NetworkTypeLayer2Bonded:
+		nc.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{{Name: "bond0", VLANIDs: ids}}
+	case equinixv1.NetworkTypeLayer2Individual:
 		// The management port carries the first VLAN, the management VLAN.
-		nc.InterfaceConfiguration = []v1.InterfaceConfiguration{{Name: "eth0", VLANIDs: ids[:1]}, {Name: "eth1", VLANIDs: ids}}
+		nc.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{{Name: "eth0", VLANIDs: ids[:1]}, {Name: "eth1", VLANIDs: ids}}
 	}
 	return nc
 }

@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -29,7 +29,7 @@ func (r *run) quiesceBMCs() string {
 		w.followCommands(r)
 		done := true
 		for _, n := range w.nodes {
-			inv, err := r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Get(r.env.Ctx, n.name, metav1.GetOptions{})
+			inv, err := r.env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Get(r.env.Ctx, n.name, metav1.GetOptions{})
 			if err != nil {
 				return false
 			}
@@ -38,7 +38,7 @@ func (r *run) quiesceBMCs() string {
 			case pending:
 				done = false
 			case !n.twin && !asked[n.name]:
-				if out := w.request(r, n, v1alpha1.PowerOperationPowerOn); !strings.HasPrefix(out, "refused") {
+				if out := w.request(r, n, seederv1alpha1.PowerOperationPowerOn); !strings.HasPrefix(out, "refused") {
 					asked[n.name] = true
 				}
 				done = false
@@ -97,7 +97,7 @@ func (w *bmcWorld) summary() string {
 // remove deletes the BMC world's objects from the shared cluster.
 func (w *bmcWorld) remove(env *framework.Env) {
 	for _, n := range w.nodes {
-		_ = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
+		_ = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 		_ = env.Kube.CoreV1().Secrets(bmcSecrets).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 		_ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 	}

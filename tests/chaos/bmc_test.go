@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -150,17 +150,17 @@ func startBMCs(t *testing.T, env *framework.Env, seed int64) *bmcWorld {
 			Data: map[string][]byte{"username": []byte(bmcUser), "password": []byte(bmcPassword)}}
 		_, err = env.Kube.CoreV1().Secrets(bmcSecrets).Create(env.Ctx, sec, metav1.CreateOptions{})
 		require.NoError(t, err)
-		conn := v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)}
+		conn := seederv1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)}
 		if n.ipmi {
-			conn = v1alpha1.Connection{Host: "127.0.0.1", Port: v1alpha1.IPMIPort,
-				ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: w.relay.Port()}}}
+			conn = seederv1alpha1.Connection{Host: "127.0.0.1", Port: seederv1alpha1.IPMIPort,
+				ProviderOptions: &seederv1alpha1.ProviderOptions{IPMITOOL: &seederv1alpha1.IPMITOOLOptions{Port: w.relay.Port()}}}
 		}
 		conn.AuthSecretRef = corev1.SecretReference{Namespace: bmcSecrets, Name: n.name}
-		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: n.name,
-			Annotations: map[string]string{v1alpha1.AnnotationLocalNodeName: n.name, v1alpha1.AnnotationLocalInventory: "true"}}}
+		inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: n.name,
+			Annotations: map[string]string{seederv1alpha1.AnnotationLocalNodeName: n.name, seederv1alpha1.AnnotationLocalInventory: "true"}}}
 		inv.Spec.BaseboardManagementSpec.Connection = conn
-		inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: bmcPoll.String()}
-		inv, err = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
+		inv.Spec.Events = seederv1alpha1.Events{Enabled: true, PollingInterval: bmcPoll.String()}
+		inv, err = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
 		require.NoError(t, err)
 		n.uid = string(inv.UID)
 	}
@@ -200,7 +200,7 @@ func (w *bmcWorld) do(r *run, s bmcStep) string {
 	case bmcPower:
 		return w.request(r, n, "")
 	case bmcReboot:
-		return w.request(r, n, v1alpha1.PowerOperationReboot)
+		return w.request(r, n, seederv1alpha1.PowerOperationReboot)
 	case bmcMaintain, bmcUnmaintain:
 		return w.maintenance(r, n.name, s.Kind == bmcMaintain)
 	case bmcEvent:
@@ -243,15 +243,15 @@ func (w *bmcWorld) do(r *run, s bmcStep) string {
 // status.powerAction.lastJobName cleared. A request counts once its spec is
 // written: the controller may take it from the spec alone.
 func (w *bmcWorld) request(r *run, n bmcNode, op string) string {
-	invs := r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
+	invs := r.env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	inv, err := invs.Get(r.env.Ctx, n.name, metav1.GetOptions{})
 	if err != nil {
 		return "refused: " + err.Error()
 	}
 	if op == "" {
-		op = v1alpha1.PowerOperationShutdown
+		op = seederv1alpha1.PowerOperationShutdown
 		if inv.Status.MachinePowerState == "off" {
-			op = v1alpha1.PowerOperationPowerOn
+			op = seederv1alpha1.PowerOperationPowerOn
 		}
 	}
 	if inv.Spec.PowerActionRequested != "" && inv.Status.PowerAction.LastActionStatus == "" {
@@ -259,7 +259,7 @@ func (w *bmcWorld) request(r *run, n bmcNode, op string) string {
 	}
 	before := inv.Generation
 	inv.Spec.PowerActionRequested = op
-	kind := map[string]string{v1alpha1.PowerOperationShutdown: "off", v1alpha1.PowerOperationPowerOn: "on", v1alpha1.PowerOperationReboot: "reboot"}[op]
+	kind := map[string]string{seederv1alpha1.PowerOperationShutdown: "off", seederv1alpha1.PowerOperationPowerOn: "on", seederv1alpha1.PowerOperationReboot: "reboot"}[op]
 	updated, err := invs.Update(r.env.Ctx, inv, metav1.UpdateOptions{})
 	if err != nil {
 		// Only this loop writes the spec: a newer generation asking for op

@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -152,7 +152,7 @@ func setUp(t *testing.T, pl plan) *run {
 	client, err := provider.Client(metal.Credentials{Token: framework.MetalToken, ProjectID: framework.ProjectID})
 	require.NoError(t, err)
 	r := &run{
-		t: t, plan: pl, env: env, metal: client, clusterTag: v1.ClusterTag(string(ns.UID)),
+		t: t, plan: pl, env: env, metal: client, clusterTag: equinixv1.ClusterTag(string(ns.UID)),
 		faults: map[int]metalsim.FaultID{}, creates: creates,
 	}
 	r.setUpProjects()

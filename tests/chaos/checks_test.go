@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -43,7 +43,7 @@ func (r *run) checkForeign() {
 			r.violation("node %s, which is not the addon's, was deleted", name)
 		case err != nil:
 			r.violation("reading node %s: %v", name, err)
-		case n.Labels[v1.LabelInstance] != "" || n.Annotations[v1.AnnotationProviderID] != "" || n.Spec.ProviderID != "" ||
+		case n.Labels[equinixv1.LabelInstance] != "" || n.Annotations[equinixv1.AnnotationProviderID] != "" || n.Spec.ProviderID != "" ||
 			harvester.MaintenanceUnderWay(n):
 			r.violation("node %s, which is not the addon's, was changed: labels %v annotations %v", name, n.Labels, n.Annotations)
 		}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -131,11 +131,11 @@ func startFencing(t *testing.T, env *framework.Env, seed int64) *fenceWorld {
 			Data: map[string][]byte{"username": []byte(bmcUser), "password": []byte(bmcPassword)}}
 		_, err = env.Kube.CoreV1().Secrets(bmcSecrets).Create(env.Ctx, sec, metav1.CreateOptions{})
 		require.NoError(t, err)
-		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: n.name}}
-		inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
+		inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: n.name}}
+		inv.Spec.BaseboardManagementSpec.Connection = seederv1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
 			AuthSecretRef: corev1.SecretReference{Namespace: bmcSecrets, Name: n.name}}
-		inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: bmcPoll.String()}
-		_, err = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
+		inv.Spec.Events = seederv1alpha1.Events{Enabled: true, PollingInterval: bmcPoll.String()}
+		_, err = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 	w.watchTaints(env)
@@ -450,7 +450,7 @@ func (w *fenceWorld) summary() string {
 func (w *fenceWorld) remove(env *framework.Env) {
 	close(w.stop)
 	for _, n := range w.nodes {
-		_ = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
+		_ = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 		_ = env.Kube.CoreV1().Secrets(bmcSecrets).Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 		_ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, n.name, metav1.DeleteOptions{})
 	}

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -41,8 +41,8 @@ func createForeign(t *testing.T, env *framework.Env, client metal.Client, pl pla
 		tags           []string
 	}{
 		{"untagged device", "foreign-untagged", nil},
-		{"another cluster's device", "foreign-other-cluster", []string{v1.ClusterTag(otherCluster),
-			v1.PoolTag(poolName(pl.Seed, 0)), v1.InstanceTag("0badc0de-0000-4000-8000-000000000000")}},
+		{"another cluster's device", "foreign-other-cluster", []string{equinixv1.ClusterTag(otherCluster),
+			equinixv1.PoolTag(poolName(pl.Seed, 0)), equinixv1.InstanceTag("0badc0de-0000-4000-8000-000000000000")}},
 	}
 	for _, d := range devices {
 		dev, err := client.CreateDevice(ctx, metal.CreateDeviceRequest{
@@ -58,14 +58,14 @@ func createForeign(t *testing.T, env *framework.Env, client metal.Client, pl pla
 	}{
 		{"untagged VLAN", metal.CreateVLANRequest{Metro: "sg", VXLAN: pl.ForeignVXLAN, Description: "operator's VLAN"}},
 		{"another cluster's VLAN", metal.CreateVLANRequest{Metro: "da", VXLAN: pl.ForeignVXLAN, Description: "other cluster",
-			Tags: []string{v1.ClusterTag(otherCluster)}}},
+			Tags: []string{equinixv1.ClusterTag(otherCluster)}}},
 	}
 	for _, v := range vlans {
 		vlan, err := client.CreateVLAN(ctx, v.req)
 		require.NoError(t, err, v.what)
 		f.vlans[vlan.ID] = v.what
 	}
-	ip, err := client.ReserveIPs(ctx, metal.ReserveIPsRequest{Type: "public_ipv4", Quantity: 1, Metro: "sg", Tags: []string{v1.ClusterTag(otherCluster)}})
+	ip, err := client.ReserveIPs(ctx, metal.ReserveIPsRequest{Type: "public_ipv4", Quantity: 1, Metro: "sg", Tags: []string{equinixv1.ClusterTag(otherCluster)}})
 	require.NoError(t, err, "reserving another cluster's IP")
 	f.ips[ip.ID] = "another cluster's reserved IP"
 
@@ -76,7 +76,7 @@ func createForeign(t *testing.T, env *framework.Env, client metal.Client, pl pla
 	}{
 		// Named like an Instance of the run's first pool, without the label.
 		{prefix + "0-zzzzzzzz", nil},
-		{prefix + "0-operator", map[string]string{v1.LabelPool: poolName(pl.Seed, 0)}},
+		{prefix + "0-operator", map[string]string{equinixv1.LabelPool: poolName(pl.Seed, 0)}},
 		{prefix + "x-foreign", map[string]string{"kubernetes.io/hostname": prefix + "x-foreign"}},
 	}
 	for _, n := range nodes {
@@ -126,7 +126,7 @@ func removeLeftovers(t *testing.T, env *framework.Env, prefix string) {
 			}
 		}
 	}
-	if list, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1.LabelInstance}); err == nil {
+	if list, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: equinixv1.LabelInstance}); err == nil {
 		for _, n := range list.Items {
 			if mine(n.Name) {
 				_ = env.Kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
@@ -134,9 +134,9 @@ func removeLeftovers(t *testing.T, env *framework.Env, prefix string) {
 		}
 	}
 	secs := env.Kube.CoreV1().Secrets(framework.Namespace)
-	if list, err := secs.List(ctx, metav1.ListOptions{LabelSelector: v1.LabelInstance}); err == nil {
+	if list, err := secs.List(ctx, metav1.ListOptions{LabelSelector: equinixv1.LabelInstance}); err == nil {
 		for _, s := range list.Items {
-			if mine(s.Labels[v1.LabelInstance]) {
+			if mine(s.Labels[equinixv1.LabelInstance]) {
 				_ = secs.Delete(ctx, s.Name, metav1.DeleteOptions{})
 			}
 		}

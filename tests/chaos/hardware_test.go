@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -108,7 +108,7 @@ func (l *powerLedger) observe(clusterTag string) func(metalsim.Notification) {
 		default:
 			return
 		}
-		uid, _ := v1.TagValue(n.Tags, v1.TagInstance)
+		uid, _ := equinixv1.TagValue(n.Tags, equinixv1.TagInstance)
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		count(l.applied, uid, kind)
@@ -217,12 +217,12 @@ func allowedAround(spans []span, at time.Time) bool {
 }
 
 // joinedInstances lists the run's Instances that joined and are not going.
-func (r *run) joinedInstances() []v1.Instance {
+func (r *run) joinedInstances() []equinixv1.Instance {
 	insts, err := r.runInstances()
 	if err != nil {
 		return nil
 	}
-	var out []v1.Instance
+	var out []equinixv1.Instance
 	for _, i := range insts {
 		if i.Status.JoinedAt != nil && i.DeletionTimestamp == nil {
 			out = append(out, i)
@@ -233,7 +233,7 @@ func (r *run) joinedInstances() []v1.Instance {
 }
 
 // setPower asks one Instance for a power state; only a change is a request.
-func (r *run) setPower(inst v1.Instance, state v1.PowerState) string {
+func (r *run) setPower(inst equinixv1.Instance, state equinixv1.PowerState) string {
 	if inst.Spec.WantedPowerState() == state {
 		return inst.Name + " is asked " + string(state) + " already"
 	}
@@ -278,13 +278,13 @@ func (r *run) powerAction(s step) string {
 	if s.Kind == actPower {
 		// The other state than asked for, so that every power step is a
 		// request.
-		state := v1.PowerOff
-		if inst.Spec.WantedPowerState() == v1.PowerOff {
-			state = v1.PowerOn
+		state := equinixv1.PowerOff
+		if inst.Spec.WantedPowerState() == equinixv1.PowerOff {
+			state = equinixv1.PowerOn
 		}
 		return r.setPower(inst, state)
 	}
-	if inst.Spec.WantedPowerState() == v1.PowerOff {
+	if inst.Spec.WantedPowerState() == equinixv1.PowerOff {
 		return "skipped: " + inst.Name + " is asked off"
 	}
 	at := time.Now().UTC().Truncate(time.Second)
@@ -370,8 +370,8 @@ func (r *run) powerOnAll() string {
 		// A node that is gone has nothing to patch.
 		_, _ = r.env.Kube.CoreV1().Nodes().Patch(r.env.Ctx, inst.Name, types.MergePatchType,
 			[]byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, harvester.AnnotationDrainRequested)), metav1.PatchOptions{})
-		if inst.DeletionTimestamp == nil && inst.Spec.WantedPowerState() == v1.PowerOff {
-			r.setPower(inst, v1.PowerOn)
+		if inst.DeletionTimestamp == nil && inst.Spec.WantedPowerState() == equinixv1.PowerOff {
+			r.setPower(inst, equinixv1.PowerOn)
 			on++
 		}
 	}
@@ -390,8 +390,8 @@ func (r *run) endMaintenance() string {
 			return false
 		}
 		for _, inst := range insts {
-			c := conditions.Get(inst.Status.Conditions, v1.InstancePowerSynced)
-			if inst.DeletionTimestamp == nil && (inst.Status.Status == v1.PhaseOff || c != nil && c.Status != metav1.ConditionTrue) {
+			c := conditions.Get(inst.Status.Conditions, equinixv1.InstancePowerSynced)
+			if inst.DeletionTimestamp == nil && (inst.Status.Status == equinixv1.PhaseOff || c != nil && c.Status != metav1.ConditionTrue) {
 				return false
 			}
 		}
@@ -437,7 +437,7 @@ func (r *run) checkHardwareEvents() {
 	seen := map[string]string{}
 	forwarded := 0
 	for _, e := range events.Items {
-		id := e.Annotations[v1.AnnotationMachineEventID]
+		id := e.Annotations[equinixv1.AnnotationMachineEventID]
 		if id == "" {
 			continue
 		}

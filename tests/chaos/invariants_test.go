@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -79,7 +79,7 @@ func (r *run) poll(timeout time.Duration, cond func() bool) bool {
 }
 
 // runPools lists the run's pools.
-func (r *run) runPools() ([]v1.InstancePool, error) {
+func (r *run) runPools() ([]equinixv1.InstancePool, error) {
 	list, err := r.env.Client.EquinixV1().InstancePools().List(r.env.Ctx, metav1.ListOptions{
 		LabelSelector: fmt.Sprintf("%s=%d", labelSeed, r.plan.Seed)})
 	if err != nil {
@@ -89,12 +89,12 @@ func (r *run) runPools() ([]v1.InstancePool, error) {
 }
 
 // runInstances lists the run's Instances (their names start with the pool's).
-func (r *run) runInstances() ([]v1.Instance, error) {
+func (r *run) runInstances() ([]equinixv1.Instance, error) {
 	list, err := r.env.Client.EquinixV1().Instances().List(r.env.Ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	var out []v1.Instance
+	var out []equinixv1.Instance
 	for _, i := range list.Items {
 		if strings.HasPrefix(i.Name, runPrefix(r.plan.Seed)) {
 			out = append(out, i)
@@ -139,12 +139,12 @@ func (r *run) unsettledPools() []string {
 	return out
 }
 
-func settled(p *v1.InstancePool, insts []v1.Instance) bool {
+func settled(p *equinixv1.InstancePool, insts []equinixv1.Instance) bool {
 	st := p.Status
 	if st.ObservedGeneration != p.Generation {
 		return false
 	}
-	if conditions.IsTrue(st.Conditions, v1.PoolProvisioningFailed) || conditions.IsTrue(st.Conditions, v1.PoolRemediationBlocked) {
+	if conditions.IsTrue(st.Conditions, equinixv1.PoolProvisioningFailed) || conditions.IsTrue(st.Conditions, equinixv1.PoolRemediationBlocked) {
 		return true
 	}
 	n := 0
@@ -157,10 +157,10 @@ func settled(p *v1.InstancePool, insts []v1.Instance) bool {
 		}
 		n++
 	}
-	return st.Status == v1.PoolPhaseReady && int(st.Ready) == int(p.Spec.Count) && n == int(p.Spec.Count)
+	return st.Status == equinixv1.PoolPhaseReady && int(st.Ready) == int(p.Spec.Count) && n == int(p.Spec.Count)
 }
 
-func describePool(p *v1.InstancePool, insts []v1.Instance) string {
+func describePool(p *equinixv1.InstancePool, insts []equinixv1.Instance) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  pool %s: count=%d status=%s ready=%d generation=%d observed=%d finalizers=%v deleting=%v\n",
 		p.Name, p.Spec.Count, p.Status.Status, p.Status.Ready, p.Generation, p.Status.ObservedGeneration, p.Finalizers, p.DeletionTimestamp != nil)
@@ -173,7 +173,7 @@ func describePool(p *v1.InstancePool, insts []v1.Instance) string {
 	return b.String()
 }
 
-func describeInstance(i *v1.Instance) string {
+func describeInstance(i *equinixv1.Instance) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  instance %s (uid %s): status=%s device=%s state=%s finalizers=%v deleting=%v\n",
 		i.Name, i.UID, i.Status.Status, i.Status.InstanceID, i.Status.DeviceState, i.Finalizers, i.DeletionTimestamp != nil)
@@ -200,8 +200,8 @@ func (r *run) deletePools() {
 			r.t.Fatalf("deleting pool %s: %v", p.Name, err)
 		}
 	}
-	var pl []v1.InstancePool
-	var insts []v1.Instance
+	var pl []equinixv1.InstancePool
+	var insts []equinixv1.Instance
 	if r.poll(releaseTimeout, func() bool {
 		var perr, ierr error
 		pl, perr = r.runPools()

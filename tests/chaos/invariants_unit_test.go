@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -21,10 +21,10 @@ import (
 // device of this cluster without an Instance tag; other clusters' devices
 // and one device per Instance pass.
 func TestLedgerViolations(t *testing.T) {
-	ours := v1.ClusterTag("ours")
+	ours := equinixv1.ClusterTag("ours")
 	created := func(id, uid string, tags ...string) metalsim.Notification {
 		if uid != "" {
-			tags = append(tags, v1.InstanceTag(uid))
+			tags = append(tags, equinixv1.InstanceTag(uid))
 		}
 		return metalsim.Notification{Type: metalsim.DeviceCreated, DeviceID: id, Tags: tags}
 	}
@@ -37,7 +37,7 @@ func TestLedgerViolations(t *testing.T) {
 		want  int
 	}{
 		{"one device per instance", []metalsim.Notification{created("d1", "u1", ours), created("d2", "u2", ours), deleted("d1", ours)}, 0},
-		{"another cluster's devices are not ours", []metalsim.Notification{created("d1", "u1", v1.ClusterTag("other")), created("d2", "u1", v1.ClusterTag("other"))}, 0},
+		{"another cluster's devices are not ours", []metalsim.Notification{created("d1", "u1", equinixv1.ClusterTag("other")), created("d2", "u1", equinixv1.ClusterTag("other"))}, 0},
 		{"a replacement device for the same instance", []metalsim.Notification{created("d1", "u1", ours), deleted("d1", ours), created("d2", "u1", ours)}, 1},
 		{"two devices at once", []metalsim.Notification{created("d1", "u1", ours), created("d2", "u1", ours)}, 2},
 		{"no instance tag", []metalsim.Notification{created("d1", "", ours)}, 1},
@@ -54,33 +54,33 @@ func TestLedgerViolations(t *testing.T) {
 }
 
 func TestSettled(t *testing.T) {
-	pool := func(count int32, status string, conds ...metav1.Condition) *v1.InstancePool {
-		p := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: 2}}
+	pool := func(count int32, status string, conds ...metav1.Condition) *equinixv1.InstancePool {
+		p := &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: 2}}
 		p.Spec.Count = count
-		p.Status = v1.InstancePoolStatus{Status: status, Ready: count, ObservedGeneration: 2, Conditions: conds}
+		p.Status = equinixv1.InstancePoolStatus{Status: status, Ready: count, ObservedGeneration: 2, Conditions: conds}
 		return p
 	}
-	inst := func(deleting bool) v1.Instance {
-		i := v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "p-abc"}, Spec: v1.InstanceSpec{PoolName: "p"}}
+	inst := func(deleting bool) equinixv1.Instance {
+		i := equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "p-abc"}, Spec: equinixv1.InstanceSpec{PoolName: "p"}}
 		if deleting {
 			i.DeletionTimestamp = &metav1.Time{}
 		}
 		return i
 	}
-	stale := pool(1, v1.PoolPhaseReady)
+	stale := pool(1, equinixv1.PoolPhaseReady)
 	stale.Status.ObservedGeneration = 1
 	cases := []struct {
 		name  string
-		pool  *v1.InstancePool
-		insts []v1.Instance
+		pool  *equinixv1.InstancePool
+		insts []equinixv1.Instance
 		want  bool
 	}{
-		{"ready at count", pool(1, v1.PoolPhaseReady), []v1.Instance{inst(false)}, true},
-		{"ready at zero", pool(0, v1.PoolPhaseReady), nil, true},
-		{"an older generation", stale, []v1.Instance{inst(false)}, false},
-		{"an instance still deleting", pool(1, v1.PoolPhaseReady), []v1.Instance{inst(false), inst(true)}, false},
-		{"scaling", pool(1, v1.PoolPhaseScaling), nil, false},
-		{"stopped by a guard", pool(2, v1.PoolPhaseFailed, metav1.Condition{Type: v1.PoolProvisioningFailed, Status: metav1.ConditionTrue}), nil, true},
+		{"ready at count", pool(1, equinixv1.PoolPhaseReady), []equinixv1.Instance{inst(false)}, true},
+		{"ready at zero", pool(0, equinixv1.PoolPhaseReady), nil, true},
+		{"an older generation", stale, []equinixv1.Instance{inst(false)}, false},
+		{"an instance still deleting", pool(1, equinixv1.PoolPhaseReady), []equinixv1.Instance{inst(false), inst(true)}, false},
+		{"scaling", pool(1, equinixv1.PoolPhaseScaling), nil, false},
+		{"stopped by a guard", pool(2, equinixv1.PoolPhaseFailed, metav1.Condition{Type: equinixv1.PoolProvisioningFailed, Status: metav1.ConditionTrue}), nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,10 +92,10 @@ func TestSettled(t *testing.T) {
 // A device of a project-B pool made elsewhere, or a device in a project no
 // Secret of the run names, is flagged.
 func TestLedgerProjects(t *testing.T) {
-	ours := v1.ClusterTag("ours")
+	ours := equinixv1.ClusterTag("ours")
 	created := func(id, pool, project string) metalsim.Notification {
 		return metalsim.Notification{Type: metalsim.DeviceCreated, DeviceID: id, ProjectID: project,
-			Tags: []string{ours, v1.PoolTag(pool), v1.InstanceTag("u-" + id)}}
+			Tags: []string{ours, equinixv1.PoolTag(pool), equinixv1.InstanceTag("u-" + id)}}
 	}
 	l := newLedger(ours, map[string]bool{"pb": true})
 	for _, n := range []metalsim.Notification{
@@ -114,13 +114,13 @@ func TestLedgerProjects(t *testing.T) {
 // The watch flags a rollout above count + maxSurge once it was within it,
 // and one below count - maxUnavailable only while nothing failed.
 func TestRolloutWatchBounds(t *testing.T) {
-	pool := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: 3}}
+	pool := &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: 3}}
 	pool.Spec.Count = 2
 	pool.Spec.Rollout = rolloutStrategy(poolSpec{Surge: "1", Unavailable: "0"})
 	pool.Status.ObservedGeneration = 3
 	hash := instancepool.TemplateHash(&pool.Spec.InstanceTemplate)
-	server := func(name, template, status string, removing bool) *v1.Instance {
-		i := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{v1.AnnotationTemplateHash: template}}}
+	server := func(name, template, status string, removing bool) *equinixv1.Instance {
+		i := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{equinixv1.AnnotationTemplateHash: template}}}
 		i.Status.Status = status
 		if removing {
 			i.DeletionTimestamp = &metav1.Time{}
@@ -129,39 +129,39 @@ func TestRolloutWatchBounds(t *testing.T) {
 	}
 	w := &rolloutWatch{windows: map[types.UID]*rolloutWindow{}}
 	win := &rolloutWindow{generation: 3}
-	managed := v1.PhaseManaged
-	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, false), server("b", "old", managed, false), server("n", hash, v1.PhaseInstalling, false)}, win, true)
+	managed := equinixv1.PhaseManaged
+	w.checkPool(pool, []*equinixv1.Instance{server("a", "old", managed, false), server("b", "old", managed, false), server("n", hash, equinixv1.PhaseInstalling, false)}, win, true)
 	assert.Empty(t, w.found)
-	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, true), server("b", "old", managed, false),
-		server("n", hash, v1.PhaseInstalling, false), server("m", hash, v1.PhaseInstalling, false)}, win, true)
+	w.checkPool(pool, []*equinixv1.Instance{server("a", "old", managed, true), server("b", "old", managed, false),
+		server("n", hash, equinixv1.PhaseInstalling, false), server("m", hash, equinixv1.PhaseInstalling, false)}, win, true)
 	require.Len(t, w.found, 2, "four servers (one being removed) with count 2 and maxSurge 1; one available with maxUnavailable 0: %v", w.found)
 	assert.Contains(t, w.found[0], "more than count 2 + maxSurge 1")
 	assert.Contains(t, w.found[1], "fewer than count 2 - maxUnavailable 0")
 
 	w, win = &rolloutWatch{windows: map[types.UID]*rolloutWindow{}}, &rolloutWindow{generation: 3}
-	w.checkPool(pool, []*v1.Instance{server("a", "old", managed, false), server("b", "old", managed, false)}, win, true)
-	w.checkPool(pool, []*v1.Instance{server("a", "old", v1.PhaseUnhealthy, false), server("b", "old", managed, false)}, win, false)
+	w.checkPool(pool, []*equinixv1.Instance{server("a", "old", managed, false), server("b", "old", managed, false)}, win, true)
+	w.checkPool(pool, []*equinixv1.Instance{server("a", "old", equinixv1.PhaseUnhealthy, false), server("b", "old", managed, false)}, win, false)
 	assert.Empty(t, w.found, "a server that failed is not the rollout's doing")
 
 	// A layer-2 server is available once its ports were converted after
 	// the join: the conversion cuts its node's network for a moment, and
 	// maxUnavailable does not count it before.
-	layer2 := func(name, template, status string, converted bool) *v1.Instance {
+	layer2 := func(name, template, status string, converted bool) *equinixv1.Instance {
 		i := server(name, template, status, false)
-		i.Spec.NetworkingConfiguration.Type = v1.NetworkTypeLayer2Individual
-		i.Status.NetworkType = v1.NetworkTypeHybridBonded
+		i.Spec.NetworkingConfiguration.Type = equinixv1.NetworkTypeLayer2Individual
+		i.Status.NetworkType = equinixv1.NetworkTypeHybridBonded
 		if converted {
-			i.Status.NetworkType = v1.NetworkTypeLayer2Individual
-			i.Status.Conditions = []metav1.Condition{{Type: v1.InstanceNetworkConfigured, Status: metav1.ConditionTrue}}
+			i.Status.NetworkType = equinixv1.NetworkTypeLayer2Individual
+			i.Status.Conditions = []metav1.Condition{{Type: equinixv1.InstanceNetworkConfigured, Status: metav1.ConditionTrue}}
 		}
 		return i
 	}
 	w, win = &rolloutWatch{windows: map[types.UID]*rolloutWindow{}}, &rolloutWindow{generation: 3}
-	w.checkPool(pool, []*v1.Instance{layer2("a", "old", managed, false), layer2("b", "old", managed, true), server("n", hash, v1.PhaseInstalling, false)}, win, true)
-	w.checkPool(pool, []*v1.Instance{layer2("a", "old", v1.PhaseUnhealthy, false), layer2("b", "old", managed, true), server("n", hash, v1.PhaseJoining, false)}, win, true)
+	w.checkPool(pool, []*equinixv1.Instance{layer2("a", "old", managed, false), layer2("b", "old", managed, true), server("n", hash, equinixv1.PhaseInstalling, false)}, win, true)
+	w.checkPool(pool, []*equinixv1.Instance{layer2("a", "old", equinixv1.PhaseUnhealthy, false), layer2("b", "old", managed, true), server("n", hash, equinixv1.PhaseJoining, false)}, win, true)
 	assert.Empty(t, w.found, "a layer-2 server still to convert was never available")
-	w.checkPool(pool, []*v1.Instance{layer2("a", "old", managed, true), layer2("b", "old", managed, true), server("n", hash, v1.PhaseJoining, false)}, win, true)
-	w.checkPool(pool, []*v1.Instance{layer2("a", "old", managed, false), layer2("b", "old", managed, true), server("n", hash, v1.PhaseJoining, false)}, win, true)
+	w.checkPool(pool, []*equinixv1.Instance{layer2("a", "old", managed, true), layer2("b", "old", managed, true), server("n", hash, equinixv1.PhaseJoining, false)}, win, true)
+	w.checkPool(pool, []*equinixv1.Instance{layer2("a", "old", managed, false), layer2("b", "old", managed, true), server("n", hash, equinixv1.PhaseJoining, false)}, win, true)
 	require.Len(t, w.found, 1, "a converted server that drops out counts: %v", w.found)
 }
 

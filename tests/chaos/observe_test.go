@@ -13,7 +13,7 @@ import (
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -66,7 +66,7 @@ func (l *ledger) place(n metalsim.Notification) {
 		return // a notification that does not say (a unit test's) places nothing
 	}
 	l.project[n.DeviceID] = n.ProjectID
-	pool, _ := v1.TagValue(n.Tags, v1.TagPool)
+	pool, _ := equinixv1.TagValue(n.Tags, equinixv1.TagPool)
 	switch {
 	case l.projectB[pool] && n.ProjectID != projectB:
 		l.misplaced = append(l.misplaced, fmt.Sprintf("device %s (%s) of pool %s, whose Secret names project B, was made in project %s", n.DeviceID, n.Hostname, pool, n.ProjectID))
@@ -83,7 +83,7 @@ func (l *ledger) observe(n metalsim.Notification) {
 	defer l.mu.Unlock()
 	switch n.Type {
 	case metalsim.DeviceCreated:
-		uid, _ := v1.TagValue(n.Tags, v1.TagInstance)
+		uid, _ := equinixv1.TagValue(n.Tags, equinixv1.TagInstance)
 		l.created[uid] = append(l.created[uid], n.DeviceID)
 		l.uidOf[n.DeviceID] = uid
 		l.alive[uid]++
@@ -260,7 +260,7 @@ func watchPasswords(env *framework.Env) *passwords {
 }
 
 func (p *passwords) collect(ctx context.Context, env *framework.Env) {
-	secs, err := env.Kube.CoreV1().Secrets(framework.Namespace).List(ctx, metav1.ListOptions{LabelSelector: v1.LabelInstance})
+	secs, err := env.Kube.CoreV1().Secrets(framework.Namespace).List(ctx, metav1.ListOptions{LabelSelector: equinixv1.LabelInstance})
 	if err != nil {
 		return // the apiserver is restarting; the next poll catches up
 	}

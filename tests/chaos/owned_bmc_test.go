@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 )
@@ -20,7 +20,7 @@ type ownedBMC interface {
 	// protocol names the BMC's kind in messages.
 	protocol() string
 	// connection is how an Inventory reaches the BMC (its Secret apart).
-	connection() v1alpha1.Connection
+	connection() seederv1alpha1.Connection
 	// powerCommands are the power commands the BMC carried out or was
 	// sent, in order.
 	powerCommands() []bmcCommand
@@ -49,9 +49,9 @@ type redfishBMC struct{ rf *ownedfleet.Redfish }
 
 func (b redfishBMC) protocol() string { return "Redfish" }
 
-func (b redfishBMC) connection() v1alpha1.Connection {
+func (b redfishBMC) connection() seederv1alpha1.Connection {
 	srv := b.rf.Server
-	return v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)}
+	return seederv1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)}
 }
 
 func (b redfishBMC) powerCommands() []bmcCommand {
@@ -104,9 +104,9 @@ type ipmiBMC struct{ b *ownedfleet.IPMI }
 
 func (b ipmiBMC) protocol() string { return "IPMI" }
 
-func (b ipmiBMC) connection() v1alpha1.Connection {
-	return v1alpha1.Connection{Host: b.b.Endpoint.Host, Port: v1alpha1.IPMIPort,
-		ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: b.b.Endpoint.Port}}}
+func (b ipmiBMC) connection() seederv1alpha1.Connection {
+	return seederv1alpha1.Connection{Host: b.b.Endpoint.Host, Port: seederv1alpha1.IPMIPort,
+		ProviderOptions: &seederv1alpha1.ProviderOptions{IPMITOOL: &seederv1alpha1.IPMITOOLOptions{Port: b.b.Endpoint.Port}}}
 }
 
 // chassisControls names a Chassis Control's byte.
@@ -166,7 +166,7 @@ func networkBoots(ts []bmcsim.PowerTransition) []time.Time {
 
 // inventoryConnection is the Inventory's connection to s's BMC with the
 // Secret of its credentials.
-func inventoryConnection(s *ownedServer) v1alpha1.Connection {
+func inventoryConnection(s *ownedServer) seederv1alpha1.Connection {
 	conn := s.bmc.connection()
 	conn.AuthSecretRef = corev1.SecretReference{Namespace: ownedSecrets, Name: s.spec.Name}
 	return conn

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
 
@@ -72,7 +72,7 @@ func (s *ownedSurgeWatch) violation(format string, args ...any) {
 	}
 }
 
-func (s *ownedSurgeWatch) lists() (pools []v1.InstancePool, insts []v1.Instance, invs []v1alpha1.Inventory, ok bool) {
+func (s *ownedSurgeWatch) lists() (pools []equinixv1.InstancePool, insts []equinixv1.Instance, invs []seederv1alpha1.Inventory, ok bool) {
 	ctx, prefix := s.r.env.Ctx, ownedPrefix(s.w.seed)
 	pl, err := s.r.env.Client.EquinixV1().InstancePools().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *ownedSurgeWatch) lists() (pools []v1.InstancePool, insts []v1.Instance,
 	if err != nil {
 		return nil, nil, nil, false
 	}
-	vl, err := s.r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).List(ctx, metav1.ListOptions{})
+	vl, err := s.r.env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, nil, nil, false
 	}
@@ -120,12 +120,12 @@ func (s *ownedSurgeWatch) sample() {
 	holder := map[string]string{}
 	claimed := map[string]int{}
 	for _, inv := range invs {
-		if by := inv.Labels[v1.LabelClaimedBy]; by != "" {
+		if by := inv.Labels[equinixv1.LabelClaimedBy]; by != "" {
 			holder[inv.Name] = by
 			claimed[by]++
 		}
 	}
-	byPool := map[string][]*v1.Instance{}
+	byPool := map[string][]*equinixv1.Instance{}
 	named := map[string][]string{}
 	for i := range insts {
 		inst := &insts[i]
@@ -301,7 +301,7 @@ func (w *ownedWorld) checkServed(r *run) {
 // checkReleased (5): every server a pool claimed ends free and off, with no
 // Node of its pool left.
 func (w *ownedWorld) checkReleased(r *run) {
-	invs := r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
+	invs := r.env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	for name := range w.claims.everClaimed() {
 		s := w.server(name)
 		inv, err := invs.Get(r.env.Ctx, name, metav1.GetOptions{})
@@ -309,7 +309,7 @@ func (w *ownedWorld) checkReleased(r *run) {
 			r.violation("owned (5): reading Inventory %s: %v", name, err)
 			continue
 		}
-		if by, uid := inv.Labels[v1.LabelClaimedBy], inv.Annotations[v1.AnnotationClaimUID]; by != "" || uid != "" {
+		if by, uid := inv.Labels[equinixv1.LabelClaimedBy], inv.Annotations[equinixv1.AnnotationClaimUID]; by != "" || uid != "" {
 			r.violation("owned (5): server %s is still claimed after its pools were deleted (claimed-by %q, claim-uid %q)", name, by, uid)
 		}
 		if s == nil {
@@ -330,8 +330,8 @@ func (w *ownedWorld) checkReleased(r *run) {
 	prefix := ownedPrefix(w.seed)
 	for _, n := range nodes.Items {
 		s := w.server(n.Name)
-		if strings.HasPrefix(n.Labels[v1.LabelInstance], prefix) || s != nil && !s.foreign {
-			r.violation("owned (5): node %s (instance %q) is left after its pool was deleted", n.Name, n.Labels[v1.LabelInstance])
+		if strings.HasPrefix(n.Labels[equinixv1.LabelInstance], prefix) || s != nil && !s.foreign {
+			r.violation("owned (5): node %s (instance %q) is left after its pool was deleted", n.Name, n.Labels[equinixv1.LabelInstance])
 		}
 	}
 }

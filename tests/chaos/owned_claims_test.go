@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -69,21 +69,21 @@ type claimTimeline struct {
 
 func watchClaims(ctx context.Context, env *framework.Env, prefix string) *claimTimeline {
 	c := &claimTimeline{prefix: prefix, changes: map[string][]claimChange{}, instances: map[string]*instanceSeen{}}
-	invs := env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
+	invs := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	insts := env.Client.EquinixV1().Instances()
 	// The Instances first: a claim is judged by what is known of the
 	// Instance it replaced.
 	instInf := cache.NewSharedInformer(&cache.ListWatch{
 		ListFunc:  func(o metav1.ListOptions) (runtime.Object, error) { return insts.List(ctx, o) },
 		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return insts.Watch(ctx, o) },
-	}, &v1.Instance{}, 0)
+	}, &equinixv1.Instance{}, 0)
 	_, _ = instInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.instance, UpdateFunc: func(_, n any) { c.instance(n) },
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			if i, ok := obj.(*v1.Instance); ok {
+			if i, ok := obj.(*equinixv1.Instance); ok {
 				c.mu.Lock()
 				if s := c.instances[string(i.UID)]; s != nil {
 					s.gone = true
@@ -105,7 +105,7 @@ func watchClaims(ctx context.Context, env *framework.Env, prefix string) *claimT
 
 // inventoryClient is the part of the Inventories' client the watch uses.
 type inventoryClient interface {
-	List(ctx context.Context, o metav1.ListOptions) (*v1alpha1.InventoryList, error)
+	List(ctx context.Context, o metav1.ListOptions) (*seederv1alpha1.InventoryList, error)
 	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
 }
 
@@ -181,7 +181,7 @@ func (c *claimTimeline) drain(w watch.Interface, rv string, broke time.Time, cau
 	for ev := range w.ResultChan() {
 		switch ev.Type {
 		case watch.Added, watch.Modified:
-			if inv, ok := ev.Object.(*v1alpha1.Inventory); ok {
+			if inv, ok := ev.Object.(*seederv1alpha1.Inventory); ok {
 				now := time.Now()
 				opened := now
 				if !broke.IsZero() && resourceVersion(inv.ResourceVersion) <= caughtUp {
@@ -211,7 +211,7 @@ func pause(ctx context.Context) {
 }
 
 func (c *claimTimeline) instance(obj any) {
-	i, ok := obj.(*v1.Instance)
+	i, ok := obj.(*equinixv1.Instance)
 	if !ok || !strings.HasPrefix(i.Name, c.prefix) {
 		return
 	}
@@ -219,7 +219,7 @@ func (c *claimTimeline) instance(obj any) {
 	defer c.mu.Unlock()
 	s := c.instances[string(i.UID)]
 	if s == nil {
-		s = &instanceSeen{name: i.Name, pool: i.Labels[v1.LabelPool]}
+		s = &instanceSeen{name: i.Name, pool: i.Labels[equinixv1.LabelPool]}
 		c.instances[string(i.UID)] = s
 	}
 	if s.removingRV == 0 && i.DeletionTimestamp != nil {
@@ -234,11 +234,11 @@ func resourceVersion(rv string) uint64 {
 
 // inventory takes one state of an Inventory: a claim found in it counts
 // from opened, its end from closed.
-func (c *claimTimeline) inventory(inv *v1alpha1.Inventory, opened, closed time.Time) {
+func (c *claimTimeline) inventory(inv *seederv1alpha1.Inventory, opened, closed time.Time) {
 	if !strings.HasPrefix(inv.Name, c.prefix) {
 		return
 	}
-	uid := inv.Annotations[v1.AnnotationClaimUID]
+	uid := inv.Annotations[equinixv1.AnnotationClaimUID]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	changes := c.changes[inv.Name]

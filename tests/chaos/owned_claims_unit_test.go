@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 // scriptedInventories answers the claim watch as an apiserver restarted
@@ -29,19 +29,19 @@ type scriptedInventories struct {
 	lists        int
 }
 
-func (s *scriptedInventories) List(_ context.Context, o metav1.ListOptions) (*v1alpha1.InventoryList, error) {
+func (s *scriptedInventories) List(_ context.Context, o metav1.ListOptions) (*seederv1alpha1.InventoryList, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := &v1alpha1.InventoryList{ListMeta: metav1.ListMeta{ResourceVersion: "10"}}
+	list := &seederv1alpha1.InventoryList{ListMeta: metav1.ListMeta{ResourceVersion: "10"}}
 	if o.Limit > 0 {
 		list.ResourceVersion = "30"
 		return list, nil
 	}
 	s.lists++
 	if s.lists > 1 {
-		inv := v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: "own9-s1", ResourceVersion: "25",
-			Annotations: map[string]string{v1.AnnotationClaimUID: "claim-1"}}}
-		list.ResourceVersion, list.Items = "30", []v1alpha1.Inventory{inv}
+		inv := seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: "own9-s1", ResourceVersion: "25",
+			Annotations: map[string]string{equinixv1.AnnotationClaimUID: "claim-1"}}}
+		list.ResourceVersion, list.Items = "30", []seederv1alpha1.Inventory{inv}
 	}
 	return list, nil
 }

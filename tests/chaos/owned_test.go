@@ -19,8 +19,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
@@ -243,16 +243,16 @@ func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) owned
 func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) {
 	t.Helper()
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ownedSecrets, Name: s.spec.Name},
-		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcUser), v1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
+		Data: map[string][]byte{seederv1alpha1.SecretUsernameKey: []byte(bmcUser), seederv1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
 	_, err := env.Kube.CoreV1().Secrets(ownedSecrets).Create(env.Ctx, sec, metav1.CreateOptions{})
 	require.NoError(t, err)
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: s.spec.Name,
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: s.spec.Name,
 		Labels: map[string]string{ownedLabel: strconv.FormatInt(w.seed, 10), ownedGenLabel: s.gen}}}
 	inv.Spec.ManagementInterfaceMacAddress = s.spec.MAC
 	inv.Spec.PrimaryDisk = s.spec.Disk
 	inv.Spec.BaseboardManagementSpec.Connection = inventoryConnection(s)
-	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
-	_, err = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
+	inv.Spec.Events = seederv1alpha1.Events{PollingInterval: "1h"}
+	_, err = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
 	require.NoError(t, err)
 }
 
@@ -286,12 +286,12 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 	case ownCreate:
 		return w.createPool(r, pool, int32(1+s.Pick%2))
 	case ownScale:
-		return w.updatePool(r, pool, func(p *v1.InstancePool) string {
+		return w.updatePool(r, pool, func(p *equinixv1.InstancePool) string {
 			p.Spec.Count = int32(s.Pick % 3)
 			return fmt.Sprintf("count %d", p.Spec.Count)
 		})
 	case ownRollout:
-		return w.updatePool(r, pool, func(p *v1.InstancePool) string {
+		return w.updatePool(r, pool, func(p *equinixv1.InstancePool) string {
 			sel := p.Spec.Servers.Selector.MatchLabels
 			if _, narrow := sel[ownedGenLabel]; narrow {
 				delete(sel, ownedGenLabel)
@@ -331,14 +331,14 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 }
 
 func (w *ownedWorld) createPool(r *run, name string, count int32) string {
-	p := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	p := &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	p.Spec.Count = count
 	match := map[string]string{ownedLabel: strconv.FormatInt(w.seed, 10)}
 	if name != w.plan.Pools[0] {
 		// The second pool's servers are among the first's.
 		match[ownedGenLabel] = "b"
 	}
-	p.Spec.Servers = &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
+	p.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
 	_, err := r.env.Client.EquinixV1().InstancePools().Create(r.env.Ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return "refused: " + err.Error()
@@ -349,7 +349,7 @@ func (w *ownedWorld) createPool(r *run, name string, count int32) string {
 	return fmt.Sprintf("made %s, count %d, selector %v", name, count, match)
 }
 
-func (w *ownedWorld) updatePool(r *run, name string, change func(*v1.InstancePool) string) string {
+func (w *ownedWorld) updatePool(r *run, name string, change func(*equinixv1.InstancePool) string) string {
 	pools := r.env.Client.EquinixV1().InstancePools()
 	p, err := pools.Get(r.env.Ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -363,7 +363,7 @@ func (w *ownedWorld) updatePool(r *run, name string, change func(*v1.InstancePoo
 }
 
 func (w *ownedWorld) setDisk(r *run, s *ownedServer, disk string) string {
-	invs := r.env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
+	invs := r.env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	inv, err := invs.Get(r.env.Ctx, s.spec.Name, metav1.GetOptions{})
 	if err != nil {
 		return "refused: " + err.Error()
@@ -402,7 +402,7 @@ func (w *ownedWorld) remove(t *testing.T, env *framework.Env) {
 	ctx := context.Background()
 	removeLeftovers(t, env, ownedPrefix(w.seed))
 	for _, s := range w.servers {
-		_ = env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Delete(ctx, s.spec.Name, metav1.DeleteOptions{})
+		_ = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Delete(ctx, s.spec.Name, metav1.DeleteOptions{})
 		_ = env.Kube.CoreV1().Secrets(ownedSecrets).Delete(ctx, s.spec.Name, metav1.DeleteOptions{})
 	}
 	if nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {

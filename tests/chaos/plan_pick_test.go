@@ -3,7 +3,7 @@ package chaos
 import (
 	"time"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 type weighted struct {
@@ -59,7 +59,7 @@ func (p *planner) pick(s *step, i int) {
 		s.Pool = ps.spec
 	case actEditVLANs:
 		ps := existing[p.rng.Intn(len(existing))]
-		if ps.spec.Network != v1.NetworkTypeLayer3 {
+		if ps.spec.Network != equinixv1.NetworkTypeLayer3 {
 			ps.spec.VLANs = p.vlans()
 		}
 		s.Pool = ps.spec

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // String is the one-line plan printed at the start of a run.
@@ -100,13 +100,13 @@ func TestPlanIsReproducible(t *testing.T) {
 // validTemplate restates the CRD rules the planner must respect, so a plan
 // the apiserver would refuse fails here, without a cluster.
 func validTemplate(p poolSpec) error {
-	if p.Network == v1.NetworkTypeLayer3 && len(p.VLANs) > 0 {
+	if p.Network == equinixv1.NetworkTypeLayer3 && len(p.VLANs) > 0 {
 		return fmt.Errorf("layer3 with VLANs")
 	}
-	if p.Network != v1.NetworkTypeLayer3 && len(p.VLANs) == 0 {
+	if p.Network != equinixv1.NetworkTypeLayer3 && len(p.VLANs) == 0 {
 		return fmt.Errorf("%s without VLANs", p.Network)
 	}
-	if p.BootMode == v1.BootModeSingleBoot && strings.HasPrefix(p.Network, "layer2") {
+	if p.BootMode == equinixv1.BootModeSingleBoot && strings.HasPrefix(p.Network, "layer2") {
 		return fmt.Errorf("single-boot with %s", p.Network)
 	}
 	if p.Count < 0 || p.Count > 3 {

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // The rollout bounds a pool may get: the default (surge 1, none
@@ -43,16 +43,16 @@ func (p rolloutPlanner) retype(spec *poolSpec) {
 }
 
 // rolloutStrategy is the spec.rollout of a pool spec.
-func rolloutStrategy(spec poolSpec) v1.RolloutStrategy {
+func rolloutStrategy(spec poolSpec) equinixv1.RolloutStrategy {
 	surge, unavailable := intstr.Parse(spec.Surge), intstr.Parse(spec.Unavailable)
-	return v1.RolloutStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
+	return equinixv1.RolloutStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
 }
 
 // rolloutBounds resolves spec.rollout against count as docs/pools.md states:
 // maxSurge rounded up, maxUnavailable rounded down (at most count), and one
 // server unavailable when both come to 0. The campaign's own reading,
 // written apart from the controller's.
-func rolloutBounds(r v1.RolloutStrategy, count int) (surge, unavailable int) {
+func rolloutBounds(r equinixv1.RolloutStrategy, count int) (surge, unavailable int) {
 	resolve := func(v *intstr.IntOrString, def int, up bool) int {
 		if v == nil {
 			return def

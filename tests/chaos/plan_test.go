@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -58,8 +58,8 @@ var killTriggers = []string{onCreated, onActive, onNetwork, onUpdated, onReinsta
 var vxlanChoices = []int{1000, 1001, 1002, 1003}
 
 var networkTypes = []string{
-	v1.NetworkTypeLayer3, v1.NetworkTypeHybrid, v1.NetworkTypeHybridBonded,
-	v1.NetworkTypeLayer2Bonded, v1.NetworkTypeLayer2Individual,
+	equinixv1.NetworkTypeLayer3, equinixv1.NetworkTypeHybrid, equinixv1.NetworkTypeHybridBonded,
+	equinixv1.NetworkTypeLayer2Bonded, equinixv1.NetworkTypeLayer2Individual,
 }
 
 // metros: the seed's SG in both cases (the API wants lower case) and a
@@ -261,14 +261,14 @@ func (p *planner) createPool(s *step, ps *poolState) {
 func (p *planner) template(spec *poolSpec) {
 	spec.Network = networkTypes[p.rng.Intn(len(networkTypes))]
 	spec.VLANs = nil
-	if spec.Network != v1.NetworkTypeLayer3 {
+	if spec.Network != equinixv1.NetworkTypeLayer3 {
 		spec.VLANs = p.vlans()
 	}
-	spec.BootMode = v1.BootModeReinstall
+	spec.BootMode = equinixv1.BootModeReinstall
 	switch spec.Network {
-	case v1.NetworkTypeLayer3, v1.NetworkTypeHybrid, v1.NetworkTypeHybridBonded:
+	case equinixv1.NetworkTypeLayer3, equinixv1.NetworkTypeHybrid, equinixv1.NetworkTypeHybridBonded:
 		if p.rng.Intn(3) == 0 {
-			spec.BootMode = v1.BootModeSingleBoot
+			spec.BootMode = equinixv1.BootModeSingleBoot
 		}
 	}
 }

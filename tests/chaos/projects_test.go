@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -74,8 +74,8 @@ func (r *run) remedyProjects() {
 	fixed := 0
 	for i := range insts {
 		inst := &insts[i]
-		c := conditions.Get(inst.Status.Conditions, v1.InstanceCredentialsReady)
-		if inst.Status.ProjectID != projectB || c == nil || c.Reason != v1.ReasonProjectMismatch {
+		c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceCredentialsReady)
+		if inst.Status.ProjectID != projectB || c == nil || c.Reason != equinixv1.ReasonProjectMismatch {
 			continue
 		}
 		patch := fmt.Sprintf(`{"spec":{"credentialsSecret":{"name":%q}}}`, projectBSecret)

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 )
 
@@ -128,7 +128,7 @@ func (w *rolloutWatch) sample() {
 	for _, p := range after {
 		generation[p.UID] = p.Generation
 	}
-	byPool := map[string][]*v1.Instance{}
+	byPool := map[string][]*equinixv1.Instance{}
 	for i := range insts {
 		byPool[insts[i].Spec.PoolName] = append(byPool[insts[i].Spec.PoolName], &insts[i])
 	}
@@ -149,7 +149,7 @@ func (w *rolloutWatch) sample() {
 	}
 }
 
-func (w *rolloutWatch) checkPool(p *v1.InstancePool, insts []*v1.Instance, win *rolloutWindow, quiet bool) {
+func (w *rolloutWatch) checkPool(p *equinixv1.InstancePool, insts []*equinixv1.Instance, win *rolloutWindow, quiet bool) {
 	if p.Status.ObservedGeneration != p.Generation || p.Spec.Count == 0 || !rollingOut(p, insts) {
 		win.surgeArmed, win.availArmed = false, false
 		return
@@ -158,7 +158,7 @@ func (w *rolloutWatch) checkPool(p *v1.InstancePool, insts []*v1.Instance, win *
 	surge, unavailable := rolloutBounds(p.Spec.Rollout, count)
 	available := 0
 	for _, i := range insts {
-		if i.DeletionTimestamp == nil && i.Status.Status == v1.PhaseManaged && instancepool.NetworkFinal(i) {
+		if i.DeletionTimestamp == nil && i.Status.Status == equinixv1.PhaseManaged && instancepool.NetworkFinal(i) {
 			available++
 		}
 	}
@@ -186,10 +186,10 @@ func (w *rolloutWatch) checkPool(p *v1.InstancePool, insts []*v1.Instance, win *
 
 // rollingOut reports whether a pool rolls out: one of its Instances, being
 // removed or not, was made from another template.
-func rollingOut(p *v1.InstancePool, insts []*v1.Instance) bool {
+func rollingOut(p *equinixv1.InstancePool, insts []*equinixv1.Instance) bool {
 	hash := instancepool.TemplateHash(&p.Spec.InstanceTemplate)
 	for _, i := range insts {
-		if i.Annotations[v1.AnnotationTemplateHash] != hash {
+		if i.Annotations[equinixv1.AnnotationTemplateHash] != hash {
 			return true
 		}
 	}
@@ -197,7 +197,7 @@ func rollingOut(p *v1.InstancePool, insts []*v1.Instance) bool {
 }
 
 // checkProjects: every device lives in the project its Instance recorded.
-func (w *rolloutWatch) checkProjects(insts []*v1.Instance) {
+func (w *rolloutWatch) checkProjects(insts []*equinixv1.Instance) {
 	for _, i := range insts {
 		if i.Status.InstanceID == "" || i.Status.ProjectID == "" {
 			continue
@@ -208,7 +208,7 @@ func (w *rolloutWatch) checkProjects(insts []*v1.Instance) {
 	}
 }
 
-func describeServers(insts []*v1.Instance) string {
+func describeServers(insts []*equinixv1.Instance) string {
 	out := ""
 	for _, i := range insts {
 		state := i.Status.Status
@@ -236,7 +236,7 @@ func (r *run) rollOutQuietly() {
 			continue
 		}
 		b := r.plan.Final[p.Name]
-		outcome := r.updatePool(p.Name, func(p *v1.InstancePool) {
+		outcome := r.updatePool(p.Name, func(p *equinixv1.InstancePool) {
 			p.Spec.Plan = otherPlan(p.Spec.Plan)
 			p.Spec.Rollout = rolloutStrategy(poolSpec{Surge: b[0], Unavailable: b[1]})
 		})

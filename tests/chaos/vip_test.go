@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -123,14 +123,14 @@ func (r *run) moveVIP(pick int) string {
 // addresses); otherwise kube-vip is made to move to the first node, as it
 // would off a node that is gone.
 func (r *run) vipTarget() (node, device string) {
-	return r.serviceTarget(v1.VIPServiceNamespace, v1.VIPServiceName)
+	return r.serviceTarget(equinixv1.VIPServiceNamespace, equinixv1.VIPServiceName)
 }
 
 // serviceTarget is vipTarget for any Service kube-vip serves.
 func (r *run) serviceTarget(namespace, service string) (node, device string) {
 	svc, err := r.env.Kube.CoreV1().Services(namespace).Get(r.env.Ctx, service, metav1.GetOptions{})
 	if err == nil {
-		node = svc.Annotations[v1.AnnotationVIPHost]
+		node = svc.Annotations[equinixv1.AnnotationVIPHost]
 	}
 	if node != "" && node != r.vip.first {
 		inst, err := r.env.Client.EquinixV1().Instances().Get(r.env.Ctx, node, metav1.GetOptions{})
@@ -144,7 +144,7 @@ func (r *run) serviceTarget(namespace, service string) (node, device string) {
 	// A fresh annotation write also brings the ElasticIP back at once,
 	// whatever backoff its failures built up.
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,"chaos.harvesterhci.io/quiesce":%q}}}`,
-		v1.AnnotationVIPHost, r.vip.first, time.Now().Format(time.RFC3339Nano))
+		equinixv1.AnnotationVIPHost, r.vip.first, time.Now().Format(time.RFC3339Nano))
 	if _, err := r.env.Kube.CoreV1().Services(namespace).Patch(r.env.Ctx, service,
 		types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		r.violation("naming the first node on Service %s/%s: %v", namespace, service, err)
@@ -169,7 +169,7 @@ func (r *run) canTakeVIP(deviceID string) bool {
 // its ElasticIP says so.
 func (r *run) settleVIP() {
 	node, dev := r.vipTarget()
-	r.settleAddress(v1.VIPElasticIPName, "the VIP", node, dev, r.vip.ledger)
+	r.settleAddress(equinixv1.VIPElasticIPName, "the VIP", node, dev, r.vip.ledger)
 	if !r.poll(settleTimeout, r.ensureGuests) {
 		r.violation("ElasticIPPool %s has no block after %s", r.vip.pool, settleTimeout)
 		return
@@ -191,7 +191,7 @@ func (r *run) settleAddress(eip, what, node, dev string, ledger *framework.Addre
 		}
 		last = fmt.Sprintf("%s on %s (node %s), move %+v, holders %v", e.Status.Status, e.Status.DeviceID, e.Status.NodeName,
 			e.Status.Move, ledger.Holders())
-		return e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.DeviceID == dev && e.Status.NodeName == node &&
+		return e.Status.Status == equinixv1.ElasticIPPhaseAssigned && e.Status.DeviceID == dev && e.Status.NodeName == node &&
 			e.Status.Move == nil && slices.Equal(ledger.Holders(), []string{dev})
 	}) {
 		return

@@ -18,7 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 )
 
@@ -283,7 +283,7 @@ func (a *Addon) Stop() {
 // Secrets exist (they go with their Instances), for the final log scan.
 func (a *Addon) RememberPasswords() {
 	a.t.Helper()
-	secs, err := a.env.Kube.CoreV1().Secrets(Namespace).List(a.env.Ctx, metav1.ListOptions{LabelSelector: v1.LabelInstance})
+	secs, err := a.env.Kube.CoreV1().Secrets(Namespace).List(a.env.Ctx, metav1.ListOptions{LabelSelector: equinixv1.LabelInstance})
 	require.NoError(a.t, err)
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
@@ -91,16 +91,16 @@ const (
 
 // SeedPoolWith is the seed's sample pool with its networkingConfiguration
 // replaced by networking (empty: the default, layer3).
-func SeedPoolWith(t testing.TB, name, networking string) *v1.InstancePool {
+func SeedPoolWith(t testing.TB, name, networking string) *equinixv1.InstancePool {
 	t.Helper()
 	i := strings.Index(SeedSample, "  networkingConfiguration:")
 	return ParsePool(t, SeedSample[:i]+networking, name)
 }
 
 // ParsePool reads an InstancePool from YAML, optionally renamed.
-func ParsePool(t testing.TB, doc, name string) *v1.InstancePool {
+func ParsePool(t testing.TB, doc, name string) *equinixv1.InstancePool {
 	t.Helper()
-	pool := &v1.InstancePool{}
+	pool := &equinixv1.InstancePool{}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), pool))
 	if name != "" {
 		pool.Name = name
@@ -110,7 +110,7 @@ func ParsePool(t testing.TB, doc, name string) *v1.InstancePool {
 
 // CreatePool creates a pool and deletes it (waiting for its servers to be
 // released) when the test ends.
-func (e *Env) CreatePool(pool *v1.InstancePool) *v1.InstancePool {
+func (e *Env) CreatePool(pool *equinixv1.InstancePool) *equinixv1.InstancePool {
 	e.T.Helper()
 	created, err := e.Client.EquinixV1().InstancePools().Create(e.Ctx, pool, metav1.CreateOptions{})
 	require.NoError(e.T, err)
@@ -139,7 +139,7 @@ func (e *Env) Eventually(cond func() bool, timeout time.Duration, msg string, ar
 }
 
 // Pool reads a pool.
-func (e *Env) Pool(name string) *v1.InstancePool {
+func (e *Env) Pool(name string) *equinixv1.InstancePool {
 	p, err := e.Client.EquinixV1().InstancePools().Get(e.Ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil
@@ -148,9 +148,9 @@ func (e *Env) Pool(name string) *v1.InstancePool {
 }
 
 // Instances lists a pool's Instances.
-func (e *Env) Instances(pool string) []v1.Instance {
+func (e *Env) Instances(pool string) []equinixv1.Instance {
 	list, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: pool}).String()})
+		LabelSelector: labels.SelectorFromSet(labels.Set{equinixv1.LabelPool: pool}).String()})
 	if err != nil {
 		return nil
 	}
@@ -158,12 +158,12 @@ func (e *Env) Instances(pool string) []v1.Instance {
 }
 
 // WaitPoolReady waits until the pool reports ready with count Instances managed.
-func (e *Env) WaitPoolReady(name string, count int, timeout time.Duration) *v1.InstancePool {
+func (e *Env) WaitPoolReady(name string, count int, timeout time.Duration) *equinixv1.InstancePool {
 	e.T.Helper()
-	var last *v1.InstancePool
+	var last *equinixv1.InstancePool
 	ok := assert.Eventually(e.T, func() bool {
 		last = e.Pool(name)
-		return last != nil && last.Status.Status == v1.PoolPhaseReady && int(last.Status.Ready) == count &&
+		return last != nil && last.Status.Status == equinixv1.PoolPhaseReady && int(last.Status.Ready) == count &&
 			int(last.Status.Requested) == count && len(e.Instances(name)) == count
 	}, timeout, 100*time.Millisecond)
 	if !ok {
@@ -194,7 +194,7 @@ func (e *Env) Dump(pool string) {
 }
 
 // Condition returns an Instance condition.
-func Condition(i *v1.Instance, t string) *metav1.Condition {
+func Condition(i *equinixv1.Instance, t string) *metav1.Condition {
 	return conditions.Get(i.Status.Conditions, t)
 }
 
@@ -285,7 +285,7 @@ func Logs() string { return capture.Text() }
 func (e *Env) AssertNoSecretLeaks() {
 	e.T.Helper()
 	secrets := []string{MetalToken, JoinToken}
-	secs, err := e.Kube.CoreV1().Secrets(Namespace).List(e.Ctx, metav1.ListOptions{LabelSelector: v1.LabelInstance})
+	secs, err := e.Kube.CoreV1().Secrets(Namespace).List(e.Ctx, metav1.ListOptions{LabelSelector: equinixv1.LabelInstance})
 	require.NoError(e.T, err)
 	for _, s := range secs.Items {
 		if p := string(s.Data["password"]); p != "" {

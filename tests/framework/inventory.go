@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
@@ -41,11 +41,11 @@ func (e *Env) CreateReadyNode(name string) {
 // people own as its installed server's kubelet does: named as the server
 // (its Inventory), with the Instance's label, Ready. It returns the node's
 // name.
-func (e *Env) JoinOwnedServer(inst *v1.Instance) string {
+func (e *Env) JoinOwnedServer(inst *equinixv1.Instance) string {
 	e.T.Helper()
 	require.NotEmpty(e.T, inst.Status.Server, "Instance %s holds no server", inst.Name)
 	e.createReadyNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inst.Status.Server,
-		Labels: map[string]string{v1.LabelInstance: inst.Name}}})
+		Labels: map[string]string{equinixv1.LabelInstance: inst.Name}}})
 	return inst.Status.Server
 }
 
@@ -101,7 +101,7 @@ func (e *Env) CreateBMCSecret(name, user, password string) {
 		require.NoError(e.T, err)
 	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: BMCSecretNamespace, Name: name},
-		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(user), v1alpha1.SecretPasswordKey: []byte(password)}}
+		Data: map[string][]byte{seederv1alpha1.SecretUsernameKey: []byte(user), seederv1alpha1.SecretPasswordKey: []byte(password)}}
 	_, err = e.Kube.CoreV1().Secrets(BMCSecretNamespace).Create(e.Ctx, sec, metav1.CreateOptions{})
 	require.NoError(e.T, err)
 	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Secrets(BMCSecretNamespace).Delete(e.Ctx, name, metav1.DeleteOptions{}) })
@@ -122,13 +122,13 @@ func RedfishBMC(t testing.TB, opts bmcsim.Options) (*bmcsim.BMC, *bmcsim.Server)
 // srv (its port is not 623, so Redfish is spoken), trusting srv's CA, with
 // the Secret named after node: what a kubectl user writes (the UI has no
 // CA field).
-func RedfishInventory(node string, srv *bmcsim.Server) *v1alpha1.Inventory {
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: node}}
-	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
+func RedfishInventory(node string, srv *bmcsim.Server) *seederv1alpha1.Inventory {
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: node}}
+	inv.Spec.BaseboardManagementSpec.Connection = seederv1alpha1.Connection{
 		Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM),
 		AuthSecretRef: corev1.SecretReference{Namespace: BMCSecretNamespace, Name: node},
 	}
-	inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: InventoryPollEvery}
+	inv.Spec.Events = seederv1alpha1.Events{Enabled: true, PollingInterval: InventoryPollEvery}
 	return inv
 }
 
@@ -136,20 +136,20 @@ func RedfishInventory(node string, srv *bmcsim.Server) *v1alpha1.Inventory {
 // port. ipmi_sim cannot listen on 623 here (a privileged port, maybe
 // taken), so providerOptions.ipmitool.port says where it is, with
 // connection.port at the UI's 623.
-func IPMIInventory(node, host string, port int) *v1alpha1.Inventory {
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: node}}
-	inv.Spec.BaseboardManagementSpec.Connection = v1alpha1.Connection{
-		Host: host, Port: v1alpha1.IPMIPort,
+func IPMIInventory(node, host string, port int) *seederv1alpha1.Inventory {
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: node}}
+	inv.Spec.BaseboardManagementSpec.Connection = seederv1alpha1.Connection{
+		Host: host, Port: seederv1alpha1.IPMIPort,
 		AuthSecretRef:   corev1.SecretReference{Namespace: BMCSecretNamespace, Name: node},
-		ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: port}},
+		ProviderOptions: &seederv1alpha1.ProviderOptions{IPMITOOL: &seederv1alpha1.IPMITOOLOptions{Port: port}},
 	}
-	inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: InventoryPollEvery}
+	inv.Spec.Events = seederv1alpha1.Events{Enabled: true, PollingInterval: InventoryPollEvery}
 	return inv
 }
 
 // CreateInventory creates inv and returns it as stored; it is deleted when
 // the test ends.
-func (e *Env) CreateInventory(inv *v1alpha1.Inventory) *v1alpha1.Inventory {
+func (e *Env) CreateInventory(inv *seederv1alpha1.Inventory) *seederv1alpha1.Inventory {
 	e.T.Helper()
 	invs := e.Client.MetalV1alpha1().Inventories(inv.Namespace)
 	out, err := invs.Create(e.Ctx, inv, metav1.CreateOptions{})
@@ -159,9 +159,9 @@ func (e *Env) CreateInventory(inv *v1alpha1.Inventory) *v1alpha1.Inventory {
 }
 
 // Inventory reads an Inventory (they live in one namespace).
-func (e *Env) Inventory(name string) *v1alpha1.Inventory {
+func (e *Env) Inventory(name string) *seederv1alpha1.Inventory {
 	e.T.Helper()
-	inv, err := e.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace).Get(e.Ctx, name, metav1.GetOptions{})
+	inv, err := e.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Get(e.Ctx, name, metav1.GetOptions{})
 	require.NoError(e.T, err)
 	return inv
 }

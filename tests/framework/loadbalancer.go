@@ -12,24 +12,24 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 )
 
 // CreateElasticIPPool makes an ElasticIPPool of quantity addresses in
 // metro; it is deleted when the test ends (DeleteElasticIPs waits for it).
-func (e *Env) CreateElasticIPPool(name, metro string, quantity int32) *v1.ElasticIPPool {
+func (e *Env) CreateElasticIPPool(name, metro string, quantity int32) *equinixv1.ElasticIPPool {
 	e.T.Helper()
-	pool, err := e.Client.EquinixV1().ElasticIPPools().Create(e.Ctx, &v1.ElasticIPPool{
+	pool, err := e.Client.EquinixV1().ElasticIPPools().Create(e.Ctx, &equinixv1.ElasticIPPool{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       v1.ElasticIPPoolSpec{Metro: metro, Quantity: quantity},
+		Spec:       equinixv1.ElasticIPPoolSpec{Metro: metro, Quantity: quantity},
 	}, metav1.CreateOptions{})
 	require.NoError(e.T, err)
 	return pool
 }
 
 // ElasticIPPool reads an ElasticIPPool; nil when it does not exist.
-func (e *Env) ElasticIPPool(name string) *v1.ElasticIPPool {
+func (e *Env) ElasticIPPool(name string) *equinixv1.ElasticIPPool {
 	p, err := e.Client.EquinixV1().ElasticIPPools().Get(e.Ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil
@@ -39,19 +39,19 @@ func (e *Env) ElasticIPPool(name string) *v1.ElasticIPPool {
 
 // WaitElasticIPPoolReady waits until the pool's block is reserved and
 // offered, and returns the pool.
-func (e *Env) WaitElasticIPPoolReady(name string, timeout time.Duration) *v1.ElasticIPPool {
+func (e *Env) WaitElasticIPPoolReady(name string, timeout time.Duration) *equinixv1.ElasticIPPool {
 	e.T.Helper()
-	var pool *v1.ElasticIPPool
+	var pool *equinixv1.ElasticIPPool
 	e.Eventually(func() bool {
 		pool = e.ElasticIPPool(name)
-		return pool != nil && pool.Status.CIDR != "" && conditions.IsTrue(pool.Status.Conditions, v1.ElasticIPPoolReady)
+		return pool != nil && pool.Status.CIDR != "" && conditions.IsTrue(pool.Status.Conditions, equinixv1.ElasticIPPoolReady)
 	}, timeout, "ElasticIPPool %s did not become ready", name)
 	return pool
 }
 
 // PoolAddress is the i-th address of the pool's block, as
 // harvester-load-balancer hands them out of the IPPool's range.
-func PoolAddress(pool *v1.ElasticIPPool, i int) string {
+func PoolAddress(pool *equinixv1.ElasticIPPool, i int) string {
 	block := netip.MustParsePrefix(pool.Status.CIDR)
 	a := block.Addr()
 	for ; i > 0; i-- {
@@ -79,7 +79,7 @@ func (e *Env) LoadBalancerService(namespace, name, address string) *corev1.Servi
 
 // SetServiceVIPHost plays kube-vip taking a Service's address on node.
 func (e *Env) SetServiceVIPHost(namespace, name, node string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1.AnnotationVIPHost: node}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{equinixv1.AnnotationVIPHost: node}}})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -37,7 +37,7 @@ func (e *Env) ReserveVIP(metro string) string {
 func (e *Env) IngressExpose() {
 	e.T.Helper()
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: v1.VIPServiceNamespace, Name: v1.VIPServiceName,
+		ObjectMeta: metav1.ObjectMeta{Namespace: equinixv1.VIPServiceNamespace, Name: equinixv1.VIPServiceName,
 			Annotations: map[string]string{"kube-vip.io/loadbalancerIPs": VIP, "kube-vip.io/ignore-service-security": "true"}},
 		Spec: corev1.ServiceSpec{
 			Type: corev1.ServiceTypeLoadBalancer,
@@ -46,7 +46,7 @@ func (e *Env) IngressExpose() {
 			},
 		},
 	}
-	services := e.Kube.CoreV1().Services(v1.VIPServiceNamespace)
+	services := e.Kube.CoreV1().Services(equinixv1.VIPServiceNamespace)
 	_, err := services.Create(e.Ctx, svc, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		require.NoError(e.T, services.Delete(e.Ctx, svc.Name, metav1.DeleteOptions{}))
@@ -63,11 +63,11 @@ func (e *Env) IngressExpose() {
 // SetVIPHost plays kube-vip taking the VIP on node: it names the node in
 // the Service's kube-vip.io/vipHost annotation.
 func (e *Env) SetVIPHost(node string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1.AnnotationVIPHost: node}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{equinixv1.AnnotationVIPHost: node}}})
 	if err != nil {
 		return err
 	}
-	_, err = e.Kube.CoreV1().Services(v1.VIPServiceNamespace).Patch(e.Ctx, v1.VIPServiceName, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = e.Kube.CoreV1().Services(equinixv1.VIPServiceNamespace).Patch(e.Ctx, equinixv1.VIPServiceName, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
@@ -112,7 +112,7 @@ func (e *Env) personsDevice(name, metro string) *metal.Device {
 }
 
 // ElasticIP reads an ElasticIP; nil when it does not exist.
-func (e *Env) ElasticIP(name string) *v1.ElasticIP {
+func (e *Env) ElasticIP(name string) *equinixv1.ElasticIP {
 	eip, err := e.Client.EquinixV1().ElasticIPs().Get(e.Ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil

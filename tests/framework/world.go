@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -78,7 +78,7 @@ func (e *Env) SetSecretData(data map[string]string) {
 func CredentialsSecret(name string, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name,
-			Labels: map[string]string{v1.LabelSecret: v1.SecretCredentials}},
+			Labels: map[string]string{equinixv1.LabelSecret: equinixv1.SecretCredentials}},
 		Data: data,
 	}
 }
@@ -117,7 +117,7 @@ func OrphanDevice(t testing.TB, e *Env, hostname string) string {
 	dev, err := e.MetalClient(MetalToken, ProjectID).CreateDevice(e.Ctx, metal.CreateDeviceRequest{
 		Hostname: hostname, Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly",
 		OperatingSystem: "custom_ipxe", IPXEScriptURL: "http://example.invalid/none.ipxe",
-		Tags: []string{v1.ClusterTag(string(ns.UID)), v1.PoolTag("gone-" + hostname)},
+		Tags: []string{equinixv1.ClusterTag(string(ns.UID)), equinixv1.PoolTag("gone-" + hostname)},
 	})
 	require.NoError(t, err)
 	return dev.ID

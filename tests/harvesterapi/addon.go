@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
@@ -23,14 +23,14 @@ var addonGVR = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v
 func SetSeederAddon(ctx context.Context, t testing.TB, c *cluster.Cluster, enabled bool) {
 	t.Helper()
 	addons := seederAddons(t, c)
-	existing, err := addons.Get(ctx, v1alpha1.SeederAddonName, metav1.GetOptions{})
+	existing, err := addons.Get(ctx, seederv1alpha1.SeederAddonName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		obj := &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "harvesterhci.io/v1beta1",
 			"kind":       "Addon",
 			"metadata": map[string]interface{}{
-				"name":      v1alpha1.SeederAddonName,
-				"namespace": v1alpha1.SeederAddonNamespace,
+				"name":      seederv1alpha1.SeederAddonName,
+				"namespace": seederv1alpha1.SeederAddonNamespace,
 				"labels":    map[string]interface{}{"addon.harvesterhci.io/experimental": "true"},
 			},
 			"spec": map[string]interface{}{
@@ -54,7 +54,7 @@ func SetSeederAddon(ctx context.Context, t testing.TB, c *cluster.Cluster, enabl
 // RemoveSeederAddon deletes the Addon, as on a cluster that never had it.
 func RemoveSeederAddon(ctx context.Context, t testing.TB, c *cluster.Cluster) {
 	t.Helper()
-	err := seederAddons(t, c).Delete(ctx, v1alpha1.SeederAddonName, metav1.DeleteOptions{})
+	err := seederAddons(t, c).Delete(ctx, seederv1alpha1.SeederAddonName, metav1.DeleteOptions{})
 	if !apierrors.IsNotFound(err) {
 		require.NoError(t, err)
 	}
@@ -64,5 +64,5 @@ func seederAddons(t testing.TB, c *cluster.Cluster) dynamic.ResourceInterface {
 	t.Helper()
 	dyn, err := dynamic.NewForConfig(c.RESTConfig)
 	require.NoError(t, err)
-	return dyn.Resource(addonGVR).Namespace(v1alpha1.SeederAddonNamespace)
+	return dyn.Resource(addonGVR).Namespace(seederv1alpha1.SeederAddonNamespace)
 }

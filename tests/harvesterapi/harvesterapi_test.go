@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
@@ -66,14 +66,14 @@ func setup(t *testing.T) (context.Context, *world) {
 	ctx := context.Background()
 	k8s, err := kubernetes.NewForConfig(c.RESTConfig)
 	require.NoError(t, err)
-	_, err = k8s.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.InventoryNamespace}}, metav1.CreateOptions{})
+	_, err = k8s.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: seederv1alpha1.InventoryNamespace}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
 	InstallCRDs(ctx, t, c)
 	dyn, err := dynamic.NewForConfig(c.RESTConfig)
 	require.NoError(t, err)
-	return ctx, &world{c: c, api: Start(t, c), k8s: k8s, inventories: dyn.Resource(inventoryGVR).Namespace(v1alpha1.InventoryNamespace)}
+	return ctx, &world{c: c, api: Start(t, c), k8s: k8s, inventories: dyn.Resource(inventoryGVR).Namespace(seederv1alpha1.InventoryNamespace)}
 }
 
 func (w *world) node(ctx context.Context, t *testing.T, name string, annotations map[string]string) {
@@ -168,7 +168,7 @@ func TestPowerActionPossible(t *testing.T) {
 	r = answers(t, http.StatusConflict, possible)
 	assert.Contains(t, r.Body, "expected to find inventory "+node+" status inventoryNodeReady, but current status is: bmcUnreachable")
 
-	w.setStatus(ctx, t, node, map[string]interface{}{"status": string(v1alpha1.InventoryNodeReady)})
+	w.setStatus(ctx, t, node, map[string]interface{}{"status": string(seederv1alpha1.InventoryNodeReady)})
 	answers(t, http.StatusNoContent, possible)
 
 	SetSeederAddon(ctx, t, w.c, false)
@@ -188,59 +188,59 @@ func TestPowerAction(t *testing.T) {
 	const node = "action-node"
 	w.node(ctx, t, node, nil)
 	w.createInventory(ctx, t, node)
-	w.setStatus(ctx, t, node, map[string]interface{}{"status": string(v1alpha1.InventoryNodeReady)})
+	w.setStatus(ctx, t, node, map[string]interface{}{"status": string(seederv1alpha1.InventoryNodeReady)})
 
 	// The handler finds the node in its cache, which has it within moments;
 	// until then it answers 404 and writes nothing.
-	answers(t, http.StatusNoContent, func() (Response, error) { return w.api.PowerAction(ctx, node, v1alpha1.PowerOperationReboot) })
+	answers(t, http.StatusNoContent, func() (Response, error) { return w.api.PowerAction(ctx, node, seederv1alpha1.PowerOperationReboot) })
 	inv, err := w.inventories.Get(ctx, node, metav1.GetOptions{})
 	require.NoError(t, err)
 	requested, _, _ := unstructured.NestedString(inv.Object, "spec", "powerActionRequested")
-	assert.Equal(t, v1alpha1.PowerOperationReboot, requested)
+	assert.Equal(t, seederv1alpha1.PowerOperationReboot, requested)
 	powerAction, found, _ := unstructured.NestedMap(inv.Object, "status", "powerAction")
 	require.True(t, found)
 	assert.Equal(t, map[string]interface{}{"lastJobName": ""}, powerAction, "the new request's signal: no job, no actionStatus")
 
 	// Pending: no actionStatus yet.
-	r, err := w.api.PowerAction(ctx, node, v1alpha1.PowerOperationShutdown)
+	r, err := w.api.PowerAction(ctx, node, seederv1alpha1.PowerOperationShutdown)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusInternalServerError, r.Status, r.String())
 	assert.Contains(t, r.Body, "waiting for power action status for action reboot for node "+node+" to be populated")
 	// A controller that took the request and left actionStatus empty: still pending.
 	w.setStatus(ctx, t, node, map[string]interface{}{"powerAction.lastJobName": "job-1", "powerAction.actionStatus": ""})
-	r, err = w.api.PowerAction(ctx, node, v1alpha1.PowerOperationShutdown)
+	r, err = w.api.PowerAction(ctx, node, seederv1alpha1.PowerOperationShutdown)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusInternalServerError, r.Status, r.String())
 
 	// Ended: the next request is accepted, and Harvester keeps the old
 	// outcome beside it until a controller takes the new one.
-	w.setStatus(ctx, t, node, map[string]interface{}{"powerAction.actionStatus": v1alpha1.ActionStatusComplete,
-		"powerAction.lastActionRequested": v1alpha1.PowerOperationReboot})
-	r, err = w.api.PowerAction(ctx, node, v1alpha1.PowerOperationShutdown)
+	w.setStatus(ctx, t, node, map[string]interface{}{"powerAction.actionStatus": seederv1alpha1.ActionStatusComplete,
+		"powerAction.lastActionRequested": seederv1alpha1.PowerOperationReboot})
+	r, err = w.api.PowerAction(ctx, node, seederv1alpha1.PowerOperationShutdown)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNoContent, r.Status, r.String())
 	inv, err = w.inventories.Get(ctx, node, metav1.GetOptions{})
 	require.NoError(t, err)
 	requested, _, _ = unstructured.NestedString(inv.Object, "spec", "powerActionRequested")
-	assert.Equal(t, v1alpha1.PowerOperationShutdown, requested)
+	assert.Equal(t, seederv1alpha1.PowerOperationShutdown, requested)
 	powerAction, _, _ = unstructured.NestedMap(inv.Object, "status", "powerAction")
-	assert.Equal(t, map[string]interface{}{"lastJobName": "", "actionStatus": v1alpha1.ActionStatusComplete,
-		"lastActionRequested": v1alpha1.PowerOperationReboot}, powerAction)
+	assert.Equal(t, map[string]interface{}{"lastJobName": "", "actionStatus": seederv1alpha1.ActionStatusComplete,
+		"lastActionRequested": seederv1alpha1.PowerOperationReboot}, powerAction)
 
 	// A failed request unblocks too.
 	w.setStatus(ctx, t, node, map[string]interface{}{"powerAction.actionStatus": nil, "powerAction.lastJobName": "job-2"})
-	r, err = w.api.PowerAction(ctx, node, v1alpha1.PowerOperationPowerOn)
+	r, err = w.api.PowerAction(ctx, node, seederv1alpha1.PowerOperationPowerOn)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusInternalServerError, r.Status, r.String())
-	w.setStatus(ctx, t, node, map[string]interface{}{"powerAction.actionStatus": v1alpha1.ActionStatusFailed})
-	r, err = w.api.PowerAction(ctx, node, v1alpha1.PowerOperationPowerOn)
+	w.setStatus(ctx, t, node, map[string]interface{}{"powerAction.actionStatus": seederv1alpha1.ActionStatusFailed})
+	r, err = w.api.PowerAction(ctx, node, seederv1alpha1.PowerOperationPowerOn)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNoContent, r.Status, r.String())
 
 	r, err = w.api.PowerAction(ctx, node, "hibernate")
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusInternalServerError, r.Status, "not an operation: %s", r)
-	r, err = w.api.PowerAction(ctx, "no-inventory-node", v1alpha1.PowerOperationReboot)
+	r, err = w.api.PowerAction(ctx, "no-inventory-node", seederv1alpha1.PowerOperationReboot)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, r.Status, r.String())
 }

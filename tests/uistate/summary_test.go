@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -34,11 +34,11 @@ type uiCase struct {
 	message string
 }
 
-func instanceCase(name string, inst *v1.Instance, want badge, message string) uiCase {
+func instanceCase(name string, inst *equinixv1.Instance, want badge, message string) uiCase {
 	return uiCase{name: "Instance " + name, obj: inst, want: want, message: message}
 }
 
-func poolCase(name string, pool *v1.InstancePool, want badge, message string) uiCase {
+func poolCase(name string, pool *equinixv1.InstancePool, want badge, message string) uiCase {
 	return uiCase{name: "InstancePool " + name, obj: pool, want: want, message: message}
 }
 
@@ -74,12 +74,12 @@ func TestUIStateWithoutUIConditions(t *testing.T) {
 // conditions.Set would (new types go at the end).
 func withUIConditions(obj runtime.Object) runtime.Object {
 	switch o := obj.(type) {
-	case *v1.Instance:
+	case *equinixv1.Instance:
 		c := o.DeepCopy()
 		r, s := harvester.InstanceUIConditions(c.Status)
 		c.Status.Conditions = append(c.Status.Conditions, stamp(r), stamp(s))
 		return c
-	case *v1.InstancePool:
+	case *equinixv1.InstancePool:
 		c := o.DeepCopy()
 		r, s := harvester.PoolUIConditions(c.Status)
 		c.Status.Conditions = append(c.Status.Conditions, stamp(r), stamp(s))
@@ -110,30 +110,30 @@ func TestUIStateWithUIConditions(t *testing.T) {
 // the Ready and Deleting conditions already show, do not.
 func TestStalledReasons(t *testing.T) {
 	attention := map[string]string{
-		v1.ReasonCredentialsInvalid: v1.InstanceCredentialsReady, v1.ReasonSecretNotFound: v1.InstanceCredentialsReady,
-		v1.ReasonSecretIncomplete: v1.InstanceCredentialsReady, v1.ReasonDuplicateDevices: v1.InstanceDeviceCreated,
-		v1.ReasonProvisionFailed: v1.InstanceDeviceActive, v1.ReasonDeviceGone: v1.InstanceDeviceActive,
-		v1.ReasonPoweredOff: v1.InstanceDeviceActive, v1.ReasonInvalidRequest: v1.InstanceDeviceCreated,
-		v1.ReasonNoCapacity: v1.InstanceDeviceCreated, "PortMissing": v1.InstanceNetworkConfigured,
-		"StepFailed": v1.InstanceNetworkConfigured, "InvalidConfiguration": v1.InstanceInstallConfigured,
-		v1.ReasonClusterURLMissing: v1.InstanceInstallConfigured, v1.ReasonJoinTokenMissing: v1.InstanceInstallConfigured,
-		v1.ReasonVersionUnknown: v1.InstanceInstallConfigured, v1.ReasonIPXEURLMissing: v1.InstanceInstallConfigured,
-		"NodeNameTaken": v1.InstanceNodeJoined,
+		equinixv1.ReasonCredentialsInvalid: equinixv1.InstanceCredentialsReady, equinixv1.ReasonSecretNotFound: equinixv1.InstanceCredentialsReady,
+		equinixv1.ReasonSecretIncomplete: equinixv1.InstanceCredentialsReady, equinixv1.ReasonDuplicateDevices: equinixv1.InstanceDeviceCreated,
+		equinixv1.ReasonProvisionFailed: equinixv1.InstanceDeviceActive, equinixv1.ReasonDeviceGone: equinixv1.InstanceDeviceActive,
+		equinixv1.ReasonPoweredOff: equinixv1.InstanceDeviceActive, equinixv1.ReasonInvalidRequest: equinixv1.InstanceDeviceCreated,
+		equinixv1.ReasonNoCapacity: equinixv1.InstanceDeviceCreated, "PortMissing": equinixv1.InstanceNetworkConfigured,
+		"StepFailed": equinixv1.InstanceNetworkConfigured, "InvalidConfiguration": equinixv1.InstanceInstallConfigured,
+		equinixv1.ReasonClusterURLMissing: equinixv1.InstanceInstallConfigured, equinixv1.ReasonJoinTokenMissing: equinixv1.InstanceInstallConfigured,
+		equinixv1.ReasonVersionUnknown: equinixv1.InstanceInstallConfigured, equinixv1.ReasonIPXEURLMissing: equinixv1.InstanceInstallConfigured,
+		"NodeNameTaken": equinixv1.InstanceNodeJoined,
 	}
 	for reason, condType := range attention {
-		_, stalled := harvester.InstanceUIConditions(newInstance(v1.PhaseProvisioning, cond(condType, fa, reason, "what to fix")).Status)
+		_, stalled := harvester.InstanceUIConditions(newInstance(equinixv1.PhaseProvisioning, cond(condType, fa, reason, "what to fix")).Status)
 		assert.Equal(t, metav1.ConditionTrue, stalled.Status, reason)
 		assert.Equal(t, reason, stalled.Reason)
 		assert.Equal(t, "what to fix", stalled.Message)
 	}
 	for _, c := range []metav1.Condition{notReady, notReadyYet, nodeWaiting, converging, provisioning,
-		cond(v1.InstanceReady, fa, "NodeGone", "node gone"), cond(v1.InstanceDeleting, tr, "MaintenanceRefused", "refused")} {
-		_, stalled := harvester.InstanceUIConditions(newInstance(v1.PhaseJoining, c).Status)
+		cond(equinixv1.InstanceReady, fa, "NodeGone", "node gone"), cond(equinixv1.InstanceDeleting, tr, "MaintenanceRefused", "refused")} {
+		_, stalled := harvester.InstanceUIConditions(newInstance(equinixv1.PhaseJoining, c).Status)
 		assert.Equal(t, metav1.ConditionFalse, stalled.Status, c.Reason)
 	}
 	// Pools: the stop after too many failures, and missing inputs.
-	for _, c := range []metav1.Condition{tooMany, credsMissing, cond(v1.PoolJoinInfoReady, fa, v1.ReasonJoinInfoMissing, "no VIP")} {
-		_, stalled := harvester.PoolUIConditions(newPool(v1.PoolPhasePending, 0, c).Status)
+	for _, c := range []metav1.Condition{tooMany, credsMissing, cond(equinixv1.PoolJoinInfoReady, fa, equinixv1.ReasonJoinInfoMissing, "no VIP")} {
+		_, stalled := harvester.PoolUIConditions(newPool(equinixv1.PoolPhasePending, 0, c).Status)
 		assert.Equal(t, metav1.ConditionTrue, stalled.Status, c.Reason)
 		assert.Equal(t, c.Reason, stalled.Reason)
 	}

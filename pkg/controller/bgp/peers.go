@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bgpannotate"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
@@ -64,9 +64,9 @@ func (h *Handler) AnnotatePeers(_ string, node *corev1.Node) (*corev1.Node, erro
 // clientFor is the Metal client of the node's server: its Instance's
 // credentials for the addon's own nodes, the default Secret's for others.
 func (h *Handler) clientFor(node *corev1.Node) (metal.Client, error) {
-	var ref *v1.SecretReference
+	var ref *equinixv1.SecretReference
 	project := ""
-	if name := node.Labels[v1.LabelInstance]; name != "" && name == node.Name {
+	if name := node.Labels[equinixv1.LabelInstance]; name != "" && name == node.Name {
 		if inst, err := h.instances.Get(name); err == nil {
 			ref, project = inst.Spec.CredentialsSecret, inst.Status.ProjectID
 		}
@@ -92,7 +92,7 @@ func (h *Handler) clientFor(node *corev1.Node) (metal.Client, error) {
 }
 
 func (h *Handler) atRest(node *corev1.Node, device string) bool {
-	if node.Annotations[v1.AnnotationBGPDevice] != device {
+	if node.Annotations[equinixv1.AnnotationBGPDevice] != device {
 		return false
 	}
 	h.mu.Lock()
@@ -130,7 +130,7 @@ func (h *Handler) peering(c metal.Client, node *corev1.Node, device string) (map
 	for _, s := range sessions {
 		has = has || s.AddressFamily == "ipv4"
 	}
-	if has && node.Annotations[v1.AnnotationBGPDevice] == device {
+	if has && node.Annotations[equinixv1.AnnotationBGPDevice] == device {
 		if _, err := bgpannotate.Peers(node.Annotations); err == nil {
 			return currentAnnotations(node), nil
 		}
@@ -215,9 +215,9 @@ func (h *Handler) write(node *corev1.Node, ann map[string]string, device string)
 	for _, k := range bgpannotate.Stale(node.Annotations, ann) {
 		desired[k] = nil
 	}
-	fresh := node.Annotations[v1.AnnotationBGPDevice] != device
+	fresh := node.Annotations[equinixv1.AnnotationBGPDevice] != device
 	if fresh {
-		desired[v1.AnnotationBGPDevice] = &device
+		desired[equinixv1.AnnotationBGPDevice] = &device
 	}
 	if len(desired) == 0 {
 		return node, nil
@@ -227,7 +227,7 @@ func (h *Handler) write(node *corev1.Node, ann map[string]string, device string)
 		return node, err
 	}
 	if fresh {
-		common.Eventf(h.recorder, node, v1.ReasonBGPPeersAnnotated,
+		common.Eventf(h.recorder, node, equinixv1.ReasonBGPPeersAnnotated,
 			"BGP peering of device %s written to the node's %s annotations (peers from %s)", device, bgpannotate.Prefix, ann[bgpannotate.PeerKey(0, "peer-ip")])
 	}
 	return updated, nil
@@ -236,7 +236,7 @@ func (h *Handler) write(node *corev1.Node, ann map[string]string, device string)
 // lost removes the annotations the addon wrote, when their device or
 // session is gone or the node no longer matches a device.
 func (h *Handler) lost(node *corev1.Node, c metal.Client, why string) (*corev1.Node, error) {
-	if node.Annotations[v1.AnnotationBGPDevice] == "" {
+	if node.Annotations[equinixv1.AnnotationBGPDevice] == "" {
 		h.forgetChecked(node.Name)
 		h.report(node, why)
 		h.nodes.EnqueueAfter(node.Name, h.settings.Resync)
@@ -258,7 +258,7 @@ func (h *Handler) deselected(node *corev1.Node) (*corev1.Node, error) {
 	h.mu.Lock()
 	delete(h.reported, node.Name)
 	h.mu.Unlock()
-	if node.Annotations[v1.AnnotationBGPDevice] == "" {
+	if node.Annotations[equinixv1.AnnotationBGPDevice] == "" {
 		return node, nil
 	}
 	return h.removeOwn(node, "the node does not match --bgp-node-selector")
@@ -267,8 +267,8 @@ func (h *Handler) deselected(node *corev1.Node) (*corev1.Node, error) {
 // removeOwn removes the annotations the addon wrote and says so.
 func (h *Handler) removeOwn(node *corev1.Node, why string) (*corev1.Node, error) {
 	h.forgetChecked(node.Name)
-	was := node.Annotations[v1.AnnotationBGPDevice]
-	remove := map[string]*string{v1.AnnotationBGPDevice: nil}
+	was := node.Annotations[equinixv1.AnnotationBGPDevice]
+	remove := map[string]*string{equinixv1.AnnotationBGPDevice: nil}
 	for k := range node.Annotations {
 		if bgpannotate.IsManaged(k) {
 			remove[k] = nil
@@ -278,7 +278,7 @@ func (h *Handler) removeOwn(node *corev1.Node, why string) (*corev1.Node, error)
 	if err != nil {
 		return node, err
 	}
-	common.Eventf(h.recorder, node, v1.ReasonBGPPeersRemoved, "BGP peering annotations of device %s removed: %s", was, why)
+	common.Eventf(h.recorder, node, equinixv1.ReasonBGPPeersRemoved, "BGP peering annotations of device %s removed: %s", was, why)
 	return updated, nil
 }
 
@@ -331,6 +331,6 @@ func (h *Handler) report(node *corev1.Node, msg string) {
 	h.reported[node.Name] = msg
 	h.mu.Unlock()
 	if !seen {
-		common.Eventf(h.recorder, node, v1.ReasonBGPFailed, "no BGP peering for this node: %s", msg)
+		common.Eventf(h.recorder, node, equinixv1.ReasonBGPFailed, "no BGP peering for this node: %s", msg)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -33,8 +33,8 @@ const (
 )
 
 // server is web-1's Instance, its device recorded in the project.
-func server(mods ...func(*v1.Instance)) *v1.Instance {
-	i := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}}
+func server(mods ...func(*equinixv1.Instance)) *equinixv1.Instance {
+	i := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}}
 	i.Status.InstanceID, i.Status.ProjectID = "{web-1}", project
 	for _, m := range mods {
 		m(i)
@@ -45,7 +45,7 @@ func server(mods ...func(*v1.Instance)) *v1.Instance {
 // addonNode is web-1's Node with the given annotations.
 func addonNode(annotations map[string]string) func(*world) *corev1.Node {
 	return func(*world) *corev1.Node {
-		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Labels: map[string]string{v1.LabelInstance: "web-1"},
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Labels: map[string]string{equinixv1.LabelInstance: "web-1"},
 			Annotations: maps.Clone(annotations)}}
 	}
 }
@@ -95,7 +95,7 @@ func ccm(asn string, extra map[string]string) map[string]string {
 		"metal.equinix.com/bgp-peers-1-peer-ip":  "169.254.255.2",
 		"metal.equinix.com/bgp-peers-1-src-ip":   "10.64.0.1",
 		"metal.equinix.com/network-4-private":    "10.64.0.0/25",
-		v1.AnnotationBGPDevice:                   "{web-1}",
+		equinixv1.AnnotationBGPDevice:            "{web-1}",
 	}
 	maps.Copy(out, extra)
 	return out
@@ -104,7 +104,7 @@ func ccm(asn string, extra map[string]string) map[string]string {
 // withoutMarker is ccm as the Equinix CCM itself would have written it.
 func withoutMarker(asn string) map[string]string {
 	out := ccm(asn, nil)
-	delete(out, v1.AnnotationBGPDevice)
+	delete(out, equinixv1.AnnotationBGPDevice)
 	return out
 }
 
@@ -130,7 +130,7 @@ const (
 func TestAnnotatePeers(t *testing.T) {
 	cases := []struct {
 		name     string
-		instance *v1.Instance
+		instance *equinixv1.Instance
 		node     func(*world) *corev1.Node
 		// prepared runs one pass first, whose effects are not counted.
 		prepared bool
@@ -249,8 +249,8 @@ func TestAnnotatePeers(t *testing.T) {
 		{name: "the first node, a person's install, is matched by its address and peered in the default Secret's project",
 			node: firstNode(nil), expected: firstNodePeered},
 		{name: "a node labelled with an Instance it is not named like is not taken for the addon's",
-			instance: server(func(i *v1.Instance) { i.Spec.CredentialsSecret = &v1.SecretReference{Name: "deleted"} }),
-			node:     firstNode(map[string]string{v1.LabelInstance: "web-1"}), expected: firstNodePeered},
+			instance: server(func(i *equinixv1.Instance) { i.Spec.CredentialsSecret = &equinixv1.SecretReference{Name: "deleted"} }),
+			node:     firstNode(map[string]string{equinixv1.LabelInstance: "web-1"}), expected: firstNodePeered},
 		{name: "a node that matches no device is told, and nothing is made for it",
 			node: func(*world) *corev1.Node {
 				return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "stranger"},
@@ -261,17 +261,17 @@ func TestAnnotatePeers(t *testing.T) {
 					" has its addresses (192.0.2.9); if the node is an Equinix Metal server of that project, name it: kubectl annotate node stranger equinix.harvesterhci.io/device-id=<device ID>"},
 				Enqueued: []string{"stranger after 10m0s"}}},
 		{name: "a problem already told is not told again",
-			instance: server(func(i *v1.Instance) { i.Spec.CredentialsSecret = &v1.SecretReference{Name: "deleted"} }),
+			instance: server(func(i *equinixv1.Instance) { i.Spec.CredentialsSecret = &equinixv1.SecretReference{Name: "deleted"} }),
 			node:     addonNode(nil), prepared: true,
 			expected: peersOutcome{Calls: []string{}, Sessions: []string{}, Events: []string{}, Enqueued: []string{"web-1 after 10m0s"}}},
 		{name: "a missing Secret is told, and no call made",
-			instance: server(func(i *v1.Instance) { i.Spec.CredentialsSecret = &v1.SecretReference{Name: "deleted"} }),
+			instance: server(func(i *equinixv1.Instance) { i.Spec.CredentialsSecret = &equinixv1.SecretReference{Name: "deleted"} }),
 			node:     addonNode(nil),
 			expected: peersOutcome{Calls: []string{}, Sessions: []string{},
 				Events:   []string{"Warning BGPFailed node/web-1: no BGP peering for this node: Secret harvester-system/deleted not found: create it with keys METAL_AUTH_TOKEN and PROJECT_ID, labelled equinix.harvesterhci.io/secret=credentials"},
 				Enqueued: []string{"web-1 after 10m0s"}}},
 		{name: "a server in another project than its Secret's is told, and no call made",
-			instance: server(func(i *v1.Instance) { i.Status.ProjectID = "b0000000-0000-4000-8000-00000000000b" }),
+			instance: server(func(i *equinixv1.Instance) { i.Status.ProjectID = "b0000000-0000-4000-8000-00000000000b" }),
 			node:     addonNode(nil),
 			expected: peersOutcome{Calls: []string{}, Sessions: []string{},
 				Events:   []string{"Warning BGPFailed node/web-1: no BGP peering for this node: its server is in project b0000000-0000-4000-8000-00000000000b but Secret harvester-system/equinix-addon names project " + project},
@@ -318,7 +318,7 @@ func TestAnnotatePeers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var insts []*v1.Instance
+			var insts []*equinixv1.Instance
 			if tc.instance != nil {
 				insts = append(insts, tc.instance)
 			}

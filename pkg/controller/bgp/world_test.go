@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -52,7 +52,7 @@ type world struct {
 	secrets  secrets
 }
 
-func newWorld(t *testing.T, instances ...*v1.Instance) *world {
+func newWorld(t *testing.T, instances ...*equinixv1.Instance) *world {
 	t.Helper()
 	clock := metalsim.NewFakeClock(now)
 	sim := metalsim.New(metalsim.Options{Clock: clock, Seed: 1})
@@ -72,13 +72,13 @@ func newWorld(t *testing.T, instances ...*v1.Instance) *world {
 
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "equinix-addon"},
 		Data: map[string][]byte{credentials.TokenKey: []byte(token), credentials.ProjectKey: []byte(project)}}
-	resolved := make([]*v1.Instance, 0, len(instances))
+	resolved := make([]*equinixv1.Instance, 0, len(instances))
 	for _, i := range instances {
 		i = i.DeepCopy()
 		i.Status.InstanceID = strings.ReplaceAll(i.Status.InstanceID, "{web-1}", device.ID)
 		resolved = append(resolved, i)
 	}
-	insts := fakecache.NonNamespaced[*v1.Instance]{Cache: fakecache.New("instances", resolved...)}
+	insts := fakecache.NonNamespaced[*equinixv1.Instance]{Cache: fakecache.New("instances", resolved...)}
 	w := &world{t: t, sim: sim, clock: clock, provider: provider, metal: client, device: device,
 		nodes: &nodeController{nodes: map[string]*corev1.Node{}}, events: &eventLog{device: device.ID},
 		secrets: secrets{secret.Name: secret}}

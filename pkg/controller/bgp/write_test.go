@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // onePeer are the annotations of a device with one peer.
@@ -56,7 +56,7 @@ func TestWrite(t *testing.T) {
 					`"metal.equinix.com/network-4-private":"10.64.0.0/25"}}}`,
 				Events: []string{"Normal BGPPeersAnnotated node/web-1: BGP peering of device d1 written to the node's metal.equinix.com annotations (peers from 169.254.255.1)"}}},
 		{name: "keys of a peer no longer there, and a password someone wrote, are removed; the rest is left as it is",
-			current: with(onePeer, with(secondPeer, map[string]string{v1.AnnotationBGPDevice: "d1",
+			current: with(onePeer, with(secondPeer, map[string]string{equinixv1.AnnotationBGPDevice: "d1",
 				"metal.equinix.com/bgp-peers-0-bgp-pass": "c2VjcmV0", "example.com/keep": "x"})),
 			device: "d1",
 			expected: writeOutcome{
@@ -65,10 +65,10 @@ func TestWrite(t *testing.T) {
 					`"metal.equinix.com/bgp-peers-1-peer-ip":null,"metal.equinix.com/bgp-peers-1-src-ip":null}}}`,
 				Events: []string{}}},
 		{name: "a node already in line is not patched",
-			current: with(onePeer, map[string]string{v1.AnnotationBGPDevice: "d1"}), device: "d1",
+			current: with(onePeer, map[string]string{equinixv1.AnnotationBGPDevice: "d1"}), device: "d1",
 			expected: writeOutcome{Events: []string{}}},
 		{name: "a node whose server was replaced gets the new device's values and marker",
-			current: with(onePeer, map[string]string{v1.AnnotationBGPDevice: "d0", "metal.equinix.com/bgp-peers-0-src-ip": "10.64.0.9"}), device: "d1",
+			current: with(onePeer, map[string]string{equinixv1.AnnotationBGPDevice: "d0", "metal.equinix.com/bgp-peers-0-src-ip": "10.64.0.9"}), device: "d1",
 			expected: writeOutcome{
 				Patch:  `{"metadata":{"annotations":{"equinix.harvesterhci.io/bgp-device":"d1","metal.equinix.com/bgp-peers-0-src-ip":"10.64.0.1"}}}`,
 				Events: []string{"Normal BGPPeersAnnotated node/web-1: BGP peering of device d1 written to the node's metal.equinix.com annotations (peers from 169.254.255.1)"}}},

@@ -20,7 +20,7 @@ import (
 	lbclient "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	harvestercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io/v1beta1"
-	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
+	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -45,7 +45,7 @@ type Deps struct {
 	// where harvester-load-balancer is missing.
 	IPPools lbclient.IPPoolInterface
 	// Inventories are Seeder's (the hardware mode's only kind).
-	Inventories metalcontrollers.InventoryController
+	Inventories seedercontrollers.InventoryController
 	// BMCs hands out the BMC machines of the hardware mode's chains: one
 	// driver, so that one BMC has one session whichever chain asks.
 	BMCs *bmcdriver.Driver

@@ -11,7 +11,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // NewRecorder records Events through the API server, attributed to the addon.
@@ -28,5 +28,5 @@ func NewRecorder(ctx context.Context, k8s kubernetes.Interface) record.EventReco
 
 // Eventf records an Event whose type is the reason's.
 func Eventf(recorder record.EventRecorder, obj runtime.Object, reason, messageFmt string, args ...interface{}) {
-	recorder.Eventf(obj, v1.EventType(reason), reason, messageFmt, args...)
+	recorder.Eventf(obj, equinixv1.EventType(reason), reason, messageFmt, args...)
 }

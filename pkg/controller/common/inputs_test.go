@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
@@ -19,30 +19,30 @@ import (
 // The embedded interfaces are nil: the filters call only Cache.
 type pools struct {
 	equinixcontrollers.InstancePoolController
-	cache generic.NonNamespacedCacheInterface[*v1.InstancePool]
+	cache generic.NonNamespacedCacheInterface[*equinixv1.InstancePool]
 }
 
-func (p pools) Cache() generic.NonNamespacedCacheInterface[*v1.InstancePool] { return p.cache }
+func (p pools) Cache() generic.NonNamespacedCacheInterface[*equinixv1.InstancePool] { return p.cache }
 
 type instances struct {
 	equinixcontrollers.InstanceController
-	cache generic.NonNamespacedCacheInterface[*v1.Instance]
+	cache generic.NonNamespacedCacheInterface[*equinixv1.Instance]
 }
 
-func (i instances) Cache() generic.NonNamespacedCacheInterface[*v1.Instance] { return i.cache }
+func (i instances) Cache() generic.NonNamespacedCacheInterface[*equinixv1.Instance] { return i.cache }
 
-func credentialsRef(name string) v1.InstanceTemplate {
-	return v1.InstanceTemplate{CredentialsSecret: &v1.SecretReference{Name: name}}
+func credentialsRef(name string) equinixv1.InstanceTemplate {
+	return equinixv1.InstanceTemplate{CredentialsSecret: &equinixv1.SecretReference{Name: name}}
 }
 
 func TestInputFilters(t *testing.T) {
 	d := &Deps{
 		Cfg: &config.Config{Namespace: "harvester-system", SecretName: "equinix-addon", JoinTokenSecret: "join"},
-		Pools: pools{cache: fakecache.NonNamespaced[*v1.InstancePool]{Cache: fakecache.New("instancepools",
-			&v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: v1.InstancePoolSpec{InstanceTemplate: credentialsRef("pool-creds")}},
-			&v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "b"}})}},
-		Instances: instances{cache: fakecache.NonNamespaced[*v1.Instance]{Cache: fakecache.New("instances",
-			&v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "a-old"}, Spec: v1.InstanceSpec{InstanceTemplate: credentialsRef("old-creds")}})}},
+		Pools: pools{cache: fakecache.NonNamespaced[*equinixv1.InstancePool]{Cache: fakecache.New("instancepools",
+			&equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: equinixv1.InstancePoolSpec{InstanceTemplate: credentialsRef("pool-creds")}},
+			&equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "b"}})}},
+		Instances: instances{cache: fakecache.NonNamespaced[*equinixv1.Instance]{Cache: fakecache.New("instances",
+			&equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "a-old"}, Spec: equinixv1.InstanceSpec{InstanceTemplate: credentialsRef("old-creds")}})}},
 	}
 	cases := []struct {
 		name      string

@@ -6,7 +6,7 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // Pools and Instances are run by the install of their provider: Equinix
@@ -16,16 +16,16 @@ import (
 // on, the other provider's objects.
 
 // MetalPool reports whether the pool is of Equinix Metal devices.
-func MetalPool(p *v1.InstancePool) bool { return !p.Spec.Owned() }
+func MetalPool(p *equinixv1.InstancePool) bool { return !p.Spec.Owned() }
 
 // OwnedPool reports whether the pool is of servers people own.
-func OwnedPool(p *v1.InstancePool) bool { return p.Spec.Owned() }
+func OwnedPool(p *equinixv1.InstancePool) bool { return p.Spec.Owned() }
 
 // MetalInstance reports whether the Instance is an Equinix Metal device.
-func MetalInstance(i *v1.Instance) bool { return !i.Spec.Owned() }
+func MetalInstance(i *equinixv1.Instance) bool { return !i.Spec.Owned() }
 
 // OwnedInstance reports whether the Instance is a server people own.
-func OwnedInstance(i *v1.Instance) bool { return i.Spec.Owned() }
+func OwnedInstance(i *equinixv1.Instance) bool { return i.Spec.Owned() }
 
 // registrar is the part of a wrangler controller the filters register on.
 type registrar[T runtime.Object] interface {

@@ -11,27 +11,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	lbv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/loadbalancer.harvesterhci.io/v1beta1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	lbv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/loadbalancer.harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
 // ipPoolSpec is the IPPool offering a block: every address of it (each is
 // assigned alone, as a /32; the block is no subnet of any network), to the
 // load balancers the pool's selector names.
-func ipPoolSpec(pool *v1.ElasticIPPool, block netip.Prefix) lbv1.IPPoolSpec {
+func ipPoolSpec(pool *equinixv1.ElasticIPPool, block netip.Prefix) lbv1beta1.IPPoolSpec {
 	last := block.Addr()
 	for a := block.Addr(); block.Contains(a); a = a.Next() {
 		last = a
 	}
-	spec := lbv1.IPPoolSpec{
+	spec := lbv1beta1.IPPoolSpec{
 		Description: fmt.Sprintf("Equinix Metal Elastic IPs of ElasticIPPool %s (harvester-equinix-addon)", pool.Name),
-		Ranges:      []lbv1.Range{{Subnet: block.String(), RangeStart: block.Addr().String(), RangeEnd: last.String()}},
+		Ranges:      []lbv1beta1.Range{{Subnet: block.String(), RangeStart: block.Addr().String(), RangeEnd: last.String()}},
 	}
 	if s := pool.Spec.Selector; s != nil {
-		spec.Selector = lbv1.Selector{Priority: uint32(max(s.Priority, 0)), Network: s.Network} //nolint:gosec // G115: max(priority, 0) is never negative
+		spec.Selector = lbv1beta1.Selector{Priority: uint32(max(s.Priority, 0)), Network: s.Network} //nolint:gosec // G115: max(priority, 0) is never negative
 		for _, t := range s.Scope {
-			spec.Selector.Scope = append(spec.Selector.Scope, lbv1.Tuple{Project: t.Project, Namespace: t.Namespace, GuestCluster: t.GuestCluster})
+			spec.Selector.Scope = append(spec.Selector.Scope, lbv1beta1.Tuple{Project: t.Project, Namespace: t.Namespace, GuestCluster: t.GuestCluster})
 		}
 	}
 	return spec
@@ -53,8 +53,8 @@ func (r *poolRun) offer() error {
 	case err != nil && isNoKind(err):
 		return r.noIPPoolKind(err)
 	case apierrors.IsNotFound(err):
-		created, cerr := r.h.ipPools.Create(r.h.ctx, &lbv1.IPPool{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelElasticIPPool: r.Obj.Name}},
+		created, cerr := r.h.ipPools.Create(r.h.ctx, &lbv1beta1.IPPool{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{equinixv1.LabelElasticIPPool: r.Obj.Name}},
 			Spec:       want,
 		}, metav1.CreateOptions{})
 		if isNoKind(cerr) {
@@ -66,11 +66,11 @@ func (r *poolRun) offer() error {
 		existing = created
 	case err != nil:
 		return fmt.Errorf("elasticippool %s: reading IPPool %s: %w", r.Obj.Name, name, err)
-	case existing.Labels[v1.LabelElasticIPPool] != r.Obj.Name:
-		r.SetCondition(v1.ElasticIPPoolOffered, metav1.ConditionFalse, v1.ReasonIPPoolTaken, fmt.Sprintf(
+	case existing.Labels[equinixv1.LabelElasticIPPool] != r.Obj.Name:
+		r.SetCondition(equinixv1.ElasticIPPoolOffered, metav1.ConditionFalse, equinixv1.ReasonIPPoolTaken, fmt.Sprintf(
 			"IPPool %s exists and is not this pool's (it lacks label %s=%s); the addon leaves it alone: rename the pool, or delete that IPPool",
-			name, v1.LabelElasticIPPool, r.Obj.Name))
-		r.blocked(v1.ElasticIPPoolOffered, v1.ElasticIPPoolPhaseError)
+			name, equinixv1.LabelElasticIPPool, r.Obj.Name))
+		r.blocked(equinixv1.ElasticIPPoolOffered, equinixv1.ElasticIPPoolPhaseError)
 		r.Requeue(refusedRetry)
 		return nil
 	case !equality.Semantic.DeepEqual(existing.Spec, want):
@@ -81,19 +81,19 @@ func (r *poolRun) offer() error {
 		}
 	}
 	st.IPPool = existing.Name
-	r.SetCondition(v1.ElasticIPPoolOffered, metav1.ConditionTrue, v1.ReasonIPPoolOffered, fmt.Sprintf(
+	r.SetCondition(equinixv1.ElasticIPPoolOffered, metav1.ConditionTrue, equinixv1.ReasonIPPoolOffered, fmt.Sprintf(
 		"IPPool %s offers %s to harvester-load-balancer; each LoadBalancer Service given one of its addresses gets an ElasticIP that follows kube-vip", name, st.CIDR))
-	r.SetCondition(v1.ElasticIPPoolReady, metav1.ConditionTrue, v1.ReasonReconciled, fmt.Sprintf("block %s is offered as IPPool %s", st.CIDR, name))
-	st.Status = v1.ElasticIPPoolPhaseReady
+	r.SetCondition(equinixv1.ElasticIPPoolReady, metav1.ConditionTrue, equinixv1.ReasonReconciled, fmt.Sprintf("block %s is offered as IPPool %s", st.CIDR, name))
+	st.Status = equinixv1.ElasticIPPoolPhaseReady
 	r.Requeue(r.h.poolDue(r.Obj.Name, r.now, r.h.settings.Resync))
 	return nil
 }
 
 // noIPPoolKind: harvester-load-balancer is not installed (no IPPool kind).
 func (r *poolRun) noIPPoolKind(err error) error {
-	r.SetCondition(v1.ElasticIPPoolOffered, metav1.ConditionFalse, v1.ReasonIPPoolMissing, fmt.Sprintf(
+	r.SetCondition(equinixv1.ElasticIPPoolOffered, metav1.ConditionFalse, equinixv1.ReasonIPPoolMissing, fmt.Sprintf(
 		"the cluster has no ippools.loadbalancer.harvesterhci.io (%v): harvester-load-balancer, part of Harvester, is missing", err))
-	r.blocked(v1.ElasticIPPoolOffered, v1.ElasticIPPoolPhaseError)
+	r.blocked(equinixv1.ElasticIPPoolOffered, equinixv1.ElasticIPPoolPhaseError)
 	r.Requeue(refusedRetry)
 	return nil
 }
@@ -111,9 +111,9 @@ func isNoKind(err error) bool {
 
 // poolBlock finds the reservation tagged with the pool's UID; two is an
 // error to surface, never resolved by picking one.
-func (h *Handler) poolBlock(c metal.Client, pool *v1.ElasticIPPool) (*metal.IPReservation, error) {
+func (h *Handler) poolBlock(c metal.Client, pool *equinixv1.ElasticIPPool) (*metal.IPReservation, error) {
 	list, err := c.ListIPReservations(h.ctx, metal.ListIPReservationsOptions{
-		Tag: v1.ElasticIPPoolTag(string(pool.UID)), Types: []string{metal.IPReservationPublicIPv4}})
+		Tag: equinixv1.ElasticIPPoolTag(string(pool.UID)), Types: []string{metal.IPReservationPublicIPv4}})
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +127,8 @@ func (h *Handler) poolBlock(c metal.Client, pool *v1.ElasticIPPool) (*metal.IPRe
 }
 
 // poolElasticIPs are the pool's ElasticIPs, from the cache.
-func (h *Handler) poolElasticIPs(pool string) ([]*v1.ElasticIP, error) {
-	return h.eips.Cache().List(labels.SelectorFromSet(labels.Set{v1.LabelElasticIPPool: pool}))
+func (h *Handler) poolElasticIPs(pool string) ([]*equinixv1.ElasticIP, error) {
+	return h.eips.Cache().List(labels.SelectorFromSet(labels.Set{equinixv1.LabelElasticIPPool: pool}))
 }
 
 // A pool's block is read at most once per resync interval while it is

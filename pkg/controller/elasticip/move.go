@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -23,7 +23,7 @@ type verification struct {
 // call; the next read is due at the end of the interval.
 func (r *run) atRest(t target) bool {
 	st := &r.Obj.Status
-	if t.node == nil || st.Move != nil || st.Status != v1.ElasticIPPhaseAssigned {
+	if t.node == nil || st.Move != nil || st.Status != equinixv1.ElasticIPPhaseAssigned {
 		return false
 	}
 	r.h.mu.Lock()
@@ -58,16 +58,16 @@ func (h *Handler) forget(name string) {
 func (r *run) match(c metal.Client, t target) (string, error) {
 	m, err := r.h.matcher.Match(r.h.ctx, c, t.node)
 	if cerr, ok := conditions.AsError(err); ok {
-		r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, cerr.Reason, cerr.Message)
-		r.waiting(v1.ElasticIPHostMatched)
+		r.SetCondition(equinixv1.ElasticIPHostMatched, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.waiting(equinixv1.ElasticIPHostMatched)
 		r.gauge(0)
 		r.Requeue(r.h.settings.Resync)
 		return "", nil
 	}
 	if err != nil {
-		return "", r.metalFailure("listing the project's devices to find node "+t.node.Name+"'s", v1.ElasticIPHostMatched, err)
+		return "", r.metalFailure("listing the project's devices to find node "+t.node.Name+"'s", equinixv1.ElasticIPHostMatched, err)
 	}
-	r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionTrue, v1.ReasonHostMatched,
+	r.SetCondition(equinixv1.ElasticIPHostMatched, metav1.ConditionTrue, equinixv1.ReasonHostMatched,
 		fmt.Sprintf("kube-vip names node %s, which is device %s (found by its %s)", t.node.Name, m.DeviceID, m.By))
 	return m.DeviceID, nil
 }
@@ -105,13 +105,13 @@ func (r *run) converge(c metal.Client, res *metal.IPReservation, current []metal
 	for _, a := range others {
 		err := c.UnassignIP(r.h.ctx, a.ID)
 		if err != nil && !metal.IsNotFound(err) {
-			return r.metalFailure(fmt.Sprintf("unassigning %s from device %s", r.Obj.Spec.Address, a.DeviceID), v1.ElasticIPReady, err)
+			return r.metalFailure(fmt.Sprintf("unassigning %s from device %s", r.Obj.Spec.Address, a.DeviceID), equinixv1.ElasticIPReady, err)
 		}
 	}
 	if here == nil {
 		a, err := c.AssignIP(r.h.ctx, dev, r.Obj.Spec.Address+"/32")
 		if err != nil {
-			return r.metalFailure(fmt.Sprintf("assigning %s to device %s", r.Obj.Spec.Address, dev), v1.ElasticIPReady, err)
+			return r.metalFailure(fmt.Sprintf("assigning %s to device %s", r.Obj.Spec.Address, dev), equinixv1.ElasticIPReady, err)
 		}
 		here = a
 	}
@@ -128,20 +128,20 @@ func (r *run) startMove(others []metal.IPAddress, dev, node string) {
 	if st.Move != nil {
 		since = st.Move.Since
 	}
-	move := &v1.ElasticIPMove{ToDevice: dev, ToNode: node, Since: since}
+	move := &equinixv1.ElasticIPMove{ToDevice: dev, ToNode: node, Since: since}
 	if len(others) > 0 {
 		move.FromDevice, move.FromAssignment = others[0].DeviceID, others[0].ID
 	} else if st.Move != nil {
 		move.FromDevice, move.FromAssignment = st.Move.FromDevice, st.Move.FromAssignment
 	}
 	st.Move = move
-	r.setPhase(v1.ElasticIPPhaseMoving)
+	r.setPhase(equinixv1.ElasticIPPhaseMoving)
 	r.gauge(0)
 	from := "nowhere"
 	if move.FromDevice != "" {
 		from = "device " + move.FromDevice
 	}
-	r.SetCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonMoving, fmt.Sprintf(
+	r.SetCondition(equinixv1.ElasticIPReady, metav1.ConditionFalse, equinixv1.ReasonMoving, fmt.Sprintf(
 		"kube-vip names node %s: moving %s from %s to its device %s", node, r.Obj.Spec.Address, from, dev))
 }
 
@@ -152,15 +152,15 @@ func (r *run) assignable(c metal.Client, res *metal.IPReservation, dev, node str
 	d, err := c.GetDevice(r.h.ctx, dev)
 	if metal.IsNotFound(err) {
 		r.h.matcher.Forget(c.ProjectID(), node)
-		r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, v1.ReasonHostUnmatched,
+		r.SetCondition(equinixv1.ElasticIPHostMatched, metav1.ConditionFalse, equinixv1.ReasonHostUnmatched,
 			fmt.Sprintf("node %s's device %s no longer exists", node, dev))
-		r.setPhase(v1.ElasticIPPhaseWaiting)
+		r.setPhase(equinixv1.ElasticIPPhaseWaiting)
 		r.gauge(0)
 		r.Requeue(r.h.settings.Resync)
 		return false, nil
 	}
 	if err != nil {
-		return false, r.metalFailure("reading device "+dev, v1.ElasticIPReady, err)
+		return false, r.metalFailure("reading device "+dev, equinixv1.ElasticIPReady, err)
 	}
 	var why string
 	bond, hasBond := d.Port("bond0")
@@ -175,9 +175,9 @@ func (r *run) assignable(c metal.Client, res *metal.IPReservation, dev, node str
 	if why == "" {
 		return true, nil
 	}
-	r.SetCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf(
+	r.SetCondition(equinixv1.ElasticIPReady, metav1.ConditionFalse, equinixv1.ReasonAssignRefused, fmt.Sprintf(
 		"kube-vip names node %s, but its device %s cannot take %s: %s; the address stays where it is", node, dev, r.Obj.Spec.Address, why))
-	r.setPhase(v1.ElasticIPPhaseWaiting)
+	r.setPhase(equinixv1.ElasticIPPhaseWaiting)
 	r.gauge(0)
 	r.Requeue(refusedRetry)
 	return false, nil
@@ -197,17 +197,17 @@ func (r *run) arrived(a metal.IPAddress, dev, node string) {
 		r.finished = m
 		took := r.now.Sub(m.Since.Time).Round(10 * time.Millisecond)
 		if m.FromDevice != "" {
-			r.moveEvent = event{v1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
+			r.moveEvent = event{equinixv1.ReasonMoved, fmt.Sprintf("moved %s from device %s to device %s of node %s, %s after kube-vip named it",
 				r.Obj.Spec.Address, m.FromDevice, dev, node, took)}
 		} else {
-			r.moveEvent = event{v1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
+			r.moveEvent = event{equinixv1.ReasonAssigned, fmt.Sprintf("assigned %s to device %s of node %s, %s after kube-vip named it",
 				r.Obj.Spec.Address, dev, node, took)}
 		}
-		conditions.True(&st.Conditions, r.Obj.Generation, v1.ElasticIPReady, v1.ReasonAssigned, msg)
+		conditions.True(&st.Conditions, r.Obj.Generation, equinixv1.ElasticIPReady, equinixv1.ReasonAssigned, msg)
 	} else {
-		r.SetCondition(v1.ElasticIPReady, metav1.ConditionTrue, v1.ReasonAssigned, msg)
+		r.SetCondition(equinixv1.ElasticIPReady, metav1.ConditionTrue, equinixv1.ReasonAssigned, msg)
 	}
-	r.setPhase(v1.ElasticIPPhaseAssigned)
+	r.setPhase(equinixv1.ElasticIPPhaseAssigned)
 	r.gauge(1)
 	r.h.verify(r.Obj.Name, verification{node: node, device: dev, at: r.now})
 	r.Requeue(r.h.settings.Resync)

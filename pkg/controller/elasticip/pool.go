@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
@@ -20,26 +20,26 @@ const pendingRetry = time.Minute
 
 // poolRun is one reconcile of one ElasticIPPool (see reconcile.Pass).
 type poolRun struct {
-	*reconcile.Pass[*v1.ElasticIPPool, v1.ElasticIPPoolStatus]
+	*reconcile.Pass[*equinixv1.ElasticIPPool, equinixv1.ElasticIPPoolStatus]
 	h   *Handler
 	now time.Time
 }
 
-func (h *Handler) newPoolRun(pool *v1.ElasticIPPool) *poolRun {
+func (h *Handler) newPoolRun(pool *equinixv1.ElasticIPPool) *poolRun {
 	return &poolRun{Pass: reconcile.NewPass(h.poolKind(), pool), h: h, now: h.now()}
 }
 
 // poolKind is how an ElasticIPPool's status is stored: every write carries
 // the observed generation.
-func (h *Handler) poolKind() reconcile.Kind[*v1.ElasticIPPool, v1.ElasticIPPoolStatus] {
-	return reconcile.Kind[*v1.ElasticIPPool, v1.ElasticIPPoolStatus]{
+func (h *Handler) poolKind() reconcile.Kind[*equinixv1.ElasticIPPool, equinixv1.ElasticIPPoolStatus] {
+	return reconcile.Kind[*equinixv1.ElasticIPPool, equinixv1.ElasticIPPoolStatus]{
 		Name:         "elasticippool",
-		Status:       func(p *v1.ElasticIPPool) *v1.ElasticIPPoolStatus { return &p.Status },
-		Conditions:   func(p *v1.ElasticIPPool) *[]metav1.Condition { return &p.Status.Conditions },
-		UpdateStatus: func(p *v1.ElasticIPPool) (*v1.ElasticIPPool, error) { return h.pools.UpdateStatus(p) },
+		Status:       func(p *equinixv1.ElasticIPPool) *equinixv1.ElasticIPPoolStatus { return &p.Status },
+		Conditions:   func(p *equinixv1.ElasticIPPool) *[]metav1.Condition { return &p.Status.Conditions },
+		UpdateStatus: func(p *equinixv1.ElasticIPPool) (*equinixv1.ElasticIPPool, error) { return h.pools.UpdateStatus(p) },
 		EnqueueAfter: func(name string, after time.Duration) { h.pools.EnqueueAfter(name, after) },
 		Recorder:     h.recorder,
-		Prepare:      func(p *v1.ElasticIPPool) { p.Status.ObservedGeneration = p.Generation },
+		Prepare:      func(p *equinixv1.ElasticIPPool) { p.Status.ObservedGeneration = p.Generation },
 	}
 }
 
@@ -48,7 +48,7 @@ func (h *Handler) poolKind() reconcile.Kind[*v1.ElasticIPPool, v1.ElasticIPPoolS
 func (r *poolRun) blocked(cond, phase string) {
 	r.Obj.Status.Status = phase
 	if c := conditions.Get(r.Obj.Status.Conditions, cond); c != nil && c.Status != metav1.ConditionTrue {
-		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, v1.ElasticIPPoolReady, c.Reason, c.Message)
+		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.ElasticIPPoolReady, c.Reason, c.Message)
 	}
 }
 
@@ -56,11 +56,11 @@ func (r *poolRun) blocked(cond, phase string) {
 // it as a harvester-load-balancer IPPool of the same name. At rest a pass
 // makes no Metal call until the resync interval has passed since the block
 // was last read.
-func (h *Handler) EnsurePool(_ string, pool *v1.ElasticIPPool) (*v1.ElasticIPPool, error) {
+func (h *Handler) EnsurePool(_ string, pool *equinixv1.ElasticIPPool) (*equinixv1.ElasticIPPool, error) {
 	if pool == nil || pool.DeletionTimestamp != nil {
 		return pool, nil
 	}
-	if !slices.Contains(pool.Finalizers, v1.FinalizerElasticIPPool) {
+	if !slices.Contains(pool.Finalizers, equinixv1.FinalizerElasticIPPool) {
 		// The remove handler stores it first: no block before it is there.
 		return pool, nil
 	}
@@ -71,7 +71,7 @@ func (h *Handler) EnsurePool(_ string, pool *v1.ElasticIPPool) (*v1.ElasticIPPoo
 func (r *poolRun) ensure() error {
 	st := &r.Obj.Status
 	if st.Status == "" {
-		st.Status = v1.ElasticIPPoolPhasePending
+		st.Status = equinixv1.ElasticIPPoolPhasePending
 	}
 	if err := r.countServices(); err != nil {
 		return err
@@ -90,7 +90,7 @@ func (r *poolRun) ensure() error {
 	prefix, _ := res.Prefix()
 	st.CIDR = prefix.String()
 	r.h.poolVerified(r.Obj.Name, r.now)
-	r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionTrue, v1.ReasonReserved,
+	r.SetCondition(equinixv1.ElasticIPPoolReserved, metav1.ConditionTrue, equinixv1.ReasonReserved,
 		fmt.Sprintf("block %s (reservation %s, metro %s) is the pool's", st.CIDR, res.ID, res.Metro))
 	return r.offer()
 }
@@ -101,8 +101,8 @@ func (r *poolRun) client() (metal.Client, error) {
 	ref := r.Obj.Spec.CredentialsSecret
 	creds, err := r.h.credentials.For(ref)
 	if cerr, ok := credentials.AsError(err); ok {
-		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
-		r.blocked(v1.ElasticIPPoolCredentialsReady, v1.ElasticIPPoolPhaseError)
+		r.SetCondition(equinixv1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.blocked(equinixv1.ElasticIPPoolCredentialsReady, equinixv1.ElasticIPPoolPhaseError)
 		r.Requeue(authRetry)
 		return nil, nil
 	}
@@ -111,10 +111,10 @@ func (r *poolRun) client() (metal.Client, error) {
 	}
 	st := &r.Obj.Status
 	if st.ProjectID != "" && st.ProjectID != creds.ProjectID {
-		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
+		r.SetCondition(equinixv1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectMismatch, fmt.Sprintf(
 			"the pool's block is in project %s, but Secret %s now names project %s: put its credentials back",
 			st.ProjectID, r.h.credentials.RefFor(ref), creds.ProjectID))
-		r.blocked(v1.ElasticIPPoolCredentialsReady, v1.ElasticIPPoolPhaseError)
+		r.blocked(equinixv1.ElasticIPPoolCredentialsReady, equinixv1.ElasticIPPoolPhaseError)
 		r.Requeue(authRetry)
 		return nil, nil
 	}
@@ -123,8 +123,8 @@ func (r *poolRun) client() (metal.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
-	if !conditions.IsTrue(st.Conditions, v1.ElasticIPPoolCredentialsReady) {
-		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+	if !conditions.IsTrue(st.Conditions, equinixv1.ElasticIPPoolCredentialsReady) {
+		r.SetCondition(equinixv1.ElasticIPPoolCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady,
 			fmt.Sprintf("Secret %s holds credentials of project %s", r.h.credentials.RefFor(ref), creds.ProjectID))
 	}
 	return c, nil
@@ -140,10 +140,10 @@ func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
 	if st.ReservationID != "" {
 		res, err := c.GetIPReservation(r.h.ctx, st.ReservationID)
 		if metal.IsNotFound(err) {
-			r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockGone, fmt.Sprintf(
+			r.SetCondition(equinixv1.ElasticIPPoolReserved, metav1.ConditionFalse, equinixv1.ReasonBlockGone, fmt.Sprintf(
 				"reservation %s (%s) is gone from project %s, released outside the addon; delete this pool and make another",
 				st.ReservationID, st.CIDR, st.ProjectID))
-			r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseError)
+			r.blocked(equinixv1.ElasticIPPoolReserved, equinixv1.ElasticIPPoolPhaseError)
 			return nil, nil
 		}
 		if err != nil {
@@ -161,7 +161,7 @@ func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
 	}
 	res, err := c.ReserveIPs(r.h.ctx, metal.ReserveIPsRequest{
 		Type: metal.IPReservationPublicIPv4, Quantity: int(r.Obj.Spec.Quantity), Metro: r.Obj.Spec.Metro,
-		Tags:            []string{v1.ClusterTag(r.h.clusterID), v1.ElasticIPPoolTag(string(r.Obj.UID))},
+		Tags:            []string{equinixv1.ClusterTag(r.h.clusterID), equinixv1.ElasticIPPoolTag(string(r.Obj.UID))},
 		Details:         "harvester-equinix-addon ElasticIPPool " + r.Obj.Name,
 		WaitForApproval: true,
 	})
@@ -169,7 +169,7 @@ func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
 		return nil, r.metalFailure(fmt.Sprintf("reserving %d public IPv4 addresses in metro %s", r.Obj.Spec.Quantity, r.Obj.Spec.Metro), err)
 	}
 	st.ReservationID = res.ID
-	r.Eventf(v1.ReasonBlockRequested, "requested %d public IPv4 addresses in metro %s: reservation %s",
+	r.Eventf(equinixv1.ReasonBlockRequested, "requested %d public IPv4 addresses in metro %s: reservation %s",
 		r.Obj.Spec.Quantity, r.Obj.Spec.Metro, res.ID)
 	return r.granted(res), nil
 }
@@ -179,21 +179,21 @@ func (r *poolRun) block(c metal.Client) (*metal.IPReservation, error) {
 func (r *poolRun) granted(res *metal.IPReservation) *metal.IPReservation {
 	switch res.State {
 	case metal.IPReservationPending:
-		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockPending, fmt.Sprintf(
+		r.SetCondition(equinixv1.ElasticIPPoolReserved, metav1.ConditionFalse, equinixv1.ReasonBlockPending, fmt.Sprintf(
 			"reservation %s waits for Equinix Metal's approval (blocks of more than four addresses may)", res.ID))
-		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseWaiting)
+		r.blocked(equinixv1.ElasticIPPoolReserved, equinixv1.ElasticIPPoolPhaseWaiting)
 		r.Requeue(pendingRetry)
 		return nil
 	case metal.IPReservationDenied:
-		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockDenied, fmt.Sprintf(
+		r.SetCondition(equinixv1.ElasticIPPoolReserved, metav1.ConditionFalse, equinixv1.ReasonBlockDenied, fmt.Sprintf(
 			"Equinix Metal denied reservation %s; delete this pool, or ask Equinix for the block", res.ID))
-		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseError)
+		r.blocked(equinixv1.ElasticIPPoolReserved, equinixv1.ElasticIPPoolPhaseError)
 		return nil
 	}
 	if _, ok := res.Prefix(); !ok {
-		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonBlockPending,
+		r.SetCondition(equinixv1.ElasticIPPoolReserved, metav1.ConditionFalse, equinixv1.ReasonBlockPending,
 			fmt.Sprintf("reservation %s has no address yet", res.ID))
-		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseWaiting)
+		r.blocked(equinixv1.ElasticIPPoolReserved, equinixv1.ElasticIPPoolPhaseWaiting)
 		r.Requeue(pendingRetry)
 		return nil
 	}
@@ -218,16 +218,16 @@ func (r *poolRun) metalFailure(step string, err error) error {
 	}
 	switch failure.ClassOf(err) {
 	case failure.Unauthorized, failure.Forbidden:
-		r.SetCondition(v1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
+		r.SetCondition(equinixv1.ElasticIPPoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid, fmt.Sprintf(
 			"Equinix Metal refused the credentials of Secret %s while %s: %s",
 			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, failure.Message(err)))
-		r.blocked(v1.ElasticIPPoolCredentialsReady, v1.ElasticIPPoolPhaseError)
+		r.blocked(equinixv1.ElasticIPPoolCredentialsReady, equinixv1.ElasticIPPoolPhaseError)
 		r.Requeue(authRetry)
 		return nil
 	case failure.Invalid, failure.NoCapacity:
-		r.SetCondition(v1.ElasticIPPoolReserved, metav1.ConditionFalse, v1.ReasonInvalidRequest,
+		r.SetCondition(equinixv1.ElasticIPPoolReserved, metav1.ConditionFalse, equinixv1.ReasonInvalidRequest,
 			fmt.Sprintf("Equinix Metal rejected %s: %s", step, failure.Message(err)))
-		r.blocked(v1.ElasticIPPoolReserved, v1.ElasticIPPoolPhaseError)
+		r.blocked(equinixv1.ElasticIPPoolReserved, equinixv1.ElasticIPPoolPhaseError)
 		r.Requeue(refusedRetry)
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -23,7 +23,7 @@ const releaseWait = 5 * time.Second
 // block is released only while it carries the pool's tag and no
 // assignment: an address someone else assigned from it is never taken away.
 // Until all of that is done the finalizer stays.
-func (h *Handler) ReleasePool(_ string, pool *v1.ElasticIPPool) (*v1.ElasticIPPool, error) {
+func (h *Handler) ReleasePool(_ string, pool *equinixv1.ElasticIPPool) (*equinixv1.ElasticIPPool, error) {
 	if pool == nil {
 		return pool, nil
 	}
@@ -57,7 +57,7 @@ func (h *Handler) ReleasePool(_ string, pool *v1.ElasticIPPool) (*v1.ElasticIPPo
 }
 
 // deleteIPPool deletes the pool's IPPool, if it is the addon's.
-func (h *Handler) deleteIPPool(pool *v1.ElasticIPPool) error {
+func (h *Handler) deleteIPPool(pool *equinixv1.ElasticIPPool) error {
 	existing, err := h.ipPools.Get(h.ctx, pool.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -65,7 +65,7 @@ func (h *Handler) deleteIPPool(pool *v1.ElasticIPPool) error {
 	if err != nil {
 		return fmt.Errorf("elasticippool %s: reading IPPool %s: %w", pool.Name, pool.Name, err)
 	}
-	if existing.Labels[v1.LabelElasticIPPool] != pool.Name {
+	if existing.Labels[equinixv1.LabelElasticIPPool] != pool.Name {
 		return nil
 	}
 	if err := h.ipPools.Delete(h.ctx, pool.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -76,7 +76,7 @@ func (h *Handler) deleteIPPool(pool *v1.ElasticIPPool) error {
 
 // releaseBlock releases the pool's reservation; done is false while it
 // must wait (an assignment someone else made is still on it).
-func (h *Handler) releaseBlock(pool *v1.ElasticIPPool) (bool, error) {
+func (h *Handler) releaseBlock(pool *equinixv1.ElasticIPPool) (bool, error) {
 	creds, err := h.credentials.For(pool.Spec.CredentialsSecret)
 	if err != nil {
 		return false, fmt.Errorf("elasticippool %s: releasing its block needs the credentials: %w", pool.Name, err)
@@ -102,11 +102,11 @@ func (h *Handler) releaseBlock(pool *v1.ElasticIPPool) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("elasticippool %s: reading its block: %w", pool.Name, err)
 	}
-	if res == nil || !slices.Contains(res.Tags, v1.ElasticIPPoolTag(string(pool.UID))) {
+	if res == nil || !slices.Contains(res.Tags, equinixv1.ElasticIPPoolTag(string(pool.UID))) {
 		return true, nil
 	}
 	if len(res.Assignments) > 0 {
-		common.Eventf(h.recorder, pool, v1.ReasonBlockInUse,
+		common.Eventf(h.recorder, pool, equinixv1.ReasonBlockInUse,
 			"block %s (reservation %s) is not released: %s is assigned to device %s by someone else; unassign it and the block goes",
 			pool.Status.CIDR, res.ID, res.Assignments[0].Address, res.Assignments[0].DeviceID)
 		h.pools.EnqueueAfter(pool.Name, refusedRetry)
@@ -115,6 +115,6 @@ func (h *Handler) releaseBlock(pool *v1.ElasticIPPool) (bool, error) {
 	if err := c.ReleaseIPReservation(h.ctx, res.ID); err != nil && !metal.IsNotFound(err) {
 		return false, fmt.Errorf("elasticippool %s: releasing reservation %s: %w", pool.Name, res.ID, err)
 	}
-	common.Eventf(h.recorder, pool, v1.ReasonBlockReleased, "released block %s (reservation %s) of project %s", pool.Status.CIDR, res.ID, creds.ProjectID)
+	common.Eventf(h.recorder, pool, equinixv1.ReasonBlockReleased, "released block %s (reservation %s) of project %s", pool.Status.CIDR, res.ID, creds.ProjectID)
 	return true, nil
 }

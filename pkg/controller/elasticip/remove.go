@@ -3,7 +3,7 @@ package elasticip
 import (
 	"fmt"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -15,7 +15,7 @@ import (
 // assignment the addon found in place, and the reservation itself, are
 // never touched. Until Metal confirms, the finalizer stays: refused
 // credentials keep the object, and say so.
-func (h *Handler) Release(_ string, eip *v1.ElasticIP) (*v1.ElasticIP, error) {
+func (h *Handler) Release(_ string, eip *equinixv1.ElasticIP) (*equinixv1.ElasticIP, error) {
 	if eip == nil {
 		return eip, nil
 	}
@@ -25,7 +25,7 @@ func (h *Handler) Release(_ string, eip *v1.ElasticIP) (*v1.ElasticIP, error) {
 	ours := func(a metal.IPAddress) bool {
 		return (st.AssignedByAddon && a.ID == st.AssignmentID) || (st.Move != nil && a.DeviceID == st.Move.ToDevice)
 	}
-	if eip.Spec.DeletionPolicy == v1.ElasticIPKeep || st.ReservationID == "" || (!st.AssignedByAddon && st.Move == nil) {
+	if eip.Spec.DeletionPolicy == equinixv1.ElasticIPKeep || st.ReservationID == "" || (!st.AssignedByAddon && st.Move == nil) {
 		return eip, nil
 	}
 	creds, err := h.credentials.For(eip.Spec.CredentialsSecret)
@@ -55,7 +55,7 @@ func (h *Handler) Release(_ string, eip *v1.ElasticIP) (*v1.ElasticIP, error) {
 	if err := c.UnassignIP(h.ctx, a.ID); err != nil && !metal.IsNotFound(err) {
 		return eip, fmt.Errorf("elasticip %s: unassigning %s from device %s: %w", eip.Name, eip.Spec.Address, a.DeviceID, err)
 	}
-	common.Eventf(h.recorder, eip, v1.ReasonUnassigned, "unassigned %s from device %s, where the addon had assigned it (deletion policy %s)",
-		eip.Spec.Address, a.DeviceID, v1.ElasticIPUnassign)
+	common.Eventf(h.recorder, eip, equinixv1.ReasonUnassigned, "unassigned %s from device %s, where the addon had assigned it (deletion policy %s)",
+		eip.Spec.Address, a.DeviceID, equinixv1.ElasticIPUnassign)
 	return eip, nil
 }

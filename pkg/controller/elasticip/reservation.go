@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
@@ -39,16 +39,16 @@ func (r *run) conflict() (bool, error) {
 			continue
 		}
 		if older(other, r.Obj) {
-			r.SetCondition(v1.ElasticIPReady, metav1.ConditionFalse, v1.ReasonAddressConflict, fmt.Sprintf(
+			r.SetCondition(equinixv1.ElasticIPReady, metav1.ConditionFalse, equinixv1.ReasonAddressConflict, fmt.Sprintf(
 				"ElasticIP %s already manages %s; this one does nothing until one of them is deleted", other.Name, r.Obj.Spec.Address))
-			r.setPhase(v1.ElasticIPPhaseError)
+			r.setPhase(equinixv1.ElasticIPPhaseError)
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
-func older(a, b *v1.ElasticIP) bool {
+func older(a, b *equinixv1.ElasticIP) bool {
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
@@ -60,8 +60,8 @@ func older(a, b *v1.ElasticIP) bool {
 func (r *run) client() (metal.Client, error) {
 	creds, err := r.h.credentials.For(r.Obj.Spec.CredentialsSecret)
 	if cerr, ok := credentials.AsError(err); ok {
-		r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
-		r.setPhase(v1.ElasticIPPhaseError)
+		r.SetCondition(equinixv1.ElasticIPCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.setPhase(equinixv1.ElasticIPPhaseError)
 		return nil, nil
 	}
 	if err != nil {
@@ -74,10 +74,10 @@ func (r *run) client() (metal.Client, error) {
 			// project is only ever undone with that project's credentials:
 			// forgetting it would leave it, and the block under it, paid
 			// for and never released. The Secret is waited for instead.
-			r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
+			r.SetCondition(equinixv1.ElasticIPCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectMismatch, fmt.Sprintf(
 				"Secret %s now names project %s, but the addon assigned %s in project %s; it acts on this address only with credentials of project %s: put them back in the Secret",
 				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), creds.ProjectID, r.Obj.Spec.Address, st.ProjectID, st.ProjectID))
-			r.setPhase(v1.ElasticIPPhaseError)
+			r.setPhase(equinixv1.ElasticIPPhaseError)
 			r.onVIPHost = nil
 			r.Requeue(authRetry)
 			return nil, nil
@@ -92,8 +92,8 @@ func (r *run) client() (metal.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Metal client: %w", err)
 	}
-	if !conditions.IsTrue(st.Conditions, v1.ElasticIPCredentialsReady) {
-		conditions.True(&st.Conditions, r.Obj.Generation, v1.ElasticIPCredentialsReady, v1.ReasonCredentialsReady,
+	if !conditions.IsTrue(st.Conditions, equinixv1.ElasticIPCredentialsReady) {
+		conditions.True(&st.Conditions, r.Obj.Generation, equinixv1.ElasticIPCredentialsReady, equinixv1.ReasonCredentialsReady,
 			fmt.Sprintf("Secret %s holds credentials of project %s", r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), creds.ProjectID))
 	}
 	return c, nil
@@ -110,12 +110,12 @@ func (r *run) reservation(c metal.Client) (*metal.IPReservation, error) {
 		case err == nil && res.Contains(addr):
 			return r.reserved(res), nil
 		case err != nil && !metal.IsNotFound(err):
-			return nil, r.metalFailure("reading IP reservation "+id, v1.ElasticIPReserved, err)
+			return nil, r.metalFailure("reading IP reservation "+id, equinixv1.ElasticIPReserved, err)
 		}
 	}
 	list, err := c.ListIPReservations(r.h.ctx, metal.ListIPReservationsOptions{Types: elasticTypes})
 	if err != nil {
-		return nil, r.metalFailure("listing the project's IP reservations", v1.ElasticIPReserved, err)
+		return nil, r.metalFailure("listing the project's IP reservations", equinixv1.ElasticIPReserved, err)
 	}
 	for i := range list {
 		if res := &list[i]; !res.Management && res.Contains(addr) {
@@ -123,10 +123,10 @@ func (r *run) reservation(c metal.Client) (*metal.IPReservation, error) {
 		}
 	}
 	st.ReservationID, st.DeviceID, st.AssignmentID, st.AssignedByAddon = "", "", "", false
-	r.SetCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
+	r.SetCondition(equinixv1.ElasticIPReserved, metav1.ConditionFalse, equinixv1.ReasonNotReserved, fmt.Sprintf(
 		"%s lies in no public or global IPv4 reservation of project %s, so it is not an Elastic IP the addon can assign; reserve it in that project (or name another project's Secret in spec.credentialsSecret)",
 		addr, st.ProjectID))
-	r.waiting(v1.ElasticIPReserved)
+	r.waiting(equinixv1.ElasticIPReserved)
 	r.Requeue(notReservedRetry)
 	return nil, nil
 }
@@ -137,13 +137,13 @@ func (r *run) reserved(res *metal.IPReservation) *metal.IPReservation {
 	r.Obj.Status.ReservationID = res.ID
 	prefix, _ := res.Prefix()
 	if res.State != "" && res.State != metal.IPReservationCreated {
-		r.SetCondition(v1.ElasticIPReserved, metav1.ConditionFalse, v1.ReasonNotReserved, fmt.Sprintf(
+		r.SetCondition(equinixv1.ElasticIPReserved, metav1.ConditionFalse, equinixv1.ReasonNotReserved, fmt.Sprintf(
 			"%s lies in reservation %s (%s), which is %s, not created: it can be assigned once Equinix approves it", r.Obj.Spec.Address, res.ID, prefix, res.State))
-		r.waiting(v1.ElasticIPReserved)
+		r.waiting(equinixv1.ElasticIPReserved)
 		r.Requeue(r.h.settings.Resync)
 		return nil
 	}
-	r.SetCondition(v1.ElasticIPReserved, metav1.ConditionTrue, v1.ReasonReserved, fmt.Sprintf(
+	r.SetCondition(equinixv1.ElasticIPReserved, metav1.ConditionTrue, equinixv1.ReasonReserved, fmt.Sprintf(
 		"%s lies in reservation %s (%s, %s)", r.Obj.Spec.Address, res.ID, prefix, metroOf(res)))
 	return res
 }
@@ -189,16 +189,16 @@ func (r *run) metalFailure(step, cond string, err error) error {
 	}
 	switch failure.ClassOf(err) {
 	case failure.Unauthorized, failure.Forbidden:
-		r.SetCondition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, fmt.Sprintf(
+		r.SetCondition(equinixv1.ElasticIPCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid, fmt.Sprintf(
 			"Equinix Metal refused the credentials of Secret %s while %s: %s; nothing is changed until they work",
 			r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, failure.Message(err)))
-		r.setPhase(v1.ElasticIPPhaseError)
+		r.setPhase(equinixv1.ElasticIPPhaseError)
 		r.onVIPHost = nil
 		r.Requeue(authRetry)
 		return nil
 	case failure.Invalid:
-		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonAssignRefused, fmt.Sprintf("Equinix Metal rejected %s: %s", step, failure.Message(err)))
-		r.setPhase(v1.ElasticIPPhaseWaiting)
+		r.SetCondition(cond, metav1.ConditionFalse, equinixv1.ReasonAssignRefused, fmt.Sprintf("Equinix Metal rejected %s: %s", step, failure.Message(err)))
+		r.setPhase(equinixv1.ElasticIPPhaseWaiting)
 		r.Requeue(refusedRetry)
 		return nil
 	}

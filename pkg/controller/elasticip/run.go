@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -16,7 +16,7 @@ import (
 // r.Obj.Status, and what comes of a move is published once its status is
 // stored.
 type run struct {
-	*reconcile.Pass[*v1.ElasticIP, v1.ElasticIPStatus]
+	*reconcile.Pass[*equinixv1.ElasticIP, equinixv1.ElasticIPStatus]
 	h   *Handler
 	now time.Time
 	// onVIPHost is the gauge's value, set once the run knows it; nil
@@ -24,13 +24,13 @@ type run struct {
 	onVIPHost *float64
 	// finished is a move completed in this run, counted and recorded as
 	// moveEvent once its status is stored.
-	finished  *v1.ElasticIPMove
+	finished  *equinixv1.ElasticIPMove
 	moveEvent event
 }
 
 type event struct{ reason, message string }
 
-func (h *Handler) newRun(eip *v1.ElasticIP) *run {
+func (h *Handler) newRun(eip *equinixv1.ElasticIP) *run {
 	r := &run{Pass: reconcile.NewPass(h.kind(), eip), h: h, now: h.now()}
 	r.OnStored(r.publish)
 	return r
@@ -38,15 +38,15 @@ func (h *Handler) newRun(eip *v1.ElasticIP) *run {
 
 // kind is how an ElasticIP's status is stored: every write carries the
 // observed generation. A move's intent is stored before its first call.
-func (h *Handler) kind() reconcile.Kind[*v1.ElasticIP, v1.ElasticIPStatus] {
-	return reconcile.Kind[*v1.ElasticIP, v1.ElasticIPStatus]{
+func (h *Handler) kind() reconcile.Kind[*equinixv1.ElasticIP, equinixv1.ElasticIPStatus] {
+	return reconcile.Kind[*equinixv1.ElasticIP, equinixv1.ElasticIPStatus]{
 		Name:         "elasticip",
-		Status:       func(e *v1.ElasticIP) *v1.ElasticIPStatus { return &e.Status },
-		Conditions:   func(e *v1.ElasticIP) *[]metav1.Condition { return &e.Status.Conditions },
-		UpdateStatus: func(e *v1.ElasticIP) (*v1.ElasticIP, error) { return h.eips.UpdateStatus(e) },
+		Status:       func(e *equinixv1.ElasticIP) *equinixv1.ElasticIPStatus { return &e.Status },
+		Conditions:   func(e *equinixv1.ElasticIP) *[]metav1.Condition { return &e.Status.Conditions },
+		UpdateStatus: func(e *equinixv1.ElasticIP) (*equinixv1.ElasticIP, error) { return h.eips.UpdateStatus(e) },
 		EnqueueAfter: func(name string, after time.Duration) { h.eips.EnqueueAfter(name, after) },
 		Recorder:     h.recorder,
-		Prepare:      func(e *v1.ElasticIP) { e.Status.ObservedGeneration = e.Generation },
+		Prepare:      func(e *equinixv1.ElasticIP) { e.Status.ObservedGeneration = e.Generation },
 	}
 }
 
@@ -57,9 +57,9 @@ func (r *run) gauge(v float64) { r.onVIPHost = &v }
 // waiting says Ready is False for the reason condition cond gives, quietly:
 // that condition's own change already made the Event.
 func (r *run) waiting(cond string) {
-	r.setPhase(v1.ElasticIPPhaseWaiting)
+	r.setPhase(equinixv1.ElasticIPPhaseWaiting)
 	if c := conditions.Get(r.Obj.Status.Conditions, cond); c != nil && c.Status != metav1.ConditionTrue {
-		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, v1.ElasticIPReady, c.Reason, c.Message)
+		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.ElasticIPReady, c.Reason, c.Message)
 	}
 }
 
@@ -82,7 +82,7 @@ func (r *run) publish(stepErr error) {
 
 // Follow is the chain: find whom kube-vip names, find the address in
 // Equinix Metal, and move it there if it is elsewhere.
-func (h *Handler) Follow(_ string, eip *v1.ElasticIP) (*v1.ElasticIP, error) {
+func (h *Handler) Follow(_ string, eip *equinixv1.ElasticIP) (*equinixv1.ElasticIP, error) {
 	if eip == nil || eip.DeletionTimestamp != nil {
 		return eip, nil
 	}
@@ -96,7 +96,7 @@ func (h *Handler) Follow(_ string, eip *v1.ElasticIP) (*v1.ElasticIP, error) {
 
 func (r *run) follow() error {
 	if r.Obj.Status.Status == "" {
-		r.setPhase(v1.ElasticIPPhasePending)
+		r.setPhase(equinixv1.ElasticIPPhasePending)
 	}
 	if conflict, err := r.conflict(); err != nil || conflict {
 		return err
@@ -116,7 +116,7 @@ func (r *run) follow() error {
 	current := r.record(res)
 	if t.node == nil {
 		// Nothing to follow: the address stays where it is.
-		r.waiting(v1.ElasticIPHostMatched)
+		r.waiting(equinixv1.ElasticIPHostMatched)
 		r.Requeue(r.h.settings.Resync)
 		return nil
 	}

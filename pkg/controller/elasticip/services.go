@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
@@ -55,7 +55,7 @@ func serviceElasticIPName(pool string, addr netip.Addr) string {
 
 // wanted is an ElasticIP a Service should have.
 type wanted struct {
-	pool *v1.ElasticIPPool
+	pool *equinixv1.ElasticIPPool
 	addr netip.Addr
 }
 
@@ -71,7 +71,7 @@ func (h *Handler) EnsureServiceElasticIPs(key string, svc *corev1.Service) (*cor
 	if err != nil {
 		return svc, err
 	}
-	have, err := h.eips.Cache().List(labels.SelectorFromSet(labels.Set{v1.LabelElasticIPFor: v1.ElasticIPForService}))
+	have, err := h.eips.Cache().List(labels.SelectorFromSet(labels.Set{equinixv1.LabelElasticIPFor: equinixv1.ElasticIPForService}))
 	if err != nil {
 		return svc, err
 	}
@@ -87,8 +87,8 @@ func (h *Handler) EnsureServiceElasticIPs(key string, svc *corev1.Service) (*cor
 		if err := h.eips.Delete(e.Name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return svc, fmt.Errorf("deleting ElasticIP %s of Service %s: %w", e.Name, key, err)
 		}
-		if pool, err := h.pools.Cache().Get(e.Labels[v1.LabelElasticIPPool]); err == nil {
-			common.Eventf(h.recorder, pool, v1.ReasonElasticIPDeleted,
+		if pool, err := h.pools.Cache().Get(e.Labels[equinixv1.LabelElasticIPPool]); err == nil {
+			common.Eventf(h.recorder, pool, equinixv1.ReasonElasticIPDeleted,
 				"Service %s no longer holds %s: ElasticIP %s is deleted, which unassigns it", key, e.Spec.Address, e.Name)
 		}
 	}
@@ -135,11 +135,11 @@ func (h *Handler) wantedElasticIPs(svc *corev1.Service) (map[string]wanted, erro
 // name already there follows another Service that holds the same address
 // (kube-vip lets Services share one): it is left to it.
 func (h *Handler) createServiceElasticIP(name string, w wanted, namespace, service string) error {
-	eip := &v1.ElasticIP{
+	eip := &equinixv1.ElasticIP{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			v1.LabelElasticIPFor: v1.ElasticIPForService, v1.LabelElasticIPPool: w.pool.Name}},
-		Spec: v1.ElasticIPSpec{Address: w.addr.String(), Service: &v1.ServiceReference{Namespace: namespace, Name: service},
-			CredentialsSecret: w.pool.Spec.CredentialsSecret, DeletionPolicy: v1.ElasticIPUnassign},
+			equinixv1.LabelElasticIPFor: equinixv1.ElasticIPForService, equinixv1.LabelElasticIPPool: w.pool.Name}},
+		Spec: equinixv1.ElasticIPSpec{Address: w.addr.String(), Service: &equinixv1.ServiceReference{Namespace: namespace, Name: service},
+			CredentialsSecret: w.pool.Spec.CredentialsSecret, DeletionPolicy: equinixv1.ElasticIPUnassign},
 	}
 	created, err := h.eips.Create(eip)
 	if apierrors.IsAlreadyExists(err) {
@@ -148,9 +148,9 @@ func (h *Handler) createServiceElasticIP(name string, w wanted, namespace, servi
 	if err != nil {
 		return fmt.Errorf("creating the ElasticIP of %s for Service %s/%s: %w", w.addr, namespace, service, err)
 	}
-	common.Eventf(h.recorder, created, v1.ReasonElasticIPCreated,
+	common.Eventf(h.recorder, created, equinixv1.ReasonElasticIPCreated,
 		"Service %s/%s holds %s of ElasticIPPool %s (block %s): its assignment now follows kube-vip's %s on that Service",
-		namespace, service, w.addr, w.pool.Name, w.pool.Status.CIDR, v1.AnnotationVIPHost)
+		namespace, service, w.addr, w.pool.Name, w.pool.Status.CIDR, equinixv1.AnnotationVIPHost)
 	return nil
 }
 
@@ -159,7 +159,7 @@ func (h *Handler) createServiceElasticIP(name string, w wanted, namespace, servi
 // ElasticIPs name.
 func (h *Handler) servicesOfPool(_, name string, obj runtime.Object) ([]relatedresource.Key, error) {
 	keys := map[relatedresource.Key]bool{}
-	if pool, ok := obj.(*v1.ElasticIPPool); ok && pool != nil {
+	if pool, ok := obj.(*equinixv1.ElasticIPPool); ok && pool != nil {
 		if block, err := netip.ParsePrefix(pool.Status.CIDR); err == nil {
 			services, err := h.services.List("", labels.Everything())
 			if err != nil {
@@ -194,8 +194,8 @@ func (h *Handler) servicesOfPool(_, name string, obj runtime.Object) ([]relatedr
 // deleted it) brings the Service back, so it is made again while the
 // Service holds the address.
 func (h *Handler) serviceOfElasticIP(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
-	eip, ok := obj.(*v1.ElasticIP)
-	if !ok || eip == nil || eip.Labels[v1.LabelElasticIPFor] != v1.ElasticIPForService || eip.Spec.Service == nil {
+	eip, ok := obj.(*equinixv1.ElasticIP)
+	if !ok || eip == nil || eip.Labels[equinixv1.LabelElasticIPFor] != equinixv1.ElasticIPForService || eip.Spec.Service == nil {
 		return nil, nil
 	}
 	return []relatedresource.Key{{Namespace: eip.Spec.Service.Namespace, Name: eip.Spec.Service.Name}}, nil
@@ -203,9 +203,9 @@ func (h *Handler) serviceOfElasticIP(_, _ string, obj runtime.Object) ([]related
 
 // poolOfElasticIP: a pool being deleted waits for its ElasticIPs to go.
 func (h *Handler) poolOfElasticIP(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
-	eip, ok := obj.(*v1.ElasticIP)
-	if !ok || eip == nil || eip.Labels[v1.LabelElasticIPPool] == "" {
+	eip, ok := obj.(*equinixv1.ElasticIP)
+	if !ok || eip == nil || eip.Labels[equinixv1.LabelElasticIPPool] == "" {
 		return nil, nil
 	}
-	return []relatedresource.Key{{Name: eip.Labels[v1.LabelElasticIPPool]}}, nil
+	return []relatedresource.Key{{Name: eip.Labels[equinixv1.LabelElasticIPPool]}}, nil
 }

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	lbv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/loadbalancer.harvesterhci.io/v1beta1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	lbv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/loadbalancer.harvesterhci.io/v1beta1"
 )
 
 func TestServiceAddresses(t *testing.T) {
@@ -51,14 +51,14 @@ func TestServiceAddresses(t *testing.T) {
 }
 
 func TestIPPoolSpec(t *testing.T) {
-	pool := &v1.ElasticIPPool{ObjectMeta: metav1.ObjectMeta{Name: "guest-lb"}, Spec: v1.ElasticIPPoolSpec{
-		Selector: &v1.ElasticIPPoolSelector{Priority: 10, Network: "default/vlan1", Scope: []v1.ElasticIPPoolScope{{Namespace: "tenant-a"}}}}}
-	assert.Equal(t, lbv1.IPPoolSpec{
+	pool := &equinixv1.ElasticIPPool{ObjectMeta: metav1.ObjectMeta{Name: "guest-lb"}, Spec: equinixv1.ElasticIPPoolSpec{
+		Selector: &equinixv1.ElasticIPPoolSelector{Priority: 10, Network: "default/vlan1", Scope: []equinixv1.ElasticIPPoolScope{{Namespace: "tenant-a"}}}}}
+	assert.Equal(t, lbv1beta1.IPPoolSpec{
 		Description: "Equinix Metal Elastic IPs of ElasticIPPool guest-lb (harvester-equinix-addon)",
-		Ranges:      []lbv1.Range{{Subnet: "147.75.1.0/29", RangeStart: "147.75.1.0", RangeEnd: "147.75.1.7"}},
-		Selector:    lbv1.Selector{Priority: 10, Network: "default/vlan1", Scope: []lbv1.Tuple{{Namespace: "tenant-a"}}},
+		Ranges:      []lbv1beta1.Range{{Subnet: "147.75.1.0/29", RangeStart: "147.75.1.0", RangeEnd: "147.75.1.7"}},
+		Selector:    lbv1beta1.Selector{Priority: 10, Network: "default/vlan1", Scope: []lbv1beta1.Tuple{{Namespace: "tenant-a"}}},
 	}, ipPoolSpec(pool, netip.MustParsePrefix("147.75.1.0/29")))
-	one := ipPoolSpec(&v1.ElasticIPPool{}, netip.MustParsePrefix("147.75.1.5/32"))
-	assert.Equal(t, []lbv1.Range{{Subnet: "147.75.1.5/32", RangeStart: "147.75.1.5", RangeEnd: "147.75.1.5"}}, one.Ranges)
+	one := ipPoolSpec(&equinixv1.ElasticIPPool{}, netip.MustParsePrefix("147.75.1.5/32"))
+	assert.Equal(t, []lbv1beta1.Range{{Subnet: "147.75.1.5/32", RangeStart: "147.75.1.5", RangeEnd: "147.75.1.5"}}, one.Ranges)
 	assert.Equal(t, "guest-lb-147-75-1-5", serviceElasticIPName("guest-lb", netip.MustParseAddr("147.75.1.5")))
 }

@@ -8,7 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -27,29 +27,29 @@ func (r *run) target() target {
 	r.Obj.Status.Service = name
 	none := func(reason, msg string) target {
 		r.Obj.Status.NodeName = ""
-		r.SetCondition(v1.ElasticIPHostMatched, metav1.ConditionFalse, reason, msg)
-		conditions.Remove(&r.Obj.Status.Conditions, v1.ElasticIPHostHealthy)
+		r.SetCondition(equinixv1.ElasticIPHostMatched, metav1.ConditionFalse, reason, msg)
+		conditions.Remove(&r.Obj.Status.Conditions, equinixv1.ElasticIPHostHealthy)
 		return target{}
 	}
 	svc, err := r.h.services.Get(ref.Namespace, ref.Name)
 	if err != nil {
 		// The cache answers from memory: anything but a Service is "not there".
-		return none(v1.ReasonServiceNotFound, fmt.Sprintf(
+		return none(equinixv1.ReasonServiceNotFound, fmt.Sprintf(
 			"Service %s does not exist; for the cluster VIP Harvester creates it from ConfigMap harvester-system/vip", name))
 	}
-	host := svc.Annotations[v1.AnnotationVIPHost]
+	host := svc.Annotations[equinixv1.AnnotationVIPHost]
 	if host == "" {
-		return none(v1.ReasonNoVIPHost, fmt.Sprintf(
+		return none(equinixv1.ReasonNoVIPHost, fmt.Sprintf(
 			"Service %s has no annotation %s: kube-vip writes it in ARP mode once a node holds the address (in BGP mode every node announces the address and there is nothing to follow)",
-			name, v1.AnnotationVIPHost))
+			name, equinixv1.AnnotationVIPHost))
 	}
 	r.Obj.Status.NodeName = host
 	node, err := r.h.nodes.Get(host)
 	if apierrors.IsNotFound(err) || node == nil {
-		return none(v1.ReasonHostNotFound, fmt.Sprintf("kube-vip names node %s on Service %s, but there is no such node", host, name))
+		return none(equinixv1.ReasonHostNotFound, fmt.Sprintf("kube-vip names node %s on Service %s, but there is no such node", host, name))
 	}
 	if err != nil {
-		return none(v1.ReasonHostNotFound, fmt.Sprintf("reading node %s: %v", host, err))
+		return none(equinixv1.ReasonHostNotFound, fmt.Sprintf("reading node %s: %v", host, err))
 	}
 	r.health(node)
 	return target{node: node}
@@ -63,11 +63,11 @@ func (r *run) health(node *corev1.Node) {
 	const follow = "the Elastic IP stays with it, because that is where kube-vip answers for the address (the addon follows kube-vip and does not fight it); kube-vip moves the address when its leader election lease passes to another node, for instance when its pod on this node stops"
 	switch {
 	case inMaintenance(node):
-		r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostInMaintenance,
+		r.SetCondition(equinixv1.ElasticIPHostHealthy, metav1.ConditionFalse, equinixv1.ReasonHostInMaintenance,
 			fmt.Sprintf("kube-vip still names node %s, which is in maintenance mode: %s", node.Name, follow))
 		return
 	case harvester.IsCordoned(node):
-		r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostCordoned,
+		r.SetCondition(equinixv1.ElasticIPHostHealthy, metav1.ConditionFalse, equinixv1.ReasonHostCordoned,
 			fmt.Sprintf("kube-vip still names node %s, which is cordoned: %s", node.Name, follow))
 		return
 	}
@@ -76,14 +76,14 @@ func (r *run) health(node *corev1.Node) {
 		if due := since.Add(r.h.settings.NotReadyGrace); r.now.Before(due) {
 			r.Requeue(due.Sub(r.now) + 100*time.Millisecond)
 		} else {
-			r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostNotReady,
+			r.SetCondition(equinixv1.ElasticIPHostHealthy, metav1.ConditionFalse, equinixv1.ReasonHostNotReady,
 				fmt.Sprintf("kube-vip still names node %s, which has not been Ready since %s: %s",
 					node.Name, since.UTC().Format(time.RFC3339), follow))
 			return
 		}
 	}
-	if !conditions.IsTrue(r.Obj.Status.Conditions, v1.ElasticIPHostHealthy) {
-		r.SetCondition(v1.ElasticIPHostHealthy, metav1.ConditionTrue, v1.ReasonHostHealthy,
+	if !conditions.IsTrue(r.Obj.Status.Conditions, equinixv1.ElasticIPHostHealthy) {
+		r.SetCondition(equinixv1.ElasticIPHostHealthy, metav1.ConditionTrue, equinixv1.ReasonHostHealthy,
 			fmt.Sprintf("node %s, which kube-vip names, is Ready and schedulable", node.Name))
 	}
 }

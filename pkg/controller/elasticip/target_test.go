@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -34,42 +34,42 @@ func TestHealth(t *testing.T) {
 		wantLookIn time.Duration
 	}{
 		{name: "ready", node: func() *corev1.Node { return readyNode("n", corev1.ConditionTrue, now.Add(-time.Hour)) },
-			status: metav1.ConditionTrue, reason: v1.ReasonHostHealthy, wantEvent: true},
+			status: metav1.ConditionTrue, reason: equinixv1.ReasonHostHealthy, wantEvent: true},
 		{name: "maintenance by annotation", node: func() *corev1.Node {
 			n := readyNode("n", corev1.ConditionTrue, now)
 			n.Annotations["harvesterhci.io/maintain-status"] = "completed"
 			n.Spec.Unschedulable = true
 			return n
-		}, status: metav1.ConditionFalse, reason: v1.ReasonHostInMaintenance, wantEvent: true},
+		}, status: metav1.ConditionFalse, reason: equinixv1.ReasonHostInMaintenance, wantEvent: true},
 		{name: "maintenance requested", node: func() *corev1.Node {
 			n := readyNode("n", corev1.ConditionTrue, now)
 			n.Annotations["harvesterhci.io/drain-requested"] = "true"
 			return n
-		}, status: metav1.ConditionFalse, reason: v1.ReasonHostInMaintenance, wantEvent: true},
+		}, status: metav1.ConditionFalse, reason: equinixv1.ReasonHostInMaintenance, wantEvent: true},
 		{name: "maintenance condition", node: func() *corev1.Node {
 			n := readyNode("n", corev1.ConditionTrue, now)
 			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: harvester.NodeConditionMaintenanceMode, Status: corev1.ConditionTrue, Reason: "Evacuating"})
 			return n
-		}, status: metav1.ConditionFalse, reason: v1.ReasonHostInMaintenance, wantEvent: true},
+		}, status: metav1.ConditionFalse, reason: equinixv1.ReasonHostInMaintenance, wantEvent: true},
 		{name: "cordoned", node: func() *corev1.Node {
 			n := readyNode("n", corev1.ConditionTrue, now)
 			n.Spec.Unschedulable = true
 			return n
-		}, status: metav1.ConditionFalse, reason: v1.ReasonHostCordoned, wantEvent: true},
+		}, status: metav1.ConditionFalse, reason: equinixv1.ReasonHostCordoned, wantEvent: true},
 		{name: "not ready for longer than kube-vip needs", node: func() *corev1.Node {
 			return readyNode("n", corev1.ConditionFalse, now.Add(-time.Minute))
-		}, status: metav1.ConditionFalse, reason: v1.ReasonHostNotReady, wantEvent: true},
+		}, status: metav1.ConditionFalse, reason: equinixv1.ReasonHostNotReady, wantEvent: true},
 		{name: "not ready for a moment: kube-vip is still moving", node: func() *corev1.Node {
 			return readyNode("n", corev1.ConditionUnknown, now.Add(-10*time.Second))
-		}, status: metav1.ConditionTrue, reason: v1.ReasonHostHealthy, wantEvent: true, wantLookIn: 20*time.Second + 100*time.Millisecond},
+		}, status: metav1.ConditionTrue, reason: equinixv1.ReasonHostHealthy, wantEvent: true, wantLookIn: 20*time.Second + 100*time.Millisecond},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.NewFakeRecorder(10)
 			h := &Handler{settings: Settings{NotReadyGrace: 30 * time.Second}, recorder: rec, now: func() time.Time { return now }}
-			r := h.newRun(&v1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vip"}})
+			r := h.newRun(&equinixv1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vip"}})
 			r.health(tc.node())
-			c := conditions.Get(r.Obj.Status.Conditions, v1.ElasticIPHostHealthy)
+			c := conditions.Get(r.Obj.Status.Conditions, equinixv1.ElasticIPHostHealthy)
 			if assert.NotNil(t, c) {
 				assert.Equal(t, tc.status, c.Status)
 				assert.Equal(t, tc.reason, c.Reason)
@@ -87,8 +87,8 @@ func TestHealth(t *testing.T) {
 func TestOlderWins(t *testing.T) {
 	early := metav1.NewTime(now)
 	late := metav1.NewTime(now.Add(time.Second))
-	a := &v1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "b", CreationTimestamp: early}}
-	b := &v1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "a", CreationTimestamp: late}}
+	a := &equinixv1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "b", CreationTimestamp: early}}
+	b := &equinixv1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "a", CreationTimestamp: late}}
 	assert.True(t, older(a, b))
 	assert.False(t, older(b, a))
 	b.CreationTimestamp = early
@@ -96,7 +96,7 @@ func TestOlderWins(t *testing.T) {
 }
 
 func TestServiceOf(t *testing.T) {
-	assert.Equal(t, v1.ServiceReference{Namespace: "kube-system", Name: "ingress-expose"}, serviceOf(&v1.ElasticIP{}))
-	ref := &v1.ServiceReference{Namespace: "default", Name: "web"}
-	assert.Equal(t, *ref, serviceOf(&v1.ElasticIP{Spec: v1.ElasticIPSpec{Service: ref}}))
+	assert.Equal(t, equinixv1.ServiceReference{Namespace: "kube-system", Name: "ingress-expose"}, serviceOf(&equinixv1.ElasticIP{}))
+	ref := &equinixv1.ServiceReference{Namespace: "default", Name: "web"}
+	assert.Equal(t, *ref, serviceOf(&equinixv1.ElasticIP{Spec: equinixv1.ElasticIPSpec{Service: ref}}))
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -54,9 +54,9 @@ func (h *Handler) EnsureVIPElasticIP(_ string, cm *corev1.ConfigMap) (*corev1.Co
 		h.configMapCtl.EnqueueAfter(cm.Namespace, cm.Name, vipRecheck)
 		return cm, nil
 	}
-	eip := &v1.ElasticIP{
-		ObjectMeta: metav1.ObjectMeta{Name: v1.VIPElasticIPName, Labels: map[string]string{v1.LabelElasticIPFor: v1.ElasticIPForVIP}},
-		Spec:       v1.ElasticIPSpec{Address: vip.String(), CredentialsSecret: ref, DeletionPolicy: v1.ElasticIPKeep},
+	eip := &equinixv1.ElasticIP{
+		ObjectMeta: metav1.ObjectMeta{Name: equinixv1.VIPElasticIPName, Labels: map[string]string{equinixv1.LabelElasticIPFor: equinixv1.ElasticIPForVIP}},
+		Spec:       equinixv1.ElasticIPSpec{Address: vip.String(), CredentialsSecret: ref, DeletionPolicy: equinixv1.ElasticIPKeep},
 	}
 	created, err := h.eips.Create(eip)
 	if apierrors.IsAlreadyExists(err) {
@@ -65,9 +65,9 @@ func (h *Handler) EnsureVIPElasticIP(_ string, cm *corev1.ConfigMap) (*corev1.Co
 	if err != nil {
 		return cm, fmt.Errorf("creating the ElasticIP of the cluster VIP %s: %w", vip, err)
 	}
-	common.Eventf(h.recorder, created, v1.ReasonElasticIPCreated,
+	common.Eventf(h.recorder, created, equinixv1.ReasonElasticIPCreated,
 		"the cluster VIP %s lies in IP reservation %s of project %s (Secret %s): its assignment now follows kube-vip's %s on Service %s/%s",
-		vip, res.ID, h.projectOf(ref), h.credentials.RefFor(ref), v1.AnnotationVIPHost, v1.VIPServiceNamespace, v1.VIPServiceName)
+		vip, res.ID, h.projectOf(ref), h.credentials.RefFor(ref), equinixv1.AnnotationVIPHost, equinixv1.VIPServiceNamespace, equinixv1.VIPServiceName)
 	return cm, nil
 }
 
@@ -83,13 +83,13 @@ func (h *Handler) vipHandled(vip string) (bool, error) {
 			return true, nil
 		}
 	}
-	own, err := h.eips.Cache().Get(v1.VIPElasticIPName)
+	own, err := h.eips.Cache().Get(equinixv1.VIPElasticIPName)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
 		return false, err
-	case own.Labels[v1.LabelElasticIPFor] != v1.ElasticIPForVIP:
+	case own.Labels[equinixv1.LabelElasticIPFor] != equinixv1.ElasticIPForVIP:
 		return true, nil
 	case own.DeletionTimestamp != nil:
 		// The create waits until it is gone; its removal brings us back.
@@ -98,22 +98,22 @@ func (h *Handler) vipHandled(vip string) (bool, error) {
 	if err := h.eips.Delete(own.Name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("replacing the ElasticIP of the old cluster VIP %s: %w", own.Spec.Address, err)
 	}
-	common.Eventf(h.recorder, own, v1.ReasonElasticIPReplaced, "the cluster VIP is now %s: the ElasticIP of %s is deleted (its assignment is kept) and one of the new VIP made", vip, own.Spec.Address)
+	common.Eventf(h.recorder, own, equinixv1.ReasonElasticIPReplaced, "the cluster VIP is now %s: the ElasticIP of %s is deleted (its assignment is kept) and one of the new VIP made", vip, own.Spec.Address)
 	return true, nil
 }
 
 // findVIPReservation looks for the VIP in the reservations of each project
 // the addon has credentials for. A Secret whose credentials are refused is
 // skipped; other failures are retried.
-func (h *Handler) findVIPReservation(vip string) (*v1.SecretReference, *metal.IPReservation, error) {
-	refs := []*v1.SecretReference{nil}
-	secrets, err := h.secrets.List(h.settings.Namespace, labels.SelectorFromSet(labels.Set{v1.LabelSecret: v1.SecretCredentials}))
+func (h *Handler) findVIPReservation(vip string) (*equinixv1.SecretReference, *metal.IPReservation, error) {
+	refs := []*equinixv1.SecretReference{nil}
+	secrets, err := h.secrets.List(h.settings.Namespace, labels.SelectorFromSet(labels.Set{equinixv1.LabelSecret: equinixv1.SecretCredentials}))
 	if err != nil {
 		return nil, nil, err
 	}
 	sort.Slice(secrets, func(a, b int) bool { return secrets[a].Name < secrets[b].Name })
 	for _, s := range secrets {
-		refs = append(refs, &v1.SecretReference{Name: s.Name})
+		refs = append(refs, &equinixv1.SecretReference{Name: s.Name})
 	}
 	seen := map[string]bool{}
 	for _, ref := range refs {
@@ -146,7 +146,7 @@ func (h *Handler) findVIPReservation(vip string) (*v1.SecretReference, *metal.IP
 	return nil, nil, nil
 }
 
-func (h *Handler) projectOf(ref *v1.SecretReference) string {
+func (h *Handler) projectOf(ref *equinixv1.SecretReference) string {
 	creds, err := h.credentials.For(ref)
 	if err != nil {
 		return "?"
@@ -157,7 +157,7 @@ func (h *Handler) projectOf(ref *v1.SecretReference) string {
 // vipConfigMap brings ConfigMap vip back when the addon's own ElasticIP of
 // the VIP goes, so that it is made again (or replaced).
 func (h *Handler) vipConfigMap(_, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-	if name != v1.VIPElasticIPName {
+	if name != equinixv1.VIPElasticIPName {
 		return nil, nil
 	}
 	return []relatedresource.Key{{Namespace: h.settings.Namespace, Name: harvester.VIPConfigMapName}}, nil

@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -49,12 +49,12 @@ func quorum(nodes []*corev1.Node, own string) *held {
 		}
 		notReady++
 		if n.Name == own {
-			return &held{v1.ReasonFenceHeldByQuorum, fmt.Sprintf(
+			return &held{equinixv1.ReasonFenceHeldByQuorum, fmt.Sprintf(
 				"the controller's own node %s is NotReady too: this side may be the one cut off, so no node is fenced", own)}
 		}
 	}
 	if 2*notReady > len(nodes) {
-		return &held{v1.ReasonFenceHeldByQuorum, fmt.Sprintf(
+		return &held{equinixv1.ReasonFenceHeldByQuorum, fmt.Sprintf(
 			"%d of %d nodes are NotReady: more than half looks like a partition of the controller's side, not dead hosts, "+
 				"so no node is fenced", notReady, len(nodes))}
 	}
@@ -66,7 +66,7 @@ func quorum(nodes []*corev1.Node, own string) *held {
 // bring back, and a power-off would only break its install; its pool
 // watches the install and replaces a server that never joins.
 func (f *Fencer) joining(node *corev1.Node) *held {
-	name := node.Labels[v1.LabelInstance]
+	name := node.Labels[equinixv1.LabelInstance]
 	if f.instances == nil || name == "" {
 		return nil
 	}
@@ -74,7 +74,7 @@ func (f *Fencer) joining(node *corev1.Node) *held {
 	if err != nil || inst.Status.JoinedAt != nil {
 		return nil //nolint:nilerr // an Instance not in the cache holds nothing back
 	}
-	return &held{v1.ReasonFenceHeldJoining, fmt.Sprintf(
+	return &held{equinixv1.ReasonFenceHeldJoining, fmt.Sprintf(
 		"it is the server of Instance %s, which has not been Ready yet: nothing runs on it to bring back, and its pool watches the install", name)}
 }
 
@@ -83,11 +83,11 @@ func (f *Fencer) joining(node *corev1.Node) *held {
 // controller on the right side.
 func (f *Fencer) guards(node *corev1.Node) (*held, error) {
 	if node.Name == f.settings.OwnNode {
-		return &held{v1.ReasonFenceHeldOwnNode, fmt.Sprintf(
+		return &held{equinixv1.ReasonFenceHeldOwnNode, fmt.Sprintf(
 			"node %s runs the controller, which never fences its own node", node.Name)}, nil
 	}
 	if in, why := inMaintenance(node); in {
-		return &held{v1.ReasonFenceHeldMaintenance, why + ": a node in maintenance mode is never fenced"}, nil
+		return &held{equinixv1.ReasonFenceHeldMaintenance, why + ": a node in maintenance mode is never fenced"}, nil
 	}
 	nodes, err := f.nodes.List(labels.Everything())
 	if err != nil {
@@ -102,7 +102,7 @@ func (f *Fencer) guards(node *corev1.Node) (*held, error) {
 // fencing says whether an Inventory's Fenced condition counts against the
 // bound: fenced, or a power-off sent.
 func fencing(conds []metav1.Condition) bool {
-	c := conditions.Get(conds, v1.BMCFenced)
+	c := conditions.Get(conds, equinixv1.BMCFenced)
 	return c != nil && c.Status != metav1.ConditionFalse
 }
 
@@ -110,7 +110,7 @@ func fencing(conds []metav1.Condition) bool {
 // fenced nodes fill it already; the count is the cache's Inventories and
 // this process's own record, whichever says more.
 func (f *Fencer) reserve(name string) *held {
-	invs, _ := f.inventories.List(v1alpha1.InventoryNamespace, labels.Everything())
+	invs, _ := f.inventories.List(seederv1alpha1.InventoryNamespace, labels.Everything())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	others := map[string]bool{}
@@ -124,7 +124,7 @@ func (f *Fencer) reserve(name string) *held {
 	}
 	delete(others, name)
 	if len(others) >= f.settings.MaxFenced {
-		return &held{v1.ReasonFenceHeldByBound, fmt.Sprintf(
+		return &held{equinixv1.ReasonFenceHeldByBound, fmt.Sprintf(
 			"%d node(s) are fenced or being fenced already, the most --fencing-max-fenced allows (%d)", len(others), f.settings.MaxFenced)}
 	}
 	f.active[name] = true

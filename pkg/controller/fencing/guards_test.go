@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -37,7 +37,7 @@ func TestQuorum(t *testing.T) {
 			h := quorum(tt.nodes, "own")
 			assert.Equal(t, tt.held, h != nil)
 			if h != nil {
-				assert.Equal(t, v1.ReasonFenceHeldByQuorum, h.reason)
+				assert.Equal(t, equinixv1.ReasonFenceHeldByQuorum, h.reason)
 			}
 		})
 	}
@@ -50,7 +50,7 @@ func TestWithTaintTouchesOnlyItsOwn(t *testing.T) {
 	assert.Len(t, on, 2)
 	assert.Equal(t, unreachable, on[0])
 	assert.Equal(t, corev1.TaintNodeOutOfService, on[1].Key)
-	assert.Equal(t, v1.TaintOutOfServiceValue, on[1].Value)
+	assert.Equal(t, equinixv1.TaintOutOfServiceValue, on[1].Value)
 
 	_, changed = withTaint(on, true)
 	assert.False(t, changed, "a taint already there is put on again")
@@ -89,7 +89,7 @@ func TestInMaintenance(t *testing.T) {
 // Inventory's pass must read its credentials for it.
 func TestUsesMachine(t *testing.T) {
 	fenced := func(s metav1.ConditionStatus) []metav1.Condition {
-		return []metav1.Condition{{Type: v1.BMCFenced, Status: s}}
+		return []metav1.Condition{{Type: equinixv1.BMCFenced, Status: s}}
 	}
 	for _, tt := range []struct {
 		name  string

@@ -26,7 +26,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
-	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
+	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -52,7 +52,7 @@ type Fencer struct {
 	nodes       corecontrollers.NodeCache
 	nodeWrites  *common.NodeWrites
 	liveNodes   typedcorev1.NodesGetter
-	inventories metalcontrollers.InventoryCache
+	inventories seedercontrollers.InventoryCache
 	// instances are the Instances of pools of servers people own, nil
 	// without --owned-pools: a pool's server still joining is not fenced.
 	instances equinixcontrollers.InstanceCache

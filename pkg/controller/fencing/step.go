@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -39,7 +39,7 @@ type Target interface {
 	Persist() error
 	// Conditions are the working copy's conditions.
 	Conditions() []metav1.Condition
-	Hardware() *v1.HardwareStatus
+	Hardware() *equinixv1.HardwareStatus
 }
 
 // Step runs fencing for one Inventory's node (nil for a server without
@@ -69,7 +69,7 @@ func (f *Fencer) UsesMachine(conds []metav1.Condition, node *corev1.Node) bool {
 	if f == nil || node == nil {
 		return false
 	}
-	c := conditions.Get(conds, v1.BMCFenced)
+	c := conditions.Get(conds, equinixv1.BMCFenced)
 	return !harvester.IsNodeReady(node) || c != nil && c.Status != metav1.ConditionFalse
 }
 
@@ -78,8 +78,8 @@ func (f *Fencer) UsesMachine(conds []metav1.Condition, node *corev1.Node) bool {
 // with the Node, and a server without a node is not fenced. Its power stays
 // as it is; nothing is sent.
 func nodeGone(t Target) {
-	if c := conditions.Get(t.Conditions(), v1.BMCFenced); c != nil && c.Status != metav1.ConditionFalse {
-		t.SetCondition(v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceLifted, fmt.Sprintf(
+	if c := conditions.Get(t.Conditions(), equinixv1.BMCFenced); c != nil && c.Status != metav1.ConditionFalse {
+		t.SetCondition(equinixv1.BMCFenced, metav1.ConditionFalse, equinixv1.ReasonFenceLifted, fmt.Sprintf(
 			"node %s is gone, and its out-of-service taint with it; its server's power stays as it is", t.Name()))
 	}
 }
@@ -99,7 +99,7 @@ type step struct {
 }
 
 func (s *step) run() error {
-	c := conditions.Get(s.t.Conditions(), v1.BMCFenced)
+	c := conditions.Get(s.t.Conditions(), equinixv1.BMCFenced)
 	if c != nil {
 		// A copy: the steps change the condition in place, and Persist
 		// replaces the working copy.
@@ -113,12 +113,12 @@ func (s *step) run() error {
 		// its effect is read.
 		return s.confirmOff(c)
 	case harvester.IsNodeReady(s.node):
-		if c != nil && c.Reason != v1.ReasonFenceLifted && c.Reason != v1.ReasonFenceNotNeeded {
-			s.set(metav1.ConditionFalse, v1.ReasonFenceNotNeeded, fmt.Sprintf("node %s is Ready", s.node.Name))
+		if c != nil && c.Reason != equinixv1.ReasonFenceLifted && c.Reason != equinixv1.ReasonFenceNotNeeded {
+			s.set(metav1.ConditionFalse, equinixv1.ReasonFenceNotNeeded, fmt.Sprintf("node %s is Ready", s.node.Name))
 		}
 		return nil
 	}
-	if c != nil && c.Reason == v1.ReasonFencePowerOffFailed {
+	if c != nil && c.Reason == equinixv1.ReasonFencePowerOffFailed {
 		if wait := c.LastTransitionTime.Add(offRetry).Sub(s.now); wait > 0 {
 			s.t.Requeue(wait)
 			return nil
@@ -131,7 +131,7 @@ func (s *step) run() error {
 		return nil
 	}
 	if end := since.Add(s.f.settings.GracePeriod); s.now.Before(end) {
-		s.set(metav1.ConditionFalse, v1.ReasonFenceGracePeriod, fmt.Sprintf(
+		s.set(metav1.ConditionFalse, equinixv1.ReasonFenceGracePeriod, fmt.Sprintf(
 			"node %s is NotReady since %s; its server is switched off and the node tainted out-of-service at %s unless it is Ready again",
 			s.node.Name, stamp(since), stamp(end)))
 		s.t.Requeue(end.Sub(s.now))
@@ -160,14 +160,14 @@ func (s *step) run() error {
 func (s *step) bmcGuard() *held {
 	conds := s.t.Conditions()
 	switch {
-	case s.m == nil || !conditions.IsTrue(conds, v1.BMCCredentialsReady):
-		return &held{v1.ReasonFenceHeldBMC, "the Inventory's BMC credentials are not ready (condition CredentialsReady)"}
-	case !conditions.IsTrue(conds, v1.BMCAuthenticated):
-		return &held{v1.ReasonFenceHeldBMC, "the Inventory's BMC has not taken the credentials (condition Authenticated): " +
+	case s.m == nil || !conditions.IsTrue(conds, equinixv1.BMCCredentialsReady):
+		return &held{equinixv1.ReasonFenceHeldBMC, "the Inventory's BMC credentials are not ready (condition CredentialsReady)"}
+	case !conditions.IsTrue(conds, equinixv1.BMCAuthenticated):
+		return &held{equinixv1.ReasonFenceHeldBMC, "the Inventory's BMC has not taken the credentials (condition Authenticated): " +
 			"the server's power can be neither switched nor confirmed off"}
 	}
 	if la := s.t.Hardware().LastPowerAction; la.InFlight() {
-		return &held{v1.ReasonFenceHeldPowerAction, fmt.Sprintf("a %s asked for through Harvester is under way", la.Action)}
+		return &held{equinixv1.ReasonFenceHeldPowerAction, fmt.Sprintf("a %s asked for through Harvester is under way", la.Action)}
 	}
 	return nil
 }
@@ -177,7 +177,7 @@ func (s *step) bmcGuard() *held {
 func (s *step) powerOff() error {
 	state, err := s.m.PowerState(s.f.ctx)
 	if err != nil {
-		s.set(metav1.ConditionFalse, v1.ReasonFenceHeldBMC, fmt.Sprintf("node %s is NotReady and not fenced: its server's power "+
+		s.set(metav1.ConditionFalse, equinixv1.ReasonFenceHeldBMC, fmt.Sprintf("node %s is NotReady and not fenced: its server's power "+
 			"cannot be read (%s); a server that cannot be confirmed off may still be writing to its volumes, so the node is not "+
 			"tainted", s.node.Name, failure.Message(err)))
 		s.t.Requeue(heldRecheck)
@@ -188,7 +188,7 @@ func (s *step) powerOff() error {
 		// The intent first, as for a power-off: a restart between the
 		// taint and Fenced then finds the taint under it (confirmOff),
 		// and the node counts as fenced until the taint is lifted.
-		s.set(metav1.ConditionUnknown, v1.ReasonFenceTainting, fmt.Sprintf(
+		s.set(metav1.ConditionUnknown, equinixv1.ReasonFenceTainting, fmt.Sprintf(
 			"node %s is NotReady past its grace period and its server is off already: tainting the node out-of-service", s.node.Name))
 		if err := s.t.Persist(); err != nil {
 			return err
@@ -205,7 +205,7 @@ func (s *step) powerOff() error {
 		s.t.Requeue(time.Second)
 		return nil
 	}
-	s.set(metav1.ConditionUnknown, v1.ReasonFencePowerOffSending, fmt.Sprintf(
+	s.set(metav1.ConditionUnknown, equinixv1.ReasonFencePowerOffSending, fmt.Sprintf(
 		"node %s is NotReady past its grace period and its server is %s: sending the power-off", s.node.Name, state))
 	if err := s.t.Persist(); err != nil {
 		return err
@@ -214,16 +214,16 @@ func (s *step) powerOff() error {
 	switch {
 	case err == nil:
 		metrics.FenceActions.WithLabelValues("power-off", "done").Inc()
-		s.set(metav1.ConditionUnknown, v1.ReasonFencePowerOffSent, fmt.Sprintf(
+		s.set(metav1.ConditionUnknown, equinixv1.ReasonFencePowerOffSent, fmt.Sprintf(
 			"the BMC took the power-off of node %s's server; the node is tainted once the server shows off", s.node.Name))
 	case machine.MaybeApplied(err):
 		metrics.FenceActions.WithLabelValues("power-off", "unconfirmed").Inc()
-		s.set(metav1.ConditionUnknown, v1.ReasonFencePowerOffSent, fmt.Sprintf(
+		s.set(metav1.ConditionUnknown, equinixv1.ReasonFencePowerOffSent, fmt.Sprintf(
 			"the answer to the power-off of node %s's server was lost (%s); it is not sent again: the node is tainted once the "+
 				"server shows off", s.node.Name, failure.Message(err)))
 	default:
 		metrics.FenceActions.WithLabelValues("power-off", "refused").Inc()
-		s.set(metav1.ConditionFalse, v1.ReasonFencePowerOffFailed, fmt.Sprintf(
+		s.set(metav1.ConditionFalse, equinixv1.ReasonFencePowerOffFailed, fmt.Sprintf(
 			"the BMC refused the power-off of node %s's server (%s); nothing was carried out and the node is not tainted; "+
 				"tried again in %s", s.node.Name, failure.Message(err), offRetry))
 		s.t.Requeue(offRetry)
@@ -258,12 +258,12 @@ func (s *step) confirmOff(c *metav1.Condition) error {
 		// The node came back before the power-off showed: it was never
 		// carried out (a restart between the intent and the command), and
 		// is not sent now.
-		s.set(metav1.ConditionFalse, v1.ReasonFenceNotNeeded, fmt.Sprintf(
+		s.set(metav1.ConditionFalse, equinixv1.ReasonFenceNotNeeded, fmt.Sprintf(
 			"node %s is Ready again and its server on: the power-off never showed, and nothing more is sent", s.node.Name))
 		return nil
 	case s.now.Sub(c.LastTransitionTime.Time) > offTimeout:
 		metrics.FenceActions.WithLabelValues("power-off", "failed").Inc()
-		s.set(metav1.ConditionFalse, v1.ReasonFencePowerOffFailed, fmt.Sprintf(
+		s.set(metav1.ConditionFalse, equinixv1.ReasonFencePowerOffFailed, fmt.Sprintf(
 			"the server of node %s is still %s %s after the power-off was sent; the node is not tainted; tried again in %s",
 			s.node.Name, state, s.now.Sub(c.LastTransitionTime.Time).Round(time.Second), offRetry))
 		s.t.Requeue(offRetry)
@@ -285,9 +285,9 @@ func (s *step) taint(why string) error {
 	if s.f.settings.PowerOn {
 		how = "the addon switches it on again once its volumes are detached"
 	}
-	s.set(metav1.ConditionTrue, v1.ReasonFenced, fmt.Sprintf("%s; node %s is tainted %s=%s:NoExecute, so its volumes are released "+
+	s.set(metav1.ConditionTrue, equinixv1.ReasonFenced, fmt.Sprintf("%s; node %s is tainted %s=%s:NoExecute, so its volumes are released "+
 		"and its VMs start on other hosts; %s, and the taint goes when the node is Ready", why, s.node.Name,
-		corev1.TaintNodeOutOfService, v1.TaintOutOfServiceValue, how))
+		corev1.TaintNodeOutOfService, equinixv1.TaintOutOfServiceValue, how))
 	return nil
 }
 
@@ -300,10 +300,10 @@ func (s *step) fenced(c *metav1.Condition) error {
 			return err
 		}
 		metrics.FenceActions.WithLabelValues("untaint", "done").Inc()
-		s.set(metav1.ConditionFalse, v1.ReasonFenceLifted, fmt.Sprintf("node %s is Ready again: the out-of-service taint is removed", s.node.Name))
+		s.set(metav1.ConditionFalse, equinixv1.ReasonFenceLifted, fmt.Sprintf("node %s is Ready again: the out-of-service taint is removed", s.node.Name))
 		return nil
 	}
-	if !s.f.settings.PowerOn || c.Reason != v1.ReasonFenced || s.m == nil {
+	if !s.f.settings.PowerOn || c.Reason != equinixv1.ReasonFenced || s.m == nil {
 		return nil
 	}
 	return s.powerOn()
@@ -337,7 +337,7 @@ func (s *step) powerOn() error {
 		s.t.Requeue(heldRecheck)
 		return nil
 	}
-	s.set(metav1.ConditionTrue, v1.ReasonFencePowerOnSending, fmt.Sprintf(
+	s.set(metav1.ConditionTrue, equinixv1.ReasonFencePowerOnSending, fmt.Sprintf(
 		"node %s is fenced and its volumes are detached: switching its server on", s.node.Name))
 	if err := s.t.Persist(); err != nil {
 		return err
@@ -352,7 +352,7 @@ func (s *step) powerOn() error {
 		result, msg = "refused", fmt.Sprintf("the BMC refused the power-on (%s): switch the server on by hand", failure.Message(err))
 	}
 	metrics.FenceActions.WithLabelValues("power-on", result).Inc()
-	s.set(metav1.ConditionTrue, v1.ReasonFencePowerOnSent, fmt.Sprintf(
+	s.set(metav1.ConditionTrue, equinixv1.ReasonFencePowerOnSent, fmt.Sprintf(
 		"node %s stays fenced until it is Ready: %s", s.node.Name, msg))
 	return nil
 }
@@ -362,12 +362,12 @@ func (s *step) powerOn() error {
 func (s *step) set(status metav1.ConditionStatus, reason, message string) {
 	// Copied: the condition is changed in place.
 	var old metav1.Condition
-	if c := conditions.Get(s.t.Conditions(), v1.BMCFenced); c != nil {
+	if c := conditions.Get(s.t.Conditions(), equinixv1.BMCFenced); c != nil {
 		old = *c
 	}
-	s.t.SetCondition(v1.BMCFenced, status, reason, message)
+	s.t.SetCondition(equinixv1.BMCFenced, status, reason, message)
 	if old.Reason != reason || old.Status != status {
-		s.f.recorder.Event(s.node, v1.EventType(reason), reason, message)
+		s.f.recorder.Event(s.node, equinixv1.EventType(reason), reason, message)
 	}
 }
 

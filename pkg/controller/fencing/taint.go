@@ -8,12 +8,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // outOfService is the taint of a fenced node.
 func outOfService() corev1.Taint {
-	return corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: v1.TaintOutOfServiceValue, Effect: corev1.TaintEffectNoExecute}
+	return corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: equinixv1.TaintOutOfServiceValue, Effect: corev1.TaintEffectNoExecute}
 }
 
 // withTaint is taints with the out-of-service taint put on (on) or taken

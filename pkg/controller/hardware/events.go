@@ -11,7 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -84,9 +84,9 @@ func (r *run) forwarded(p pendingEvent) {
 // themselves, which share their text with the driver's copy.
 func (p pendingEvent) kubeEvent() *corev1.Event {
 	e := p.ev
-	reason, typ := v1.ReasonHardwareEvent, corev1.EventTypeNormal
+	reason, typ := equinixv1.ReasonHardwareEvent, corev1.EventTypeNormal
 	if e.Severity == machine.SeverityWarning {
-		reason, typ = v1.ReasonHardwareWarning, corev1.EventTypeWarning
+		reason, typ = equinixv1.ReasonHardwareWarning, corev1.EventTypeWarning
 	}
 	at := metav1.NewTime(e.Time)
 	if e.Time.IsZero() {
@@ -100,7 +100,7 @@ func (p pendingEvent) kubeEvent() *corev1.Event {
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   namespace,
 			Name:        eventName(p.involved.owner, e.ID),
-			Annotations: map[string]string{v1.AnnotationMachineEventID: e.ID},
+			Annotations: map[string]string{equinixv1.AnnotationMachineEventID: e.ID},
 		},
 		InvolvedObject: p.involved.ref,
 		Reason:         reason,
@@ -124,7 +124,7 @@ func (s *Steps) postEvent(ctx context.Context, ev *corev1.Event) error {
 	case apierrors.IsAlreadyExists(err):
 		return nil
 	default:
-		return fmt.Errorf("forwarding event %s about %s: %w", ev.Annotations[v1.AnnotationMachineEventID], ev.InvolvedObject.Name, err)
+		return fmt.Errorf("forwarding event %s about %s: %w", ev.Annotations[equinixv1.AnnotationMachineEventID], ev.InvolvedObject.Name, err)
 	}
 }
 

@@ -9,15 +9,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // factAnnotations are the annotations the chain owns on a Node: a fact that
 // is no longer reported has its annotation removed.
-var factAnnotations = []string{v1.AnnotationCPUCount, v1.AnnotationCPUs, v1.AnnotationMemory, v1.AnnotationDrives,
-	v1.AnnotationNICs, v1.AnnotationBIOS, v1.AnnotationHardwareSource}
+var factAnnotations = []string{equinixv1.AnnotationCPUCount, equinixv1.AnnotationCPUs, equinixv1.AnnotationMemory, equinixv1.AnnotationDrives,
+	equinixv1.AnnotationNICs, equinixv1.AnnotationBIOS, equinixv1.AnnotationHardwareSource}
 
 // applyFacts puts the machine's facts on its Node: the manufacturer, model
 // and serialNumber labels the Harvester UI's host page reads (made
@@ -51,9 +51,9 @@ func (r *run) applyFacts(f machine.Facts) error {
 func factsDiff(f machine.Facts, node *corev1.Node) (labels, annotations map[string]*string) {
 	labels = map[string]*string{}
 	for key, value := range map[string]string{
-		v1.LabelManufacturer: machine.LabelValue(f.Manufacturer),
-		v1.LabelModel:        machine.LabelValue(f.Model),
-		v1.LabelSerialNumber: machine.LabelValue(f.SerialNumber),
+		equinixv1.LabelManufacturer: machine.LabelValue(f.Manufacturer),
+		equinixv1.LabelModel:        machine.LabelValue(f.Model),
+		equinixv1.LabelSerialNumber: machine.LabelValue(f.SerialNumber),
 	} {
 		// A label the provider does not fill may be another tool's: it is
 		// left alone, never removed.
@@ -62,15 +62,15 @@ func factsDiff(f machine.Facts, node *corev1.Node) (labels, annotations map[stri
 		}
 	}
 	want := map[string]string{
-		v1.AnnotationCPUs:           f.CPUSummary(),
-		v1.AnnotationMemory:         f.Memory,
-		v1.AnnotationDrives:         f.DriveSummary(),
-		v1.AnnotationNICs:           f.NICSummary(),
-		v1.AnnotationBIOS:           f.BIOSVersion,
-		v1.AnnotationHardwareSource: f.Source,
+		equinixv1.AnnotationCPUs:           f.CPUSummary(),
+		equinixv1.AnnotationMemory:         f.Memory,
+		equinixv1.AnnotationDrives:         f.DriveSummary(),
+		equinixv1.AnnotationNICs:           f.NICSummary(),
+		equinixv1.AnnotationBIOS:           f.BIOSVersion,
+		equinixv1.AnnotationHardwareSource: f.Source,
 	}
 	if n := f.CPUCount(); n > 0 {
-		want[v1.AnnotationCPUCount] = strconv.Itoa(n)
+		want[equinixv1.AnnotationCPUCount] = strconv.Itoa(n)
 	}
 	annotations = map[string]*string{}
 	for _, key := range factAnnotations {
@@ -92,7 +92,7 @@ func factsDiff(f machine.Facts, node *corev1.Node) (labels, annotations map[stri
 // costs no Metal call (the plans list is shared and hourly). ok is false
 // when the facts cannot be read now; this chain's own run puts them on
 // then.
-func (h *Handler) NodeFacts(inst *v1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool) {
+func (h *Handler) NodeFacts(inst *equinixv1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool) {
 	if inst.Status.InstanceID == "" || inst.Status.ProjectID == "" || inst.Status.DeviceState == "deleted" {
 		return nil, nil, false
 	}

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -66,14 +66,14 @@ func healthCondition(h machine.Health, polled bool, link machine.Link) (corev1.N
 		if !link.Tried || link.Problem == nil {
 			return corev1.NodeCondition{}, false
 		}
-		reason := v1.ReasonBMCError
+		reason := equinixv1.ReasonBMCError
 		switch {
 		case !link.Reachable:
-			reason = v1.ReasonBMCUnreachable
+			reason = equinixv1.ReasonBMCUnreachable
 		case !link.Authenticated:
-			reason = v1.ReasonAuthenticationFailed
+			reason = equinixv1.ReasonAuthenticationFailed
 		}
-		return corev1.NodeCondition{Type: v1.NodeHardwareHealthy, Status: corev1.ConditionUnknown, Reason: reason,
+		return corev1.NodeCondition{Type: equinixv1.NodeHardwareHealthy, Status: corev1.ConditionUnknown, Reason: reason,
 			Message: "the BMC could not be read: " + failure.Message(link.Problem)}, true
 	}
 	var failing, fine, unreported []string
@@ -92,7 +92,7 @@ func healthCondition(h machine.Health, polled bool, link machine.Link) (corev1.N
 	}
 	if len(failing) == 0 && len(fine) == 0 {
 		// A BMC that reports no part says nothing of the hardware.
-		return corev1.NodeCondition{Type: v1.NodeHardwareHealthy, Status: corev1.ConditionUnknown, Reason: v1.ReasonHardwareNotReported,
+		return corev1.NodeCondition{Type: equinixv1.NodeHardwareHealthy, Status: corev1.ConditionUnknown, Reason: equinixv1.ReasonHardwareNotReported,
 			Message: "the BMC reports the health of no part"}, true
 	}
 	if len(failing) == 0 {
@@ -100,16 +100,16 @@ func healthCondition(h machine.Health, polled bool, link machine.Link) (corev1.N
 		if len(unreported) > 0 {
 			msg += "; not reported: " + strings.Join(unreported, ", ")
 		}
-		return corev1.NodeCondition{Type: v1.NodeHardwareHealthy, Status: corev1.ConditionTrue, Reason: v1.ReasonHardwareOK, Message: msg}, true
+		return corev1.NodeCondition{Type: equinixv1.NodeHardwareHealthy, Status: corev1.ConditionTrue, Reason: equinixv1.ReasonHardwareOK, Message: msg}, true
 	}
-	reason := v1.ReasonHardwareDegraded
+	reason := equinixv1.ReasonHardwareDegraded
 	switch {
 	case critical:
-		reason = v1.ReasonHardwareCritical
+		reason = equinixv1.ReasonHardwareCritical
 	case predicted:
-		reason = v1.ReasonFailurePredicted
+		reason = equinixv1.ReasonFailurePredicted
 	}
-	return corev1.NodeCondition{Type: v1.NodeHardwareHealthy, Status: corev1.ConditionFalse, Reason: reason,
+	return corev1.NodeCondition{Type: equinixv1.NodeHardwareHealthy, Status: corev1.ConditionFalse, Reason: reason,
 		Message: strings.Join(failing, "; ")}, true
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -35,41 +35,41 @@ func TestHealthCondition(t *testing.T) {
 			h: health(sub("Thermal", machine.HealthOK, "3 of 3 OK", 0), sub("Memory", machine.HealthUnknown, "not reported by the BMC", 0),
 				sub("Storage", machine.HealthOK, "2 of 2 OK", 0)),
 			polled: true,
-			want: &corev1.NodeCondition{Status: corev1.ConditionTrue, Reason: v1.ReasonHardwareOK,
+			want: &corev1.NodeCondition{Status: corev1.ConditionTrue, Reason: equinixv1.ReasonHardwareOK,
 				Message: "OK as the BMC reports: Thermal, Storage; not reported: Memory"},
 		},
 		"a predicted drive failure": {
 			h:      health(sub("Thermal", machine.HealthOK, "3 of 3 OK", 0), sub("Storage", machine.HealthWarning, "Disk 1: Warning, failure predicted", 1)),
 			polled: true,
-			want: &corev1.NodeCondition{Status: corev1.ConditionFalse, Reason: v1.ReasonFailurePredicted,
+			want: &corev1.NodeCondition{Status: corev1.ConditionFalse, Reason: equinixv1.ReasonFailurePredicted,
 				Message: "Storage: Disk 1: Warning, failure predicted"},
 		},
 		"a warning": {
 			h:      health(sub("Fans", machine.HealthWarning, "Fan 3: Warning", 0)),
 			polled: true,
-			want:   &corev1.NodeCondition{Status: corev1.ConditionFalse, Reason: v1.ReasonHardwareDegraded, Message: "Fans: Fan 3: Warning"},
+			want:   &corev1.NodeCondition{Status: corev1.ConditionFalse, Reason: equinixv1.ReasonHardwareDegraded, Message: "Fans: Fan 3: Warning"},
 		},
 		"critical wins over a prediction, and every failing part is named": {
 			h: health(sub("PowerSupplies", machine.HealthCritical, "PSU 2: Critical", 0),
 				sub("Storage", machine.HealthWarning, "Disk 1: Warning, failure predicted", 1)),
 			polled: true,
-			want: &corev1.NodeCondition{Status: corev1.ConditionFalse, Reason: v1.ReasonHardwareCritical,
+			want: &corev1.NodeCondition{Status: corev1.ConditionFalse, Reason: equinixv1.ReasonHardwareCritical,
 				Message: "PowerSupplies: PSU 2: Critical; Storage: Disk 1: Warning, failure predicted"},
 		},
 		"no part reported": {
 			h:      health(sub("Thermal", machine.HealthUnknown, "not reported by the BMC", 0), sub("Storage", machine.HealthUnknown, "not reported by the BMC", 0)),
 			polled: true,
-			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: v1.ReasonHardwareNotReported,
+			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: equinixv1.ReasonHardwareNotReported,
 				Message: "the BMC reports the health of no part"},
 		},
 		"an unreachable BMC": {
 			link: machine.Link{Tried: true, Problem: unreachable},
-			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: v1.ReasonBMCUnreachable,
+			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: equinixv1.ReasonBMCUnreachable,
 				Message: "the BMC could not be read: connection refused: nothing listens on that port"},
 		},
 		"refused credentials": {
 			link: machine.Link{Tried: true, Reachable: true, Problem: refused},
-			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: v1.ReasonAuthenticationFailed,
+			want: &corev1.NodeCondition{Status: corev1.ConditionUnknown, Reason: equinixv1.ReasonAuthenticationFailed,
 				Message: "the BMC could not be read: the BMC refused the credentials"},
 		},
 		"no poll due: nothing new":   {link: machine.Link{Tried: true, Reachable: true, Authenticated: true}},
@@ -81,7 +81,7 @@ func TestHealthCondition(t *testing.T) {
 				assert.False(t, ok)
 				return
 			}
-			tc.want.Type = v1.NodeHardwareHealthy
+			tc.want.Type = equinixv1.NodeHardwareHealthy
 			assert.True(t, ok)
 			assert.Equal(t, *tc.want, got)
 		})

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
@@ -27,7 +27,7 @@ type eventsAPI struct {
 func (p *eventsAPI) post(_ context.Context, ev *corev1.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	id := ev.Annotations[v1.AnnotationMachineEventID]
+	id := ev.Annotations[equinixv1.AnnotationMachineEventID]
 	if p.fail[id] {
 		delete(p.fail, id)
 		return errors.New("apiserver unavailable")

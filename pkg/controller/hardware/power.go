@@ -7,7 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -32,7 +32,7 @@ func (r *run) syncPower(d DeclaredPower) error {
 		return r.followPowerAction()
 	}
 	r.takeRequest(d.PowerSpec())
-	if la := r.Hardware().LastPowerAction; la == nil || la.Result != v1.PowerResultWaiting {
+	if la := r.Hardware().LastPowerAction; la == nil || la.Result != equinixv1.PowerResultWaiting {
 		return nil
 	}
 	return r.carryOut()
@@ -42,35 +42,35 @@ func (r *run) syncPower(d DeclaredPower) error {
 // one reboot; a powerState the server is not in is one on or off. A waiting
 // request that the spec went back on is cancelled; one that failed is not
 // repeated until the spec asks anew.
-func (r *run) takeRequest(spec v1.PowerSpec) {
+func (r *run) takeRequest(spec equinixv1.PowerSpec) {
 	st := r.Hardware()
 	desired := spec.WantedPowerState()
 	now := metav1.NewTime(r.now)
 	if rr := spec.RebootRequestedAt; rr != nil && (st.ObservedRebootRequest == nil || rr.After(st.ObservedRebootRequest.Time)) {
 		st.ObservedRebootRequest = rr.DeepCopy()
-		if la := st.LastPowerAction; la != nil && la.Result == v1.PowerResultWaiting {
-			r.end(la, v1.PowerResultCancelled, "a reboot was asked for before it was sent")
+		if la := st.LastPowerAction; la != nil && la.Result == equinixv1.PowerResultWaiting {
+			r.end(la, equinixv1.PowerResultCancelled, "a reboot was asked for before it was sent")
 		}
-		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Requested: *rr, Result: v1.PowerResultWaiting,
+		st.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionReboot, Requested: *rr, Result: equinixv1.PowerResultWaiting,
 			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.Generation()}
-		if desired == v1.PowerOff {
-			r.end(st.LastPowerAction, v1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
+		if desired == equinixv1.PowerOff {
+			r.end(st.LastPowerAction, equinixv1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
 		}
 		return
 	}
 	la := st.LastPowerAction
-	if la != nil && la.Result == v1.PowerResultWaiting {
-		if la.Action == v1.PowerActionReboot || string(la.Action) == string(desired) {
+	if la != nil && la.Result == equinixv1.PowerResultWaiting {
+		if la.Action == equinixv1.PowerActionReboot || string(la.Action) == string(desired) {
 			return
 		}
-		r.end(la, v1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
+		r.end(la, equinixv1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
 	}
-	if la != nil && la.Result == v1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.Generation() {
+	if la != nil && la.Result == equinixv1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.Generation() {
 		// A failed request is not repeated by itself; a newer spec asks again.
 		return
 	}
 	if needsPower(desired, st.PowerState) {
-		st.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerAction(desired), Requested: now, Result: v1.PowerResultWaiting,
+		st.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerAction(desired), Requested: now, Result: equinixv1.PowerResultWaiting,
 			Message:            fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState)),
 			ObservedGeneration: r.Generation()}
 	}
@@ -78,11 +78,11 @@ func (r *run) takeRequest(spec v1.PowerSpec) {
 
 // needsPower says whether the server, last seen in observed, needs a call
 // to be in desired. A server never seen is taken to be on, as it is made.
-func needsPower(desired v1.PowerState, observed string) bool {
-	if desired == v1.PowerOff {
-		return observed != string(v1.PowerOff)
+func needsPower(desired equinixv1.PowerState, observed string) bool {
+	if desired == equinixv1.PowerOff {
+		return observed != string(equinixv1.PowerOff)
 	}
-	return observed == string(v1.PowerOff) || observed == v1.PowerPoweringOff
+	return observed == string(equinixv1.PowerOff) || observed == equinixv1.PowerPoweringOff
 }
 
 // carryOut sends a waiting request once it may go: not before a refused
@@ -107,7 +107,7 @@ func (r *run) carryOut() error {
 				"(Enable Maintenance Mode on the host in the Harvester UI, or kubectl annotate node %s %s=true); nothing was sent",
 				verb(la.Action), why, r.nodeName(), harvester.AnnotationDrainRequested)
 			la.Message = msg
-			r.powerCondition(metav1.ConditionFalse, v1.ReasonMaintenanceRequired, msg)
+			r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonMaintenanceRequired, msg)
 			return nil
 		}
 	}
@@ -122,7 +122,7 @@ func (r *run) carryOut() error {
 		r.succeed(la, fmt.Sprintf("the server was %s already; nothing was sent", state))
 		return nil
 	case underway(action, state):
-		la.Result = v1.PowerResultSent
+		la.Result = equinixv1.PowerResultSent
 		la.Message = fmt.Sprintf("the server is %s already; nothing was sent", state)
 		r.poll()
 		return nil
@@ -130,15 +130,15 @@ func (r *run) carryOut() error {
 		la.Message = fmt.Sprintf("waiting for the server to settle (it is %s) before the %s", state, verb(action))
 		r.poll()
 		return nil
-	case action == v1.PowerActionReboot && state == machine.PowerOff:
+	case action == equinixv1.PowerActionReboot && state == machine.PowerOff:
 		// A server that is off reboots by switching on.
-		action = v1.PowerActionOn
+		action = equinixv1.PowerActionOn
 	}
 	now := metav1.NewTime(r.now)
-	la.Result, la.Sent, la.NotBefore = v1.PowerResultSending, &now, nil
+	la.Result, la.Sent, la.NotBefore = equinixv1.PowerResultSending, &now, nil
 	la.Attempts++
 	la.Message = fmt.Sprintf("sending the %s (call %d)", verb(action), la.Attempts)
-	r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
+	r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionSent, la.Message)
 	if err := r.Persist(); err != nil {
 		return err
 	}
@@ -148,20 +148,20 @@ func (r *run) carryOut() error {
 }
 
 // afterCall records what came of a power call.
-func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err error) {
+func (r *run) afterCall(la *equinixv1.PowerActionStatus, action equinixv1.PowerAction, err error) {
 	switch {
 	case err == nil:
 		metrics.PowerCalls.WithLabelValues(string(action), "accepted").Inc()
-		la.Result = v1.PowerResultSent
+		la.Result = equinixv1.PowerResultSent
 		la.Message = fmt.Sprintf("the %s was taken; waiting for the server to get there", verb(action))
-		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionSent, la.Message)
+		r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionSent, la.Message)
 		r.poll()
 	case machine.MaybeApplied(err):
 		metrics.PowerCalls.WithLabelValues(string(action), "unconfirmed").Inc()
 		la.Message = fmt.Sprintf("the answer to the %s was lost (%s); it may have been carried out, so it is not sent again "+
 			"while it may still land: the server is watched until %s", verb(action), failure.Message(err),
 			r.settleEnd(la).UTC().Format(time.RFC3339))
-		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionUnconfirmed, la.Message)
+		r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionUnconfirmed, la.Message)
 		r.poll()
 	case failure.ClassOf(err) == failure.NotFound:
 		metrics.PowerCalls.WithLabelValues(string(action), "refused").Inc()
@@ -177,10 +177,10 @@ func (r *run) afterCall(la *v1.PowerActionStatus, action v1.PowerAction, err err
 		}
 		metrics.PowerCalls.WithLabelValues(string(action), result).Inc()
 		next := metav1.NewTime(r.now.Add(wait))
-		la.Result, la.NotBefore = v1.PowerResultWaiting, &next
+		la.Result, la.NotBefore = equinixv1.PowerResultWaiting, &next
 		la.Message = fmt.Sprintf("the %s was refused (%s); nothing was carried out; it is sent again at %s",
 			verb(action), failure.Message(err), next.UTC().Format(time.RFC3339))
-		r.powerCondition(metav1.ConditionFalse, v1.ReasonPowerActionRetrying, la.Message)
+		r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionRetrying, la.Message)
 		r.Requeue(wait)
 	}
 }

@@ -11,41 +11,41 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
 func TestWhenAPowerStateNeedsACall(t *testing.T) {
 	for _, tc := range []struct {
-		desired  v1.PowerState
+		desired  equinixv1.PowerState
 		observed string
 		want     bool
 	}{
-		{v1.PowerOn, "", false}, // a server is made on
-		{v1.PowerOn, "on", false},
-		{v1.PowerOn, "unknown", false},
-		{v1.PowerOn, "off", true},
-		{v1.PowerOn, "powering-off", true},
-		{v1.PowerOff, "", true},
-		{v1.PowerOff, "on", true},
-		{v1.PowerOff, "powering-off", true}, // the call finds it on its way and sends nothing
-		{v1.PowerOff, "off", false},
+		{equinixv1.PowerOn, "", false}, // a server is made on
+		{equinixv1.PowerOn, "on", false},
+		{equinixv1.PowerOn, "unknown", false},
+		{equinixv1.PowerOn, "off", true},
+		{equinixv1.PowerOn, "powering-off", true},
+		{equinixv1.PowerOff, "", true},
+		{equinixv1.PowerOff, "on", true},
+		{equinixv1.PowerOff, "powering-off", true}, // the call finds it on its way and sends nothing
+		{equinixv1.PowerOff, "off", false},
 	} {
 		assert.Equal(t, tc.want, needsPower(tc.desired, tc.observed), "%s while %q", tc.desired, tc.observed)
 	}
 }
 
 func TestWhereAnActionTakesTheServer(t *testing.T) {
-	assert.True(t, reached(v1.PowerActionOff, machine.PowerOff, false))
-	assert.False(t, reached(v1.PowerActionOff, machine.PowerPoweringOff, true))
-	assert.True(t, reached(v1.PowerActionOn, machine.PowerOn, false))
-	assert.False(t, reached(v1.PowerActionReboot, machine.PowerOn, false), "a reboot not yet taken is not done because the server is on")
-	assert.True(t, reached(v1.PowerActionReboot, machine.PowerOn, true))
-	assert.True(t, underway(v1.PowerActionOff, machine.PowerPoweringOff))
-	assert.True(t, underway(v1.PowerActionOn, machine.PowerPoweringOn))
-	assert.False(t, underway(v1.PowerActionOn, machine.PowerPoweringOff))
-	assert.False(t, underway(v1.PowerActionReboot, machine.PowerPoweringOn))
+	assert.True(t, reached(equinixv1.PowerActionOff, machine.PowerOff, false))
+	assert.False(t, reached(equinixv1.PowerActionOff, machine.PowerPoweringOff, true))
+	assert.True(t, reached(equinixv1.PowerActionOn, machine.PowerOn, false))
+	assert.False(t, reached(equinixv1.PowerActionReboot, machine.PowerOn, false), "a reboot not yet taken is not done because the server is on")
+	assert.True(t, reached(equinixv1.PowerActionReboot, machine.PowerOn, true))
+	assert.True(t, underway(equinixv1.PowerActionOff, machine.PowerPoweringOff))
+	assert.True(t, underway(equinixv1.PowerActionOn, machine.PowerPoweringOn))
+	assert.False(t, underway(equinixv1.PowerActionOn, machine.PowerPoweringOff))
+	assert.False(t, underway(equinixv1.PowerActionReboot, machine.PowerPoweringOn))
 }
 
 func TestForwardedEventsAreNamedByTheirID(t *testing.T) {

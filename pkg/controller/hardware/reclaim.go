@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
@@ -36,7 +36,7 @@ func (r *run) reclaim(f machine.Facts) error {
 	if maintained != "" {
 		what = maintained
 	}
-	r.Eventf(v1.ReasonReclaimScheduled,
+	r.Eventf(equinixv1.ReasonReclaimScheduled,
 		"the provider takes this server back at %s (a spot server outbid, or a termination time set on it, %s); %s, and its pool starts a successor now",
 		at.UTC().Format(time.RFC3339), f.Source, what)
 	return nil

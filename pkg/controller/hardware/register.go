@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
@@ -77,7 +77,7 @@ func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 		Store:               &logPositions{configMaps: deps.ConfigMaps, namespace: cfg.Namespace},
 		Notify:              h.wake,
 	})
-	deps.Instances.Cache().AddIndexer(indexByDevice, func(i *v1.Instance) ([]string, error) {
+	deps.Instances.Cache().AddIndexer(indexByDevice, func(i *equinixv1.Instance) ([]string, error) {
 		if i.Status.InstanceID == "" {
 			return nil, nil
 		}
@@ -105,7 +105,7 @@ func instanceOfNode(_, name string, obj runtime.Object) ([]relatedresource.Key, 
 	if !ok || node == nil {
 		return []relatedresource.Key{{Name: name}}, nil
 	}
-	if inst, ok := node.Labels[v1.LabelInstance]; ok {
+	if inst, ok := node.Labels[equinixv1.LabelInstance]; ok {
 		return []relatedresource.Key{{Name: inst}}, nil
 	}
 	return nil, nil

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -35,7 +35,7 @@ type run struct {
 }
 
 // SyncInstance runs the chain for an Instance whose device is known.
-func (h *Handler) SyncInstance(key string, inst *v1.Instance) (*v1.Instance, error) {
+func (h *Handler) SyncInstance(key string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	if inst == nil {
 		h.outbox.drop(key)
 		// An Instance's node bears its name.
@@ -131,6 +131,6 @@ func (r *run) power() error {
 func (r *run) observeNode() {
 	st := r.Hardware()
 	if st.PowerState == "" && harvester.IsNodeReady(r.node) {
-		st.PowerState = string(v1.PowerOn)
+		st.PowerState = string(equinixv1.PowerOn)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 )
 
@@ -42,7 +42,7 @@ type Target interface {
 	// forwarded then.
 	Deleting() bool
 
-	Hardware() *v1.HardwareStatus
+	Hardware() *equinixv1.HardwareStatus
 	// ForwardsEvents reports whether the machine's events become
 	// Kubernetes Events. When it is false they are still read (a BMC's
 	// poll is what reads its health and power), and the cursor passes
@@ -59,7 +59,7 @@ type Target interface {
 // DeclaredPower is a Target whose spec says which power its server should
 // have (v1.PowerSpec); a request follows each difference.
 type DeclaredPower interface {
-	PowerSpec() v1.PowerSpec
+	PowerSpec() equinixv1.PowerSpec
 }
 
 // RequestedPower is a Target that asks for one power operation at a time,
@@ -67,13 +67,13 @@ type DeclaredPower interface {
 // it, so that the next may be asked for.
 type RequestedPower interface {
 	// PowerRequest is the action asked for and not yet taken up, if any.
-	PowerRequest() (action v1.PowerAction, ok bool)
+	PowerRequest() (action equinixv1.PowerAction, ok bool)
 	// PowerAccepted records that the request is taken up; it is stored
 	// before the command.
-	PowerAccepted(action v1.PowerAction)
+	PowerAccepted(action equinixv1.PowerAction)
 	// PowerEnded records how the request ended, in the same write as the
 	// chain's own record of it.
-	PowerEnded(action v1.PowerAction, ok bool)
+	PowerEnded(action equinixv1.PowerAction, ok bool)
 }
 
 // ObjectPass is the part of a Target every kind shares: the pass over its
@@ -97,7 +97,7 @@ func (p ObjectPass[O, S]) Deleting() bool { return p.Obj.GetDeletionTimestamp() 
 func (p ObjectPass[O, S]) Reference() corev1.ObjectReference {
 	apiVersion := p.APIVersion
 	if apiVersion == "" {
-		apiVersion = v1.SchemeGroupVersion.String()
+		apiVersion = equinixv1.SchemeGroupVersion.String()
 	}
 	return corev1.ObjectReference{APIVersion: apiVersion, Kind: p.Kind, Namespace: p.Obj.GetNamespace(), Name: p.Obj.GetName(), UID: p.Obj.GetUID()}
 }
@@ -112,27 +112,27 @@ func (p ObjectPass[O, S]) PersistRecord(record func()) error {
 
 // instanceTarget is an Instance: a server the addon provisioned.
 type instanceTarget struct {
-	ObjectPass[*v1.Instance, v1.InstanceStatus]
+	ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]
 }
 
 // newInstanceTarget starts a pass over inst. The chain's writes carry
 // only what it changed: the provisioning chain keeps the rest.
-func (h *Handler) newInstanceTarget(inst *v1.Instance) *instanceTarget {
-	kind := reconcile.Kind[*v1.Instance, v1.InstanceStatus]{
+func (h *Handler) newInstanceTarget(inst *equinixv1.Instance) *instanceTarget {
+	kind := reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceStatus]{
 		Name:         "Instance",
-		Status:       func(i *v1.Instance) *v1.InstanceStatus { return &i.Status },
-		Conditions:   func(i *v1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
-		UpdateStatus: func(i *v1.Instance) (*v1.Instance, error) { return h.instances.UpdateStatus(i) },
+		Status:       func(i *equinixv1.Instance) *equinixv1.InstanceStatus { return &i.Status },
+		Conditions:   func(i *equinixv1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
+		UpdateStatus: func(i *equinixv1.Instance) (*equinixv1.Instance, error) { return h.instances.UpdateStatus(i) },
 		EnqueueAfter: func(name string, after time.Duration) { h.instances.EnqueueAfter(name, after) },
 		Recorder:     h.recorder,
 	}
-	return &instanceTarget{ObjectPass[*v1.Instance, v1.InstanceStatus]{Pass: reconcile.NewPass(kind, inst), Kind: "Instance"}}
+	return &instanceTarget{ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]{Pass: reconcile.NewPass(kind, inst), Kind: "Instance"}}
 }
 
-func (t *instanceTarget) PowerSpec() v1.PowerSpec      { return t.Obj.Spec.PowerSpec }
-func (t *instanceTarget) Hardware() *v1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
-func (t *instanceTarget) Joined() bool                 { return t.Obj.Status.JoinedAt != nil }
-func (t *instanceTarget) ForwardsEvents() bool         { return true }
+func (t *instanceTarget) PowerSpec() equinixv1.PowerSpec      { return t.Obj.Spec.PowerSpec }
+func (t *instanceTarget) Hardware() *equinixv1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
+func (t *instanceTarget) Joined() bool                        { return t.Obj.Status.JoinedAt != nil }
+func (t *instanceTarget) ForwardsEvents() bool                { return true }
 
 // PowerRecheck is the poll interval: the Metal API is built for it.
 func (t *instanceTarget) PowerRecheck(poll time.Duration) time.Duration { return poll }

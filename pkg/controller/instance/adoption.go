@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -70,8 +70,8 @@ func (a *adoptionLists) list(ctx context.Context, client metal.Client, key, pool
 	}
 	l := adoptionList{at: at, byInstance: map[string][]metal.Device{}}
 	for _, d := range devs {
-		if uid, ok := v1.TagValue(d.Tags, v1.TagInstance); ok {
-			tag := v1.InstanceTag(uid)
+		if uid, ok := equinixv1.TagValue(d.Tags, equinixv1.TagInstance); ok {
+			tag := equinixv1.InstanceTag(uid)
 			l.byInstance[tag] = append(l.byInstance[tag], d)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
@@ -22,7 +22,7 @@ func TestAdoptionListsAreSharedByAWave(t *testing.T) {
 	ctx := context.Background()
 	mine, err := client.CreateDevice(ctx, metal.CreateDeviceRequest{Hostname: "a", Plan: "c3.small.x86", Metro: "da",
 		OperatingSystem: "custom_ipxe", Userdata: "#!ipxe", BillingCycle: "hourly",
-		Tags: []string{v1.PoolTag("workers"), v1.InstanceTag("uid-a")}})
+		Tags: []string{equinixv1.PoolTag("workers"), equinixv1.InstanceTag("uid-a")}})
 	require.NoError(t, err)
 
 	lists := newAdoptionLists(time.Minute)
@@ -34,11 +34,11 @@ func TestAdoptionListsAreSharedByAWave(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tag := v1.InstanceTag("uid-other")
+			tag := equinixv1.InstanceTag("uid-other")
 			if i == 0 {
-				tag = v1.InstanceTag("uid-a")
+				tag = equinixv1.InstanceTag("uid-a")
 			}
-			devs, err := lists.devicesOf(ctx, client, v1.PoolTag("workers"), tag)
+			devs, err := lists.devicesOf(ctx, client, equinixv1.PoolTag("workers"), tag)
 			assert.NoError(t, err)
 			found[i] = devs
 		}()
@@ -51,12 +51,12 @@ func TestAdoptionListsAreSharedByAWave(t *testing.T) {
 	}
 	assert.Len(t, sim.RequestsFor(metalsim.OpFindProjectDevices), 1, "eight creates, one list")
 
-	_, err = lists.devicesOf(ctx, client, v1.PoolTag("edge"), v1.InstanceTag("uid-b"))
+	_, err = lists.devicesOf(ctx, client, equinixv1.PoolTag("edge"), equinixv1.InstanceTag("uid-b"))
 	require.NoError(t, err)
 	assert.Len(t, sim.RequestsFor(metalsim.OpFindProjectDevices), 2, "another pool lists its own")
 
 	now = now.Add(time.Minute)
-	_, err = lists.devicesOf(ctx, client, v1.PoolTag("workers"), v1.InstanceTag("uid-c"))
+	_, err = lists.devicesOf(ctx, client, equinixv1.PoolTag("workers"), equinixv1.InstanceTag("uid-c"))
 	require.NoError(t, err)
 	assert.Len(t, sim.RequestsFor(metalsim.OpFindProjectDevices), 3, "a later wave lists again")
 }

@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
@@ -25,7 +25,7 @@ func doubling(base time.Duration, failures int32, ceiling time.Duration) time.Du
 }
 
 // waitLeft is how long a paced call must still wait; zero when it may go.
-func waitLeft(rs *v1.RetryStatus, now time.Time) time.Duration {
+func waitLeft(rs *equinixv1.RetryStatus, now time.Time) time.Duration {
 	if rs == nil {
 		return 0
 	}
@@ -36,7 +36,7 @@ func waitLeft(rs *v1.RetryStatus, now time.Time) time.Duration {
 // one. A refusal that says nothing about the request itself (throttling, a
 // credentials problem) waits what it must without counting towards the
 // doubling; the others double from base.
-func (r *run) backOff(rs **v1.RetryStatus, err error, reason string, base, ceiling time.Duration) time.Duration {
+func (r *run) backOff(rs **equinixv1.RetryStatus, err error, reason string, base, ceiling time.Duration) time.Duration {
 	prev := int32(0)
 	if *rs != nil {
 		prev = (*rs).Failures
@@ -57,7 +57,7 @@ func (r *run) backOff(rs **v1.RetryStatus, err error, reason string, base, ceili
 	// Stored times have whole seconds: round up, so that the call is never
 	// sent before the wait it was given.
 	notBefore := r.now().Add(wait + time.Second - 1).Truncate(time.Second)
-	*rs = &v1.RetryStatus{Failures: failures, NotBefore: metav1.NewTime(notBefore), Reason: reason}
+	*rs = &equinixv1.RetryStatus{Failures: failures, NotBefore: metav1.NewTime(notBefore), Reason: reason}
 	r.Requeue(notBefore.Sub(r.now()))
 	return wait
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
@@ -52,9 +52,9 @@ func TestRefusedCreatesArePaced(t *testing.T) {
 	require.NotNil(t, st.CreateRetry)
 	assert.EqualValues(t, 1, st.CreateRetry.Failures)
 	assert.Equal(t, clock.t.Add(time.Minute), st.CreateRetry.NotBefore.Time)
-	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
+	c := conditions.Get(st.Conditions, equinixv1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, v1.ReasonNoCapacity, c.Reason)
+	assert.Equal(t, equinixv1.ReasonNoCapacity, c.Reason)
 	assert.Contains(t, c.Message, "the next create is sent at 2026-11-25T09:01:00Z")
 
 	clock.advance(59 * time.Second)
@@ -95,15 +95,15 @@ func TestThrottledCreateWaitsRetryAfter(t *testing.T) {
 	retry := w.store.stored.Status.CreateRetry
 	require.NotNil(t, retry)
 	assert.Zero(t, retry.Failures, "throttling says nothing about the request")
-	assert.Equal(t, v1.ReasonThrottled, retry.Reason)
+	assert.Equal(t, equinixv1.ReasonThrottled, retry.Reason)
 	assert.Equal(t, clock.t.Add(5*time.Second), retry.NotBefore.Time)
-	assert.Nil(t, conditions.Get(w.store.stored.Status.Conditions, v1.InstanceDeviceCreated), "throttling is not a problem of this server")
+	assert.Nil(t, conditions.Get(w.store.stored.Status.Conditions, equinixv1.InstanceDeviceCreated), "throttling is not a problem of this server")
 }
 
 // The project is recorded, and stored, before the create is sent.
 func TestProjectRecordedBeforeTheCreate(t *testing.T) {
 	w := newCreateWorld(t)
-	var atCreate v1.InstanceStatus
+	var atCreate equinixv1.InstanceStatus
 	t.Cleanup(w.sim.Subscribe(func(n metalsim.Notification) {
 		if n.Type == metalsim.DeviceCreated {
 			atCreate = *w.store.stored.Status.DeepCopy()

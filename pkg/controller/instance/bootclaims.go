@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -49,20 +49,20 @@ func (c BootClaims) Open(mac string) (bootendpoint.Claim, bool) {
 	}
 	claim := bootendpoint.Claim{ID: string(inst.UID), Instance: inst.Name, Server: inv.Name, MAC: mac,
 		SystemUUID: inst.Status.SystemUUID, Arch: inv.Spec.Arch, Version: version, Bond: inst.Spec.ManagementBondingOptions}
-	if inst.Spec.BootMode == v1.BootModeSingleBoot {
-		claim.BootMode = v1.BootModeSingleBoot
+	if inst.Spec.BootMode == equinixv1.BootModeSingleBoot {
+		claim.BootMode = equinixv1.BootModeSingleBoot
 	}
 	return claim, true
 }
 
 // holder finds the claimed Inventory of that MAC and the Instance whose
 // claim is open on it.
-func (c BootClaims) holder(mac string) (*v1alpha1.Inventory, *v1.Instance, bool) {
-	claimed, err := labels.NewRequirement(v1.LabelClaimedBy, selection.Exists, nil)
+func (c BootClaims) holder(mac string) (*seederv1alpha1.Inventory, *equinixv1.Instance, bool) {
+	claimed, err := labels.NewRequirement(equinixv1.LabelClaimedBy, selection.Exists, nil)
 	if err != nil {
 		return nil, nil, false
 	}
-	invs, err := c.h.inventories.Cache().List(v1alpha1.InventoryNamespace, labels.NewSelector().Add(*claimed))
+	invs, err := c.h.inventories.Cache().List(seederv1alpha1.InventoryNamespace, labels.NewSelector().Add(*claimed))
 	if err != nil {
 		return nil, nil, false
 	}
@@ -70,7 +70,7 @@ func (c BootClaims) holder(mac string) (*v1alpha1.Inventory, *v1.Instance, bool)
 		if canonicalMAC(inv.Spec.ManagementInterfaceMacAddress) != mac {
 			continue
 		}
-		inst, err := c.h.instances.Cache().Get(inv.Labels[v1.LabelClaimedBy])
+		inst, err := c.h.instances.Cache().Get(inv.Labels[equinixv1.LabelClaimedBy])
 		if err != nil || !ClaimedBy(inv, inst) || inst.DeletionTimestamp != nil || inst.Status.JoinedAt != nil ||
 			inst.Status.Server != inv.Name || inst.Status.NetworkBootRequestedAt == nil {
 			continue
@@ -111,12 +111,12 @@ func (c BootClaims) InstallConfig(_ context.Context, b bootendpoint.Claim) ([]by
 		ServerURL: join.ServerURL, Token: join.Token, Hostname: inst.NodeName(), Instance: inst.Name, PasswordHash: hash,
 		SSHKeys: inst.Spec.SSHKeys, BondOptions: inst.Spec.ManagementBondingOptions,
 		InstallDevice: inv.Spec.PrimaryDisk, ISOURL: iso,
-		Labels: map[string]string{v1.LabelPool: inst.Spec.PoolName},
+		Labels: map[string]string{equinixv1.LabelPool: inst.Spec.PoolName},
 	}
 	if in.InstallDevice == "" {
 		in.InstallDevice = inst.Spec.InstallDevice
 	}
-	if b.BootMode == v1.BootModeSingleBoot {
+	if b.BootMode == equinixv1.BootModeSingleBoot {
 		in.SingleBoot = true
 	} else {
 		in.MACs = []string{b.MAC}
@@ -131,6 +131,6 @@ func (c BootClaims) Refused(mac, reason string) {
 	if !ok {
 		return
 	}
-	c.h.recorder.Eventf(inst, v1.EventType(reason), reason,
+	c.h.recorder.Eventf(inst, equinixv1.EventType(reason), reason,
 		"the boot endpoint refused a request naming the MAC of server %s (%s)", inst.Status.Server, reason)
 }

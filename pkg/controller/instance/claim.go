@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 )
 
@@ -28,20 +28,20 @@ import (
 
 // ClaimedBy reports whether the Inventory is claimed by that Instance (its
 // name and UID).
-func ClaimedBy(inv *v1alpha1.Inventory, inst *v1.Instance) bool {
-	return inv != nil && inv.Labels[v1.LabelClaimedBy] == inst.Name && inv.Annotations[v1.AnnotationClaimUID] == string(inst.UID)
+func ClaimedBy(inv *seederv1alpha1.Inventory, inst *equinixv1.Instance) bool {
+	return inv != nil && inv.Labels[equinixv1.LabelClaimedBy] == inst.Name && inv.Annotations[equinixv1.AnnotationClaimUID] == string(inst.UID)
 }
 
 // Claimed reports whether any Instance holds the Inventory.
-func Claimed(inv *v1alpha1.Inventory) bool {
-	return inv.Labels[v1.LabelClaimedBy] != "" || inv.Annotations[v1.AnnotationClaimUID] != ""
+func Claimed(inv *seederv1alpha1.Inventory) bool {
+	return inv.Labels[equinixv1.LabelClaimedBy] != "" || inv.Annotations[equinixv1.AnnotationClaimUID] != ""
 }
 
 // claimedServer returns the Inventory the Instance holds: the one its
 // status names, else one whose claim's answer was lost (read back from the
 // apiserver), else one its claim is found on (a claim whose status write
 // was lost). nil when it holds none.
-func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
+func (r *run) claimedServer() (*seederv1alpha1.Inventory, error) {
 	cache := r.h.inventories.Cache()
 	name := r.Obj.Status.Server
 	if name == "" {
@@ -53,7 +53,7 @@ func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
 		name = r.h.owned.claimOf(r.Obj.UID)
 	}
 	if name != "" {
-		inv, err := cache.Get(v1alpha1.InventoryNamespace, name)
+		inv, err := cache.Get(seederv1alpha1.InventoryNamespace, name)
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -65,7 +65,7 @@ func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
 		}
 		return inv, nil
 	}
-	held, err := cache.List(v1alpha1.InventoryNamespace, labels.SelectorFromSet(labels.Set{v1.LabelClaimedBy: r.Obj.Name}))
+	held, err := cache.List(seederv1alpha1.InventoryNamespace, labels.SelectorFromSet(labels.Set{equinixv1.LabelClaimedBy: r.Obj.Name}))
 	if err != nil {
 		return nil, fmt.Errorf("listing Inventories claimed by %s: %w", r.Obj.Name, err)
 	}
@@ -81,12 +81,12 @@ func (r *run) claimedServer() (*v1alpha1.Inventory, error) {
 // order they are tried: by name, so that the choice is the same after a
 // restart. unnamable counts the servers that would be free but whose name
 // cannot be a host name, for the message that none is free.
-func (r *run) candidates() (free []*v1alpha1.Inventory, unnamable int, err error) {
+func (r *run) candidates() (free []*seederv1alpha1.Inventory, unnamable int, err error) {
 	sel, err := metav1.LabelSelectorAsSelector(&r.Obj.Spec.Servers.Selector)
 	if err != nil {
 		return nil, 0, fmt.Errorf("spec.servers.selector: %w", err)
 	}
-	invs, err := r.h.inventories.Cache().List(v1alpha1.InventoryNamespace, sel)
+	invs, err := r.h.inventories.Cache().List(seederv1alpha1.InventoryNamespace, sel)
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing Inventories: %w", err)
 	}
@@ -111,7 +111,7 @@ type nodeGetter interface {
 // FreeServer reports whether a server may be claimed: available (see
 // available), and named so that its name can be the host name its node
 // joins under (Harvester pairs a node with its Inventory by name).
-func FreeServer(inv *v1alpha1.Inventory, nodes nodeGetter) bool {
+func FreeServer(inv *seederv1alpha1.Inventory, nodes nodeGetter) bool {
 	return HostName(inv.Name) && available(inv, nodes)
 }
 
@@ -125,8 +125,8 @@ func HostName(name string) bool {
 // not claimed, not being deleted, no node of its name (a node of the
 // cluster runs on it), a management MAC (else the boot endpoint cannot know
 // it), and its BMC reached and logged in to by the Inventories' chain.
-func available(inv *v1alpha1.Inventory, nodes nodeGetter) bool {
-	if inv.DeletionTimestamp != nil || Claimed(inv) || inv.Status.Status != v1alpha1.InventoryNodeReady ||
+func available(inv *seederv1alpha1.Inventory, nodes nodeGetter) bool {
+	if inv.DeletionTimestamp != nil || Claimed(inv) || inv.Status.Status != seederv1alpha1.InventoryNodeReady ||
 		inv.Spec.ManagementInterfaceMacAddress == "" {
 		return false
 	}
@@ -136,13 +136,13 @@ func available(inv *v1alpha1.Inventory, nodes nodeGetter) bool {
 
 // FreeServers counts the free servers a template's selector chooses.
 func FreeServers(invs interface {
-	List(namespace string, selector labels.Selector) ([]*v1alpha1.Inventory, error)
-}, nodes nodeGetter, t *v1.InstanceTemplate) (int, error) {
+	List(namespace string, selector labels.Selector) ([]*seederv1alpha1.Inventory, error)
+}, nodes nodeGetter, t *equinixv1.InstanceTemplate) (int, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&t.Servers.Selector)
 	if err != nil {
 		return 0, fmt.Errorf("spec.servers.selector: %w", err)
 	}
-	list, err := invs.List(v1alpha1.InventoryNamespace, sel)
+	list, err := invs.List(seederv1alpha1.InventoryNamespace, sel)
 	if err != nil {
 		return 0, fmt.Errorf("listing Inventories: %w", err)
 	}
@@ -158,7 +158,7 @@ func FreeServers(invs interface {
 // claim takes the first free server that the apiserver lets this Instance
 // have. A conflict means another writer came first: the next candidate is
 // tried. It returns nil when none is free.
-func (r *run) claim() (*v1alpha1.Inventory, int, error) {
+func (r *run) claim() (*seederv1alpha1.Inventory, int, error) {
 	free, unnamable, err := r.candidates()
 	if err != nil {
 		return nil, 0, err
@@ -186,7 +186,7 @@ func (r *run) claim() (*v1alpha1.Inventory, int, error) {
 }
 
 // claimOn is a copy of the Inventory carrying the Instance's claim.
-func claimOn(inv *v1alpha1.Inventory, inst *v1.Instance) *v1alpha1.Inventory {
+func claimOn(inv *seederv1alpha1.Inventory, inst *equinixv1.Instance) *seederv1alpha1.Inventory {
 	claimed := inv.DeepCopy()
 	if claimed.Labels == nil {
 		claimed.Labels = map[string]string{}
@@ -194,8 +194,8 @@ func claimOn(inv *v1alpha1.Inventory, inst *v1.Instance) *v1alpha1.Inventory {
 	if claimed.Annotations == nil {
 		claimed.Annotations = map[string]string{}
 	}
-	claimed.Labels[v1.LabelClaimedBy] = inst.Name
-	claimed.Annotations[v1.AnnotationClaimUID] = string(inst.UID)
+	claimed.Labels[equinixv1.LabelClaimedBy] = inst.Name
+	claimed.Annotations[equinixv1.AnnotationClaimUID] = string(inst.UID)
 	return claimed
 }
 
@@ -203,12 +203,12 @@ func claimOn(inv *v1alpha1.Inventory, inst *v1.Instance) *v1alpha1.Inventory {
 // answer was lost, before anything else is claimed or released: it
 // returns the Inventory when the claim is this Instance's, nil when the
 // server went to another or is no longer free.
-func (r *run) settleClaim() (*v1alpha1.Inventory, error) {
+func (r *run) settleClaim() (*seederv1alpha1.Inventory, error) {
 	name := r.h.owned.unsureOf(r.Obj.UID)
 	if name == "" {
 		return nil, nil
 	}
-	inv, err := r.h.inventories.Get(v1alpha1.InventoryNamespace, name, metav1.GetOptions{})
+	inv, err := r.h.inventories.Get(seederv1alpha1.InventoryNamespace, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		r.h.owned.settled(r.Obj.UID)
@@ -244,15 +244,15 @@ func (r *run) settleClaim() (*v1alpha1.Inventory, error) {
 // the UI's annotation may have made to this Instance's node (under either
 // name a server of this Instance may have joined as). Only this Instance's
 // own claim is removed.
-func (r *run) unclaim(inv *v1alpha1.Inventory) error {
+func (r *run) unclaim(inv *seederv1alpha1.Inventory) error {
 	if !ClaimedBy(inv, r.Obj) {
 		return nil
 	}
 	freed := inv.DeepCopy()
-	delete(freed.Labels, v1.LabelClaimedBy)
-	delete(freed.Annotations, v1.AnnotationClaimUID)
-	if named := freed.Annotations[v1alpha1.AnnotationLocalNodeName]; named == r.Obj.Name || named == r.Obj.NodeName() {
-		delete(freed.Annotations, v1alpha1.AnnotationLocalNodeName)
+	delete(freed.Labels, equinixv1.LabelClaimedBy)
+	delete(freed.Annotations, equinixv1.AnnotationClaimUID)
+	if named := freed.Annotations[seederv1alpha1.AnnotationLocalNodeName]; named == r.Obj.Name || named == r.Obj.NodeName() {
+		delete(freed.Annotations, seederv1alpha1.AnnotationLocalNodeName)
 	}
 	updated, err := r.h.inventories.Update(freed)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -260,7 +260,7 @@ func (r *run) unclaim(inv *v1alpha1.Inventory) error {
 		return fmt.Errorf("releasing Inventory %s: %w", inv.Name, err)
 	}
 	r.h.owned.released(r.Obj.UID, updated)
-	r.Eventf(v1.ReasonServerReleased, "released server %s (Inventory %s/%s): it is free again", inv.Name, inv.Namespace, inv.Name)
+	r.Eventf(equinixv1.ReasonServerReleased, "released server %s (Inventory %s/%s): it is free again", inv.Name, inv.Namespace, inv.Name)
 	return nil
 }
 
@@ -268,7 +268,7 @@ func (r *run) unclaim(inv *v1alpha1.Inventory) error {
 // its own writes of Inventories, and each Instance's claim until its status
 // names the server.
 type ownedState struct {
-	written *common.Writes[*v1alpha1.Inventory]
+	written *common.Writes[*seederv1alpha1.Inventory]
 	mu      sync.Mutex
 	claims  map[types.UID]string
 	// unsureClaims are claims whose answer was lost, until read back.
@@ -276,7 +276,7 @@ type ownedState struct {
 }
 
 func newOwnedState(store toolscache.Store) *ownedState {
-	return &ownedState{written: common.NewWrites[*v1alpha1.Inventory](store), claims: map[types.UID]string{},
+	return &ownedState{written: common.NewWrites[*seederv1alpha1.Inventory](store), claims: map[types.UID]string{},
 		unsureClaims: map[types.UID]string{}}
 }
 
@@ -304,7 +304,7 @@ func (o *ownedState) claimOf(uid types.UID) string {
 	return o.claims[uid]
 }
 
-func (o *ownedState) claimed(uid types.UID, inv *v1alpha1.Inventory) {
+func (o *ownedState) claimed(uid types.UID, inv *seederv1alpha1.Inventory) {
 	o.written.Wrote(inv)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -312,7 +312,7 @@ func (o *ownedState) claimed(uid types.UID, inv *v1alpha1.Inventory) {
 	delete(o.unsureClaims, uid)
 }
 
-func (o *ownedState) released(uid types.UID, inv *v1alpha1.Inventory) {
+func (o *ownedState) released(uid types.UID, inv *seederv1alpha1.Inventory) {
 	if inv != nil {
 		o.written.Wrote(inv)
 	}

@@ -15,15 +15,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 // inventoryAPI stands for the apiserver's Inventories (stored) beside the
 // informer's copies (cached), which a restart leaves behind for a while.
 type inventoryAPI struct {
-	generic.ControllerInterface[*v1alpha1.Inventory, *v1alpha1.InventoryList]
-	stored map[string]*v1alpha1.Inventory
+	generic.ControllerInterface[*seederv1alpha1.Inventory, *seederv1alpha1.InventoryList]
+	stored map[string]*seederv1alpha1.Inventory
 	cached toolscache.Indexer
 	// lose makes the next Update store the write and fail, as when an
 	// apiserver restart cuts the connection before the answer.
@@ -32,10 +32,10 @@ type inventoryAPI struct {
 	// after the next Get, as when the client gave up on a request the
 	// apiserver was still carrying out.
 	late    bool
-	landing *v1alpha1.Inventory
+	landing *seederv1alpha1.Inventory
 }
 
-func (a *inventoryAPI) Get(_, name string, _ metav1.GetOptions) (*v1alpha1.Inventory, error) {
+func (a *inventoryAPI) Get(_, name string, _ metav1.GetOptions) (*seederv1alpha1.Inventory, error) {
 	inv, ok := a.stored[name]
 	if !ok {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "inventories"}, name)
@@ -49,7 +49,7 @@ func (a *inventoryAPI) Get(_, name string, _ metav1.GetOptions) (*v1alpha1.Inven
 	return read, nil
 }
 
-func (a *inventoryAPI) Update(inv *v1alpha1.Inventory) (*v1alpha1.Inventory, error) {
+func (a *inventoryAPI) Update(inv *seederv1alpha1.Inventory) (*seederv1alpha1.Inventory, error) {
 	if a.late {
 		a.late = false
 		a.landing = inv.DeepCopy()
@@ -70,33 +70,35 @@ func (a *inventoryAPI) Update(inv *v1alpha1.Inventory) (*v1alpha1.Inventory, err
 	return stored.DeepCopy(), nil
 }
 
-func (a *inventoryAPI) Cache() generic.CacheInterface[*v1alpha1.Inventory] {
+func (a *inventoryAPI) Cache() generic.CacheInterface[*seederv1alpha1.Inventory] {
 	return inventoryCache{a.cached}
 }
 
 type inventoryCache struct{ toolscache.Indexer }
 
-func (c inventoryCache) Get(namespace, name string) (*v1alpha1.Inventory, error) {
+func (c inventoryCache) Get(namespace, name string) (*seederv1alpha1.Inventory, error) {
 	obj, ok, err := c.GetByKey(namespace + "/" + name)
 	if err != nil || !ok {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "inventories"}, name)
 	}
-	return obj.(*v1alpha1.Inventory), nil
+	return obj.(*seederv1alpha1.Inventory), nil
 }
 
-func (c inventoryCache) List(_ string, sel labels.Selector) ([]*v1alpha1.Inventory, error) {
-	var out []*v1alpha1.Inventory
+func (c inventoryCache) List(_ string, sel labels.Selector) ([]*seederv1alpha1.Inventory, error) {
+	var out []*seederv1alpha1.Inventory
 	for _, obj := range c.Indexer.List() {
-		if inv := obj.(*v1alpha1.Inventory); sel.Matches(labels.Set(inv.Labels)) {
+		if inv := obj.(*seederv1alpha1.Inventory); sel.Matches(labels.Set(inv.Labels)) {
 			out = append(out, inv)
 		}
 	}
 	return out, nil
 }
 
-func (inventoryCache) AddIndexer(string, generic.Indexer[*v1alpha1.Inventory]) {}
+func (inventoryCache) AddIndexer(string, generic.Indexer[*seederv1alpha1.Inventory]) {}
 
-func (inventoryCache) GetByIndex(string, string) ([]*v1alpha1.Inventory, error) { return nil, nil }
+func (inventoryCache) GetByIndex(string, string) ([]*seederv1alpha1.Inventory, error) {
+	return nil, nil
+}
 
 // noNodes is a Node cache without nodes.
 type noNodes struct {
@@ -115,19 +117,19 @@ func (noNodeCache) Get(name string) (*corev1.Node, error) {
 
 // twoFreeServers is a handler whose apiserver and cache hold two free
 // servers, rack-1 and rack-2, and an Instance of servers people own.
-func twoFreeServers(t *testing.T) (*inventoryAPI, *Handler, *v1.Instance) {
+func twoFreeServers(t *testing.T) (*inventoryAPI, *Handler, *equinixv1.Instance) {
 	t.Helper()
-	api := &inventoryAPI{stored: map[string]*v1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
+	api := &inventoryAPI{stored: map[string]*seederv1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
 	for _, name := range []string{"rack-1", "rack-2"} {
-		inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha1.InventoryNamespace, ResourceVersion: "1"}}
+		inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: seederv1alpha1.InventoryNamespace, ResourceVersion: "1"}}
 		inv.Spec.ManagementInterfaceMacAddress = "0c:c4:7a:00:00:01"
-		inv.Status.Status = v1alpha1.InventoryNodeReady
+		inv.Status.Status = seederv1alpha1.InventoryNodeReady
 		api.stored[name] = inv
 		require.NoError(t, api.cached.Add(inv.DeepCopy()))
 	}
 	h := &Handler{inventories: api, nodes: noNodes{}, owned: newOwnedState(api.cached)}
-	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
-	inst.Spec.Servers = &v1.OwnedServers{}
+	inst := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
+	inst.Spec.Servers = &equinixv1.OwnedServers{}
 	return api, h, inst
 }
 
@@ -158,11 +160,11 @@ func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
 // A claim whose answer was lost and that was not stored leaves the server
 // to claim again.
 func TestALostClaimNotStoredIsSettled(t *testing.T) {
-	api := &inventoryAPI{stored: map[string]*v1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: "rack-1", Namespace: v1alpha1.InventoryNamespace, ResourceVersion: "1"}}
+	api := &inventoryAPI{stored: map[string]*seederv1alpha1.Inventory{}, cached: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)}
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: "rack-1", Namespace: seederv1alpha1.InventoryNamespace, ResourceVersion: "1"}}
 	api.stored["rack-1"] = inv
 	h := &Handler{inventories: api, nodes: noNodes{}, owned: newOwnedState(api.cached)}
-	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
+	inst := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-x7k2p", UID: "uid-1"}}
 	h.owned.unsure(inst.UID, "rack-1")
 
 	held, err := h.newRun(inst).claimedServer()
@@ -183,7 +185,7 @@ func TestALostClaimLandingAfterTheReadBackClaimsNoSecondServer(t *testing.T) {
 	_, _, err := h.newRun(inst).claim()
 	require.Error(t, err, "the client gave up")
 
-	var held *v1alpha1.Inventory
+	var held *seederv1alpha1.Inventory
 	for pass := 0; pass < 3 && held == nil; pass++ {
 		r := h.newRun(inst)
 		if held, err = r.claimedServer(); err != nil || held != nil {

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -20,7 +20,7 @@ import (
 func (r *run) metalClient() (metal.Client, error) {
 	creds, err := r.h.credentials.For(r.Obj.Spec.CredentialsSecret)
 	if cerr, ok := credentials.AsError(err); ok {
-		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
+		r.SetCondition(equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, cerr.Reason, cerr.Message)
 		return nil, nil
 	}
 	if err != nil {
@@ -46,7 +46,7 @@ func (r *run) sameProject(creds metal.Credentials) bool {
 	if recorded == "" || creds.ProjectID == recorded {
 		return true
 	}
-	r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch, fmt.Sprintf(
+	r.SetCondition(equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectMismatch, fmt.Sprintf(
 		"Secret %s now names Equinix Metal project %s, but %s project %s; the addon acts on this server only with credentials of project %s: put them back in the Secret, or point spec.credentialsSecret at a Secret that has them (to move a pool to another project, give the pool a new Secret: it rolls its servers out)",
 		r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), creds.ProjectID, deviceIn(r.Obj.Status.InstanceID), recorded, recorded))
 	return false
@@ -78,7 +78,7 @@ func (r *run) followProject() error {
 // server whose installer runs and whose Node registered makes none until
 // its Node is Ready, and its pool would show the old refusal as its cause.
 func (r *run) projectBack() {
-	if c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceCredentialsReady); c != nil && c.Reason == v1.ReasonProjectMismatch {
+	if c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceCredentialsReady); c != nil && c.Reason == equinixv1.ReasonProjectMismatch {
 		r.credentialsOK()
 	}
 }
@@ -107,9 +107,9 @@ func (r *run) recordProject(project string) error {
 // refusal is worth an Event; the first success is not news.
 func (r *run) credentialsOK() {
 	const msg = "the Equinix Metal credentials work"
-	if conditions.IsFalse(r.Obj.Status.Conditions, v1.InstanceCredentialsReady) {
-		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady, msg)
+	if conditions.IsFalse(r.Obj.Status.Conditions, equinixv1.InstanceCredentialsReady) {
+		r.SetCondition(equinixv1.InstanceCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady, msg)
 		return
 	}
-	conditions.True(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceCredentialsReady, v1.ReasonCredentialsReady, msg)
+	conditions.True(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.InstanceCredentialsReady, equinixv1.ReasonCredentialsReady, msg)
 }

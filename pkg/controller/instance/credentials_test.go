@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -34,22 +34,22 @@ func TestProjectMismatchEndsWhenTheSecretIsBack(t *testing.T) {
 	h := &Handler{ctx: context.Background(), recorder: record.NewFakeRecorder(10),
 		credentials: credentials.NewResolver(secrets.Cache(), ns, "equinix-addon"),
 		metal:       metal.ProviderFunc(func(metal.Credentials) (metal.Client, error) { return nil, nil })}
-	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "pool-abcdefgh"}}
+	inst := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "pool-abcdefgh"}}
 	inst.Status.ProjectID, inst.Status.InstanceID = "project-a", device
 
 	r := h.newRun(inst)
 	c, err := r.metalClient()
 	require.NoError(t, err)
 	assert.Nil(t, c, "no client of another project")
-	mismatch := conditions.Get(r.Obj.Status.Conditions, v1.InstanceCredentialsReady)
+	mismatch := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceCredentialsReady)
 	require.NotNil(t, mismatch)
-	assert.Equal(t, v1.ReasonProjectMismatch, mismatch.Reason)
+	assert.Equal(t, equinixv1.ReasonProjectMismatch, mismatch.Reason)
 
 	_, err = secrets.Update(secret("project-a"))
 	require.NoError(t, err)
 	r = h.newRun(r.Obj)
 	_, err = r.metalClient()
 	require.NoError(t, err)
-	assert.True(t, conditions.IsTrue(r.Obj.Status.Conditions, v1.InstanceCredentialsReady),
-		"the mismatch outlived the Secret's fix: %+v", conditions.Get(r.Obj.Status.Conditions, v1.InstanceCredentialsReady))
+	assert.True(t, conditions.IsTrue(r.Obj.Status.Conditions, equinixv1.InstanceCredentialsReady),
+		"the mismatch outlived the Secret's fix: %+v", conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceCredentialsReady))
 }

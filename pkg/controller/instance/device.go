@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -32,7 +32,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 	}
 	devs, err := r.devicesToAdopt(client)
 	if err != nil {
-		return false, r.metalFailure("listing devices to adopt", v1.InstanceDeviceCreated, err)
+		return false, r.metalFailure("listing devices to adopt", equinixv1.InstanceDeviceCreated, err)
 	}
 	r.credentialsOK()
 	switch len(devs) {
@@ -51,7 +51,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		// Another create could give this Instance a second server, and a
 		// create is never sent twice; the pool replaces the Instance instead.
 		msg := "no device created for this Instance exists in Equinix Metal (the create's answer was lost and no device appeared, or the device was removed before its ID was recorded); the pool replaces this server"
-		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceDeviceCreated, v1.ReasonDeviceGone, msg)
+		conditions.False(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.InstanceDeviceCreated, equinixv1.ReasonDeviceGone, msg)
 		r.deviceGone(msg)
 		return false, nil
 	case 1:
@@ -71,7 +71,7 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 		sort.Strings(ids)
 		// Lessons: two matches is an error to surface, never to resolve by
 		// picking one (the other would be leaked or the wrong one deleted).
-		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonDuplicateDevices,
+		r.SetCondition(equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, equinixv1.ReasonDuplicateDevices,
 			fmt.Sprintf("%d devices carry this Instance's tag (%s); delete the extra ones in Equinix Metal, the addon will adopt the one left",
 				len(devs), strings.Join(ids, ", ")))
 		r.Requeue(invalidRetry)
@@ -83,11 +83,11 @@ func (r *run) ensureDevice(client metal.Client) (bool, error) {
 // when a create was sent (its device may have landed since), from the wave's
 // shared list of the pool's devices before the first create.
 func (r *run) devicesToAdopt(client metal.Client) ([]metal.Device, error) {
-	tag := v1.InstanceTag(string(r.Obj.UID))
+	tag := equinixv1.InstanceTag(string(r.Obj.UID))
 	if r.createSent() || r.h.adoption == nil {
 		return client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: tag})
 	}
-	return r.h.adoption.devicesOf(r.h.ctx, client, v1.PoolTag(r.Obj.Spec.PoolName), tag)
+	return r.h.adoption.devicesOf(r.h.ctx, client, equinixv1.PoolTag(r.Obj.Spec.PoolName), tag)
 }
 
 // adopt takes a device found by this Instance's tag.
@@ -99,10 +99,10 @@ func (r *run) adopt(dev *metal.Device) {
 		created = metav1.NewTime(r.now())
 	}
 	r.Obj.Status.DeviceCreatedAt = &created
-	r.setPhase(v1.PhaseProvisioning)
-	r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceAdopted,
+	r.setPhase(equinixv1.PhaseProvisioning)
+	r.SetCondition(equinixv1.InstanceDeviceCreated, metav1.ConditionTrue, equinixv1.ReasonDeviceAdopted,
 		fmt.Sprintf("adopted device %s, found by this Instance's tag", dev.ID))
-	if r.Obj.Spec.BootMode == v1.BootModeSingleBoot {
+	if r.Obj.Spec.BootMode == equinixv1.BootModeSingleBoot {
 		// A single-boot device carries the installer from its creation.
 		r.markInstallStarted(created, fmt.Sprintf("device %s boots the installer directly (single-boot)", dev.ID))
 	}
@@ -125,11 +125,11 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	if err := r.recordProject(client.ProjectID()); err != nil {
 		return false, err
 	}
-	conditions.Unknown(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
+	conditions.Unknown(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.InstanceDeviceCreated, equinixv1.ReasonCreateSent,
 		fmt.Sprintf("creating a device (plan %s, metro %s)", req.Plan, req.Metro))
 	// The transition time dates the create, on the run's clock: the settle
 	// wait counts from it.
-	conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceCreated).LastTransitionTime = metav1.NewTime(r.now())
+	conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceDeviceCreated).LastTransitionTime = metav1.NewTime(r.now())
 	if err := r.Persist(); err != nil {
 		return false, err
 	}
@@ -140,10 +140,10 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 	r.Obj.Status.InstanceID = dev.ID
 	r.Obj.Status.CreateRetry = nil
 	r.Obj.Status.DeviceCreatedAt = nowTime(r)
-	r.setPhase(v1.PhaseProvisioning)
-	r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionTrue, v1.ReasonDeviceCreated,
+	r.setPhase(equinixv1.PhaseProvisioning)
+	r.SetCondition(equinixv1.InstanceDeviceCreated, metav1.ConditionTrue, equinixv1.ReasonDeviceCreated,
 		fmt.Sprintf("created device %s (plan %s, metro %s, %s billing)", dev.ID, req.Plan, req.Metro, req.BillingCycle))
-	if r.Obj.Spec.BootMode == v1.BootModeSingleBoot {
+	if r.Obj.Spec.BootMode == equinixv1.BootModeSingleBoot {
 		r.markInstallStarted(*r.Obj.Status.DeviceCreatedAt, fmt.Sprintf("device %s boots the Harvester installer directly (single-boot)", dev.ID))
 	}
 	// The pass goes on to read the device; its end stores the ID with what
@@ -154,8 +154,8 @@ func (r *run) createDevice(client metal.Client) (bool, error) {
 // createSent reports whether a create was sent whose device was never
 // recorded, or was found gone since.
 func (r *run) createSent() bool {
-	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceCreated)
-	return c != nil && (c.Reason == v1.ReasonCreateSent || c.Reason == v1.ReasonDeviceGone)
+	c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceDeviceCreated)
+	return c != nil && (c.Reason == equinixv1.ReasonCreateSent || c.Reason == equinixv1.ReasonDeviceGone)
 }
 
 // createSettle is how long after a create whose answer was lost its device
@@ -165,8 +165,8 @@ func (r *run) createSettle() time.Duration { return 2 * r.h.settings.MetalTimeou
 
 // createSettleLeft is how much longer a create in flight may still land.
 func (r *run) createSettleLeft() time.Duration {
-	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceCreated)
-	if c == nil || c.Reason != v1.ReasonCreateSent {
+	c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceDeviceCreated)
+	if c == nil || c.Reason != equinixv1.ReasonCreateSent {
 		return 0
 	}
 	return c.LastTransitionTime.Add(r.createSettle()).Sub(r.now())
@@ -182,16 +182,16 @@ func (r *run) createSettleLeft() time.Duration {
 func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 	switch failure.ClassOf(err) {
 	case failure.Transient, failure.Unknown:
-		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.Obj.UID))})
+		devs, lerr := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: equinixv1.InstanceTag(string(r.Obj.UID))})
 		if lerr == nil && len(devs) == 1 {
 			r.adopt(&devs[0])
 			return true, nil
 		}
 		settle := r.createSettle()
-		r.Eventf(v1.ReasonCreateUnconfirmed,
+		r.Eventf(equinixv1.ReasonCreateUnconfirmed,
 			"the answer to the device create was lost (%s); the device is adopted if it appears within %s, and the create is not sent again",
 			failure.Message(err), settle)
-		conditions.Unknown(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceDeviceCreated, v1.ReasonCreateSent,
+		conditions.Unknown(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.InstanceDeviceCreated, equinixv1.ReasonCreateSent,
 			fmt.Sprintf("the answer to the device create was lost (%s); waiting up to %s for the device to appear", failure.Message(err), settle))
 		r.Requeue(r.createSettleLeft())
 		return false, nil
@@ -206,19 +206,19 @@ func (r *run) createFailed(client metal.Client, err error) (bool, error) {
 // refusal asks, in the status, so that neither the status write nor a
 // restart brings it forward.
 func (r *run) createRefused(err error) {
-	conditions.Remove(&r.Obj.Status.Conditions, v1.InstanceDeviceCreated)
+	conditions.Remove(&r.Obj.Status.Conditions, equinixv1.InstanceDeviceCreated)
 	class := failure.ClassOf(err)
-	reason := v1.ReasonInvalidRequest
+	reason := equinixv1.ReasonInvalidRequest
 	switch class {
 	case failure.NoCapacity:
-		reason = v1.ReasonNoCapacity
+		reason = equinixv1.ReasonNoCapacity
 	case failure.Throttled:
-		reason = v1.ReasonThrottled
+		reason = equinixv1.ReasonThrottled
 	case failure.Unauthorized, failure.Forbidden:
-		reason = v1.ReasonCredentialsInvalid
+		reason = equinixv1.ReasonCredentialsInvalid
 	}
 	if reservationRefused(r.Obj, err) {
-		reason = v1.ReasonReservationUnavailable
+		reason = equinixv1.ReasonReservationUnavailable
 	}
 	r.backOff(&r.Obj.Status.CreateRetry, err, reason, r.h.settings.CreateBackoff, maxCreateBackoff)
 	retry := r.Obj.Status.CreateRetry
@@ -230,22 +230,22 @@ func (r *run) createRefused(err error) {
 	case class == failure.Throttled:
 		// Quiet: throttling is not a problem of this server.
 	case reservationRefused(r.Obj, err):
-		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonReservationUnavailable,
+		r.SetCondition(equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, equinixv1.ReasonReservationUnavailable,
 			fmt.Sprintf("hardware reservation %s cannot take this server: %s; %s. A server keeps its reservation: fix the pool's hardwareReservationIDs, and the pool replaces this Instance, which has no device yet, with one on the next reservation of the list",
 				r.Obj.Spec.HardwareReservationID, failure.Message(err), next))
 	case class == failure.Unauthorized, class == failure.Forbidden:
-		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
+		r.SetCondition(equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while creating the device: %s; %s",
 				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), failure.Message(err), next))
 	case class == failure.NoCapacity && r.Obj.Spec.Spot != nil:
-		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+		r.SetCondition(equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no spot capacity for plan %s in metro %s at spot.maxPrice %s: %s; %s",
 				r.Obj.Spec.Plan, r.Obj.Spec.Metro, r.Obj.Spec.Spot.MaxPrice, failure.Message(err), next))
 	case class == failure.NoCapacity:
-		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+		r.SetCondition(equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal has no capacity for plan %s in metro %s: %s; %s", r.Obj.Spec.Plan, r.Obj.Spec.Metro, failure.Message(err), next))
 	default:
-		r.SetCondition(v1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
+		r.SetCondition(equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, reason,
 			fmt.Sprintf("Equinix Metal rejected the device create: %s; %s", failure.Message(err), next))
 	}
 }
@@ -276,7 +276,7 @@ func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 	if err != nil || !ok {
 		return req, false, err
 	}
-	if spec.BootMode == v1.BootModeSingleBoot {
+	if spec.BootMode == equinixv1.BootModeSingleBoot {
 		cfg, err := harvester.RenderJoinConfig(in.config)
 		if err != nil {
 			return req, false, r.configFailure(err)
@@ -292,9 +292,9 @@ func (r *run) createRequest() (metal.CreateDeviceRequest, bool, error) {
 // deviceTags are the ownership tags, then the pool's own tags.
 func (r *run) deviceTags() []string {
 	tags := []string{
-		v1.ClusterTag(r.h.clusterID),
-		v1.PoolTag(r.Obj.Spec.PoolName),
-		v1.InstanceTag(string(r.Obj.UID)),
+		equinixv1.ClusterTag(r.h.clusterID),
+		equinixv1.PoolTag(r.Obj.Spec.PoolName),
+		equinixv1.InstanceTag(string(r.Obj.UID)),
 	}
 	return append(tags, r.Obj.Spec.Tags...)
 }
@@ -318,9 +318,9 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 			r.deviceGone(fmt.Sprintf("device %s is no longer listed in the project; the pool replaces this server", r.Obj.Status.InstanceID))
 			return nil, nil
 		}
-		return nil, r.metalFailure("reading the device", v1.InstanceDeviceActive, err)
+		return nil, r.metalFailure("reading the device", equinixv1.InstanceDeviceActive, err)
 	case err != nil:
-		return nil, r.metalFailure("reading the device", v1.InstanceDeviceActive, err)
+		return nil, r.metalFailure("reading the device", equinixv1.InstanceDeviceActive, err)
 	}
 	r.credentialsOK()
 	if r.Obj.Status.ProjectID == "" {
@@ -352,9 +352,9 @@ func (r *run) refreshDevice(client metal.Client) (*metal.Device, error) {
 
 // confirmGone lists the project's devices by this Instance's tag.
 func (r *run) confirmGone(client metal.Client) (bool, error) {
-	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.Obj.UID))})
+	devs, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: equinixv1.InstanceTag(string(r.Obj.UID))})
 	if err != nil {
-		return false, r.metalFailure("listing devices to confirm a 403", v1.InstanceDeviceActive, err)
+		return false, r.metalFailure("listing devices to confirm a 403", equinixv1.InstanceDeviceActive, err)
 	}
 	for _, d := range devs {
 		if d.ID == r.Obj.Status.InstanceID {

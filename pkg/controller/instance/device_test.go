@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
@@ -36,11 +36,11 @@ const (
 // embedded interface is nil: the create chain calls only UpdateStatus.
 type statusStore struct {
 	equinixcontrollers.InstanceController
-	stored *v1.Instance
+	stored *equinixv1.Instance
 	down   bool
 }
 
-func (s *statusStore) UpdateStatus(inst *v1.Instance) (*v1.Instance, error) {
+func (s *statusStore) UpdateStatus(inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	if s.down {
 		return nil, errors.New("connection refused")
 	}
@@ -53,7 +53,7 @@ type createWorld struct {
 	client metal.Client
 	store  *statusStore
 	h      *Handler
-	inst   *v1.Instance
+	inst   *equinixv1.Instance
 }
 
 // createSettle is the worlds' wait for a create whose answer was lost
@@ -77,12 +77,12 @@ func newCreateWorldTimeout(t *testing.T, timeout time.Duration) *createWorld {
 	join := joininfo.NewResolver(cfg,
 		fakecache.New("configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vip"}, Data: map[string]string{"ip": "10.0.0.10"}}),
 		fakecache.New("secrets", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "equinix-addon"}, Data: map[string][]byte{"JOIN_TOKEN": []byte("join-token")}}),
-		fakecache.NonNamespaced[*v1beta1.Setting]{Cache: fakecache.New("settings", &v1beta1.Setting{ObjectMeta: metav1.ObjectMeta{Name: "server-version"}, Value: "v1.4.1"})})
+		fakecache.NonNamespaced[*harvesterv1beta1.Setting]{Cache: fakecache.New("settings", &harvesterv1beta1.Setting{ObjectMeta: metav1.ObjectMeta{Name: "server-version"}, Value: "v1.4.1"})})
 	store := &statusStore{}
-	inst := &v1.Instance{
+	inst := &equinixv1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Name: "pool-abcdefgh", UID: "2f1c6a4e-1b2c-4d3e-8f40-5a6b7c8d9e0f", Finalizers: []string{Finalizer}},
-		Spec: v1.InstanceSpec{PoolName: "pool", InstanceTemplate: v1.InstanceTemplate{
-			Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly", ManagementInterface: []string{"eth0"}, BootMode: v1.BootModeReinstall,
+		Spec: equinixv1.InstanceSpec{PoolName: "pool", InstanceTemplate: equinixv1.InstanceTemplate{
+			Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly", ManagementInterface: []string{"eth0"}, BootMode: equinixv1.BootModeReinstall,
 		}},
 	}
 	secrets := fakecache.NewStore[*corev1.Secret, *corev1.SecretList]("secrets")
@@ -142,16 +142,16 @@ func TestCreateIsNeverSentTwiceForOneInstance(t *testing.T) {
 		done, err := w.pass()
 		require.NoError(t, err)
 		require.False(t, done)
-		return w.store.stored.Status.Status == v1.PhaseFailed
+		return w.store.stored.Status.Status == equinixv1.PhaseFailed
 	}, 5*time.Second, 50*time.Millisecond, "the Instance should fail once the settle wait is over")
 	sent := w.creates()
 	assert.Equal(t, 1, sent, "a second create was sent for the same Instance")
 	st := w.store.stored.Status
-	assert.Equal(t, v1.PhaseFailed, st.Status)
+	assert.Equal(t, equinixv1.PhaseFailed, st.Status)
 	assert.Empty(t, st.InstanceID)
-	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
+	c := conditions.Get(st.Conditions, equinixv1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, v1.ReasonDeviceGone, c.Reason)
+	assert.Equal(t, equinixv1.ReasonDeviceGone, c.Reason)
 
 	// Later passes, until the pool deletes the Instance, send nothing either.
 	_, err = w.pass()
@@ -172,11 +172,11 @@ func TestLostOrRefusedCreates(t *testing.T) {
 	}{
 		// The client holds further calls until the 429's Retry-After (1s).
 		{name: "refused with 429", fault: metalsim.Fault{Kind: metalsim.FaultRateLimit, RetryAfter: time.Millisecond},
-			sent: 2, reason: v1.ReasonDeviceCreated},
+			sent: 2, reason: equinixv1.ReasonDeviceCreated},
 		{name: "connection dropped after storing", fault: metalsim.Fault{Kind: metalsim.FaultDropConnection, AfterStore: true},
-			sent: 1, reason: v1.ReasonDeviceAdopted},
+			sent: 1, reason: equinixv1.ReasonDeviceAdopted},
 		{name: "5xx after storing", fault: metalsim.Fault{Kind: metalsim.FaultServerError, Status: 500, AfterStore: true},
-			sent: 1, reason: v1.ReasonDeviceAdopted},
+			sent: 1, reason: equinixv1.ReasonDeviceAdopted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,7 +198,7 @@ func (w *createWorld) assertAdopted(t *testing.T, sent int, reason string) {
 	assert.Len(t, w.sim.Devices(testProject), 1, "devices stored")
 	st := w.store.stored.Status
 	require.NotEmpty(t, st.InstanceID)
-	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
+	c := conditions.Get(st.Conditions, equinixv1.InstanceDeviceCreated)
 	require.NotNil(t, c)
 	assert.Equal(t, reason, c.Reason)
 	assert.Equal(t, metav1.ConditionTrue, c.Status)
@@ -220,7 +220,7 @@ func TestTimedOutCreateIsAdoptedNotResent(t *testing.T) {
 		require.NoError(t, err, "a lost answer is a wait, not an error")
 		return done
 	}, 5*time.Second, 50*time.Millisecond)
-	w.assertAdopted(t, 1, v1.ReasonDeviceAdopted)
+	w.assertAdopted(t, 1, equinixv1.ReasonDeviceAdopted)
 }
 
 // The API stores a device after the client gave up on its create, and later
@@ -231,9 +231,9 @@ func TestLateCreateIsAdopted(t *testing.T) {
 	done, err := w.pass()
 	require.NoError(t, err)
 	require.False(t, done)
-	c := conditions.Get(w.store.stored.Status.Conditions, v1.InstanceDeviceCreated)
+	c := conditions.Get(w.store.stored.Status.Conditions, equinixv1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, v1.ReasonCreateSent, c.Reason, "the intent stays after a lost answer")
+	assert.Equal(t, equinixv1.ReasonCreateSent, c.Reason, "the intent stays after a lost answer")
 
 	// A pass before the landing waits; it sends nothing.
 	done, err = w.pass()
@@ -252,7 +252,7 @@ func TestLateCreateIsAdopted(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, done)
 	// Two creates reached the API: the controller's lost one and the landing.
-	w.assertAdopted(t, 2, v1.ReasonDeviceAdopted)
+	w.assertAdopted(t, 2, equinixv1.ReasonDeviceAdopted)
 }
 
 // A create whose answer was lost and whose device never appears is not sent
@@ -274,16 +274,16 @@ func TestUnconfirmedCreateIsNeverResent(t *testing.T) {
 			require.Eventually(t, func() bool {
 				_, err := w.pass()
 				require.NoError(t, err)
-				return w.store.stored.Status.Status == v1.PhaseFailed
+				return w.store.stored.Status.Status == equinixv1.PhaseFailed
 			}, 5*time.Second, 50*time.Millisecond)
 			assert.GreaterOrEqual(t, time.Since(start), createSettle/2, "given up before the settle wait")
 			assert.Equal(t, 1, w.creates(), "the create was sent again")
 			assert.Empty(t, w.sim.Devices(testProject))
 			st := w.store.stored.Status
 			assert.Empty(t, st.InstanceID)
-			c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
+			c := conditions.Get(st.Conditions, equinixv1.InstanceDeviceCreated)
 			require.NotNil(t, c)
-			assert.Equal(t, v1.ReasonDeviceGone, c.Reason)
+			assert.Equal(t, equinixv1.ReasonDeviceGone, c.Reason)
 		})
 	}
 }

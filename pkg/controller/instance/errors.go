@@ -8,7 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 )
 
@@ -45,18 +45,18 @@ func (r *run) metalFailure(step, cond string, err error) error {
 		r.poll()
 		return nil
 	case failure.Unauthorized, failure.Forbidden:
-		r.SetCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid,
+		r.SetCondition(equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid,
 			fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s: %s",
 				r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret), step, failure.Message(err)))
 		r.Requeue(authRetry)
 		return nil
 	case failure.Invalid:
-		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonInvalidRequest,
+		r.SetCondition(cond, metav1.ConditionFalse, equinixv1.ReasonInvalidRequest,
 			fmt.Sprintf("Equinix Metal rejected %s: %s", step, failure.Message(err)))
 		r.Requeue(invalidRetry)
 		return nil
 	case failure.NoCapacity:
-		r.SetCondition(cond, metav1.ConditionFalse, v1.ReasonNoCapacity,
+		r.SetCondition(cond, metav1.ConditionFalse, equinixv1.ReasonNoCapacity,
 			fmt.Sprintf("no capacity for plan %s in metro %s while %s: %s; retrying every %s",
 				r.Obj.Spec.Plan, r.Obj.Spec.Metro, step, failure.Message(err), capacityRetry))
 		r.Requeue(capacityRetry)
@@ -70,7 +70,7 @@ func (r *run) metalFailure(step, cond string, err error) error {
 // hardware reservation as the reason: used by another device, of another
 // plan or metro, a spare, not provisionable again yet, or none left for
 // next-available. The API has no error codes, so its message tells.
-func reservationRefused(inst *v1.Instance, err error) bool {
+func reservationRefused(inst *equinixv1.Instance, err error) bool {
 	if inst.Spec.HardwareReservationID == "" {
 		return false
 	}

@@ -6,8 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
 )
 
@@ -17,10 +17,10 @@ import (
 // node carries the out-of-service taint, by which someone declared it shut
 // down. A cycle would switch on a server whose VMs are starting elsewhere,
 // and the fencer would switch it off again.
-func (r *run) fencedServer(inv *v1alpha1.Inventory) (string, error) {
+func (r *run) fencedServer(inv *seederv1alpha1.Inventory) (string, error) {
 	if fencing.Fencing(inv.Status.Conditions) {
 		return fmt.Sprintf("its node is fenced (Inventory %s/%s, condition %s): the fencer switched the server off and owns its power, "+
-			"so the pool does not power-cycle it", inv.Namespace, inv.Name, v1.BMCFenced), nil
+			"so the pool does not power-cycle it", inv.Namespace, inv.Name, equinixv1.BMCFenced), nil
 	}
 	node, err := r.h.nodes.Cache().Get(r.Obj.NodeName())
 	if apierrors.IsNotFound(err) {

@@ -11,7 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
@@ -53,16 +53,16 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 		Token:         join.Token,
 		Hostname:      r.Obj.Name,
 		SSHKeys:       spec.SSHKeys,
-		SingleBoot:    spec.BootMode == v1.BootModeSingleBoot,
+		SingleBoot:    spec.BootMode == equinixv1.BootModeSingleBoot,
 		BondOptions:   spec.ManagementBondingOptions,
 		VLANID:        vlan,
 		InstallDevice: spec.InstallDevice,
 		ISOURL:        spec.ISOURL,
-		Labels:        map[string]string{v1.LabelPool: spec.PoolName},
+		Labels:        map[string]string{equinixv1.LabelPool: spec.PoolName},
 		BGPPeerRoutes: r.h.settings.BGP && vlan == 0,
 	}
 	if in.config.ISOURL, err = harvester.ISOURL(version, spec.ISOURL); err != nil {
-		return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: v1.ReasonVersionUnknown, Message: err.Error()})
+		return installInputs{}, false, r.joinInfoFailure(&joininfo.Error{Reason: equinixv1.ReasonVersionUnknown, Message: err.Error()})
 	}
 	if in.scriptURL, err = r.scriptURL(version); err != nil {
 		return installInputs{}, false, r.joinInfoFailure(err)
@@ -84,7 +84,7 @@ func (r *run) installInputs(dev *metal.Device) (installInputs, bool, error) {
 	}
 	macs, missing := managementMACs(dev, spec.ManagementInterface)
 	if missing != "" {
-		r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPortMissing,
+		r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, equinixv1.ReasonPortMissing,
 			fmt.Sprintf("device %s reports no MAC address for %s, a managementInterface of the pool; check the plan's ports", dev.ID, missing))
 		r.poll()
 		return installInputs{}, false, nil
@@ -112,7 +112,7 @@ func (r *run) releaseMissing(isoURL, version string) bool {
 	}
 	err := r.h.releases.Check(r.h.ctx, isoURL)
 	if errors.Is(err, harvester.ErrReleaseMissing) {
-		r.holdCreate(v1.ReasonReleaseNotFound, fmt.Sprintf(
+		r.holdCreate(equinixv1.ReasonReleaseNotFound, fmt.Sprintf(
 			"the installer ISO of Harvester %s is not there (%v), so no server is created to install it: set spec.harvesterVersion (or spec.isoURL) of the pool to a published release",
 			version, err), releaseRecheck)
 		return true
@@ -133,7 +133,7 @@ func (r *run) scriptURL(version string) (string, error) {
 	}
 	u, err := harvester.InstallerScriptURL(base, version, r.Obj.Spec.BootMode, r.Obj.Spec.ManagementBondingOptions)
 	if err != nil {
-		return "", &joininfo.Error{Reason: v1.ReasonIPXEURLMissing, Message: err.Error()}
+		return "", &joininfo.Error{Reason: equinixv1.ReasonIPXEURLMissing, Message: err.Error()}
 	}
 	return u, nil
 }
@@ -156,9 +156,9 @@ func managementMACs(dev *metal.Device, ports []string) ([]string, string) {
 // Settings bring the Instance back when it appears.
 func (r *run) joinInfoFailure(err error) error {
 	if e, ok := joininfo.AsError(err); ok {
-		r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, e.Reason, e.Message)
+		r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, e.Reason, e.Message)
 		if r.Obj.Status.InstanceID == "" {
-			r.setPhase(v1.PhasePending)
+			r.setPhase(equinixv1.PhasePending)
 		}
 		return nil
 	}
@@ -166,7 +166,7 @@ func (r *run) joinInfoFailure(err error) error {
 }
 
 func (r *run) configFailure(err error) error {
-	r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonInvalidConfiguration,
+	r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, equinixv1.ReasonInvalidConfiguration,
 		fmt.Sprintf("cannot render the Harvester join configuration: %v", err))
 	r.Requeue(invalidRetry)
 	return nil
@@ -176,8 +176,8 @@ func (r *run) configFailure(err error) error {
 // reports whether the installer has been started.
 func (r *run) ensureInstall(client metal.Client, dev *metal.Device) (bool, error) {
 	st := r.Obj.Status
-	if conditions.IsTrue(st.Conditions, v1.InstanceInstalling) {
-		if st.InstallRequestedAt == nil || r.Obj.Spec.BootMode == v1.BootModeSingleBoot ||
+	if conditions.IsTrue(st.Conditions, equinixv1.InstanceInstalling) {
+		if st.InstallRequestedAt == nil || r.Obj.Spec.BootMode == equinixv1.BootModeSingleBoot ||
 			r.h.reinstalls.answered(r.Obj.UID, st.InstallRequestedAt.Time) {
 			return true, nil
 		}
@@ -186,8 +186,8 @@ func (r *run) ensureInstall(client metal.Client, dev *metal.Device) (bool, error
 		// and after a restart only to the API.
 		return r.reinstallOnce(client, dev)
 	}
-	r.setPhase(v1.PhaseInstalling)
-	if !conditions.IsTrue(r.Obj.Status.Conditions, v1.InstanceInstallConfigured) {
+	r.setPhase(equinixv1.PhaseInstalling)
+	if !conditions.IsTrue(r.Obj.Status.Conditions, equinixv1.InstanceInstallConfigured) {
 		if ok, err := r.configureInstall(client, dev); err != nil || !ok {
 			return false, err
 		}
@@ -209,10 +209,10 @@ func (r *run) configureInstall(client metal.Client, dev *metal.Device) (bool, er
 	if _, err := client.UpdateDevice(r.h.ctx, dev.ID, metal.DeviceUpdate{
 		IPXEScriptURL: &in.scriptURL, Userdata: &userdata, AlwaysPXE: &alwaysPXE,
 	}); err != nil {
-		return false, r.metalFailure("setting the installer on the device", v1.InstanceInstallConfigured, err)
+		return false, r.metalFailure("setting the installer on the device", equinixv1.InstanceInstallConfigured, err)
 	}
 	r.Obj.Status.HarvesterVersion = in.version
-	r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionTrue, v1.ReasonInstallConfigured,
+	r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionTrue, equinixv1.ReasonInstallConfigured,
 		fmt.Sprintf("installer iPXE script %s and a join configuration for Harvester %s (management MACs %s) are on device %s",
 			in.scriptURL, in.version, strings.Join(in.config.MACs, ", "), dev.ID))
 	return true, nil
@@ -256,7 +256,7 @@ func (r *run) reinstallOnce(client metal.Client, dev *metal.Device) (bool, error
 		DeprovisionFast: true,
 	})
 	if err != nil {
-		return false, r.metalFailure("reinstalling the device with the Harvester installer", v1.InstanceInstalling, err)
+		return false, r.metalFailure("reinstalling the device with the Harvester installer", equinixv1.InstanceInstalling, err)
 	}
 	r.h.reinstalls.answer(r.Obj.UID, r.Obj.Status.InstallRequestedAt.Time)
 	r.markInstallStarted(*r.Obj.Status.InstallRequestedAt,
@@ -279,7 +279,7 @@ func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, er
 	}
 	events, err := client.ListDeviceEvents(r.h.ctx, dev.ID)
 	if err != nil {
-		return false, r.metalFailure("reading device events", v1.InstanceInstalling, err)
+		return false, r.metalFailure("reading device events", equinixv1.InstanceInstalling, err)
 	}
 	since := r.Obj.Status.InstallRequestedAt.Time
 	for _, ev := range events {
@@ -293,9 +293,9 @@ func (r *run) reinstallWasSent(client metal.Client, dev *metal.Device) (bool, er
 
 func (r *run) markInstallStarted(at metav1.Time, message string) {
 	r.Obj.Status.InstallRequestedAt = &at
-	r.setPhase(v1.PhaseInstalling)
-	conditions.True(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceInstallConfigured, v1.ReasonInstallConfigured, "the installer and join configuration are on the device")
-	r.SetCondition(v1.InstanceInstalling, metav1.ConditionTrue, v1.ReasonInstallStarted, message)
+	r.setPhase(equinixv1.PhaseInstalling)
+	conditions.True(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.InstanceInstallConfigured, equinixv1.ReasonInstallConfigured, "the installer and join configuration are on the device")
+	r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionTrue, equinixv1.ReasonInstallStarted, message)
 }
 
 // passwordHash returns the hash of the Instance's console password, creating
@@ -328,7 +328,7 @@ func (r *run) passwordSecret() (*corev1.Secret, bool, error) {
 		return nil, false, fmt.Errorf("console password Secret %s/%s: %w", ns, name, err)
 	}
 	if sec == nil || !ownedBy(sec.OwnerReferences, r.Obj) {
-		r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonPasswordSecretTaken, fmt.Sprintf(
+		r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, equinixv1.ReasonPasswordSecretTaken, fmt.Sprintf(
 			"Secret %s/%s exists and does not belong to this Instance (it has no owner reference to it), so the addon neither uses nor deletes it; rename or delete it to let the server be provisioned",
 			ns, name))
 		r.Requeue(invalidRetry)
@@ -352,7 +352,7 @@ func (r *run) existingPasswordSecret(ns, name string) (*corev1.Secret, error) {
 
 // ownedBy reports whether refs name the Instance (by UID: a recreated
 // Instance of the same name is another owner).
-func ownedBy(refs []metav1.OwnerReference, inst *v1.Instance) bool {
+func ownedBy(refs []metav1.OwnerReference, inst *equinixv1.Instance) bool {
 	for _, ref := range refs {
 		if ref.UID == inst.UID && ref.Kind == "Instance" {
 			return true
@@ -371,15 +371,15 @@ func (r *run) createPasswordSecret(ns, name string) (*corev1.Secret, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns,
 			Labels: map[string]string{
-				v1.LabelSecret:   v1.SecretConsole,
-				v1.LabelInstance: r.Obj.Name,
-				v1.LabelPool:     r.Obj.Spec.PoolName,
+				equinixv1.LabelSecret:   equinixv1.SecretConsole,
+				equinixv1.LabelInstance: r.Obj.Name,
+				equinixv1.LabelPool:     r.Obj.Spec.PoolName,
 			},
 			// The owner reference is what makes the Secret this Instance's:
 			// only then is it used and deleted, and Kubernetes' garbage
 			// collector deletes it with the Instance even if the addon is gone.
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: v1.SchemeGroupVersion.String(), Kind: "Instance",
+				APIVersion: equinixv1.SchemeGroupVersion.String(), Kind: "Instance",
 				Name: r.Obj.Name, UID: r.Obj.UID, Controller: &controller,
 			}},
 		},

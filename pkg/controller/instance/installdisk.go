@@ -8,7 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -46,9 +46,9 @@ func (r *run) installDiskRefused(version string) bool {
 	reason := ""
 	switch {
 	case errors.Is(err, harvester.ErrInstallDiskTooSmall):
-		reason = v1.ReasonInstallDiskTooSmall
+		reason = equinixv1.ReasonInstallDiskTooSmall
 	case errors.Is(err, harvester.ErrInstallDiskMissing):
-		reason = v1.ReasonInstallDiskMissing
+		reason = equinixv1.ReasonInstallDiskMissing
 	default:
 		return false
 	}
@@ -59,9 +59,9 @@ func (r *run) installDiskRefused(version string) bool {
 // holdCreate records why no server is created for the Instance yet, and
 // looks again after recheck (a pool edit brings it back at once).
 func (r *run) holdCreate(reason, message string, recheck time.Duration) {
-	r.SetCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse, reason, message)
+	r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, reason, message)
 	if r.Obj.Status.InstanceID == "" {
-		r.setPhase(v1.PhasePending)
+		r.setPhase(equinixv1.PhasePending)
 	}
 	r.Requeue(recheck)
 }

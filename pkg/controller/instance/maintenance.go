@@ -13,7 +13,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/kubectl/pkg/drain"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -57,13 +57,13 @@ func (r *run) maintenance() (bool, error) {
 		if !modeAvailable {
 			how = "a cordon and drain (this Harvester release has no maintenance mode)"
 		}
-		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonMaintenance,
 			fmt.Sprintf("requested %s for node %s; its server is deleted when that completes or after %s", how, node.Name, timeout))
 		r.poll()
 		return false, r.Persist()
 	}
 	if r.now().After(st.MaintenanceRequestedAt.Add(timeout)) {
-		r.Eventf(v1.ReasonMaintenanceTimeout,
+		r.Eventf(equinixv1.ReasonMaintenanceTimeout,
 			"node %s did not finish maintenance within %s; deleting its server anyway", node.Name, timeout)
 		return true, nil
 	}
@@ -93,7 +93,7 @@ func (r *run) maintenanceWithdrawn(node *corev1.Node, modeAvailable bool, deadli
 	at := deadline.UTC().Format(time.RFC3339)
 	possible, why := harvester.MaintenancePossible(r.listNodes(), node)
 	if !possible {
-		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenanceRefused,
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonMaintenanceRefused,
 			fmt.Sprintf("Harvester refused maintenance mode for node %s (%s); the server is deleted at %s", node.Name, why, at))
 		r.poll()
 		return nil
@@ -101,7 +101,7 @@ func (r *run) maintenanceWithdrawn(node *corev1.Node, modeAvailable bool, deadli
 	if err := r.requestMaintenance(node, modeAvailable); err != nil {
 		return err
 	}
-	r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonMaintenance,
+	r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonMaintenance,
 		fmt.Sprintf("the maintenance request of node %s was withdrawn while its server waits to be removed; requested it again; the server is deleted when maintenance completes or at %s", node.Name, at))
 	r.poll()
 	return nil
@@ -145,7 +145,7 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
 	r.h.written.Wrote(updated)
-	r.Eventf(v1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
+	r.Eventf(equinixv1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
 	return nil
 }
 

@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -21,7 +21,7 @@ import (
 // the installer needs (network.PhaseInstall); after the join, to the pool's
 // type. While the installer runs it leaves the ports alone. A converged
 // device whose configuration did not change costs no API call.
-func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, error) {
+func (h *Handler) ConvergeNetwork(_ string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	if inst == nil || inst.DeletionTimestamp != nil || !HasFinalizer(inst) || inst.Status.InstanceID == "" ||
 		h.versions.superseded(inst.UID, inst.ResourceVersion) {
 		return inst, nil
@@ -31,7 +31,7 @@ func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, er
 		return inst, nil
 	}
 	hash := networkHash(inst, phase)
-	if inst.Status.NetworkConfigHash == hash && conditions.IsTrue(inst.Status.Conditions, v1.InstanceNetworkConfigured) {
+	if inst.Status.NetworkConfigHash == hash && conditions.IsTrue(inst.Status.Conditions, equinixv1.InstanceNetworkConfigured) {
 		return inst, nil
 	}
 	if refusedRecently(inst, time.Now()) {
@@ -46,9 +46,9 @@ func (h *Handler) ConvergeNetwork(_ string, inst *v1.Instance) (*v1.Instance, er
 // refusedRecently reports whether Equinix Metal refused a call for this
 // generation of the Instance less than invalidRetry ago. An edit of the spec
 // (a new generation) retries at once.
-func refusedRecently(inst *v1.Instance, now time.Time) bool {
-	c := conditions.Get(inst.Status.Conditions, v1.InstanceNetworkConfigured)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1.ReasonInvalidRequest &&
+func refusedRecently(inst *equinixv1.Instance, now time.Time) bool {
+	c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceNetworkConfigured)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == equinixv1.ReasonInvalidRequest &&
 		c.ObservedGeneration == inst.Generation && now.Sub(c.LastTransitionTime.Time) < invalidRetry
 }
 
@@ -56,12 +56,12 @@ func refusedRecently(inst *v1.Instance, now time.Time) bool {
 // Before a reinstall the provisioning chain converges them itself, in the
 // pass that goes on to the install; a single-boot server boots its installer
 // at creation, and this chain converges its ports while it installs.
-func networkPhase(inst *v1.Instance) (network.Phase, bool) {
+func networkPhase(inst *equinixv1.Instance) (network.Phase, bool) {
 	st := inst.Status
 	if st.JoinedAt != nil {
 		return network.PhaseJoined, true
 	}
-	if inst.Spec.BootMode != v1.BootModeSingleBoot || !conditions.IsTrue(st.Conditions, v1.InstanceDeviceActive) {
+	if inst.Spec.BootMode != equinixv1.BootModeSingleBoot || !conditions.IsTrue(st.Conditions, equinixv1.InstanceDeviceActive) {
 		// Before a reinstall the provisioning pass does it; while the
 		// installer runs, the ports stay as they are: changing them under it
 		// could cut it off from the metadata service or the cluster.
@@ -73,13 +73,13 @@ func networkPhase(inst *v1.Instance) (network.Phase, bool) {
 // networkHash names the port state the chain converged to. The phase counts
 // only for the layer-2 types: the others want the same ports before and after
 // the join, so the join costs them no re-check.
-func networkHash(inst *v1.Instance, phase network.Phase) string {
+func networkHash(inst *equinixv1.Instance, phase network.Phase) string {
 	if !network.IsLayer2(inst.Spec.NetworkingConfiguration.Type) {
 		phase = network.PhaseJoined
 	}
 	raw, _ := json.Marshal(struct {
 		Phase      network.Phase
-		Networking v1.NetworkingConfiguration
+		Networking equinixv1.NetworkingConfiguration
 		Management []string
 	}{phase, inst.Spec.NetworkingConfiguration, inst.Spec.ManagementInterface})
 	sum := sha256.Sum256(raw)
@@ -94,7 +94,7 @@ func (r *run) collectVLANs(client metal.Client) error {
 		r.h.vlanIDs.Forget(client.ProjectID(), r.Obj.Spec.Metro)
 	}
 	for _, vx := range deleted {
-		r.Eventf(v1.ReasonVLANDeleted, "deleted VLAN %d: no server uses it any more", vx)
+		r.Eventf(equinixv1.ReasonVLANDeleted, "deleted VLAN %d: no server uses it any more", vx)
 	}
 	return err
 }
@@ -109,14 +109,14 @@ func (r *run) networkFailure(step string, err error) error {
 		// metalFailure names the step on NetworkConfigured. Passing through
 		// Unknown first makes lastTransitionTime the time of this refusal,
 		// which refusedRecently counts the retry from.
-		conditions.Set(&r.Obj.Status.Conditions, r.Obj.Generation, v1.InstanceNetworkConfigured, metav1.ConditionUnknown, v1.ReasonRetrying, "")
+		conditions.Set(&r.Obj.Status.Conditions, r.Obj.Generation, equinixv1.InstanceNetworkConfigured, metav1.ConditionUnknown, equinixv1.ReasonRetrying, "")
 	case failure.NoCapacity:
 		// metalFailure names the step on NetworkConfigured itself.
 	default:
-		r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonStepFailed,
+		r.SetCondition(equinixv1.InstanceNetworkConfigured, metav1.ConditionFalse, equinixv1.ReasonStepFailed,
 			fmt.Sprintf("%s: %s", step, failure.Message(err)))
 	}
-	return r.metalFailure(step, v1.InstanceNetworkConfigured, err)
+	return r.metalFailure(step, equinixv1.InstanceNetworkConfigured, err)
 }
 
 // readDevice reads the device for the networking chain; a gone device is left
@@ -127,7 +127,7 @@ func (h *Handler) readDevice(r *run, client metal.Client) (*metal.Device, error)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, r.metalFailure("reading the device's ports", v1.InstanceNetworkConfigured, err)
+		return nil, r.metalFailure("reading the device's ports", equinixv1.InstanceNetworkConfigured, err)
 	}
 	return dev, nil
 }

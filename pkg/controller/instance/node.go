@@ -8,7 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -20,9 +20,9 @@ const clockSkew = time.Minute
 // server joins (the install sets the host name, see Instance.NodeName) and
 // carrying its instance label, which names the Instance. A Node of that
 // name without the label is someone else's and is never touched.
-func OwnedNode(node *corev1.Node, inst *v1.Instance) bool {
+func OwnedNode(node *corev1.Node, inst *equinixv1.Instance) bool {
 	name := inst.NodeName()
-	return node != nil && name != "" && node.Name == name && node.Labels[v1.LabelInstance] == inst.Name
+	return node != nil && name != "" && node.Name == name && node.Labels[equinixv1.LabelInstance] == inst.Name
 }
 
 // nodeRegisteredReady reports whether the server's Node is there (its
@@ -45,15 +45,15 @@ func (r *run) trackNode() error {
 		return fmt.Errorf("reading node %s: %w", name, err)
 	}
 	if !OwnedNode(node, r.Obj) {
-		r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonNodeNameTaken,
+		r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionFalse, equinixv1.ReasonNodeNameTaken,
 			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
-				node.Name, v1.LabelInstance, r.Obj.Name))
+				node.Name, equinixv1.LabelInstance, r.Obj.Name))
 		r.poll()
 		return nil
 	}
 	st := &r.Obj.Status
 	st.NodeName = node.Name
-	r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionTrue, v1.ReasonNodeJoined,
+	r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionTrue, equinixv1.ReasonNodeJoined,
 		fmt.Sprintf("server joined the cluster as node %s", node.Name))
 	ready := harvester.NodeReadyCondition(node)
 	if ready != nil && ready.Status == corev1.ConditionTrue {
@@ -68,12 +68,12 @@ func (r *run) nodeReady(node *corev1.Node) {
 	st := &r.Obj.Status
 	if st.JoinedAt == nil {
 		st.JoinedAt = nowTime(r)
-		r.SetCondition(v1.InstanceInstalling, metav1.ConditionFalse, v1.ReasonInstalled,
+		r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, equinixv1.ReasonInstalled,
 			fmt.Sprintf("Harvester is installed and node %s is Ready", node.Name))
 	}
 	st.UnhealthySince = nil
-	r.setPhase(v1.PhaseManaged)
-	r.SetCondition(v1.InstanceReady, metav1.ConditionTrue, v1.ReasonNodeReady,
+	r.setPhase(equinixv1.PhaseManaged)
+	r.SetCondition(equinixv1.InstanceReady, metav1.ConditionTrue, equinixv1.ReasonNodeReady,
 		fmt.Sprintf("node %s is Ready", node.Name))
 }
 
@@ -92,16 +92,16 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 		}
 	}
 	if st.JoinedAt == nil {
-		r.setPhase(v1.PhaseJoining)
-		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
+		r.setPhase(equinixv1.PhaseJoining)
+		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
 	if r.poweredOnRequest(node.Name, why) || r.maintained(node, why) {
 		return
 	}
 	st.UnhealthySince = &since
-	r.setPhase(v1.PhaseUnhealthy)
-	r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeNotReady,
+	r.setPhase(equinixv1.PhaseUnhealthy)
+	r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeNotReady,
 		fmt.Sprintf("node %s %s (since %s)", node.Name, why, since.UTC().Format(time.RFC3339)))
 }
 
@@ -115,14 +115,14 @@ func (r *run) poweredOnRequest(node, why string) bool {
 	switch {
 	case r.Obj.OffOnRequest():
 		st.UnhealthySince = nil
-		r.setPhase(v1.PhaseOff)
-		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
+		r.setPhase(equinixv1.PhaseOff)
+		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonPoweredOffOnRequest,
 			fmt.Sprintf("node %s %s: its server is switched off on request (spec.powerState: off)", node, why))
 		return true
 	case r.Obj.RestartingOnRequest(metav1.NewTime(r.now()), metav1.Duration{Duration: r.startupTimeout()}):
 		st.UnhealthySince = nil
-		r.setPhase(v1.PhaseUnhealthy)
-		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonRestartingOnRequest,
+		r.setPhase(equinixv1.PhaseUnhealthy)
+		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonRestartingOnRequest,
 			fmt.Sprintf("node %s %s: its server was switched on or rebooted on request and has until %s to come back",
 				node, why, r.Obj.Status.LastPowerAction.Requested.Add(r.startupTimeout()).UTC().Format(time.RFC3339)))
 		r.poll()
@@ -144,8 +144,8 @@ func (r *run) maintained(node *corev1.Node, why string) bool {
 		return false
 	}
 	r.Obj.Status.UnhealthySince = nil
-	r.setPhase(v1.PhaseOff)
-	r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeInMaintenance, fmt.Sprintf(
+	r.setPhase(equinixv1.PhaseOff)
+	r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeInMaintenance, fmt.Sprintf(
 		"node %s %s while in Harvester maintenance mode: its server's power is a person's (Harvester's power actions), "+
 			"so the pool neither power-cycles nor replaces it until maintenance ends", node.Name, why))
 	return true
@@ -163,16 +163,16 @@ func (r *run) nodeMissing(name string) {
 	if st.JoinedAt != nil {
 		// The Node object was deleted after the server joined: as unhealthy as it
 		// gets, measured from when we noticed.
-		if st.UnhealthySince == nil || st.Status != v1.PhaseUnhealthy {
+		if st.UnhealthySince == nil || st.Status != equinixv1.PhaseUnhealthy {
 			st.UnhealthySince = nowTime(r)
 		}
-		r.setPhase(v1.PhaseUnhealthy)
-		r.SetCondition(v1.InstanceReady, metav1.ConditionFalse, v1.ReasonNodeGone,
+		r.setPhase(equinixv1.PhaseUnhealthy)
+		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeGone,
 			fmt.Sprintf("node %s no longer exists", name))
 		return
 	}
-	r.setPhase(v1.PhaseJoining)
-	r.SetCondition(v1.InstanceNodeJoined, metav1.ConditionFalse, v1.ReasonWaiting,
+	r.setPhase(equinixv1.PhaseJoining)
+	r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionFalse, equinixv1.ReasonWaiting,
 		fmt.Sprintf("waiting for the installer to finish and node %s to register", name))
 	// The Node watch brings us back when it registers; polling the device meanwhile
 	// notices an install that fails or a device that disappears.

@@ -6,8 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -37,10 +37,10 @@ func (r *run) provisionOwned() error {
 		return err
 	}
 	if inv == nil && r.Obj.Status.Server != "" {
-		r.setPhase(v1.PhaseFailed)
-		r.SetCondition(v1.InstanceServerClaimed, metav1.ConditionFalse, v1.ReasonServerGone, fmt.Sprintf(
+		r.setPhase(equinixv1.PhaseFailed)
+		r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonServerGone, fmt.Sprintf(
 			"Inventory %s/%s is gone or no longer carries this Instance's claim; the pool replaces this server",
-			v1alpha1.InventoryNamespace, r.Obj.Status.Server))
+			seederv1alpha1.InventoryNamespace, r.Obj.Status.Server))
 		return nil
 	}
 	if inv == nil {
@@ -49,8 +49,8 @@ func (r *run) provisionOwned() error {
 			return err
 		}
 		if inv == nil {
-			r.setPhase(v1.PhasePending)
-			r.SetCondition(v1.InstanceServerClaimed, metav1.ConditionFalse, v1.ReasonNoFreeServer, noFreeServer(unnamable))
+			r.setPhase(equinixv1.PhasePending)
+			r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonNoFreeServer, noFreeServer(unnamable))
 			// The Inventories' watch brings the Instance back when one frees up.
 			r.Requeue(4 * r.h.settings.PollInterval)
 			return nil
@@ -58,23 +58,23 @@ func (r *run) provisionOwned() error {
 	}
 	if r.Obj.Status.Server != inv.Name {
 		// Stored at once: the claim is the create of this provider.
-		if err := r.PersistOutcome(func(st *v1.InstanceStatus) {
+		if err := r.PersistOutcome(func(st *equinixv1.InstanceStatus) {
 			st.Server = inv.Name
 			st.DeviceCreatedAt = nowTime(r)
 		}); err != nil {
 			return err
 		}
-		r.Eventf(v1.ReasonServerClaimed, "claimed server %s (Inventory %s/%s, management MAC %s)",
+		r.Eventf(equinixv1.ReasonServerClaimed, "claimed server %s (Inventory %s/%s, management MAC %s)",
 			inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress)
 	}
-	r.SetCondition(v1.InstanceServerClaimed, metav1.ConditionTrue, v1.ReasonServerClaimed, fmt.Sprintf(
+	r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionTrue, equinixv1.ReasonServerClaimed, fmt.Sprintf(
 		"claimed server %s (Inventory %s/%s, management MAC %s)", inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress))
 	if r.Obj.Status.PowerRequestedAt == nil {
 		if started, err := r.bootOwned(inv); err != nil || !started {
 			return err
 		}
 	}
-	r.setPhase(v1.PhaseInstalling)
+	r.setPhase(equinixv1.PhaseInstalling)
 	return r.trackNode()
 }
 
@@ -82,7 +82,7 @@ func (r *run) provisionOwned() error {
 // free but for a name that cannot be a host name.
 func noFreeServer(unnamable int) string {
 	msg := fmt.Sprintf("no free server: no Inventory in %s that spec.servers.selector chooses is unclaimed, without a node, "+
-		"with a managementInterfaceMacAddress and %s", v1alpha1.InventoryNamespace, v1alpha1.InventoryNodeReady)
+		"with a managementInterfaceMacAddress and %s", seederv1alpha1.InventoryNamespace, seederv1alpha1.InventoryNodeReady)
 	if unnamable > 0 {
 		msg += fmt.Sprintf(", and named so that it can be a host name (a DNS-1123 label: lower case letters, digits and '-', "+
 			"at most 63 characters, no dot), the name its node joins under; %d otherwise free server(s) are skipped for their name",
@@ -94,7 +94,7 @@ func noFreeServer(unnamable int) string {
 // bmcMachine is the server's BMC for this pass, from the shared driver,
 // under the name the Inventories' chain uses too. ok is false when its
 // Secret does not let it be reached; the condition says why.
-func (r *run) bmcMachine(inv *v1alpha1.Inventory, condType string) (*bmcdriver.Machine, bool, error) {
+func (r *run) bmcMachine(inv *seederv1alpha1.Inventory, condType string) (*bmcdriver.Machine, bool, error) {
 	ep, problem, err := endpoint.For(r.h.ctx, r.h.k8s.CoreV1(), inv, r.h.settings.BMCTimeout)
 	if err != nil {
 		return nil, false, err
@@ -113,13 +113,13 @@ func (r *run) bmcMachine(inv *v1alpha1.Inventory, condType string) (*bmcdriver.M
 // cycles it, when it is on), each command once: its intent is stored
 // first, and a command whose answer was lost counts as sent. It reports
 // whether both were sent.
-func (r *run) bootOwned(inv *v1alpha1.Inventory) (bool, error) {
-	m, ok, err := r.bmcMachine(inv, v1.InstanceInstalling)
+func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
+	m, ok, err := r.bmcMachine(inv, equinixv1.InstanceInstalling)
 	if err != nil || !ok {
 		return false, err
 	}
 	defer m.Release(r.After())
-	r.setPhase(v1.PhaseProvisioning)
+	r.setPhase(equinixv1.PhaseProvisioning)
 	// r.Obj is the stored object after each Persist: its status is read
 	// afresh, never through a pointer taken before.
 	if r.Obj.Status.NetworkBootRequestedAt == nil {
@@ -136,9 +136,9 @@ func (r *run) bootOwned(inv *v1alpha1.Inventory) (bool, error) {
 			return false, err
 		}
 		if err := m.NetworkBootOnce(r.h.ctx); err != nil && !machine.MaybeApplied(err) {
-			return false, r.bmcRefused(inv, "the one-time network boot", err, func(st *v1.InstanceStatus) { st.NetworkBootRequestedAt = nil })
+			return false, r.bmcRefused(inv, "the one-time network boot", err, func(st *equinixv1.InstanceStatus) { st.NetworkBootRequestedAt = nil })
 		}
-		r.Eventf(v1.ReasonNetworkBoot, "asked the BMC of server %s to boot it from the network once", inv.Name)
+		r.Eventf(equinixv1.ReasonNetworkBoot, "asked the BMC of server %s to boot it from the network once", inv.Name)
 	}
 	power, err := m.PowerState(r.h.ctx)
 	if err != nil {
@@ -154,10 +154,10 @@ func (r *run) bootOwned(inv *v1alpha1.Inventory) (bool, error) {
 		return false, err
 	}
 	if err := m.Power(r.h.ctx, action); err != nil && !machine.MaybeApplied(err) {
-		return false, r.bmcRefused(inv, "powering the server on", err, func(st *v1.InstanceStatus) { st.PowerRequestedAt = nil })
+		return false, r.bmcRefused(inv, "powering the server on", err, func(st *equinixv1.InstanceStatus) { st.PowerRequestedAt = nil })
 	}
 	r.Obj.Status.InstallRequestedAt = nowTime(r)
-	r.SetCondition(v1.InstanceInstalling, metav1.ConditionTrue, v1.ReasonNetworkBoot, fmt.Sprintf(
+	r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionTrue, equinixv1.ReasonNetworkBoot, fmt.Sprintf(
 		"server %s was %s to boot from the network into the Harvester installer; waiting for node %s", inv.Name, how, r.Obj.NodeName()))
 	return true, nil
 }
@@ -165,13 +165,13 @@ func (r *run) bootOwned(inv *v1alpha1.Inventory) (bool, error) {
 // bmcRefused reports a BMC command that was not carried out. undo takes
 // back its intent (nothing was sent, so it may be asked again), stored at
 // once; the work queue's backoff brings the Instance back.
-func (r *run) bmcRefused(inv *v1alpha1.Inventory, what string, err error, undo func(*v1.InstanceStatus)) error {
+func (r *run) bmcRefused(inv *seederv1alpha1.Inventory, what string, err error, undo func(*equinixv1.InstanceStatus)) error {
 	if undo != nil {
 		if perr := r.PersistOutcome(undo); perr != nil {
 			return perr
 		}
 	}
-	r.SetCondition(v1.InstanceInstalling, metav1.ConditionFalse, v1.ReasonBMCFailed,
+	r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, equinixv1.ReasonBMCFailed,
 		fmt.Sprintf("the BMC of server %s: %s failed: %v", inv.Name, what, err))
 	return fmt.Errorf("server %s, %s: %w", inv.Name, what, err)
 }
@@ -181,13 +181,13 @@ func (r *run) bmcRefused(inv *v1alpha1.Inventory, what string, err error, undo f
 // would register again), the Node deleted, the claim removed. A server this
 // Instance never booted keeps its power as it was.
 func (r *run) cleanupOwned() (bool, error) {
-	if r.Obj.Status.Status != v1.PhaseDeleting {
-		r.setPhase(v1.PhaseDeleting)
+	if r.Obj.Status.Status != equinixv1.PhaseDeleting {
+		r.setPhase(equinixv1.PhaseDeleting)
 		msg := "no server was claimed: nothing to release"
 		if r.Obj.Status.Server != "" {
 			msg = fmt.Sprintf("releasing server %s and removing its node %s", r.Obj.Status.Server, r.Obj.NodeName())
 		}
-		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting, msg)
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonDeleting, msg)
 	}
 	inv, err := r.claimedServer()
 	if err != nil {
@@ -219,15 +219,15 @@ const powerOffResend = 2 * time.Minute
 
 // powerOffOwned switches the server off through its BMC and reports
 // whether it is off.
-func (r *run) powerOffOwned(inv *v1alpha1.Inventory) (bool, error) {
-	m, ok, err := r.bmcMachine(inv, v1.InstanceDeleting)
+func (r *run) powerOffOwned(inv *seederv1alpha1.Inventory) (bool, error) {
+	m, ok, err := r.bmcMachine(inv, equinixv1.InstanceDeleting)
 	if err != nil || !ok {
 		return false, err
 	}
 	defer m.Release(r.After())
 	power, err := m.PowerState(r.h.ctx)
 	if err != nil {
-		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonBMCFailed,
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonBMCFailed,
 			fmt.Sprintf("reading the power of server %s before releasing it: %v", inv.Name, err))
 		return false, fmt.Errorf("server %s, reading the power state: %w", inv.Name, err)
 	}
@@ -238,20 +238,20 @@ func (r *run) powerOffOwned(inv *v1alpha1.Inventory) (bool, error) {
 	// second could not tell a power-off from the power-on of the same
 	// second).
 	last := r.Obj.Status.PowerRequestedAt
-	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeleting)
-	sent := c != nil && c.Reason == v1.ReasonPoweringOff && last != nil
+	c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceDeleting)
+	sent := c != nil && c.Reason == equinixv1.ReasonPoweringOff && last != nil
 	if sent && r.now().Before(last.Add(powerOffResend)) {
 		r.poll()
 		return false, nil
 	}
 	r.Obj.Status.PowerRequestedAt = nowTime(r)
-	r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonPoweringOff,
+	r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonPoweringOff,
 		fmt.Sprintf("powering server %s off; it is released once it is off", inv.Name))
 	if err := r.Persist(); err != nil {
 		return false, err
 	}
 	if err := m.Power(r.h.ctx, machine.ActionOff); err != nil && !machine.MaybeApplied(err) {
-		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonBMCFailed,
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonBMCFailed,
 			fmt.Sprintf("powering server %s off before releasing it: %v", inv.Name, err))
 		return false, fmt.Errorf("server %s, powering off: %w", inv.Name, err)
 	}
@@ -273,12 +273,12 @@ const maxPowerCycles = 2
 // replacement alone follows.
 func (r *run) remediateOwned() error {
 	st := &r.Obj.Status
-	if st.Status == v1.PhaseManaged {
+	if st.Status == equinixv1.PhaseManaged {
 		st.PowerCycles = 0
 		return nil
 	}
 	pool, err := r.h.pools.Get(r.Obj.Spec.PoolName)
-	if err != nil || pool.Spec.NodeCleanupWaitInterval == nil || st.Status != v1.PhaseUnhealthy || st.UnhealthySince == nil ||
+	if err != nil || pool.Spec.NodeCleanupWaitInterval == nil || st.Status != equinixv1.PhaseUnhealthy || st.UnhealthySince == nil ||
 		st.PowerCycles >= maxPowerCycles || r.Obj.OffOnRequest() {
 		return nil //nolint:nilerr // a pool not in the cache cycles nothing
 	}
@@ -297,15 +297,15 @@ func (r *run) remediateOwned() error {
 		return err
 	}
 	if why, err := r.fencedServer(inv); err != nil || why != "" {
-		if c := conditions.Get(st.Conditions, v1.InstanceReady); why != "" && c != nil {
-			r.SetCondition(v1.InstanceReady, c.Status, c.Reason, c.Message+"; "+why)
+		if c := conditions.Get(st.Conditions, equinixv1.InstanceReady); why != "" && c != nil {
+			r.SetCondition(equinixv1.InstanceReady, c.Status, c.Reason, c.Message+"; "+why)
 		}
 		// The pool's replacement at the end of nodeCleanupWaitInterval
 		// still comes; the Inventory's watch brings the Instance back
 		// when the fence is lifted.
 		return err
 	}
-	m, ok, err := r.bmcMachine(inv, v1.InstanceReady)
+	m, ok, err := r.bmcMachine(inv, equinixv1.InstanceReady)
 	if err != nil || !ok {
 		return err
 	}
@@ -319,7 +319,7 @@ func (r *run) remediateOwned() error {
 	if err := m.Power(r.h.ctx, machine.ActionReboot); err != nil && !machine.MaybeApplied(err) {
 		return fmt.Errorf("server %s, power cycle: %w", inv.Name, err)
 	}
-	r.Eventf(v1.ReasonPowerCycled, "node %s stays not Ready: power-cycled server %s through its BMC (%d of %d before it is replaced)",
+	r.Eventf(equinixv1.ReasonPowerCycled, "node %s stays not Ready: power-cycled server %s through its BMC (%d of %d before it is replaced)",
 		r.Obj.NodeName(), inv.Name, cycles, maxPowerCycles)
 	r.Requeue(step)
 	return nil

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -56,7 +56,7 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 		return nil, r.networkFailure("finding or creating the VLANs", err)
 	}
 	for _, vx := range created {
-		r.Eventf(v1.ReasonVLANCreated, "created VLAN %d in metro %s", vx, metro)
+		r.Eventf(equinixv1.ReasonVLANCreated, "created VLAN %d in metro %s", vx, metro)
 	}
 	// dropped is set when a VLAN left the device for good (not just moved to
 	// another of its ports): only then may an addon VLAN have become unused.
@@ -64,7 +64,7 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 	for i := 0; ; i++ {
 		want, err := network.Want(dev.Ports, &r.Obj.Spec.InstanceTemplate, phase)
 		if err != nil {
-			r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonPortMissing, err.Error())
+			r.SetCondition(equinixv1.InstanceNetworkConfigured, metav1.ConditionFalse, equinixv1.ReasonPortMissing, err.Error())
 			return nil, nil
 		}
 		steps := network.Steps(dev.Ports, want, vlanIDs)
@@ -105,7 +105,7 @@ func (r *run) convergePorts(client metal.Client, dev *metal.Device, phase networ
 		}
 		if !network.Landed(prev.Ports, dev.Ports, last) {
 			// The API answers before a conversion has finished: look again soon.
-			r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonConverging, waitingFor(last))
+			r.SetCondition(equinixv1.InstanceNetworkConfigured, metav1.ConditionFalse, equinixv1.ReasonConverging, waitingFor(last))
 			r.Requeue(r.h.settings.PollInterval)
 			return nil, nil
 		}
@@ -126,8 +126,8 @@ func waitingFor(s network.Step) string {
 // refuses a second one while it is in progress, so the port is only read
 // again.
 func (r *run) awaiting(s network.Step) bool {
-	c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceNetworkConfigured)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1.ReasonConverging &&
+	c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceNetworkConfigured)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == equinixv1.ReasonConverging &&
 		c.Message == waitingFor(s) && r.now().Sub(c.LastTransitionTime.Time) < conversionWait
 }
 
@@ -164,7 +164,7 @@ func (r *run) networkConverged(client metal.Client, dev *metal.Device, phase net
 	if phase == network.PhaseInstall && what != r.Obj.Spec.NetworkingConfiguration.Type && r.Obj.Spec.NetworkingConfiguration.Type != "" {
 		msg += fmt.Sprintf(" for the install; %s follows once the node has joined", r.Obj.Spec.NetworkingConfiguration.Type)
 	}
-	r.SetCondition(v1.InstanceNetworkConfigured, metav1.ConditionTrue, v1.ReasonConverged, msg)
+	r.SetCondition(equinixv1.InstanceNetworkConfigured, metav1.ConditionTrue, equinixv1.ReasonConverged, msg)
 	if dropped {
 		if err := r.collectVLANs(client); err != nil {
 			return r.networkFailure("deleting VLANs no longer used", err)

@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -17,7 +17,7 @@ import (
 
 // ProvisionInstance drives an Instance through the provisioning chain: device,
 // active, network (gate), install configuration, installer, Node, Ready.
-func (h *Handler) ProvisionInstance(_ string, inst *v1.Instance) (*v1.Instance, error) {
+func (h *Handler) ProvisionInstance(_ string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	if inst == nil || inst.DeletionTimestamp != nil {
 		return inst, nil
 	}
@@ -36,7 +36,7 @@ func (h *Handler) ProvisionInstance(_ string, inst *v1.Instance) (*v1.Instance, 
 // HasFinalizer reports whether the cleanup chain's finalizer is stored: the
 // equinix mode's on a Metal Instance, the hardware mode's on a server
 // people own.
-func HasFinalizer(inst *v1.Instance) bool {
+func HasFinalizer(inst *equinixv1.Instance) bool {
 	if inst.Spec.Owned() {
 		return slices.Contains(inst.Finalizers, FinalizerOwned)
 	}
@@ -45,16 +45,16 @@ func HasFinalizer(inst *v1.Instance) bool {
 
 func (r *run) provision() error {
 	if r.Obj.Status.Status == "" {
-		r.setPhase(v1.PhasePending)
+		r.setPhase(equinixv1.PhasePending)
 	}
 	if r.Obj.Spec.Owned() {
 		return r.provisionOwned()
 	}
 	if r.Obj.Status.JoinedAt != nil {
-		if c := conditions.Get(r.Obj.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Reason == v1.ReasonDeviceGone {
+		if c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceDeviceActive); c != nil && c.Reason == equinixv1.ReasonDeviceGone {
 			// The sweep found the device gone: the server is lost whatever its
 			// Node says, and stays failed until the pool replaces it.
-			r.setPhase(v1.PhaseFailed)
+			r.setPhase(equinixv1.PhaseFailed)
 			return nil
 		}
 		// Joined servers are followed through their Node only: no Metal call per
@@ -95,11 +95,11 @@ func (r *run) provision() error {
 	if !r.deviceUsable(dev) {
 		return nil
 	}
-	if r.Obj.Spec.BootMode != v1.BootModeSingleBoot {
-		if !conditions.IsTrue(r.Obj.Status.Conditions, v1.InstanceNetworkConfigured) ||
+	if r.Obj.Spec.BootMode != equinixv1.BootModeSingleBoot {
+		if !conditions.IsTrue(r.Obj.Status.Conditions, equinixv1.InstanceNetworkConfigured) ||
 			r.Obj.Status.NetworkConfigHash != networkHash(r.Obj, network.PhaseInstall) {
 			// The ports must be in the state the installer needs first.
-			r.setPhase(v1.PhaseNetworking)
+			r.setPhase(equinixv1.PhaseNetworking)
 			if dev, err = r.convergeForInstall(client, dev); dev == nil || err != nil {
 				return err
 			}
@@ -119,8 +119,8 @@ const installCheck = 4
 // started, and the node has not joined yet.
 func (r *run) installRunning() bool {
 	st := r.Obj.Status
-	return st.JoinedAt == nil && conditions.IsTrue(st.Conditions, v1.InstanceInstalling) &&
-		conditions.IsTrue(st.Conditions, v1.InstanceDeviceActive)
+	return st.JoinedAt == nil && conditions.IsTrue(st.Conditions, equinixv1.InstanceInstalling) &&
+		conditions.IsTrue(st.Conditions, equinixv1.InstanceDeviceActive)
 }
 
 // followNode follows the Node and, once the server has joined, takes the
@@ -164,7 +164,7 @@ func (r *run) clearUserdata() error {
 		// A device that is gone took its userdata with it; the sweep
 		// reports the device itself. Stored at once: the hardware chain
 		// writes this status too, and a conflict must not clear twice.
-		if err := r.PersistOutcome(func(st *v1.InstanceStatus) {
+		if err := r.PersistOutcome(func(st *equinixv1.InstanceStatus) {
 			st.UserdataCleared = true
 			st.UserdataClearRetry = nil
 		}); err != nil {
@@ -172,8 +172,8 @@ func (r *run) clearUserdata() error {
 		}
 	default:
 		// From twice the poll interval (30s by default), doubling.
-		wait := r.backOff(&st.UserdataClearRetry, err, v1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
-		r.Eventf(v1.ReasonUserdataNotCleared,
+		wait := r.backOff(&st.UserdataClearRetry, err, equinixv1.ReasonUserdataNotCleared, 2*r.h.settings.PollInterval, maxUserdataClearBackoff)
+		r.Eventf(equinixv1.ReasonUserdataNotCleared,
 			"could not clear the join configuration from device %s's userdata (%s); retrying in %s",
 			st.InstanceID, failure.Message(err), wait.Round(time.Second))
 	}
@@ -185,26 +185,26 @@ func (r *run) clearUserdata() error {
 func (r *run) deviceUsable(dev *metal.Device) bool {
 	switch dev.State {
 	case metal.DeviceStateQueued, metal.DeviceStateProvisioning:
-		r.setPhase(v1.PhaseProvisioning)
-		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisioning,
+		r.setPhase(equinixv1.PhaseProvisioning)
+		r.SetCondition(equinixv1.InstanceDeviceActive, metav1.ConditionFalse, equinixv1.ReasonProvisioning,
 			fmt.Sprintf("device %s is %s (%.0f%%)", dev.ID, dev.State, dev.ProvisioningPercentage))
 		r.poll()
 		return false
 	case metal.DeviceStateFailed:
-		r.setPhase(v1.PhaseFailed)
-		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisionFailed,
+		r.setPhase(equinixv1.PhaseFailed)
+		r.SetCondition(equinixv1.InstanceDeviceActive, metav1.ConditionFalse, equinixv1.ReasonProvisionFailed,
 			fmt.Sprintf("Equinix Metal could not provision device %s (plan %s, metro %s); the pool replaces this server",
 				dev.ID, r.Obj.Spec.Plan, r.Obj.Spec.Metro))
 		return false
 	case metal.DeviceStateActive:
-		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionTrue, v1.ReasonDeviceActive,
+		r.SetCondition(equinixv1.InstanceDeviceActive, metav1.ConditionTrue, equinixv1.ReasonDeviceActive,
 			fmt.Sprintf("device %s is active", dev.ID))
 		if r.Obj.Status.DeviceActiveAt == nil {
 			r.Obj.Status.DeviceActiveAt = nowTime(r)
 		}
 		return true
 	case metal.DeviceStateReinstalling:
-		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonReinstalling,
+		r.SetCondition(equinixv1.InstanceDeviceActive, metav1.ConditionFalse, equinixv1.ReasonReinstalling,
 			fmt.Sprintf("device %s is reinstalling", dev.ID))
 		r.poll()
 		return r.Obj.Status.InstallRequestedAt != nil
@@ -213,12 +213,12 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 		return false
 	default: // inactive, powering_on, powering_off
 		if r.Obj.OffOnRequest() || r.Obj.Status.LastPowerAction.InFlight() {
-			r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOffOnRequest,
+			r.SetCondition(equinixv1.InstanceDeviceActive, metav1.ConditionFalse, equinixv1.ReasonPoweredOffOnRequest,
 				fmt.Sprintf("device %s is %s on request (spec.powerState %s)", dev.ID, dev.State, r.Obj.Spec.WantedPowerState()))
 			r.Requeue(4 * r.h.settings.PollInterval)
 			return false
 		}
-		r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonPoweredOff,
+		r.SetCondition(equinixv1.InstanceDeviceActive, metav1.ConditionFalse, equinixv1.ReasonPoweredOff,
 			fmt.Sprintf("device %s is %s; power it on in Equinix Metal, or delete the Instance to replace it", dev.ID, dev.State))
 		r.Requeue(4 * r.h.settings.PollInterval)
 		return false
@@ -228,7 +228,7 @@ func (r *run) deviceUsable(dev *metal.Device) bool {
 // deviceGone records that the device no longer exists; the pool replaces the
 // Instance.
 func (r *run) deviceGone(message string) {
-	r.setPhase(v1.PhaseFailed)
+	r.setPhase(equinixv1.PhaseFailed)
 	r.Obj.Status.DeviceState = string(metal.DeviceStateDeleted)
-	r.SetCondition(v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonDeviceGone, message)
+	r.SetCondition(equinixv1.InstanceDeviceActive, metav1.ConditionFalse, equinixv1.ReasonDeviceGone, message)
 }

@@ -16,14 +16,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
-	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
+	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -43,7 +43,7 @@ const (
 	watchSettings    = "instance-watch-settings"
 
 	// Finalizer is what wrangler's OnRemove stores for HandlerRemove.
-	Finalizer = v1.FinalizerInstance
+	Finalizer = equinixv1.FinalizerInstance
 
 	// The chains of servers people own (--mode hardware): handlers of
 	// their own, so that their finalizer is not the equinix mode's.
@@ -54,7 +54,7 @@ const (
 
 	// FinalizerOwned is what wrangler's OnRemove stores for
 	// HandlerOwnedRemove.
-	FinalizerOwned = v1.FinalizerInstanceOwned
+	FinalizerOwned = equinixv1.FinalizerInstanceOwned
 )
 
 // Settings are the parts of the configuration the Instance chains read.
@@ -100,7 +100,7 @@ type Handler struct {
 	// inventories are the servers people own; bmcs their BMCs (the
 	// hardware mode's shared driver); owned what the chain keeps of its
 	// claims. Unused by Metal Instances.
-	inventories metalcontrollers.InventoryController
+	inventories seedercontrollers.InventoryController
 	bmcs        *bmcdriver.Driver
 	owned       *ownedState
 
@@ -146,10 +146,10 @@ func RegisterOwned(ctx context.Context, deps *common.Deps) *Handler {
 // Inventory, and every owned Instance still waiting for a server.
 func (h *Handler) instancesOfInventory(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
 	var holder string
-	if inv, ok := obj.(*v1alpha1.Inventory); ok && inv != nil {
-		holder = inv.Labels[v1.LabelClaimedBy]
+	if inv, ok := obj.(*seederv1alpha1.Inventory); ok && inv != nil {
+		holder = inv.Labels[equinixv1.LabelClaimedBy]
 	}
-	return h.instancesWhere(func(inst *v1.Instance) bool {
+	return h.instancesWhere(func(inst *equinixv1.Instance) bool {
 		return inst.Spec.Owned() && (inst.Name == holder || inst.Status.Server == "")
 	})
 }
@@ -193,14 +193,14 @@ func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedr
 		if h.inventories == nil {
 			return keys, nil
 		}
-		if inv, err := h.inventories.Cache().Get(v1alpha1.InventoryNamespace, name); err == nil {
-			if holder := inv.Labels[v1.LabelClaimedBy]; holder != "" && holder != name {
+		if inv, err := h.inventories.Cache().Get(seederv1alpha1.InventoryNamespace, name); err == nil {
+			if holder := inv.Labels[equinixv1.LabelClaimedBy]; holder != "" && holder != name {
 				keys = append(keys, relatedresource.Key{Name: holder})
 			}
 		}
 		return keys, nil
 	}
-	if inst, ok := node.Labels[v1.LabelInstance]; ok {
+	if inst, ok := node.Labels[equinixv1.LabelInstance]; ok {
 		return []relatedresource.Key{{Name: inst}}, nil
 	}
 	return nil, nil
@@ -210,8 +210,8 @@ func (h *Handler) instanceOfNode(_, name string, obj runtime.Object) ([]relatedr
 // Instance not yet managed and every one whose credentials it holds: a joined
 // server's credentials condition follows the project its Secret names.
 func (h *Handler) instancesOfSecret(_, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-	return h.instancesWhere(func(inst *v1.Instance) bool {
-		return inst.Status.Status != v1.PhaseManaged || h.credentials.RefFor(inst.Spec.CredentialsSecret).Name == name
+	return h.instancesWhere(func(inst *equinixv1.Instance) bool {
+		return inst.Status.Status != equinixv1.PhaseManaged || h.credentials.RefFor(inst.Spec.CredentialsSecret).Name == name
 	})
 }
 
@@ -219,10 +219,10 @@ func (h *Handler) instancesOfSecret(_, name string, _ runtime.Object) ([]related
 // input it may depend on changes: fixed credentials, a join token, the VIP or
 // the cluster version let it continue at once.
 func (h *Handler) waitingInstances(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
-	return h.instancesWhere(func(inst *v1.Instance) bool { return inst.Status.Status != v1.PhaseManaged })
+	return h.instancesWhere(func(inst *equinixv1.Instance) bool { return inst.Status.Status != equinixv1.PhaseManaged })
 }
 
-func (h *Handler) instancesWhere(keep func(*v1.Instance) bool) ([]relatedresource.Key, error) {
+func (h *Handler) instancesWhere(keep func(*equinixv1.Instance) bool) ([]relatedresource.Key, error) {
 	insts, err := h.instances.Cache().List(labels.Everything())
 	if err != nil {
 		return nil, err

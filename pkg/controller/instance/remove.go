@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -20,7 +20,7 @@ import (
 // Equinix Metal no longer has it, then deletes the Node and the Instance's
 // Secret. Until every step is confirmed the finalizer stays, so a paid server
 // is never forgotten; a 401/403 in particular never lets it go.
-func (h *Handler) RemoveInstance(_ string, inst *v1.Instance) (*v1.Instance, error) {
+func (h *Handler) RemoveInstance(_ string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	r := h.newRun(inst)
 	done, err := r.cleanup()
 	updated, perr := r.Finish(err)
@@ -42,9 +42,9 @@ func (r *run) cleanup() (bool, error) {
 	if r.Obj.Spec.Owned() {
 		return r.cleanupOwned()
 	}
-	if r.Obj.Status.Status != v1.PhaseDeleting {
-		r.setPhase(v1.PhaseDeleting)
-		r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonDeleting,
+	if r.Obj.Status.Status != equinixv1.PhaseDeleting {
+		r.setPhase(equinixv1.PhaseDeleting)
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonDeleting,
 			fmt.Sprintf("removing device %q and node %s", r.Obj.Status.InstanceID, r.Obj.Name))
 	}
 	if r.noDeviceRequested() {
@@ -72,7 +72,7 @@ func (r *run) cleanup() (bool, error) {
 	}
 	// The device's ports are gone with it: VLANs only it used can go too.
 	if err := r.collectVLANs(client); err != nil {
-		return false, r.metalFailure("deleting VLANs no longer used", v1.InstanceDeleting, err)
+		return false, r.metalFailure("deleting VLANs no longer used", equinixv1.InstanceDeleting, err)
 	}
 	if err := r.deletePasswordSecret(); err != nil {
 		return false, err
@@ -88,9 +88,9 @@ func (r *run) deleteDevices(client metal.Client) (bool, error) {
 	if r.Obj.Status.InstanceID != "" {
 		ids[r.Obj.Status.InstanceID] = true
 	}
-	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: v1.InstanceTag(string(r.Obj.UID))})
+	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: equinixv1.InstanceTag(string(r.Obj.UID))})
 	if err != nil {
-		return false, r.metalFailure("listing the Instance's devices to delete them", v1.InstanceDeleting, err)
+		return false, r.metalFailure("listing the Instance's devices to delete them", equinixv1.InstanceDeleting, err)
 	}
 	listed := map[string]bool{}
 	for _, d := range tagged {
@@ -122,7 +122,7 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 		// 403 for a device the tag list no longer shows: deleted.
 		return true, nil
 	case err != nil:
-		return false, r.metalFailure("reading device "+id+" before deleting it", v1.InstanceDeleting, err)
+		return false, r.metalFailure("reading device "+id+" before deleting it", equinixv1.InstanceDeleting, err)
 	}
 	if dev.State == metal.DeviceStateDeprovisioning || dev.State == metal.DeviceStateDeleted {
 		return false, nil
@@ -132,12 +132,12 @@ func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, e
 			return true, nil
 		}
 		if failure.ClassOf(err) == failure.Busy {
-			r.SetCondition(v1.InstanceDeleting, metav1.ConditionTrue, v1.ReasonWaitingForProvisioning,
+			r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonWaitingForProvisioning,
 				fmt.Sprintf("Equinix Metal refuses to delete device %s while it is %s; retrying", id, dev.State))
 		}
-		return false, r.metalFailure("deleting device "+id, v1.InstanceDeleting, err)
+		return false, r.metalFailure("deleting device "+id, equinixv1.InstanceDeleting, err)
 	}
-	r.Eventf(v1.ReasonDeviceDeleted, "deleting device %s", id)
+	r.Eventf(equinixv1.ReasonDeviceDeleted, "deleting device %s", id)
 	return false, nil
 }
 
@@ -162,7 +162,7 @@ func (r *run) deleteNode() error {
 		return fmt.Errorf("deleting node %s: %w", node.Name, err)
 	}
 	if err == nil {
-		r.Eventf(v1.ReasonNodeDeleted, "deleted node %s after its device was gone", node.Name)
+		r.Eventf(equinixv1.ReasonNodeDeleted, "deleted node %s after its device was gone", node.Name)
 	}
 	return nil
 }
@@ -202,6 +202,6 @@ func (r *run) noDeviceRequested() bool {
 	if st.InstanceID != "" || st.ProjectID != "" {
 		return false
 	}
-	c := conditions.Get(st.Conditions, v1.InstanceDeviceCreated)
-	return c == nil || (c.Status == metav1.ConditionFalse && c.Reason != v1.ReasonDeviceGone && c.Reason != v1.ReasonDuplicateDevices)
+	c := conditions.Get(st.Conditions, equinixv1.InstanceDeviceCreated)
+	return c == nil || (c.Status == metav1.ConditionFalse && c.Reason != equinixv1.ReasonDeviceGone && c.Reason != equinixv1.ReasonDuplicateDevices)
 }

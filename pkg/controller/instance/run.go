@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -15,12 +15,12 @@ import (
 // run is one reconcile of one Instance (see reconcile.Pass): steps change
 // r.Obj.Status, and Finish stores it once.
 type run struct {
-	*reconcile.Pass[*v1.Instance, v1.InstanceStatus]
+	*reconcile.Pass[*equinixv1.Instance, equinixv1.InstanceStatus]
 	h   *Handler
 	now func() time.Time
 }
 
-func (h *Handler) newRun(inst *v1.Instance) *run {
+func (h *Handler) newRun(inst *equinixv1.Instance) *run {
 	now := h.now
 	if now == nil {
 		now = time.Now
@@ -32,12 +32,12 @@ func (h *Handler) newRun(inst *v1.Instance) *run {
 // observed generation and the conditions the Harvester UI reads; each
 // write's replaced version is remembered (see versions), and the durations
 // it records for the first time are observed.
-func (h *Handler) kind() reconcile.Kind[*v1.Instance, v1.InstanceStatus] {
-	return reconcile.Kind[*v1.Instance, v1.InstanceStatus]{
+func (h *Handler) kind() reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceStatus] {
+	return reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceStatus]{
 		Name:       "instance",
-		Status:     func(i *v1.Instance) *v1.InstanceStatus { return &i.Status },
-		Conditions: func(i *v1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
-		UpdateStatus: func(i *v1.Instance) (*v1.Instance, error) {
+		Status:     func(i *equinixv1.Instance) *equinixv1.InstanceStatus { return &i.Status },
+		Conditions: func(i *equinixv1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
+		UpdateStatus: func(i *equinixv1.Instance) (*equinixv1.Instance, error) {
 			from := i.ResourceVersion
 			updated, err := h.instances.UpdateStatus(i)
 			if err == nil {
@@ -47,7 +47,7 @@ func (h *Handler) kind() reconcile.Kind[*v1.Instance, v1.InstanceStatus] {
 		},
 		EnqueueAfter: func(name string, after time.Duration) { h.instances.EnqueueAfter(name, after) },
 		Recorder:     h.recorder,
-		Prepare: func(i *v1.Instance) {
+		Prepare: func(i *equinixv1.Instance) {
 			i.Status.ObservedGeneration = i.Generation
 			if !i.Spec.Owned() {
 				// The Server column names the device.
@@ -56,8 +56,10 @@ func (h *Handler) kind() reconcile.Kind[*v1.Instance, v1.InstanceStatus] {
 			reconciling, stalled := harvester.InstanceUIConditions(i.Status)
 			conditions.Store(&i.Status.Conditions, i.Generation, reconciling, stalled)
 		},
-		Wrote: func(stored *v1.InstanceStatus, written *v1.Instance) { observeDurations(stored, &written.Status) },
-		Get:   func(name string) (*v1.Instance, error) { return h.instances.Get(name, metav1.GetOptions{}) },
+		Wrote: func(stored *equinixv1.InstanceStatus, written *equinixv1.Instance) {
+			observeDurations(stored, &written.Status)
+		},
+		Get: func(name string) (*equinixv1.Instance, error) { return h.instances.Get(name, metav1.GetOptions{}) },
 	}
 }
 
@@ -68,7 +70,7 @@ func (r *run) setPhase(phase string) { r.Obj.Status.Status = phase }
 // observeDurations records the provisioning and join durations once, when the
 // status that first carries them is stored (a failed write is retried and
 // must not count twice).
-func observeDurations(before, after *v1.InstanceStatus) {
+func observeDurations(before, after *equinixv1.InstanceStatus) {
 	created := after.DeviceCreatedAt
 	if created == nil {
 		return

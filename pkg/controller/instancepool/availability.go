@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -36,10 +36,10 @@ func nodesByName(nodes []*corev1.Node) map[string]*corev1.Node {
 // Ready), not being removed, and its node neither cordoned nor in Harvester
 // maintenance mode, since VMs leave such a node. A Node the cache has not
 // seen counts as unavailable: a rollout would rather wait than guess.
-func availability(nodes []*corev1.Node) func(*v1.Instance) bool {
+func availability(nodes []*corev1.Node) func(*equinixv1.Instance) bool {
 	byName := nodesByName(nodes)
-	return func(inst *v1.Instance) bool {
-		if inst.DeletionTimestamp != nil || inst.Status.Status != v1.PhaseManaged || !networkFinal(inst) {
+	return func(inst *equinixv1.Instance) bool {
+		if inst.DeletionTimestamp != nil || inst.Status.Status != equinixv1.PhaseManaged || !networkFinal(inst) {
 			return false
 		}
 		node := byName[inst.Status.NodeName]
@@ -52,23 +52,23 @@ func availability(nodes []*corev1.Node) func(*v1.Instance) bool {
 // which cuts the node's network for a moment: a server counts as available
 // only once that is behind it, or a rollout would remove an old server
 // while its successor is about to drop out.
-func networkFinal(inst *v1.Instance) bool {
+func networkFinal(inst *equinixv1.Instance) bool {
 	want := inst.Spec.NetworkingConfiguration.Type
-	if want != v1.NetworkTypeLayer2Bonded && want != v1.NetworkTypeLayer2Individual {
+	if want != equinixv1.NetworkTypeLayer2Bonded && want != equinixv1.NetworkTypeLayer2Individual {
 		return true
 	}
-	return inst.Status.NetworkType == want && conditions.IsTrue(inst.Status.Conditions, v1.InstanceNetworkConfigured)
+	return inst.Status.NetworkType == want && conditions.IsTrue(inst.Status.Conditions, equinixv1.InstanceNetworkConfigured)
 }
 
 // NetworkFinal is networkFinal for the fault campaign, whose rollout watch
 // counts available servers as maxUnavailable does.
-func NetworkFinal(inst *v1.Instance) bool { return networkFinal(inst) }
+func NetworkFinal(inst *equinixv1.Instance) bool { return networkFinal(inst) }
 
 // quorumHold keeps a rollout from removing a management node the etcd
 // quorum needs, and from removing one while another of the pool's is on its
 // way out: its Node stays Ready through maintenance until the device is
 // gone, so the quorum check alone would count it as staying.
-func quorumHold(nodes []*corev1.Node, insts []*v1.Instance) func(*v1.Instance) string {
+func quorumHold(nodes []*corev1.Node, insts []*equinixv1.Instance) func(*equinixv1.Instance) string {
 	byName := nodesByName(nodes)
 	managerTaken := ""
 	for _, i := range insts {
@@ -76,7 +76,7 @@ func quorumHold(nodes []*corev1.Node, insts []*v1.Instance) func(*v1.Instance) s
 			managerTaken = i.Name
 		}
 	}
-	return func(inst *v1.Instance) string {
+	return func(inst *equinixv1.Instance) string {
 		node := byName[inst.Status.NodeName]
 		if node == nil || !harvester.IsManagementNode(node) {
 			return ""
@@ -93,10 +93,10 @@ func quorumHold(nodes []*corev1.Node, insts []*v1.Instance) func(*v1.Instance) s
 }
 
 // countUnhealthy counts the joined servers whose node is not Ready.
-func countUnhealthy(insts []*v1.Instance) int {
+func countUnhealthy(insts []*equinixv1.Instance) int {
 	n := 0
 	for _, i := range insts {
-		if i.Status.JoinedAt != nil && i.Status.Status == v1.PhaseUnhealthy {
+		if i.Status.JoinedAt != nil && i.Status.Status == equinixv1.PhaseUnhealthy {
 			n++
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -33,12 +33,12 @@ func (r *poolRun) checkInputs() {
 // Instances find free servers: while one waits for one, the pool says so
 // (a Warning Event once, as the condition turns False).
 func (r *poolRun) checkServers() {
-	if c := r.instanceCondition(v1.InstanceServerClaimed, metav1.ConditionFalse, v1.ReasonNoFreeServer); c != nil {
-		r.SetCondition(v1.PoolServersAvailable, metav1.ConditionFalse, v1.ReasonNoFreeServer,
+	if c := r.instanceCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonNoFreeServer); c != nil {
+		r.SetCondition(equinixv1.PoolServersAvailable, metav1.ConditionFalse, equinixv1.ReasonNoFreeServer,
 			fmt.Sprintf("%s; add servers (Inventories) that spec.servers.selector chooses, or lower count", c.Message))
 		return
 	}
-	r.SetCondition(v1.PoolServersAvailable, metav1.ConditionTrue, v1.ReasonServersFree, "every server of the pool is claimed")
+	r.SetCondition(equinixv1.PoolServersAvailable, metav1.ConditionTrue, equinixv1.ReasonServersFree, "every server of the pool is claimed")
 }
 
 // checkCredentials reports on the Metal credentials of the pool.
@@ -50,13 +50,13 @@ func (r *poolRun) checkCredentials() {
 	}
 	r.projectChanged = moved != ""
 	if err != nil {
-		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsMissing, err.Error())
+		r.SetCondition(equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsMissing, err.Error())
 	} else if moved != "" {
-		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged, moved)
-	} else if refused := r.instanceCondition(v1.InstanceCredentialsReady, metav1.ConditionFalse); refused != nil {
-		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message)
+		r.SetCondition(equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectChanged, moved)
+	} else if refused := r.instanceCondition(equinixv1.InstanceCredentialsReady, metav1.ConditionFalse); refused != nil {
+		r.SetCondition(equinixv1.PoolCredentialsReady, metav1.ConditionFalse, refused.Reason, refused.Message)
 	} else {
-		r.SetCondition(v1.PoolCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+		r.SetCondition(equinixv1.PoolCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady,
 			fmt.Sprintf("Secret %s holds the Equinix Metal credentials", r.h.credentials.RefFor(r.Obj.Spec.CredentialsSecret)))
 	}
 }
@@ -69,11 +69,11 @@ func (r *poolRun) checkJoinInfo() {
 		version, joinErr = r.h.joinInfo.Version(r.Obj.Spec.HarvesterVersion)
 	}
 	if joinErr != nil {
-		r.SetCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonJoinInfoMissing, joinErr.Error())
+		r.SetCondition(equinixv1.PoolJoinInfoReady, metav1.ConditionFalse, equinixv1.ReasonJoinInfoMissing, joinErr.Error())
 	} else if missing := r.releaseMissing(version); missing != "" {
-		r.SetCondition(v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonReleaseNotFound, missing)
+		r.SetCondition(equinixv1.PoolJoinInfoReady, metav1.ConditionFalse, equinixv1.ReasonReleaseNotFound, missing)
 	} else {
-		r.SetCondition(v1.PoolJoinInfoReady, metav1.ConditionTrue, v1.ReasonJoinInfoReady,
+		r.SetCondition(equinixv1.PoolJoinInfoReady, metav1.ConditionTrue, equinixv1.ReasonJoinInfoReady,
 			"the cluster URL, join token and Harvester version are known")
 	}
 }
@@ -81,12 +81,12 @@ func (r *poolRun) checkJoinInfo() {
 // checkInstallDisk reports on the pool what its servers found before their
 // creates: an install disk the version's installer refuses holds every one.
 func (r *poolRun) checkInstallDisk() {
-	if c := r.instanceCondition(v1.InstanceInstallConfigured, metav1.ConditionFalse,
-		v1.ReasonInstallDiskTooSmall, v1.ReasonInstallDiskMissing); c != nil {
-		r.SetCondition(v1.PoolInstallDiskFits, metav1.ConditionFalse, c.Reason, c.Message)
+	if c := r.instanceCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse,
+		equinixv1.ReasonInstallDiskTooSmall, equinixv1.ReasonInstallDiskMissing); c != nil {
+		r.SetCondition(equinixv1.PoolInstallDiskFits, metav1.ConditionFalse, c.Reason, c.Message)
 		return
 	}
-	conditions.Remove(&r.Obj.Status.Conditions, v1.PoolInstallDiskFits)
+	conditions.Remove(&r.Obj.Status.Conditions, equinixv1.PoolInstallDiskFits)
 }
 
 // releaseMissing says why the pool's release cannot be installed, when its

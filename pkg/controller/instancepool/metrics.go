@@ -5,16 +5,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
-var poolPhases = []string{v1.PoolPhasePending, v1.PoolPhaseProvisioning, v1.PoolPhaseReady, v1.PoolPhaseScaling,
-	v1.PoolPhaseDegraded, v1.PoolPhaseFailed, v1.PoolPhaseDeleting}
+var poolPhases = []string{equinixv1.PoolPhasePending, equinixv1.PoolPhaseProvisioning, equinixv1.PoolPhaseReady, equinixv1.PoolPhaseScaling,
+	equinixv1.PoolPhaseDegraded, equinixv1.PoolPhaseFailed, equinixv1.PoolPhaseDeleting}
 
 // recordPool sets a pool's gauges: its phase, its Instances by phase and the
 // start of its oldest deletion in progress.
-func recordPool(pool, phase string, insts []*v1.Instance) {
+func recordPool(pool, phase string, insts []*equinixv1.Instance) {
 	for _, p := range poolPhases {
 		v := 0.0
 		if p == phase {
@@ -45,19 +45,19 @@ func forgetPool(pool string) {
 
 // recordPhases sets the instances-by-phase gauge of a pool (phases with no
 // Instance read zero rather than disappearing, which keeps graphs continuous).
-func recordPhases(pool string, insts []*v1.Instance) {
+func recordPhases(pool string, insts []*equinixv1.Instance) {
 	counts := map[string]int{}
-	for _, p := range []string{v1.PhasePending, v1.PhaseProvisioning, v1.PhaseNetworking, v1.PhaseInstalling,
-		v1.PhaseJoining, v1.PhaseManaged, v1.PhaseUnhealthy, v1.PhaseOff, v1.PhaseFailed, v1.PhaseDeleting} {
+	for _, p := range []string{equinixv1.PhasePending, equinixv1.PhaseProvisioning, equinixv1.PhaseNetworking, equinixv1.PhaseInstalling,
+		equinixv1.PhaseJoining, equinixv1.PhaseManaged, equinixv1.PhaseUnhealthy, equinixv1.PhaseOff, equinixv1.PhaseFailed, equinixv1.PhaseDeleting} {
 		counts[p] = 0
 	}
 	for _, i := range insts {
 		phase := i.Status.Status
 		if i.DeletionTimestamp != nil {
-			phase = v1.PhaseDeleting
+			phase = equinixv1.PhaseDeleting
 		}
 		if phase == "" {
-			phase = v1.PhasePending
+			phase = equinixv1.PhasePending
 		}
 		counts[phase]++
 	}

@@ -6,12 +6,12 @@ import (
 	"math/big"
 	"sort"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // active are the Instances not being deleted.
-func active(insts []*v1.Instance) []*v1.Instance {
-	out := make([]*v1.Instance, 0, len(insts))
+func active(insts []*equinixv1.Instance) []*equinixv1.Instance {
+	out := make([]*equinixv1.Instance, 0, len(insts))
 	for _, i := range insts {
 		if i.DeletionTimestamp == nil {
 			out = append(out, i)
@@ -21,8 +21,8 @@ func active(insts []*v1.Instance) []*v1.Instance {
 }
 
 // deleting are the Instances being deleted.
-func deleting(insts []*v1.Instance) []*v1.Instance {
-	var out []*v1.Instance
+func deleting(insts []*equinixv1.Instance) []*equinixv1.Instance {
+	var out []*equinixv1.Instance
 	for _, i := range insts {
 		if i.DeletionTimestamp != nil {
 			out = append(out, i)
@@ -37,13 +37,13 @@ func deleting(insts []*v1.Instance) []*v1.Instance {
 //  2. joined but unhealthy;
 //  3. healthy, newest first (the oldest servers have proven themselves and
 //     are the likeliest management nodes).
-func scaleDownRank(inst *v1.Instance) int {
+func scaleDownRank(inst *equinixv1.Instance) int {
 	switch {
-	case inst.Annotations[v1.AnnotationDelete] == "true":
+	case inst.Annotations[equinixv1.AnnotationDelete] == "true":
 		return 0
-	case inst.Status.JoinedAt == nil || inst.Status.Status == v1.PhaseFailed:
+	case inst.Status.JoinedAt == nil || inst.Status.Status == equinixv1.PhaseFailed:
 		return 1
-	case inst.Status.Status == v1.PhaseUnhealthy:
+	case inst.Status.Status == equinixv1.PhaseUnhealthy:
 		return 2
 	default:
 		return 3
@@ -52,8 +52,8 @@ func scaleDownRank(inst *v1.Instance) int {
 
 // scaleDownOrder sorts Instances in the order they are removed when a pool
 // shrinks. It does not mutate its input.
-func scaleDownOrder(insts []*v1.Instance) []*v1.Instance {
-	out := append([]*v1.Instance(nil), insts...)
+func scaleDownOrder(insts []*equinixv1.Instance) []*equinixv1.Instance {
+	out := append([]*equinixv1.Instance(nil), insts...)
 	sort.SliceStable(out, func(a, b int) bool {
 		ra, rb := scaleDownRank(out[a]), scaleDownRank(out[b])
 		if ra != rb {
@@ -71,7 +71,7 @@ func scaleDownOrder(insts []*v1.Instance) []*v1.Instance {
 // pickReservation returns the pool's first hardware reservation not used by
 // another of its Instances; "next-available" can be used any number of times.
 // An empty result means on-demand hardware.
-func pickReservation(pool *v1.InstancePool, insts []*v1.Instance) string {
+func pickReservation(pool *equinixv1.InstancePool, insts []*equinixv1.Instance) string {
 	used := map[string]bool{}
 	for _, i := range insts {
 		used[i.Spec.HardwareReservationID] = true

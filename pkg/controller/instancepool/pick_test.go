@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
-type instBuilder struct{ v1.Instance }
+type instBuilder struct{ equinixv1.Instance }
 
 func inst(name string, age time.Duration) *instBuilder {
 	b := &instBuilder{}
@@ -20,31 +20,31 @@ func inst(name string, age time.Duration) *instBuilder {
 	b.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-age))
 	joined := metav1.NewTime(b.CreationTimestamp.Add(time.Minute))
 	b.Status.JoinedAt = &joined
-	b.Status.Status = v1.PhaseManaged
+	b.Status.Status = equinixv1.PhaseManaged
 	return b
 }
 func (b *instBuilder) neverJoined() *instBuilder {
 	b.Status.JoinedAt = nil
-	b.Status.Status = v1.PhaseInstalling
+	b.Status.Status = equinixv1.PhaseInstalling
 	return b
 }
 func (b *instBuilder) failed() *instBuilder {
 	b.Status.JoinedAt = nil
-	b.Status.Status = v1.PhaseFailed
+	b.Status.Status = equinixv1.PhaseFailed
 	return b
 }
-func (b *instBuilder) unhealthy() *instBuilder { b.Status.Status = v1.PhaseUnhealthy; return b }
+func (b *instBuilder) unhealthy() *instBuilder { b.Status.Status = equinixv1.PhaseUnhealthy; return b }
 func (b *instBuilder) marked() *instBuilder {
-	b.Annotations = map[string]string{v1.AnnotationDelete: "true"}
+	b.Annotations = map[string]string{equinixv1.AnnotationDelete: "true"}
 	return b
 }
 func (b *instBuilder) reservation(id string) *instBuilder {
 	b.Spec.HardwareReservationID = id
 	return b
 }
-func (b *instBuilder) build() *v1.Instance { return &b.Instance }
+func (b *instBuilder) build() *equinixv1.Instance { return &b.Instance }
 
-func names(insts []*v1.Instance) []string {
+func names(insts []*equinixv1.Instance) []string {
 	out := make([]string, len(insts))
 	for i, x := range insts {
 		out[i] = x.Name
@@ -53,7 +53,7 @@ func names(insts []*v1.Instance) []string {
 }
 
 func TestScaleDownOrder(t *testing.T) {
-	in := []*v1.Instance{
+	in := []*equinixv1.Instance{
 		inst("old-healthy", 10*time.Hour).build(),
 		inst("new-healthy", time.Hour).build(),
 		inst("sick", 5*time.Hour).unhealthy().build(),
@@ -67,10 +67,10 @@ func TestScaleDownOrder(t *testing.T) {
 }
 
 func TestPickReservation(t *testing.T) {
-	pool := &v1.InstancePool{Spec: v1.InstancePoolSpec{HardwareReservationIDs: []string{
+	pool := &equinixv1.InstancePool{Spec: equinixv1.InstancePoolSpec{HardwareReservationIDs: []string{
 		"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"}}}
 	assert.Equal(t, "11111111-1111-1111-1111-111111111111", pickReservation(pool, nil))
-	used := []*v1.Instance{inst("a", 0).reservation("11111111-1111-1111-1111-111111111111").build()}
+	used := []*equinixv1.Instance{inst("a", 0).reservation("11111111-1111-1111-1111-111111111111").build()}
 	assert.Equal(t, "22222222-2222-2222-2222-222222222222", pickReservation(pool, used))
 	used = append(used, inst("b", 0).reservation("22222222-2222-2222-2222-222222222222").build())
 	assert.Equal(t, "", pickReservation(pool, used), "beyond the list servers are on demand")
@@ -81,10 +81,10 @@ func TestPickReservation(t *testing.T) {
 }
 
 func TestTemplateHash(t *testing.T) {
-	base := v1.InstanceTemplate{Plan: "c3.small.x86", Metro: "SG", BootMode: v1.BootModeReinstall,
+	base := equinixv1.InstanceTemplate{Plan: "c3.small.x86", Metro: "SG", BootMode: equinixv1.BootModeReinstall,
 		ManagementInterface: []string{"eth0"},
-		NetworkingConfiguration: v1.NetworkingConfiguration{Type: v1.NetworkTypeHybrid,
-			InterfaceConfiguration: []v1.InterfaceConfiguration{{Name: "eth1", VLANIDs: []string{"1000"}}}}}
+		NetworkingConfiguration: equinixv1.NetworkingConfiguration{Type: equinixv1.NetworkTypeHybrid,
+			InterfaceConfiguration: []equinixv1.InterfaceConfiguration{{Name: "eth1", VLANIDs: []string{"1000"}}}}}
 	h := templateHash(&base)
 
 	vlans := *base.DeepCopy()
@@ -97,11 +97,11 @@ func TestTemplateHash(t *testing.T) {
 	metro.Metro = "sg"
 	assert.Equal(t, h, templateHash(&metro), "metro case does not matter")
 
-	for name, mutate := range map[string]func(*v1.InstanceTemplate){
-		"plan":    func(t *v1.InstanceTemplate) { t.Plan = "m3.large.x86" },
-		"network": func(t *v1.InstanceTemplate) { t.NetworkingConfiguration.Type = v1.NetworkTypeLayer3 },
-		"bond":    func(t *v1.InstanceTemplate) { t.ManagementBondingOptions = map[string]string{"mode": "802.3ad"} },
-		"ports":   func(t *v1.InstanceTemplate) { t.ManagementInterface = []string{"eth0", "eth2"} },
+	for name, mutate := range map[string]func(*equinixv1.InstanceTemplate){
+		"plan":    func(t *equinixv1.InstanceTemplate) { t.Plan = "m3.large.x86" },
+		"network": func(t *equinixv1.InstanceTemplate) { t.NetworkingConfiguration.Type = equinixv1.NetworkTypeLayer3 },
+		"bond":    func(t *equinixv1.InstanceTemplate) { t.ManagementBondingOptions = map[string]string{"mode": "802.3ad"} },
+		"ports":   func(t *equinixv1.InstanceTemplate) { t.ManagementInterface = []string{"eth0", "eth2"} },
 	} {
 		changed := *base.DeepCopy()
 		mutate(&changed)

@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
-	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
+	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 )
@@ -58,7 +58,7 @@ type Handler struct {
 	instances equinixcontrollers.InstanceController
 	nodes     corecontrollers.NodeCache
 	// inventories are the servers people own (the hardware mode's only).
-	inventories metalcontrollers.InventoryCache
+	inventories seedercontrollers.InventoryCache
 	credentials *credentials.Resolver
 	joinInfo    *joininfo.Resolver
 	releases    *harvester.ReleaseChecker
@@ -103,14 +103,14 @@ func newHandler(ctx context.Context, deps *common.Deps) *Handler {
 	if deps.Inventories != nil {
 		h.inventories = deps.Inventories.Cache()
 	}
-	deps.Instances.Cache().AddIndexer(indexByPool, func(i *v1.Instance) ([]string, error) {
+	deps.Instances.Cache().AddIndexer(indexByPool, func(i *equinixv1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
 	return h
 }
 
 func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
-	inst, ok := obj.(*v1.Instance)
+	inst, ok := obj.(*equinixv1.Instance)
 	if !ok || inst == nil {
 		return nil, nil
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -31,23 +31,23 @@ func (r *poolRun) remediate(now time.Time) error {
 	}
 	for _, inst := range plan.Replace {
 		since := inst.Status.UnhealthySince.Time
-		if err := r.deleteInstance(inst, v1.ReasonRemediating, fmt.Sprintf("replacing instance %s: node %s has not been Ready since %s (nodeCleanupWaitInterval %s)",
+		if err := r.deleteInstance(inst, equinixv1.ReasonRemediating, fmt.Sprintf("replacing instance %s: node %s has not been Ready since %s (nodeCleanupWaitInterval %s)",
 			inst.Name, inst.Status.NodeName, since.UTC().Format(time.RFC3339), r.Obj.Spec.NodeCleanupWaitInterval.Duration)); err != nil {
 			return err
 		}
 		metrics.Remediations.WithLabelValues(r.Obj.Name).Inc()
 	}
 	if len(plan.Replace) > 0 || (plan.InFlight > 0 && r.remediating()) {
-		r.SetCondition(v1.PoolRemediating, metav1.ConditionTrue, v1.ReasonReplacing,
+		r.SetCondition(equinixv1.PoolRemediating, metav1.ConditionTrue, equinixv1.ReasonReplacing,
 			fmt.Sprintf("%d unhealthy server(s) being replaced", len(plan.Replace)+plan.InFlight))
 	} else {
-		r.SetCondition(v1.PoolRemediating, metav1.ConditionFalse, v1.ReasonIdle, "no unhealthy server is being replaced")
+		r.SetCondition(equinixv1.PoolRemediating, metav1.ConditionFalse, equinixv1.ReasonIdle, "no unhealthy server is being replaced")
 	}
 	if plan.BlockedReason != "" {
-		r.SetCondition(v1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage)
+		r.SetCondition(equinixv1.PoolRemediationBlocked, metav1.ConditionTrue, plan.BlockedReason, plan.BlockedMessage)
 		r.Requeue(r.h.settings.PollInterval * 10)
 	} else {
-		r.SetCondition(v1.PoolRemediationBlocked, metav1.ConditionFalse, v1.ReasonNotBlocked, "no due replacement is held back")
+		r.SetCondition(equinixv1.PoolRemediationBlocked, metav1.ConditionFalse, equinixv1.ReasonNotBlocked, "no due replacement is held back")
 	}
 	return nil
 }
@@ -55,13 +55,13 @@ func (r *poolRun) remediate(now time.Time) error {
 // remediating reports whether a replacement started by remediation is still
 // under way (its Remediating condition was True when this run began).
 func (r *poolRun) remediating() bool {
-	return conditions.IsTrue(r.Stored().Conditions, v1.PoolRemediating)
+	return conditions.IsTrue(r.Stored().Conditions, equinixv1.PoolRemediating)
 }
 
 // remediationPlan is what the pool should do about unhealthy servers now.
 type remediationPlan struct {
 	// Replace are the Instances to delete now; the pool's scale step replaces them.
-	Replace []*v1.Instance
+	Replace []*equinixv1.Instance
 	// Blocked says why a due replacement waits (empty when none is blocked).
 	BlockedReason, BlockedMessage string
 	// InFlight counts replacements still under way.
@@ -82,7 +82,7 @@ type remediationPlan struct {
 //   - a management node whose removal would break the etcd quorum of the
 //     Harvester control plane is never replaced: Harvester promotes another
 //     node only when one is deleted, and three managers tolerate one failure.
-func planRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev1.Node, now time.Time) remediationPlan {
+func planRemediation(pool *equinixv1.InstancePool, insts []*equinixv1.Instance, nodes []*corev1.Node, now time.Time) remediationPlan {
 	var plan remediationPlan
 	interval := pool.Spec.NodeCleanupWaitInterval
 	cur := active(insts)
@@ -95,7 +95,7 @@ func planRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev
 		return plan
 	}
 	if limit := maxUnhealthy(pool); len(unhealthy) > limit {
-		plan.BlockedReason = v1.ReasonTooManyUnhealthy
+		plan.BlockedReason = equinixv1.ReasonTooManyUnhealthy
 		plan.BlockedMessage = fmt.Sprintf("%d of %d servers are unhealthy, more than remediation.maxUnhealthy allows (%d): replacements wait, in case this is a network partition rather than failed servers",
 			len(unhealthy), len(cur), limit)
 		return plan
@@ -110,22 +110,22 @@ func planRemediation(pool *v1.InstancePool, insts []*v1.Instance, nodes []*corev
 	}
 	var blocked []string
 	for _, inst := range due {
-		if inst.Annotations[v1.AnnotationSkipRemediation] == "true" {
-			blocked = append(blocked, fmt.Sprintf("%s carries %s", inst.Name, v1.AnnotationSkipRemediation))
-			plan.BlockedReason = orReason(plan.BlockedReason, v1.ReasonSkipAnnotation)
+		if inst.Annotations[equinixv1.AnnotationSkipRemediation] == "true" {
+			blocked = append(blocked, fmt.Sprintf("%s carries %s", inst.Name, equinixv1.AnnotationSkipRemediation))
+			plan.BlockedReason = orReason(plan.BlockedReason, equinixv1.ReasonSkipAnnotation)
 			continue
 		}
 		if node := byName[inst.Status.NodeName]; node != nil && harvester.IsManagementNode(node) {
 			if ok, why := harvester.RemovalKeepsQuorum(nodes, node); !ok {
 				blocked = append(blocked, fmt.Sprintf("%s is a management node: %s", inst.Name, why))
-				plan.BlockedReason = orReason(plan.BlockedReason, v1.ReasonQuorumGuard)
+				plan.BlockedReason = orReason(plan.BlockedReason, equinixv1.ReasonQuorumGuard)
 				continue
 			}
 		}
 		if room <= 0 {
 			blocked = append(blocked, fmt.Sprintf("%s waits: %d replacement(s) already under way (remediation.maxInFlight %d)",
 				inst.Name, plan.InFlight+len(plan.Replace), max(1, pool.Spec.Remediation.MaxInFlight)))
-			plan.BlockedReason = orReason(plan.BlockedReason, v1.ReasonReplacementInFlight)
+			plan.BlockedReason = orReason(plan.BlockedReason, equinixv1.ReasonReplacementInFlight)
 			continue
 		}
 		plan.Replace = append(plan.Replace, inst)
@@ -145,9 +145,9 @@ func orReason(cur, r string) string {
 // unhealthyServers returns the joined servers whose node is not Ready, and the
 // ones unhealthy for at least interval (oldest first); it records when the
 // next one becomes due.
-func unhealthyServers(insts []*v1.Instance, interval time.Duration, now time.Time, plan *remediationPlan) (unhealthy, due []*v1.Instance) {
+func unhealthyServers(insts []*equinixv1.Instance, interval time.Duration, now time.Time, plan *remediationPlan) (unhealthy, due []*equinixv1.Instance) {
 	for _, inst := range insts {
-		if inst.Status.JoinedAt == nil || inst.Status.Status != v1.PhaseUnhealthy || inst.Status.UnhealthySince == nil {
+		if inst.Status.JoinedAt == nil || inst.Status.Status != equinixv1.PhaseUnhealthy || inst.Status.UnhealthySince == nil {
 			continue
 		}
 		unhealthy = append(unhealthy, inst)
@@ -166,10 +166,10 @@ func unhealthyServers(insts []*v1.Instance, interval time.Duration, now time.Tim
 
 // inFlight counts replacements under way: servers being deleted and servers
 // not yet joined.
-func inFlight(insts []*v1.Instance) int {
+func inFlight(insts []*equinixv1.Instance) int {
 	n := 0
 	for _, i := range insts {
-		if i.DeletionTimestamp != nil || (i.Status.JoinedAt == nil && i.Status.Status != v1.PhaseFailed) {
+		if i.DeletionTimestamp != nil || (i.Status.JoinedAt == nil && i.Status.Status != equinixv1.PhaseFailed) {
 			n++
 		}
 	}
@@ -179,7 +179,7 @@ func inFlight(insts []*v1.Instance) int {
 // maxUnhealthy resolves remediation.maxUnhealthy against count: a number, or a
 // percentage rounded down, never below one server (a one-server pool can
 // still replace its server).
-func maxUnhealthy(pool *v1.InstancePool) int {
+func maxUnhealthy(pool *equinixv1.InstancePool) int {
 	v := pool.Spec.Remediation.MaxUnhealthy
 	if v == nil {
 		d := intstr.FromString("40%")

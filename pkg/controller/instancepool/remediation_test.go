@@ -9,23 +9,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func poolWith(count int32, interval time.Duration) *v1.InstancePool {
-	p := &v1.InstancePool{Spec: v1.InstancePoolSpec{Count: count}}
+func poolWith(count int32, interval time.Duration) *equinixv1.InstancePool {
+	p := &equinixv1.InstancePool{Spec: equinixv1.InstancePoolSpec{Count: count}}
 	if interval > 0 {
 		p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: interval}
 	}
 	mu := intstr.FromString("40%")
-	p.Spec.Remediation = v1.RemediationPolicy{MaxUnhealthy: &mu, MaxInFlight: 1}
+	p.Spec.Remediation = equinixv1.RemediationPolicy{MaxUnhealthy: &mu, MaxInFlight: 1}
 	return p
 }
 
 func (b *instBuilder) sickSince(d time.Duration) *instBuilder {
-	b.Status.Status = v1.PhaseUnhealthy
+	b.Status.Status = equinixv1.PhaseUnhealthy
 	t := metav1.NewTime(now.Add(-d))
 	b.Status.UnhealthySince = &t
 	b.Status.NodeName = b.Name
@@ -37,7 +37,7 @@ func (b *instBuilder) deleting() *instBuilder {
 	return b
 }
 func (b *instBuilder) skip() *instBuilder {
-	b.Annotations = map[string]string{v1.AnnotationSkipRemediation: "true"}
+	b.Annotations = map[string]string{equinixv1.AnnotationSkipRemediation: "true"}
 	return b
 }
 
@@ -53,39 +53,39 @@ func mgmtNode(name string, ready bool) *corev1.Node {
 func TestPlanRemediation(t *testing.T) {
 	cases := []struct {
 		name        string
-		pool        *v1.InstancePool
-		insts       []*v1.Instance
+		pool        *equinixv1.InstancePool
+		insts       []*equinixv1.Instance
 		nodes       []*corev1.Node
 		replace     []string
 		blocked     string
 		nextCheckOK func(time.Duration) bool
 	}{
 		{name: "off without nodeCleanupWaitInterval", pool: poolWith(1, 0),
-			insts: []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).build()}},
+			insts: []*equinixv1.Instance{inst("a", time.Hour).sickSince(time.Hour).build()}},
 		{name: "a lone server unhealthy long enough is replaced", pool: poolWith(1, 5*time.Minute),
-			insts: []*v1.Instance{inst("a", time.Hour).sickSince(6 * time.Minute).build()}, replace: []string{"a"}},
+			insts: []*equinixv1.Instance{inst("a", time.Hour).sickSince(6 * time.Minute).build()}, replace: []string{"a"}},
 		{name: "not yet: the next check is when it becomes due", pool: poolWith(1, 5*time.Minute),
-			insts:       []*v1.Instance{inst("a", time.Hour).sickSince(2 * time.Minute).build()},
+			insts:       []*equinixv1.Instance{inst("a", time.Hour).sickSince(2 * time.Minute).build()},
 			nextCheckOK: func(d time.Duration) bool { return d == 3*time.Minute }},
 		{name: "half the pool unhealthy: a partition, not failures", pool: poolWith(4, 5*time.Minute),
-			insts: []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).build(), inst("b", time.Hour).sickSince(time.Hour).build(),
+			insts: []*equinixv1.Instance{inst("a", time.Hour).sickSince(time.Hour).build(), inst("b", time.Hour).sickSince(time.Hour).build(),
 				inst("c", time.Hour).build(), inst("d", time.Hour).build()},
-			blocked: v1.ReasonTooManyUnhealthy},
+			blocked: equinixv1.ReasonTooManyUnhealthy},
 		{name: "one at a time", pool: poolWith(4, 5*time.Minute),
-			insts: []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).build(), inst("b", time.Hour).deleting().build(),
+			insts: []*equinixv1.Instance{inst("a", time.Hour).sickSince(time.Hour).build(), inst("b", time.Hour).deleting().build(),
 				inst("c", time.Hour).build(), inst("d", time.Hour).build()},
-			blocked: v1.ReasonReplacementInFlight},
-		{name: "the oldest unhealthy goes first", pool: func() *v1.InstancePool { p := poolWith(10, 5*time.Minute); return p }(),
-			insts: []*v1.Instance{inst("young", time.Hour).sickSince(10 * time.Minute).build(), inst("old", time.Hour).sickSince(50 * time.Minute).build(),
+			blocked: equinixv1.ReasonReplacementInFlight},
+		{name: "the oldest unhealthy goes first", pool: func() *equinixv1.InstancePool { p := poolWith(10, 5*time.Minute); return p }(),
+			insts: []*equinixv1.Instance{inst("young", time.Hour).sickSince(10 * time.Minute).build(), inst("old", time.Hour).sickSince(50 * time.Minute).build(),
 				inst("c", time.Hour).build(), inst("d", time.Hour).build(), inst("e", time.Hour).build()},
-			replace: []string{"old"}, blocked: v1.ReasonReplacementInFlight},
+			replace: []string{"old"}, blocked: equinixv1.ReasonReplacementInFlight},
 		{name: "skip annotation", pool: poolWith(3, 5*time.Minute),
-			insts:   []*v1.Instance{inst("a", time.Hour).sickSince(time.Hour).skip().build(), inst("b", time.Hour).build(), inst("c", time.Hour).build()},
-			blocked: v1.ReasonSkipAnnotation},
+			insts:   []*equinixv1.Instance{inst("a", time.Hour).sickSince(time.Hour).skip().build(), inst("b", time.Hour).build(), inst("c", time.Hour).build()},
+			blocked: equinixv1.ReasonSkipAnnotation},
 		{name: "a management node the quorum needs stays", pool: poolWith(3, 5*time.Minute),
-			insts:   []*v1.Instance{inst("m1", time.Hour).sickSince(time.Hour).build(), inst("m2", time.Hour).build(), inst("m3", time.Hour).build()},
+			insts:   []*equinixv1.Instance{inst("m1", time.Hour).sickSince(time.Hour).build(), inst("m2", time.Hour).build(), inst("m3", time.Hour).build()},
 			nodes:   []*corev1.Node{mgmtNode("m1", false), mgmtNode("m2", true), mgmtNode("m3", true)},
-			blocked: v1.ReasonQuorumGuard},
+			blocked: equinixv1.ReasonQuorumGuard},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,34 +7,34 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // RemovePool deletes every Instance of the pool and keeps the pool until they
 // are all gone, so that `kubectl delete instancepool` returns only when the
 // servers are released.
-func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool, error) {
+func (h *Handler) RemovePool(_ string, pool *equinixv1.InstancePool) (*equinixv1.InstancePool, error) {
 	r, err := h.newRun(pool)
 	if err != nil {
 		return pool, err
 	}
-	r.Obj.Status.Status = v1.PoolPhaseDeleting
+	r.Obj.Status.Status = equinixv1.PoolPhaseDeleting
 	live, err := r.liveInstances()
 	if err != nil {
 		return pool, err
 	}
 	for _, inst := range active(live) {
-		if err := r.deleteInstance(inst, v1.ReasonScalingDown, fmt.Sprintf("pool deleted: deleting instance %s", inst.Name)); err != nil {
+		if err := r.deleteInstance(inst, equinixv1.ReasonScalingDown, fmt.Sprintf("pool deleted: deleting instance %s", inst.Name)); err != nil {
 			return pool, err
 		}
 	}
 	if len(live) == 0 {
 		forgetPool(pool.Name)
 	} else {
-		recordPool(pool.Name, v1.PoolPhaseDeleting, live)
+		recordPool(pool.Name, equinixv1.PoolPhaseDeleting, live)
 	}
 	if len(live) > 0 {
-		r.SetCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonPoolDeleted,
+		r.SetCondition(equinixv1.PoolScalingDown, metav1.ConditionTrue, equinixv1.ReasonPoolDeleted,
 			fmt.Sprintf("waiting for %d instance(s) to release their servers", len(live)))
 		r.Requeue(h.settings.PollInterval)
 		updated, err := r.Finish(nil)
@@ -48,14 +48,14 @@ func (h *Handler) RemovePool(_ string, pool *v1.InstancePool) (*v1.InstancePool,
 
 // liveInstances lists the pool's Instances from the API server rather than
 // the cache: creating or waiting on a stale view could double a pool.
-func (r *poolRun) liveInstances() ([]*v1.Instance, error) {
+func (r *poolRun) liveInstances() ([]*equinixv1.Instance, error) {
 	list, err := r.h.instances.List(metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: r.Obj.Name}).String(),
+		LabelSelector: labels.SelectorFromSet(labels.Set{equinixv1.LabelPool: r.Obj.Name}).String(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing instances of pool %s: %w", r.Obj.Name, err)
 	}
-	out := make([]*v1.Instance, 0, len(list.Items))
+	out := make([]*equinixv1.Instance, 0, len(list.Items))
 	for i := range list.Items {
 		if list.Items[i].Spec.PoolName == r.Obj.Name {
 			out = append(out, &list.Items[i])

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -24,7 +24,7 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 	st := &r.Obj.Status
 	if st.FailedGeneration != 0 && st.FailedGeneration != r.Obj.Generation {
 		st.FailedGeneration, st.ConsecutiveFailures = 0, 0
-		conditions.Remove(&st.Conditions, v1.PoolProvisioningFailed)
+		conditions.Remove(&st.Conditions, equinixv1.PoolProvisioningFailed)
 	}
 	for _, inst := range active(r.insts) {
 		// A server that joined after the last failure proves the pool's
@@ -43,14 +43,14 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 			// maintenance mode when that was seen, and its successor
 			// starts now rather than after it vanished. Not a failure of
 			// the pool's template.
-			if err := r.deleteInstance(inst, v1.ReasonReclaimScheduled, fmt.Sprintf("replacing instance %s now: its server is taken back at %s",
+			if err := r.deleteInstance(inst, equinixv1.ReasonReclaimScheduled, fmt.Sprintf("replacing instance %s now: its server is taken back at %s",
 				inst.Name, t.UTC().Format(time.RFC3339))); err != nil {
 				return err
 			}
 			continue
 		}
 		if failedUncounted(inst) {
-			if err := r.deleteInstance(inst, v1.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
+			if err := r.deleteInstance(inst, equinixv1.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, failureMessage(inst))); err != nil {
 				return err
 			}
 			continue
@@ -59,7 +59,7 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 			continue
 		}
 		reason := ""
-		if inst.Status.Status == v1.PhaseFailed {
+		if inst.Status.Status == equinixv1.PhaseFailed {
 			reason = failureMessage(inst)
 		} else if out, left := timedOut(inst, startup, now); out {
 			reason = fmt.Sprintf("it did not join within remediation.startupTimeout (%s)", startup)
@@ -81,11 +81,11 @@ func (r *poolRun) replaceFailed(now time.Time) error {
 // template: it joined before failing (its device vanished), or no device was
 // ever recorded for it (its create's answer was lost, and the device never
 // appeared or was removed at once).
-func failedUncounted(inst *v1.Instance) bool {
-	return inst.Status.Status == v1.PhaseFailed && (inst.Status.JoinedAt != nil || inst.Status.InstanceID == "")
+func failedUncounted(inst *equinixv1.Instance) bool {
+	return inst.Status.Status == equinixv1.PhaseFailed && (inst.Status.JoinedAt != nil || inst.Status.InstanceID == "")
 }
 
-func (r *poolRun) failedBeforeJoin(inst *v1.Instance, reason string) error {
+func (r *poolRun) failedBeforeJoin(inst *equinixv1.Instance, reason string) error {
 	st := &r.Obj.Status
 	st.ConsecutiveFailures++
 	metrics.ProvisionFailures.WithLabelValues(r.Obj.Name).Inc()
@@ -95,22 +95,22 @@ func (r *poolRun) failedBeforeJoin(inst *v1.Instance, reason string) error {
 		// Stop: this server stays (its Instance still owns the device, so
 		// nothing leaks) for a person to inspect, and no replacement is made.
 		st.FailedGeneration = r.Obj.Generation
-		r.SetCondition(v1.PoolProvisioningFailed, metav1.ConditionTrue, v1.ReasonTooManyFailures,
+		r.SetCondition(equinixv1.PoolProvisioningFailed, metav1.ConditionTrue, equinixv1.ReasonTooManyFailures,
 			fmt.Sprintf("%d servers in a row failed before joining (last, %s: %s); no more are created until the pool spec changes",
 				st.ConsecutiveFailures, inst.Name, reason))
 		return nil
 	}
-	return r.deleteInstance(inst, v1.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, reason))
+	return r.deleteInstance(inst, equinixv1.ReasonReplacing, fmt.Sprintf("replacing instance %s: %s", inst.Name, reason))
 }
 
-func failureMessage(inst *v1.Instance) string {
-	if c := conditions.Get(inst.Status.Conditions, v1.InstanceDeviceActive); c != nil && c.Status == metav1.ConditionFalse {
+func failureMessage(inst *equinixv1.Instance) string {
+	if c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceDeviceActive); c != nil && c.Status == metav1.ConditionFalse {
 		return c.Message
 	}
 	return "it failed"
 }
 
-func (r *poolRun) deleteInstance(inst *v1.Instance, reason, message string) error {
+func (r *poolRun) deleteInstance(inst *equinixv1.Instance, reason, message string) error {
 	err := r.h.instances.Delete(inst.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &inst.UID}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting instance %s: %w", inst.Name, err)
@@ -137,7 +137,7 @@ func (r *poolRun) markDeleting(uid types.UID) {
 
 // timedOut reports whether a server that never joined has run out of its
 // startup time (remediation.startupTimeout, counted from its creation).
-func timedOut(inst *v1.Instance, timeout time.Duration, now time.Time) (bool, time.Duration) {
+func timedOut(inst *equinixv1.Instance, timeout time.Duration, now time.Time) (bool, time.Duration) {
 	if inst.Status.JoinedAt != nil || inst.DeletionTimestamp != nil || timeout <= 0 || inst.OffOnRequest() {
 		// A server switched off on request before it joined waits for
 		// power, not for its install.

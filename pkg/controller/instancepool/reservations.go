@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 )
 
@@ -25,7 +25,7 @@ func (r *poolRun) replaceDroppedReservations() error {
 		if id == "" || listed[id] || !waitingForDevice(inst) {
 			continue
 		}
-		if err := r.deleteInstance(inst, v1.ReasonReplacing, fmt.Sprintf(
+		if err := r.deleteInstance(inst, equinixv1.ReasonReplacing, fmt.Sprintf(
 			"replacing instance %s: it waits for a device on hardware reservation %s, which the pool no longer lists", inst.Name, id)); err != nil {
 			return err
 		}
@@ -35,13 +35,13 @@ func (r *poolRun) replaceDroppedReservations() error {
 
 // waitingForDevice reports whether an Instance has no device and no create
 // in flight: none was sent yet, or each was refused (which stores nothing).
-func waitingForDevice(inst *v1.Instance) bool {
+func waitingForDevice(inst *equinixv1.Instance) bool {
 	if inst.Status.InstanceID != "" {
 		return false
 	}
-	c := conditions.Get(inst.Status.Conditions, v1.InstanceDeviceCreated)
+	c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceDeviceCreated)
 	if c == nil {
 		return true
 	}
-	return c.Status == metav1.ConditionFalse && c.Reason != v1.ReasonDeviceGone && c.Reason != v1.ReasonDuplicateDevices
+	return c.Status == metav1.ConditionFalse && c.Reason != equinixv1.ReasonDeviceGone && c.Reason != equinixv1.ReasonDuplicateDevices
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -25,14 +25,14 @@ func (r *poolRun) syncInPlace() error {
 	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
 	want := r.Obj.Spec.NetworkingConfiguration.InterfaceConfiguration
 	for _, inst := range active(r.insts) {
-		if inst.Annotations[v1.AnnotationTemplateHash] != hash {
+		if inst.Annotations[equinixv1.AnnotationTemplateHash] != hash {
 			continue
 		}
 		upd := inst.DeepCopy()
-		reason, what := v1.ReasonVLANsChanged, "the pool's new VLAN list"
+		reason, what := equinixv1.ReasonVLANsChanged, "the pool's new VLAN list"
 		if notAServerYet(inst) {
 			upd.Spec.InstanceTemplate = *r.Obj.Spec.InstanceTemplate.DeepCopy()
-			reason, what = v1.ReasonTemplateChanged, "the pool's template (it has no server yet)"
+			reason, what = equinixv1.ReasonTemplateChanged, "the pool's template (it has no server yet)"
 		} else {
 			upd.Spec.NetworkingConfiguration.InterfaceConfiguration = nil
 			for _, ic := range want {
@@ -53,7 +53,7 @@ func (r *poolRun) syncInPlace() error {
 // notAServerYet reports whether no device create was ever sent for the
 // Instance (the project is recorded before the first one), and no server
 // people own was claimed for it.
-func notAServerYet(inst *v1.Instance) bool {
+func notAServerYet(inst *equinixv1.Instance) bool {
 	return inst.Status.InstanceID == "" && inst.Status.ProjectID == "" && inst.Status.Server == ""
 }
 
@@ -79,7 +79,7 @@ func (r *poolRun) rollout() error {
 		return err
 	}
 	if !r.rolling {
-		r.SetCondition(v1.PoolRollingOut, metav1.ConditionFalse, v1.ReasonUpToDate, "every server runs the pool's current template")
+		r.SetCondition(equinixv1.PoolRollingOut, metav1.ConditionFalse, equinixv1.ReasonUpToDate, "every server runs the pool's current template")
 		return nil
 	}
 	f := r.fleet(r.insts, nodes)
@@ -101,27 +101,27 @@ func (r *poolRun) rollout() error {
 		f = r.fleet(live, nodes)
 		step = planRollout(f)
 	}
-	reason, held := v1.ReasonReplacingOutdated, ""
+	reason, held := equinixv1.ReasonReplacingOutdated, ""
 	if unhealthy, limit := countUnhealthy(cur), maxUnhealthy(r.Obj); len(step.remove) > 0 && unhealthy > limit {
-		reason = v1.ReasonTooManyUnhealthy
+		reason = equinixv1.ReasonTooManyUnhealthy
 		held = fmt.Sprintf("; old servers stay while %d servers are unhealthy, more than remediation.maxUnhealthy allows (%d)", unhealthy, limit)
 		step.remove = nil
 	} else if len(step.held) > 0 && len(step.remove) == 0 {
-		reason, held = v1.ReasonQuorumGuard, "; old servers stay: "+strings.Join(step.held, "; ")
+		reason, held = equinixv1.ReasonQuorumGuard, "; old servers stay: "+strings.Join(step.held, "; ")
 	}
 	for _, victim := range step.remove {
-		if err := r.deleteInstance(victim, v1.ReasonRollingOut, fmt.Sprintf("rolling out: removing instance %s, made from an older template (%s)",
+		if err := r.deleteInstance(victim, equinixv1.ReasonRollingOut, fmt.Sprintf("rolling out: removing instance %s, made from an older template (%s)",
 			victim.Name, r.boundsText())); err != nil {
 			return err
 		}
 	}
-	r.SetCondition(v1.PoolRollingOut, metav1.ConditionTrue, reason, r.rolloutProgress(f, len(step.remove))+held)
+	r.SetCondition(equinixv1.PoolRollingOut, metav1.ConditionTrue, reason, r.rolloutProgress(f, len(step.remove))+held)
 	return nil
 }
 
 // fleet counts insts (all of the pool's, those being deleted too) for a
 // rollout.
-func (r *poolRun) fleet(insts []*v1.Instance, nodes []*corev1.Node) fleet {
+func (r *poolRun) fleet(insts []*equinixv1.Instance, nodes []*corev1.Node) fleet {
 	cur := active(insts)
 	outdated, current := splitByTemplate(cur, templateHash(&r.Obj.Spec.InstanceTemplate))
 	return fleet{
@@ -146,9 +146,9 @@ func (r *poolRun) boundsText() string {
 		count+r.surge, r.surge, max(0, count-r.unavailable), r.unavailable)
 }
 
-func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1.Instance) {
+func splitByTemplate(insts []*equinixv1.Instance, hash string) (outdated, current []*equinixv1.Instance) {
 	for _, i := range insts {
-		if i.Annotations[v1.AnnotationTemplateHash] == hash {
+		if i.Annotations[equinixv1.AnnotationTemplateHash] == hash {
 			current = append(current, i)
 		} else {
 			outdated = append(outdated, i)
@@ -161,7 +161,7 @@ func splitByTemplate(insts []*v1.Instance, hash string) (outdated, current []*v1
 // AnnotationTemplateHash: an Instance whose annotation differs from its
 // pool's was made from an older template, and the pool rolls out while one
 // is left. The fault campaign reads it to know when a pool rolls out.
-func TemplateHash(t *v1.InstanceTemplate) string { return templateHash(t) }
+func TemplateHash(t *equinixv1.InstanceTemplate) string { return templateHash(t) }
 
 // templateHash hashes the part of a pool's template that shapes the server
 // itself, which an existing server cannot change without a reinstall: plan,
@@ -169,18 +169,18 @@ func TemplateHash(t *v1.InstanceTemplate) string { return templateHash(t) }
 // bond and VLAN, spot, install disk, the selector of servers people own.
 // VLAN lists and tags are not in it: they
 // converge on running servers (unless they move the management VLAN).
-func templateHash(t *v1.InstanceTemplate) string {
+func templateHash(t *equinixv1.InstanceTemplate) string {
 	mgmtVLAN, _ := harvester.ManagementVLANID(*t) // admission guarantees it resolves
 	shape := struct {
 		ManagementVLAN                                    int
 		Plan, Metro, BootMode, NetworkType, InstallDevice string
-		Credentials                                       *v1.SecretReference
+		Credentials                                       *equinixv1.SecretReference
 		ManagementInterface                               []string
 		Bond                                              map[string]string
-		Spot                                              *v1.SpotSettings
+		Spot                                              *equinixv1.SpotSettings
 		// Servers people own: another selector chooses other servers. Left
 		// out when nil, so a Metal pool's hash is what it always was.
-		Servers *v1.OwnedServers `json:",omitempty"`
+		Servers *equinixv1.OwnedServers `json:",omitempty"`
 	}{
 		Plan: t.Plan, Metro: lower(t.Metro), BootMode: t.BootMode, NetworkType: t.NetworkingConfiguration.Type,
 		InstallDevice: t.InstallDevice, ManagementVLAN: mgmtVLAN,
@@ -213,7 +213,7 @@ func (r *poolRun) surgeCapacity(want int) (int, error) {
 	}
 	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
 	for _, inst := range active(r.insts) {
-		if inst.Annotations[v1.AnnotationTemplateHash] == hash && inst.Status.Server == "" {
+		if inst.Annotations[equinixv1.AnnotationTemplateHash] == hash && inst.Status.Server == "" {
 			free--
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -16,9 +16,9 @@ import (
 // poolRun is one reconcile of one pool (see reconcile.Pass): steps change
 // r.Obj.Status, and Finish stores it once.
 type poolRun struct {
-	*reconcile.Pass[*v1.InstancePool, v1.InstancePoolStatus]
+	*reconcile.Pass[*equinixv1.InstancePool, equinixv1.InstancePoolStatus]
 	h     *Handler
-	insts []*v1.Instance
+	insts []*equinixv1.Instance
 	// rolling is set while servers of an older template remain.
 	rolling bool
 	// surge and unavailable are spec.rollout resolved against count.
@@ -37,7 +37,7 @@ type poolRun struct {
 }
 
 // SyncPool keeps the pool at count Instances and reports its status.
-func (h *Handler) SyncPool(name string, pool *v1.InstancePool) (*v1.InstancePool, error) {
+func (h *Handler) SyncPool(name string, pool *equinixv1.InstancePool) (*equinixv1.InstancePool, error) {
 	if pool == nil {
 		h.statusPacing.forget(name)
 		return nil, nil
@@ -52,7 +52,7 @@ func (h *Handler) SyncPool(name string, pool *v1.InstancePool) (*v1.InstancePool
 	return r.Finish(r.sync())
 }
 
-func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
+func (h *Handler) newRun(pool *equinixv1.InstancePool) (*poolRun, error) {
 	insts, err := h.instances.Cache().GetByIndex(indexByPool, pool.Name)
 	if err != nil {
 		return nil, fmt.Errorf("listing instances of pool %s: %w", pool.Name, err)
@@ -64,23 +64,23 @@ func (h *Handler) newRun(pool *v1.InstancePool) (*poolRun, error) {
 // generation and the conditions the Harvester UI reads; a write that only
 // reports progress waits for the spacing of the pool's writes (see
 // statusPacing).
-func (h *Handler) kind() reconcile.Kind[*v1.InstancePool, v1.InstancePoolStatus] {
-	return reconcile.Kind[*v1.InstancePool, v1.InstancePoolStatus]{
+func (h *Handler) kind() reconcile.Kind[*equinixv1.InstancePool, equinixv1.InstancePoolStatus] {
+	return reconcile.Kind[*equinixv1.InstancePool, equinixv1.InstancePoolStatus]{
 		Name:         "pool",
-		Status:       func(p *v1.InstancePool) *v1.InstancePoolStatus { return &p.Status },
-		Conditions:   func(p *v1.InstancePool) *[]metav1.Condition { return &p.Status.Conditions },
-		UpdateStatus: func(p *v1.InstancePool) (*v1.InstancePool, error) { return h.pools.UpdateStatus(p) },
+		Status:       func(p *equinixv1.InstancePool) *equinixv1.InstancePoolStatus { return &p.Status },
+		Conditions:   func(p *equinixv1.InstancePool) *[]metav1.Condition { return &p.Status.Conditions },
+		UpdateStatus: func(p *equinixv1.InstancePool) (*equinixv1.InstancePool, error) { return h.pools.UpdateStatus(p) },
 		EnqueueAfter: func(name string, after time.Duration) { h.pools.EnqueueAfter(name, after) },
 		Recorder:     h.recorder,
-		Prepare: func(p *v1.InstancePool) {
+		Prepare: func(p *equinixv1.InstancePool) {
 			p.Status.ObservedGeneration = p.Generation
 			reconciling, stalled := harvester.PoolUIConditions(p.Status)
 			conditions.Store(&p.Status.Conditions, p.Generation, reconciling, stalled)
 		},
-		Hold: func(next *v1.InstancePool, stored *v1.InstancePoolStatus) time.Duration {
+		Hold: func(next *equinixv1.InstancePool, stored *equinixv1.InstancePoolStatus) time.Duration {
 			return h.statusPacing.hold(next.Name, stored, &next.Status, time.Now())
 		},
-		Wrote: func(_ *v1.InstancePoolStatus, written *v1.InstancePool) {
+		Wrote: func(_ *equinixv1.InstancePoolStatus, written *equinixv1.InstancePool) {
 			h.statusPacing.wrote(written.Name, time.Now())
 		},
 	}

@@ -8,7 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -37,7 +37,7 @@ func (r *poolRun) scale(now time.Time) error {
 
 // excess is how many of the servers not being removed are too many: above
 // count, or during a rollout above count + maxSurge.
-func (r *poolRun) excess(cur []*v1.Instance) int {
+func (r *poolRun) excess(cur []*equinixv1.Instance) int {
 	ceiling := int(r.Obj.Spec.Count)
 	if r.rolling {
 		ceiling += r.surge
@@ -56,7 +56,7 @@ func surgeRoom(count, surge, all, current int) int {
 // API server; whether the pool rolls out is read from that list too, since
 // the cache can miss an old server created a moment before the template
 // changed.
-func (r *poolRun) toCreate(live []*v1.Instance) int {
+func (r *poolRun) toCreate(live []*equinixv1.Instance) int {
 	count := int(r.Obj.Spec.Count)
 	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
 	cur := active(live)
@@ -100,7 +100,7 @@ func (r *poolRun) scaleUp(now time.Time) error {
 
 // scaleDown removes n servers: older templates first, then in scaleDownOrder,
 // skipping management nodes whose removal would break the etcd quorum.
-func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
+func (r *poolRun) scaleDown(cur []*equinixv1.Instance, n int) error {
 	nodes, err := r.nodeList()
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 				continue
 			}
 		}
-		if err := r.deleteInstance(v, v1.ReasonScalingDown,
+		if err := r.deleteInstance(v, equinixv1.ReasonScalingDown,
 			fmt.Sprintf("scaling down to %d: deleting instance %s (%s)", r.Obj.Spec.Count, v.Name, removalReason(v))); err != nil {
 			return err
 		}
@@ -132,10 +132,10 @@ func (r *poolRun) scaleDown(cur []*v1.Instance, n int) error {
 }
 
 // removalReason says why scale-down chose inst.
-func removalReason(inst *v1.Instance) string {
+func removalReason(inst *equinixv1.Instance) string {
 	switch scaleDownRank(inst) {
 	case 0:
-		return "marked with " + v1.AnnotationDelete
+		return "marked with " + equinixv1.AnnotationDelete
 	case 1:
 		return "never joined"
 	case 2:
@@ -145,25 +145,25 @@ func removalReason(inst *v1.Instance) string {
 	}
 }
 
-func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
+func (r *poolRun) createInstance(existing []*equinixv1.Instance, n, want int) error {
 	controller, block := true, true
 	for attempt := 0; attempt < 3; attempt++ {
 		name, err := instanceName(r.Obj.Name)
 		if err != nil {
 			return err
 		}
-		inst := &v1.Instance{
+		inst := &equinixv1.Instance{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        name,
 				Finalizers:  []string{finalizerOf(&r.Obj.Spec.InstanceTemplate)},
-				Labels:      map[string]string{v1.LabelPool: r.Obj.Name},
-				Annotations: map[string]string{v1.AnnotationTemplateHash: templateHash(&r.Obj.Spec.InstanceTemplate)},
+				Labels:      map[string]string{equinixv1.LabelPool: r.Obj.Name},
+				Annotations: map[string]string{equinixv1.AnnotationTemplateHash: templateHash(&r.Obj.Spec.InstanceTemplate)},
 				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: v1.SchemeGroupVersion.String(), Kind: "InstancePool", Name: r.Obj.Name, UID: r.Obj.UID,
+					APIVersion: equinixv1.SchemeGroupVersion.String(), Kind: "InstancePool", Name: r.Obj.Name, UID: r.Obj.UID,
 					Controller: &controller, BlockOwnerDeletion: &block,
 				}},
 			},
-			Spec: v1.InstanceSpec{
+			Spec: equinixv1.InstanceSpec{
 				PoolName:              r.Obj.Name,
 				HardwareReservationID: pickReservation(r.Obj, existing),
 				InstanceTemplate:      *r.Obj.Spec.InstanceTemplate.DeepCopy(),
@@ -177,7 +177,7 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 			return fmt.Errorf("creating an instance for pool %s: %w", r.Obj.Name, err)
 		}
 		r.insts = append(r.insts, created)
-		r.Eventf(v1.ReasonScalingUp, "created instance %s (%d of %d)", created.Name, n, want)
+		r.Eventf(equinixv1.ReasonScalingUp, "created instance %s (%d of %d)", created.Name, n, want)
 		return nil
 	}
 	return fmt.Errorf("no free instance name for pool %s after 3 tries", r.Obj.Name)
@@ -187,9 +187,9 @@ func (r *poolRun) createInstance(existing []*v1.Instance, n, want int) error {
 // no window is left between its creation and its provider's first call:
 // the equinix mode's for a Metal server, the hardware mode's for a server
 // people own.
-func finalizerOf(t *v1.InstanceTemplate) string {
+func finalizerOf(t *equinixv1.InstanceTemplate) string {
 	if t.Owned() {
-		return v1.FinalizerInstanceOwned
+		return equinixv1.FinalizerInstanceOwned
 	}
-	return v1.FinalizerInstance
+	return equinixv1.FinalizerInstance
 }

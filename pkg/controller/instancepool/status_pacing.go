@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // progressWriteSpacing is the least time between two status writes of a
@@ -28,7 +28,7 @@ func newStatusPacing() *statusPacing { return &statusPacing{written: map[string]
 // hold returns how long the write of a pool's status waits: zero unless
 // it only reports progress and the last write is younger than
 // progressWriteSpacing.
-func (p *statusPacing) hold(pool string, stored, next *v1.InstancePoolStatus, now time.Time) time.Duration {
+func (p *statusPacing) hold(pool string, stored, next *equinixv1.InstancePoolStatus, now time.Time) time.Duration {
 	if !progressOnly(stored, next) {
 		return 0
 	}
@@ -54,11 +54,11 @@ func (p *statusPacing) forget(pool string) {
 // progressOnly reports whether next differs from stored only in the
 // counts and in conditions' messages: no phase, no condition's status or
 // reason, no failure bookkeeping and no generation moved.
-func progressOnly(stored, next *v1.InstancePoolStatus) bool {
+func progressOnly(stored, next *equinixv1.InstancePoolStatus) bool {
 	return equality.Semantic.DeepEqual(milestones(stored), milestones(next))
 }
 
-func milestones(st *v1.InstancePoolStatus) v1.InstancePoolStatus {
+func milestones(st *equinixv1.InstancePoolStatus) equinixv1.InstancePoolStatus {
 	out := *st.DeepCopy()
 	out.Ready, out.Updated, out.Available, out.PoweredOff = 0, 0, 0, 0
 	for i := range out.Conditions {

@@ -3,14 +3,14 @@ package instancepool
 import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // rolloutBounds resolves spec.rollout against count as a Deployment resolves
 // its rolling update: maxSurge rounded up, maxUnavailable rounded down, and
 // one server allowed to be unavailable when both come to 0 (percentages of a
 // small pool), so that a rollout can always move.
-func rolloutBounds(pool *v1.InstancePool) (surge, unavailable int) {
+func rolloutBounds(pool *equinixv1.InstancePool) (surge, unavailable int) {
 	count := int(pool.Spec.Count)
 	surge = resolveBound(pool.Spec.Rollout.MaxSurge, 1, count, true)
 	unavailable = min(resolveBound(pool.Spec.Rollout.MaxUnavailable, 0, count, false), count)
@@ -39,13 +39,13 @@ type fleet struct {
 	count, surge, unavailable int
 	// outdated and current are the servers not being removed, of an older
 	// and of the current template.
-	outdated, current []*v1.Instance
+	outdated, current []*equinixv1.Instance
 	// removing counts the servers being removed: their devices still exist.
 	removing int
 	// available says whether a server counts as available.
-	available func(*v1.Instance) bool
+	available func(*equinixv1.Instance) bool
 	// held says why a server may not be removed now ("" when it may).
-	held func(*v1.Instance) string
+	held func(*equinixv1.Instance) string
 }
 
 // rolloutStep is what a rollout may do now.
@@ -53,7 +53,7 @@ type rolloutStep struct {
 	// create is how many servers of the current template to add.
 	create int
 	// remove are the old servers to remove now, in order.
-	remove []*v1.Instance
+	remove []*equinixv1.Instance
 	// held says why old servers the budget allowed to go stay.
 	held []string
 }
@@ -93,7 +93,7 @@ func planRollout(f fleet) rolloutStep {
 }
 
 // take adds inst to the removals unless a guard holds it.
-func (s *rolloutStep) take(inst *v1.Instance, held func(*v1.Instance) string) bool {
+func (s *rolloutStep) take(inst *equinixv1.Instance, held func(*equinixv1.Instance) string) bool {
 	if why := held(inst); why != "" {
 		s.held = append(s.held, why)
 		return false
@@ -102,7 +102,7 @@ func (s *rolloutStep) take(inst *v1.Instance, held func(*v1.Instance) string) bo
 	return true
 }
 
-func countAvailable(insts []*v1.Instance, available func(*v1.Instance) bool) int {
+func countAvailable(insts []*equinixv1.Instance, available func(*equinixv1.Instance) bool) int {
 	n := 0
 	for _, i := range insts {
 		if available(i) {

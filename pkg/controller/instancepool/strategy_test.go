@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 func TestRolloutBounds(t *testing.T) {
@@ -30,7 +30,7 @@ func TestRolloutBounds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &v1.InstancePool{Spec: v1.InstancePoolSpec{Count: tc.count, Rollout: v1.RolloutStrategy{MaxSurge: tc.surge, MaxUnavailable: tc.unavailable}}}
+			p := &equinixv1.InstancePool{Spec: equinixv1.InstancePoolSpec{Count: tc.count, Rollout: equinixv1.RolloutStrategy{MaxSurge: tc.surge, MaxUnavailable: tc.unavailable}}}
 			s, u := rolloutBounds(p)
 			assert.Equal(t, tc.wantSurge, s, "surge")
 			assert.Equal(t, tc.wantUnavl, u, "unavailable")
@@ -40,47 +40,47 @@ func TestRolloutBounds(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func managed(i *v1.Instance) bool {
-	return i.DeletionTimestamp == nil && i.Status.Status == v1.PhaseManaged
+func managed(i *equinixv1.Instance) bool {
+	return i.DeletionTimestamp == nil && i.Status.Status == equinixv1.PhaseManaged
 }
-func noHold(*v1.Instance) string { return "" }
+func noHold(*equinixv1.Instance) string { return "" }
 
 func TestPlanRolloutSteps(t *testing.T) {
-	old := func(name string) *v1.Instance { return inst(name, time.Hour).build() }
-	fresh := func(name string) *v1.Instance { return inst(name, time.Minute).build() }
-	installing := func(name string) *v1.Instance { return inst(name, time.Minute).neverJoined().build() }
+	old := func(name string) *equinixv1.Instance { return inst(name, time.Hour).build() }
+	fresh := func(name string) *equinixv1.Instance { return inst(name, time.Minute).build() }
+	installing := func(name string) *equinixv1.Instance { return inst(name, time.Minute).neverJoined().build() }
 	cases := []struct {
 		name       string
 		f          fleet
 		wantCreate int
 		wantRemove []string
 	}{
-		{name: "surge 1: the new server first", f: fleet{count: 3, surge: 1, outdated: []*v1.Instance{old("a"), old("b"), old("c")}},
+		{name: "surge 1: the new server first", f: fleet{count: 3, surge: 1, outdated: []*equinixv1.Instance{old("a"), old("b"), old("c")}},
 			wantCreate: 1},
 		{name: "surge 1: an old one goes once the new one is available",
-			f:          fleet{count: 3, surge: 1, outdated: []*v1.Instance{old("a"), old("b"), old("c")}, current: []*v1.Instance{fresh("n")}},
+			f:          fleet{count: 3, surge: 1, outdated: []*equinixv1.Instance{old("a"), old("b"), old("c")}, current: []*equinixv1.Instance{fresh("n")}},
 			wantCreate: 0, wantRemove: []string{"a"}},
 		{name: "surge 1: nothing while the new one installs",
-			f: fleet{count: 3, surge: 1, outdated: []*v1.Instance{old("a"), old("b"), old("c")}, current: []*v1.Instance{installing("n")}}},
+			f: fleet{count: 3, surge: 1, outdated: []*equinixv1.Instance{old("a"), old("b"), old("c")}, current: []*equinixv1.Instance{installing("n")}}},
 		{name: "surge 1: the next new one waits for the removed device",
-			f: fleet{count: 3, surge: 1, outdated: []*v1.Instance{old("b"), old("c")}, current: []*v1.Instance{fresh("n")}, removing: 1}},
+			f: fleet{count: 3, surge: 1, outdated: []*equinixv1.Instance{old("b"), old("c")}, current: []*equinixv1.Instance{fresh("n")}, removing: 1}},
 		{name: "in place: an old one goes first",
-			f:          fleet{count: 3, surge: 0, unavailable: 1, outdated: []*v1.Instance{old("a"), old("b"), old("c")}},
+			f:          fleet{count: 3, surge: 0, unavailable: 1, outdated: []*equinixv1.Instance{old("a"), old("b"), old("c")}},
 			wantRemove: []string{"a"}},
 		{name: "in place: its successor once its device is gone",
-			f:          fleet{count: 3, surge: 0, unavailable: 1, outdated: []*v1.Instance{old("b"), old("c")}},
+			f:          fleet{count: 3, surge: 0, unavailable: 1, outdated: []*equinixv1.Instance{old("b"), old("c")}},
 			wantCreate: 1},
 		{name: "in place: not before",
-			f: fleet{count: 3, surge: 0, unavailable: 1, outdated: []*v1.Instance{old("b"), old("c")}, removing: 1}},
+			f: fleet{count: 3, surge: 0, unavailable: 1, outdated: []*equinixv1.Instance{old("b"), old("c")}, removing: 1}},
 		{name: "large pool: a quarter at a time",
-			f:          fleet{count: 8, surge: 2, unavailable: 2, outdated: []*v1.Instance{old("a"), old("b"), old("c"), old("d"), old("e"), old("f"), old("g"), old("h")}},
+			f:          fleet{count: 8, surge: 2, unavailable: 2, outdated: []*equinixv1.Instance{old("a"), old("b"), old("c"), old("d"), old("e"), old("f"), old("g"), old("h")}},
 			wantCreate: 2, wantRemove: []string{"a", "b"}},
 		{name: "an old server that is not available goes first and costs nothing",
-			f: fleet{count: 3, surge: 1, outdated: []*v1.Instance{old("a"), inst("sick", time.Hour).unhealthy().build(), old("c")},
-				current: []*v1.Instance{fresh("n")}},
+			f: fleet{count: 3, surge: 1, outdated: []*equinixv1.Instance{old("a"), inst("sick", time.Hour).unhealthy().build(), old("c")},
+				current: []*equinixv1.Instance{fresh("n")}},
 			wantRemove: []string{"sick"}},
 		{name: "count lowered below the old servers: one old one goes, then the new one comes",
-			f:          fleet{count: 1, surge: 1, outdated: []*v1.Instance{old("a"), old("b")}},
+			f:          fleet{count: 1, surge: 1, outdated: []*equinixv1.Instance{old("a"), old("b")}},
 			wantRemove: []string{"a"}},
 	}
 	for _, tc := range cases {
@@ -100,9 +100,9 @@ func TestPlanRolloutSteps(t *testing.T) {
 
 // A guard that holds one old server lets the rollout take another.
 func TestPlanRolloutSkipsHeldServers(t *testing.T) {
-	f := fleet{count: 2, surge: 1, outdated: []*v1.Instance{inst("mgr", time.Minute).build(), inst("worker", time.Hour).build()},
-		current: []*v1.Instance{inst("n", time.Second).build()}, available: managed,
-		held: func(i *v1.Instance) string {
+	f := fleet{count: 2, surge: 1, outdated: []*equinixv1.Instance{inst("mgr", time.Minute).build(), inst("worker", time.Hour).build()},
+		current: []*equinixv1.Instance{inst("n", time.Second).build()}, available: managed,
+		held: func(i *equinixv1.Instance) string {
 			if i.Name == "mgr" {
 				return "mgr is a management node the quorum needs"
 			}
@@ -135,7 +135,7 @@ func TestPlanRolloutKeepsItsBounds(t *testing.T) {
 }
 
 type modelServer struct {
-	inst  *v1.Instance
+	inst  *equinixv1.Instance
 	isNew bool
 	// left is how many passes until it is available (new) or gone (removed).
 	left int
@@ -192,9 +192,9 @@ func playRollout(t *testing.T, count, surge, unavailable, install, removal int) 
 				continue
 			case s.inst.DeletionTimestamp != nil:
 				s.left--
-			case s.isNew && s.inst.Status.Status != v1.PhaseManaged && s.left <= 0:
-				s.inst.Status.Status = v1.PhaseManaged
-			case s.isNew && s.inst.Status.Status != v1.PhaseManaged:
+			case s.isNew && s.inst.Status.Status != equinixv1.PhaseManaged && s.left <= 0:
+				s.inst.Status.Status = equinixv1.PhaseManaged
+			case s.isNew && s.inst.Status.Status != equinixv1.PhaseManaged:
 				s.left--
 			}
 			kept = append(kept, s)

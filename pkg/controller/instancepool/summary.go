@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 )
 
@@ -24,15 +24,15 @@ func (r *poolRun) summarize() {
 		switch {
 		case i.DeletionTimestamp != nil:
 			deleting++
-		case i.Status.Status == v1.PhaseManaged:
+		case i.Status.Status == equinixv1.PhaseManaged:
 			ready++
-		case i.Status.Status == v1.PhaseOff:
+		case i.Status.Status == equinixv1.PhaseOff:
 			// Switched off on request: as asked, so neither unhealthy
 			// nor missing.
 			off++
-		case i.Status.Status == v1.PhaseUnhealthy:
+		case i.Status.Status == equinixv1.PhaseUnhealthy:
 			unhealthy++
-		case i.Status.JoinedAt == nil && i.Status.Status != v1.PhaseFailed:
+		case i.Status.JoinedAt == nil && i.Status.Status != equinixv1.PhaseFailed:
 			provisioning++
 		}
 	}
@@ -43,68 +43,68 @@ func (r *poolRun) summarize() {
 
 	switch {
 	case r.backingOff > 0:
-		r.SetCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonBackingOff,
+		r.SetCondition(equinixv1.PoolScalingUp, metav1.ConditionTrue, equinixv1.ReasonBackingOff,
 			fmt.Sprintf("%d server(s) in a row failed to join; the next is created in %s", st.ConsecutiveFailures, r.backingOff.Round(time.Second)))
 	case st.FailedGeneration != 0:
-		r.SetCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonProvisioningFailed,
+		r.SetCondition(equinixv1.PoolScalingUp, metav1.ConditionFalse, equinixv1.ReasonProvisioningFailed,
 			"no servers are created until the pool spec changes (see ProvisioningFailed)")
 	case provisioning > 0 || len(cur) < want:
-		r.SetCondition(v1.PoolScalingUp, metav1.ConditionTrue, v1.ReasonScalingUp,
+		r.SetCondition(equinixv1.PoolScalingUp, metav1.ConditionTrue, equinixv1.ReasonScalingUp,
 			fmt.Sprintf("%d of %d servers ready, %d provisioning", ready, want, provisioning))
 	default:
-		r.SetCondition(v1.PoolScalingUp, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being added")
+		r.SetCondition(equinixv1.PoolScalingUp, metav1.ConditionFalse, equinixv1.ReasonIdle, "no servers are being added")
 	}
 	switch {
 	case r.scaleDownHeld != "":
-		r.SetCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonQuorumGuard, r.scaleDownHeld)
+		r.SetCondition(equinixv1.PoolScalingDown, metav1.ConditionTrue, equinixv1.ReasonQuorumGuard, r.scaleDownHeld)
 	case deleting > 0 || len(cur) > want:
-		r.SetCondition(v1.PoolScalingDown, metav1.ConditionTrue, v1.ReasonScalingDown,
+		r.SetCondition(equinixv1.PoolScalingDown, metav1.ConditionTrue, equinixv1.ReasonScalingDown,
 			fmt.Sprintf("%d server(s) being removed", deleting+max(0, len(cur)-want)))
 	default:
-		r.SetCondition(v1.PoolScalingDown, metav1.ConditionFalse, v1.ReasonIdle, "no servers are being removed")
+		r.SetCondition(equinixv1.PoolScalingDown, metav1.ConditionFalse, equinixv1.ReasonIdle, "no servers are being removed")
 	}
 	switch {
 	case ready == want && len(cur) == want:
-		r.SetCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
+		r.SetCondition(equinixv1.PoolReady, metav1.ConditionTrue, equinixv1.ReasonAllReady, fmt.Sprintf("all %d servers are managed with a Ready node", want))
 	case off > 0 && ready+off == want && len(cur) == want:
-		r.SetCondition(v1.PoolReady, metav1.ConditionTrue, v1.ReasonAllReady,
+		r.SetCondition(equinixv1.PoolReady, metav1.ConditionTrue, equinixv1.ReasonAllReady,
 			fmt.Sprintf("%d of %d servers are managed with a Ready node; %d switched off on request", ready, want, off))
 	default:
 		msg := fmt.Sprintf("%d of %d servers are managed with a Ready node", ready, want)
 		if waits := serverWaits(r.insts); waits != "" {
 			msg += "; " + waits
 		}
-		r.SetCondition(v1.PoolReady, metav1.ConditionFalse, v1.ReasonNotAllReady, msg)
+		r.SetCondition(equinixv1.PoolReady, metav1.ConditionFalse, equinixv1.ReasonNotAllReady, msg)
 	}
 
 	switch {
 	case st.FailedGeneration != 0:
-		st.Status = v1.PoolPhaseFailed
+		st.Status = equinixv1.PoolPhaseFailed
 	case ready+off == want && len(cur) == want && deleting == 0:
-		st.Status = v1.PoolPhaseReady
-	case ready == 0 && (conditions.IsFalse(st.Conditions, v1.PoolCredentialsReady) || conditions.IsFalse(st.Conditions, v1.PoolJoinInfoReady) ||
-		conditions.IsFalse(st.Conditions, v1.PoolInstallDiskFits)):
-		st.Status = v1.PoolPhasePending
+		st.Status = equinixv1.PoolPhaseReady
+	case ready == 0 && (conditions.IsFalse(st.Conditions, equinixv1.PoolCredentialsReady) || conditions.IsFalse(st.Conditions, equinixv1.PoolJoinInfoReady) ||
+		conditions.IsFalse(st.Conditions, equinixv1.PoolInstallDiskFits)):
+		st.Status = equinixv1.PoolPhasePending
 	case len(cur) != want || deleting > 0:
-		st.Status = v1.PoolPhaseScaling
+		st.Status = equinixv1.PoolPhaseScaling
 	case unhealthy > 0:
-		st.Status = v1.PoolPhaseDegraded
+		st.Status = equinixv1.PoolPhaseDegraded
 	default:
-		st.Status = v1.PoolPhaseProvisioning
+		st.Status = equinixv1.PoolPhaseProvisioning
 	}
 }
 
 // serverWaits says what keeps the pool's servers that are not managed from
 // progressing, most common first: the first condition each one has that is
 // not True, with the message of one of them.
-func serverWaits(insts []*v1.Instance) string {
+func serverWaits(insts []*equinixv1.Instance) string {
 	type group struct {
 		n       int
 		message string
 	}
 	groups := map[string]*group{}
 	for _, i := range insts {
-		if i.DeletionTimestamp != nil || i.Status.Status == v1.PhaseManaged {
+		if i.DeletionTimestamp != nil || i.Status.Status == equinixv1.PhaseManaged {
 			continue
 		}
 		reason, message := blocker(i)
@@ -130,7 +130,7 @@ func serverWaits(insts []*v1.Instance) string {
 	})
 	parts := make([]string, 0, len(reasons))
 	for _, r := range reasons {
-		if !v1.IsWarning(r) {
+		if !equinixv1.IsWarning(r) {
 			// Progress needs no explanation, and its changing message
 			// (a percentage) would rewrite the pool's status at every poll.
 			parts = append(parts, fmt.Sprintf("%d %s", groups[r].n, r))
@@ -144,11 +144,11 @@ func serverWaits(insts []*v1.Instance) string {
 // blockingConditions are the Instance conditions, in chain order, whose
 // not-True state says why a server waits.
 var blockingConditions = []string{
-	v1.InstanceCredentialsReady, v1.InstanceDeviceCreated, v1.InstanceInstallConfigured, v1.InstanceDeviceActive,
-	v1.InstanceNetworkConfigured, v1.InstanceNodeJoined, v1.InstanceReady,
+	equinixv1.InstanceCredentialsReady, equinixv1.InstanceDeviceCreated, equinixv1.InstanceInstallConfigured, equinixv1.InstanceDeviceActive,
+	equinixv1.InstanceNetworkConfigured, equinixv1.InstanceNodeJoined, equinixv1.InstanceReady,
 }
 
-func blocker(inst *v1.Instance) (reason, message string) {
+func blocker(inst *equinixv1.Instance) (reason, message string) {
 	for _, t := range blockingConditions {
 		for _, c := range inst.Status.Conditions {
 			if c.Type == t && c.Status != "True" {

@@ -6,19 +6,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // A Metal pool's template hash is what it was before pools of servers
 // people own existed (else every pool would roll out after an upgrade);
 // another selector is another server shape.
 func TestTemplateHashOfMetalPoolsUnchangedAndSelectorCounts(t *testing.T) {
-	metal := v1.InstanceTemplate{Plan: "c3.small.x86", Metro: "SG", BootMode: "reinstall", InstallDevice: "/dev/sda",
+	metal := equinixv1.InstanceTemplate{Plan: "c3.small.x86", Metro: "SG", BootMode: "reinstall", InstallDevice: "/dev/sda",
 		ManagementInterface: []string{"eth0"}, ManagementBondingOptions: map[string]string{"mode": "balance-tlb"}}
 	metal.NetworkingConfiguration.Type = "hybrid"
 	assert.Equal(t, "4c81d77834853234", templateHash(&metal), "the hash before spec.servers")
 
-	a := v1.InstanceTemplate{Servers: &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "a"}}}}
-	b := v1.InstanceTemplate{Servers: &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "b"}}}}
+	a := equinixv1.InstanceTemplate{Servers: &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "a"}}}}
+	b := equinixv1.InstanceTemplate{Servers: &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "b"}}}}
 	assert.NotEqual(t, templateHash(&a), templateHash(&b))
 }

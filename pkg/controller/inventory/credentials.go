@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
@@ -37,11 +37,11 @@ func (s *secretRead) read() {
 		switch {
 		case s.err != nil:
 		case s.problem != nil:
-			s.t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionFalse, s.problem.Reason, s.problem.Message)
+			s.t.SetCondition(equinixv1.BMCCredentialsReady, metav1.ConditionFalse, s.problem.Reason, s.problem.Message)
 			// No watch brings the Inventory back when the Secret is fixed.
 			s.t.Requeue(blockedRecheck)
 		default:
-			s.t.SetCondition(v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady,
+			s.t.SetCondition(equinixv1.BMCCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady,
 				fmt.Sprintf("Secret %s holds a username and a password", endpoint.SecretAt(s.t.Obj)))
 		}
 	})
@@ -78,7 +78,7 @@ func (r *run) needsBMC(t *target, readsDue func() bool) bool {
 	inv := t.Obj
 	st := inv.Status
 	switch {
-	case !conditions.IsTrue(st.Conditions, v1.BMCCredentialsReady), conditions.IsFalse(st.Conditions, v1.BMCAuthenticated):
+	case !conditions.IsTrue(st.Conditions, equinixv1.BMCCredentialsReady), conditions.IsFalse(st.Conditions, equinixv1.BMCAuthenticated):
 		return true
 	case st.Hardware == nil || st.Hardware.ObservedGeneration != inv.Generation:
 		return true

@@ -8,18 +8,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
 )
 
 // atRest is an Inventory whose last pass found the Secret and the BMC
 // working, at generation 2, then changed as change says.
-func atRest(change func(inv *v1alpha1.Inventory)) *v1alpha1.Inventory {
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: "node-1", Generation: 2}}
-	inv.Status.Hardware = &v1alpha1.HardwareStatus{ObservedGeneration: 2}
+func atRest(change func(inv *seederv1alpha1.Inventory)) *seederv1alpha1.Inventory {
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: "node-1", Generation: 2}}
+	inv.Status.Hardware = &seederv1alpha1.HardwareStatus{ObservedGeneration: 2}
 	inv.Status.PowerAction.LastJobName = "node-1-reboot-x"
-	for _, c := range []string{v1.BMCCredentialsReady, v1.BMCAuthenticated} {
+	for _, c := range []string{equinixv1.BMCCredentialsReady, equinixv1.BMCAuthenticated} {
 		inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue})
 	}
 	if change != nil {
@@ -28,8 +28,8 @@ func atRest(change func(inv *v1alpha1.Inventory)) *v1alpha1.Inventory {
 	return inv
 }
 
-func setCondition(typ string, status metav1.ConditionStatus) func(*v1alpha1.Inventory) {
-	return func(inv *v1alpha1.Inventory) {
+func setCondition(typ string, status metav1.ConditionStatus) func(*seederv1alpha1.Inventory) {
+	return func(inv *seederv1alpha1.Inventory) {
 		for i := range inv.Status.Conditions {
 			if inv.Status.Conditions[i].Type == typ {
 				inv.Status.Conditions[i].Status = status
@@ -45,33 +45,33 @@ func TestWhichPassNeedsTheBMC(t *testing.T) {
 	completed := metav1.NewTime(now.Add(-time.Minute))
 	for _, tc := range []struct {
 		name     string
-		inv      *v1alpha1.Inventory
+		inv      *seederv1alpha1.Inventory
 		readsDue bool
 		want     bool
 	}{
 		{"at rest, nothing due", atRest(nil), false, false},
 		{"a poll due, or facts to read", atRest(nil), true, true},
-		{"the first pass", &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: "node-1", Generation: 1}}, false, true},
-		{"a Secret that did not let the BMC be reached", atRest(setCondition(v1.BMCCredentialsReady, metav1.ConditionFalse)), false, true},
-		{"credentials the BMC refused", atRest(setCondition(v1.BMCAuthenticated, metav1.ConditionFalse)), false, true},
-		{"a spec not yet seen", atRest(func(inv *v1alpha1.Inventory) { inv.Generation = 3 }), false, true},
-		{"a power request", atRest(func(inv *v1alpha1.Inventory) {
-			inv.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
+		{"the first pass", &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: "node-1", Generation: 1}}, false, true},
+		{"a Secret that did not let the BMC be reached", atRest(setCondition(equinixv1.BMCCredentialsReady, metav1.ConditionFalse)), false, true},
+		{"credentials the BMC refused", atRest(setCondition(equinixv1.BMCAuthenticated, metav1.ConditionFalse)), false, true},
+		{"a spec not yet seen", atRest(func(inv *seederv1alpha1.Inventory) { inv.Generation = 3 }), false, true},
+		{"a power request", atRest(func(inv *seederv1alpha1.Inventory) {
+			inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationReboot
 			inv.Status.PowerAction.LastJobName = ""
 		}), false, true},
-		{"a power request taken up already", atRest(func(inv *v1alpha1.Inventory) {
-			inv.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
-			inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionReboot, Result: v1.PowerResultSucceeded,
+		{"a power request taken up already", atRest(func(inv *seederv1alpha1.Inventory) {
+			inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationReboot
+			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionReboot, Result: equinixv1.PowerResultSucceeded,
 				ObservedGeneration: 2, Completed: &completed}
-			inv.Status.Hardware.PowerState = string(v1.PowerOn)
+			inv.Status.Hardware.PowerState = string(equinixv1.PowerOn)
 		}), false, false},
-		{"a power action under way", atRest(func(inv *v1alpha1.Inventory) {
-			inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionOff, Result: v1.PowerResultSent, ObservedGeneration: 2}
+		{"a power action under way", atRest(func(inv *seederv1alpha1.Inventory) {
+			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionOff, Result: equinixv1.PowerResultSent, ObservedGeneration: 2}
 		}), false, true},
-		{"a power action's effect still checked", atRest(func(inv *v1alpha1.Inventory) {
-			inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: v1.PowerActionOff, Result: v1.PowerResultSucceeded,
+		{"a power action's effect still checked", atRest(func(inv *seederv1alpha1.Inventory) {
+			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionOff, Result: equinixv1.PowerResultSucceeded,
 				ObservedGeneration: 2, Completed: &completed}
-			inv.Status.Hardware.PowerState = string(v1.PowerOn)
+			inv.Status.Hardware.PowerState = string(equinixv1.PowerOn)
 		}), false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,12 +89,12 @@ func TestFencingPassNeedsTheBMC(t *testing.T) {
 	node := func(ready corev1.ConditionStatus) *corev1.Node {
 		return &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
 	}
-	fenced := func(inv *v1alpha1.Inventory) {
-		inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: v1.BMCFenced, Status: metav1.ConditionTrue})
+	fenced := func(inv *seederv1alpha1.Inventory) {
+		inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: equinixv1.BMCFenced, Status: metav1.ConditionTrue})
 	}
 	for _, tc := range []struct {
 		name string
-		inv  *v1alpha1.Inventory
+		inv  *seederv1alpha1.Inventory
 		node *corev1.Node
 		want bool
 	}{

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 // requestGrace is how long after a new spec carrying a power request the
@@ -40,7 +40,7 @@ func newSpecClock() *specClock { return &specClock{seen: map[string]seenGenerati
 // settling is how long the status of inv (under key) is still left to
 // Harvester's second call: zero unless its spec asks for power, changed
 // since the chain last wrote the status, and nothing was written since.
-func (c *specClock) settling(key string, inv *v1alpha1.Inventory, now time.Time) time.Duration {
+func (c *specClock) settling(key string, inv *seederv1alpha1.Inventory, now time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok := c.seen[key]

@@ -21,12 +21,12 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
-	metalcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
+	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
@@ -51,9 +51,9 @@ type Handler struct {
 	ctx         context.Context
 	settings    Settings
 	steps       *hardware.Steps
-	inventories metalcontrollers.InventoryController
+	inventories seedercontrollers.InventoryController
 	// written are the chain's own latest status writes of Inventories.
-	written *common.Writes[*v1alpha1.Inventory]
+	written *common.Writes[*seederv1alpha1.Inventory]
 	nodes   corecontrollers.NodeCache
 	// nodeWrites are the chains' latest writes of Nodes.
 	nodeWrites *common.NodeWrites
@@ -94,7 +94,7 @@ func Register(ctx context.Context, deps *common.Deps) {
 		settings:    Settings{PollInterval: cfg.PollInterval, BMCTimeout: cfg.BMCTimeout, SeederCheck: check},
 		steps:       hardware.NewSteps(ctx, deps),
 		inventories: deps.Inventories,
-		written:     common.NewWrites[*v1alpha1.Inventory](deps.Inventories.Informer().GetStore()),
+		written:     common.NewWrites[*seederv1alpha1.Inventory](deps.Inventories.Informer().GetStore()),
 		nodes:       deps.Nodes.Cache(),
 		nodeWrites:  deps.NodeWrites,
 		secrets:     deps.K8s.CoreV1(),
@@ -124,10 +124,10 @@ func Register(ctx context.Context, deps *common.Deps) {
 // inventoryOfNode maps a Node to the Inventory named after it, when there
 // is one.
 func (h *Handler) inventoryOfNode(_, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-	if _, err := h.inventories.Cache().Get(v1alpha1.InventoryNamespace, name); err != nil {
+	if _, err := h.inventories.Cache().Get(seederv1alpha1.InventoryNamespace, name); err != nil {
 		return nil, nil //nolint:nilerr // no Inventory: nothing to run
 	}
-	return []relatedresource.Key{{Namespace: v1alpha1.InventoryNamespace, Name: name}}, nil
+	return []relatedresource.Key{{Namespace: seederv1alpha1.InventoryNamespace, Name: name}}, nil
 }
 
 // wakeAll runs every Inventory again (the real Seeder went away).

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
@@ -89,7 +89,7 @@ func (g *seederGuard) check(ctx context.Context) {
 	case found != "" && was == "":
 		metrics.SeederInstalled.Set(1)
 		logrus.Warnf("Harvester Seeder is installed (%s): it serves the Inventories, so this controller leaves them all alone", found)
-		g.recorder.Event(crd, corev1.EventTypeWarning, v1.ReasonSeederInstalled, seederMessage(found))
+		g.recorder.Event(crd, corev1.EventTypeWarning, equinixv1.ReasonSeederInstalled, seederMessage(found))
 	case found == "" && was != "":
 		metrics.SeederInstalled.Set(0)
 		logrus.Infof("Harvester Seeder is gone: serving the Inventories again")
@@ -100,13 +100,13 @@ func (g *seederGuard) check(ctx context.Context) {
 }
 
 // tell puts a Warning Event on an Inventory, once while the finding lasts.
-func (g *seederGuard) tell(inv *v1alpha1.Inventory) {
+func (g *seederGuard) tell(inv *seederv1alpha1.Inventory) {
 	g.mu.Lock()
 	found, told := g.found, g.told[inv.UID]
 	g.told[inv.UID] = true
 	g.mu.Unlock()
 	if !told {
-		g.recorder.Event(inv, corev1.EventTypeWarning, v1.ReasonSeederInstalled, seederMessage(found))
+		g.recorder.Event(inv, corev1.EventTypeWarning, equinixv1.ReasonSeederInstalled, seederMessage(found))
 	}
 }
 
@@ -118,27 +118,27 @@ func seederMessage(found string) string {
 // look says what tells Seeder is installed ("" when nothing does), and the
 // CRD that tells it, for the Event.
 func (g *seederGuard) look(ctx context.Context) (string, *metav1.PartialObjectMetadata, error) {
-	inv, err := g.crds(ctx, v1alpha1.InventoryCRDName)
+	inv, err := g.crds(ctx, seederv1alpha1.InventoryCRDName)
 	switch {
-	case err == nil && inv.Annotations[v1alpha1.SeederCRDOwnerAnnotation] == v1alpha1.SeederCRDOwnerID:
-		return fmt.Sprintf("CRD %s carries %s=%s: Seeder applied it", v1alpha1.InventoryCRDName,
-			v1alpha1.SeederCRDOwnerAnnotation, v1alpha1.SeederCRDOwnerID), crdRef(inv), nil
+	case err == nil && inv.Annotations[seederv1alpha1.SeederCRDOwnerAnnotation] == seederv1alpha1.SeederCRDOwnerID:
+		return fmt.Sprintf("CRD %s carries %s=%s: Seeder applied it", seederv1alpha1.InventoryCRDName,
+			seederv1alpha1.SeederCRDOwnerAnnotation, seederv1alpha1.SeederCRDOwnerID), crdRef(inv), nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return "", nil, fmt.Errorf("reading CRD %s: %w", v1alpha1.InventoryCRDName, err)
+		return "", nil, fmt.Errorf("reading CRD %s: %w", seederv1alpha1.InventoryCRDName, err)
 	}
-	machines, err := g.crds(ctx, v1alpha1.RufioMachinesCRD)
+	machines, err := g.crds(ctx, seederv1alpha1.RufioMachinesCRD)
 	switch {
 	case err == nil:
-		return fmt.Sprintf("CRD %s exists: Seeder's BMC machines", v1alpha1.RufioMachinesCRD), crdRef(machines), nil
+		return fmt.Sprintf("CRD %s exists: Seeder's BMC machines", seederv1alpha1.RufioMachinesCRD), crdRef(machines), nil
 	case apierrors.IsNotFound(err):
 		return "", nil, nil
 	}
-	return "", nil, fmt.Errorf("reading CRD %s: %w", v1alpha1.RufioMachinesCRD, err)
+	return "", nil, fmt.Errorf("reading CRD %s: %w", seederv1alpha1.RufioMachinesCRD, err)
 }
 
 // crdRef is a CRD as an Event names it.
 func crdRef(m *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
 	out := m.DeepCopy()
-	out.APIVersion, out.Kind = v1alpha1.CRDAPIVersion, v1alpha1.CRDKind
+	out.APIVersion, out.Kind = seederv1alpha1.CRDAPIVersion, seederv1alpha1.CRDKind
 	return out
 }

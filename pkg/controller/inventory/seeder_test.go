@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 // crdSet is the cluster's CRDs, as their metadata reads.
@@ -34,7 +34,7 @@ func crd(name string, annotations map[string]string) *metav1.PartialObjectMetada
 // Found, every Inventory stays untouched and is told once, the CRD gets an
 // Event; gone, every Inventory runs again.
 func TestSeederGuard(t *testing.T) {
-	crds := crdSet{v1alpha1.InventoryCRDName: crd(v1alpha1.InventoryCRDName, map[string]string{"meta.helm.sh/release-name": "harvester-seeder"})}
+	crds := crdSet{seederv1alpha1.InventoryCRDName: crd(seederv1alpha1.InventoryCRDName, map[string]string{"meta.helm.sh/release-name": "harvester-seeder"})}
 	events := record.NewFakeRecorder(10)
 	woken := 0
 	g := newSeederGuard(crds.get, events, func() { woken++ })
@@ -44,7 +44,7 @@ func TestSeederGuard(t *testing.T) {
 	assert.False(t, g.present(), "the chart's own CRD")
 	assert.Empty(t, events.Events)
 
-	crds[v1alpha1.InventoryCRDName] = crd(v1alpha1.InventoryCRDName, map[string]string{v1alpha1.SeederCRDOwnerAnnotation: v1alpha1.SeederCRDOwnerID})
+	crds[seederv1alpha1.InventoryCRDName] = crd(seederv1alpha1.InventoryCRDName, map[string]string{seederv1alpha1.SeederCRDOwnerAnnotation: seederv1alpha1.SeederCRDOwnerID})
 	g.check(ctx)
 	require.True(t, g.present())
 	require.Len(t, events.Events, 1)
@@ -52,18 +52,18 @@ func TestSeederGuard(t *testing.T) {
 	g.check(ctx)
 	assert.Empty(t, events.Events, "told once per finding")
 
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: "node-1", UID: "i1"}}
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: "node-1", UID: "i1"}}
 	g.tell(inv)
 	g.tell(inv)
 	require.Len(t, events.Events, 1, "each Inventory once")
 	<-events.Events
 
-	delete(crds, v1alpha1.InventoryCRDName)
+	delete(crds, seederv1alpha1.InventoryCRDName)
 	g.check(ctx)
 	assert.False(t, g.present())
 	assert.Equal(t, 1, woken)
 
-	crds[v1alpha1.RufioMachinesCRD] = crd(v1alpha1.RufioMachinesCRD, nil)
+	crds[seederv1alpha1.RufioMachinesCRD] = crd(seederv1alpha1.RufioMachinesCRD, nil)
 	g.check(ctx)
 	assert.True(t, g.present())
 	assert.Contains(t, <-events.Events, "machines.bmc.tinkerbell.org exists")

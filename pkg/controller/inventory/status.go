@@ -8,7 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
@@ -49,11 +49,11 @@ func (r *run) observeBMC(t *target, m *bmcdriver.Machine, ep bmc.Endpoint, inter
 		t.Requeue(retry)
 	} else if o.Contacted {
 		m.Hold(time.Time{})
-		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", ep.Address()))
-		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
-	} else if conditions.Get(st.Conditions, v1.BMCReachable) == nil {
-		t.SetCondition(v1.BMCReachable, metav1.ConditionUnknown, v1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
-	} else if conditions.IsFalse(st.Conditions, v1.BMCAuthenticated) {
+		t.SetCondition(equinixv1.BMCReachable, metav1.ConditionTrue, equinixv1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", ep.Address()))
+		t.SetCondition(equinixv1.BMCAuthenticated, metav1.ConditionTrue, equinixv1.ReasonAuthenticated, "the BMC took the credentials")
+	} else if conditions.Get(st.Conditions, equinixv1.BMCReachable) == nil {
+		t.SetCondition(equinixv1.BMCReachable, metav1.ConditionUnknown, equinixv1.ReasonBMCNotContacted, "the BMC has not been contacted yet")
+	} else if conditions.IsFalse(st.Conditions, equinixv1.BMCAuthenticated) {
 		// Every login waits for the hold, unless the Secret changed, which
 		// only a read of it tells.
 		t.Requeue(secretRecheck)
@@ -70,7 +70,7 @@ func (r *run) observeBMC(t *target, m *bmcdriver.Machine, ep bmc.Endpoint, inter
 		hw.Health = string(o.Health.Overall)
 		hw.Subsystems = hw.Subsystems[:0:0]
 		for _, s := range o.Health.Subsystems {
-			hw.Subsystems = append(hw.Subsystems, v1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
+			hw.Subsystems = append(hw.Subsystems, equinixv1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
 		}
 	}
 	if o.Power != "" {
@@ -110,26 +110,26 @@ func (r *run) bmcProblem(t *target, ep bmc.Endpoint, o bmcdriver.Observation) {
 	}
 	at := ep.Address()
 	reachable := func(reason, text string) {
-		t.SetCondition(v1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
+		t.SetCondition(equinixv1.BMCReachable, metav1.ConditionFalse, reason, fmt.Sprintf("the BMC at %s: %s", at, text))
 	}
 	ref := t.Obj.Spec.BaseboardManagementSpec.Connection.AuthSecretRef
 	switch failure.ClassOf(o.Problem) {
 	case failure.Unauthorized:
-		t.SetCondition(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
-		t.SetCondition(v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, fmt.Sprintf(
+		t.SetCondition(equinixv1.BMCReachable, metav1.ConditionTrue, equinixv1.ReasonBMCReachable, fmt.Sprintf("the BMC at %s answered", at))
+		t.SetCondition(equinixv1.BMCAuthenticated, metav1.ConditionFalse, equinixv1.ReasonAuthenticationFailed, fmt.Sprintf(
 			"the BMC at %s refused the credentials of Secret %s: %s (fix the username or password in the Secret)",
 			at, secretName(t.Obj.Namespace, ref.Namespace, ref.Name), msg))
 	case failure.Unreachable:
-		reachable(v1.ReasonBMCUnreachable, msg)
+		reachable(equinixv1.ReasonBMCUnreachable, msg)
 	case failure.ProtocolMismatch:
-		reachable(v1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (port %d is spoken to as %s: 623 means IPMI, any other port Redfish over HTTPS)",
+		reachable(equinixv1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (port %d is spoken to as %s: 623 means IPMI, any other port Redfish over HTTPS)",
 			msg, ep.Port, ep.Protocol))
 	case failure.TLS:
-		reachable(v1.ReasonBMCCertificateInvalid, msg+" (set caBundle to the BMC's CA, or insecureTLS)")
+		reachable(equinixv1.ReasonBMCCertificateInvalid, msg+" (set caBundle to the BMC's CA, or insecureTLS)")
 	case failure.Invalid:
-		reachable(v1.ReasonInvalidConfiguration, msg)
+		reachable(equinixv1.ReasonInvalidConfiguration, msg)
 	default:
-		reachable(v1.ReasonBMCError, msg)
+		reachable(equinixv1.ReasonBMCError, msg)
 	}
 }
 
@@ -143,10 +143,10 @@ func secretName(inventoryNamespace, namespace, name string) string {
 // eventLogCondition says whether the poll could read an event log.
 func (r *run) eventLogCondition(t *target, ep bmc.Endpoint, log *bmcdriver.LogStatus) {
 	if log.Read {
-		t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead, "the BMC's event log is read")
+		t.SetCondition(equinixv1.BMCEventLogAvailable, metav1.ConditionTrue, equinixv1.ReasonEventLogRead, "the BMC's event log is read")
 		return
 	}
-	t.SetCondition(v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog, fmt.Sprintf(
+	t.SetCondition(equinixv1.BMCEventLogAvailable, metav1.ConditionFalse, equinixv1.ReasonNoEventLog, fmt.Sprintf(
 		"the BMC at %s offers no event log the addon can read, so none of its entries become Events (health changes still do): %s",
 		ep.Address(), log.Message))
 }
@@ -163,7 +163,7 @@ func (r *run) bmcRetryAfter(t *target, o bmcdriver.Observation, interval time.Du
 		return min(interval, bmcRetry)
 	}
 	since := time.Duration(0)
-	if c := conditions.Get(t.Obj.Status.Conditions, v1.BMCAuthenticated); c != nil && c.Status == metav1.ConditionFalse {
+	if c := conditions.Get(t.Obj.Status.Conditions, equinixv1.BMCAuthenticated); c != nil && c.Status == metav1.ConditionFalse {
 		since = r.now.Sub(c.LastTransitionTime.Time)
 	}
 	return min(max(minAuthRetry, since), max(interval, maxAuthRetry))

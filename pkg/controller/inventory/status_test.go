@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -23,8 +23,8 @@ func TestBMCRetryAfter(t *testing.T) {
 	refused := bmcdriver.Observation{Problem: &failure.Error{Seam: bmc.Seam, Class: failure.Unauthorized}}
 	down := bmcdriver.Observation{Problem: &failure.Error{Seam: bmc.Seam, Class: failure.Unreachable}}
 	since := func(d time.Duration) *target {
-		inv := &v1alpha1.Inventory{}
-		inv.Status.Conditions = []metav1.Condition{{Type: v1.BMCAuthenticated, Status: metav1.ConditionFalse,
+		inv := &seederv1alpha1.Inventory{}
+		inv.Status.Conditions = []metav1.Condition{{Type: equinixv1.BMCAuthenticated, Status: metav1.ConditionFalse,
 			LastTransitionTime: metav1.NewTime(now.Add(-d))}}
 		return targetOf(inv)
 	}
@@ -57,7 +57,7 @@ func TestPollInterval(t *testing.T) {
 		"1h": time.Hour, "90s": 90 * time.Second, "1h30m": 90 * time.Minute, "": time.Hour, "1d": time.Hour,
 		"500ms": time.Hour, "48h": 24 * time.Hour,
 	} {
-		inv := &v1alpha1.Inventory{}
+		inv := &seederv1alpha1.Inventory{}
 		inv.Spec.Events.PollingInterval = in
 		assert.Equal(t, want, pollInterval(inv), in)
 	}

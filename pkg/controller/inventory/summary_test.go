@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 const secretPassword = "Bmc-pw-never-shown-41"
@@ -20,9 +20,9 @@ func cond(t string, status metav1.ConditionStatus, reason, msg string) metav1.Co
 
 // uiInventory is an Inventory as the controller leaves it after a pass that
 // set conds.
-func uiInventory(namespace string, conds ...metav1.Condition) *v1alpha1.Inventory {
-	inv := &v1alpha1.Inventory{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.InventoryKind},
+func uiInventory(namespace string, conds ...metav1.Condition) *seederv1alpha1.Inventory {
+	inv := &seederv1alpha1.Inventory{
+		TypeMeta:   metav1.TypeMeta{APIVersion: seederv1alpha1.SchemeGroupVersion.String(), Kind: seederv1alpha1.InventoryKind},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "node-1", Generation: 1},
 	}
 	inv.Status.Conditions = conds
@@ -31,17 +31,17 @@ func uiInventory(namespace string, conds ...metav1.Condition) *v1alpha1.Inventor
 }
 
 var (
-	nodeFound     = cond(v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, "node node-1 exists")
-	noNode        = cond(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode, "no node is named node-1")
-	otherNode     = cond(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNameMismatch, `annotation names node "node-2"`)
-	credsOK       = cond(v1.BMCCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady, "Secret bmc/node-1 holds a username and a password")
-	noSecret      = cond(v1.BMCCredentialsReady, metav1.ConditionFalse, v1.ReasonSecretNotFound, "Secret bmc/node-1 not found")
-	reachable     = cond(v1.BMCReachable, metav1.ConditionTrue, v1.ReasonBMCReachable, "the BMC at 10.0.0.7:623 answered")
-	unreachable   = cond(v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable, "the BMC at 10.0.0.7:623: no answer")
-	authenticated = cond(v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated, "the BMC took the credentials")
-	refused       = cond(v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed, "the BMC refused the credentials of Secret bmc/node-1")
-	noLog         = cond(v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog, "the BMC offers no event log")
-	powerFailed   = cond(v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired, "the reboot was not sent")
+	nodeFound     = cond(equinixv1.BMCNodeFound, metav1.ConditionTrue, equinixv1.ReasonNodeFound, "node node-1 exists")
+	noNode        = cond(equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonServerWithoutNode, "no node is named node-1")
+	otherNode     = cond(equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonNodeNameMismatch, `annotation names node "node-2"`)
+	credsOK       = cond(equinixv1.BMCCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady, "Secret bmc/node-1 holds a username and a password")
+	noSecret      = cond(equinixv1.BMCCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonSecretNotFound, "Secret bmc/node-1 not found")
+	reachable     = cond(equinixv1.BMCReachable, metav1.ConditionTrue, equinixv1.ReasonBMCReachable, "the BMC at 10.0.0.7:623 answered")
+	unreachable   = cond(equinixv1.BMCReachable, metav1.ConditionFalse, equinixv1.ReasonBMCUnreachable, "the BMC at 10.0.0.7:623: no answer")
+	authenticated = cond(equinixv1.BMCAuthenticated, metav1.ConditionTrue, equinixv1.ReasonAuthenticated, "the BMC took the credentials")
+	refused       = cond(equinixv1.BMCAuthenticated, metav1.ConditionFalse, equinixv1.ReasonAuthenticationFailed, "the BMC refused the credentials of Secret bmc/node-1")
+	noLog         = cond(equinixv1.BMCEventLogAvailable, metav1.ConditionFalse, equinixv1.ReasonNoEventLog, "the BMC offers no event log")
+	powerFailed   = cond(equinixv1.BMCPowerSynced, metav1.ConditionFalse, equinixv1.ReasonMaintenanceRequired, "the reboot was not sent")
 )
 
 // What the Harvester UI shows of an Inventory: its host's error banner
@@ -53,22 +53,22 @@ var (
 func TestWhatTheUIShows(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		inv     *v1alpha1.Inventory
-		status  v1alpha1.InventoryWorkflowStatus
+		inv     *seederv1alpha1.Inventory
+		status  seederv1alpha1.InventoryWorkflowStatus
 		err     bool
 		message string
 	}{
-		{"ready", uiInventory(v1alpha1.InventoryNamespace, nodeFound, credsOK, reachable, authenticated), v1alpha1.InventoryNodeReady, false, ""},
-		{"ready, no event log, a power request refused", uiInventory(v1alpha1.InventoryNamespace, nodeFound, credsOK, reachable, authenticated, noLog, powerFailed),
-			v1alpha1.InventoryNodeReady, false, ""},
-		{"a server without a node", uiInventory(v1alpha1.InventoryNamespace, noNode, credsOK, reachable, authenticated), v1alpha1.InventoryNodeReady, false, ""},
-		{"not contacted yet", uiInventory(v1alpha1.InventoryNamespace, nodeFound, credsOK), v1alpha1.InventoryBMCNotContacted, false, ""},
-		{"no Secret", uiInventory(v1alpha1.InventoryNamespace, nodeFound, noSecret), v1alpha1.InventoryCredentialsMissing, true, "Secret bmc/node-1 not found"},
-		{"unreachable", uiInventory(v1alpha1.InventoryNamespace, nodeFound, credsOK, unreachable, authenticated), v1alpha1.InventoryBMCUnreachable, true, "no answer"},
-		{"refused", uiInventory(v1alpha1.InventoryNamespace, nodeFound, credsOK, reachable, refused), v1alpha1.InventoryBMCAuthenticationFailed, true, "refused the credentials"},
-		{"the Secret went after a refusal", uiInventory(v1alpha1.InventoryNamespace, nodeFound, noSecret, reachable, refused), v1alpha1.InventoryCredentialsMissing, true, "not found"},
-		{"another node's annotation", uiInventory(v1alpha1.InventoryNamespace, otherNode), v1alpha1.InventoryNodeNameMismatch, true, `names node "node-2"`},
-		{"outside harvester-system", uiInventory("default"), v1alpha1.InventoryWrongNamespace, true, "served only in namespace harvester-system"},
+		{"ready", uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, credsOK, reachable, authenticated), seederv1alpha1.InventoryNodeReady, false, ""},
+		{"ready, no event log, a power request refused", uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, credsOK, reachable, authenticated, noLog, powerFailed),
+			seederv1alpha1.InventoryNodeReady, false, ""},
+		{"a server without a node", uiInventory(seederv1alpha1.InventoryNamespace, noNode, credsOK, reachable, authenticated), seederv1alpha1.InventoryNodeReady, false, ""},
+		{"not contacted yet", uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, credsOK), seederv1alpha1.InventoryBMCNotContacted, false, ""},
+		{"no Secret", uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, noSecret), seederv1alpha1.InventoryCredentialsMissing, true, "Secret bmc/node-1 not found"},
+		{"unreachable", uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, credsOK, unreachable, authenticated), seederv1alpha1.InventoryBMCUnreachable, true, "no answer"},
+		{"refused", uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, credsOK, reachable, refused), seederv1alpha1.InventoryBMCAuthenticationFailed, true, "refused the credentials"},
+		{"the Secret went after a refusal", uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, noSecret, reachable, refused), seederv1alpha1.InventoryCredentialsMissing, true, "not found"},
+		{"another node's annotation", uiInventory(seederv1alpha1.InventoryNamespace, otherNode), seederv1alpha1.InventoryNodeNameMismatch, true, `names node "node-2"`},
+		{"outside harvester-system", uiInventory("default"), seederv1alpha1.InventoryWrongNamespace, true, "served only in namespace harvester-system"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.status, tc.inv.Status.Status)
@@ -89,11 +89,11 @@ func TestWhatTheUIShows(t *testing.T) {
 // Stalled follows the other conditions on every write, so a fixed cause
 // clears the banner.
 func TestStalledClearsOnceReady(t *testing.T) {
-	inv := uiInventory(v1alpha1.InventoryNamespace, nodeFound, credsOK, unreachable)
+	inv := uiInventory(seederv1alpha1.InventoryNamespace, nodeFound, credsOK, unreachable)
 	assert.True(t, summary.Summarize(inv).Error)
 	inv.Status.Conditions[2] = reachable
 	inv.Status.Conditions = append(inv.Status.Conditions, authenticated)
 	prepare(inv)
 	assert.False(t, summary.Summarize(inv).Error)
-	assert.Equal(t, v1alpha1.InventoryNodeReady, inv.Status.Status)
+	assert.Equal(t, seederv1alpha1.InventoryNodeReady, inv.Status.Status)
 }

@@ -10,8 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
@@ -36,7 +36,7 @@ const (
 
 // Sync runs the chain for an Inventory: where it is and its node, the
 // Secret it names, then the hardware steps with its BMC as the machine.
-func (h *Handler) Sync(key string, inv *v1alpha1.Inventory) (*v1alpha1.Inventory, error) {
+func (h *Handler) Sync(key string, inv *seederv1alpha1.Inventory) (*seederv1alpha1.Inventory, error) {
 	if inv == nil {
 		h.driver.Forget(key)
 		h.specs.forget(key)
@@ -73,11 +73,11 @@ func (r *run) sync(t *target) error {
 		r.h.driver.Forget(r.owner)
 		return nil
 	}
-	if inv.Namespace != v1alpha1.InventoryNamespace {
-		t.SetCondition(v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonWrongNamespace, wrongNamespace(inv))
+	if inv.Namespace != seederv1alpha1.InventoryNamespace {
+		t.SetCondition(equinixv1.ConditionStalled, metav1.ConditionTrue, equinixv1.ReasonWrongNamespace, wrongNamespace(inv))
 		return nil
 	}
-	wasBound := conditions.IsTrue(inv.Status.Conditions, v1.BMCNodeFound)
+	wasBound := conditions.IsTrue(inv.Status.Conditions, equinixv1.BMCNodeFound)
 	ok, err := r.bindNode(t)
 	if err != nil || !ok {
 		return err
@@ -132,9 +132,9 @@ func (r *run) machine(t *target, wasBound bool, secret *secretRead) (*bmcdriver.
 	return m, ep, interval
 }
 
-func wrongNamespace(inv *v1alpha1.Inventory) string {
+func wrongNamespace(inv *seederv1alpha1.Inventory) string {
 	return fmt.Sprintf("Inventories are served only in namespace %s, where Harvester looks up a node's Inventory; "+
-		"this one in %s is left alone: create it in %s", v1alpha1.InventoryNamespace, inv.Namespace, v1alpha1.InventoryNamespace)
+		"this one in %s is left alone: create it in %s", seederv1alpha1.InventoryNamespace, inv.Namespace, seederv1alpha1.InventoryNamespace)
 }
 
 // bindNode finds the node, which is the Inventory's name (Harvester looks
@@ -145,24 +145,24 @@ func wrongNamespace(inv *v1alpha1.Inventory) string {
 // cluster runs on it.
 func (r *run) bindNode(t *target) (bool, error) {
 	name := t.Obj.Name
-	if named, ok := t.Obj.Annotations[v1alpha1.AnnotationLocalNodeName]; ok && named != name {
-		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeNameMismatch, fmt.Sprintf(
+	if named, ok := t.Obj.Annotations[seederv1alpha1.AnnotationLocalNodeName]; ok && named != name {
+		t.SetCondition(equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonNodeNameMismatch, fmt.Sprintf(
 			"annotation %s names node %q, but an Inventory is its node's: Harvester looks it up by the node's name, %q here; "+
-				"create the Inventory of node %q under that name, or remove the annotation", v1alpha1.AnnotationLocalNodeName, named, name, named))
+				"create the Inventory of node %q under that name, or remove the annotation", seederv1alpha1.AnnotationLocalNodeName, named, name, named))
 		return false, nil
 	}
 	node, err := r.h.nodes.Get(name)
 	node = r.h.nodeWrites.Latest(node)
 	switch {
 	case apierrors.IsNotFound(err):
-		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode, fmt.Sprintf(
+		t.SetCondition(equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonServerWithoutNode, fmt.Sprintf(
 			"no node is named %s: the Inventory stands for a server without a node; its BMC is read, and its power is switched "+
 				"on request without maintenance mode (no node of the cluster runs on it)", name))
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("reading node %s: %w", name, err)
 	}
-	if !conditions.IsTrue(t.Obj.Status.Conditions, v1.BMCNodeFound) && node.Labels[v1.LabelInstance] == "" {
+	if !conditions.IsTrue(t.Obj.Status.Conditions, equinixv1.BMCNodeFound) && node.Labels[equinixv1.LabelInstance] == "" {
 		// The first binding reads the Node once from the API server: a
 		// label it got a moment ago may not be in the cache yet, and the
 		// Node of one of the addon's servers must never get facts from
@@ -171,19 +171,19 @@ func (r *run) bindNode(t *target) (bool, error) {
 			return false, fmt.Errorf("reading node %s: %w", name, err)
 		}
 	}
-	if inst := node.Labels[v1.LabelInstance]; inst != "" {
+	if inst := node.Labels[equinixv1.LabelInstance]; inst != "" {
 		if r.h.poolServerOf(t.Obj, inst) {
 			r.node = node
-			t.SetCondition(v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf(
+			t.SetCondition(equinixv1.BMCNodeFound, metav1.ConditionTrue, equinixv1.ReasonNodeFound, fmt.Sprintf(
 				"node %s exists: the server of Instance %s, which claimed this Inventory", name, inst))
 			return true, nil
 		}
-		t.SetCondition(v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonNodeProvisioned, fmt.Sprintf(
+		t.SetCondition(equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonNodeProvisioned, fmt.Sprintf(
 			"node %s is the addon's own server (Instance %s), whose hardware its Instance reports; delete this Inventory", name, inst))
 		return false, nil
 	}
 	r.node = node
-	t.SetCondition(v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound, fmt.Sprintf("node %s exists", name))
+	t.SetCondition(equinixv1.BMCNodeFound, metav1.ConditionTrue, equinixv1.ReasonNodeFound, fmt.Sprintf("node %s exists", name))
 	return true, nil
 }
 
@@ -192,7 +192,7 @@ func (r *run) bindNode(t *target) (bool, error) {
 // Inventory), and so installed the node of its name. Its node is bound as
 // any other: hardware, events and fencing reach it. An Equinix Metal
 // server's node never is (its Instance reports its hardware).
-func (h *Handler) poolServerOf(inv *v1alpha1.Inventory, inst string) bool {
+func (h *Handler) poolServerOf(inv *seederv1alpha1.Inventory, inst string) bool {
 	if h.instances == nil {
 		return false
 	}
@@ -203,10 +203,10 @@ func (h *Handler) poolServerOf(inv *v1alpha1.Inventory, inst string) bool {
 // pollInterval is spec.events.pollingInterval, which the schema bounds to
 // a Go duration of 1s to 24h; an object stored before that rule is read
 // with Seeder's default.
-func pollInterval(inv *v1alpha1.Inventory) time.Duration {
+func pollInterval(inv *seederv1alpha1.Inventory) time.Duration {
 	d, err := time.ParseDuration(inv.Spec.Events.PollingInterval)
 	if err != nil || d < time.Second {
-		return v1alpha1.DefaultPollingInterval
+		return seederv1alpha1.DefaultPollingInterval
 	}
 	return min(d, 24*time.Hour)
 }

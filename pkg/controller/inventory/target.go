@@ -6,8 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
@@ -18,7 +18,7 @@ import (
 // BMC the Inventory names, and whose power Harvester's node action asks
 // for one operation at a time.
 type target struct {
-	hardware.ObjectPass[*v1alpha1.Inventory, v1alpha1.InventoryStatus]
+	hardware.ObjectPass[*seederv1alpha1.Inventory, seederv1alpha1.InventoryStatus]
 	// now names the requests taken up in this pass.
 	now time.Time
 	// settling is how long Harvester may still be writing the status of a
@@ -31,26 +31,26 @@ type target struct {
 // handler's written, so that the next pass reads it even before the cache
 // does; every write carries the status.status, the Stalled condition and
 // the observed generation the rest implies; none is made while settling.
-func (h *Handler) newTarget(inv *v1alpha1.Inventory, now time.Time, settling time.Duration) *target {
-	kind := reconcile.Kind[*v1alpha1.Inventory, v1alpha1.InventoryStatus]{
+func (h *Handler) newTarget(inv *seederv1alpha1.Inventory, now time.Time, settling time.Duration) *target {
+	kind := reconcile.Kind[*seederv1alpha1.Inventory, seederv1alpha1.InventoryStatus]{
 		Name:       "Inventory",
-		Status:     func(i *v1alpha1.Inventory) *v1alpha1.InventoryStatus { return &i.Status },
-		Conditions: func(i *v1alpha1.Inventory) *[]metav1.Condition { return &i.Status.Conditions },
-		UpdateStatus: func(i *v1alpha1.Inventory) (*v1alpha1.Inventory, error) {
+		Status:     func(i *seederv1alpha1.Inventory) *seederv1alpha1.InventoryStatus { return &i.Status },
+		Conditions: func(i *seederv1alpha1.Inventory) *[]metav1.Condition { return &i.Status.Conditions },
+		UpdateStatus: func(i *seederv1alpha1.Inventory) (*seederv1alpha1.Inventory, error) {
 			return h.inventories.UpdateStatus(i)
 		},
 		EnqueueAfter: func(name string, after time.Duration) { h.inventories.EnqueueAfter(inv.Namespace, name, after) },
 		Recorder:     h.recorder,
 		Prepare:      prepare,
-		Wrote:        func(_ *v1alpha1.InventoryStatus, written *v1alpha1.Inventory) { h.written.Wrote(written) },
-		Get: func(name string) (*v1alpha1.Inventory, error) {
+		Wrote:        func(_ *seederv1alpha1.InventoryStatus, written *seederv1alpha1.Inventory) { h.written.Wrote(written) },
+		Get: func(name string) (*seederv1alpha1.Inventory, error) {
 			return h.inventories.Get(inv.Namespace, name, metav1.GetOptions{})
 		},
-		Hold: func(*v1alpha1.Inventory, *v1alpha1.InventoryStatus) time.Duration { return settling },
+		Hold: func(*seederv1alpha1.Inventory, *seederv1alpha1.InventoryStatus) time.Duration { return settling },
 	}
 	return &target{
-		ObjectPass: hardware.ObjectPass[*v1alpha1.Inventory, v1alpha1.InventoryStatus]{
-			Pass: reconcile.NewPass(kind, inv), Kind: v1alpha1.InventoryKind, APIVersion: v1alpha1.SchemeGroupVersion.String(),
+		ObjectPass: hardware.ObjectPass[*seederv1alpha1.Inventory, seederv1alpha1.InventoryStatus]{
+			Pass: reconcile.NewPass(kind, inv), Kind: seederv1alpha1.InventoryKind, APIVersion: seederv1alpha1.SchemeGroupVersion.String(),
 		},
 		now:      now,
 		settling: settling,
@@ -59,7 +59,7 @@ func (h *Handler) newTarget(inv *v1alpha1.Inventory, now time.Time, settling tim
 
 // prepare fills what every write carries: the observed generation, and
 // what Harvester and its UI read, derived from the conditions.
-func prepare(inv *v1alpha1.Inventory) {
+func prepare(inv *seederv1alpha1.Inventory) {
 	st := &inv.Status
 	if st.Hardware != nil {
 		st.Hardware.ObservedGeneration = inv.Generation
@@ -70,10 +70,10 @@ func prepare(inv *v1alpha1.Inventory) {
 }
 
 // Hardware is the chain's record, under status.hardware.
-func (t *target) Hardware() *v1.HardwareStatus {
+func (t *target) Hardware() *equinixv1.HardwareStatus {
 	st := &t.Obj.Status
 	if st.Hardware == nil {
-		st.Hardware = &v1alpha1.HardwareStatus{}
+		st.Hardware = &seederv1alpha1.HardwareStatus{}
 	}
 	return &st.Hardware.HardwareStatus
 }
@@ -105,7 +105,7 @@ func (t *target) PowerRecheck(poll time.Duration) time.Duration { return max(pol
 // in a spec changed for another reason (an edit in the UI sends the whole
 // object back) is not a new request. A job name the addon did not write
 // (Seeder's) is no request either.
-func (t *target) PowerRequest() (v1.PowerAction, bool) {
+func (t *target) PowerRequest() (equinixv1.PowerAction, bool) {
 	action, ok := t.requested()
 	if !ok {
 		return "", false
@@ -116,7 +116,7 @@ func (t *target) PowerRequest() (v1.PowerAction, bool) {
 		t.Requeue(t.settling)
 		return "", false
 	}
-	if holder := t.Obj.Labels[v1.LabelClaimedBy]; holder != "" && !conditions.IsTrue(t.Obj.Status.Conditions, v1.BMCNodeFound) {
+	if holder := t.Obj.Labels[equinixv1.LabelClaimedBy]; holder != "" && !conditions.IsTrue(t.Obj.Status.Conditions, equinixv1.BMCNodeFound) {
 		// A server a pool claimed is powered by its Instance only until
 		// its node joined and is bound (booted, released); a request
 		// here ends failed, nothing sent. Once bound, the request is a
@@ -124,7 +124,7 @@ func (t *target) PowerRequest() (v1.PowerAction, bool) {
 		// the server alone.
 		t.PowerAccepted(action)
 		t.PowerEnded(action, false)
-		t.Eventf(v1.ReasonServerInPool, "the %s request was not carried out: server %s is claimed by Instance %s, whose pool switches its power",
+		t.Eventf(equinixv1.ReasonServerInPool, "the %s request was not carried out: server %s is claimed by Instance %s, whose pool switches its power",
 			operationOf(action), t.Obj.Name, holder)
 		return "", false
 	}
@@ -133,7 +133,7 @@ func (t *target) PowerRequest() (v1.PowerAction, bool) {
 
 // requested is the spec's power request when it is a new one (see
 // PowerRequest), whether or not this pass may take it up.
-func (t *target) requested() (v1.PowerAction, bool) {
+func (t *target) requested() (equinixv1.PowerAction, bool) {
 	action, ok := actionOf(t.Obj.Spec.PowerActionRequested)
 	if !ok {
 		return "", false
@@ -148,7 +148,7 @@ func (t *target) requested() (v1.PowerAction, bool) {
 
 // PowerAccepted names the request and removes actionStatus: the UI shows
 // the host as stopping, starting or rebooting while the key is absent.
-func (t *target) PowerAccepted(action v1.PowerAction) {
+func (t *target) PowerAccepted(action equinixv1.PowerAction) {
 	pa := &t.Obj.Status.PowerAction
 	pa.LastJobName = t.Obj.Name + "-" + operationOf(action) + "-" + strconv.FormatInt(t.now.UnixMilli(), 36)
 	pa.LastActionStatus = ""
@@ -156,35 +156,35 @@ func (t *target) PowerAccepted(action v1.PowerAction) {
 
 // PowerEnded says how the request ended: either value lets Harvester
 // accept the next one.
-func (t *target) PowerEnded(action v1.PowerAction, ok bool) {
+func (t *target) PowerEnded(action equinixv1.PowerAction, ok bool) {
 	pa := &t.Obj.Status.PowerAction
-	pa.LastActionStatus = v1alpha1.ActionStatusFailed
+	pa.LastActionStatus = seederv1alpha1.ActionStatusFailed
 	if ok {
-		pa.LastActionStatus = v1alpha1.ActionStatusComplete
+		pa.LastActionStatus = seederv1alpha1.ActionStatusComplete
 	}
 	pa.LastActionRequested = operationOf(action)
 }
 
 // actionOf maps Seeder's operations onto the chain's actions: shutdown is
 // a hard power-off, as Seeder's is (the node is drained already).
-func actionOf(operation string) (v1.PowerAction, bool) {
+func actionOf(operation string) (equinixv1.PowerAction, bool) {
 	switch operation {
-	case v1alpha1.PowerOperationShutdown:
-		return v1.PowerActionOff, true
-	case v1alpha1.PowerOperationPowerOn:
-		return v1.PowerActionOn, true
-	case v1alpha1.PowerOperationReboot:
-		return v1.PowerActionReboot, true
+	case seederv1alpha1.PowerOperationShutdown:
+		return equinixv1.PowerActionOff, true
+	case seederv1alpha1.PowerOperationPowerOn:
+		return equinixv1.PowerActionOn, true
+	case seederv1alpha1.PowerOperationReboot:
+		return equinixv1.PowerActionReboot, true
 	}
 	return "", false
 }
 
-func operationOf(action v1.PowerAction) string {
+func operationOf(action equinixv1.PowerAction) string {
 	switch action {
-	case v1.PowerActionOff:
-		return v1alpha1.PowerOperationShutdown
-	case v1.PowerActionOn:
-		return v1alpha1.PowerOperationPowerOn
+	case equinixv1.PowerActionOff:
+		return seederv1alpha1.PowerOperationShutdown
+	case equinixv1.PowerActionOn:
+		return seederv1alpha1.PowerOperationPowerOn
 	}
-	return v1alpha1.PowerOperationReboot
+	return seederv1alpha1.PowerOperationReboot
 }

@@ -7,23 +7,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
-func targetOf(inv *v1alpha1.Inventory) *target {
+func targetOf(inv *seederv1alpha1.Inventory) *target {
 	return (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), 0)
 }
 
 // requested is an Inventory whose spec asks for op at generation gen,
 // after a last request of action at lastGen under job.
-func requested(op string, gen int64, job string, last v1.PowerAction, lastGen int64) *v1alpha1.Inventory {
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha1.InventoryNamespace, Name: "node-1", Generation: gen}}
+func requested(op string, gen int64, job string, last equinixv1.PowerAction, lastGen int64) *seederv1alpha1.Inventory {
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: "node-1", Generation: gen}}
 	inv.Spec.PowerActionRequested = op
-	inv.Status.PowerAction = v1alpha1.PowerActionDetails{LastJobName: job, LastActionStatus: v1alpha1.ActionStatusComplete}
+	inv.Status.PowerAction = seederv1alpha1.PowerActionDetails{LastJobName: job, LastActionStatus: seederv1alpha1.ActionStatusComplete}
 	if last != "" {
-		inv.Status.Hardware = &v1alpha1.HardwareStatus{}
-		inv.Status.Hardware.LastPowerAction = &v1.PowerActionStatus{Action: last, Result: v1.PowerResultSucceeded, ObservedGeneration: lastGen}
+		inv.Status.Hardware = &seederv1alpha1.HardwareStatus{}
+		inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: last, Result: equinixv1.PowerResultSucceeded, ObservedGeneration: lastGen}
 	}
 	return inv
 }
@@ -36,16 +36,16 @@ func requested(op string, gen int64, job string, last v1.PowerAction, lastGen in
 func TestWhichRequestIsNew(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		inv  *v1alpha1.Inventory
-		want v1.PowerAction
+		inv  *seederv1alpha1.Inventory
+		want equinixv1.PowerAction
 	}{
 		{"nothing asked", requested("", 1, "", "", 0), ""},
-		{"Harvester cleared the job", requested(v1alpha1.PowerOperationReboot, 2, "", v1.PowerActionReboot, 2), v1.PowerActionReboot},
-		{"the first one", requested(v1alpha1.PowerOperationShutdown, 1, "", "", 0), v1.PowerActionOff},
-		{"taken up already", requested(v1alpha1.PowerOperationShutdown, 2, "node-1-shutdown-x", v1.PowerActionOff, 2), ""},
-		{"another operation, job not cleared", requested(v1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", v1.PowerActionOff, 2), v1.PowerActionOn},
-		{"the same operation, spec edited", requested(v1alpha1.PowerOperationReboot, 5, "node-1-reboot-x", v1.PowerActionReboot, 2), ""},
-		{"Seeder's job", requested(v1alpha1.PowerOperationReboot, 7, "seeder-job", "", 0), ""},
+		{"Harvester cleared the job", requested(seederv1alpha1.PowerOperationReboot, 2, "", equinixv1.PowerActionReboot, 2), equinixv1.PowerActionReboot},
+		{"the first one", requested(seederv1alpha1.PowerOperationShutdown, 1, "", "", 0), equinixv1.PowerActionOff},
+		{"taken up already", requested(seederv1alpha1.PowerOperationShutdown, 2, "node-1-shutdown-x", equinixv1.PowerActionOff, 2), ""},
+		{"another operation, job not cleared", requested(seederv1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", equinixv1.PowerActionOff, 2), equinixv1.PowerActionOn},
+		{"the same operation, spec edited", requested(seederv1alpha1.PowerOperationReboot, 5, "node-1-reboot-x", equinixv1.PowerActionReboot, 2), ""},
+		{"Seeder's job", requested(seederv1alpha1.PowerOperationReboot, 7, "seeder-job", "", 0), ""},
 	} {
 		got, ok := targetOf(tc.inv).PowerRequest()
 		assert.Equal(t, tc.want != "", ok, tc.name)
@@ -57,17 +57,17 @@ func TestWhichRequestIsNew(t *testing.T) {
 // stopping, starting or rebooting while the key is absent) and names it;
 // its end says how it went and which operation it was.
 func TestPowerProtocolFields(t *testing.T) {
-	tg := targetOf(requested(v1alpha1.PowerOperationShutdown, 2, "", v1.PowerActionReboot, 1))
-	tg.PowerAccepted(v1.PowerActionOff)
+	tg := targetOf(requested(seederv1alpha1.PowerOperationShutdown, 2, "", equinixv1.PowerActionReboot, 1))
+	tg.PowerAccepted(equinixv1.PowerActionOff)
 	pa := tg.Obj.Status.PowerAction
 	assert.Empty(t, pa.LastActionStatus)
 	assert.Regexp(t, `^node-1-shutdown-\w+$`, pa.LastJobName)
-	tg.PowerEnded(v1.PowerActionOff, false)
-	assert.Equal(t, v1alpha1.PowerActionDetails{LastJobName: pa.LastJobName, LastActionStatus: v1alpha1.ActionStatusFailed,
-		LastActionRequested: v1alpha1.PowerOperationShutdown}, tg.Obj.Status.PowerAction)
-	tg.PowerEnded(v1.PowerActionOff, true)
-	assert.Equal(t, v1alpha1.ActionStatusComplete, tg.Obj.Status.PowerAction.LastActionStatus)
-	for _, op := range []string{v1alpha1.PowerOperationShutdown, v1alpha1.PowerOperationPowerOn, v1alpha1.PowerOperationReboot} {
+	tg.PowerEnded(equinixv1.PowerActionOff, false)
+	assert.Equal(t, seederv1alpha1.PowerActionDetails{LastJobName: pa.LastJobName, LastActionStatus: seederv1alpha1.ActionStatusFailed,
+		LastActionRequested: seederv1alpha1.PowerOperationShutdown}, tg.Obj.Status.PowerAction)
+	tg.PowerEnded(equinixv1.PowerActionOff, true)
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, tg.Obj.Status.PowerAction.LastActionStatus)
+	for _, op := range []string{seederv1alpha1.PowerOperationShutdown, seederv1alpha1.PowerOperationPowerOn, seederv1alpha1.PowerOperationReboot} {
 		a, ok := actionOf(op)
 		assert.True(t, ok)
 		assert.Equal(t, op, operationOf(a))
@@ -80,7 +80,7 @@ func TestInventoryReference(t *testing.T) {
 	ref := targetOf(requested("", 1, "", "", 0)).Reference()
 	assert.Equal(t, "metal.harvesterhci.io/v1alpha1", ref.APIVersion)
 	assert.Equal(t, "Inventory", ref.Kind)
-	assert.Equal(t, v1alpha1.InventoryNamespace, ref.Namespace)
+	assert.Equal(t, seederv1alpha1.InventoryNamespace, ref.Namespace)
 }
 
 // After Harvester's powerAction wrote a request into the spec, the chain
@@ -90,7 +90,7 @@ func TestInventoryReference(t *testing.T) {
 func TestRequestGrace(t *testing.T) {
 	c := newSpecClock()
 	at := time.Unix(1_800_000_000, 0)
-	inv := requested(v1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", v1.PowerActionOff, 2)
+	inv := requested(seederv1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", equinixv1.PowerActionOff, 2)
 	inv.Status.Hardware.ObservedGeneration = 2
 	assert.Equal(t, requestGrace, c.settling("k", inv, at))
 	assert.Equal(t, requestGrace-time.Second, c.settling("k", inv, at.Add(time.Second)))
@@ -117,7 +117,7 @@ func TestRequestGrace(t *testing.T) {
 // A first request (no job name yet) waits for Harvester's status write too:
 // taken at once, its intent's write would make that write fail.
 func TestFirstRequestWaitsForHarvestersStatusWrite(t *testing.T) {
-	inv := requested(v1alpha1.PowerOperationReboot, 1, "", "", 0)
+	inv := requested(seederv1alpha1.PowerOperationReboot, 1, "", "", 0)
 	_, ok := (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), time.Second).PowerRequest()
 	assert.False(t, ok)
 	_, ok = (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), 0).PowerRequest()

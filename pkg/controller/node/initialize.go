@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
@@ -55,10 +55,10 @@ func (h *InitHandler) InitializeNode(_ string, node *corev1.Node) (*corev1.Node,
 	if node, err = h.patchStatus(node, addrs); err != nil {
 		return node, err
 	}
-	if node, err = h.untaint(node, v1.ProviderIDPrefix+dev.ID); err != nil {
+	if node, err = h.untaint(node, equinixv1.ProviderIDPrefix+dev.ID); err != nil {
 		return node, err
 	}
-	common.Eventf(h.recorder, node, v1.ReasonNodeInitialized, "initialized as the Equinix CCM would, from device %s (found by its %s): %s",
+	common.Eventf(h.recorder, node, equinixv1.ReasonNodeInitialized, "initialized as the Equinix CCM would, from device %s (found by its %s): %s",
 		dev.ID, m.By, describe(addrs))
 	return node, nil
 }
@@ -122,7 +122,7 @@ func (h *InitHandler) notYet(node *corev1.Node, why string) (*corev1.Node, error
 	h.reported[node.Name] = why
 	h.mu.Unlock()
 	if !seen {
-		common.Eventf(h.recorder, node, v1.ReasonNodeNotInitialized, "the node waits for a cloud provider, and the addon cannot be it yet: %s", why)
+		common.Eventf(h.recorder, node, equinixv1.ReasonNodeNotInitialized, "the node waits for a cloud provider, and the addon cannot be it yet: %s", why)
 	}
 	h.nodes.EnqueueAfter(node.Name, initRetry)
 	return node, nil
@@ -130,7 +130,7 @@ func (h *InitHandler) notYet(node *corev1.Node, why string) (*corev1.Node, error
 
 // failed turns a failed Metal call into a report (refused credentials, a
 // rejected request) or an error for the workqueue to retry.
-func (h *InitHandler) failed(node *corev1.Node, step string, ref *v1.SecretReference, err error) error {
+func (h *InitHandler) failed(node *corev1.Node, step string, ref *equinixv1.SecretReference, err error) error {
 	switch failure.ClassOf(err) {
 	case failure.Unauthorized, failure.Forbidden:
 		_, rerr := h.notYet(node, fmt.Sprintf("Equinix Metal refused the credentials of Secret %s while %s", h.credentials.RefFor(ref), step))

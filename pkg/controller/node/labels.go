@@ -9,17 +9,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 )
 
 // LabelNode adds the device's labels and annotations to the Node of one of
 // the addon's servers. Nodes without the instance label are left untouched.
 func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
-	if node == nil || node.DeletionTimestamp != nil || node.Labels[v1.LabelInstance] == "" {
+	if node == nil || node.DeletionTimestamp != nil || node.Labels[equinixv1.LabelInstance] == "" {
 		return node, nil
 	}
-	inst, err := h.instances.Get(node.Labels[v1.LabelInstance])
+	inst, err := h.instances.Get(node.Labels[equinixv1.LabelInstance])
 	if apierrors.IsNotFound(err) {
 		return node, nil
 	}
@@ -32,7 +32,7 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	// What this chain or another wrote a moment ago may not be cached yet.
 	node = h.written.Latest(node)
 	labels, annotations := metadata(inst)
-	patch := missing(node, labels, annotations, v1.ProviderIDPrefix+inst.Status.InstanceID)
+	patch := missing(node, labels, annotations, equinixv1.ProviderIDPrefix+inst.Status.InstanceID)
 	if patch != nil && h.facts != nil {
 		// Only along with a patch made anyway: the hardware chain keeps
 		// the facts current on its own.
@@ -63,22 +63,22 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 // instance-type labels (as a cloud provider would set them; the zone once the
 // device's facility is known), the device ID as a label for selectors, and
 // annotations for people.
-func metadata(inst *v1.Instance) (labels, annotations map[string]string) {
+func metadata(inst *equinixv1.Instance) (labels, annotations map[string]string) {
 	metro := strings.ToLower(inst.Spec.Metro)
 	labels = map[string]string{
-		v1.LabelPool:         inst.Spec.PoolName,
-		v1.LabelDeviceID:     inst.Status.InstanceID,
-		v1.LabelInstanceType: inst.Spec.Plan,
-		v1.LabelRegion:       metro,
+		equinixv1.LabelPool:         inst.Spec.PoolName,
+		equinixv1.LabelDeviceID:     inst.Status.InstanceID,
+		equinixv1.LabelInstanceType: inst.Spec.Plan,
+		equinixv1.LabelRegion:       metro,
 	}
 	if inst.Status.Facility != "" {
-		labels[v1.LabelZone] = inst.Status.Facility
+		labels[equinixv1.LabelZone] = inst.Status.Facility
 	}
 	annotations = map[string]string{
-		v1.AnnotationProviderID:   v1.ProviderIDPrefix + inst.Status.InstanceID,
-		v1.AnnotationPlan:         inst.Spec.Plan,
-		v1.AnnotationMetro:        metro,
-		v1.AnnotationBillingCycle: inst.Spec.BillingCycle,
+		equinixv1.AnnotationProviderID:   equinixv1.ProviderIDPrefix + inst.Status.InstanceID,
+		equinixv1.AnnotationPlan:         inst.Spec.Plan,
+		equinixv1.AnnotationMetro:        metro,
+		equinixv1.AnnotationBillingCycle: inst.Spec.BillingCycle,
 	}
 	return labels, annotations
 }

@@ -9,18 +9,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
-func server(facility string) *v1.Instance {
-	i := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "pool-abcdefgh"}}
+func server(facility string) *equinixv1.Instance {
+	i := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "pool-abcdefgh"}}
 	i.Spec.PoolName, i.Spec.Plan, i.Spec.Metro, i.Spec.BillingCycle = "pool", "c3.small.x86", "DA", "hourly"
 	i.Status.InstanceID, i.Status.Facility = "0b3a5f4e-7c1d-4e2b-9a8f-6d5c4b3a2f10", facility
 	return i
 }
 
 func TestNodePatch(t *testing.T) {
-	providerID := v1.ProviderIDPrefix + "0b3a5f4e-7c1d-4e2b-9a8f-6d5c4b3a2f10"
+	providerID := equinixv1.ProviderIDPrefix + "0b3a5f4e-7c1d-4e2b-9a8f-6d5c4b3a2f10"
 	cases := []struct {
 		name     string
 		node     corev1.Node
@@ -72,15 +72,15 @@ func decorated(spec corev1.NodeSpec, facility string) corev1.Node {
 }
 
 func TestNodePatchCarriesTheFacts(t *testing.T) {
-	providerID := v1.ProviderIDPrefix + "0b3a5f4e-7c1d-4e2b-9a8f-6d5c4b3a2f10"
+	providerID := equinixv1.ProviderIDPrefix + "0b3a5f4e-7c1d-4e2b-9a8f-6d5c4b3a2f10"
 	node := decorated(corev1.NodeSpec{ProviderID: providerID}, "")
 	labels, annotations := metadata(server("da11"))
 	p := missing(&node, labels, annotations, providerID)
 	require.NotNil(t, p)
 	model := "c3.small.x86"
-	p.add(map[string]*string{v1.LabelModel: &model}, map[string]*string{v1.AnnotationBIOS: nil})
+	p.add(map[string]*string{equinixv1.LabelModel: &model}, map[string]*string{equinixv1.AnnotationBIOS: nil})
 	raw, err := json.Marshal(p)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"metadata":{"labels":{"topology.kubernetes.io/zone":"da11","`+v1.LabelModel+`":"c3.small.x86"},`+
-		`"annotations":{"`+v1.AnnotationBIOS+`":null}}}`, string(raw))
+	assert.JSONEq(t, `{"metadata":{"labels":{"topology.kubernetes.io/zone":"da11","`+equinixv1.LabelModel+`":"c3.small.x86"},`+
+		`"annotations":{"`+equinixv1.AnnotationBIOS+`":null}}}`, string(raw))
 }

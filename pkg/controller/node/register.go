@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
@@ -46,7 +46,7 @@ type Handler struct {
 // annotations and facts in one patch; ok is false when they cannot be
 // read now, and the hardware chain puts them on itself.
 type Facts interface {
-	NodeFacts(inst *v1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool)
+	NodeFacts(inst *equinixv1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool)
 }
 
 // InitHandler initializes the Nodes that wait for an external cloud
@@ -80,9 +80,9 @@ func Register(ctx context.Context, deps *common.Deps, facts Facts, matcher *node
 
 // clientFor is the Metal client of the node's server: its Instance's
 // credentials for the addon's own nodes, the default Secret's for others.
-func (h *InitHandler) clientFor(node *corev1.Node) (metal.Client, *v1.SecretReference, error) {
-	var ref *v1.SecretReference
-	if name := node.Labels[v1.LabelInstance]; name != "" && name == node.Name {
+func (h *InitHandler) clientFor(node *corev1.Node) (metal.Client, *equinixv1.SecretReference, error) {
+	var ref *equinixv1.SecretReference
+	if name := node.Labels[equinixv1.LabelInstance]; name != "" && name == node.Name {
 		if inst, err := h.instances.Get(name); err == nil {
 			ref = inst.Spec.CredentialsSecret
 		}

@@ -21,7 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -42,7 +42,7 @@ type Match struct {
 
 // InstanceGetter reads an Instance by name (the Instance cache).
 type InstanceGetter interface {
-	Get(name string) (*v1.Instance, error)
+	Get(name string) (*equinixv1.Instance, error)
 }
 
 // Matcher finds nodes' devices. Matches found through a device list are
@@ -137,7 +137,7 @@ func (m *Matcher) Forget(project, node string) {
 // byInstance is the device of the node's Instance. An Instance whose device
 // lives in another project is noted for the report, not matched.
 func (m *Matcher) byInstance(node *corev1.Node, project string) (id, note string, err error) {
-	name := node.Labels[v1.LabelInstance]
+	name := node.Labels[equinixv1.LabelInstance]
 	if name == "" || name != node.Name {
 		return "", "", nil
 	}
@@ -196,18 +196,18 @@ func byAddress(node *corev1.Node, project string, devices []metal.Device) (Match
 	}
 	return Match{}, unmatched(fmt.Sprintf(
 		"node %s: several devices of project %s have its addresses (%s): %s; name the right one: kubectl annotate node %s %s=<device ID>",
-		node.Name, project, strings.Join(addrs, ", "), strings.Join(found, ", "), node.Name, v1.AnnotationDeviceID))
+		node.Name, project, strings.Join(addrs, ", "), strings.Join(found, ", "), node.Name, equinixv1.AnnotationDeviceID))
 }
 
 // byAnnotation is the device a person named on the node, read by its ID:
 // it must exist in the project.
 func byAnnotation(ctx context.Context, c metal.Client, node *corev1.Node, note string) (Match, error) {
 	project := c.ProjectID()
-	want := strings.TrimSpace(node.Annotations[v1.AnnotationDeviceID])
+	want := strings.TrimSpace(node.Annotations[equinixv1.AnnotationDeviceID])
 	if want == "" {
 		return Match{}, unmatched(fmt.Sprintf(
 			"node %s: no device of project %s has its addresses (%s)%s; if the node is an Equinix Metal server of that project, name it: kubectl annotate node %s %s=<device ID>",
-			node.Name, project, strings.Join(nodeAddresses(node), ", "), note, node.Name, v1.AnnotationDeviceID))
+			node.Name, project, strings.Join(nodeAddresses(node), ", "), note, node.Name, equinixv1.AnnotationDeviceID))
 	}
 	d, err := c.GetDevice(ctx, want)
 	switch {
@@ -221,11 +221,11 @@ func byAnnotation(ctx context.Context, c metal.Client, node *corev1.Node, note s
 		}
 	}
 	return Match{}, unmatched(fmt.Sprintf("node %s: its annotation %s names device %s, which project %s does not have",
-		node.Name, v1.AnnotationDeviceID, want, project))
+		node.Name, equinixv1.AnnotationDeviceID, want, project))
 }
 
 func unmatched(msg string) error {
-	return &conditions.Error{Reason: v1.ReasonHostUnmatched, Message: msg}
+	return &conditions.Error{Reason: equinixv1.ReasonHostUnmatched, Message: msg}
 }
 
 // providedNodeIP is where a kubelet run with --cloud-provider=external
@@ -252,5 +252,5 @@ func nodeAddresses(node *corev1.Node) []string {
 }
 
 func fingerprint(node *corev1.Node) string {
-	return strings.Join(nodeAddresses(node), ",") + "|" + node.Annotations[v1.AnnotationDeviceID]
+	return strings.Join(nodeAddresses(node), ",") + "|" + node.Annotations[equinixv1.AnnotationDeviceID]
 }

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -21,9 +21,9 @@ import (
 
 const project = "7a1d1a3e-0000-4000-8000-00000000aa01"
 
-type instances map[string]*v1.Instance
+type instances map[string]*equinixv1.Instance
 
-func (i instances) Get(name string) (*v1.Instance, error) {
+func (i instances) Get(name string) (*equinixv1.Instance, error) {
 	if inst, ok := i[name]; ok {
 		return inst, nil
 	}
@@ -54,7 +54,7 @@ func unmatchedMessage(t *testing.T, err error) string {
 	t.Helper()
 	e, ok := conditions.AsError(err)
 	require.True(t, ok, "want an unmatched report, got %v", err)
-	assert.Equal(t, v1.ReasonHostUnmatched, e.Reason)
+	assert.Equal(t, equinixv1.ReasonHostUnmatched, e.Reason)
 	return e.Message
 }
 
@@ -64,13 +64,13 @@ func TestMatch(t *testing.T) {
 	first := device(t, c, "harvester-1")
 	other := device(t, c, "other")
 	insts := instances{"pool-abc": {ObjectMeta: metav1.ObjectMeta{Name: "pool-abc"},
-		Status: v1.InstanceStatus{InstanceID: "d0000000-0000-4000-8000-000000000001", ProjectID: project}}}
+		Status: equinixv1.InstanceStatus{InstanceID: "d0000000-0000-4000-8000-000000000001", ProjectID: project}}}
 	m := NewMatcher(insts)
 
 	t.Run("the addon's own node, by its Instance, without a call", func(t *testing.T) {
 		sim.ResetRequests()
 		n := node("pool-abc", "192.0.2.1")
-		n.Labels[v1.LabelInstance] = "pool-abc"
+		n.Labels[equinixv1.LabelInstance] = "pool-abc"
 		got, err := m.Match(ctx, c, n)
 		require.NoError(t, err)
 		assert.Equal(t, Match{DeviceID: "d0000000-0000-4000-8000-000000000001", By: ByInstance}, got)
@@ -90,7 +90,7 @@ func TestMatch(t *testing.T) {
 
 	t.Run("by the person's annotation when no address matches", func(t *testing.T) {
 		n := node("harvester-2", "192.0.2.7")
-		n.Annotations[v1.AnnotationDeviceID] = other.ID
+		n.Annotations[equinixv1.AnnotationDeviceID] = other.ID
 		got, err := m.Match(ctx, c, n)
 		require.NoError(t, err)
 		assert.Equal(t, Match{DeviceID: other.ID, By: ByAnnotation}, got)
@@ -104,7 +104,7 @@ func TestMatch(t *testing.T) {
 		assert.Empty(t, sim.Requests(), "a node that matched nothing is remembered too")
 
 		n := node("typo", "192.0.2.10")
-		n.Annotations[v1.AnnotationDeviceID] = "6d3c1d0e-0000-4000-8000-00000000beef"
+		n.Annotations[equinixv1.AnnotationDeviceID] = "6d3c1d0e-0000-4000-8000-00000000beef"
 		assert.Contains(t, unmatchedMessage(t, second(m.Match(ctx, c, n))), "names device 6d3c1d0e-0000-4000-8000-00000000beef, which project")
 
 		both := node("both", first.PublicIPv4(), other.PublicIPv4())
@@ -112,10 +112,10 @@ func TestMatch(t *testing.T) {
 	})
 
 	t.Run("an Instance in another project is reported", func(t *testing.T) {
-		insts["pool-xyz"] = &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "pool-xyz"},
-			Status: v1.InstanceStatus{InstanceID: "d0000000-0000-4000-8000-000000000002", ProjectID: "elsewhere"}}
+		insts["pool-xyz"] = &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "pool-xyz"},
+			Status: equinixv1.InstanceStatus{InstanceID: "d0000000-0000-4000-8000-000000000002", ProjectID: "elsewhere"}}
 		n := node("pool-xyz", "192.0.2.11")
-		n.Labels[v1.LabelInstance] = "pool-xyz"
+		n.Labels[equinixv1.LabelInstance] = "pool-xyz"
 		assert.Contains(t, unmatchedMessage(t, second(m.Match(ctx, c, n))), "is in project elsewhere")
 	})
 

@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 )
 
@@ -31,12 +31,12 @@ func (c ConditionRecorder) Set(obj runtime.Object, conds *[]metav1.Condition, ge
 	if !conditions.Set(conds, generation, condType, status, reason, message) {
 		return
 	}
-	if transition || v1.IsWarning(reason) {
-		c.events.Event(obj, v1.EventType(reason), reason, message)
+	if transition || equinixv1.IsWarning(reason) {
+		c.events.Event(obj, equinixv1.EventType(reason), reason, message)
 	}
 }
 
 // Eventf records an Event about obj, of the reason's type.
 func (c ConditionRecorder) Eventf(obj runtime.Object, reason, messageFmt string, args ...interface{}) {
-	c.events.Eventf(obj, v1.EventType(reason), reason, messageFmt, args...)
+	c.events.Eventf(obj, equinixv1.EventType(reason), reason, messageFmt, args...)
 }

@@ -12,24 +12,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // apiserver stands in for the Instances' status endpoint: it keeps the
 // stored object, counts writes and can refuse them.
 type apiserver struct {
-	stored   *v1.Instance
+	stored   *equinixv1.Instance
 	writes   int
 	refuse   error
 	enqueued map[string]time.Duration
 }
 
-func (a *apiserver) kind() Kind[*v1.Instance, v1.InstanceStatus] {
-	return Kind[*v1.Instance, v1.InstanceStatus]{
+func (a *apiserver) kind() Kind[*equinixv1.Instance, equinixv1.InstanceStatus] {
+	return Kind[*equinixv1.Instance, equinixv1.InstanceStatus]{
 		Name:       "instance",
-		Status:     func(i *v1.Instance) *v1.InstanceStatus { return &i.Status },
-		Conditions: func(i *v1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
-		UpdateStatus: func(i *v1.Instance) (*v1.Instance, error) {
+		Status:     func(i *equinixv1.Instance) *equinixv1.InstanceStatus { return &i.Status },
+		Conditions: func(i *equinixv1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
+		UpdateStatus: func(i *equinixv1.Instance) (*equinixv1.Instance, error) {
 			if err := a.refuse; err != nil {
 				a.refuse = nil
 				return nil, err
@@ -44,7 +44,7 @@ func (a *apiserver) kind() Kind[*v1.Instance, v1.InstanceStatus] {
 }
 
 func newAPIServer() *apiserver {
-	return &apiserver{stored: &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "i"}}, enqueued: map[string]time.Duration{}}
+	return &apiserver{stored: &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "i"}}, enqueued: map[string]time.Duration{}}
 }
 
 func TestRequeueKeepsTheShortest(t *testing.T) {
@@ -71,7 +71,7 @@ func TestFinishWritesOnceAndRequeues(t *testing.T) {
 	assert.Empty(t, a.enqueued)
 
 	p = NewPass(a.kind(), a.stored)
-	p.Status().Status = v1.PhaseProvisioning
+	p.Status().Status = equinixv1.PhaseProvisioning
 	p.Requeue(time.Minute)
 	_, err = p.Finish(nil)
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestFinishWritesOnceAndRequeues(t *testing.T) {
 	assert.Equal(t, time.Minute, a.enqueued["i"])
 
 	p = NewPass(a.kind(), a.stored)
-	p.Status().Status = v1.PhaseManaged
+	p.Status().Status = equinixv1.PhaseManaged
 	p.Requeue(time.Second)
 	stepErr := errors.New("step failed")
 	_, err = p.Finish(stepErr)
@@ -95,7 +95,7 @@ func TestFinishAfterAFailedWrite(t *testing.T) {
 	p := NewPass(a.kind(), a.stored)
 	published := 0
 	p.OnStored(func(error) { published++ })
-	p.Status().Status = v1.PhaseManaged
+	p.Status().Status = equinixv1.PhaseManaged
 	p.Requeue(time.Second)
 	a.refuse = errors.New("connection refused")
 	stepErr := errors.New("step failed")
@@ -117,18 +117,18 @@ func TestPersistPreparesAndTells(t *testing.T) {
 	a.stored.Generation = 3
 	k := a.kind()
 	var before []string
-	k.Prepare = func(i *v1.Instance) { i.Status.ObservedGeneration = i.Generation }
-	k.Wrote = func(stored *v1.InstanceStatus, _ *v1.Instance) { before = append(before, stored.Status) }
+	k.Prepare = func(i *equinixv1.Instance) { i.Status.ObservedGeneration = i.Generation }
+	k.Wrote = func(stored *equinixv1.InstanceStatus, _ *equinixv1.Instance) { before = append(before, stored.Status) }
 	p := NewPass(k, a.stored)
 	require.True(t, p.Changed(), "observedGeneration is behind")
 	require.NoError(t, p.Persist())
 	assert.Equal(t, int64(3), a.stored.Status.ObservedGeneration)
-	p.Status().Status = v1.PhaseProvisioning
+	p.Status().Status = equinixv1.PhaseProvisioning
 	require.NoError(t, p.Persist())
 	require.NoError(t, p.Persist())
 	assert.Equal(t, 2, a.writes)
 	assert.Equal(t, []string{"", ""}, before)
-	assert.Equal(t, v1.PhaseProvisioning, p.Stored().Status)
+	assert.Equal(t, equinixv1.PhaseProvisioning, p.Stored().Status)
 }
 
 // An outcome whose write met another writer's is put on the live object
@@ -136,11 +136,11 @@ func TestPersistPreparesAndTells(t *testing.T) {
 func TestPersistOutcomeAfterAConflict(t *testing.T) {
 	a := newAPIServer()
 	k := a.kind()
-	k.Get = func(string) (*v1.Instance, error) { return a.stored.DeepCopy(), nil }
+	k.Get = func(string) (*equinixv1.Instance, error) { return a.stored.DeepCopy(), nil }
 	p := NewPass(k, a.stored)
 	a.stored.Status.NodeName = "written by another"
 	a.refuse = apierrors.NewConflict(schema.GroupResource{Resource: "instances"}, "i", errors.New("changed"))
-	require.NoError(t, p.PersistOutcome(func(st *v1.InstanceStatus) { st.InstanceID = "device" }))
+	require.NoError(t, p.PersistOutcome(func(st *equinixv1.InstanceStatus) { st.InstanceID = "device" }))
 	assert.Equal(t, "device", a.stored.Status.InstanceID)
 	assert.Equal(t, "written by another", a.stored.Status.NodeName)
 }
@@ -151,9 +151,9 @@ func TestHoldDefersTheFinalWrite(t *testing.T) {
 	a := newAPIServer()
 	k := a.kind()
 	hold := 5 * time.Second
-	k.Hold = func(*v1.Instance, *v1.InstanceStatus) time.Duration { return hold }
+	k.Hold = func(*equinixv1.Instance, *equinixv1.InstanceStatus) time.Duration { return hold }
 	p := NewPass(k, a.stored)
-	p.Status().Status = v1.PhaseManaged
+	p.Status().Status = equinixv1.PhaseManaged
 	p.Requeue(time.Minute)
 	_, err := p.Finish(nil)
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/vlans"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
@@ -30,16 +30,16 @@ func newSeenDevices() *seenDevices {
 	return &seenDevices{ids: map[string]bool{}, hostnames: map[string]bool{}}
 }
 
-func (s *Sweeper) sweepProject(ctx context.Context, p *project, insts []*v1.Instance, seen *seenDevices) error {
+func (s *Sweeper) sweepProject(ctx context.Context, p *project, insts []*equinixv1.Instance, seen *seenDevices) error {
 	client, err := s.metal.Client(*p.creds)
 	if err != nil {
 		return err
 	}
-	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.ClusterTag(s.clusterID), Brief: true})
+	devs, err := client.ListDevices(ctx, metal.ListDevicesOptions{Tag: equinixv1.ClusterTag(s.clusterID), Brief: true})
 	if err != nil {
 		return fmt.Errorf("listing devices of project %s: %w", p.id, err)
 	}
-	byUID := map[string]*v1.Instance{}
+	byUID := map[string]*equinixv1.Instance{}
 	for _, i := range insts {
 		byUID[string(i.UID)] = i
 	}
@@ -97,8 +97,8 @@ func (s *Sweeper) forgetIfEmpty(p *project, empty bool) {
 // checkDevice reports and, past the grace period, deletes a device of this
 // cluster that no Instance claims. An Instance claims a device by its UID tag
 // unless it recorded a different device (then the tagged one is a duplicate).
-func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal.Device, byUID map[string]*v1.Instance) error {
-	uid, _ := v1.TagValue(d.Tags, v1.TagInstance)
+func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal.Device, byUID map[string]*equinixv1.Instance) error {
+	uid, _ := equinixv1.TagValue(d.Tags, equinixv1.TagInstance)
 	if inst, ok := byUID[uid]; ok && (inst.Status.InstanceID == "" || inst.Status.InstanceID == d.ID) {
 		return nil
 	}
@@ -107,16 +107,16 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 	}
 	metrics.OrphansFound.Inc()
 	age := s.now().Sub(d.CreatedAt)
-	pool, _ := v1.TagValue(d.Tags, v1.TagPool)
+	pool, _ := equinixv1.TagValue(d.Tags, equinixv1.TagPool)
 	about := s.involvedObject(pool)
 	grace := s.settings.GracePeriod
 	switch {
 	case s.settings.DryRun:
-		common.Eventf(s.recorder, about, v1.ReasonOrphanDevice,
+		common.Eventf(s.recorder, about, equinixv1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; dry run, not deleting", d.ID, d.Hostname)
 		return nil
 	case age < grace:
-		common.Eventf(s.recorder, about, v1.ReasonOrphanDevice,
+		common.Eventf(s.recorder, about, equinixv1.ReasonOrphanDevice,
 			"device %s (%s) carries this cluster's tag but no Instance claims it; it is deleted once %s old (now %s)",
 			d.ID, d.Hostname, grace, age.Round(time.Second))
 		return nil
@@ -128,7 +128,7 @@ func (s *Sweeper) checkDevice(ctx context.Context, client metal.Client, d *metal
 		return fmt.Errorf("deleting orphaned device %s: %w", d.ID, err)
 	}
 	metrics.OrphansDeleted.Inc()
-	common.Eventf(s.recorder, about, v1.ReasonOrphanDeleted,
+	common.Eventf(s.recorder, about, equinixv1.ReasonOrphanDeleted,
 		"deleted device %s (%s): it carried this cluster's tag, no Instance claimed it, and it was %s old", d.ID, d.Hostname, age.Round(time.Second))
 	return nil
 }
@@ -152,9 +152,9 @@ func (s *Sweeper) involvedObject(pool string) runtime.Object {
 // checkDrift marks a joined Instance of this project whose device the list no
 // longer shows, after a direct read confirms it is gone (a device whose tags
 // someone edited would be missing from the list but still exist).
-func (s *Sweeper) checkDrift(ctx context.Context, client metal.Client, inst *v1.Instance, listed map[string]bool) error {
+func (s *Sweeper) checkDrift(ctx context.Context, client metal.Client, inst *equinixv1.Instance, listed map[string]bool) error {
 	id := inst.Status.InstanceID
-	if id == "" || listed[id] || inst.DeletionTimestamp != nil || inst.Status.JoinedAt == nil || inst.Status.Status == v1.PhaseFailed {
+	if id == "" || listed[id] || inst.DeletionTimestamp != nil || inst.Status.JoinedAt == nil || inst.Status.Status == equinixv1.PhaseFailed {
 		return nil
 	}
 	if s.projectOf(inst) != client.ProjectID() {
@@ -169,7 +169,7 @@ func (s *Sweeper) checkDrift(ctx context.Context, client metal.Client, inst *v1.
 
 // projectOf is the project an Instance's device was made in: the recorded
 // one, or for an Instance made before projects were recorded, its Secret's.
-func (s *Sweeper) projectOf(inst *v1.Instance) string {
+func (s *Sweeper) projectOf(inst *equinixv1.Instance) string {
 	if inst.Status.ProjectID != "" {
 		return inst.Status.ProjectID
 	}

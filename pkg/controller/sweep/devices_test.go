@@ -9,14 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
 // instance is an Instance of pool web with UID "uid-<name>"; mods shape it.
-func instance(name string, mods ...func(*v1.Instance)) *v1.Instance {
-	i := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)}}
+func instance(name string, mods ...func(*equinixv1.Instance)) *equinixv1.Instance {
+	i := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)}}
 	i.Spec.PoolName, i.Spec.Plan, i.Spec.Metro = "web", "c3.small.x86", "da"
 	for _, m := range mods {
 		m(i)
@@ -25,32 +25,34 @@ func instance(name string, mods ...func(*v1.Instance)) *v1.Instance {
 }
 
 // recorded is an Instance that recorded the device of hostname.
-func recorded(hostname string) func(*v1.Instance) {
-	return func(i *v1.Instance) { i.Status.InstanceID = "{" + hostname + "}" }
+func recorded(hostname string) func(*equinixv1.Instance) {
+	return func(i *equinixv1.Instance) { i.Status.InstanceID = "{" + hostname + "}" }
 }
 
 // joined is an Instance whose node joined, in the project it recorded.
-func joined(project string) func(*v1.Instance) {
-	return func(i *v1.Instance) {
+func joined(project string) func(*equinixv1.Instance) {
+	return func(i *equinixv1.Instance) {
 		at := metav1.NewTime(now.Add(-time.Hour))
-		i.Status.JoinedAt, i.Status.ProjectID, i.Status.Status = &at, project, v1.PhaseManaged
+		i.Status.JoinedAt, i.Status.ProjectID, i.Status.Status = &at, project, equinixv1.PhaseManaged
 	}
 }
 
 // ours are the tags of this cluster's devices, with extra ones.
-func ours(extra ...string) []string { return append([]string{v1.ClusterTag(clusterID)}, extra...) }
+func ours(extra ...string) []string {
+	return append([]string{equinixv1.ClusterTag(clusterID)}, extra...)
+}
 
 // claimedBy is the tag of the Instance name's device.
-func claimedBy(name string) string { return v1.InstanceTag("uid-" + name) }
+func claimedBy(name string) string { return equinixv1.InstanceTag("uid-" + name) }
 
-func pool(name string) *v1.InstancePool {
-	return &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+func pool(name string) *equinixv1.InstancePool {
+	return &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
 
 // poolIn is a pool in metro of the project Secret secret names.
-func poolIn(name, secret, metro string) *v1.InstancePool {
+func poolIn(name, secret, metro string) *equinixv1.InstancePool {
 	p := pool(name)
-	p.Spec.CredentialsSecret, p.Spec.Metro = &v1.SecretReference{Name: secret}, metro
+	p.Spec.CredentialsSecret, p.Spec.Metro = &equinixv1.SecretReference{Name: secret}, metro
 	return p
 }
 
@@ -78,20 +80,20 @@ func TestSweepOrphanDevices(t *testing.T) {
 		expected deviceOutcome
 	}{
 		{name: "a device its Instance recorded is left alone",
-			given: given{pools: []*v1.InstancePool{pool("web")},
-				devices:   []device{{hostname: "web-1", tags: ours(claimedBy("web-1"), v1.PoolTag("web")), age: 3 * time.Hour}},
-				instances: []*v1.Instance{instance("web-1", recorded("web-1"))}},
+			given: given{pools: []*equinixv1.InstancePool{pool("web")},
+				devices:   []device{{hostname: "web-1", tags: ours(claimedBy("web-1"), equinixv1.PoolTag("web")), age: 3 * time.Hour}},
+				instances: []*equinixv1.Instance{instance("web-1", recorded("web-1"))}},
 			expected: deviceOutcome{Devices: []string{"web-1"}, Deletes: []string{}, Events: []string{}}},
 		{name: "a create in flight is never swept, however old",
-			given: given{pools: []*v1.InstancePool{pool("web")},
-				devices:   []device{{hostname: "web-2", tags: ours(claimedBy("web-2"), v1.PoolTag("web")), age: 3 * time.Hour}},
-				instances: []*v1.Instance{instance("web-2")}},
+			given: given{pools: []*equinixv1.InstancePool{pool("web")},
+				devices:   []device{{hostname: "web-2", tags: ours(claimedBy("web-2"), equinixv1.PoolTag("web")), age: 3 * time.Hour}},
+				instances: []*equinixv1.Instance{instance("web-2")}},
 			expected: deviceOutcome{Devices: []string{"web-2"}, Deletes: []string{}, Events: []string{}}},
 		{name: "a second device of an Instance that recorded another is a duplicate, deleted past the grace period",
-			given: given{pools: []*v1.InstancePool{pool("web")},
-				devices: []device{{hostname: "web-1", tags: ours(claimedBy("web-1"), v1.PoolTag("web")), age: 3 * time.Hour},
-					{hostname: "web-1-dup", tags: ours(claimedBy("web-1"), v1.PoolTag("web")), age: 2 * time.Hour}},
-				instances: []*v1.Instance{instance("web-1", recorded("web-1"))}},
+			given: given{pools: []*equinixv1.InstancePool{pool("web")},
+				devices: []device{{hostname: "web-1", tags: ours(claimedBy("web-1"), equinixv1.PoolTag("web")), age: 3 * time.Hour},
+					{hostname: "web-1-dup", tags: ours(claimedBy("web-1"), equinixv1.PoolTag("web")), age: 2 * time.Hour}},
+				instances: []*equinixv1.Instance{instance("web-1", recorded("web-1"))}},
 			expected: deviceOutcome{Devices: []string{"web-1"}, Deletes: []string{"web-1-dup"}, Events: []string{
 				"Warning OrphanDeleted pool/web: deleted device {web-1-dup} (web-1-dup): it carried this cluster's tag, no Instance claimed it, and it was 2h0m0s old"}}},
 		{name: "an orphan younger than the grace period is reported, not deleted",
@@ -99,18 +101,18 @@ func TestSweepOrphanDevices(t *testing.T) {
 			expected: deviceOutcome{Devices: []string{"stray"}, Deletes: []string{}, Events: []string{
 				"Warning OrphanDevice namespace/harvester-system: device {stray} (stray) carries this cluster's tag but no Instance claims it; it is deleted once 1h0m0s old (now 10m0s)"}}},
 		{name: "an orphan of a pool that is gone is deleted, told on the namespace",
-			given: given{devices: []device{{hostname: "gone-1", tags: ours(v1.PoolTag("gone"), claimedBy("gone-1")), age: grace}}},
+			given: given{devices: []device{{hostname: "gone-1", tags: ours(equinixv1.PoolTag("gone"), claimedBy("gone-1")), age: grace}}},
 			expected: deviceOutcome{Devices: []string{}, Deletes: []string{"gone-1"}, Events: []string{
 				"Warning OrphanDeleted namespace/harvester-system: deleted device {gone-1} (gone-1): it carried this cluster's tag, no Instance claimed it, and it was 1h0m0s old"}}},
 		{name: "a dry run reports and never deletes",
-			given: given{dryRun: true, pools: []*v1.InstancePool{pool("web")},
-				devices: []device{{hostname: "web-9", tags: ours(v1.PoolTag("web")), age: 48 * time.Hour}}},
+			given: given{dryRun: true, pools: []*equinixv1.InstancePool{pool("web")},
+				devices: []device{{hostname: "web-9", tags: ours(equinixv1.PoolTag("web")), age: 48 * time.Hour}}},
 			expected: deviceOutcome{Devices: []string{"web-9"}, Deletes: []string{}, Events: []string{
 				"Warning OrphanDevice pool/web: device {web-9} (web-9) carries this cluster's tag but no Instance claims it; dry run, not deleting"}}},
 		{name: "devices without this cluster's tag are never touched",
 			given: given{devices: []device{{hostname: "manual", age: 48 * time.Hour},
-				{hostname: "other-cluster", tags: []string{v1.ClusterTag("c2"), v1.PoolTag("web")}, age: 48 * time.Hour},
-				{hostname: "tag-prefix", tags: []string{v1.ClusterTag(clusterID + "0")}, age: 48 * time.Hour},
+				{hostname: "other-cluster", tags: []string{equinixv1.ClusterTag("c2"), equinixv1.PoolTag("web")}, age: 48 * time.Hour},
+				{hostname: "tag-prefix", tags: []string{equinixv1.ClusterTag(clusterID + "0")}, age: 48 * time.Hour},
 				{hostname: "instance-tag-only", tags: []string{claimedBy("vanished")}, age: 48 * time.Hour}}},
 			expected: deviceOutcome{Devices: []string{"instance-tag-only", "manual", "other-cluster", "tag-prefix"}, Deletes: []string{}, Events: []string{}}},
 		{name: "an orphan still provisioning is left for the next sweep",
@@ -167,40 +169,40 @@ func TestSweepMarksDrift(t *testing.T) {
 		expected  driftOutcome
 	}{
 		{name: "a joined Instance whose device is gone is marked",
-			given:     given{devices: []device{gone}, instances: []*v1.Instance{instance("web-1", recorded("gone"), joined(projectA))}},
+			given:     given{devices: []device{gone}, instances: []*equinixv1.Instance{instance("web-1", recorded("gone"), joined(projectA))}},
 			outOfBand: []string{"gone"},
 			expected:  driftOutcome{Marked: []string{"web-1"}, Events: []string{}}},
 		{name: "an Instance made before projects were recorded is checked in its Secret's project",
-			given:     given{devices: []device{gone}, instances: []*v1.Instance{instance("web-1", recorded("gone"), joined(""))}},
+			given:     given{devices: []device{gone}, instances: []*equinixv1.Instance{instance("web-1", recorded("gone"), joined(""))}},
 			outOfBand: []string{"gone"},
 			expected:  driftOutcome{Marked: []string{"web-1"}, Events: []string{}}},
 		{name: "a device whose tags someone edited is still there: not marked",
-			given:    given{devices: []device{{hostname: "retagged", age: 3 * time.Hour}}, instances: []*v1.Instance{instance("web-1", recorded("retagged"), joined(projectA))}},
+			given:    given{devices: []device{{hostname: "retagged", age: 3 * time.Hour}}, instances: []*equinixv1.Instance{instance("web-1", recorded("retagged"), joined(projectA))}},
 			expected: driftOutcome{Marked: []string{}, Events: []string{}}},
 		{name: "a device the API will not show is not taken for gone",
-			given:     given{devices: []device{gone}, instances: []*v1.Instance{instance("web-1", recorded("gone"), joined(projectA))}},
+			given:     given{devices: []device{gone}, instances: []*equinixv1.Instance{instance("web-1", recorded("gone"), joined(projectA))}},
 			outOfBand: []string{"gone"},
 			fault:     &metalsim.Fault{Kind: metalsim.FaultForbidden, Operations: []string{metalsim.OpFindDeviceByID}},
 			expected:  driftOutcome{Marked: []string{}, Events: []string{}}},
 		{name: "an Instance not joined yet is left to its own checks",
-			given:     given{devices: []device{gone}, instances: []*v1.Instance{instance("web-1", recorded("gone"))}},
+			given:     given{devices: []device{gone}, instances: []*equinixv1.Instance{instance("web-1", recorded("gone"))}},
 			outOfBand: []string{"gone"},
 			expected:  driftOutcome{Marked: []string{}, Events: []string{}}},
 		{name: "an Instance being deleted is not marked",
-			given: given{devices: []device{gone}, instances: []*v1.Instance{instance("web-1", recorded("gone"), joined(projectA), func(i *v1.Instance) {
+			given: given{devices: []device{gone}, instances: []*equinixv1.Instance{instance("web-1", recorded("gone"), joined(projectA), func(i *equinixv1.Instance) {
 				at := metav1.NewTime(now)
 				i.DeletionTimestamp = &at
 			})}},
 			outOfBand: []string{"gone"},
 			expected:  driftOutcome{Marked: []string{}, Events: []string{}}},
 		{name: "a failed Instance is not marked again",
-			given: given{devices: []device{gone}, instances: []*v1.Instance{instance("web-1", recorded("gone"), joined(projectA), func(i *v1.Instance) {
-				i.Status.Status = v1.PhaseFailed
+			given: given{devices: []device{gone}, instances: []*equinixv1.Instance{instance("web-1", recorded("gone"), joined(projectA), func(i *equinixv1.Instance) {
+				i.Status.Status = equinixv1.PhaseFailed
 			})}},
 			outOfBand: []string{"gone"},
 			expected:  driftOutcome{Marked: []string{}, Events: []string{}}},
 		{name: "only the project the device was made in can say it is gone",
-			given:     given{devices: []device{gone}, instances: []*v1.Instance{instance("web-1", recorded("gone"), joined("c0000000-0000-4000-8000-00000000000c"))}},
+			given:     given{devices: []device{gone}, instances: []*equinixv1.Instance{instance("web-1", recorded("gone"), joined("c0000000-0000-4000-8000-00000000000c"))}},
 			outOfBand: []string{"gone"},
 			expected: driftOutcome{Marked: []string{}, Events: []string{
 				"Warning ProjectUnreachable namespace/harvester-system: the addon made objects in Equinix Metal project c0000000-0000-4000-8000-00000000000c (metros da) but no Secret labelled equinix.harvesterhci.io/secret=credentials holds its credentials any more: devices or VLANs left there cannot be found or released until one does"}}},

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -26,7 +26,7 @@ func (s *Sweeper) orphanNodes(seen *seenDevices) error {
 	if seen.incomplete {
 		return nil
 	}
-	req, err := labels.NewRequirement(v1.LabelInstance, selection.Exists, nil)
+	req, err := labels.NewRequirement(equinixv1.LabelInstance, selection.Exists, nil)
 	if err != nil {
 		return err
 	}
@@ -44,19 +44,19 @@ func (s *Sweeper) orphanNodes(seen *seenDevices) error {
 			return fmt.Errorf("deleting orphaned node %s: %w", node.Name, err)
 		}
 		if err == nil {
-			common.Eventf(s.recorder, s.involvedObject(node.Labels[v1.LabelPool]), v1.ReasonOrphanNodeDeleted,
-				"deleted node %s: the addon installed it, but its Instance and its device %q no longer exist", node.Name, node.Labels[v1.LabelDeviceID])
+			common.Eventf(s.recorder, s.involvedObject(node.Labels[equinixv1.LabelPool]), equinixv1.ReasonOrphanNodeDeleted,
+				"deleted node %s: the addon installed it, but its Instance and its device %q no longer exist", node.Name, node.Labels[equinixv1.LabelDeviceID])
 		}
 	}
 	return nil
 }
 
 func (s *Sweeper) nodeOrphaned(node *corev1.Node, seen *seenDevices) bool {
-	name := node.Labels[v1.LabelInstance]
+	name := node.Labels[equinixv1.LabelInstance]
 	if node.Name != name || node.DeletionTimestamp != nil || harvester.IsNodeReady(node) {
 		return false
 	}
-	if id := node.Labels[v1.LabelDeviceID]; id != "" && seen.ids[id] || seen.hostnames[name] {
+	if id := node.Labels[equinixv1.LabelDeviceID]; id != "" && seen.ids[id] || seen.hostnames[name] {
 		return false
 	}
 	if _, err := s.instances.Cache().Get(name); !apierrors.IsNotFound(err) {

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -18,7 +18,7 @@ import (
 func addonNode(name string, mods ...func(*corev1.Node)) *corev1.Node {
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("node-uid-" + name), Labels: map[string]string{
-			v1.LabelInstance: name, v1.LabelPool: "web", v1.LabelDeviceID: "d-" + name}},
+			equinixv1.LabelInstance: name, equinixv1.LabelPool: "web", equinixv1.LabelDeviceID: "d-" + name}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}},
 	}
 	for _, m := range mods {
@@ -53,7 +53,7 @@ func TestSweepOrphanedNodes(t *testing.T) {
 		expected nodeOutcome
 	}{
 		{name: "a NotReady Node whose Instance and device are gone is deleted",
-			given:    given{pools: []*v1.InstancePool{pool("web")}, nodes: []*corev1.Node{addonNode("web-1")}},
+			given:    given{pools: []*equinixv1.InstancePool{pool("web")}, nodes: []*corev1.Node{addonNode("web-1")}},
 			expected: nodeOutcome{Nodes: []string{}, Events: []string{deleted}}},
 		{name: "a Ready Node stays",
 			given: given{nodes: []*corev1.Node{addonNode("web-1", func(n *corev1.Node) {
@@ -61,10 +61,10 @@ func TestSweepOrphanedNodes(t *testing.T) {
 			})}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{}}},
 		{name: "a Node not named like the Instance its label names (an owned server's, named after its Inventory) is not swept",
-			given:    given{nodes: []*corev1.Node{addonNode("harvester-1", labelled(v1.LabelInstance, "web-1"))}},
+			given:    given{nodes: []*corev1.Node{addonNode("harvester-1", labelled(equinixv1.LabelInstance, "web-1"))}},
 			expected: nodeOutcome{Nodes: []string{"harvester-1"}, Events: []string{}}},
 		{name: "a Node without the Instance label is not the addon's",
-			given:    given{nodes: []*corev1.Node{addonNode("web-1", labelled(v1.LabelInstance, ""))}},
+			given:    given{nodes: []*corev1.Node{addonNode("web-1", labelled(equinixv1.LabelInstance, ""))}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{}}},
 		{name: "a Node being deleted is left to its deletion",
 			given: given{nodes: []*corev1.Node{addonNode("web-1", func(n *corev1.Node) {
@@ -73,23 +73,23 @@ func TestSweepOrphanedNodes(t *testing.T) {
 			})}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{}}},
 		{name: "a Node whose Instance is cached stays",
-			given:    given{nodes: []*corev1.Node{addonNode("web-1")}, instances: []*v1.Instance{instance("web-1")}},
+			given:    given{nodes: []*corev1.Node{addonNode("web-1")}, instances: []*equinixv1.Instance{instance("web-1")}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{}}},
 		{name: "a Node whose Instance was created a moment ago, not cached yet, stays",
-			given:    given{nodes: []*corev1.Node{addonNode("web-1")}, live: []*v1.Instance{instance("web-1")}},
+			given:    given{nodes: []*corev1.Node{addonNode("web-1")}, live: []*equinixv1.Instance{instance("web-1")}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{}}},
 		{name: "a Node whose Instance the cache still shows stays until the cache catches up",
-			given:    given{nodes: []*corev1.Node{addonNode("web-1")}, stale: []*v1.Instance{instance("web-1")}},
+			given:    given{nodes: []*corev1.Node{addonNode("web-1")}, stale: []*equinixv1.Instance{instance("web-1")}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{}}},
 		{name: "a Node whose device is still listed stays",
-			given: given{nodes: []*corev1.Node{addonNode("web-1", labelled(v1.LabelDeviceID, "{other-name}"))},
+			given: given{nodes: []*corev1.Node{addonNode("web-1", labelled(equinixv1.LabelDeviceID, "{other-name}"))},
 				devices: []device{{hostname: "other-name", tags: ours(), age: time.Minute}}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{
 				"Warning OrphanDevice namespace/harvester-system: device {other-name} (other-name) carries this cluster's tag but no Instance claims it; it is deleted once 1h0m0s old (now 1m0s)"}}},
 		{name: "a Node whose device is listed under its hostname stays",
-			given: given{nodes: []*corev1.Node{addonNode("web-1", labelled(v1.LabelDeviceID, ""))},
+			given: given{nodes: []*corev1.Node{addonNode("web-1", labelled(equinixv1.LabelDeviceID, ""))},
 				devices: []device{{hostname: "web-1", project: projectB, tags: ours(), age: time.Minute}},
-				pools:   []*v1.InstancePool{poolIn("b", "b", "da")}},
+				pools:   []*equinixv1.InstancePool{poolIn("b", "b", "da")}},
 			expected: nodeOutcome{Nodes: []string{"web-1"}, Events: []string{
 				"Warning OrphanDevice namespace/harvester-system: device {web-1} (web-1) carries this cluster's tag but no Instance claims it; it is deleted once 1h0m0s old (now 1m0s)"}}},
 		{name: "nothing is deleted while a project cannot be looked into",

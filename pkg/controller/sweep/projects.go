@@ -7,7 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -35,7 +35,7 @@ func (p *project) addMetro(metro string) {
 // project the ledger remembers, each with the metros the addon used there.
 // Credentials for a project no pool names any more are looked for among the
 // labelled credentials Secrets.
-func (s *Sweeper) projects(insts []*v1.Instance) ([]*project, error) {
+func (s *Sweeper) projects(insts []*equinixv1.Instance) ([]*project, error) {
 	pools, err := s.pools.List(labels.Everything())
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func (s *Sweeper) projects(insts []*v1.Instance) ([]*project, error) {
 		}
 		return p
 	}
-	credsOf := func(ref *v1.SecretReference) *project {
+	credsOf := func(ref *equinixv1.SecretReference) *project {
 		creds, err := s.credentials.For(ref)
 		if err != nil {
 			return nil // the pool or Instance reports it
@@ -116,14 +116,14 @@ func (s *Sweeper) findCredentials(byID map[string]*project) {
 	if missing == 0 {
 		return
 	}
-	secrets, err := s.secrets.List(s.settings.Namespace, labels.SelectorFromSet(labels.Set{v1.LabelSecret: v1.SecretCredentials}))
+	secrets, err := s.secrets.List(s.settings.Namespace, labels.SelectorFromSet(labels.Set{equinixv1.LabelSecret: equinixv1.SecretCredentials}))
 	if err != nil {
 		logrus.Warnf("device sweep: listing credentials Secrets: %v", err)
 		return
 	}
 	sort.Slice(secrets, func(a, b int) bool { return secrets[a].Name < secrets[b].Name })
 	for _, sec := range secrets {
-		creds, err := s.credentials.For(&v1.SecretReference{Name: sec.Name})
+		creds, err := s.credentials.For(&equinixv1.SecretReference{Name: sec.Name})
 		if err != nil {
 			continue
 		}
@@ -141,7 +141,7 @@ func (s *Sweeper) unreachable(p *project) {
 		metros = append(metros, m)
 	}
 	sort.Strings(metros)
-	common.Eventf(s.recorder, s.involvedObject(""), v1.ReasonProjectUnreachable,
+	common.Eventf(s.recorder, s.involvedObject(""), equinixv1.ReasonProjectUnreachable,
 		"the addon made objects in Equinix Metal project %s (metros %s) but no Secret labelled %s=%s holds its credentials any more: devices or VLANs left there cannot be found or released until one does",
-		p.id, strings.Join(metros, ", "), v1.LabelSecret, v1.SecretCredentials)
+		p.id, strings.Join(metros, ", "), equinixv1.LabelSecret, equinixv1.SecretCredentials)
 }

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -39,12 +39,12 @@ func TestProjects(t *testing.T) {
 		{name: "the default Secret's project is always swept",
 			expected: []*project{{id: projectA, creds: credsA, metros: metros(), inUse: true}}},
 		{name: "pools and Instances name projects and metros, lowercased",
-			given: given{pools: []*v1.InstancePool{poolIn("b", "b", "SV"), poolIn("default", "", "Da")},
-				instances: []*v1.Instance{instance("web-1", func(i *v1.Instance) { i.Spec.Metro = "AM" })}},
+			given: given{pools: []*equinixv1.InstancePool{poolIn("b", "b", "SV"), poolIn("default", "", "Da")},
+				instances: []*equinixv1.Instance{instance("web-1", func(i *equinixv1.Instance) { i.Spec.Metro = "AM" })}},
 			expected: []*project{{id: projectA, creds: credsA, metros: metros("am", "da"), inUse: true},
 				{id: projectB, creds: credsB, metros: metros("sv"), inUse: true}}},
 		{name: "an Instance's recorded project wins over its Secret's",
-			given: given{instances: []*v1.Instance{instance("web-1", func(i *v1.Instance) { i.Status.ProjectID = projectB })}},
+			given: given{instances: []*equinixv1.Instance{instance("web-1", func(i *equinixv1.Instance) { i.Status.ProjectID = projectB })}},
 			expected: []*project{{id: projectA, creds: credsA, metros: metros(), inUse: true},
 				{id: projectB, creds: credsB, metros: metros("da"), inUse: true}}},
 		{name: "a project only the ledger remembers is found through a labelled Secret naming it",
@@ -52,7 +52,7 @@ func TestProjects(t *testing.T) {
 			expected: []*project{{id: projectA, creds: credsA, metros: metros(), inUse: true},
 				{id: projectB, creds: credsB, metros: metros("ny", "sv"), recorded: true}}},
 		{name: "the credentials a pool uses are not swapped for another Secret's of the same project",
-			given: given{pools: []*v1.InstancePool{poolIn("b", "b", "da")}, ledger: `{"` + projectC + `":["da"]}`,
+			given: given{pools: []*equinixv1.InstancePool{poolIn("b", "b", "da")}, ledger: `{"` + projectC + `":["da"]}`,
 				secrets: []*corev1.Secret{credentialsSecret("c", "token-c", projectC), credentialsSecret("old-b", "revoked-token", projectB)}},
 			expected: []*project{{id: projectA, creds: credsA, metros: metros(), inUse: true},
 				{id: projectB, creds: credsB, metros: metros("da"), inUse: true},
@@ -62,8 +62,8 @@ func TestProjects(t *testing.T) {
 			expected: []*project{{id: projectA, creds: credsA, metros: metros("sg"), inUse: true, recorded: true},
 				{id: projectC, metros: metros("da"), recorded: true}}},
 		{name: "an Instance whose Secret is missing names no project",
-			given: given{instances: []*v1.Instance{instance("web-1", func(i *v1.Instance) {
-				i.Spec.CredentialsSecret, i.Spec.Metro = &v1.SecretReference{Name: "deleted"}, "ny"
+			given: given{instances: []*equinixv1.Instance{instance("web-1", func(i *equinixv1.Instance) {
+				i.Spec.CredentialsSecret, i.Spec.Metro = &equinixv1.SecretReference{Name: "deleted"}, "ny"
 			})}},
 			expected: []*project{{id: projectA, creds: credsA, metros: metros(), inUse: true}}},
 	}
@@ -86,9 +86,9 @@ type vlanOutcome struct {
 }
 
 func TestSweepCollectsVLANs(t *testing.T) {
-	wants := func(vxlans ...string) func(*v1.Instance) {
-		return func(i *v1.Instance) {
-			i.Spec.NetworkingConfiguration.InterfaceConfiguration = []v1.InterfaceConfiguration{{Name: "eth1", VLANIDs: vxlans}}
+	wants := func(vxlans ...string) func(*equinixv1.Instance) {
+		return func(i *equinixv1.Instance) {
+			i.Spec.NetworkingConfiguration.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{{Name: "eth1", VLANIDs: vxlans}}
 		}
 	}
 	cases := []struct {
@@ -97,17 +97,17 @@ func TestSweepCollectsVLANs(t *testing.T) {
 		expected vlanOutcome
 	}{
 		{name: "an unused VLAN of this cluster is deleted; foreign ones stay",
-			given: given{pools: []*v1.InstancePool{poolIn("web", "", "da")},
+			given: given{pools: []*equinixv1.InstancePool{poolIn("web", "", "da")},
 				vlans: []vlan{{metro: "da", vxlan: 1000, tags: ours()}, {metro: "da", vxlan: 1001},
-					{metro: "da", vxlan: 1002, tags: []string{v1.ClusterTag("c2")}}}},
+					{metro: "da", vxlan: 1002, tags: []string{equinixv1.ClusterTag("c2")}}}},
 			expected: vlanOutcome{A: map[string][]int{"da": {1001, 1002}, "sg": {}}, B: map[string][]int{"da": {}}, Events: []string{}}},
 		{name: "a VLAN an Instance of the project wants stays, even before it is attached",
-			given: given{instances: []*v1.Instance{instance("web-1", wants("1000"))},
+			given: given{instances: []*equinixv1.Instance{instance("web-1", wants("1000"))},
 				vlans: []vlan{{metro: "da", vxlan: 1000, tags: ours()}, {metro: "da", vxlan: 1001, tags: ours()}}},
 			expected: vlanOutcome{A: map[string][]int{"da": {1000}, "sg": {}}, B: map[string][]int{"da": {}}, Events: []string{}}},
 		{name: "what an Instance of another project wants does not keep a VLAN",
-			given: given{pools: []*v1.InstancePool{poolIn("b", "b", "da")},
-				instances: []*v1.Instance{instance("web-1", wants("1000")), instance("web-2", wants("1000"), joined(projectA))},
+			given: given{pools: []*equinixv1.InstancePool{poolIn("b", "b", "da")},
+				instances: []*equinixv1.Instance{instance("web-1", wants("1000")), instance("web-2", wants("1000"), joined(projectA))},
 				vlans:     []vlan{{project: projectB, metro: "da", vxlan: 1000, tags: ours()}}},
 			expected: vlanOutcome{A: map[string][]int{"da": {}, "sg": {}}, B: map[string][]int{"da": {}}, Events: []string{}}},
 		{name: "a metro only the ledger remembers is cleaned too",
@@ -146,7 +146,7 @@ func TestSweepForgetsAnEmptyProject(t *testing.T) {
 			sweeps:   []time.Duration{0, 2*settle - time.Second, 2 * settle},
 			expected: []string{recordedB, recordedB, `{}`}},
 		{name: "a project a pool names is never forgotten",
-			given:    given{ledger: recordedB, pools: []*v1.InstancePool{poolIn("b", "b", "da")}},
+			given:    given{ledger: recordedB, pools: []*equinixv1.InstancePool{poolIn("b", "b", "da")}},
 			sweeps:   []time.Duration{0, 3 * settle},
 			expected: []string{recordedB, recordedB}},
 		{name: "a project holding a device of the addon is kept",
@@ -155,10 +155,10 @@ func TestSweepForgetsAnEmptyProject(t *testing.T) {
 			expected: []string{recordedB, recordedB}},
 		{name: "a project holding a VLAN an Instance may still want is kept",
 			given: given{ledger: recordedB, vlans: []vlan{{project: projectB, metro: "da", vxlan: 1000, tags: ours()}},
-				instances: []*v1.Instance{instance("web-1", func(i *v1.Instance) {
+				instances: []*equinixv1.Instance{instance("web-1", func(i *equinixv1.Instance) {
 					// Its Secret is gone: its project cannot be told.
-					i.Spec.CredentialsSecret = &v1.SecretReference{Name: "deleted"}
-					i.Spec.NetworkingConfiguration.InterfaceConfiguration = []v1.InterfaceConfiguration{{Name: "eth1", VLANIDs: []string{"1000"}}}
+					i.Spec.CredentialsSecret = &equinixv1.SecretReference{Name: "deleted"}
+					i.Spec.NetworkingConfiguration.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{{Name: "eth1", VLANIDs: []string{"1000"}}}
 				})}},
 			sweeps:   []time.Duration{0, 3 * settle},
 			expected: []string{recordedB, recordedB}},

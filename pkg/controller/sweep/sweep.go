@@ -28,7 +28,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
@@ -50,7 +50,7 @@ type Settings struct {
 // DriftMarker records on a joined Instance that its device is gone: the
 // Instance handler, whose status rules it follows.
 type DriftMarker interface {
-	MarkDeviceGone(inst *v1.Instance) error
+	MarkDeviceGone(inst *equinixv1.Instance) error
 }
 
 // Sweeper runs the sweep with what it reads and writes.

@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
@@ -71,11 +71,11 @@ type given struct {
 	dryRun    bool
 	devices   []device
 	vlans     []vlan
-	instances []*v1.Instance
+	instances []*equinixv1.Instance
 	// live are Instances the apiserver has that the cache does not show
 	// yet; stale ones the cache shows that the apiserver no longer has.
-	live, stale []*v1.Instance
-	pools       []*v1.InstancePool
+	live, stale []*equinixv1.Instance
+	pools       []*equinixv1.InstancePool
 	nodes       []*corev1.Node
 	ledger      string
 	// secrets are more credentials Secrets, labelled.
@@ -125,19 +125,19 @@ func newWorld(t *testing.T, g given) *world {
 	w.createVLANs(g.vlans)
 	for _, n := range g.nodes {
 		n = n.DeepCopy()
-		if id, ok := n.Labels[v1.LabelDeviceID]; ok {
-			n.Labels[v1.LabelDeviceID] = w.deviceID(id)
+		if id, ok := n.Labels[equinixv1.LabelDeviceID]; ok {
+			n.Labels[equinixv1.LabelDeviceID] = w.deviceID(id)
 		}
 		w.nodes.nodes[n.Name] = n
 	}
-	w.insts = &instanceController{cached: w.resolved(append(append([]*v1.Instance(nil), g.instances...), g.stale...)),
-		live: w.resolved(append(append([]*v1.Instance(nil), g.instances...), g.live...))}
+	w.insts = &instanceController{cached: w.resolved(append(append([]*equinixv1.Instance(nil), g.instances...), g.stale...)),
+		live: w.resolved(append(append([]*equinixv1.Instance(nil), g.instances...), g.live...))}
 	w.s = &Sweeper{
 		ctx:         context.Background(),
 		settings:    Settings{Namespace: namespace, Interval: time.Minute, GracePeriod: grace, MetalTimeout: settle, DryRun: g.dryRun},
 		clusterID:   clusterID,
 		instances:   w.insts,
-		pools:       fakecache.NonNamespaced[*v1.InstancePool]{Cache: fakecache.New("instancepools", g.pools...)},
+		pools:       fakecache.NonNamespaced[*equinixv1.InstancePool]{Cache: fakecache.New("instancepools", g.pools...)},
 		nodes:       w.nodes,
 		secrets:     secrets,
 		namespaces:  k8sfake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}).CoreV1().Namespaces(),
@@ -155,7 +155,7 @@ func newWorld(t *testing.T, g given) *world {
 
 func credentialsSecret(name, token, project string) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{v1.LabelSecret: v1.SecretCredentials}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{equinixv1.LabelSecret: equinixv1.SecretCredentials}},
 		Data:       map[string][]byte{credentials.TokenKey: []byte(token), credentials.ProjectKey: []byte(project)},
 	}
 }
@@ -207,8 +207,8 @@ func (w *world) createVLANs(vlans []vlan) {
 }
 
 // resolved copies Instances with their recorded device ID resolved.
-func (w *world) resolved(insts []*v1.Instance) []*v1.Instance {
-	out := make([]*v1.Instance, 0, len(insts))
+func (w *world) resolved(insts []*equinixv1.Instance) []*equinixv1.Instance {
+	out := make([]*equinixv1.Instance, 0, len(insts))
 	for _, i := range insts {
 		i = i.DeepCopy()
 		i.Status.InstanceID = w.deviceID(i.Status.InstanceID)
@@ -285,7 +285,7 @@ type eventLog struct {
 func (e *eventLog) Event(obj runtime.Object, eventtype, reason, message string) {
 	kind := "?"
 	switch obj.(type) {
-	case *v1.InstancePool:
+	case *equinixv1.InstancePool:
 		kind = "pool"
 	case *corev1.Namespace:
 		kind = "namespace"
@@ -307,7 +307,7 @@ func (e *eventLog) AnnotatedEventf(obj runtime.Object, _ map[string]string, even
 // driftLog records the Instances marked as having lost their device.
 type driftLog struct{ marked []string }
 
-func (d *driftLog) MarkDeviceGone(inst *v1.Instance) error {
+func (d *driftLog) MarkDeviceGone(inst *equinixv1.Instance) error {
 	d.marked = append(d.marked, inst.Name)
 	return nil
 }
@@ -317,19 +317,19 @@ func (d *driftLog) MarkDeviceGone(inst *v1.Instance) error {
 // call panics.
 type instanceController struct {
 	equinixcontrollers.InstanceController
-	cached, live []*v1.Instance
+	cached, live []*equinixv1.Instance
 }
 
-func (c *instanceController) Cache() generic.NonNamespacedCacheInterface[*v1.Instance] {
-	return fakecache.NonNamespaced[*v1.Instance]{Cache: fakecache.New("instances", c.cached...)}
+func (c *instanceController) Cache() generic.NonNamespacedCacheInterface[*equinixv1.Instance] {
+	return fakecache.NonNamespaced[*equinixv1.Instance]{Cache: fakecache.New("instances", c.cached...)}
 }
 
-func (c *instanceController) List(opts metav1.ListOptions) (*v1.InstanceList, error) {
+func (c *instanceController) List(opts metav1.ListOptions) (*equinixv1.InstanceList, error) {
 	sel, err := fields.ParseSelector(opts.FieldSelector)
 	if err != nil {
 		return nil, err
 	}
-	out := &v1.InstanceList{}
+	out := &equinixv1.InstanceList{}
 	for _, i := range c.live {
 		if sel.Matches(fields.Set{"metadata.name": i.Name}) {
 			out.Items = append(out.Items, *i)

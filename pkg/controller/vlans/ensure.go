@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
@@ -38,7 +38,7 @@ func Ensure(ctx context.Context, client metal.Client, cache *IDCache, clusterID,
 		v, err := client.CreateVLAN(ctx, metal.CreateVLANRequest{
 			Metro: metro, VXLAN: vx,
 			Description: fmt.Sprintf("VLAN %d for Harvester nodes (harvester-equinix-addon)", vx),
-			Tags:        []string{v1.ClusterTag(clusterID)},
+			Tags:        []string{equinixv1.ClusterTag(clusterID)},
 		})
 		if failure.ClassOf(err) == failure.Invalid {
 			// A VXLAN is unique per project and metro: the refusal may mean

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
@@ -21,7 +21,7 @@ import (
 
 // wanted is every VXLAN an Instance not being deleted attaches in metro, for
 // the project of projectOf.
-func wanted(insts []*v1.Instance, metro string, sameProject func(*v1.Instance) bool) map[int]bool {
+func wanted(insts []*equinixv1.Instance, metro string, sameProject func(*equinixv1.Instance) bool) map[int]bool {
 	out := map[int]bool{}
 	for _, i := range insts {
 		if i.DeletionTimestamp != nil || !strings.EqualFold(i.Spec.Metro, metro) || !sameProject(i) {
@@ -44,7 +44,7 @@ func GC(ctx context.Context, client metal.Client, clusterID, metro string, wante
 		return nil, 0, err
 	}
 	for _, v := range vlans {
-		if !slices.Contains(v.Tags, v1.ClusterTag(clusterID)) {
+		if !slices.Contains(v.Tags, equinixv1.ClusterTag(clusterID)) {
 			continue
 		}
 		if wanted[v.VXLAN] || v.AssignedDevices > 0 {
@@ -82,7 +82,7 @@ func (u Users) CollectGarbage(ctx context.Context, client metal.Client, metro st
 		return nil, 0, err
 	}
 	project := client.ProjectID()
-	sameProject := func(i *v1.Instance) bool {
+	sameProject := func(i *equinixv1.Instance) bool {
 		if i.Status.ProjectID != "" {
 			return i.Status.ProjectID == project
 		}

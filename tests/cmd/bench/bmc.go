@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 )
 
@@ -37,7 +37,7 @@ type bmcBench struct {
 	node     string
 	// connection is the Inventory's: Redfish on the responder's port, IPMI
 	// on 623 with providerOptions.ipmitool.port naming the relay's.
-	connection v1alpha1.Connection
+	connection seederv1alpha1.Connection
 	// counts reads what the BMC saw so far.
 	counts func() bmcCounts
 	// commands is how many power commands it got.
@@ -152,10 +152,10 @@ func (b *bench) measureBMC(ctx context.Context, bb *bmcBench) ([]row, []string, 
 		_ = kube.CoreV1().Nodes().Delete(context.Background(), bb.node, metav1.DeleteOptions{})
 	}()
 	start, c0 := time.Now(), bb.counts()
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: bb.node}}
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: bb.node}}
 	inv.Spec.BaseboardManagementSpec.Connection = bb.connection
 	inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef = corev1.SecretReference{Namespace: namespace, Name: bb.node}
-	inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: bmcBenchPoll.String()}
+	inv.Spec.Events = seederv1alpha1.Events{Enabled: true, PollingInterval: bmcBenchPoll.String()}
 	if _, err := invs.Create(ctx, inv, metav1.CreateOptions{}); err != nil {
 		return nil, nil, err
 	}
@@ -241,7 +241,7 @@ func (b *bench) rebootWindow(ctx context.Context, bb *bmcBench) error {
 	if err != nil {
 		return err
 	}
-	inv.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
+	inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationReboot
 	if inv, err = invs.Update(ctx, inv, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func (b *bench) rebootWindow(ctx context.Context, bb *bmcBench) error {
 			return false, nil
 		}
 		pa := inv.Status.PowerAction
-		return pa.LastJobName != "" && pa.LastActionStatus == v1alpha1.ActionStatusComplete, nil
+		return pa.LastJobName != "" && pa.LastActionStatus == seederv1alpha1.ActionStatusComplete, nil
 	})
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
@@ -53,7 +53,7 @@ func redfishBench() (*bmcBench, error) {
 	}
 	return &bmcBench{
 		protocol: "redfish", node: "bench-bmc-redfish",
-		connection: v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)},
+		connection: seederv1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)},
 		counts: func() bmcCounts {
 			log := sim.RequestLog()
 			c := bmcCounts{sessions: sim.Logins().Accepted, most: sim.Logins().MostSessions, requests: len(log)}
@@ -99,7 +99,7 @@ func ipmiBench() (*bmcBench, error) {
 
 // relayedIPMIConnection is the Inventory connection that reaches an
 // ipmi_sim through its relay.
-func relayedIPMIConnection(relay *ipmisim.Relay) v1alpha1.Connection {
-	return v1alpha1.Connection{Host: "127.0.0.1", Port: v1alpha1.IPMIPort,
-		ProviderOptions: &v1alpha1.ProviderOptions{IPMITOOL: &v1alpha1.IPMITOOLOptions{Port: relay.Port()}}}
+func relayedIPMIConnection(relay *ipmisim.Relay) seederv1alpha1.Connection {
+	return seederv1alpha1.Connection{Host: "127.0.0.1", Port: seederv1alpha1.IPMIPort,
+		ProviderOptions: &seederv1alpha1.ProviderOptions{IPMITOOL: &seederv1alpha1.IPMITOOLOptions{Port: relay.Port()}}}
 }

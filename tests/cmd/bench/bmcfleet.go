@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 // bmcFleetConfig is the fleet scenario's settings.
@@ -228,10 +228,10 @@ func (b *bench) createFleetObjects(ctx context.Context, bmcs []*fleetBMC, interv
 			if err := createBMCNode(gctx, b, &bmcBench{node: bb.node}); err != nil {
 				return err
 			}
-			inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: bb.node}}
+			inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: bb.node}}
 			inv.Spec.BaseboardManagementSpec.Connection = bb.connection
 			inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef = corev1.SecretReference{Namespace: namespace, Name: bb.node}
-			inv.Spec.Events = v1alpha1.Events{Enabled: true, PollingInterval: interval.String()}
+			inv.Spec.Events = seederv1alpha1.Events{Enabled: true, PollingInterval: interval.String()}
 			_, err := b.env.client.MetalV1alpha1().Inventories(namespace).Create(gctx, inv, metav1.CreateOptions{})
 			return err
 		})

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
@@ -22,7 +22,7 @@ type fleetBMC struct {
 	node     string
 	protocol string
 	// connection is the Inventory's (the Secret is added by the caller).
-	connection v1alpha1.Connection
+	connection seederv1alpha1.Connection
 	// sessions are when each session was in use, oldest first.
 	sessions func() []bmcsim.Span
 	// requests is every request so far (IPMI: every datagram to the BMC,
@@ -51,7 +51,7 @@ func redfishFleetBMC(node string) (*fleetBMC, error) {
 	}
 	return &fleetBMC{
 		node: node, protocol: "redfish",
-		connection: v1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)},
+		connection: seederv1alpha1.Connection{Host: srv.Host, Port: srv.Port, CABundle: string(srv.CACertPEM)},
 		sessions:   sim.SessionSpans,
 		requests: func() (int, []bmcRead) {
 			log := sim.RequestLog()

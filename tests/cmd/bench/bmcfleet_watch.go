@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 // fleetWatch records, as the benchmark's watches see them, each
@@ -40,9 +40,9 @@ func (b *bench) watchFleet(ctx context.Context) (*fleetWatch, error) {
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return invs.Watch(ctx, o)
 		},
-	}, &v1alpha1.Inventory{}, 0, cache.Indexers{})
+	}, &seederv1alpha1.Inventory{}, 0, cache.Indexers{})
 	record := func(obj any) {
-		inv, ok := obj.(*v1alpha1.Inventory)
+		inv, ok := obj.(*seederv1alpha1.Inventory)
 		if !ok || inv.Status.Hardware == nil || inv.Status.Hardware.LastPolled == nil {
 			return
 		}
@@ -71,7 +71,7 @@ func (b *bench) watchFleet(ctx context.Context) (*fleetWatch, error) {
 	}, &corev1.Event{}, 0, cache.Indexers{})
 	if _, err := events.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		e, ok := obj.(*corev1.Event)
-		if !ok || e.Reason != v1.ReasonHardwareEvent && e.Reason != v1.ReasonHardwareWarning {
+		if !ok || e.Reason != equinixv1.ReasonHardwareEvent && e.Reason != equinixv1.ReasonHardwareWarning {
 			return
 		}
 		w.mu.Lock()

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -115,7 +115,7 @@ func (e *env) harvesterObjects(ctx context.Context) error {
 		{"credentials Secret", func() error {
 			_, err := core.Secrets(namespace).Create(ctx, &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: secretName,
-					Labels: map[string]string{v1.LabelSecret: v1.SecretCredentials}},
+					Labels: map[string]string{equinixv1.LabelSecret: equinixv1.SecretCredentials}},
 				Data: map[string][]byte{
 					"METAL_AUTH_TOKEN": []byte(metalToken), "PROJECT_ID": []byte(projectID), "JOIN_TOKEN": []byte(joinToken),
 				},
@@ -161,7 +161,7 @@ func (e *env) watchInstances(ctx context.Context) error {
 			return insts.Watch(ctx, o)
 		},
 	}
-	e.instances = cache.NewSharedIndexInformer(lw, &v1.Instance{}, 0, cache.Indexers{})
+	e.instances = cache.NewSharedIndexInformer(lw, &equinixv1.Instance{}, 0, cache.Indexers{})
 	go e.instances.RunWithContext(ctx)
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -182,11 +182,11 @@ func (e *env) apiserverMetrics(ctx context.Context) (metrics, error) {
 }
 
 // instanceList is the watched Instances.
-func (e *env) instanceList() []*v1.Instance {
+func (e *env) instanceList() []*equinixv1.Instance {
 	objs := e.instances.GetStore().List()
-	out := make([]*v1.Instance, 0, len(objs))
+	out := make([]*equinixv1.Instance, 0, len(objs))
 	for _, o := range objs {
-		if i, ok := o.(*v1.Instance); ok {
+		if i, ok := o.(*equinixv1.Instance); ok {
 			out = append(out, i)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -159,7 +159,7 @@ func (f *fleet) snapshot(ctx context.Context) (snapshot, error) {
 
 // provision creates pools and waits until their servers are done, logging
 // progress. It returns the time from the first create.
-func (f *fleet) provision(ctx context.Context, pools []*v1.InstancePool, done func(*v1.Instance) bool, timeout time.Duration) (time.Duration, error) {
+func (f *fleet) provision(ctx context.Context, pools []*equinixv1.InstancePool, done func(*equinixv1.Instance) bool, timeout time.Duration) (time.Duration, error) {
 	want := 0
 	for _, p := range pools {
 		want += int(p.Spec.Count)

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -159,8 +159,8 @@ func (b *bench) runFloor(ctx context.Context, prefix string, servers, poolCount 
 
 // pool takes a pool's servers to Ready nodes and reports it, provisioning
 // then ready.
-func (f *floorRun) pool(ctx context.Context, pool *v1.InstancePool) error {
-	stored, err := f.poolStatus(ctx, pool.Name, v1.PoolPhaseProvisioning, 0)
+func (f *floorRun) pool(ctx context.Context, pool *equinixv1.InstancePool) error {
+	stored, err := f.poolStatus(ctx, pool.Name, equinixv1.PoolPhaseProvisioning, 0)
 	if err != nil {
 		return err
 	}
@@ -171,12 +171,12 @@ func (f *floorRun) pool(ctx context.Context, pool *v1.InstancePool) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	_, err = f.poolStatus(ctx, pool.Name, v1.PoolPhaseReady, pool.Spec.Count)
+	_, err = f.poolStatus(ctx, pool.Name, equinixv1.PoolPhaseReady, pool.Spec.Count)
 	return err
 }
 
-func (f *floorRun) poolStatus(ctx context.Context, name, phase string, ready int32) (*v1.InstancePool, error) {
-	var out *v1.InstancePool
+func (f *floorRun) poolStatus(ctx context.Context, name, phase string, ready int32) (*equinixv1.InstancePool, error) {
+	var out *equinixv1.InstancePool
 	err := f.work(ctx, func() error {
 		pools := f.client.EquinixV1().InstancePools()
 		p, err := pools.Get(ctx, name, metav1.GetOptions{})
@@ -209,9 +209,9 @@ func (f *floorRun) work(ctx context.Context, fn func() error) error {
 
 // server takes one server from nothing to a Ready node: its work up to the
 // reinstall, the wait for its Node, and its work after the join.
-func (f *floorRun) server(ctx context.Context, pool *v1.InstancePool, i int) error {
+func (f *floorRun) server(ctx context.Context, pool *equinixv1.InstancePool, i int) error {
 	name := fmt.Sprintf("%s-%08d", pool.Name, i)
-	var inst *v1.Instance
+	var inst *equinixv1.Instance
 	var dev *metal.Device
 	if err := f.work(ctx, func() (err error) {
 		inst, dev, err = f.install(ctx, pool, name)
@@ -226,17 +226,17 @@ func (f *floorRun) server(ctx context.Context, pool *v1.InstancePool, i int) err
 }
 
 // install takes the server to its reinstall.
-func (f *floorRun) install(ctx context.Context, pool *v1.InstancePool, name string) (*v1.Instance, *metal.Device, error) {
-	inst, err := f.client.EquinixV1().Instances().Create(ctx, &v1.Instance{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelPool: pool.Name}},
-		Spec:       v1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: *pool.Spec.InstanceTemplate.DeepCopy()},
+func (f *floorRun) install(ctx context.Context, pool *equinixv1.InstancePool, name string) (*equinixv1.Instance, *metal.Device, error) {
+	inst, err := f.client.EquinixV1().Instances().Create(ctx, &equinixv1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{equinixv1.LabelPool: pool.Name}},
+		Spec:       equinixv1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: *pool.Spec.InstanceTemplate.DeepCopy()},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating instance %s: %w", name, err)
 	}
 	f.writes.Add(1)
 	f.instanceWrites.Add(1)
-	if inst, err = f.status(ctx, inst, v1.PhasePending); err != nil {
+	if inst, err = f.status(ctx, inst, equinixv1.PhasePending); err != nil {
 		return nil, nil, err
 	}
 	if err := f.consoleSecret(ctx, inst); err != nil {
@@ -249,7 +249,7 @@ func (f *floorRun) install(ctx context.Context, pool *v1.InstancePool, name stri
 	dev, err := f.metal.CreateDevice(ctx, metal.CreateDeviceRequest{
 		Hostname: name, Plan: pool.Spec.Plan, Metro: strings.ToLower(pool.Spec.Metro), BillingCycle: "hourly",
 		OperatingSystem: "custom_ipxe", Userdata: redact.Sensitive(harvester.ShellScript()),
-		Tags: []string{v1.ClusterTag(clusterID), v1.PoolTag(pool.Name), v1.InstanceTag(string(inst.UID))},
+		Tags: []string{equinixv1.ClusterTag(clusterID), equinixv1.PoolTag(pool.Name), equinixv1.InstanceTag(string(inst.UID))},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the device of %s: %w", name, err)
@@ -264,10 +264,10 @@ func (f *floorRun) install(ctx context.Context, pool *v1.InstancePool, name stri
 	if err := f.configure(ctx, dev, name, &inst.Spec.InstanceTemplate); err != nil {
 		return nil, nil, err
 	}
-	if inst, err = f.status(ctx, inst, v1.PhaseInstalling); err != nil {
+	if inst, err = f.status(ctx, inst, equinixv1.PhaseInstalling); err != nil {
 		return nil, nil, err
 	}
-	script, err := harvester.InstallerScriptURL(f.ipxeURL, harvesterVersion, v1.BootModeReinstall, pool.Spec.ManagementBondingOptions)
+	script, err := harvester.InstallerScriptURL(f.ipxeURL, harvesterVersion, equinixv1.BootModeReinstall, pool.Spec.ManagementBondingOptions)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,7 +279,7 @@ func (f *floorRun) install(ctx context.Context, pool *v1.InstancePool, name stri
 }
 
 // joined finishes a server whose Node is Ready.
-func (f *floorRun) joined(ctx context.Context, pool *v1.InstancePool, inst *v1.Instance, dev *metal.Device) error {
+func (f *floorRun) joined(ctx context.Context, pool *equinixv1.InstancePool, inst *equinixv1.Instance, dev *metal.Device) error {
 	empty := redact.Sensitive("")
 	if _, err := f.metal.UpdateDevice(ctx, dev.ID, metal.DeviceUpdate{Userdata: &empty}); err != nil {
 		return fmt.Errorf("clearing the userdata of %s: %w", inst.Name, err)
@@ -293,12 +293,12 @@ func (f *floorRun) joined(ctx context.Context, pool *v1.InstancePool, inst *v1.I
 			return err
 		}
 	}
-	if _, err := f.status(ctx, inst, v1.PhaseManaged); err != nil {
+	if _, err := f.status(ctx, inst, equinixv1.PhaseManaged); err != nil {
 		return err
 	}
 	// The Node's labels and provider ID, as the controller sets them.
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:%q,%q:%q,%q:%q}},"spec":{"providerID":"equinixmetal://%s"}}`,
-		v1.LabelPool, pool.Name, v1.LabelDeviceID, dev.ID, v1.LabelInstanceType, pool.Spec.Plan,
+		equinixv1.LabelPool, pool.Name, equinixv1.LabelDeviceID, dev.ID, equinixv1.LabelInstanceType, pool.Spec.Plan,
 		"topology.kubernetes.io/region", strings.ToLower(pool.Spec.Metro), dev.ID)
 	_, err := f.kube.CoreV1().Nodes().Patch(ctx, inst.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
@@ -309,12 +309,12 @@ func (f *floorRun) joined(ctx context.Context, pool *v1.InstancePool, inst *v1.I
 }
 
 // consoleSecret keeps the console password of the server's rancher user.
-func (f *floorRun) consoleSecret(ctx context.Context, inst *v1.Instance) error {
+func (f *floorRun) consoleSecret(ctx context.Context, inst *equinixv1.Instance) error {
 	controller := true
 	_, err := f.kube.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: inst.Name + "-console", Namespace: namespace,
-			Labels: map[string]string{v1.LabelSecret: v1.SecretConsole, v1.LabelInstance: inst.Name},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1.SchemeGroupVersion.String(), Kind: "Instance",
+			Labels: map[string]string{equinixv1.LabelSecret: equinixv1.SecretConsole, equinixv1.LabelInstance: inst.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: equinixv1.SchemeGroupVersion.String(), Kind: "Instance",
 				Name: inst.Name, UID: inst.UID, Controller: &controller}}},
 		Data: map[string][]byte{"password": []byte("floor-console-password"), "username": []byte("rancher")},
 	}, metav1.CreateOptions{})
@@ -327,7 +327,7 @@ func (f *floorRun) consoleSecret(ctx context.Context, inst *v1.Instance) error {
 
 // status writes the phase: an intent before the create and the reinstall,
 // the join at the end.
-func (f *floorRun) status(ctx context.Context, inst *v1.Instance, phase string) (*v1.Instance, error) {
+func (f *floorRun) status(ctx context.Context, inst *equinixv1.Instance, phase string) (*equinixv1.Instance, error) {
 	inst = inst.DeepCopy()
 	inst.Status.Status = phase
 	out, err := f.client.EquinixV1().Instances().UpdateStatus(ctx, inst, metav1.UpdateOptions{})

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
@@ -16,7 +16,7 @@ import (
 
 // adoption lists the pool's devices once (the adoption check), for the first
 // of its servers, and gives it its metro's VLANs.
-func (f *floorRun) adoption(ctx context.Context, pool *v1.InstancePool) (*floorPool, error) {
+func (f *floorRun) adoption(ctx context.Context, pool *equinixv1.InstancePool) (*floorPool, error) {
 	f.mu.Lock()
 	p := f.pools[pool.Name]
 	if p == nil {
@@ -25,7 +25,7 @@ func (f *floorRun) adoption(ctx context.Context, pool *v1.InstancePool) (*floorP
 	}
 	f.mu.Unlock()
 	p.once.Do(func() {
-		if _, p.err = f.metal.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.PoolTag(pool.Name), Brief: true}); p.err != nil {
+		if _, p.err = f.metal.ListDevices(ctx, metal.ListDevicesOptions{Tag: equinixv1.PoolTag(pool.Name), Brief: true}); p.err != nil {
 			return
 		}
 		p.vlans, p.err = f.metroVLANs(ctx, strings.ToLower(pool.Spec.Metro), network.VXLANs(&pool.Spec.InstanceTemplate))
@@ -80,14 +80,14 @@ func (f *floorRun) active(ctx context.Context, id string) (*metal.Device, error)
 }
 
 // ports converges the device's ports as the controller does.
-func (f *floorRun) ports(ctx context.Context, dev *metal.Device, tmpl *v1.InstanceTemplate, phase network.Phase, vlans map[int]string) (*metal.Device, error) {
+func (f *floorRun) ports(ctx context.Context, dev *metal.Device, tmpl *equinixv1.InstanceTemplate, phase network.Phase, vlans map[int]string) (*metal.Device, error) {
 	return convergePorts(dev, tmpl, phase, vlans,
 		func(s network.Step) (*metal.Port, error) { return s.Send(ctx, f.metal) },
 		func(id string) (*metal.Device, error) { return f.metal.GetDevice(ctx, id) })
 }
 
 // configure puts the installer and the join configuration on the device.
-func (f *floorRun) configure(ctx context.Context, dev *metal.Device, name string, tmpl *v1.InstanceTemplate) error {
+func (f *floorRun) configure(ctx context.Context, dev *metal.Device, name string, tmpl *equinixv1.InstanceTemplate) error {
 	hash, err := harvester.HashPassword("floor-console-password")
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func (f *floorRun) configure(ctx context.Context, dev *metal.Device, name string
 	if err != nil {
 		return err
 	}
-	script, err := harvester.InstallerScriptURL(f.ipxeURL, harvesterVersion, v1.BootModeReinstall, tmpl.ManagementBondingOptions)
+	script, err := harvester.InstallerScriptURL(f.ipxeURL, harvesterVersion, equinixv1.BootModeReinstall, tmpl.ManagementBondingOptions)
 	if err != nil {
 		return err
 	}

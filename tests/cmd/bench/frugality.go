@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // frugalityTarget is the bound on measured calls over the minimum.
@@ -87,7 +87,7 @@ func (b *bench) frugalityOf(ctx context.Context, typ string) (frugality, error) 
 		return frugality{}, err
 	}
 	defer fl.stop()
-	elapsed, err := fl.provision(ctx, []*v1.InstancePool{newPool("fr-"+typ, typ, n)}, converged, 5*time.Minute)
+	elapsed, err := fl.provision(ctx, []*equinixv1.InstancePool{newPool("fr-"+typ, typ, n)}, converged, 5*time.Minute)
 	if err != nil {
 		return frugality{}, err
 	}

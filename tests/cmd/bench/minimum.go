@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -54,20 +54,20 @@ const readBack = "read the device back: a conversion or a bulk bond change shows
 // port answers with the port, out of its bond). Layer-2 types install in hybrid-bonded (the installer
 // needs layer 3 for the metadata service) and convert after the join.
 var portMinimum = map[string]minSequence{
-	v1.NetworkTypeLayer3: nil,
-	v1.NetworkTypeHybrid: {
+	equinixv1.NetworkTypeLayer3: nil,
+	equinixv1.NetworkTypeHybrid: {
 		{metalsim.OpDisbondPort, 1, "eth1 leaves bond0: hybrid carries the VLANs on the odd-numbered ports; its answer shows eth1 out of the bond"},
 		{metalsim.OpAssignPort, 2, "VLANs 1000 and 1001 onto eth1"},
 	},
-	v1.NetworkTypeHybridBonded: {
+	equinixv1.NetworkTypeHybridBonded: {
 		{metalsim.OpAssignPort, 2, "VLANs 1000 and 1001 onto bond0, which stays layer 3"},
 	},
-	v1.NetworkTypeLayer2Bonded: {
+	equinixv1.NetworkTypeLayer2Bonded: {
 		{metalsim.OpAssignPort, 2, "before the install: VLANs 1000 and 1001 onto bond0 (hybrid-bonded, management VLAN tagged)"},
 		{metalsim.OpConvertLayer2, 1, "after the join: bond0 to layer 2"},
 		{metalsim.OpFindDeviceByID, 1, readBack},
 	},
-	v1.NetworkTypeLayer2Individual: {
+	equinixv1.NetworkTypeLayer2Individual: {
 		{metalsim.OpAssignPort, 1, "before the install: management VLAN 1000 onto bond0 (hybrid-bonded)"},
 		{metalsim.OpUnassignPort, 1, "after the join: VLAN 1000 off bond0 before the bond is split"},
 		{metalsim.OpConvertLayer2, 1, "bond0 to layer 2"},
@@ -80,7 +80,7 @@ var portMinimum = map[string]minSequence{
 
 // vlanCount is how many VLANs the type's example pool uses.
 func vlanCount(typ string) int {
-	if typ == v1.NetworkTypeLayer3 {
+	if typ == equinixv1.NetworkTypeLayer3 {
 		return 0
 	}
 	return 2

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -74,7 +74,7 @@ func answer(ports []metal.Port, s network.Step) *metal.Port {
 // steps whose answer does not show their change (each needs a read-back).
 func plan(t *testing.T, typ string) (map[string]float64, float64) {
 	t.Helper()
-	tmpl := &v1.InstanceTemplate{ManagementInterface: []string{"eth0"}, NetworkingConfiguration: networking(typ)}
+	tmpl := &equinixv1.InstanceTemplate{ManagementInterface: []string{"eth0"}, NetworkingConfiguration: networking(typ)}
 	ids := map[int]string{1000: "vlan-1000", 1001: "vlan-1001"}
 	ports := freshPorts()
 	calls := map[string]float64{}
@@ -114,18 +114,18 @@ func TestPortMinimumMatchesThePlanner(t *testing.T) {
 func TestMinimumTotals(t *testing.T) {
 	// Pools of 10: the adoption list and the VLAN work are shared.
 	cases := map[string]float64{
-		v1.NetworkTypeLayer3:           5.1,
-		v1.NetworkTypeHybrid:           5.1 + 0.3 + 3,
-		v1.NetworkTypeHybridBonded:     5.1 + 0.3 + 2,
-		v1.NetworkTypeLayer2Bonded:     5.1 + 0.3 + 4,
-		v1.NetworkTypeLayer2Individual: 5.1 + 0.3 + 9,
+		equinixv1.NetworkTypeLayer3:           5.1,
+		equinixv1.NetworkTypeHybrid:           5.1 + 0.3 + 3,
+		equinixv1.NetworkTypeHybridBonded:     5.1 + 0.3 + 2,
+		equinixv1.NetworkTypeLayer2Bonded:     5.1 + 0.3 + 4,
+		equinixv1.NetworkTypeLayer2Individual: 5.1 + 0.3 + 9,
 	}
 	for typ, want := range cases {
 		t.Run(typ, func(t *testing.T) {
 			assert.InDelta(t, want, minimumFor(typ, 10).total(), 1e-9)
 		})
 	}
-	assert.InDelta(t, 6+3+3, minimumFor(v1.NetworkTypeHybrid, 1).total(), 1e-9, "a pool of one pays the list and the VLAN work alone")
+	assert.InDelta(t, 6+3+3, minimumFor(equinixv1.NetworkTypeHybrid, 1).total(), 1e-9, "a pool of one pays the list and the VLAN work alone")
 }
 
 func TestExcess(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
@@ -225,9 +225,9 @@ func (b *bench) ownedFloor(ctx context.Context, pool string, s *ownedServer) (ti
 }
 
 func (b *bench) createOwnedPool(ctx context.Context, name string, count int32) error {
-	p := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	p := &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	p.Spec.Count = count
-	p.Spec.Servers = &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{ownedPoolLabel: name}}}
+	p.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{ownedPoolLabel: name}}}
 	if _, err := b.env.client.EquinixV1().InstancePools().Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating pool %s: %w", name, err)
 	}
@@ -247,10 +247,10 @@ func (b *bench) scaleOwnedPool(ctx context.Context, name string, count int32) er
 }
 
 // poolInstances are the watched Instances of a pool.
-func (b *bench) poolInstances(pool string) []*v1.Instance {
-	var out []*v1.Instance
+func (b *bench) poolInstances(pool string) []*equinixv1.Instance {
+	var out []*equinixv1.Instance
 	for _, i := range b.env.instanceList() {
-		if i.Labels[v1.LabelPool] == pool {
+		if i.Labels[equinixv1.LabelPool] == pool {
 			out = append(out, i)
 		}
 	}
@@ -264,7 +264,7 @@ func (b *bench) waitOwnedManaged(ctx context.Context, pool string, count int) er
 			return false, nil
 		}
 		for _, i := range insts {
-			if i.Status.Status != v1.PhaseManaged {
+			if i.Status.Status != equinixv1.PhaseManaged {
 				return false, nil
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
@@ -14,7 +14,7 @@ import (
 // ownedBMC is an owned server's simulated BMC, as the scenario counts it.
 type ownedBMC interface {
 	// connection is the Inventory's way to the BMC.
-	connection() v1alpha1.Connection
+	connection() seederv1alpha1.Connection
 	// position is where the BMC's logs stand, for a later tallyFrom.
 	position() ownedPosition
 	// tallyFrom adds what the BMC got since p to t.
@@ -41,8 +41,8 @@ func addRedfishOwned(fleet *ownedfleet.Fleet, spec ownedfleet.Spec) (ownedBMC, e
 	return redfishOwned{rf: rf}, nil
 }
 
-func (r redfishOwned) connection() v1alpha1.Connection {
-	return v1alpha1.Connection{Host: r.rf.Server.Host, Port: r.rf.Server.Port, CABundle: string(r.rf.Server.CACertPEM)}
+func (r redfishOwned) connection() seederv1alpha1.Connection {
+	return seederv1alpha1.Connection{Host: r.rf.Server.Host, Port: r.rf.Server.Port, CABundle: string(r.rf.Server.CACertPEM)}
 }
 
 func (r redfishOwned) position() ownedPosition {
@@ -96,7 +96,7 @@ func addIPMIOwned(fleet *ownedfleet.Fleet, spec ownedfleet.Spec) (ownedBMC, erro
 	return ipmiOwned{ipmi: b}, nil
 }
 
-func (b ipmiOwned) connection() v1alpha1.Connection { return relayedIPMIConnection(b.ipmi.Relay) }
+func (b ipmiOwned) connection() seederv1alpha1.Connection { return relayedIPMIConnection(b.ipmi.Relay) }
 
 func (b ipmiOwned) position() ownedPosition {
 	return ownedPosition{len(b.ipmi.Sim.Messages()), len(b.ipmi.Relay.Sessions()), b.ipmi.Relay.Sent()}

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 )
 
@@ -39,17 +39,17 @@ func (b *bench) addOwnedServer(ctx context.Context, fleet *ownedfleet.Fleet, pro
 	}
 	s := &ownedServer{name: spec.Name, bmc: bmc}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: spec.Name},
-		Data: map[string][]byte{v1alpha1.SecretUsernameKey: []byte(bmcBenchUser), v1alpha1.SecretPasswordKey: []byte(bmcBenchPassword)}}
+		Data: map[string][]byte{seederv1alpha1.SecretUsernameKey: []byte(bmcBenchUser), seederv1alpha1.SecretPasswordKey: []byte(bmcBenchPassword)}}
 	if _, err := b.env.kube.CoreV1().Secrets(namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 		return s, fmt.Errorf("creating the BMC Secret of %s: %w", spec.Name, err)
 	}
-	inv := &v1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: spec.Name,
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: spec.Name,
 		Labels: map[string]string{ownedPoolLabel: pool}}}
 	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
 	inv.Spec.PrimaryDisk = spec.Disk
 	inv.Spec.BaseboardManagementSpec.Connection = bmc.connection()
 	inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef = corev1.SecretReference{Namespace: namespace, Name: spec.Name}
-	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
+	inv.Spec.Events = seederv1alpha1.Events{PollingInterval: "1h"}
 	if _, err := b.env.client.MetalV1alpha1().Inventories(namespace).Create(ctx, inv, metav1.CreateOptions{}); err != nil {
 		return s, fmt.Errorf("creating the Inventory of %s: %w", spec.Name, err)
 	}
@@ -69,7 +69,7 @@ func (b *bench) waitReached(ctx context.Context, servers []*ownedServer) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, s := range servers {
 			inv, err := b.env.client.MetalV1alpha1().Inventories(namespace).Get(ctx, s.name, metav1.GetOptions{})
-			if err != nil || inv.Status.Status != v1alpha1.InventoryNodeReady {
+			if err != nil || inv.Status.Status != seederv1alpha1.InventoryNodeReady {
 				return false, nil
 			}
 		}
@@ -134,7 +134,7 @@ func (b *bench) claimed(ctx context.Context, servers []*ownedServer) (int, error
 		if err != nil {
 			return 0, err
 		}
-		if inv.Labels[v1.LabelClaimedBy] != "" {
+		if inv.Labels[equinixv1.LabelClaimedBy] != "" {
 			n++
 		}
 	}

@@ -13,42 +13,42 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 )
 
 // networkTypes are measured in this order.
 var networkTypes = []string{
-	v1.NetworkTypeLayer3, v1.NetworkTypeHybrid, v1.NetworkTypeHybridBonded,
-	v1.NetworkTypeLayer2Bonded, v1.NetworkTypeLayer2Individual,
+	equinixv1.NetworkTypeLayer3, equinixv1.NetworkTypeHybrid, equinixv1.NetworkTypeHybridBonded,
+	equinixv1.NetworkTypeLayer2Bonded, equinixv1.NetworkTypeLayer2Individual,
 }
 
 // networking is docs/networking.md's example of each network type: VLANs 1000 and
 // 1001 wherever the type carries VLANs.
-func networking(typ string) v1.NetworkingConfiguration {
-	iface := func(name string, vlans ...string) v1.InterfaceConfiguration {
-		return v1.InterfaceConfiguration{Name: name, VLANIDs: vlans}
+func networking(typ string) equinixv1.NetworkingConfiguration {
+	iface := func(name string, vlans ...string) equinixv1.InterfaceConfiguration {
+		return equinixv1.InterfaceConfiguration{Name: name, VLANIDs: vlans}
 	}
-	nc := v1.NetworkingConfiguration{Type: typ}
+	nc := equinixv1.NetworkingConfiguration{Type: typ}
 	switch typ {
-	case v1.NetworkTypeHybrid:
-		nc.InterfaceConfiguration = []v1.InterfaceConfiguration{iface("eth1", "1000", "1001")}
-	case v1.NetworkTypeHybridBonded, v1.NetworkTypeLayer2Bonded:
-		nc.InterfaceConfiguration = []v1.InterfaceConfiguration{iface("bond0", "1000", "1001")}
-	case v1.NetworkTypeLayer2Individual:
-		nc.InterfaceConfiguration = []v1.InterfaceConfiguration{iface("eth0", "1000"), iface("eth1", "1000", "1001")}
+	case equinixv1.NetworkTypeHybrid:
+		nc.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{iface("eth1", "1000", "1001")}
+	case equinixv1.NetworkTypeHybridBonded, equinixv1.NetworkTypeLayer2Bonded:
+		nc.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{iface("bond0", "1000", "1001")}
+	case equinixv1.NetworkTypeLayer2Individual:
+		nc.InterfaceConfiguration = []equinixv1.InterfaceConfiguration{iface("eth0", "1000"), iface("eth1", "1000", "1001")}
 	}
 	return nc
 }
 
 // newPool is the README's sample pool (c3.small.x86, two NICs, eth0 managing)
 // with count servers of the network type.
-func newPool(name, typ string, count int) *v1.InstancePool {
-	return &v1.InstancePool{
+func newPool(name, typ string, count int) *equinixv1.InstancePool {
+	return &equinixv1.InstancePool{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1.InstancePoolSpec{
+		Spec: equinixv1.InstancePoolSpec{
 			Count: int32(count),
-			InstanceTemplate: v1.InstanceTemplate{
+			InstanceTemplate: equinixv1.InstanceTemplate{
 				BillingCycle:             "hourly",
 				ManagementInterface:      []string{"eth0"},
 				Plan:                     "c3.small.x86",
@@ -61,15 +61,15 @@ func newPool(name, typ string, count int) *v1.InstancePool {
 }
 
 // poolSet is pools pools named prefix-0 … of perPool servers each.
-func poolSet(prefix, typ string, pools, perPool int) []*v1.InstancePool {
-	out := make([]*v1.InstancePool, pools)
+func poolSet(prefix, typ string, pools, perPool int) []*equinixv1.InstancePool {
+	out := make([]*equinixv1.InstancePool, pools)
 	for i := range out {
 		out[i] = newPool(fmt.Sprintf("%s-%d", prefix, i), typ, perPool)
 	}
 	return out
 }
 
-func (e *env) createPools(ctx context.Context, pools []*v1.InstancePool) error {
+func (e *env) createPools(ctx context.Context, pools []*equinixv1.InstancePool) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for _, p := range pools {
@@ -103,7 +103,7 @@ func (c census) String() string {
 	return fmt.Sprintf("%d/%d done (%s)", c.done, c.total, strings.Join(parts, ", "))
 }
 
-func (e *env) census(done func(*v1.Instance) bool) census {
+func (e *env) census(done func(*equinixv1.Instance) bool) census {
 	c := census{phases: map[string]int{}}
 	for _, i := range e.instanceList() {
 		c.total++
@@ -120,23 +120,23 @@ func (e *env) census(done func(*v1.Instance) bool) census {
 }
 
 // managed is the end of provisioning: the node joined and is Ready.
-func managed(i *v1.Instance) bool { return i.Status.Status == v1.PhaseManaged }
+func managed(i *equinixv1.Instance) bool { return i.Status.Status == equinixv1.PhaseManaged }
 
 // converged is managed with the ports in the pool's network type: layer-2
 // pools convert only after the join, and that conversion is part of the
 // cost of a server.
-func converged(i *v1.Instance) bool {
+func converged(i *equinixv1.Instance) bool {
 	want := i.Spec.NetworkingConfiguration.Type
 	if want == "" {
-		want = v1.NetworkTypeLayer3
+		want = equinixv1.NetworkTypeLayer3
 	}
-	return managed(i) && conditions.IsTrue(i.Status.Conditions, v1.InstanceNetworkConfigured) && i.Status.NetworkType == want
+	return managed(i) && conditions.IsTrue(i.Status.Conditions, equinixv1.InstanceNetworkConfigured) && i.Status.NetworkType == want
 }
 
 // waitFor waits until want Instances are done, logging progress every
 // interval; it returns how long that took. On timeout the error says how
 // far it got.
-func (e *env) waitFor(ctx context.Context, what string, want int, done func(*v1.Instance) bool, timeout time.Duration, progress func(census)) (time.Duration, error) {
+func (e *env) waitFor(ctx context.Context, what string, want int, done func(*equinixv1.Instance) bool, timeout time.Duration, progress func(census)) (time.Duration, error) {
 	start := time.Now()
 	lastLog := start
 	var last census
@@ -179,7 +179,7 @@ func (e *env) cleanup(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	byLabel := metav1.ListOptions{LabelSelector: v1.LabelInstance}
+	byLabel := metav1.ListOptions{LabelSelector: equinixv1.LabelInstance}
 	if err := e.kube.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, byLabel); err != nil {
 		return fmt.Errorf("deleting nodes: %w", err)
 	}

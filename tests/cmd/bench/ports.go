@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 )
@@ -11,7 +11,7 @@ import (
 // convergePorts runs the planner's steps as the controller does, sending
 // each with send and reading the device back with read only after a
 // structural step whose answer does not show what it changed.
-func convergePorts(dev *metal.Device, tmpl *v1.InstanceTemplate, phase network.Phase, vlans map[int]string,
+func convergePorts(dev *metal.Device, tmpl *equinixv1.InstanceTemplate, phase network.Phase, vlans map[int]string,
 	send func(network.Step) (*metal.Port, error), read func(id string) (*metal.Device, error)) (*metal.Device, error) {
 	for {
 		want, err := network.Want(dev.Ports, tmpl, phase)

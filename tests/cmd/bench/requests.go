@@ -11,7 +11,7 @@ import (
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -34,7 +34,7 @@ func isSweepList(r metalsim.Request) bool {
 		return false
 	}
 	q, err := url.ParseQuery(r.Query)
-	return err == nil && strings.HasPrefix(q.Get("tag"), v1.TagCluster)
+	return err == nil && strings.HasPrefix(q.Get("tag"), equinixv1.TagCluster)
 }
 
 // isPeriodicList is what the sweep sends (its device list and the VLAN list

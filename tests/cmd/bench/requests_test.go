@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -19,8 +19,8 @@ func listByTag(tag string) metalsim.Request {
 }
 
 func TestClassifyRequests(t *testing.T) {
-	sweep := listByTag(v1.ClusterTag(clusterID))
-	adopt := listByTag(v1.InstanceTag("6f1c"))
+	sweep := listByTag(equinixv1.ClusterTag(clusterID))
+	adopt := listByTag(equinixv1.InstanceTag("6f1c"))
 	vlans := metalsim.Request{Path: "/metal/v1/projects/p/virtual-networks", Operation: metalsim.OpFindVirtualNetworks, Status: 200}
 	get := metalsim.Request{Path: "/metal/v1/devices/d", Operation: metalsim.OpFindDeviceByID, Status: 200}
 	create := metalsim.Request{Path: "/metal/v1/projects/p/devices", Operation: metalsim.OpCreateDevice, Status: 201}

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
@@ -118,7 +118,7 @@ func (w *costWorld) costPool(i int) string { return fmt.Sprintf("%s-%d", w.name,
 // populate provisions n servers of the bench's network type in pools of
 // ten, eight at a time.
 func (w *costWorld) populate(ctx context.Context, n int) error {
-	tmpl := newPool("fleet", v1.NetworkTypeHybrid, 10).Spec.InstanceTemplate
+	tmpl := newPool("fleet", equinixv1.NetworkTypeHybrid, 10).Spec.InstanceTemplate
 	if _, err := w.metroVLANs(ctx, "sg", network.VXLANs(&tmpl), true); err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (w *costWorld) populate(ctx context.Context, n int) error {
 	for i := 0; i < n; i++ {
 		g.Go(func() error {
 			s := costServer{name: fmt.Sprintf("%s-fleet-%04d", w.name, i), pool: w.costPool(i), tmpl: &tmpl,
-				instance: v1.InstanceTag(fmt.Sprintf("%s-fleet-%d", w.name, i)), fleet: true}
+				instance: equinixv1.InstanceTag(fmt.Sprintf("%s-fleet-%d", w.name, i)), fleet: true}
 			_, err := w.provision(gctx, s)
 			return err
 		})
@@ -143,14 +143,14 @@ func (w *costWorld) populate(ctx context.Context, n int) error {
 
 // probeTypes alternate, so that the measured calls include the bond's
 // disbond (hybrid) and its conversion to layer 2 (layer2-bonded).
-var probeTypes = []string{v1.NetworkTypeHybrid, v1.NetworkTypeLayer2Bonded}
+var probeTypes = []string{equinixv1.NetworkTypeHybrid, equinixv1.NetworkTypeLayer2Bonded}
 
 // probe takes one more server of a fleet pool through its life: the pool's
 // adoption list finds the first pool's ten servers at either size.
 func (w *costWorld) probe(ctx context.Context, i int) error {
 	tmpl := newPool("probe", probeTypes[i%len(probeTypes)], 10).Spec.InstanceTemplate
 	s := costServer{name: fmt.Sprintf("%s-probe-%04d", w.name, i), pool: w.costPool(0), tmpl: &tmpl,
-		instance: v1.InstanceTag(fmt.Sprintf("%s-probe-%d", w.name, i))}
+		instance: equinixv1.InstanceTag(fmt.Sprintf("%s-probe-%d", w.name, i))}
 	dev, err := w.provision(ctx, s)
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ type perDevice struct {
 
 func (p *perDevice) list(ctx context.Context, w *costWorld) error {
 	d0, n0 := w.metal.handling.settled()
-	devs, err := w.client.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.ClusterTag(clusterID), Brief: true})
+	devs, err := w.client.ListDevices(ctx, metal.ListDevicesOptions{Tag: equinixv1.ClusterTag(clusterID), Brief: true})
 	if err != nil {
 		return fmt.Errorf("listing the cluster's devices: %w", err)
 	}

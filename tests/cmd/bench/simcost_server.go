@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
@@ -100,7 +100,7 @@ func (w *costWorld) call(op string, fn func() error) error {
 type costServer struct {
 	name     string
 	pool     string
-	tmpl     *v1.InstanceTemplate
+	tmpl     *equinixv1.InstanceTemplate
 	instance string // the instance tag
 	// fleet servers only set the scene: they take the VLAN IDs the world
 	// already knows and do not wait for their own join.
@@ -114,7 +114,7 @@ type costServer struct {
 // the pool's network type.
 func (w *costWorld) provision(ctx context.Context, s costServer) (*metal.Device, error) {
 	if err := w.call("list devices by pool tag", func() error {
-		_, err := w.client.ListDevices(ctx, metal.ListDevicesOptions{Tag: v1.PoolTag(s.pool), Brief: true})
+		_, err := w.client.ListDevices(ctx, metal.ListDevicesOptions{Tag: equinixv1.PoolTag(s.pool), Brief: true})
 		return err
 	}); err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (w *costWorld) provision(ctx context.Context, s costServer) (*metal.Device,
 		dev, err = w.client.CreateDevice(ctx, metal.CreateDeviceRequest{
 			Hostname: s.name, Plan: s.tmpl.Plan, Metro: strings.ToLower(s.tmpl.Metro), BillingCycle: "hourly",
 			OperatingSystem: "custom_ipxe", Userdata: redact.Sensitive(harvester.ShellScript()),
-			Tags: []string{v1.ClusterTag(clusterID), v1.PoolTag(s.pool), s.instance},
+			Tags: []string{equinixv1.ClusterTag(clusterID), equinixv1.PoolTag(s.pool), s.instance},
 		})
 		return err
 	}); err != nil {
@@ -144,7 +144,7 @@ func (w *costWorld) provision(ctx context.Context, s costServer) (*metal.Device,
 	if err := w.configure(ctx, dev, s); err != nil {
 		return nil, err
 	}
-	script, err := harvester.InstallerScriptURL(w.ipxeURL, harvesterVersion, v1.BootModeReinstall, s.tmpl.ManagementBondingOptions)
+	script, err := harvester.InstallerScriptURL(w.ipxeURL, harvesterVersion, equinixv1.BootModeReinstall, s.tmpl.ManagementBondingOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (w *costWorld) metroVLANs(ctx context.Context, metro string, wanted []int, 
 
 // ports converges the device's ports as the controller does, each call
 // timed under its name.
-func (w *costWorld) ports(ctx context.Context, dev *metal.Device, tmpl *v1.InstanceTemplate, phase network.Phase, vlans map[int]string) (*metal.Device, error) {
+func (w *costWorld) ports(ctx context.Context, dev *metal.Device, tmpl *equinixv1.InstanceTemplate, phase network.Phase, vlans map[int]string) (*metal.Device, error) {
 	return convergePorts(dev, tmpl, phase, vlans,
 		func(s network.Step) (answer *metal.Port, err error) {
 			err = w.call(portOp(s.Op), func() (err error) {
@@ -305,7 +305,7 @@ func (w *costWorld) configure(ctx context.Context, dev *metal.Device, s costServ
 	if err != nil {
 		return err
 	}
-	script, err := harvester.InstallerScriptURL(w.ipxeURL, harvesterVersion, v1.BootModeReinstall, s.tmpl.ManagementBondingOptions)
+	script, err := harvester.InstallerScriptURL(w.ipxeURL, harvesterVersion, equinixv1.BootModeReinstall, s.tmpl.ManagementBondingOptions)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 )
 
@@ -101,7 +101,7 @@ func (b *bench) devicesPerInstance(fl *fleet) deviceCount {
 	perTag := map[string]int{}
 	for _, d := range fl.metal.sim.Devices(projectID) {
 		for _, t := range d.GetTags() {
-			if uid, ok := v1.TagValue([]string{t}, v1.TagInstance); ok {
+			if uid, ok := equinixv1.TagValue([]string{t}, equinixv1.TagInstance); ok {
 				perTag[uid]++
 			}
 		}

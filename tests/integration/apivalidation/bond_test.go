@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // The installer writes managementBondingOptions into the node's network
@@ -40,9 +40,9 @@ func TestBondOptionsAccepted(t *testing.T) {
 			t.Cleanup(func() { _ = client.EquinixV1().InstancePools().Delete(ctx, created.Name, metav1.DeleteOptions{}) })
 			assert.Equal(t, opts, created.Spec.ManagementBondingOptions)
 
-			inst := &v1.Instance{
+			inst := &equinixv1.Instance{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bond-ok-%d-abcdefgh", i)},
-				Spec:       v1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
+				Spec:       equinixv1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
 			}
 			_, err = client.EquinixV1().Instances().Create(ctx, inst, metav1.CreateOptions{})
 			require.NoError(t, err)
@@ -105,9 +105,9 @@ func TestBadBondOptionsRejected(t *testing.T) {
 				assert.Contains(t, err.Error(), w)
 			}
 
-			inst := &v1.Instance{
+			inst := &equinixv1.Instance{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bond-bad-%d-abcdefgh", i)},
-				Spec:       v1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
+				Spec:       equinixv1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
 			}
 			_, err = client.EquinixV1().Instances().Create(ctx, inst, metav1.CreateOptions{})
 			require.Error(t, err, "an Instance took bond options %v", tc.opts)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
@@ -36,18 +36,18 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 	created, err := client.EquinixV1().InstancePools().Create(ctx, pool, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.EquinixV1().InstancePools().Delete(ctx, created.Name, metav1.DeleteOptions{}) })
-	created.Status = v1.InstancePoolStatus{Status: v1.PoolPhaseReady, Ready: 1, Requested: 1, Updated: 1, Available: 1}
+	created.Status = equinixv1.InstancePoolStatus{Status: equinixv1.PoolPhaseReady, Ready: 1, Requested: 1, Updated: 1, Available: 1}
 	_, err = client.EquinixV1().InstancePools().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	inst := &v1.Instance{
+	inst := &equinixv1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Name: "columns-pool-zaoolitj"},
-		Spec:       v1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
+		Spec:       equinixv1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
 	}
 	ci, err := client.EquinixV1().Instances().Create(ctx, inst, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.EquinixV1().Instances().Delete(ctx, ci.Name, metav1.DeleteOptions{}) })
-	ci.Status = v1.InstanceStatus{Status: v1.PhaseManaged, InstanceID: "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
+	ci.Status = equinixv1.InstanceStatus{Status: equinixv1.PhaseManaged, InstanceID: "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
 		Server:   "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
 		PublicIP: "145.40.73.137", PrivateIP: "10.8.23.5"}
 	_, err = client.EquinixV1().Instances().UpdateStatus(ctx, ci, metav1.UpdateOptions{})

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // An ElasticIPPool's block is reserved once: its metro and size are fixed,
@@ -15,16 +15,16 @@ import (
 func TestElasticIPPoolSpecValidated(t *testing.T) {
 	ctx, client := setup(t)
 	pools := client.EquinixV1().ElasticIPPools()
-	for _, bad := range []v1.ElasticIPPoolSpec{
+	for _, bad := range []equinixv1.ElasticIPPoolSpec{
 		{Metro: "sg", Quantity: 3},
 		{Metro: "Singapore", Quantity: 1},
 		{Metro: "", Quantity: 2},
 	} {
-		_, err := pools.Create(ctx, &v1.ElasticIPPool{ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Spec: bad}, metav1.CreateOptions{})
+		_, err := pools.Create(ctx, &equinixv1.ElasticIPPool{ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Spec: bad}, metav1.CreateOptions{})
 		assert.Error(t, err, "%+v", bad)
 	}
-	created, err := pools.Create(ctx, &v1.ElasticIPPool{ObjectMeta: metav1.ObjectMeta{Name: "columns-eippool"},
-		Spec: v1.ElasticIPPoolSpec{Metro: "sg", Quantity: 8}}, metav1.CreateOptions{})
+	created, err := pools.Create(ctx, &equinixv1.ElasticIPPool{ObjectMeta: metav1.ObjectMeta{Name: "columns-eippool"},
+		Spec: equinixv1.ElasticIPPoolSpec{Metro: "sg", Quantity: 8}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pools.Delete(ctx, created.Name, metav1.DeleteOptions{}) })
 
@@ -34,11 +34,11 @@ func TestElasticIPPoolSpecValidated(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "metro and quantity are fixed")
 	changed = created.DeepCopy()
-	changed.Spec.Selector = &v1.ElasticIPPoolSelector{Priority: 1}
+	changed.Spec.Selector = &equinixv1.ElasticIPPoolSelector{Priority: 1}
 	_, err = pools.Update(ctx, changed, metav1.UpdateOptions{})
 	require.NoError(t, err, "the selector may change")
 
-	created.Status = v1.ElasticIPPoolStatus{Status: v1.ElasticIPPoolPhaseReady, CIDR: "147.75.200.8/29", Services: 3}
+	created.Status = equinixv1.ElasticIPPoolStatus{Status: equinixv1.ElasticIPPoolPhaseReady, CIDR: "147.75.200.8/29", Services: 3}
 	created.ResourceVersion = ""
 	latest, err := pools.Get(ctx, created.Name, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -48,5 +48,5 @@ func TestElasticIPPoolSpecValidated(t *testing.T) {
 	rows := kubectlGet(t, "eippool", created.Name)
 	require.Len(t, rows, 2)
 	assert.Equal(t, []string{"NAME", "METRO", "BLOCK", "SERVICES", "STATUS", "AGE"}, rows[0])
-	assert.Equal(t, []string{created.Name, "sg", "147.75.200.8/29", "3", v1.ElasticIPPoolPhaseReady}, rows[1][:5])
+	assert.Equal(t, []string{created.Name, "sg", "147.75.200.8/29", "3", equinixv1.ElasticIPPoolPhaseReady}, rows[1][:5])
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 )
 
@@ -57,10 +57,10 @@ func setupInventories(t *testing.T) (context.Context, dynamic.ResourceInterface)
 	root, err := cluster.RepoRoot()
 	require.NoError(t, err)
 	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, cluster.InventoryCRDDir(root)))
-	ensureNamespace(ctx, t, v1alpha1.InventoryNamespace)
+	ensureNamespace(ctx, t, seederv1alpha1.InventoryNamespace)
 	dyn, err := dynamic.NewForConfig(c.RESTConfig)
 	require.NoError(t, err)
-	return ctx, dyn.Resource(inventoryGVR).Namespace(v1alpha1.InventoryNamespace)
+	return ctx, dyn.Resource(inventoryGVR).Namespace(seederv1alpha1.InventoryNamespace)
 }
 
 func parseObject(t *testing.T, doc string) *unstructured.Unstructured {
@@ -86,7 +86,7 @@ func TestUIInventoryAcceptedUnchanged(t *testing.T) {
 	created, err := createInventory(ctx, t, inventories, parseObject(t, fmt.Sprintf(uiInventory, "ui-node")))
 	require.NoError(t, err)
 
-	inv := &v1alpha1.Inventory{}
+	inv := &seederv1alpha1.Inventory{}
 	require.NoError(t, fromUnstructured(created, inv))
 	conn := inv.Spec.BaseboardManagementSpec.Connection
 	assert.Equal(t, "172.16.1.1", conn.Host)
@@ -96,10 +96,10 @@ func TestUIInventoryAcceptedUnchanged(t *testing.T) {
 	assert.True(t, inv.Spec.Events.Enabled)
 	assert.Equal(t, "1h", inv.Spec.Events.PollingInterval)
 	assert.Equal(t, "amd64", inv.Spec.Arch, "the schema's default, as Seeder's")
-	assert.Equal(t, "true", inv.Annotations[v1alpha1.AnnotationLocalInventory])
-	assert.Equal(t, "ui-node", inv.Annotations[v1alpha1.AnnotationLocalNodeName])
+	assert.Equal(t, "true", inv.Annotations[seederv1alpha1.AnnotationLocalInventory])
+	assert.Equal(t, "ui-node", inv.Annotations[seederv1alpha1.AnnotationLocalNodeName])
 	protocol, port := conn.Protocol()
-	assert.Equal(t, v1alpha1.ProtocolIPMI, protocol)
+	assert.Equal(t, seederv1alpha1.ProtocolIPMI, protocol)
 	assert.Equal(t, 623, port)
 
 	// Without port and events' optional fields, the schema fills them in.
@@ -144,15 +144,15 @@ func TestInventoryStatusKeepsSeedersConditions(t *testing.T) {
 
 	// Seeder's lastUpdateTime has no place in metav1.Condition: a typed
 	// client reads past it, as Kubernetes clients read any unknown field.
-	inv := &v1alpha1.Inventory{}
+	inv := &seederv1alpha1.Inventory{}
 	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(updated.Object, inv))
-	assert.Equal(t, v1alpha1.InventoryNodeReady, inv.Status.Status)
+	assert.Equal(t, seederv1alpha1.InventoryNodeReady, inv.Status.Status)
 	require.Len(t, inv.Status.Conditions, 3)
 	assert.Equal(t, int64(1), inv.Status.Conditions[2].ObservedGeneration)
 	require.NotNil(t, inv.Status.Hardware)
 	assert.Equal(t, "sel:12", inv.Status.Hardware.EventCursor)
 
-	rows := kubectlGet(t, "-n", v1alpha1.InventoryNamespace, "inventory", "status-node")
+	rows := kubectlGet(t, "-n", seederv1alpha1.InventoryNamespace, "inventory", "status-node")
 	require.Len(t, rows, 2)
 	assert.Equal(t, []string{"NAME", "INVENTORYSTATUS", "GENERATEDPASSWORD", "ALLOCATEDNODEADDRESS", "POWER"}, rows[0],
 		"Seeder's columns, then the power state")

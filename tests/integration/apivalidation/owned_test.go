@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // ownedPool is a pool of servers people own, as docs/owned-servers.md shows it.
@@ -37,8 +37,8 @@ func TestOwnedPoolAcceptedWithoutMetalFields(t *testing.T) {
 	assert.Empty(t, created.Spec.Metro)
 
 	// Its Instance copies the template, and keeps the selector for life.
-	inst := &v1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-a-abcdefgh"},
-		Spec: v1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: created.Spec.InstanceTemplate}}
+	inst := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-a-abcdefgh"},
+		Spec: equinixv1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: created.Spec.InstanceTemplate}}
 	ci, err := client.EquinixV1().Instances().Create(ctx, inst, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.EquinixV1().Instances().Delete(ctx, ci.Name, metav1.DeleteOptions{}) })

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // A pool without rollout settings keeps the rollout it always had: one
@@ -59,7 +59,7 @@ func TestRolloutBoundsValidated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := parsePool(t, seedSample)
 			pool.Name = fmt.Sprintf("rollout-%d", i)
-			pool.Spec.Rollout = v1.RolloutStrategy{MaxSurge: tc.surge, MaxUnavailable: tc.unavailable}
+			pool.Spec.Rollout = equinixv1.RolloutStrategy{MaxSurge: tc.surge, MaxUnavailable: tc.unavailable}
 			created, err := client.EquinixV1().InstancePools().Create(ctx, pool, metav1.CreateOptions{})
 			if len(tc.want) == 0 {
 				require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -25,10 +25,10 @@ func TestMain(m *testing.M) {
 }
 
 // layer3Pool is the seed's pool (c3.small.x86 in SG) on layer 3.
-func layer3Pool(t *testing.T, name string, count int32) *v1.InstancePool {
+func layer3Pool(t *testing.T, name string, count int32) *equinixv1.InstancePool {
 	p := framework.ParsePool(t, framework.SeedSample, name)
 	p.Spec.Count = count
-	p.Spec.NetworkingConfiguration = v1.NetworkingConfiguration{Type: v1.NetworkTypeLayer3}
+	p.Spec.NetworkingConfiguration = equinixv1.NetworkingConfiguration{Type: equinixv1.NetworkTypeLayer3}
 	return p
 }
 
@@ -63,9 +63,9 @@ func lastSegment(href string) string {
 
 // waitInstanceCondition waits until an Instance of the pool has the
 // condition with that status and reason, and returns it.
-func waitInstanceCondition(t *testing.T, env *framework.Env, pool, condType string, status metav1.ConditionStatus, reason string) v1.Instance {
+func waitInstanceCondition(t *testing.T, env *framework.Env, pool, condType string, status metav1.ConditionStatus, reason string) equinixv1.Instance {
 	t.Helper()
-	var found v1.Instance
+	var found equinixv1.Instance
 	ok := func() bool {
 		for _, i := range env.Instances(pool) {
 			if c := conditions.Get(i.Status.Conditions, condType); c != nil && c.Status == status && c.Reason == reason {

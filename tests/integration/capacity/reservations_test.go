@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -57,13 +57,13 @@ func TestNextAvailable(t *testing.T) {
 	cur.Spec.Count = 3
 	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	third := waitInstanceCondition(t, env, pool.Name, v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonReservationUnavailable)
-	msg := framework.Condition(&third, v1.InstanceDeviceCreated).Message
+	third := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, equinixv1.ReasonReservationUnavailable)
+	msg := framework.Condition(&third, equinixv1.InstanceDeviceCreated).Message
 	assert.Contains(t, msg, "hardware reservation next-available cannot take this server")
 	assert.Contains(t, msg, "no available hardware reservations")
-	assert.True(t, env.EventRecorded(third.Name, v1.ReasonReservationUnavailable), "no Warning Event on the Instance")
+	assert.True(t, env.EventRecorded(third.Name, equinixv1.ReasonReservationUnavailable), "no Warning Event on the Instance")
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolReady)
+		c := poolCondition(env, pool.Name, equinixv1.PoolReady)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "1 waiting on ReservationUnavailable")
 	}, time.Minute, "the pool does not say what its third server waits for")
 }
@@ -87,7 +87,7 @@ func TestUnusableReservationsReportedThenFixed(t *testing.T) {
 	messages := map[string]string{}
 	env.Eventually(func() bool {
 		for _, i := range env.Instances(pool.Name) {
-			if c := framework.Condition(&i, v1.InstanceDeviceCreated); c != nil && c.Reason == v1.ReasonReservationUnavailable {
+			if c := framework.Condition(&i, equinixv1.InstanceDeviceCreated); c != nil && c.Reason == equinixv1.ReasonReservationUnavailable {
 				messages[i.Spec.HardwareReservationID] = c.Message
 			}
 		}
@@ -113,7 +113,7 @@ func TestUnusableReservationsReportedThenFixed(t *testing.T) {
 		got = append(got, deviceReservation(t, env, i.Status.InstanceID))
 	}
 	assert.ElementsMatch(t, good, got)
-	assert.True(t, env.EventRecorded(pool.Name, v1.ReasonReplacing))
+	assert.True(t, env.EventRecorded(pool.Name, equinixv1.ReasonReplacing))
 }
 
 // A pool whose reservations are all in use rolls out in place with maxSurge
@@ -126,7 +126,7 @@ func TestInPlaceRolloutOnReservations(t *testing.T) {
 	p := layer3Pool(t, "reserved-roll", 2)
 	p.Spec.HardwareReservationIDs = ids
 	surge, unavailable := intstr.FromInt32(0), intstr.FromInt32(1)
-	p.Spec.Rollout = v1.RolloutStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
+	p.Spec.Rollout = equinixv1.RolloutStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
 	pool := env.CreatePool(p)
 	env.WaitPoolReady(pool.Name, 2, 2*time.Minute)
 	before := map[string]bool{}
@@ -160,7 +160,7 @@ func TestInPlaceRolloutOnReservations(t *testing.T) {
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
 		for _, i := range insts {
-			if before[i.Name] || i.Status.Status != v1.PhaseManaged {
+			if before[i.Name] || i.Status.Status != equinixv1.PhaseManaged {
 				return false
 			}
 		}

@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
-func spotPool(t *testing.T, name string, count int32, maxPrice string) *v1.InstancePool {
+func spotPool(t *testing.T, name string, count int32, maxPrice string) *equinixv1.InstancePool {
 	p := layer3Pool(t, name, count)
-	p.Spec.Spot = &v1.SpotSettings{MaxPrice: maxPrice}
+	p.Spec.Spot = &equinixv1.SpotSettings{MaxPrice: maxPrice}
 	return p
 }
 
@@ -49,7 +49,7 @@ func TestSpotPoolSurvivesAReclaim(t *testing.T) {
 	}, time.Minute, "the platform did not reclaim the device")
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
-		return len(insts) == 1 && insts[0].Name != first.Name && insts[0].Status.Status == v1.PhaseManaged
+		return len(insts) == 1 && insts[0].Name != first.Name && insts[0].Status.Status == equinixv1.PhaseManaged
 	}, 2*time.Minute, "the reclaimed server was not replaced")
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
 	next := env.Instances(pool.Name)[0]
@@ -57,7 +57,7 @@ func TestSpotPoolSurvivesAReclaim(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, dev.GetSpotInstance(), "the replacement is not a spot device")
 	assert.InDelta(t, 0.50, dev.GetSpotPriceMax(), 1e-6)
-	assert.True(t, env.EventRecorded(pool.Name, v1.ReasonReplacing))
+	assert.True(t, env.EventRecorded(pool.Name, equinixv1.ReasonReplacing))
 	env.AssertNoSecretLeaks()
 }
 
@@ -69,14 +69,14 @@ func TestSpotCapacityReported(t *testing.T) {
 	one := 1
 	setSpotMarket(t, env, 0.20, &one)
 	pool := env.CreatePool(spotPool(t, "spot-full", 2, "0.50"))
-	waiting := waitInstanceCondition(t, env, pool.Name, v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonNoCapacity)
-	msg := framework.Condition(&waiting, v1.InstanceDeviceCreated).Message
+	waiting := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, equinixv1.ReasonNoCapacity)
+	msg := framework.Condition(&waiting, equinixv1.InstanceDeviceCreated).Message
 	assert.Contains(t, msg, "no spot capacity for plan c3.small.x86 in metro SG at spot.maxPrice 0.50")
 	assert.Contains(t, msg, "Spot market capacity for plan c3.small.x86 in metro sg is exhausted")
 	assert.Contains(t, msg, "the next create is sent at")
-	assert.True(t, env.EventRecorded(waiting.Name, v1.ReasonNoCapacity), "no Warning Event on the Instance")
+	assert.True(t, env.EventRecorded(waiting.Name, equinixv1.ReasonNoCapacity), "no Warning Event on the Instance")
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolReady)
+		c := poolCondition(env, pool.Name, equinixv1.PoolReady)
 		return c != nil && strings.Contains(c.Message, "1 of 2 servers are managed") && strings.Contains(c.Message, "1 waiting on NoCapacity")
 	}, time.Minute, "the pool does not say what its second server waits for")
 
@@ -91,8 +91,8 @@ func TestSpotBidBelowMarketReported(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
 	setSpotMarket(t, env, 0.20, nil)
 	pool := env.CreatePool(spotPool(t, "spot-low", 1, "0.10"))
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceDeviceCreated, metav1.ConditionFalse, v1.ReasonInvalidRequest)
-	assert.Contains(t, framework.Condition(&inst, v1.InstanceDeviceCreated).Message,
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, equinixv1.ReasonInvalidRequest)
+	assert.Contains(t, framework.Condition(&inst, equinixv1.InstanceDeviceCreated).Message,
 		"spot_price_max of 0.10 is below the current spot market price of 0.20")
 	assert.Empty(t, env.Sim.Devices(framework.ProjectID))
 }

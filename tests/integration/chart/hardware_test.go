@@ -13,7 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
 var (
@@ -51,7 +51,7 @@ func TestRenderHardwareMode(t *testing.T) {
 	assert.Equal(t, []string{"inventories"}, rule.Resources, "status writes are not policed")
 	assert.ElementsMatch(t, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, rule.Operations)
 	require.Len(t, policy.Spec.Validations, 1)
-	assert.Equal(t, "object.metadata.namespace == '"+v1alpha1.InventoryNamespace+"'", policy.Spec.Validations[0].Expression)
+	assert.Equal(t, "object.metadata.namespace == '"+seederv1alpha1.InventoryNamespace+"'", policy.Spec.Validations[0].Expression)
 	binding := typed[admissionv1.ValidatingAdmissionPolicyBinding](t, m.find("ValidatingAdmissionPolicyBinding", releaseName+"-inventory-namespace"))
 	assert.Equal(t, policy.Name, binding.Spec.PolicyName)
 	assert.Equal(t, []admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions)
@@ -93,8 +93,8 @@ func readSeederAddonExample(t *testing.T) *harvesterv1beta1.Addon {
 // project's repository, the chart's version and the hardware mode.
 func TestSeederAddonExample(t *testing.T) {
 	a := readSeederAddonExample(t)
-	assert.Equal(t, v1alpha1.SeederAddonName, a.Name)
-	assert.Equal(t, v1alpha1.SeederAddonNamespace, a.Namespace)
+	assert.Equal(t, seederv1alpha1.SeederAddonName, a.Name)
+	assert.Equal(t, seederv1alpha1.SeederAddonNamespace, a.Namespace)
 	assert.Equal(t, "true", a.Labels["addon.harvesterhci.io/experimental"], "as Harvester's own, which its webhook lets be deleted")
 	assert.Equal(t, "harvester-seeder", a.Spec.Chart, "Harvester's webhook refuses a change of an Addon's chart")
 	assert.Equal(t, chartRepoURL, a.Spec.Repo)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -26,15 +26,15 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	taints := metric(t, "equinix_addon_fence_actions_total", map[string]string{"action": "taint", "result": "done"})
 
 	env.SetNodeReady("hv-dead", false)
-	fenceReason(t, env, "hv-dead", metav1.ConditionFalse, v1.ReasonFenceGracePeriod)
+	fenceReason(t, env, "hv-dead", metav1.ConditionFalse, equinixv1.ReasonFenceGracePeriod)
 	assert.False(t, tainted(t, env, "hv-dead"))
 	assert.Empty(t, sim.Resets(), "a power command went out within the grace period")
 
-	c := fenceReason(t, env, "hv-dead", metav1.ConditionTrue, v1.ReasonFenced)
+	c := fenceReason(t, env, "hv-dead", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.Contains(t, c.Message, "is off")
 	assert.True(t, tainted(t, env, "hv-dead"))
 	assert.Equal(t, "Off", sim.PowerState())
-	for _, reason := range []string{v1.ReasonFenceGracePeriod, v1.ReasonFencePowerOffSending, v1.ReasonFencePowerOffSent, v1.ReasonFenced} {
+	for _, reason := range []string{equinixv1.ReasonFenceGracePeriod, equinixv1.ReasonFencePowerOffSending, equinixv1.ReasonFencePowerOffSent, equinixv1.ReasonFenced} {
 		env.Eventually(func() bool { return nodeEvent(env, "hv-dead", reason) }, 10*time.Second, "no Event %s on the node", reason)
 	}
 	env.WaitPolls("hv-dead", 3)
@@ -46,9 +46,9 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 
 	require.NoError(t, sim.SetPowerState("On"))
 	env.SetNodeReady("hv-dead", true)
-	fenceReason(t, env, "hv-dead", metav1.ConditionFalse, v1.ReasonFenceLifted)
+	fenceReason(t, env, "hv-dead", metav1.ConditionFalse, equinixv1.ReasonFenceLifted)
 	assert.False(t, tainted(t, env, "hv-dead"))
-	env.Eventually(func() bool { return nodeEvent(env, "hv-dead", v1.ReasonFenceLifted) }, 10*time.Second, "no Event of the lifted fence")
+	env.Eventually(func() bool { return nodeEvent(env, "hv-dead", equinixv1.ReasonFenceLifted) }, 10*time.Second, "no Event of the lifted fence")
 	env.WaitPolls("hv-dead", 2)
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 	assert.Equal(t, 0.0, metric(t, "equinix_addon_fenced_nodes", nil))
@@ -62,7 +62,7 @@ func TestFenceServerOffAlreadySendsNothing(t *testing.T) {
 	require.NoError(t, sim.SetPowerState("Off"))
 
 	env.SetNodeReady("hv-off", false)
-	c := fenceReason(t, env, "hv-off", metav1.ConditionTrue, v1.ReasonFenced)
+	c := fenceReason(t, env, "hv-off", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.Contains(t, c.Message, "was off already (nothing was sent)")
 	assert.True(t, tainted(t, env, "hv-off"))
 	assert.Empty(t, sim.Resets())
@@ -78,9 +78,9 @@ func TestFenceUnreachableBMCNeverTaints(t *testing.T) {
 	require.NoError(t, srv.GoAway())
 
 	env.SetNodeReady("hv-dark", false)
-	c := fenceReason(t, env, "hv-dark", metav1.ConditionFalse, v1.ReasonFenceHeldBMC)
+	c := fenceReason(t, env, "hv-dark", metav1.ConditionFalse, equinixv1.ReasonFenceHeldBMC)
 	assert.Contains(t, c.Message, "not fenced")
-	env.Eventually(func() bool { return nodeEvent(env, "hv-dark", v1.ReasonFenceHeldBMC) }, 10*time.Second, "no Event on the node")
+	env.Eventually(func() bool { return nodeEvent(env, "hv-dark", equinixv1.ReasonFenceHeldBMC) }, 10*time.Second, "no Event on the node")
 	// The guard is past the grace period: the fence was decided against.
 	assert.False(t, tainted(t, env, "hv-dark"), "a node whose server was never confirmed off was tainted")
 	assert.Empty(t, sim.Resets())
@@ -88,7 +88,7 @@ func TestFenceUnreachableBMCNeverTaints(t *testing.T) {
 	// The BMC comes back: the server is switched off, then the node is
 	// tainted.
 	require.NoError(t, srv.ComeBack())
-	fenceReason(t, env, "hv-dark", metav1.ConditionTrue, v1.ReasonFenced)
+	fenceReason(t, env, "hv-dark", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.True(t, tainted(t, env, "hv-dark"))
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 }
@@ -110,9 +110,9 @@ func TestFenceBound(t *testing.T) {
 		switch {
 		case a == nil || b == nil:
 			return false
-		case a.Reason == v1.ReasonFenced && b.Reason == v1.ReasonFenceHeldByBound:
+		case a.Reason == equinixv1.ReasonFenced && b.Reason == equinixv1.ReasonFenceHeldByBound:
 			first, second = "hv-a", "hv-b"
-		case b.Reason == v1.ReasonFenced && a.Reason == v1.ReasonFenceHeldByBound:
+		case b.Reason == equinixv1.ReasonFenced && a.Reason == equinixv1.ReasonFenceHeldByBound:
 			first, second = "hv-b", "hv-a"
 		default:
 			return false
@@ -127,8 +127,8 @@ func TestFenceBound(t *testing.T) {
 	sims := map[string]interface{ SetPowerState(string) error }{"hv-a": simA, "hv-b": simB}
 	require.NoError(t, sims[first].SetPowerState("On"))
 	env.SetNodeReady(first, true)
-	fenceReason(t, env, first, metav1.ConditionFalse, v1.ReasonFenceLifted)
-	fenceReason(t, env, second, metav1.ConditionTrue, v1.ReasonFenced)
+	fenceReason(t, env, first, metav1.ConditionFalse, equinixv1.ReasonFenceLifted)
+	fenceReason(t, env, second, metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.True(t, tainted(t, env, second))
 	assert.False(t, tainted(t, env, first))
 }
@@ -143,9 +143,9 @@ func TestFenceQuorumGuard(t *testing.T) {
 	// Two of three nodes (hv-own, hv-a, hv-b) NotReady.
 	env.SetNodeReady("hv-a", false)
 	env.SetNodeReady("hv-b", false)
-	c := fenceReason(t, env, "hv-a", metav1.ConditionFalse, v1.ReasonFenceHeldByQuorum)
+	c := fenceReason(t, env, "hv-a", metav1.ConditionFalse, equinixv1.ReasonFenceHeldByQuorum)
 	assert.Contains(t, c.Message, "2 of 3 nodes are NotReady")
-	fenceReason(t, env, "hv-b", metav1.ConditionFalse, v1.ReasonFenceHeldByQuorum)
+	fenceReason(t, env, "hv-b", metav1.ConditionFalse, equinixv1.ReasonFenceHeldByQuorum)
 	env.WaitPolls("hv-a", 2)
 	assert.Empty(t, append(simA.Resets(), simB.Resets()...))
 	assert.False(t, tainted(t, env, "hv-a"))
@@ -156,13 +156,13 @@ func TestFenceQuorumGuard(t *testing.T) {
 	env.SetNodeReady(ownNode, false)
 	env.Eventually(func() bool {
 		c = fenced(t, env, "hv-a")
-		return c != nil && c.Reason == v1.ReasonFenceHeldByQuorum && contains(c.Message, "own node")
+		return c != nil && c.Reason == equinixv1.ReasonFenceHeldByQuorum && contains(c.Message, "own node")
 	}, time.Minute, "the controller's own NotReady node did not hold the fence: %s", describe(c))
 	assert.Empty(t, simA.Resets())
 
 	// The controller's node is back: hv-a is fenced.
 	env.SetNodeReady(ownNode, true)
-	fenceReason(t, env, "hv-a", metav1.ConditionTrue, v1.ReasonFenced)
+	fenceReason(t, env, "hv-a", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.Equal(t, []string{"ForceOff"}, simA.Resets())
 }
 
@@ -179,9 +179,9 @@ func TestFenceNeverOwnNodeNorMaintenance(t *testing.T) {
 	env.SetMaintenance("hv-maint", true)
 	env.SetNodeReady("hv-maint", false)
 	env.SetNodeReady(ownNode, false)
-	c := fenceReason(t, env, ownNode, metav1.ConditionFalse, v1.ReasonFenceHeldOwnNode)
+	c := fenceReason(t, env, ownNode, metav1.ConditionFalse, equinixv1.ReasonFenceHeldOwnNode)
 	assert.Contains(t, c.Message, "runs the controller")
-	c = fenceReason(t, env, "hv-maint", metav1.ConditionFalse, v1.ReasonFenceHeldMaintenance)
+	c = fenceReason(t, env, "hv-maint", metav1.ConditionFalse, equinixv1.ReasonFenceHeldMaintenance)
 	assert.Contains(t, c.Message, "maintenance mode")
 	env.WaitPolls("hv-maint", 2)
 	assert.Empty(t, simOwn.Resets())
@@ -202,8 +202,8 @@ func TestFenceRestartAfterIntentSendsNoSecondCommand(t *testing.T) {
 	// What the stopped controller had stored: the intent, the server
 	// still on (the command never reached the BMC).
 	inv := env.Inventory("hv-crash")
-	inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: v1.BMCFenced, Status: metav1.ConditionUnknown,
-		Reason: v1.ReasonFencePowerOffSending, Message: "sending the power-off", LastTransitionTime: metav1.Now(),
+	inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: equinixv1.BMCFenced, Status: metav1.ConditionUnknown,
+		Reason: equinixv1.ReasonFencePowerOffSending, Message: "sending the power-off", LastTransitionTime: metav1.Now(),
 		ObservedGeneration: inv.Generation})
 	_, err := env.Client.MetalV1alpha1().Inventories(ns).UpdateStatus(env.Ctx, inv, metav1.UpdateOptions{})
 	require.NoError(t, err)
@@ -217,7 +217,7 @@ func TestFenceRestartAfterIntentSendsNoSecondCommand(t *testing.T) {
 
 	// The command had landed after all: the server goes off.
 	require.NoError(t, sim.SetPowerState("Off"))
-	fenceReason(t, env, "hv-crash", metav1.ConditionTrue, v1.ReasonFenced)
+	fenceReason(t, env, "hv-crash", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.True(t, tainted(t, env, "hv-crash"))
 	assert.Empty(t, sim.Resets())
 
@@ -237,14 +237,14 @@ func TestFencePowerOnAfterVolumesDetached(t *testing.T) {
 	sim, _ := redfishHost(t, env, "hv-back")
 
 	env.SetNodeReady("hv-back", false)
-	fenceReason(t, env, "hv-back", metav1.ConditionTrue, v1.ReasonFencePowerOnSent)
+	fenceReason(t, env, "hv-back", metav1.ConditionTrue, equinixv1.ReasonFencePowerOnSent)
 	assert.True(t, tainted(t, env, "hv-back"))
 	env.Eventually(func() bool { return sim.PowerState() == "On" }, 30*time.Second, "the server was not switched on")
 	env.WaitPolls("hv-back", 2)
 	assert.Equal(t, []string{"ForceOff", "On"}, sim.Resets())
 
 	env.SetNodeReady("hv-back", true)
-	fenceReason(t, env, "hv-back", metav1.ConditionFalse, v1.ReasonFenceLifted)
+	fenceReason(t, env, "hv-back", metav1.ConditionFalse, equinixv1.ReasonFenceLifted)
 	assert.False(t, tainted(t, env, "hv-back"))
 	assert.Equal(t, []string{"ForceOff", "On"}, sim.Resets())
 }
@@ -261,7 +261,7 @@ func TestFenceIPMI(t *testing.T) {
 	authenticated(t, env, "hv-ipmi")
 
 	env.SetNodeReady("hv-ipmi", false)
-	fenceReason(t, env, "hv-ipmi", metav1.ConditionTrue, v1.ReasonFenced)
+	fenceReason(t, env, "hv-ipmi", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.True(t, tainted(t, env, "hv-ipmi"))
 	env.WaitPolls("hv-ipmi", 3)
 	assert.Equal(t, []byte{0}, sim.ChassisControls(), "not exactly one power down")
@@ -276,7 +276,7 @@ func TestFenceStaysWhileServerOffDespiteReady(t *testing.T) {
 	sim, _ := redfishHost(t, env, "hv-stale")
 
 	env.SetNodeReady("hv-stale", false)
-	fenceReason(t, env, "hv-stale", metav1.ConditionTrue, v1.ReasonFenced)
+	fenceReason(t, env, "hv-stale", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	env.SetNodeReady("hv-stale", true)
 	env.Eventually(func() bool {
 		c := fenced(t, env, "hv-stale")
@@ -285,7 +285,7 @@ func TestFenceStaysWhileServerOffDespiteReady(t *testing.T) {
 	assert.True(t, tainted(t, env, "hv-stale"))
 
 	require.NoError(t, sim.SetPowerState("On"))
-	fenceReason(t, env, "hv-stale", metav1.ConditionFalse, v1.ReasonFenceLifted)
+	fenceReason(t, env, "hv-stale", metav1.ConditionFalse, equinixv1.ReasonFenceLifted)
 	assert.False(t, tainted(t, env, "hv-stale"))
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 }

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -25,7 +25,7 @@ const (
 	bmcPassword = "Bmc-pw-never-shown-73"
 	// ipmiPassword fits IPMI's 20 bytes.
 	ipmiPassword = "Ipmi-pw-hidden-74"
-	ns           = v1alpha1.InventoryNamespace
+	ns           = seederv1alpha1.InventoryNamespace
 	// ownNode is the node the controller runs on here.
 	ownNode = "hv-own"
 	// grace is the grace period of these tests.
@@ -91,14 +91,14 @@ func redfishHost(t *testing.T, env *framework.Env, name string) (*bmcsim.BMC, *b
 func authenticated(t *testing.T, env *framework.Env, name string) {
 	t.Helper()
 	env.Eventually(func() bool {
-		return conditions.IsTrue(env.Inventory(name).Status.Conditions, v1.BMCAuthenticated)
+		return conditions.IsTrue(env.Inventory(name).Status.Conditions, equinixv1.BMCAuthenticated)
 	}, time.Minute, "the BMC of %s never took the credentials", name)
 }
 
 // fenced is the Inventory's Fenced condition, or nil.
 func fenced(t *testing.T, env *framework.Env, name string) *metav1.Condition {
 	t.Helper()
-	return conditions.Get(env.Inventory(name).Status.Conditions, v1.BMCFenced)
+	return conditions.Get(env.Inventory(name).Status.Conditions, equinixv1.BMCFenced)
 }
 
 // fenceReason waits until the Fenced condition has status and reason.
@@ -125,7 +125,7 @@ func tainted(t *testing.T, env *framework.Env, name string) bool {
 	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
 	for _, taint := range n.Spec.Taints {
-		if taint.Key == corev1.TaintNodeOutOfService && taint.Value == v1.TaintOutOfServiceValue && taint.Effect == corev1.TaintEffectNoExecute {
+		if taint.Key == corev1.TaintNodeOutOfService && taint.Value == equinixv1.TaintOutOfServiceValue && taint.Effect == corev1.TaintEffectNoExecute {
 			return true
 		}
 	}

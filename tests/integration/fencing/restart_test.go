@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // A controller killed after it tainted the node but before it stored
@@ -22,7 +22,7 @@ import (
 // uncounted against the bound).
 func TestFenceRestartBetweenTaintAndStatusLiftsTheTaint(t *testing.T) {
 	// The intent of a power-off sent, and of a server found off already.
-	for host, reason := range map[string]string{"hv-crash": v1.ReasonFencePowerOffSent, "hv-crash-off": v1.ReasonFenceTainting} {
+	for host, reason := range map[string]string{"hv-crash": equinixv1.ReasonFencePowerOffSent, "hv-crash-off": equinixv1.ReasonFenceTainting} {
 		t.Run(reason, func(t *testing.T) { restartBetweenTaintAndStatus(t, host, reason) })
 	}
 }
@@ -34,12 +34,12 @@ func restartBetweenTaintAndStatus(t *testing.T, host, reason string) {
 	env.StopController()
 
 	inv := env.Inventory(host)
-	inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: v1.BMCFenced, Status: metav1.ConditionUnknown,
+	inv.Status.Conditions = append(inv.Status.Conditions, metav1.Condition{Type: equinixv1.BMCFenced, Status: metav1.ConditionUnknown,
 		Reason: reason, Message: "the intent, stored before the taint", LastTransitionTime: metav1.Now(),
 		ObservedGeneration: inv.Generation})
 	_, err := env.Client.MetalV1alpha1().Inventories(ns).UpdateStatus(env.Ctx, inv, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	patch := `{"spec":{"taints":[{"key":"` + corev1.TaintNodeOutOfService + `","value":"` + v1.TaintOutOfServiceValue + `","effect":"NoExecute"}]}}`
+	patch := `{"spec":{"taints":[{"key":"` + corev1.TaintNodeOutOfService + `","value":"` + equinixv1.TaintOutOfServiceValue + `","effect":"NoExecute"}]}}`
 	_, err = env.Kube.CoreV1().Nodes().Patch(env.Ctx, host, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	require.NoError(t, err)
 	require.True(t, tainted(t, env, host))
@@ -47,6 +47,6 @@ func restartBetweenTaintAndStatus(t *testing.T, host, reason string) {
 	start(env, settings{})
 	env.Eventually(func() bool { return !tainted(t, env, host) }, 30*time.Second,
 		"the taint written before the restart is still on: %s", describe(fenced(t, env, host)))
-	fenceReason(t, env, host, metav1.ConditionFalse, v1.ReasonFenceLifted)
+	fenceReason(t, env, host, metav1.ConditionFalse, equinixv1.ReasonFenceLifted)
 	assert.Empty(t, sim.Resets(), "a command was sent after the restart")
 }

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -46,7 +46,7 @@ func TestEachDeviceEventOnceAcrossPollsAndRestarts(t *testing.T) {
 	list, err := env.Kube.CoreV1().Events("").List(env.Ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	for _, e := range list.Items {
-		if e.Annotations[v1.AnnotationMachineEventID] != "" && e.InvolvedObject.Kind == "Instance" {
+		if e.Annotations[equinixv1.AnnotationMachineEventID] != "" && e.InvolvedObject.Kind == "Instance" {
 			onInstance++
 		}
 	}
@@ -87,7 +87,7 @@ func TestEachDeviceEventOnceAcrossPollsAndRestarts(t *testing.T) {
 	list, err = env.Kube.CoreV1().Events("").List(env.Ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + insts[0].Name})
 	require.NoError(t, err)
 	for i, e := range list.Items {
-		if e.Reason == v1.ReasonHardwareWarning {
+		if e.Reason == equinixv1.ReasonHardwareWarning {
 			warning = &list.Items[i]
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -33,13 +33,13 @@ func TestFactsOnTheNode(t *testing.T) {
 	require.NotEmpty(t, plan.Drives)
 	require.NotEmpty(t, plan.NICs)
 	want := map[string]string{
-		v1.AnnotationCPUCount: fmt.Sprint(plan.CPUs[0].Count),
-		v1.AnnotationCPUs:     fmt.Sprintf("%d x %s", plan.CPUs[0].Count, plan.CPUs[0].Type),
-		v1.AnnotationMemory:   plan.Memory,
-		v1.AnnotationDrives: fmt.Sprintf("%d x %s %s (%s)", plan.Drives[0].Count, plan.Drives[0].Size, plan.Drives[0].Type,
+		equinixv1.AnnotationCPUCount: fmt.Sprint(plan.CPUs[0].Count),
+		equinixv1.AnnotationCPUs:     fmt.Sprintf("%d x %s", plan.CPUs[0].Count, plan.CPUs[0].Type),
+		equinixv1.AnnotationMemory:   plan.Memory,
+		equinixv1.AnnotationDrives: fmt.Sprintf("%d x %s %s (%s)", plan.Drives[0].Count, plan.Drives[0].Size, plan.Drives[0].Type,
 			plan.Drives[0].Category),
-		v1.AnnotationNICs:           fmt.Sprintf("%d x %s", plan.NICs[0].Count, plan.NICs[0].Type),
-		v1.AnnotationHardwareSource: "Equinix Metal plan c3.small.x86",
+		equinixv1.AnnotationNICs:           fmt.Sprintf("%d x %s", plan.NICs[0].Count, plan.NICs[0].Type),
+		equinixv1.AnnotationHardwareSource: "Equinix Metal plan c3.small.x86",
 	}
 	env.Eventually(func() bool {
 		n := node(t, env, inst.Name)
@@ -48,11 +48,11 @@ func TestFactsOnTheNode(t *testing.T) {
 				return false
 			}
 		}
-		return n.Labels[v1.LabelModel] == "c3smallx86"
+		return n.Labels[equinixv1.LabelModel] == "c3smallx86"
 	}, time.Minute, "the node did not get its hardware facts")
 	n := node(t, env, inst.Name)
-	assert.NotContains(t, n.Labels, v1.LabelManufacturer, "the Metal API names no manufacturer")
-	assert.NotContains(t, n.Labels, v1.LabelSerialNumber, "the Metal API names no serial number")
-	assert.NotContains(t, n.Annotations, v1.AnnotationBIOS)
+	assert.NotContains(t, n.Labels, equinixv1.LabelManufacturer, "the Metal API names no manufacturer")
+	assert.NotContains(t, n.Labels, equinixv1.LabelSerialNumber, "the Metal API names no serial number")
+	assert.NotContains(t, n.Annotations, equinixv1.AnnotationBIOS)
 	env.AssertNoSecretLeaks()
 }

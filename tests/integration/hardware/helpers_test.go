@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -39,7 +39,7 @@ func newEnv(t *testing.T, opts framework.Options) *framework.Env {
 
 // readyServer creates a one-server layer-3 pool and waits for it to be
 // ready, returning the pool and its Instance.
-func readyServer(t *testing.T, env *framework.Env, name string, edit func(*v1.InstancePool)) (*v1.InstancePool, v1.Instance) {
+func readyServer(t *testing.T, env *framework.Env, name string, edit func(*equinixv1.InstancePool)) (*equinixv1.InstancePool, equinixv1.Instance) {
 	t.Helper()
 	p := framework.SeedPoolWith(t, name, "")
 	if edit != nil {
@@ -52,7 +52,7 @@ func readyServer(t *testing.T, env *framework.Env, name string, edit func(*v1.In
 	return pool, insts[0]
 }
 
-func instance(t *testing.T, env *framework.Env, name string) *v1.Instance {
+func instance(t *testing.T, env *framework.Env, name string) *equinixv1.Instance {
 	t.Helper()
 	inst, err := env.Client.EquinixV1().Instances().Get(env.Ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -121,7 +121,7 @@ func forwarded(t *testing.T, env *framework.Env) map[string]int {
 	require.NoError(t, err)
 	out := map[string]int{}
 	for _, e := range list.Items {
-		if id := e.Annotations[v1.AnnotationMachineEventID]; id != "" {
+		if id := e.Annotations[equinixv1.AnnotationMachineEventID]; id != "" {
 			out[id]++
 			require.EqualValues(t, 1, e.Count, "event %s counted again", e.Name)
 		}

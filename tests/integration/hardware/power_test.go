@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -25,7 +25,7 @@ import (
 // nor replaces; switched on and rebooted, its node comes back Ready.
 func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 	env := newEnv(t, framework.Options{})
-	pool, inst := readyServer(t, env, "power", func(p *v1.InstancePool) {
+	pool, inst := readyServer(t, env, "power", func(p *equinixv1.InstancePool) {
 		p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	})
 	dev := inst.Status.InstanceID
@@ -34,12 +34,12 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 
 	patchSpec(t, env, inst.Name, map[string]any{"powerState": "off"})
 	env.Eventually(func() bool {
-		c := framework.Condition(instance(t, env, inst.Name), v1.InstancePowerSynced)
-		return c != nil && c.Reason == v1.ReasonMaintenanceRequired
+		c := framework.Condition(instance(t, env, inst.Name), equinixv1.InstancePowerSynced)
+		return c != nil && c.Reason == equinixv1.ReasonMaintenanceRequired
 	}, time.Minute, "the power-off did not say it waits for maintenance mode")
-	require.True(t, env.EventRecorded(inst.Name, v1.ReasonMaintenanceRequired))
+	require.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonMaintenanceRequired))
 	for _, e := range env.Events(inst.Name) {
-		if e.Reason == v1.ReasonMaintenanceRequired {
+		if e.Reason == equinixv1.ReasonMaintenanceRequired {
 			assert.Equal(t, "Warning", e.Type)
 			assert.Contains(t, e.Message, "maintenance mode")
 		}
@@ -47,7 +47,7 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 	assert.Never(t, func() bool { return calls() != before }, 3*time.Second, 100*time.Millisecond, "a power call went out without maintenance mode")
 	la := instance(t, env, inst.Name).Status.LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, v1.PowerResultWaiting, la.Result)
+	assert.Equal(t, equinixv1.PowerResultWaiting, la.Result)
 
 	// The Harvester UI's Enable Maintenance Mode; the join agent plays
 	// Harvester and completes it.
@@ -60,9 +60,9 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 	env.Eventually(func() bool {
 		i := instance(t, env, inst.Name)
 		p := env.Pool(pool.Name)
-		return i.Status.Status == v1.PhaseOff && i.Status.PowerState == string(v1.PowerOff) &&
-			i.Status.LastPowerAction.Result == v1.PowerResultSucceeded &&
-			p.Status.PoweredOff == 1 && p.Status.Status == v1.PoolPhaseReady
+		return i.Status.Status == equinixv1.PhaseOff && i.Status.PowerState == string(equinixv1.PowerOff) &&
+			i.Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded &&
+			p.Status.PoweredOff == 1 && p.Status.Status == equinixv1.PoolPhaseReady
 	}, time.Minute, "the Instance and the pool do not report the server off")
 	assert.Equal(t, 1, powerEvents(t, env, dev, metalsim.EventPowerOff))
 	assert.Equal(t, []string{"power", "off", "1"}, kubectl(t, "get", "instance", inst.Name, "-o", "custom-columns=POOL:.spec.poolName,POWER:.status.powerState,OFF:.status.lastPowerAction.attempts", "--no-headers"))
@@ -81,15 +81,15 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 	env.Eventually(func() bool { return nodeReady(node(t, env, inst.Name)) }, time.Minute, "the node did not come back after the power-on")
 	env.Eventually(func() bool {
 		i := instance(t, env, inst.Name)
-		return i.Status.Status == v1.PhaseManaged && i.Status.LastPowerAction.Action == v1.PowerActionOn &&
-			i.Status.LastPowerAction.Result == v1.PowerResultSucceeded
+		return i.Status.Status == equinixv1.PhaseManaged && i.Status.LastPowerAction.Action == equinixv1.PowerActionOn &&
+			i.Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded
 	}, time.Minute, "the power-on did not complete")
 	assert.Equal(t, 1, powerEvents(t, env, dev, metalsim.EventPowerOn))
 
 	patchSpec(t, env, inst.Name, map[string]any{"rebootRequestedAt": time.Now().UTC().Format(time.RFC3339)})
 	env.Eventually(func() bool {
 		la := instance(t, env, inst.Name).Status.LastPowerAction
-		return la.Action == v1.PowerActionReboot && la.Result == v1.PowerResultSucceeded
+		return la.Action == equinixv1.PowerActionReboot && la.Result == equinixv1.PowerResultSucceeded
 	}, time.Minute, "the reboot did not complete")
 	env.Eventually(func() bool {
 		return nodeReady(node(t, env, inst.Name)) && powerEvents(t, env, dev, metalsim.EventReboot) == 1
@@ -131,13 +131,13 @@ func TestMaintenanceModeConditionGatesPower(t *testing.T) {
 	setMaintenance("Draining")
 	patchSpec(t, env, inst.Name, map[string]any{"powerState": "off"})
 	env.Eventually(func() bool {
-		c := framework.Condition(instance(t, env, inst.Name), v1.InstancePowerSynced)
-		return c != nil && c.Reason == v1.ReasonMaintenanceRequired && strings.Contains(c.Message, "Draining")
+		c := framework.Condition(instance(t, env, inst.Name), equinixv1.InstancePowerSynced)
+		return c != nil && c.Reason == equinixv1.ReasonMaintenanceRequired && strings.Contains(c.Message, "Draining")
 	}, time.Minute, "the power-off did not wait for the drain")
 	assert.Never(t, func() bool { return calls() != before }, 2*time.Second, 100*time.Millisecond)
 	setMaintenance(harvester.MaintenanceReasonEvacuating)
 	env.Eventually(func() bool {
-		return instance(t, env, inst.Name).Status.LastPowerAction.Result == v1.PowerResultSucceeded
+		return instance(t, env, inst.Name).Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded
 	}, time.Minute, "the power-off did not go once the node was evacuating")
 	assert.Equal(t, 1, powerEvents(t, env, inst.Status.InstanceID, metalsim.EventPowerOff))
 }

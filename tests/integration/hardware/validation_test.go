@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -20,14 +20,14 @@ import (
 func TestPowerFieldsAreValidated(t *testing.T) {
 	env := newEnv(t, framework.Options{NoController: true})
 	pool := framework.SeedPoolWith(t, "validate", "")
-	inst := &v1.Instance{
+	inst := &equinixv1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Name: "validate-abcdefgh"},
-		Spec:       v1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
+		Spec:       equinixv1.InstanceSpec{PoolName: pool.Name, InstanceTemplate: pool.Spec.InstanceTemplate},
 	}
 	created, err := env.Client.EquinixV1().Instances().Create(env.Ctx, inst, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Client.EquinixV1().Instances().Delete(env.Ctx, created.Name, metav1.DeleteOptions{}) })
-	assert.Equal(t, v1.PowerOn, created.Spec.PowerState, "on by default")
+	assert.Equal(t, equinixv1.PowerOn, created.Spec.PowerState, "on by default")
 
 	patch := func(spec map[string]any) error {
 		raw, err := json.Marshal(map[string]any{"spec": spec})

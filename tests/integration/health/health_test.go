@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -27,11 +27,11 @@ func TestMain(m *testing.M) {
 
 // layer3Pool is the seed's pool on layer 3 (no VLANs), with a one-minute
 // cleanup interval: tests backdate the Ready transition instead of waiting.
-func layer3Pool(t *testing.T, name string, count int32) *v1.InstancePool {
+func layer3Pool(t *testing.T, name string, count int32) *equinixv1.InstancePool {
 	p := framework.ParsePool(t, framework.SeedSample, name)
 	p.Spec.Count = count
 	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
-	p.Spec.NetworkingConfiguration = v1.NetworkingConfiguration{Type: v1.NetworkTypeLayer3}
+	p.Spec.NetworkingConfiguration = equinixv1.NetworkingConfiguration{Type: equinixv1.NetworkTypeLayer3}
 	return p
 }
 
@@ -43,7 +43,7 @@ func poolCondition(env *framework.Env, pool, condType string) *metav1.Condition 
 	return conditions.Get(p.Status.Conditions, condType)
 }
 
-func names(insts []v1.Instance) map[string]bool {
+func names(insts []equinixv1.Instance) map[string]bool {
 	out := map[string]bool{}
 	for _, i := range insts {
 		out[i.Name] = true
@@ -106,21 +106,21 @@ func TestPartitionBlocksRemediation(t *testing.T) {
 		require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, i.Name, since))
 	}
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolRemediationBlocked)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1.ReasonTooManyUnhealthy
+		c := poolCondition(env, pool.Name, equinixv1.PoolRemediationBlocked)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == equinixv1.ReasonTooManyUnhealthy
 	}, time.Minute, "the pool did not report the partition guard")
-	c := poolCondition(env, pool.Name, v1.PoolRemediationBlocked)
+	c := poolCondition(env, pool.Name, equinixv1.PoolRemediationBlocked)
 	assert.Contains(t, c.Message, "2 of 4 servers are unhealthy")
 	assert.Never(t, func() bool { return len(env.Instances(pool.Name)) != 4 || anyDeleting(env.Instances(pool.Name)) },
 		3*time.Second, 100*time.Millisecond, "a server was deleted although half the pool is unhealthy")
-	assert.Equal(t, v1.PoolPhaseDegraded, env.Pool(pool.Name).Status.Status)
+	assert.Equal(t, equinixv1.PoolPhaseDegraded, env.Pool(pool.Name).Status.Status)
 	for _, i := range insts[:2] {
 		require.NoError(t, env.Agent.SetNodeReady(env.Ctx, i.Name))
 	}
 	env.WaitPoolReady(pool.Name, 4, time.Minute)
 }
 
-func anyDeleting(insts []v1.Instance) bool {
+func anyDeleting(insts []equinixv1.Instance) bool {
 	for _, i := range insts {
 		if i.DeletionTimestamp != nil {
 			return true
@@ -146,10 +146,10 @@ func TestQuorumGuard(t *testing.T) {
 	}
 	require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, insts[0].Name, time.Now().Add(-10*time.Minute)))
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolRemediationBlocked)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1.ReasonQuorumGuard
+		c := poolCondition(env, pool.Name, equinixv1.PoolRemediationBlocked)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == equinixv1.ReasonQuorumGuard
 	}, time.Minute, "the pool did not report the quorum guard")
-	assert.Contains(t, poolCondition(env, pool.Name, v1.PoolRemediationBlocked).Message, insts[0].Name)
+	assert.Contains(t, poolCondition(env, pool.Name, equinixv1.PoolRemediationBlocked).Message, insts[0].Name)
 	assert.Never(t, func() bool { return anyDeleting(env.Instances(pool.Name)) }, 3*time.Second, 100*time.Millisecond,
 		"a management node the quorum needs was removed")
 
@@ -160,8 +160,8 @@ func TestQuorumGuard(t *testing.T) {
 	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolScalingDown)
-		return c != nil && c.Reason == v1.ReasonQuorumGuard
+		c := poolCondition(env, pool.Name, equinixv1.PoolScalingDown)
+		return c != nil && c.Reason == equinixv1.ReasonQuorumGuard
 	}, time.Minute, "scale-down did not report the quorum guard")
 	assert.Len(t, env.Instances(pool.Name), 3)
 }
@@ -191,7 +191,7 @@ func TestRolloutAddsBeforeRemoving(t *testing.T) {
 				if i.DeletionTimestamp == nil {
 					act++
 				}
-				if i.Status.Status == v1.PhaseManaged && i.DeletionTimestamp == nil {
+				if i.Status.Status == equinixv1.PhaseManaged && i.DeletionTimestamp == nil {
 					managed++
 				}
 			}
@@ -213,7 +213,7 @@ func TestRolloutAddsBeforeRemoving(t *testing.T) {
 			return false
 		}
 		for _, i := range insts {
-			if old[i.Name] || i.Spec.Plan != "m3.small.x86" || i.Status.Status != v1.PhaseManaged {
+			if old[i.Name] || i.Spec.Plan != "m3.small.x86" || i.Status.Status != equinixv1.PhaseManaged {
 				return false
 			}
 		}
@@ -226,7 +226,7 @@ func TestRolloutAddsBeforeRemoving(t *testing.T) {
 	// The rollout ends once the last old device is gone, and the pool
 	// says so at its next pass.
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolRollingOut)
+		c := poolCondition(env, pool.Name, equinixv1.PoolRollingOut)
 		return c != nil && c.Status == metav1.ConditionFalse
 	}, 30*time.Second, "RollingOut stayed True after the rollout")
 }
@@ -278,16 +278,16 @@ func TestWithdrawnMaintenanceIsAskedAgain(t *testing.T) {
 	env.Eventually(requested, 30*time.Second, "maintenance was not requested again")
 	i, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 	require.NoError(t, err)
-	c := framework.Condition(i, v1.InstanceDeleting)
+	c := framework.Condition(i, equinixv1.InstanceDeleting)
 	require.NotNil(t, c)
-	assert.Equal(t, v1.ReasonMaintenance, c.Reason, c.Message)
-	assert.False(t, env.EventRecorded(inst.Name, v1.ReasonMaintenanceRefused), "a withdrawn request is not Harvester's refusal")
+	assert.Equal(t, equinixv1.ReasonMaintenance, c.Reason, c.Message)
+	assert.False(t, env.EventRecorded(inst.Name, equinixv1.ReasonMaintenanceRefused), "a withdrawn request is not Harvester's refusal")
 
 	// Harvester runs and completes it: the request goes, the status says so.
 	annotate(`{"spec":{"unschedulable":true},"metadata":{"annotations":{"harvesterhci.io/drain-requested":null,"harvesterhci.io/maintain-status":"running"}}}`)
 	annotate(`{"metadata":{"annotations":{"harvesterhci.io/maintain-status":"completed"}}}`)
 	env.Eventually(func() bool { return len(env.Sim.Devices(framework.ProjectID)) == 0 }, time.Minute, "the server was not removed once maintenance completed")
-	assert.False(t, env.EventRecorded(inst.Name, v1.ReasonMaintenanceTimeout))
+	assert.False(t, env.EventRecorded(inst.Name, equinixv1.ReasonMaintenanceTimeout))
 }
 
 // Without a Harvester to complete it, maintenance waits the pool's timeout and
@@ -316,7 +316,7 @@ func TestOutOfBandDeletionIsReplaced(t *testing.T) {
 	require.NoError(t, env.Sim.DeleteDeviceOutOfBand(before.Status.InstanceID))
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
-		return len(insts) == 1 && insts[0].Name != before.Name && insts[0].Status.Status == v1.PhaseManaged
+		return len(insts) == 1 && insts[0].Name != before.Name && insts[0].Status.Status == equinixv1.PhaseManaged
 	}, 2*time.Minute, "the server whose device vanished was not replaced")
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
 	assert.True(t, env.EventRecorded(pool.Name, "Replacing"))

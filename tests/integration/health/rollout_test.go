@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -44,7 +44,7 @@ func watchRollout(env *framework.Env, pool string, count int32) *rolloutWatch {
 				servers++
 				switch {
 				case i.DeletionTimestamp != nil:
-				case i.Status.Status == v1.PhaseManaged:
+				case i.Status.Status == equinixv1.PhaseManaged:
 					available++
 				default:
 					installing++
@@ -60,7 +60,7 @@ func watchRollout(env *framework.Env, pool string, count int32) *rolloutWatch {
 				w.maxInstalling.Store(installing)
 			}
 			p := env.Pool(pool)
-			c := poolCondition(env, pool, v1.PoolRollingOut)
+			c := poolCondition(env, pool, equinixv1.PoolRollingOut)
 			if p != nil && c != nil && c.Status == metav1.ConditionTrue && p.Status.Updated > 0 && p.Status.Updated < count &&
 				strings.Contains(c.Message, "servers updated") {
 				w.progress.Store(true)
@@ -94,7 +94,7 @@ func waitRolledOut(t *testing.T, env *framework.Env, pool, plan string, count in
 			return false
 		}
 		for _, i := range insts {
-			if i.Spec.Plan != plan || i.Status.Status != v1.PhaseManaged || i.DeletionTimestamp != nil {
+			if i.Spec.Plan != plan || i.Status.Status != equinixv1.PhaseManaged || i.DeletionTimestamp != nil {
 				return false
 			}
 		}
@@ -106,9 +106,9 @@ func waitRolledOut(t *testing.T, env *framework.Env, pool, plan string, count in
 	}
 }
 
-func rolloutPool(t *testing.T, name string, count int32, surge, unavailable intstr.IntOrString) *v1.InstancePool {
+func rolloutPool(t *testing.T, name string, count int32, surge, unavailable intstr.IntOrString) *equinixv1.InstancePool {
 	p := layer3Pool(t, name, count)
-	p.Spec.Rollout = v1.RolloutStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
+	p.Spec.Rollout = equinixv1.RolloutStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
 	return p
 }
 
@@ -133,10 +133,10 @@ func TestRolloutWithSurgeAndUnavailable(t *testing.T) {
 	done := env.WaitPoolReady(pool.Name, 4, time.Minute)
 	assert.Equal(t, int32(4), done.Status.Updated)
 	assert.Equal(t, int32(4), done.Status.Available)
-	c := poolCondition(env, pool.Name, v1.PoolRollingOut)
+	c := poolCondition(env, pool.Name, equinixv1.PoolRollingOut)
 	require.NotNil(t, c)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	assert.True(t, env.EventRecorded(pool.Name, v1.ReasonRollingOut))
+	assert.True(t, env.EventRecorded(pool.Name, equinixv1.ReasonRollingOut))
 }
 
 // maxSurge 0 replaces in place: an old server goes before its successor
@@ -175,10 +175,10 @@ func TestRolloutKeepsQuorum(t *testing.T) {
 
 	changePlan(t, env, pool.Name, "m3.small.x86")
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolRollingOut)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1.ReasonQuorumGuard
+		c := poolCondition(env, pool.Name, equinixv1.PoolRollingOut)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == equinixv1.ReasonQuorumGuard
 	}, 2*time.Minute, "the rollout did not report the quorum guard")
-	assert.Contains(t, poolCondition(env, pool.Name, v1.PoolRollingOut).Message, "management node")
+	assert.Contains(t, poolCondition(env, pool.Name, equinixv1.PoolRollingOut).Message, "management node")
 	assert.Never(t, func() bool { return anyDeleting(env.Instances(pool.Name)) }, 3*time.Second, 100*time.Millisecond,
 		"a management node the quorum needs was removed")
 
@@ -186,10 +186,10 @@ func TestRolloutKeepsQuorum(t *testing.T) {
 	env.Eventually(func() bool {
 		done := true
 		for _, i := range env.Instances(pool.Name) {
-			if i.Status.Status == v1.PhaseManaged && i.DeletionTimestamp == nil {
+			if i.Status.Status == equinixv1.PhaseManaged && i.DeletionTimestamp == nil {
 				_ = promote(i.Name) // a node going away may refuse it
 			}
-			if i.Spec.Plan != "m3.small.x86" || i.Status.Status != v1.PhaseManaged || i.DeletionTimestamp != nil {
+			if i.Spec.Plan != "m3.small.x86" || i.Status.Status != equinixv1.PhaseManaged || i.DeletionTimestamp != nil {
 				done = false
 			}
 		}
@@ -211,10 +211,10 @@ func TestRolloutWaitsOutAPartition(t *testing.T) {
 	}
 	changePlan(t, env, pool.Name, "m3.small.x86")
 	env.Eventually(func() bool {
-		c := poolCondition(env, pool.Name, v1.PoolRollingOut)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1.ReasonTooManyUnhealthy
+		c := poolCondition(env, pool.Name, equinixv1.PoolRollingOut)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == equinixv1.ReasonTooManyUnhealthy
 	}, 2*time.Minute, "the rollout did not report the unhealthy servers")
-	assert.Contains(t, poolCondition(env, pool.Name, v1.PoolRollingOut).Message, "remediation.maxUnhealthy")
+	assert.Contains(t, poolCondition(env, pool.Name, equinixv1.PoolRollingOut).Message, "remediation.maxUnhealthy")
 	assert.Never(t, func() bool { return anyDeleting(env.Instances(pool.Name)) }, 3*time.Second, 100*time.Millisecond,
 		"the rollout removed a server during what may be a partition")
 	for _, i := range insts[:2] {

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -54,7 +54,7 @@ func TestOrphanSweep(t *testing.T) {
 		env := framework.New(t, &shared, framework.Options{Configure: func(c *configT) {
 			c.OrphanSweepInterval, c.OrphanGracePeriod, c.OrphanDryRun = 200*time.Millisecond, 0, true
 		}})
-		orphan := createDevice(t, env, "orphan-dry", v1.ClusterTag(clusterID(t, env)))
+		orphan := createDevice(t, env, "orphan-dry", equinixv1.ClusterTag(clusterID(t, env)))
 		env.Eventually(func() bool { return env.HasEvent("harvester-system", "OrphanDevice") }, 30*time.Second,
 			"the dry-run sweep did not report the orphan")
 		assert.True(t, exists(env, orphan), "dry run deleted a device")
@@ -65,8 +65,8 @@ func TestOrphanSweep(t *testing.T) {
 			c.OrphanSweepInterval, c.OrphanGracePeriod, c.OrphanDryRun = 200*time.Millisecond, 2*time.Second, false
 		}})
 		untagged := createDevice(t, env, "not-ours")
-		foreign := createDevice(t, env, "other-cluster", v1.ClusterTag("another-cluster-id"))
-		orphan := createDevice(t, env, "ours-orphan", v1.ClusterTag(clusterID(t, env)), v1.PoolTag("gone-pool"))
+		foreign := createDevice(t, env, "other-cluster", equinixv1.ClusterTag("another-cluster-id"))
+		orphan := createDevice(t, env, "ours-orphan", equinixv1.ClusterTag(clusterID(t, env)), equinixv1.PoolTag("gone-pool"))
 		start := time.Now()
 		env.Eventually(func() bool {
 			d, ok := env.Sim.Device(orphan)
@@ -124,7 +124,7 @@ func TestSweepLeavesNodesItDoesNotOwn(t *testing.T) {
 		c.OrphanSweepInterval, c.OrphanGracePeriod, c.OrphanDryRun = 200*time.Millisecond, 0, false
 	}})
 	foreign := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses-node",
-		Labels: map[string]string{v1.LabelInstance: "some-instance"}}}
+		Labels: map[string]string{equinixv1.LabelInstance: "some-instance"}}}
 	_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, foreign, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, foreign.Name, metav1.DeleteOptions{}) })

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/harvesterapi"
 )
@@ -70,14 +70,14 @@ func TestHarvesterNodeActions(t *testing.T) {
 	env.CreateInventory(framework.RedfishInventory(name, srv))
 	answers(t, http.StatusConflict, possible)
 	env.Eventually(func() bool {
-		return env.Inventory(name).Status.Status == v1alpha1.InventoryBMCAuthenticationFailed
+		return env.Inventory(name).Status.Status == seederv1alpha1.InventoryBMCAuthenticationFailed
 	}, time.Minute, "the refused credentials were not said in status.status")
 	r := answers(t, http.StatusConflict, possible)
-	assert.Contains(t, r.Body, "current status is: "+string(v1alpha1.InventoryBMCAuthenticationFailed))
+	assert.Contains(t, r.Body, "current status is: "+string(seederv1alpha1.InventoryBMCAuthenticationFailed))
 
 	sec, err := env.Kube.CoreV1().Secrets(framework.BMCSecretNamespace).Get(env.Ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
-	sec.Data[v1alpha1.SecretPasswordKey] = []byte(bmcPassword)
+	sec.Data[seederv1alpha1.SecretPasswordKey] = []byte(bmcPassword)
 	_, err = env.Kube.CoreV1().Secrets(framework.BMCSecretNamespace).Update(env.Ctx, sec, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	answers(t, http.StatusNoContent, possible)
@@ -89,30 +89,30 @@ func TestHarvesterNodeActions(t *testing.T) {
 	// controller refuses it.
 	env.StopController()
 	job := lastJob(env, name)
-	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationShutdown))
-	r, err = api.PowerAction(env.Ctx, name, v1alpha1.PowerOperationPowerOn)
+	answers(t, http.StatusNoContent, action(seederv1alpha1.PowerOperationShutdown))
+	r, err = api.PowerAction(env.Ctx, name, seederv1alpha1.PowerOperationPowerOn)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusInternalServerError, r.Status, r.String())
 	assert.Contains(t, r.Body, "waiting for power action status")
 	restart(env)
-	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, name, job))
-	assert.Equal(t, v1alpha1.PowerOperationShutdown, env.Inventory(name).Status.PowerAction.LastActionRequested)
+	assert.Equal(t, seederv1alpha1.ActionStatusFailed, powerEnded(t, env, name, job))
+	assert.Equal(t, seederv1alpha1.PowerOperationShutdown, env.Inventory(name).Status.PowerAction.LastActionRequested)
 	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
 		"a command went out without maintenance mode")
 
 	env.SetMaintenance(name, true)
 	job = lastJob(env, name)
-	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationReboot))
+	answers(t, http.StatusNoContent, action(seederv1alpha1.PowerOperationReboot))
 	env.Eventually(func() bool { return len(sim.Resets()) == 1 }, time.Minute, "the reboot was not sent")
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name, job))
-	assert.Equal(t, v1alpha1.PowerOperationReboot, env.Inventory(name).Status.PowerAction.LastActionRequested)
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, name, job))
+	assert.Equal(t, seederv1alpha1.PowerOperationReboot, env.Inventory(name).Status.PowerAction.LastActionRequested)
 	assert.Equal(t, []string{"PowerCycle"}, sim.Resets())
 
 	// Ended: the next request is accepted, and is one command again.
 	job = lastJob(env, name)
-	answers(t, http.StatusNoContent, action(v1alpha1.PowerOperationShutdown))
+	answers(t, http.StatusNoContent, action(seederv1alpha1.PowerOperationShutdown))
 	env.Eventually(func() bool { return len(sim.Resets()) == 2 }, time.Minute, "the shutdown was not sent")
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, name, job))
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, name, job))
 	assert.Equal(t, []string{"PowerCycle", "ForceOff"}, sim.Resets())
 	assert.Never(t, func() bool { return len(sim.Resets()) != 2 }, 3*time.Second, 100*time.Millisecond,
 		"a request was carried out twice")

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -33,7 +33,7 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 
 	env.Eventually(func() bool {
 		c := hardwareHealthy(t, env, "hh-node")
-		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == v1.ReasonHardwareOK
+		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == equinixv1.ReasonHardwareOK
 	}, time.Minute, "the node did not get HardwareHealthy=True")
 	assert.Equal(t, map[string]float64{"": 1}, gauge(t, "equinix_addon_bmc_reachable", "hh-node"))
 	assert.Equal(t, map[string]float64{"": 1}, gauge(t, "equinix_addon_bmc_authenticated", "hh-node"))
@@ -45,7 +45,7 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 	require.NoError(t, sim.SetFailurePredicted("Disk 1", true))
 	env.Eventually(func() bool {
 		c := hardwareHealthy(t, env, "hh-node")
-		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == v1.ReasonFailurePredicted &&
+		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == equinixv1.ReasonFailurePredicted &&
 			c.Message == "Storage: Disk 1: Warning, failure predicted"
 	}, time.Minute, "HardwareHealthy does not name the drive predicting its failure")
 	assert.Equal(t, 2.0, gauge(t, "equinix_addon_hardware_health", "hh-node")["Storage"])
@@ -60,7 +60,7 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 		if strings.Contains(e.Message, "failure predicted") {
 			predicted++
 			assert.Equal(t, corev1.EventTypeWarning, e.Type)
-			assert.Equal(t, v1.ReasonHardwareWarning, e.Reason)
+			assert.Equal(t, equinixv1.ReasonHardwareWarning, e.Reason)
 			assert.Equal(t, "Health: Storage is Warning (Disk 1: Warning, failure predicted), was OK", e.Message)
 		}
 	}
@@ -71,7 +71,7 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 	require.NoError(t, sim.SetFailurePredicted("Disk 1", false))
 	env.Eventually(func() bool {
 		c := hardwareHealthy(t, env, "hh-node")
-		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == v1.ReasonHardwareOK
+		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == equinixv1.ReasonHardwareOK
 	}, time.Minute, "HardwareHealthy did not recover")
 	assert.Equal(t, 0.0, gauge(t, "equinix_addon_hardware_health", "hh-node")["Storage"])
 	assert.Equal(t, 0.0, gauge(t, "equinix_addon_hardware_predicted_failures", "hh-node")["Storage"])
@@ -80,7 +80,7 @@ func TestDriveFailurePredictedSignals(t *testing.T) {
 	require.NoError(t, srv.GoAway())
 	env.Eventually(func() bool {
 		c := hardwareHealthy(t, env, "hh-node")
-		return c != nil && c.Status == corev1.ConditionUnknown && c.Reason == v1.ReasonBMCUnreachable
+		return c != nil && c.Status == corev1.ConditionUnknown && c.Reason == equinixv1.ReasonBMCUnreachable
 	}, time.Minute, "HardwareHealthy did not turn Unknown with the BMC gone")
 	assert.Equal(t, map[string]float64{"": 0}, gauge(t, "equinix_addon_bmc_reachable", "hh-node"))
 	assert.Equal(t, map[string]float64{"": 0}, gauge(t, "equinix_addon_bmc_authenticated", "hh-node"))
@@ -113,21 +113,21 @@ func TestIPMIThresholdsAndDrivePredictionSignals(t *testing.T) {
 			return c != nil && c.Status == status && c.Reason == reason && strings.Contains(c.Message, message)
 		}, time.Minute, "%s", why)
 	}
-	waitCondition(corev1.ConditionTrue, v1.ReasonHardwareOK, "OK as the BMC reports", "the node did not get HardwareHealthy=True")
+	waitCondition(corev1.ConditionTrue, equinixv1.ReasonHardwareOK, "OK as the BMC reports", "the node did not get HardwareHealthy=True")
 
 	require.NoError(t, sim.SetSensorBit(ipmisim.SensorDrive, 2, true)) // Predictive Failure
-	waitCondition(corev1.ConditionFalse, v1.ReasonFailurePredicted, "Storage: Drive 0: Warning, failure predicted",
+	waitCondition(corev1.ConditionFalse, equinixv1.ReasonFailurePredicted, "Storage: Drive 0: Warning, failure predicted",
 		"the drive slot's prediction is not on the node")
 	assert.Equal(t, 1.0, gauge(t, "equinix_addon_hardware_predicted_failures", "ipmi-hh")["Storage"])
 
 	require.NoError(t, sim.SetSensorValue(ipmisim.SensorCPUTemp, 0x60)) // 96: past critical 95
-	waitCondition(corev1.ConditionFalse, v1.ReasonHardwareCritical, "Thermal: CPU1 Temp: Critical",
+	waitCondition(corev1.ConditionFalse, equinixv1.ReasonHardwareCritical, "Thermal: CPU1 Temp: Critical",
 		"the temperature past its critical threshold is not on the node")
 	assert.Equal(t, 3.0, gauge(t, "equinix_addon_hardware_health", "ipmi-hh")["Thermal"])
 
 	require.NoError(t, sim.SetSensorValue(ipmisim.SensorCPUTemp, 0x2d))
 	require.NoError(t, sim.SetSensorBit(ipmisim.SensorDrive, 2, false))
-	waitCondition(corev1.ConditionTrue, v1.ReasonHardwareOK, "OK as the BMC reports", "HardwareHealthy did not recover")
+	waitCondition(corev1.ConditionTrue, equinixv1.ReasonHardwareOK, "OK as the BMC reports", "HardwareHealthy did not recover")
 	assert.Equal(t, 0.0, gauge(t, "equinix_addon_hardware_predicted_failures", "ipmi-hh")["Storage"])
 }
 
@@ -135,7 +135,7 @@ func TestIPMIThresholdsAndDrivePredictionSignals(t *testing.T) {
 func hardwareHealthy(t *testing.T, env *framework.Env, name string) *corev1.NodeCondition {
 	t.Helper()
 	for _, c := range node(t, env, name).Status.Conditions {
-		if c.Type == v1.NodeHardwareHealthy {
+		if c.Type == equinixv1.NodeHardwareHealthy {
 			return &c
 		}
 	}

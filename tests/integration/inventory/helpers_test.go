@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
@@ -30,7 +30,7 @@ const (
 	// bmcTimeout bounds one BMC request in these tests: a slow BMC is one
 	// slower than that.
 	bmcTimeout = time.Second
-	ns         = v1alpha1.InventoryNamespace
+	ns         = seederv1alpha1.InventoryNamespace
 )
 
 func configure(c *config.Config) {
@@ -55,7 +55,7 @@ func setPassword(t *testing.T, env *framework.Env, name, password string) {
 	t.Helper()
 	sec, err := env.Kube.CoreV1().Secrets(framework.BMCSecretNamespace).Get(env.Ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
-	sec.Data[v1alpha1.SecretPasswordKey] = []byte(password)
+	sec.Data[seederv1alpha1.SecretPasswordKey] = []byte(password)
 	_, err = env.Kube.CoreV1().Secrets(framework.BMCSecretNamespace).Update(env.Ctx, sec, metav1.UpdateOptions{})
 	require.NoError(t, err)
 }
@@ -75,12 +75,12 @@ func redfishBMCWith(t *testing.T, opts bmcsim.Options) (*bmcsim.BMC, *bmcsim.Ser
 }
 
 // hw is the addon's record of the Inventory's BMC.
-func hw(env *framework.Env, name string) v1alpha1.HardwareStatus {
+func hw(env *framework.Env, name string) seederv1alpha1.HardwareStatus {
 	env.T.Helper()
 	if h := env.Inventory(name).Status.Hardware; h != nil {
 		return *h
 	}
-	return v1alpha1.HardwareStatus{}
+	return seederv1alpha1.HardwareStatus{}
 }
 
 // hasCondition reports whether the Inventory's condition has status and
@@ -93,7 +93,7 @@ func hasCondition(env *framework.Env, name, typ string, status metav1.ConditionS
 // ready reports whether the Inventory is what Harvester requires before
 // it offers power actions.
 func ready(env *framework.Env, name string) bool {
-	return env.Inventory(name).Status.Status == v1alpha1.InventoryNodeReady
+	return env.Inventory(name).Status.Status == seederv1alpha1.InventoryNodeReady
 }
 
 // patchSpec merge-patches an Inventory's spec, as kubectl patch does.
@@ -178,7 +178,7 @@ func forwarded(t *testing.T, env *framework.Env, subject string) map[string][]st
 	t.Helper()
 	out := map[string][]string{}
 	for _, e := range env.Events(subject) {
-		if id := e.Annotations[v1.AnnotationMachineEventID]; id != "" {
+		if id := e.Annotations[equinixv1.AnnotationMachineEventID]; id != "" {
 			out[id] = append(out[id], e.Message)
 			require.EqualValues(t, 1, e.Count, "event %s counted again", e.Name)
 		}

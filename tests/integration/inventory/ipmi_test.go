@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -30,10 +30,10 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 
 	env.Eventually(func() bool {
 		n := node(t, env, "ipmi-node")
-		return n.Labels[v1.LabelManufacturer] == "DellInc" && n.Labels[v1.LabelModel] == "PowerEdgeR650" &&
-			n.Labels[v1.LabelSerialNumber] == "7XJ2KQ3"
+		return n.Labels[equinixv1.LabelManufacturer] == "DellInc" && n.Labels[equinixv1.LabelModel] == "PowerEdgeR650" &&
+			n.Labels[equinixv1.LabelSerialNumber] == "7XJ2KQ3"
 	}, time.Minute, "the node did not get its hardware labels")
-	assert.Contains(t, node(t, env, "ipmi-node").Annotations[v1.AnnotationHardwareSource], "IPMI BMC at 127.0.0.1:")
+	assert.Contains(t, node(t, env, "ipmi-node").Annotations[equinixv1.AnnotationHardwareSource], "IPMI BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
 		return ready(env, "ipmi-node") && env.Inventory("ipmi-node").Status.MachinePowerState == "on"
 	}, time.Minute, "the Inventory does not report a reachable BMC that is on")
@@ -64,18 +64,18 @@ func TestIPMINodeFactsEventsOnceAndPower(t *testing.T) {
 	}
 	assert.Len(t, fw, before+1)
 
-	job := requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown)
-	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "ipmi-node", job))
+	job := requestPower(t, env, "ipmi-node", seederv1alpha1.PowerOperationShutdown)
+	assert.Equal(t, seederv1alpha1.ActionStatusFailed, powerEnded(t, env, "ipmi-node", job))
 	assert.Empty(t, sim.ChassisControls(), "a Chassis Control went out without maintenance mode")
 	env.SetMaintenance("ipmi-node", true)
-	job = requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationShutdown)
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node", job))
+	job = requestPower(t, env, "ipmi-node", seederv1alpha1.PowerOperationShutdown)
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node", job))
 	env.Eventually(func() bool {
 		on, err := sim.PowerOn()
 		return err == nil && !on && env.Inventory("ipmi-node").Status.MachinePowerState == "off"
 	}, time.Minute, "the server was not switched off")
-	job = requestPower(t, env, "ipmi-node", v1alpha1.PowerOperationPowerOn)
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node", job))
+	job = requestPower(t, env, "ipmi-node", seederv1alpha1.PowerOperationPowerOn)
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "ipmi-node", job))
 	env.Eventually(func() bool { return env.Inventory("ipmi-node").Status.MachinePowerState == "on" }, time.Minute,
 		"the server was not switched on")
 	// ipmi_sim's trace is read as it prints it, which may come after the
@@ -96,7 +96,7 @@ func TestSilentIPMIBMCIsUnreachable(t *testing.T) {
 	env.CreateBMCSecret("silent", bmcUser, ipmiPassword)
 	env.CreateInventory(framework.IPMIInventory("silent", "127.0.0.1", silent.LocalAddr().(*net.UDPAddr).Port))
 	env.Eventually(func() bool {
-		return hasCondition(env, "silent", v1.BMCReachable, metav1.ConditionFalse, v1.ReasonBMCUnreachable) &&
-			env.Inventory("silent").Status.Status == v1alpha1.InventoryBMCUnreachable
+		return hasCondition(env, "silent", equinixv1.BMCReachable, metav1.ConditionFalse, equinixv1.ReasonBMCUnreachable) &&
+			env.Inventory("silent").Status.Status == seederv1alpha1.InventoryBMCUnreachable
 	}, time.Minute, "a silent IPMI BMC was not reported unreachable")
 }

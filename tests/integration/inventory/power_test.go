@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -80,10 +80,10 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 		time.Minute, "never ready")
 	seen := watchPowerActions(t, env, "pw")
 
-	job := requestPower(t, env, "pw", v1alpha1.PowerOperationShutdown)
-	assert.Equal(t, v1alpha1.ActionStatusFailed, powerEnded(t, env, "pw", job))
-	assert.True(t, hasCondition(env, "pw", v1.BMCPowerSynced, metav1.ConditionFalse, v1.ReasonMaintenanceRequired))
-	assert.True(t, env.EventRecorded("pw", v1.ReasonMaintenanceRequired))
+	job := requestPower(t, env, "pw", seederv1alpha1.PowerOperationShutdown)
+	assert.Equal(t, seederv1alpha1.ActionStatusFailed, powerEnded(t, env, "pw", job))
+	assert.True(t, hasCondition(env, "pw", equinixv1.BMCPowerSynced, metav1.ConditionFalse, equinixv1.ReasonMaintenanceRequired))
+	assert.True(t, env.EventRecorded("pw", equinixv1.ReasonMaintenanceRequired))
 	assert.Contains(t, hw(env, "pw").LastPowerAction.Message, "is not in maintenance mode")
 	assert.Never(t, func() bool { return len(sim.Resets()) > 0 }, 2*time.Second, 100*time.Millisecond,
 		"a power command went out without maintenance mode")
@@ -92,13 +92,13 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 	for _, step := range []struct {
 		op, reset, power string
 	}{
-		{v1alpha1.PowerOperationShutdown, "ForceOff", "off"},
-		{v1alpha1.PowerOperationPowerOn, "On", "on"},
-		{v1alpha1.PowerOperationReboot, "PowerCycle", "on"},
+		{seederv1alpha1.PowerOperationShutdown, "ForceOff", "off"},
+		{seederv1alpha1.PowerOperationPowerOn, "On", "on"},
+		{seederv1alpha1.PowerOperationReboot, "PowerCycle", "on"},
 	} {
 		before := len(sim.Resets())
 		job := requestPower(t, env, "pw", step.op)
-		assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw", job), step.op)
+		assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "pw", job), step.op)
 		inv := env.Inventory("pw")
 		assert.Equal(t, step.op, inv.Status.PowerAction.LastActionRequested)
 		assert.True(t, seen.pendingSeen(inv.Status.PowerAction.LastJobName), "%s: never stored pending, without actionStatus", step.op)
@@ -110,8 +110,8 @@ func TestPowerRequestsOneCommandEachInMaintenance(t *testing.T) {
 
 	// The same operation again, and a spec edited for another reason
 	// (the UI sends the whole object back): only the first is a request.
-	job = requestPower(t, env, "pw", v1alpha1.PowerOperationReboot)
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "pw", job))
+	job = requestPower(t, env, "pw", seederv1alpha1.PowerOperationReboot)
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "pw", job))
 	env.Eventually(func() bool { return len(sim.Resets()) == 4 }, time.Minute, "the second reboot was not sent")
 	patchSpec(t, env, "pw", map[string]any{"events": map[string]any{"pollingInterval": "2s"}})
 	assert.Never(t, func() bool { return len(sim.Resets()) != 4 }, 3*time.Second, 100*time.Millisecond,
@@ -129,19 +129,19 @@ func TestServerWithoutNode(t *testing.T) {
 	env.CreateBMCSecret("free-server", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("free-server", srv))
 	env.Eventually(func() bool {
-		return ready(env, "free-server") && hasCondition(env, "free-server", v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+		return ready(env, "free-server") && hasCondition(env, "free-server", equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonServerWithoutNode)
 	}, time.Minute, "a server without a node did not become ready")
-	assert.True(t, hasCondition(env, "free-server", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
+	assert.True(t, hasCondition(env, "free-server", equinixv1.ConditionStalled, metav1.ConditionFalse, equinixv1.ReasonInventoryReady))
 	env.Eventually(func() bool {
 		for _, e := range env.Events("free-server") {
-			if e.InvolvedObject.Kind == "Inventory" && e.Namespace == ns && e.Reason == v1.ReasonHardwareWarning {
+			if e.InvolvedObject.Kind == "Inventory" && e.Namespace == ns && e.Reason == equinixv1.ReasonHardwareWarning {
 				return true
 			}
 		}
 		return false
 	}, time.Minute, "the server's event did not go to its Inventory")
 
-	job := requestPower(t, env, "free-server", v1alpha1.PowerOperationShutdown)
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "free-server", job))
+	job := requestPower(t, env, "free-server", seederv1alpha1.PowerOperationShutdown)
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "free-server", job))
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -27,17 +27,17 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 
 	env.Eventually(func() bool {
 		n := node(t, env, "rf-node")
-		return n.Labels[v1.LabelManufacturer] == "Supermicro" && n.Labels[v1.LabelModel] == "SYS-510P-M" &&
-			n.Labels[v1.LabelSerialNumber] == "S123456X1234567" && n.Annotations[v1.AnnotationBIOS] == "2.1"
+		return n.Labels[equinixv1.LabelManufacturer] == "Supermicro" && n.Labels[equinixv1.LabelModel] == "SYS-510P-M" &&
+			n.Labels[equinixv1.LabelSerialNumber] == "S123456X1234567" && n.Annotations[equinixv1.AnnotationBIOS] == "2.1"
 	}, time.Minute, "the node did not get its hardware labels")
 	n := node(t, env, "rf-node")
-	assert.Equal(t, "2 x Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", n.Annotations[v1.AnnotationCPUs])
-	assert.Equal(t, "128GB", n.Annotations[v1.AnnotationMemory])
-	assert.Equal(t, "1 x 480GB SATA SSD, 1 x 3.8TB NVMe SSD", n.Annotations[v1.AnnotationDrives])
-	assert.Equal(t, "2 x 25Gbps", n.Annotations[v1.AnnotationNICs])
-	assert.Contains(t, n.Annotations[v1.AnnotationHardwareSource], "Redfish BMC at 127.0.0.1:")
+	assert.Equal(t, "2 x Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", n.Annotations[equinixv1.AnnotationCPUs])
+	assert.Equal(t, "128GB", n.Annotations[equinixv1.AnnotationMemory])
+	assert.Equal(t, "1 x 480GB SATA SSD, 1 x 3.8TB NVMe SSD", n.Annotations[equinixv1.AnnotationDrives])
+	assert.Equal(t, "2 x 25Gbps", n.Annotations[equinixv1.AnnotationNICs])
+	assert.Contains(t, n.Annotations[equinixv1.AnnotationHardwareSource], "Redfish BMC at 127.0.0.1:")
 	env.Eventually(func() bool {
-		return ready(env, "rf-node") && hasCondition(env, "rf-node", v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound) &&
+		return ready(env, "rf-node") && hasCondition(env, "rf-node", equinixv1.BMCNodeFound, metav1.ConditionTrue, equinixv1.ReasonNodeFound) &&
 			hw(env, "rf-node").Health == "OK" && env.Inventory("rf-node").Status.MachinePowerState == "on"
 	}, time.Minute, "the Inventory does not report a reachable, healthy BMC")
 
@@ -54,7 +54,7 @@ func TestRedfishNodeFactsAndEventsOnce(t *testing.T) {
 	}, time.Minute, "the health change and the new entry were not forwarded")
 	env.Eventually(func() bool { return hw(env, "rf-node").Health == "Critical" }, time.Minute, "status.hardware.health")
 	for _, e := range env.Events("rf-node") {
-		if e.Annotations[v1.AnnotationMachineEventID] != "" && e.Reason == v1.ReasonHardwareWarning {
+		if e.Annotations[equinixv1.AnnotationMachineEventID] != "" && e.Reason == equinixv1.ReasonHardwareWarning {
 			assert.Equal(t, "Warning", e.Type)
 		}
 	}
@@ -88,7 +88,7 @@ func TestEventsOff(t *testing.T) {
 	inv.Spec.Events.Enabled = false
 	env.CreateInventory(inv)
 	env.Eventually(func() bool {
-		return ready(env, "quiet") && node(t, env, "quiet").Labels[v1.LabelManufacturer] == "Supermicro" &&
+		return ready(env, "quiet") && node(t, env, "quiet").Labels[equinixv1.LabelManufacturer] == "Supermicro" &&
 			env.Inventory("quiet").Status.MachinePowerState == "on"
 	}, time.Minute, "the BMC was not read with events off")
 	require.NoError(t, sim.SetHealth(bmcsim.PartFan, "Fan 2", bmcsim.HealthWarning))

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -25,17 +25,17 @@ func TestLeavesInventoriesToSeeder(t *testing.T) {
 	require.NoError(t, err)
 	crds := ext.ApiextensionsV1().CustomResourceDefinitions()
 	mark := func(on bool) {
-		value := `"` + v1alpha1.SeederCRDOwnerID + `"`
+		value := `"` + seederv1alpha1.SeederCRDOwnerID + `"`
 		if !on {
 			value = "null"
 		}
-		_, err := crds.Patch(env.Ctx, v1alpha1.InventoryCRDName, types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"`+v1alpha1.SeederCRDOwnerAnnotation+`":`+value+`}}}`), metav1.PatchOptions{})
+		_, err := crds.Patch(env.Ctx, seederv1alpha1.InventoryCRDName, types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"`+seederv1alpha1.SeederCRDOwnerAnnotation+`":`+value+`}}}`), metav1.PatchOptions{})
 		require.NoError(t, err)
 	}
 	mark(true)
 	t.Cleanup(func() { mark(false) })
-	env.Eventually(func() bool { return env.HasEvent(v1alpha1.InventoryCRDName, v1.ReasonSeederInstalled) }, time.Minute,
+	env.Eventually(func() bool { return env.HasEvent(seederv1alpha1.InventoryCRDName, equinixv1.ReasonSeederInstalled) }, time.Minute,
 		"no Event on the CRD")
 	env.Eventually(func() bool { return gauge(t, "equinix_addon_seeder_installed", "")[""] == 1 }, time.Minute, "the metric does not say Seeder is there")
 
@@ -43,7 +43,7 @@ func TestLeavesInventoriesToSeeder(t *testing.T) {
 	env.CreateReadyNode("seeders")
 	env.CreateBMCSecret("seeders", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("seeders", srv))
-	env.Eventually(func() bool { return env.HasEvent("seeders", v1.ReasonSeederInstalled) }, time.Minute, "no Event on the Inventory")
+	env.Eventually(func() bool { return env.HasEvent("seeders", equinixv1.ReasonSeederInstalled) }, time.Minute, "no Event on the Inventory")
 	assert.Never(t, func() bool {
 		inv := env.Inventory("seeders")
 		return inv.Status.Status != "" || len(inv.Status.Conditions) > 0 || sim.Requests() > 0

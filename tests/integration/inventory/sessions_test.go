@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -27,8 +27,8 @@ func TestOneLoginForPollsAndAPowerAction(t *testing.T) {
 	env.WaitPolls("one-login", 3)
 
 	env.SetMaintenance("one-login", true)
-	job := requestPower(t, env, "one-login", v1alpha1.PowerOperationShutdown)
-	assert.Equal(t, v1alpha1.ActionStatusComplete, powerEnded(t, env, "one-login", job))
+	job := requestPower(t, env, "one-login", seederv1alpha1.PowerOperationShutdown)
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "one-login", job))
 	env.Eventually(func() bool { return env.Inventory("one-login").Status.MachinePowerState == "off" }, time.Minute,
 		"the power state did not follow")
 	env.WaitPolls("one-login", 2)
@@ -51,7 +51,7 @@ func TestRefusedLoginHeldUntilTheSecretChanges(t *testing.T) {
 	env.CreateBMCSecret("held", bmcUser, wrong)
 	env.CreateInventory(framework.RedfishInventory("held", srv))
 	env.Eventually(func() bool {
-		return hasCondition(env, "held", v1.BMCAuthenticated, metav1.ConditionFalse, v1.ReasonAuthenticationFailed)
+		return hasCondition(env, "held", equinixv1.BMCAuthenticated, metav1.ConditionFalse, equinixv1.ReasonAuthenticationFailed)
 	}, time.Minute, "a wrong password was not reported")
 	// The node changes meanwhile: it brings the Inventory back, not a login.
 	env.SetNodeReady("held", true)
@@ -61,7 +61,7 @@ func TestRefusedLoginHeldUntilTheSecretChanges(t *testing.T) {
 
 	setPassword(t, env, "held", bmcPassword)
 	env.Eventually(func() bool {
-		return hasCondition(env, "held", v1.BMCAuthenticated, metav1.ConditionTrue, v1.ReasonAuthenticated)
+		return hasCondition(env, "held", equinixv1.BMCAuthenticated, metav1.ConditionTrue, equinixv1.ReasonAuthenticated)
 	}, 30*time.Second, "the fixed Secret waited for the hold")
 	assert.Equal(t, 1, sim.Logins().Refused)
 	env.AssertAbsent(wrong, bmcPassword)

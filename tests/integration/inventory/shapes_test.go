@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -35,10 +35,10 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 	env.CreateBMCSecret("shaped", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("shaped", srv))
 	env.Eventually(func() bool {
-		return hasCondition(env, "shaped", v1.BMCEventLogAvailable, metav1.ConditionTrue, v1.ReasonEventLogRead) &&
-			node(t, env, "shaped").Annotations[v1.AnnotationNICs] != ""
+		return hasCondition(env, "shaped", equinixv1.BMCEventLogAvailable, metav1.ConditionTrue, equinixv1.ReasonEventLogRead) &&
+			node(t, env, "shaped").Annotations[equinixv1.AnnotationNICs] != ""
 	}, time.Minute, "the event log was not read")
-	assert.Equal(t, "2 x 25Gbps", node(t, env, "shaped").Annotations[v1.AnnotationNICs], "a VLAN and the host interface are no ports")
+	assert.Equal(t, "2 x 25Gbps", node(t, env, "shaped").Annotations[equinixv1.AnnotationNICs], "a VLAN and the host interface are no ports")
 
 	sim.AddLogEntry("Warning", "Fan 3 below lower threshold")
 	_, err := sim.AddLogEntryTo("Lclog", "OK", "BIOS attribute changed")
@@ -50,13 +50,13 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 	}, time.Minute, "the Log1 entry and the drive's health were not forwarded")
 	env.WaitPolls("shaped", 2)
 	assert.Zero(t, countHolding(messages(forwarded(t, env, "shaped")), "BIOS attribute changed"), "the lifecycle log is not hardware events")
-	var storage v1.SubsystemHealth
+	var storage equinixv1.SubsystemHealth
 	for _, s := range hw(env, "shaped").Subsystems {
 		if s.Name == "Storage" {
 			storage = s
 		}
 	}
-	assert.Equal(t, v1.SubsystemHealth{Name: "Storage", State: "Warning", Message: "Disk 1: Warning"}, storage)
+	assert.Equal(t, equinixv1.SubsystemHealth{Name: "Storage", State: "Warning", Message: "Disk 1: Warning"}, storage)
 }
 
 // A BMC whose only log is its lifecycle log says so in a condition and a
@@ -71,10 +71,10 @@ func TestNoReadableEventLogIsNamed(t *testing.T) {
 	env.CreateBMCSecret("no-log", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("no-log", srv))
 	env.Eventually(func() bool {
-		return hasCondition(env, "no-log", v1.BMCEventLogAvailable, metav1.ConditionFalse, v1.ReasonNoEventLog) &&
+		return hasCondition(env, "no-log", equinixv1.BMCEventLogAvailable, metav1.ConditionFalse, equinixv1.ReasonNoEventLog) &&
 			hw(env, "no-log").Health == "OK" && ready(env, "no-log")
 	}, time.Minute, "a BMC without a readable event log was not reported")
-	c := conditions.Get(env.Inventory("no-log").Status.Conditions, v1.BMCEventLogAvailable)
+	c := conditions.Get(env.Inventory("no-log").Status.Conditions, equinixv1.BMCEventLogAvailable)
 	assert.True(t, strings.Contains(c.Message, "Lclog"), c.Message)
-	assert.True(t, env.EventRecorded("no-log", v1.ReasonNoEventLog))
+	assert.True(t, env.EventRecorded("no-log", equinixv1.ReasonNoEventLog))
 }

@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -85,12 +85,12 @@ func TestUIInventoryRedfish(t *testing.T) {
 	env.Eventually(func() bool { return ready(env, "ui-rf") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
 	env.Eventually(func() bool {
 		n := node(t, env, "ui-rf")
-		return n.Labels[v1.LabelManufacturer] == "Supermicro" && n.Labels[v1.LabelModel] == "SYS-510P-M" &&
-			n.Labels[v1.LabelSerialNumber] == "S123456X1234567"
+		return n.Labels[equinixv1.LabelManufacturer] == "Supermicro" && n.Labels[equinixv1.LabelModel] == "SYS-510P-M" &&
+			n.Labels[equinixv1.LabelSerialNumber] == "S123456X1234567"
 	}, time.Minute, "the node did not get the labels the UI reads")
 	inv := env.Inventory("ui-rf")
 	assert.Equal(t, "on", inv.Status.MachinePowerState)
-	assert.True(t, hasCondition(env, "ui-rf", v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonInventoryReady))
+	assert.True(t, hasCondition(env, "ui-rf", equinixv1.ConditionStalled, metav1.ConditionFalse, equinixv1.ReasonInventoryReady))
 	env.Eventually(func() bool {
 		return countHolding(messages(forwarded(t, env, "ui-rf")), "Correctable ECC error on DIMM A1") == 1
 	}, time.Minute, "the event log entry was not forwarded")
@@ -120,13 +120,13 @@ func TestUIInventoryIPMI(t *testing.T) {
 	env.CreateReadyNode("ui-ipmi")
 	env.CreateBMCSecret("ui-ipmi", bmcUser, ipmiPassword)
 	extra := fmt.Sprintf("      providerOptions:\n        ipmitool:\n          port: %d\n", sim.Port)
-	createUIInventory(t, env, "ui-ipmi", sim.Host, v1alpha1.IPMIPort, false, extra)
+	createUIInventory(t, env, "ui-ipmi", sim.Host, seederv1alpha1.IPMIPort, false, extra)
 
 	env.Eventually(func() bool { return ready(env, "ui-ipmi") }, time.Minute, "the UI's Inventory never became inventoryNodeReady")
 	env.Eventually(func() bool {
 		n := node(t, env, "ui-ipmi")
-		return n.Labels[v1.LabelManufacturer] == "DellInc" && n.Labels[v1.LabelModel] == "PowerEdgeR650" &&
-			n.Labels[v1.LabelSerialNumber] == "7XJ2KQ3"
+		return n.Labels[equinixv1.LabelManufacturer] == "DellInc" && n.Labels[equinixv1.LabelModel] == "PowerEdgeR650" &&
+			n.Labels[equinixv1.LabelSerialNumber] == "7XJ2KQ3"
 	}, time.Minute, "the node did not get the labels the UI reads")
 	assert.Equal(t, "on", env.Inventory("ui-ipmi").Status.MachinePowerState)
 	_, err := sim.AddSEL(0x0c, ipmisim.SensorDIMM, 0x6f, 0x00, 1, 0)

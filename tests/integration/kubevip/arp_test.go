@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -72,9 +72,9 @@ func TestElasticIPsFollowKubeVIPsLeader(t *testing.T) {
 	dir := logDir(t)
 	onDevice := func(node string) func() bool {
 		return func() bool {
-			for name, l := range map[string]*framework.AddressLedger{v1.VIPElasticIPName: ledger, guestEIP: guestLedger} {
+			for name, l := range map[string]*framework.AddressLedger{equinixv1.VIPElasticIPName: ledger, guestEIP: guestLedger} {
 				eip := env.ElasticIP(name)
-				if eip == nil || eip.Status.Status != v1.ElasticIPPhaseAssigned || eip.Status.NodeName != node ||
+				if eip == nil || eip.Status.Status != equinixv1.ElasticIPPhaseAssigned || eip.Status.NodeName != node ||
 					eip.Status.DeviceID != devices[node] || !slices.Equal(l.Holders(), []string{devices[node]}) {
 					return false
 				}
@@ -83,13 +83,13 @@ func TestElasticIPsFollowKubeVIPsLeader(t *testing.T) {
 		}
 	}
 	vipHostIs := func(node string) func(*corev1.Service) bool {
-		return func(s *corev1.Service) bool { return s.Annotations[v1.AnnotationVIPHost] == node }
+		return func(s *corev1.Service) bool { return s.Annotations[equinixv1.AnnotationVIPHost] == node }
 	}
 
 	start := time.Now()
 	leader := startARPNode(t, env, kv, h, home, dir, names[0], 0)
 	untilLeaseHolder(env.Ctx, t, env.Kube, leader.name)
-	untilService(env.Ctx, t, env.Kube, v1.VIPServiceNamespace, v1.VIPServiceName, vipHostIs(leader.name))
+	untilService(env.Ctx, t, env.Kube, equinixv1.VIPServiceNamespace, equinixv1.VIPServiceName, vipHostIs(leader.name))
 	untilService(env.Ctx, t, env.Kube, "default", "guest-lb", vipHostIs(leader.name))
 	waitUntil(t, leader.proc, 30*time.Second, "the VIP and the guest's address on the leader's mgmt-br", func() bool {
 		return hasAddr(leader.ns, "mgmt-br", framework.VIP) && hasAddr(leader.ns, "mgmt-br", guest)
@@ -106,7 +106,7 @@ func TestElasticIPsFollowKubeVIPsLeader(t *testing.T) {
 
 	start = time.Now()
 	leader.proc.stop(syscall.SIGTERM)
-	untilService(env.Ctx, t, env.Kube, v1.VIPServiceNamespace, v1.VIPServiceName, vipHostIs(follower.name))
+	untilService(env.Ctx, t, env.Kube, equinixv1.VIPServiceNamespace, equinixv1.VIPServiceName, vipHostIs(follower.name))
 	untilService(env.Ctx, t, env.Kube, "default", "guest-lb", vipHostIs(follower.name))
 	t.Logf("SIGTERM to the leader -> vipHost names the follower: %v", time.Since(start))
 	waitUntil(t, follower.proc, 30*time.Second, "the VIP and the guest's address on the follower's mgmt-br", func() bool {
@@ -119,7 +119,7 @@ func TestElasticIPsFollowKubeVIPsLeader(t *testing.T) {
 
 	assert.Empty(t, ledger.Overlaps(), "the VIP was on two devices at once")
 	assert.Empty(t, guestLedger.Overlaps(), "the guest's address was on two devices at once")
-	require.True(t, env.EventRecorded(v1.VIPElasticIPName, v1.ReasonMoved), "an Event for the move")
-	require.True(t, env.EventRecorded(guestEIP, v1.ReasonMoved), "an Event for the guest's move")
+	require.True(t, env.EventRecorded(equinixv1.VIPElasticIPName, equinixv1.ReasonMoved), "an Event for the move")
+	require.True(t, env.EventRecorded(guestEIP, equinixv1.ReasonMoved), "an Event for the guest's move")
 	env.AssertNoSecretLeaks()
 }

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bgpannotate"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -82,7 +82,7 @@ func newBGPNode(t *testing.T, kv kubeVIP, password string) *bgpNode {
 	b.device = env.FirstNode(b.name, metro)
 	env.Eventually(func() bool {
 		node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, b.name, metav1.GetOptions{})
-		if err != nil || node.Annotations[v1.AnnotationBGPDevice] != b.device {
+		if err != nil || node.Annotations[equinixv1.AnnotationBGPDevice] != b.device {
 			return false
 		}
 		if _, err := bgpannotate.Peers(node.Annotations); err != nil {

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -74,9 +74,9 @@ func TestResolvedKindsOutliveTheAPIServer(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, env.Cluster.StartAPIServer(env.Ctx)) })
 	clients := f.Equinix.ControllerFactory().SharedCacheFactory().SharedClientFactory()
 	for _, gvr := range []schema.GroupVersionResource{
-		v1.SchemeGroupVersion.WithResource("instances"), v1.SchemeGroupVersion.WithResource("instancepools"),
+		equinixv1.SchemeGroupVersion.WithResource("instances"), equinixv1.SchemeGroupVersion.WithResource("instancepools"),
 		corev1.SchemeGroupVersion.WithResource("nodes"), corev1.SchemeGroupVersion.WithResource("secrets"),
-		corev1.SchemeGroupVersion.WithResource("configmaps"), v1beta1.SchemeGroupVersion.WithResource("settings"),
+		corev1.SchemeGroupVersion.WithResource("configmaps"), harvesterv1beta1.SchemeGroupVersion.WithResource("settings"),
 	} {
 		_, err := clients.GVKForResource(gvr)
 		assert.NoError(t, err, "%s with the apiserver away", gvr)

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -49,9 +49,9 @@ func waitPoolCondition(t *testing.T, env *framework.Env, pool, condType string, 
 
 // waitInstanceCondition waits until the pool's (single) Instance has the
 // condition and returns that version.
-func waitInstanceCondition(t *testing.T, env *framework.Env, pool, condType string, status metav1.ConditionStatus, reason string) v1.Instance {
+func waitInstanceCondition(t *testing.T, env *framework.Env, pool, condType string, status metav1.ConditionStatus, reason string) equinixv1.Instance {
 	t.Helper()
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	ok := assert.Eventually(t, func() bool {
 		for _, i := range env.Instances(pool) {
 			if hasCondition(&i, condType, status, reason) {
@@ -90,22 +90,22 @@ func TestMissingSecretThenCreated(t *testing.T) {
 	startController(env)
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "no-secret"))
 
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsMissing)
+	c := waitPoolCondition(t, env, pool.Name, equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsMissing)
 	assert.Contains(t, c.Message, framework.Namespace+"/"+framework.SecretName)
-	assertWarning(t, env, pool.Name, v1.ReasonCredentialsMissing)
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonSecretNotFound)
-	assert.Contains(t, framework.Condition(&inst, v1.InstanceCredentialsReady).Message, framework.Namespace+"/"+framework.SecretName)
-	assertWarning(t, env, inst.Name, v1.ReasonSecretNotFound)
+	assertWarning(t, env, pool.Name, equinixv1.ReasonCredentialsMissing)
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonSecretNotFound)
+	assert.Contains(t, framework.Condition(&inst, equinixv1.InstanceCredentialsReady).Message, framework.Namespace+"/"+framework.SecretName)
+	assertWarning(t, env, inst.Name, equinixv1.ReasonSecretNotFound)
 	assert.Empty(t, env.Sim.Requests(), "a Metal call was made without credentials")
 
 	env.SetSecretData(secretData(framework.MetalToken))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
-	assert.Equal(t, metav1.ConditionTrue, poolCondition(env, pool.Name, v1.PoolCredentialsReady).Status)
+	assert.Equal(t, metav1.ConditionTrue, poolCondition(env, pool.Name, equinixv1.PoolCredentialsReady).Status)
 	recovered := env.Instances(pool.Name)
 	require.Len(t, recovered, 1)
 	assert.Equal(t, inst.Name, recovered[0].Name, "the Instance was replaced instead of recovering")
-	assert.True(t, hasCondition(&recovered[0], v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady))
-	assert.True(t, env.EventRecorded(inst.Name, v1.ReasonCredentialsReady), "no Event for the recovery")
+	assert.True(t, hasCondition(&recovered[0], equinixv1.InstanceCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady))
+	assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonCredentialsReady), "no Event for the recovery")
 	env.AssertNoSecretLeaks()
 }
 
@@ -118,11 +118,11 @@ func TestInvalidTokenThenFixed(t *testing.T) {
 	startController(env)
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "bad-token"))
 
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
-	assert.Contains(t, framework.Condition(&inst, v1.InstanceCredentialsReady).Message, framework.Namespace+"/"+framework.SecretName)
-	assertWarning(t, env, inst.Name, v1.ReasonCredentialsInvalid)
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
-	assertWarning(t, env, pool.Name, v1.ReasonCredentialsInvalid)
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid)
+	assert.Contains(t, framework.Condition(&inst, equinixv1.InstanceCredentialsReady).Message, framework.Namespace+"/"+framework.SecretName)
+	assertWarning(t, env, inst.Name, equinixv1.ReasonCredentialsInvalid)
+	waitPoolCondition(t, env, pool.Name, equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid)
+	assertWarning(t, env, pool.Name, equinixv1.ReasonCredentialsInvalid)
 	assertNoMetalDevices(t, env)
 	for _, r := range env.Sim.Requests() {
 		assert.Equal(t, http.StatusUnauthorized, r.Status, "%s %s", r.Method, r.Path)
@@ -130,11 +130,11 @@ func TestInvalidTokenThenFixed(t *testing.T) {
 
 	env.SetSecretData(secretData(framework.MetalToken))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
-	assert.Equal(t, metav1.ConditionTrue, poolCondition(env, pool.Name, v1.PoolCredentialsReady).Status)
+	assert.Equal(t, metav1.ConditionTrue, poolCondition(env, pool.Name, equinixv1.PoolCredentialsReady).Status)
 	recovered := env.Instances(pool.Name)
 	require.Len(t, recovered, 1)
 	assert.Equal(t, inst.Name, recovered[0].Name, "the Instance was replaced instead of recovering")
-	assert.True(t, env.EventRecorded(inst.Name, v1.ReasonCredentialsReady), "no Event for the recovery")
+	assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonCredentialsReady), "no Event for the recovery")
 	env.AssertNoSecretLeaks()
 	env.AssertAbsent(wrong)
 }
@@ -221,14 +221,14 @@ func TestTokenRotationWhileProvisioning(t *testing.T) {
 
 	env.WaitPoolReady(pool.Name, 2, 90*time.Second)
 	assert.Zero(t, gate.refused(), "the revoked token was used after the rotation")
-	refusedSeen := insts.seen(func(i *v1.Instance) bool {
-		return hasCondition(i, v1.InstanceCredentialsReady, metav1.ConditionFalse, "")
+	refusedSeen := insts.seen(func(i *equinixv1.Instance) bool {
+		return hasCondition(i, equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, "")
 	})
 	assert.Empty(t, refusedSeen, "an Instance reported bad credentials during the rotation")
 	for _, i := range env.Instances(pool.Name) {
-		assert.False(t, env.HasEvent(i.Name, v1.ReasonCredentialsInvalid), "instance %s", i.Name)
+		assert.False(t, env.HasEvent(i.Name, equinixv1.ReasonCredentialsInvalid), "instance %s", i.Name)
 	}
-	assert.False(t, env.HasEvent(pool.Name, v1.ReasonCredentialsInvalid))
+	assert.False(t, env.HasEvent(pool.Name, equinixv1.ReasonCredentialsInvalid))
 	env.AssertNoSecretLeaks()
 	env.AssertAbsent(rotated)
 }
@@ -267,9 +267,9 @@ func TestTokenRevokedMidProvisionRecovers(t *testing.T) {
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "revoked"))
 	waitClosed(t, revoked, time.Minute, "the device create")
 
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
-	assertWarning(t, env, inst.Name, v1.ReasonCredentialsInvalid)
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid)
+	assertWarning(t, env, inst.Name, equinixv1.ReasonCredentialsInvalid)
+	waitPoolCondition(t, env, pool.Name, equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid)
 	require.NotEmpty(t, inst.Status.InstanceID, "the device ID was not kept")
 
 	env.Sim.AddProject(replacement, framework.ProjectID)
@@ -280,7 +280,7 @@ func TestTokenRevokedMidProvisionRecovers(t *testing.T) {
 	assert.Equal(t, inst.Name, final[0].Name, "the Instance was replaced instead of recovering")
 	assert.Equal(t, inst.Status.InstanceID, final[0].Status.InstanceID)
 	assert.Equal(t, []string{inst.Status.InstanceID}, l.devicesOf(string(inst.UID)))
-	assert.Equal(t, metav1.ConditionTrue, poolCondition(env, pool.Name, v1.PoolCredentialsReady).Status)
+	assert.Equal(t, metav1.ConditionTrue, poolCondition(env, pool.Name, equinixv1.PoolCredentialsReady).Status)
 	env.AssertNoSecretLeaks()
 	env.AssertAbsent(replacement)
 }

@@ -9,14 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
-func failedProvision(i *v1.Instance) bool {
-	return i.Status.Status == v1.PhaseFailed && hasCondition(i, v1.InstanceDeviceActive, metav1.ConditionFalse, v1.ReasonProvisionFailed)
+func failedProvision(i *equinixv1.Instance) bool {
+	return i.Status.Status == equinixv1.PhaseFailed && hasCondition(i, equinixv1.InstanceDeviceActive, metav1.ConditionFalse, equinixv1.ReasonProvisionFailed)
 }
 
 // A device that ends failed fails its Instance with a Warning; the pool
@@ -31,12 +31,12 @@ func TestFailedProvisionIsReplaced(t *testing.T) {
 
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 	require.Equal(t, 1, env.Sim.FaultFired(fault))
-	failed := insts.seen(func(i *v1.Instance) bool { return i.Spec.PoolName == pool.Name && failedProvision(i) })
+	failed := insts.seen(func(i *equinixv1.Instance) bool { return i.Spec.PoolName == pool.Name && failedProvision(i) })
 	require.NotEmpty(t, failed, "no Instance was seen failed")
 	first := failed[0]
 	assert.Equal(t, []string{first.Status.InstanceID}, l.failedDevices())
-	assertWarning(t, env, first.Name, v1.ReasonProvisionFailed)
-	assert.True(t, env.EventRecorded(pool.Name, v1.ReasonReplacing), "no Replacing Event on the pool")
+	assertWarning(t, env, first.Name, equinixv1.ReasonProvisionFailed)
+	assert.True(t, env.EventRecorded(pool.Name, equinixv1.ReasonReplacing), "no Replacing Event on the pool")
 
 	now := env.Instances(pool.Name)
 	require.Len(t, now, 1)
@@ -62,10 +62,10 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	p.Spec.Remediation.MaxProvisionAttempts = attempts
 	pool := env.CreatePool(p)
 
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolProvisioningFailed, metav1.ConditionTrue, "")
+	c := waitPoolCondition(t, env, pool.Name, equinixv1.PoolProvisioningFailed, metav1.ConditionTrue, "")
 	assert.Contains(t, c.Message, "2 servers in a row failed")
 	assertWarning(t, env, pool.Name, c.Reason)
-	env.Eventually(func() bool { return env.Pool(pool.Name).Status.Status == v1.PoolPhaseFailed }, 30*time.Second, "pool status is not failed")
+	env.Eventually(func() bool { return env.Pool(pool.Name).Status.Status == equinixv1.PoolPhaseFailed }, 30*time.Second, "pool status is not failed")
 	assert.Equal(t, attempts, l.createdCount())
 	require.Never(t, func() bool { return l.createdCount() > attempts }, 3*time.Second, 100*time.Millisecond,
 		"the pool kept creating devices after ProvisioningFailed")
@@ -73,7 +73,7 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	// The last failed server stays for inspection, its device still owned.
 	left := env.Instances(pool.Name)
 	require.Len(t, left, 1)
-	assert.Equal(t, v1.PhaseFailed, left[0].Status.Status)
+	assert.Equal(t, equinixv1.PhaseFailed, left[0].Status.Status)
 
 	env.Sim.RemoveFault(fault)
 	edited := env.Pool(pool.Name)
@@ -82,7 +82,7 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	require.NoError(t, err)
 
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
-	assert.Nil(t, poolCondition(env, pool.Name, v1.PoolProvisioningFailed), "ProvisioningFailed stayed after the spec edit")
+	assert.Nil(t, poolCondition(env, pool.Name, equinixv1.PoolProvisioningFailed), "ProvisioningFailed stayed after the spec edit")
 	assert.Equal(t, attempts+1, l.createdCount())
 	env.Eventually(func() bool { return len(env.Sim.Devices(framework.ProjectID)) == 1 }, 30*time.Second, "failed devices were left behind")
 	for _, id := range l.failedDevices() {
@@ -92,7 +92,7 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	assert.Len(t, l.failedDevices(), attempts)
 	var ev *corev1.Event
 	for _, e := range env.Events(left[0].Name) {
-		if e.Reason == v1.ReasonProvisionFailed {
+		if e.Reason == equinixv1.ReasonProvisionFailed {
 			ev = &e
 		}
 	}
@@ -118,9 +118,9 @@ func TestLostCreatesAreReplacedNotCounted(t *testing.T) {
 
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 	require.Equal(t, 2, env.Sim.FaultFired(fault))
-	assert.Nil(t, poolCondition(env, pool.Name, v1.PoolProvisioningFailed), "lost creates counted as provisioning failures")
-	gaveUp := insts.seen(func(i *v1.Instance) bool {
-		return i.Spec.PoolName == pool.Name && i.Status.Status == v1.PhaseFailed && i.Status.InstanceID == ""
+	assert.Nil(t, poolCondition(env, pool.Name, equinixv1.PoolProvisioningFailed), "lost creates counted as provisioning failures")
+	gaveUp := insts.seen(func(i *equinixv1.Instance) bool {
+		return i.Spec.PoolName == pool.Name && i.Status.Status == equinixv1.PhaseFailed && i.Status.InstanceID == ""
 	})
 	names := map[string]bool{}
 	for _, i := range gaveUp {

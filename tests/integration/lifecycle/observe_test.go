@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -43,7 +43,7 @@ func (l *ledger) observe(n metalsim.Notification) {
 	defer l.mu.Unlock()
 	switch {
 	case n.Type == metalsim.DeviceCreated:
-		uid, _ := v1.TagValue(n.Tags, v1.TagInstance)
+		uid, _ := equinixv1.TagValue(n.Tags, equinixv1.TagInstance)
 		l.created[uid] = append(l.created[uid], n.DeviceID)
 	case n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING:
 		l.reinstalls[n.DeviceID]++
@@ -83,7 +83,7 @@ func (l *ledger) failedDevices() []string {
 // Instance that ever asked for a device got exactly one (one stored create,
 // one 201 from createDevice), that device is the one it records, the project
 // holds nothing else, and each device was reinstalled exactly once.
-func (l *ledger) assertOneDevicePerInstance(t *testing.T, env *framework.Env, insts []v1.Instance) {
+func (l *ledger) assertOneDevicePerInstance(t *testing.T, env *framework.Env, insts []equinixv1.Instance) {
 	t.Helper()
 	l.mu.Lock()
 	created := map[string][]string{}
@@ -114,7 +114,7 @@ func (l *ledger) assertOneDevicePerInstance(t *testing.T, env *framework.Env, in
 	devs := env.Sim.Devices(framework.ProjectID)
 	assert.Len(t, devs, len(insts), "devices in the project")
 	for _, d := range devs {
-		uid, _ := v1.TagValue(d.Tags, v1.TagInstance)
+		uid, _ := equinixv1.TagValue(d.Tags, equinixv1.TagInstance)
 		assert.Len(t, created[uid], 1, "device %s (tag %s) belongs to no single Instance", d.GetId(), uid)
 	}
 }
@@ -125,13 +125,13 @@ func (l *ledger) assertOneDevicePerInstance(t *testing.T, env *framework.Env, in
 // the first sight of one.
 type instanceLog struct {
 	mu       sync.Mutex
-	versions []v1.Instance
+	versions []equinixv1.Instance
 	waiters  []*instanceWaiter
 }
 
 type instanceWaiter struct {
-	pred func(watch.EventType, *v1.Instance) bool
-	fn   func(*v1.Instance)
+	pred func(watch.EventType, *equinixv1.Instance) bool
+	fn   func(*equinixv1.Instance)
 	done chan struct{}
 }
 
@@ -150,7 +150,7 @@ func watchInstances(t *testing.T, env *framework.Env) *instanceLog {
 	l := &instanceLog{}
 	go func() {
 		for ev := range rw.ResultChan() {
-			if inst, ok := ev.Object.(*v1.Instance); ok {
+			if inst, ok := ev.Object.(*equinixv1.Instance); ok {
 				l.add(ev.Type, inst)
 			}
 		}
@@ -162,7 +162,7 @@ func watchInstances(t *testing.T, env *framework.Env) *instanceLog {
 	return l
 }
 
-func (l *instanceLog) add(typ watch.EventType, inst *v1.Instance) {
+func (l *instanceLog) add(typ watch.EventType, inst *equinixv1.Instance) {
 	l.mu.Lock()
 	l.versions = append(l.versions, *inst.DeepCopy())
 	var due []*instanceWaiter
@@ -184,7 +184,7 @@ func (l *instanceLog) add(typ watch.EventType, inst *v1.Instance) {
 
 // on runs fn, in the watch's goroutine, on the first event matching pred
 // from now on; the returned channel closes after fn ran.
-func (l *instanceLog) on(pred func(watch.EventType, *v1.Instance) bool, fn func(*v1.Instance)) <-chan struct{} {
+func (l *instanceLog) on(pred func(watch.EventType, *equinixv1.Instance) bool, fn func(*equinixv1.Instance)) <-chan struct{} {
 	w := &instanceWaiter{pred: pred, fn: fn, done: make(chan struct{})}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -193,10 +193,10 @@ func (l *instanceLog) on(pred func(watch.EventType, *v1.Instance) bool, fn func(
 }
 
 // seen returns the versions matching pred, oldest first.
-func (l *instanceLog) seen(pred func(*v1.Instance) bool) []v1.Instance {
+func (l *instanceLog) seen(pred func(*equinixv1.Instance) bool) []equinixv1.Instance {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []v1.Instance
+	var out []equinixv1.Instance
 	for i := range l.versions {
 		if pred(&l.versions[i]) {
 			out = append(out, l.versions[i])
@@ -215,7 +215,7 @@ func waitClosed(t *testing.T, ch <-chan struct{}, timeout time.Duration, what st
 	}
 }
 
-func hasCondition(i *v1.Instance, condType string, status metav1.ConditionStatus, reason string) bool {
+func hasCondition(i *equinixv1.Instance, condType string, status metav1.ConditionStatus, reason string) bool {
 	c := conditions.Get(i.Status.Conditions, condType)
 	return c != nil && c.Status == status && (reason == "" || c.Reason == reason)
 }
@@ -240,7 +240,7 @@ func event(env *framework.Env, name, reason string) *corev1.Event {
 
 // assertNoWarnings checks that the Instances recorded only Normal Events: a
 // crash or a lost answer the chain recovers from is nothing to warn about.
-func assertNoWarnings(t *testing.T, env *framework.Env, insts []v1.Instance) {
+func assertNoWarnings(t *testing.T, env *framework.Env, insts []equinixv1.Instance) {
 	t.Helper()
 	for _, i := range insts {
 		for _, ev := range env.Events(i.Name) {

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	ledgerpkg "github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
@@ -50,14 +50,14 @@ func TestProjectSwitchIsRefusedAndLeaksNothing(t *testing.T) {
 	device := inst.Status.InstanceID
 
 	env.SetSecretData(otherProjectData())
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged)
-	assertWarning(t, env, pool.Name, v1.ReasonProjectChanged)
+	waitPoolCondition(t, env, pool.Name, equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectChanged)
+	assertWarning(t, env, pool.Name, equinixv1.ReasonProjectChanged)
 
 	// Delete the pool: the Instance's cleanup must refuse the new project.
 	require.NoError(t, env.Client.EquinixV1().InstancePools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
-	got := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch)
-	assert.Contains(t, framework.Condition(&got, v1.InstanceCredentialsReady).Message, framework.ProjectID)
-	assertWarning(t, env, got.Name, v1.ReasonProjectMismatch)
+	got := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectMismatch)
+	assert.Contains(t, framework.Condition(&got, equinixv1.InstanceCredentialsReady).Message, framework.ProjectID)
+	assertWarning(t, env, got.Name, equinixv1.ReasonProjectMismatch)
 	// The pass that refused is the one that used to do the harm; the next
 	// waits for the Secret to change.
 	dev, ok := env.Sim.Device(device)
@@ -97,9 +97,9 @@ func TestJoinedServersFollowTheirSecretsProject(t *testing.T) {
 	before := len(env.Sim.Requests())
 
 	env.SetSecretData(otherProjectData())
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectChanged)
-	got := waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonProjectMismatch)
-	assertWarning(t, env, got.Name, v1.ReasonProjectMismatch)
+	waitPoolCondition(t, env, pool.Name, equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectChanged)
+	got := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonProjectMismatch)
+	assertWarning(t, env, got.Name, equinixv1.ReasonProjectMismatch)
 	for _, req := range env.Sim.Requests()[before:] {
 		assert.NotContains(t, req.Path, device, "the joined server's device was called to learn its project: %s %s", req.Method, req.Path)
 	}
@@ -110,8 +110,8 @@ func TestJoinedServersFollowTheirSecretsProject(t *testing.T) {
 	patch := []byte(`{"spec":{"credentialsSecret":{"name":"project-follow-old"}}}`)
 	_, err := env.Client.EquinixV1().Instances().Patch(env.Ctx, got.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	require.NoError(t, err)
-	waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionTrue, v1.ReasonCredentialsReady)
-	waitPoolCondition(t, env, pool.Name, v1.PoolCredentialsReady, metav1.ConditionTrue, "")
+	waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady)
+	waitPoolCondition(t, env, pool.Name, equinixv1.PoolCredentialsReady, metav1.ConditionTrue, "")
 
 	// The pool creates again, in the project its Secret names now, and each
 	// server is released with the credentials of its own project.
@@ -148,7 +148,7 @@ func TestSweepCoversEveryRecordedProject(t *testing.T) {
 	orphan, err := old.CreateDevice(env.Ctx, metal.CreateDeviceRequest{
 		Hostname: "ledger-late", Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly",
 		OperatingSystem: "custom_ipxe", IPXEScriptURL: "http://example.invalid/x.ipxe",
-		Tags: []string{clusterTag, v1.PoolTag("ledger")},
+		Tags: []string{clusterTag, equinixv1.PoolTag("ledger")},
 	})
 	require.NoError(t, err)
 	_, err = old.CreateVLAN(env.Ctx, metal.CreateVLANRequest{Metro: "sg", VXLAN: 1777, Tags: []string{clusterTag}})
@@ -212,7 +212,7 @@ func clusterTagOf(t *testing.T, env *framework.Env) string {
 	t.Helper()
 	ns, err := env.Kube.CoreV1().Namespaces().Get(env.Ctx, "kube-system", metav1.GetOptions{})
 	require.NoError(t, err)
-	return v1.ClusterTag(string(ns.UID))
+	return equinixv1.ClusterTag(string(ns.UID))
 }
 
 func containsKey(doc, key string) bool { return strings.Contains(doc, `"`+key+`"`) }

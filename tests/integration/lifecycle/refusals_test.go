@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -32,10 +32,10 @@ func TestRefusedCreatesBackOffAndThePoolSaysWhy(t *testing.T) {
 	p := framework.ParsePool(t, framework.SeedSample, "no-capacity")
 	pool := env.CreatePool(p)
 
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolReady, metav1.ConditionFalse, "")
+	c := waitPoolCondition(t, env, pool.Name, equinixv1.PoolReady, metav1.ConditionFalse, "")
 	env.Eventually(func() bool {
-		c = poolCondition(env, pool.Name, v1.PoolReady)
-		return strings.Contains(c.Message, v1.ReasonNoCapacity)
+		c = poolCondition(env, pool.Name, equinixv1.PoolReady)
+		return strings.Contains(c.Message, equinixv1.ReasonNoCapacity)
 	}, 30*time.Second, "the pool does not say why it is not ready: %s", c.Message)
 	assert.Contains(t, c.Message, "no capacity for plan c3.small.x86")
 
@@ -76,7 +76,7 @@ func TestUserdataClearIsRetriedUntilItWorks(t *testing.T) {
 		}
 	}))
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "userdata-503"))
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceReady, metav1.ConditionTrue, "")
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceReady, metav1.ConditionTrue, "")
 	env.Eventually(func() bool {
 		i := instanceNamed(env, inst.Name)
 		return i != nil && i.Status.UserdataClearRetry != nil && i.Status.UserdataClearRetry.Failures >= 2
@@ -117,8 +117,8 @@ func TestConsoleSecretNameClash(t *testing.T) {
 	require.NoError(t, err)
 	env.SetSecretData(secretData(framework.MetalToken))
 
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, "PasswordSecretTaken")
-	assert.Contains(t, framework.Condition(&inst, v1.InstanceInstallConfigured).Message, name+"-console")
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, "PasswordSecretTaken")
+	assert.Contains(t, framework.Condition(&inst, equinixv1.InstanceInstallConfigured).Message, name+"-console")
 	assertWarning(t, env, inst.Name, "PasswordSecretTaken")
 	assertNoMetalDevices(t, env)
 
@@ -139,7 +139,7 @@ func TestNeverValidCredentialsLetThePoolGo(t *testing.T) {
 	t.Cleanup(srv.Close)
 	env.StartController(env.Config(framework.Options{Configure: func(c *config.Config) { c.MetalAPIURL = srv.URL + "/metal/v1" }}))
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "never-valid"))
-	waitInstanceCondition(t, env, pool.Name, v1.InstanceCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
+	waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid)
 
 	require.NoError(t, env.Client.EquinixV1().InstancePools().Delete(env.Ctx, pool.Name, metav1.DeleteOptions{}))
 	env.Eventually(func() bool {
@@ -157,10 +157,10 @@ func TestUnreleasedVersionCreatesNoServer(t *testing.T) {
 	p := framework.ParsePool(t, framework.SeedSample, "no-such-release")
 	p.Spec.HarvesterVersion = "v9.9.9"
 	pool := env.CreatePool(p)
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolJoinInfoReady, metav1.ConditionFalse, v1.ReasonReleaseNotFound)
+	c := waitPoolCondition(t, env, pool.Name, equinixv1.PoolJoinInfoReady, metav1.ConditionFalse, equinixv1.ReasonReleaseNotFound)
 	assert.Contains(t, c.Message, "v9.9.9")
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonReleaseNotFound)
-	assertWarning(t, env, inst.Name, v1.ReasonReleaseNotFound)
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, equinixv1.ReasonReleaseNotFound)
+	assertWarning(t, env, inst.Name, equinixv1.ReasonReleaseNotFound)
 	assertNoMetalDevices(t, env)
 
 	// A published release lets the same pool, and its Instance that has no
@@ -172,7 +172,7 @@ func TestUnreleasedVersionCreatesNoServer(t *testing.T) {
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
 }
 
-func instanceNamed(env *framework.Env, name string) *v1.Instance {
+func instanceNamed(env *framework.Env, name string) *equinixv1.Instance {
 	i, err := env.Client.EquinixV1().Instances().Get(env.Ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil
@@ -190,11 +190,11 @@ func TestSmallInstallDiskCreatesNoServer(t *testing.T) {
 	p.Spec.Plan = "c3.medium.x86" // 2 × 240GB boot SSDs, 2 × 480GB storage SSDs
 	p.Spec.InstallDevice = "/dev/sda"
 	pool := env.CreatePool(p)
-	c := waitPoolCondition(t, env, pool.Name, v1.PoolInstallDiskFits, metav1.ConditionFalse, v1.ReasonInstallDiskTooSmall)
+	c := waitPoolCondition(t, env, pool.Name, equinixv1.PoolInstallDiskFits, metav1.ConditionFalse, equinixv1.ReasonInstallDiskTooSmall)
 	assert.Contains(t, c.Message, "/dev/sda")
 	assert.Contains(t, c.Message, "/dev/sdc", "the message names a drive that is large enough")
-	inst := waitInstanceCondition(t, env, pool.Name, v1.InstanceInstallConfigured, metav1.ConditionFalse, v1.ReasonInstallDiskTooSmall)
-	assertWarning(t, env, inst.Name, v1.ReasonInstallDiskTooSmall)
+	inst := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, equinixv1.ReasonInstallDiskTooSmall)
+	assertWarning(t, env, inst.Name, equinixv1.ReasonInstallDiskTooSmall)
 	assertNoMetalDevices(t, env)
 
 	fixed := env.Pool(pool.Name)
@@ -202,5 +202,5 @@ func TestSmallInstallDiskCreatesNoServer(t *testing.T) {
 	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, fixed, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
-	assert.Nil(t, conditions.Get(env.Pool(pool.Name).Status.Conditions, v1.PoolInstallDiskFits), "the condition goes once no server reports it")
+	assert.Nil(t, conditions.Get(env.Pool(pool.Name).Status.Conditions, equinixv1.PoolInstallDiskFits), "the condition goes once no server reports it")
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/watch"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -33,11 +33,11 @@ type killPoint func(k *killCtx) <-chan struct{}
 
 // onInstance kills at the first watch event of the pool's Instances that
 // matches pred.
-func onInstance(pred func(watch.EventType, *v1.Instance) bool) killPoint {
+func onInstance(pred func(watch.EventType, *equinixv1.Instance) bool) killPoint {
 	return func(k *killCtx) <-chan struct{} {
-		return k.insts.on(func(typ watch.EventType, i *v1.Instance) bool {
+		return k.insts.on(func(typ watch.EventType, i *equinixv1.Instance) bool {
 			return i.Spec.PoolName == k.pool && pred(typ, i)
-		}, func(*v1.Instance) { k.sigkilled = k.addon.Kill() })
+		}, func(*equinixv1.Instance) { k.sigkilled = k.addon.Kill() })
 	}
 }
 
@@ -63,8 +63,8 @@ func onDevice(pred func(metalsim.Notification) bool) killPoint {
 	}
 }
 
-func phaseIs(phase string) func(watch.EventType, *v1.Instance) bool {
-	return func(_ watch.EventType, i *v1.Instance) bool { return i.Status.Status == phase }
+func phaseIs(phase string) func(watch.EventType, *equinixv1.Instance) bool {
+	return func(_ watch.EventType, i *equinixv1.Instance) bool { return i.Status.Status == phase }
 }
 
 // Killing the real binary with SIGKILL at each step of the provisioning chain
@@ -81,9 +81,9 @@ func TestSIGKILLAtEachStepNeverDuplicatesDevices(t *testing.T) {
 		// controller must find the device by its tag.
 		adopts bool
 	}{
-		{name: "instance-created", kill: onInstance(func(typ watch.EventType, _ *v1.Instance) bool { return typ == watch.Added })},
+		{name: "instance-created", kill: onInstance(func(typ watch.EventType, _ *equinixv1.Instance) bool { return typ == watch.Added })},
 		{name: "create-stored", adopts: true, kill: onDevice(func(n metalsim.Notification) bool { return n.Type == metalsim.DeviceCreated })},
-		{name: "provisioning", kill: onInstance(phaseIs(v1.PhaseProvisioning))},
+		{name: "provisioning", kill: onInstance(phaseIs(equinixv1.PhaseProvisioning))},
 		{name: "networking", kill: onDevice(func(n metalsim.Notification) bool {
 			// The first port change of an active device: the networking chain
 			// is mid-way to the install state, which comes before the reinstall.
@@ -92,7 +92,7 @@ func TestSIGKILLAtEachStepNeverDuplicatesDevices(t *testing.T) {
 		{name: "reinstall-sent", kill: onDevice(func(n metalsim.Notification) bool {
 			return n.Type == metalsim.DeviceStateChanged && n.State == metalv1.DEVICESTATE_REINSTALLING
 		})},
-		{name: "joining", kill: onInstance(phaseIs(v1.PhaseJoining))},
+		{name: "joining", kill: onInstance(phaseIs(equinixv1.PhaseJoining))},
 		// With leader election the next process waits out the dead leader's
 		// Lease, as a replacement pod does, and then adopts the lost create.
 		{name: "create-stored-leader", leaderElect: true, adopts: true, kill: onDevice(func(n metalsim.Notification) bool { return n.Type == metalsim.DeviceCreated })},
@@ -154,30 +154,30 @@ func TestLostCreateIsAdoptedNotResent(t *testing.T) {
 	inst := insts[0]
 	assert.Equal(t, []string{inst.Status.InstanceID}, l.devicesOf(string(inst.UID)))
 	assert.Len(t, env.Sim.Devices(framework.ProjectID), 1)
-	c := framework.Condition(&inst, v1.InstanceDeviceCreated)
+	c := framework.Condition(&inst, equinixv1.InstanceDeviceCreated)
 	require.NotNil(t, c)
-	assert.Equal(t, v1.ReasonDeviceAdopted, c.Reason)
-	assert.True(t, env.EventRecorded(inst.Name, v1.ReasonDeviceAdopted), "no DeviceAdopted Event")
+	assert.Equal(t, equinixv1.ReasonDeviceAdopted, c.Reason)
+	assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonDeviceAdopted), "no DeviceAdopted Event")
 	env.AssertNoSecretLeaks()
 }
 
 // assertAdopted checks that the Instance whose create answer was cut found
 // its device by tag rather than creating another.
-func assertAdopted(t *testing.T, env *framework.Env, insts []v1.Instance, cause *metalsim.Notification) {
+func assertAdopted(t *testing.T, env *framework.Env, insts []equinixv1.Instance, cause *metalsim.Notification) {
 	t.Helper()
 	require.NotNil(t, cause)
-	uid, ok := v1.TagValue(cause.Tags, v1.TagInstance)
+	uid, ok := equinixv1.TagValue(cause.Tags, equinixv1.TagInstance)
 	require.True(t, ok, "the device created carries no Instance tag")
 	for _, inst := range insts {
 		if string(inst.UID) != uid {
 			continue
 		}
 		assert.Equal(t, cause.DeviceID, inst.Status.InstanceID)
-		c := framework.Condition(&inst, v1.InstanceDeviceCreated)
+		c := framework.Condition(&inst, equinixv1.InstanceDeviceCreated)
 		if assert.NotNil(t, c) {
-			assert.Equal(t, v1.ReasonDeviceAdopted, c.Reason, "instance %s: %s", inst.Name, c.Message)
+			assert.Equal(t, equinixv1.ReasonDeviceAdopted, c.Reason, "instance %s: %s", inst.Name, c.Message)
 		}
-		assert.True(t, env.EventRecorded(inst.Name, v1.ReasonDeviceAdopted), "no DeviceAdopted Event on %s", inst.Name)
+		assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonDeviceAdopted), "no DeviceAdopted Event on %s", inst.Name)
 		return
 	}
 	t.Errorf("no Instance of the pool has UID %s, whose create was cut", uid)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -113,7 +113,7 @@ func TestTwoPoolsInTwoProjects(t *testing.T) {
 	a.Spec.Count = 2
 	b := framework.ParsePool(t, framework.SeedSample, "proj-b")
 	b.Spec.Count = 2
-	b.Spec.CredentialsSecret = &v1.SecretReference{Name: projectBSecret}
+	b.Spec.CredentialsSecret = &equinixv1.SecretReference{Name: projectBSecret}
 	env.CreatePool(a)
 	env.CreatePool(b)
 	env.WaitPoolReady(a.Name, 2, 2*time.Minute)
@@ -134,7 +134,7 @@ func TestTwoPoolsInTwoProjects(t *testing.T) {
 	gate.revoke(projectBToken)
 	scale(t, env, a.Name, 3)
 	scale(t, env, b.Name, 3)
-	waitPoolCondition(t, env, b.Name, v1.PoolCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid)
+	waitPoolCondition(t, env, b.Name, equinixv1.PoolCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid)
 	env.WaitPoolReady(a.Name, 3, 2*time.Minute)
 	orphanA = plantOrphan(t, env.MetalClient(framework.MetalToken, framework.ProjectID), clusterTag, "orphan-a2")
 	waitDeviceGone(t, env, orphanA, "the sweep of project A stopped while project B's token was refused")
@@ -191,7 +191,7 @@ func plantOrphan(t *testing.T, client metal.Client, clusterTag, hostname string)
 	dev, err := client.CreateDevice(t.Context(), metal.CreateDeviceRequest{
 		Hostname: hostname, Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly",
 		OperatingSystem: "custom_ipxe", IPXEScriptURL: "http://example.invalid/x.ipxe",
-		Tags: []string{clusterTag, v1.PoolTag("gone-" + hostname)},
+		Tags: []string{clusterTag, equinixv1.PoolTag("gone-" + hostname)},
 	})
 	require.NoError(t, err)
 	return dev.ID

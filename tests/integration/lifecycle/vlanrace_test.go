@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -37,8 +37,8 @@ func TestConcurrentVLANCreatesDoNotStallNetworking(t *testing.T) {
 		}
 	}
 	t.Logf("VLAN creates refused as duplicates: %d", refused)
-	stalled := insts.seen(func(i *v1.Instance) bool {
-		return i.Spec.PoolName == pool.Name && hasCondition(i, v1.InstanceNetworkConfigured, metav1.ConditionFalse, v1.ReasonInvalidRequest)
+	stalled := insts.seen(func(i *equinixv1.Instance) bool {
+		return i.Spec.PoolName == pool.Name && hasCondition(i, equinixv1.InstanceNetworkConfigured, metav1.ConditionFalse, equinixv1.ReasonInvalidRequest)
 	})
 	assert.Empty(t, stalled, "a server reported a duplicate VLAN create as an invalid request")
 	env.AssertNoSecretLeaks()

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -22,7 +22,7 @@ func TestSlowConversionIsSentOnceAndWaitedFor(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{Timings: &timings})
 	pool := env.CreatePool(framework.SeedPoolWith(t, "net-slow-conversion", framework.SeedLayer2Individual))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
-	inst := waitJoinedNetwork(t, env, pool.Name, v1.NetworkTypeLayer2Individual)
+	inst := waitJoinedNetwork(t, env, pool.Name, equinixv1.NetworkTypeLayer2Individual)
 
 	conversions := env.Sim.RequestsFor(metalsim.OpConvertLayer2)
 	assert.Len(t, conversions, 1, "convertLayer2 requests: %+v", conversions)
@@ -32,6 +32,6 @@ func TestSlowConversionIsSentOnceAndWaitedFor(t *testing.T) {
 		}
 	}
 	dev := readDevice(t, env, inst.Status.InstanceID)
-	assertPorts(t, caseOf(t, v1.NetworkTypeLayer2Individual).ports, dev)
+	assertPorts(t, caseOf(t, equinixv1.NetworkTypeLayer2Individual).ports, dev)
 	assert.Equal(t, corev1.ConditionTrue, nodeReady(t, env, inst.Name).Status)
 }

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -28,9 +28,9 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 		// joined: the step runs after the join (a layer-2 conversion).
 		joined bool
 	}{
-		{"VLAN assignment", framework.SeedHybrid, v1.NetworkTypeHybrid, metalsim.OpAssignPort, "assign VLAN 1000 to eth1", false},
-		{"disbond", framework.SeedHybrid, v1.NetworkTypeHybrid, metalsim.OpDisbondPort, "disbond eth1", false},
-		{"layer-2 conversion after the join", framework.SeedLayer2Bonded, v1.NetworkTypeLayer2Bonded, metalsim.OpConvertLayer2, "convert-layer-2 on bond0", true},
+		{"VLAN assignment", framework.SeedHybrid, equinixv1.NetworkTypeHybrid, metalsim.OpAssignPort, "assign VLAN 1000 to eth1", false},
+		{"disbond", framework.SeedHybrid, equinixv1.NetworkTypeHybrid, metalsim.OpDisbondPort, "disbond eth1", false},
+		{"layer-2 conversion after the join", framework.SeedLayer2Bonded, equinixv1.NetworkTypeLayer2Bonded, metalsim.OpConvertLayer2, "convert-layer-2 on bond0", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,17 +40,17 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 				Operations: []string{tc.op}, Message: refusal})
 			pool := env.CreatePool(framework.SeedPoolWith(t, "net-refused", tc.networking))
 
-			var inst v1.Instance
+			var inst equinixv1.Instance
 			env.Eventually(func() bool {
 				insts := env.Instances(pool.Name)
 				if len(insts) != 1 {
 					return false
 				}
 				inst = insts[0]
-				c := framework.Condition(&inst, v1.InstanceNetworkConfigured)
+				c := framework.Condition(&inst, equinixv1.InstanceNetworkConfigured)
 				return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, tc.step) && strings.Contains(c.Message, refusal)
 			}, time.Minute, "no NetworkConfigured condition naming %q", tc.step)
-			c := framework.Condition(&inst, v1.InstanceNetworkConfigured)
+			c := framework.Condition(&inst, equinixv1.InstanceNetworkConfigured)
 			t.Logf("NetworkConfigured=%s %s: %s", c.Status, c.Reason, c.Message)
 			env.Eventually(func() bool { return countWarnings(env, inst.Name, tc.step) > 0 }, 10*time.Second,
 				"no Warning Event naming %q", tc.step)
@@ -65,7 +65,7 @@ func TestRefusedPortStepNamesStepAndPort(t *testing.T) {
 				assert.Equal(t, corev1.ConditionTrue, nodeReady(t, env, inst.Name).Status)
 			} else {
 				assert.Empty(t, env.Sim.RequestsFor(metalsim.OpPerformAction), "the installer must not start on unconverged ports")
-				assert.Equal(t, v1.PhaseNetworking, inst.Status.Status)
+				assert.Equal(t, equinixv1.PhaseNetworking, inst.Status.Status)
 			}
 
 			env.Sim.RemoveFault(fault)
@@ -89,7 +89,7 @@ func TestThrottledPortCallsBackOffAndRecover(t *testing.T) {
 		Count: 1})
 	pool := env.CreatePool(framework.SeedPoolWith(t, "net-throttled", framework.SeedHybrid))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
-	inst := waitJoinedNetwork(t, env, pool.Name, v1.NetworkTypeHybrid)
+	inst := waitJoinedNetwork(t, env, pool.Name, equinixv1.NetworkTypeHybrid)
 
 	assert.Equal(t, 1, env.Sim.FaultFired(disbond429))
 	assert.Equal(t, 2, env.Sim.FaultFired(assign429))
@@ -107,7 +107,7 @@ func TestThrottledPortCallsBackOffAndRecover(t *testing.T) {
 	assert.Len(t, env.Sim.RequestsFor(metalsim.OpDisbondPort), 2, "disbond: one 429, one success")
 	assert.Len(t, env.Sim.RequestsFor(metalsim.OpAssignPort), 5, "assign: two 429s, one 503, two successes")
 	assert.Zero(t, countWarnings(env, inst.Name, "eth1"), "a throttled port call is no failure to warn about")
-	assertPorts(t, caseOf(t, v1.NetworkTypeHybrid).ports, readDevice(t, env, inst.Status.InstanceID))
+	assertPorts(t, caseOf(t, equinixv1.NetworkTypeHybrid).ports, readDevice(t, env, inst.Status.InstanceID))
 	require.Equal(t, corev1.ConditionTrue, nodeReady(t, env, inst.Name).Status)
 }
 

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -100,7 +100,7 @@ func formatCounts(c map[string]int) string {
 }
 
 // onlyInstance returns the pool's single Instance.
-func onlyInstance(t *testing.T, env *framework.Env, pool string) v1.Instance {
+func onlyInstance(t *testing.T, env *framework.Env, pool string) equinixv1.Instance {
 	t.Helper()
 	insts := env.Instances(pool)
 	require.Len(t, insts, 1)
@@ -110,16 +110,16 @@ func onlyInstance(t *testing.T, env *framework.Env, pool string) v1.Instance {
 // waitJoinedNetwork waits until the pool's single Instance has joined and its
 // ports were converged to typ in the joined phase, then until the controller
 // stopped calling the Metal API.
-func waitJoinedNetwork(t *testing.T, env *framework.Env, pool, typ string) v1.Instance {
+func waitJoinedNetwork(t *testing.T, env *framework.Env, pool, typ string) equinixv1.Instance {
 	t.Helper()
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	ok := assert.Eventually(t, func() bool {
 		insts := env.Instances(pool)
 		if len(insts) != 1 {
 			return false
 		}
 		inst = insts[0]
-		c := framework.Condition(&inst, v1.InstanceNetworkConfigured)
+		c := framework.Condition(&inst, equinixv1.InstanceNetworkConfigured)
 		return inst.Status.JoinedAt != nil && c != nil && c.Status == metav1.ConditionTrue &&
 			c.Message == fmt.Sprintf("ports of device %s match %s", inst.Status.InstanceID, typ)
 	}, time.Minute, 100*time.Millisecond)
@@ -161,9 +161,9 @@ func nodeReady(t *testing.T, env *framework.Env, name string) corev1.NodeConditi
 }
 
 // updateInstance applies mutate to the latest Instance, retrying on conflict.
-func updateInstance(t *testing.T, env *framework.Env, name string, mutate func(*v1.Instance)) *v1.Instance {
+func updateInstance(t *testing.T, env *framework.Env, name string, mutate func(*equinixv1.Instance)) *equinixv1.Instance {
 	t.Helper()
-	var out *v1.Instance
+	var out *equinixv1.Instance
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		inst, err := env.Client.EquinixV1().Instances().Get(env.Ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -178,7 +178,7 @@ func updateInstance(t *testing.T, env *framework.Env, name string, mutate func(*
 }
 
 // updateInstanceStatus applies mutate to the latest Instance status.
-func updateInstanceStatus(t *testing.T, env *framework.Env, name string, mutate func(*v1.InstanceStatus)) {
+func updateInstanceStatus(t *testing.T, env *framework.Env, name string, mutate func(*equinixv1.InstanceStatus)) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		inst, err := env.Client.EquinixV1().Instances().Get(env.Ctx, name, metav1.GetOptions{})
@@ -193,7 +193,7 @@ func updateInstanceStatus(t *testing.T, env *framework.Env, name string, mutate 
 }
 
 // updatePool applies mutate to the latest pool, retrying on conflict.
-func updatePool(t *testing.T, env *framework.Env, name string, mutate func(*v1.InstancePool)) {
+func updatePool(t *testing.T, env *framework.Env, name string, mutate func(*equinixv1.InstancePool)) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p, err := env.Client.EquinixV1().InstancePools().Get(env.Ctx, name, metav1.GetOptions{})
@@ -213,7 +213,7 @@ func updatePool(t *testing.T, env *framework.Env, name string, mutate func(*v1.I
 // reports it, the handlers have seen the change.
 func touchInstance(t *testing.T, env *framework.Env, name string) {
 	t.Helper()
-	updated := updateInstance(t, env, name, func(i *v1.Instance) {
+	updated := updateInstance(t, env, name, func(i *equinixv1.Instance) {
 		if i.Annotations == nil {
 			i.Annotations = map[string]string{}
 		}

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -44,27 +44,27 @@ type typeCase struct {
 func seedTypeCases() []typeCase {
 	return []typeCase{
 		{
-			name: "layer3 (default)", typ: v1.NetworkTypeLayer3, layer3: true, statusType: "layer3",
+			name: "layer3 (default)", typ: equinixv1.NetworkTypeLayer3, layer3: true, statusType: "layer3",
 			ports: map[string]port{
 				"bond0": {true, "layer3", nil}, "eth0": {true, "layer3", nil}, "eth1": {true, "layer3", nil},
 			},
 		},
 		{
-			name: "hybrid", networking: framework.SeedHybrid, typ: v1.NetworkTypeHybrid, layer3: true, statusType: "hybrid",
+			name: "hybrid", networking: framework.SeedHybrid, typ: equinixv1.NetworkTypeHybrid, layer3: true, statusType: "hybrid",
 			ports: map[string]port{
 				"bond0": {true, "hybrid", nil}, "eth0": {true, "hybrid", nil}, "eth1": {false, "hybrid", []int{1000, 1001}},
 			},
 			installCalls: []string{"disbondPort eth1 ?bulk_disable=false", "assignPort eth1", "assignPort eth1"},
 		},
 		{
-			name: "hybrid-bonded", networking: framework.SeedHybridBonded, typ: v1.NetworkTypeHybridBonded, layer3: true,
+			name: "hybrid-bonded", networking: framework.SeedHybridBonded, typ: equinixv1.NetworkTypeHybridBonded, layer3: true,
 			ports: map[string]port{
 				"bond0": {true, "hybrid-bonded", []int{1000, 1001}}, "eth0": {true, "hybrid-bonded", nil}, "eth1": {true, "hybrid-bonded", nil},
 			},
 			installCalls: []string{"assignPort bond0", "assignPort bond0"},
 		},
 		{
-			name: "layer2-bonded", networking: framework.SeedLayer2Bonded, typ: v1.NetworkTypeLayer2Bonded, statusType: "layer2-bonded", mgmtVLAN: 1000,
+			name: "layer2-bonded", networking: framework.SeedLayer2Bonded, typ: equinixv1.NetworkTypeLayer2Bonded, statusType: "layer2-bonded", mgmtVLAN: 1000,
 			ports: map[string]port{
 				"bond0": {true, "layer2-bonded", []int{1000, 1001}}, "eth0": {true, "layer2-bonded", nil}, "eth1": {true, "layer2-bonded", nil},
 			},
@@ -72,7 +72,7 @@ func seedTypeCases() []typeCase {
 			joinedCalls:  []string{"convertLayer2 bond0"},
 		},
 		{
-			name: "layer2-individual", networking: framework.SeedLayer2Individual, typ: v1.NetworkTypeLayer2Individual, statusType: "layer2-individual", mgmtVLAN: 1000,
+			name: "layer2-individual", networking: framework.SeedLayer2Individual, typ: equinixv1.NetworkTypeLayer2Individual, statusType: "layer2-individual", mgmtVLAN: 1000,
 			ports: map[string]port{
 				"bond0": {false, "layer2-individual", nil}, "eth0": {false, "layer2-individual", []int{1000}}, "eth1": {false, "layer2-individual", []int{1000, 1001}},
 			},
@@ -108,7 +108,7 @@ func TestSeedNetworkTypes(t *testing.T) {
 // bonds for VLANs and leaves eth0, eth2 and the bonds as they are.
 func TestHybridOnFourNICPlan(t *testing.T) {
 	runTypeCase(t, typeCase{
-		name: "n3.xlarge.x86 hybrid", plan: "n3.xlarge.x86", typ: v1.NetworkTypeHybrid, layer3: true, statusType: "hybrid",
+		name: "n3.xlarge.x86 hybrid", plan: "n3.xlarge.x86", typ: equinixv1.NetworkTypeHybrid, layer3: true, statusType: "hybrid",
 		networking: `  networkingConfiguration:
     type: "hybrid"
     interfaceConfiguration:
@@ -211,7 +211,7 @@ func assertInstall(t *testing.T, env *framework.Env, tc typeCase, boots []metals
 		return
 	}
 	install := boots[0]
-	assert.Equal(t, v1.NetworkTypeHybridBonded, install.Type, "the layer-2 types install in hybrid-bonded")
+	assert.Equal(t, equinixv1.NetworkTypeHybridBonded, install.Type, "the layer-2 types install in hybrid-bonded")
 	bond0, ok := portState(install, "bond0")
 	require.True(t, ok)
 	assert.False(t, bond0.Layer2, "bond0 stays in layer 3 for the installer")
@@ -223,7 +223,7 @@ func assertInstall(t *testing.T, env *framework.Env, tc typeCase, boots []metals
 // unrelated change costs no Metal call at all, and a forced re-plan (the
 // recorded configuration hash cleared) reads the device once and calls no
 // port operation.
-func assertConvergedIsIdle(t *testing.T, env *framework.Env, inst v1.Instance) {
+func assertConvergedIsIdle(t *testing.T, env *framework.Env, inst equinixv1.Instance) {
 	t.Helper()
 	env.Sim.ResetRequests()
 	touchInstance(t, env, inst.Name)
@@ -234,7 +234,7 @@ func assertConvergedIsIdle(t *testing.T, env *framework.Env, inst v1.Instance) {
 	env.Sim.ResetRequests()
 	hash := inst.Status.NetworkConfigHash
 	require.NotEmpty(t, hash)
-	updateInstanceStatus(t, env, inst.Name, func(s *v1.InstanceStatus) { s.NetworkConfigHash = "" })
+	updateInstanceStatus(t, env, inst.Name, func(s *equinixv1.InstanceStatus) { s.NetworkConfigHash = "" })
 	env.Eventually(func() bool {
 		i, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 		return err == nil && i.Status.NetworkConfigHash == hash

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -27,13 +27,13 @@ func TestVLANChangesInPlaceAndPoolRemovalKeepsForeignVLANs(t *testing.T) {
 
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "net-vlans"))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
-	inst := waitJoinedNetwork(t, env, pool.Name, v1.NetworkTypeHybrid)
+	inst := waitJoinedNetwork(t, env, pool.Name, equinixv1.NetworkTypeHybrid)
 	assertVLANs(t, env, map[int]bool{1000: true, 1001: false, 1500: false})
 	assert.Equal(t, []int{1000, 1001}, readDevice(t, env, inst.Status.InstanceID).Ports["eth1"].VXLANs)
 	assertVLANEvents(t, env, inst.Name, "VLANCreated", "created VLAN 1000 in metro sg")
 
 	env.Sim.ResetRequests()
-	updatePool(t, env, pool.Name, func(p *v1.InstancePool) {
+	updatePool(t, env, pool.Name, func(p *equinixv1.InstancePool) {
 		p.Spec.NetworkingConfiguration.InterfaceConfiguration[0].VLANIDs = []string{"1001", "1002"}
 	})
 	env.Eventually(func() bool {
@@ -97,7 +97,7 @@ func assertVLANs(t *testing.T, env *framework.Env, want map[int]bool) {
 		if !ok {
 			continue
 		}
-		tagged := slices.ContainsFunc(v.Tags, func(tag string) bool { return strings.HasPrefix(tag, v1.TagCluster) })
+		tagged := slices.ContainsFunc(v.Tags, func(tag string) bool { return strings.HasPrefix(tag, equinixv1.TagCluster) })
 		assert.Equal(t, addon, tagged, "VLAN %d carries the addon's tag: %v", vx, v.Tags)
 	}
 }

@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -188,24 +188,24 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, inst.Name, types.MergePatchType,
 		[]byte(`{"spec":{"powerState":"off"}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	powered := func(action v1.PowerAction) func() bool {
+	powered := func(action equinixv1.PowerAction) func() bool {
 		return func() bool {
 			i, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 			return err == nil && i.Status.LastPowerAction != nil && i.Status.LastPowerAction.Action == action &&
-				i.Status.LastPowerAction.Result == v1.PowerResultSucceeded
+				i.Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded
 		}
 	}
-	env.Eventually(powered(v1.PowerActionOff), time.Minute, "the power-off did not complete")
+	env.Eventually(powered(equinixv1.PowerActionOff), time.Minute, "the power-off did not complete")
 	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, inst.Name, types.MergePatchType,
 		[]byte(`{"spec":{"powerState":"on"}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	env.Eventually(powered(v1.PowerActionOn), time.Minute, "the power-on did not complete")
+	env.Eventually(powered(equinixv1.PowerActionOn), time.Minute, "the power-on did not complete")
 
 	// A remediation: the node has not been Ready for two minutes.
 	require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, inst.Name, time.Now().Add(-2*time.Minute)))
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
-		return len(insts) == 1 && insts[0].Name != inst.Name && insts[0].Status.Status == v1.PhaseManaged
+		return len(insts) == 1 && insts[0].Name != inst.Name && insts[0].Status.Status == equinixv1.PhaseManaged
 	}, 2*time.Minute, "the unhealthy server was not replaced")
 
 	// An orphan of this cluster, deleted after its grace period.
@@ -213,7 +213,7 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	cfg.Servers = metalv1.ServerConfigurations{{URL: env.SimURL}}
 	cfg.AddDefaultHeader("X-Auth-Token", framework.MetalToken)
 	in := metalv1.DeviceCreateInMetroInput{Metro: "da", Plan: "c3.small.x86", OperatingSystem: "ubuntu_22_04",
-		Hostname: metalv1.PtrString("orphan"), Tags: []string{v1.ClusterTag(clusterID(t, env))}}
+		Hostname: metalv1.PtrString("orphan"), Tags: []string{equinixv1.ClusterTag(clusterID(t, env))}}
 	orphan, _, err := metalv1.NewAPIClient(cfg).DevicesApi.CreateDevice(context.Background(), framework.ProjectID).
 		CreateDeviceRequest(metalv1.CreateDeviceRequest{DeviceCreateInMetroInput: &in}).Execute()
 	require.NoError(t, err)
@@ -227,8 +227,8 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	server := env.Instances(pool.Name)[0].Name
 	require.NoError(t, env.SetVIPHost(server))
 	env.Eventually(func() bool {
-		e := env.ElasticIP(v1.VIPElasticIPName)
-		return e != nil && e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.NodeName == server
+		e := env.ElasticIP(equinixv1.VIPElasticIPName)
+		return e != nil && e.Status.Status == equinixv1.ElasticIPPhaseAssigned && e.Status.NodeName == server
 	}, time.Minute, "the VIP's Elastic IP did not follow kube-vip")
 
 	// The ElasticIP's metrics are published once its status is stored, a
@@ -253,9 +253,9 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 		}
 		return true
 	}, 30*time.Second, 100*time.Millisecond, "the ElasticIP's metrics %v were not published", elasticIPMetrics)
-	managed := gauge(managedDuringRun["equinix_addon_instances"], "phase", v1.PhaseManaged)
+	managed := gauge(managedDuringRun["equinix_addon_instances"], "phase", equinixv1.PhaseManaged)
 	assert.Equal(t, 1.0, managed, "instances by phase")
-	assert.Equal(t, 1.0, gauge(managedDuringRun["equinix_addon_pool_phase"], "phase", v1.PoolPhaseReady), "pool phase")
+	assert.Equal(t, 1.0, gauge(managedDuringRun["equinix_addon_pool_phase"], "phase", equinixv1.PoolPhaseReady), "pool phase")
 
 	env.DeletePoolAndWait(pool.Name)
 	peaks := stopSampling()

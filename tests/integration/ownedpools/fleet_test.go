@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
@@ -32,14 +32,14 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	registerInventory(t, env, spec, bmcPassword, framework.RedfishInventory(spec.Name, rf.Server), map[string]string{"rack": "f"})
 
 	createPool(t, env, ownedPool("rack-f", 1, map[string]string{"rack": "f"}))
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	require.Eventually(t, func() bool {
 		insts := instancesOf(t, env, "rack-f")
 		if len(insts) != 1 {
 			return false
 		}
 		inst = insts[0]
-		return inst.Status.Status == v1.PhaseManaged
+		return inst.Status.Status == equinixv1.PhaseManaged
 	}, wait, tick, "the server never installed and joined: %+v", fleet.Results())
 	assert.Equal(t, spec.Name, inst.Status.Server)
 	// The server joined under its Inventory's name, labelled with its
@@ -47,7 +47,7 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	assert.Equal(t, spec.Name, inst.Status.NodeName)
 	node, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, spec.Name, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, inst.Name, node.Labels[v1.LabelInstance])
+	assert.Equal(t, inst.Name, node.Labels[equinixv1.LabelInstance])
 	assert.Equal(t, spec.UUID, inst.Status.SystemUUID)
 	res := bootResult(t, fleet, spec.Name)
 	assert.True(t, res.OK, "%+v", res)
@@ -63,7 +63,7 @@ func TestOwnedServerInstallsThroughTheBootEndpointAndIsReleased(t *testing.T) {
 	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-f")) == 0 }, wait, tick)
 	assert.Equal(t, "Off", rf.BMC.PowerState())
 	inv := env.Inventory(spec.Name)
-	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
+	assert.NotContains(t, inv.Labels, equinixv1.LabelClaimedBy)
 	_, err = env.Kube.CoreV1().Nodes().Get(env.Ctx, spec.Name, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the Node is deleted: %v", err)
 }
@@ -92,16 +92,16 @@ func fleetEnv(t *testing.T) (*framework.Env, *ownedfleet.Fleet, string) {
 // registerInventory creates inv, the Inventory of a fleet server, with its
 // MAC, disk and labels, and its BMC Secret (bmcUser and password), and
 // waits for its BMC to be reached.
-func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, password string, inv *v1alpha1.Inventory, lbls map[string]string) {
+func registerInventory(t *testing.T, env *framework.Env, spec ownedfleet.Spec, password string, inv *seederv1alpha1.Inventory, lbls map[string]string) {
 	t.Helper()
 	env.CreateBMCSecret(spec.Name, bmcUser, password)
 	inv.Labels = lbls
 	inv.Spec.ManagementInterfaceMacAddress = spec.MAC
 	inv.Spec.PrimaryDisk = spec.Disk
-	inv.Spec.Events = v1alpha1.Events{PollingInterval: "1h"}
+	inv.Spec.Events = seederv1alpha1.Events{PollingInterval: "1h"}
 	env.CreateInventory(inv)
 	require.Eventually(t, func() bool {
-		return env.Inventory(spec.Name).Status.Status == v1alpha1.InventoryNodeReady
+		return env.Inventory(spec.Name).Status.Status == seederv1alpha1.InventoryNodeReady
 	}, wait, tick, "Inventory %s never reached its BMC", spec.Name)
 }
 

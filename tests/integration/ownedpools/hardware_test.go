@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
@@ -30,15 +30,15 @@ func TestPoolNodeIsNamedAfterItsInventoryAndBound(t *testing.T) {
 
 	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
-		return inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
+		return inventoryCondition(t, env, s.name, equinixv1.BMCNodeFound, metav1.ConditionTrue, equinixv1.ReasonNodeFound)
 	}, wait, tick, "the Inventory never bound the pool's node: %+v", env.Inventory(s.name).Status.Conditions)
 	require.Eventually(t, func() bool {
 		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
-		if err != nil || n.Labels[v1.LabelManufacturer] != "Supermicro" {
+		if err != nil || n.Labels[equinixv1.LabelManufacturer] != "Supermicro" {
 			return false
 		}
 		for _, c := range n.Status.Conditions {
-			if c.Type == v1.NodeHardwareHealthy {
+			if c.Type == equinixv1.NodeHardwareHealthy {
 				return true
 			}
 		}
@@ -46,16 +46,16 @@ func TestPoolNodeIsNamedAfterItsInventoryAndBound(t *testing.T) {
 	}, wait, tick, "the pool's node never got its hardware facts and HardwareHealthy: %+v", nodeOf(t, env, node))
 	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, inst.Name, n.Labels[v1.LabelInstance], "the node keeps its Instance's label")
+	assert.Equal(t, inst.Name, n.Labels[equinixv1.LabelInstance], "the node keeps its Instance's label")
 	assert.Empty(t, n.Spec.ProviderID, "no Equinix Metal providerID on a server people own")
-	assert.NotContains(t, n.Labels, v1.LabelDeviceID)
+	assert.NotContains(t, n.Labels, equinixv1.LabelDeviceID)
 
 	scale(t, env, "rack-h", 0)
 	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-h")) == 0 }, wait, tick)
 	require.Eventually(t, func() bool {
-		return inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+		return inventoryCondition(t, env, s.name, equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonServerWithoutNode)
 	}, wait, tick, "the freed Inventory never went back to no node")
-	assert.NotContains(t, env.Inventory(s.name).Labels, v1.LabelClaimedBy)
+	assert.NotContains(t, env.Inventory(s.name).Labels, equinixv1.LabelClaimedBy)
 }
 
 // With fencing on, a pool's node that goes NotReady is fenced by the
@@ -79,7 +79,7 @@ func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
 
 	setReady(t, env, node, corev1.ConditionUnknown, time.Now())
 	require.Eventually(t, func() bool {
-		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionTrue, v1.ReasonFenced) && outOfServiceTaint(t, env, node)
+		return inventoryCondition(t, env, s.name, equinixv1.BMCFenced, metav1.ConditionTrue, equinixv1.ReasonFenced) && outOfServiceTaint(t, env, node)
 	}, wait, tick, "the pool's node was never fenced: %+v", env.Inventory(s.name).Status.Conditions)
 	assert.Equal(t, "Off", s.bmc.PowerState())
 
@@ -100,12 +100,12 @@ func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
 		return true
 	}, 3*wait, tick, "the pool never replaced the fenced server")
 	require.Eventually(t, func() bool {
-		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceLifted) &&
-			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+		return inventoryCondition(t, env, s.name, equinixv1.BMCFenced, metav1.ConditionFalse, equinixv1.ReasonFenceLifted) &&
+			inventoryCondition(t, env, s.name, equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonServerWithoutNode)
 	}, wait, tick, "the released server kept its fencing state: %+v", env.Inventory(s.name).Status.Conditions)
 	inv := env.Inventory(s.name)
-	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
-	assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
+	assert.NotContains(t, inv.Labels, equinixv1.LabelClaimedBy)
+	assert.NotContains(t, inv.Annotations, equinixv1.AnnotationClaimUID)
 	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
 	assert.Error(t, err, "the Node is deleted, and its taint with it")
 
@@ -122,9 +122,9 @@ func TestFencedPoolNodeIsNotCycledAndIsReleasedCleanly(t *testing.T) {
 
 // bootedInstance waits for the pool's one Instance to claim its server and
 // boot it, and returns it.
-func bootedInstance(t *testing.T, env *framework.Env, pool string) v1.Instance {
+func bootedInstance(t *testing.T, env *framework.Env, pool string) equinixv1.Instance {
 	t.Helper()
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	require.Eventually(t, func() bool {
 		insts := instancesOf(t, env, pool)
 		if len(insts) != 1 || insts[0].Status.InstallRequestedAt == nil {
@@ -162,13 +162,13 @@ func fencingEnv(t *testing.T) *framework.Env {
 // joinBound registers the Node of the pool's server, Ready, and waits until
 // its Instance is managed and its Inventory bound the node; it returns the
 // node's name.
-func joinBound(t *testing.T, env *framework.Env, s *server, inst *v1.Instance) string {
+func joinBound(t *testing.T, env *framework.Env, s *server, inst *equinixv1.Instance) string {
 	t.Helper()
 	node := env.JoinOwnedServer(inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged &&
-			inventoryCondition(t, env, s.name, v1.BMCNodeFound, metav1.ConditionTrue, v1.ReasonNodeFound)
+		return err == nil && got.Status.Status == equinixv1.PhaseManaged &&
+			inventoryCondition(t, env, s.name, equinixv1.BMCNodeFound, metav1.ConditionTrue, equinixv1.ReasonNodeFound)
 	}, wait, tick, "the Instance never saw its node join, or its Inventory never bound it: %+v", env.Inventory(s.name).Status.Conditions)
 	return node
 }
@@ -208,13 +208,13 @@ func TestJoiningPoolNodeIsNotFenced(t *testing.T) {
 	before := len(s.bmc.PowerTransitions())
 
 	// The installer's kubelet registers the node, NotReady for a minute.
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inst.Status.Server, Labels: map[string]string{v1.LabelInstance: inst.Name}}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inst.Status.Server, Labels: map[string]string{equinixv1.LabelInstance: inst.Name}}}
 	_, err := env.Kube.CoreV1().Nodes().Create(env.Ctx, n, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, n.Name, metav1.DeleteOptions{}) })
 	setReady(t, env, n.Name, corev1.ConditionFalse, time.Now().Add(-time.Minute))
 	require.Eventually(t, func() bool {
-		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionFalse, v1.ReasonFenceHeldJoining)
+		return inventoryCondition(t, env, s.name, equinixv1.BMCFenced, metav1.ConditionFalse, equinixv1.ReasonFenceHeldJoining)
 	}, wait, tick, "a joining pool node was not held back from fencing: %+v", env.Inventory(s.name).Status.Conditions)
 	assert.False(t, outOfServiceTaint(t, env, n.Name))
 	assert.Empty(t, s.bmc.PowerTransitions()[before:], "a joining server got a power command")
@@ -228,6 +228,6 @@ func TestJoiningPoolNodeIsNotFenced(t *testing.T) {
 	}, wait, tick)
 	setReady(t, env, n.Name, corev1.ConditionUnknown, time.Now())
 	require.Eventually(t, func() bool {
-		return inventoryCondition(t, env, s.name, v1.BMCFenced, metav1.ConditionTrue, v1.ReasonFenced) && outOfServiceTaint(t, env, n.Name)
+		return inventoryCondition(t, env, s.name, equinixv1.BMCFenced, metav1.ConditionTrue, equinixv1.ReasonFenced) && outOfServiceTaint(t, env, n.Name)
 	}, wait, tick, "the joined pool node was never fenced: %+v", env.Inventory(s.name).Status.Conditions)
 }

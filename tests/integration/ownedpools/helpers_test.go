@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -23,7 +23,7 @@ import (
 const (
 	bmcUser     = "admin"
 	bmcPassword = "Bmc-pw-never-shown-29"
-	ns          = v1alpha1.InventoryNamespace
+	ns          = seederv1alpha1.InventoryNamespace
 	wait        = 30 * time.Second
 	tick        = 100 * time.Millisecond
 )
@@ -58,7 +58,7 @@ func addServer(t *testing.T, env *framework.Env, name, mac string, lbls map[stri
 	s := addServerStopped(t, env, name, mac, lbls)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.MetalV1alpha1().Inventories(ns).Get(env.Ctx, name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1alpha1.InventoryNodeReady
+		return err == nil && got.Status.Status == seederv1alpha1.InventoryNodeReady
 	}, wait, tick, "Inventory %s never reached its BMC", name)
 	return s
 }
@@ -74,7 +74,7 @@ func addServerStopped(t *testing.T, env *framework.Env, name, mac string, lbls m
 	inv.Labels = lbls
 	inv.Spec.ManagementInterfaceMacAddress = mac
 	inv.Spec.PrimaryDisk = "/dev/nvme0n1"
-	inv.Spec.Events = v1alpha1.Events{Enabled: false, PollingInterval: "1h"}
+	inv.Spec.Events = seederv1alpha1.Events{Enabled: false, PollingInterval: "1h"}
 	env.CreateInventory(inv)
 	return &server{name: name, bmc: sim}
 }
@@ -93,14 +93,14 @@ func (s *server) networkBoots() (int, []bmcsim.PowerTransition) {
 }
 
 // ownedPool is a pool of count servers chosen by the labels.
-func ownedPool(name string, count int32, match map[string]string) *v1.InstancePool {
-	p := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+func ownedPool(name string, count int32, match map[string]string) *equinixv1.InstancePool {
+	p := &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	p.Spec.Count = count
-	p.Spec.Servers = &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
+	p.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
 	return p
 }
 
-func createPool(t *testing.T, env *framework.Env, p *v1.InstancePool) {
+func createPool(t *testing.T, env *framework.Env, p *equinixv1.InstancePool) {
 	t.Helper()
 	_, err := env.Client.EquinixV1().InstancePools().Create(env.Ctx, p, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -134,10 +134,10 @@ func scale(t *testing.T, env *framework.Env, pool string, count int32) {
 	}, wait, tick)
 }
 
-func instancesOf(t *testing.T, env *framework.Env, pool string) []v1.Instance {
+func instancesOf(t *testing.T, env *framework.Env, pool string) []equinixv1.Instance {
 	t.Helper()
 	list, err := env.Client.EquinixV1().Instances().List(env.Ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelPool: pool}).String()})
+		LabelSelector: labels.SelectorFromSet(labels.Set{equinixv1.LabelPool: pool}).String()})
 	require.NoError(t, err)
 	return list.Items
 }
@@ -150,7 +150,7 @@ func claims(t *testing.T, env *framework.Env) map[string][]string {
 	require.NoError(t, err)
 	out := map[string][]string{}
 	for _, inv := range list.Items {
-		if by := inv.Labels[v1.LabelClaimedBy]; by != "" {
+		if by := inv.Labels[equinixv1.LabelClaimedBy]; by != "" {
 			out[by] = append(out[by], inv.Name)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -48,11 +48,11 @@ func TestIPMIServersJoinAndLeaveWithOneCommandEach(t *testing.T) {
 	}
 
 	createPool(t, env, ownedPool("rack-i", 2, map[string]string{"rack": "i"}))
-	insts := map[string]v1.Instance{}
+	insts := map[string]equinixv1.Instance{}
 	require.Eventually(t, func() bool {
 		clear(insts)
 		for _, inst := range instancesOf(t, env, "rack-i") {
-			if inst.Status.Status == v1.PhaseManaged {
+			if inst.Status.Status == equinixv1.PhaseManaged {
 				insts[inst.Status.Server] = inst
 			}
 		}
@@ -62,7 +62,7 @@ func TestIPMIServersJoinAndLeaveWithOneCommandEach(t *testing.T) {
 		inst, ok := insts[name]
 		require.True(t, ok, "no Instance holds %s", name)
 		assert.Equal(t, name, inst.Status.NodeName, "the server joins under its Inventory's name")
-		assert.Equal(t, inst.Name, env.Inventory(name).Labels[v1.LabelClaimedBy])
+		assert.Equal(t, inst.Name, env.Inventory(name).Labels[equinixv1.LabelClaimedBy])
 		res := bootResult(t, fleet, name)
 		assert.True(t, res.OK, "%+v", res)
 		assert.Len(t, res.Requests, 2, "the chain URL and the configuration: %v", res.Requests)
@@ -75,11 +75,11 @@ func TestIPMIServersJoinAndLeaveWithOneCommandEach(t *testing.T) {
 		"the Instances were never released")
 	for name, b := range bmcs {
 		require.Eventually(t, func() bool {
-			return inventoryCondition(t, env, name, v1.BMCNodeFound, metav1.ConditionFalse, v1.ReasonServerWithoutNode)
+			return inventoryCondition(t, env, name, equinixv1.BMCNodeFound, metav1.ConditionFalse, equinixv1.ReasonServerWithoutNode)
 		}, wait, tick, "%s's Inventory never went back to no node: %+v", name, env.Inventory(name).Status.Conditions)
 		inv := env.Inventory(name)
-		assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
-		assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
+		assert.NotContains(t, inv.Labels, equinixv1.LabelClaimedBy)
+		assert.NotContains(t, inv.Annotations, equinixv1.AnnotationClaimUID)
 		_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "%s's Node is deleted: %v", name, err)
 		on, err := b.Sim.PowerOn()

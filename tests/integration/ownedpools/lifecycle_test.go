@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -23,7 +23,7 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 	s := addServer(t, env, "rack-a-1", mac(1), map[string]string{"rack": "a"})
 	createPool(t, env, ownedPool("rack-a", 1, map[string]string{"rack": "a"}))
 
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	defer func() {
 		if t.Failed() {
 			for _, i := range instancesOf(t, env, "rack-a") {
@@ -40,8 +40,8 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 		return inst.Status.InstallRequestedAt != nil
 	}, wait, tick, "the pool never claimed and booted its server")
 	inv := env.Inventory(s.name)
-	assert.Equal(t, inst.Name, inv.Labels[v1.LabelClaimedBy])
-	assert.Equal(t, string(inst.UID), inv.Annotations[v1.AnnotationClaimUID])
+	assert.Equal(t, inst.Name, inv.Labels[equinixv1.LabelClaimedBy])
+	assert.Equal(t, string(inst.UID), inv.Annotations[equinixv1.AnnotationClaimUID])
 	boots, ts := s.networkBoots()
 	assert.Equal(t, 1, boots, "one start from the network: %+v", ts)
 	// The first transition is the test switching the server off.
@@ -51,7 +51,7 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.JoinedAt != nil && got.Status.NodeName == node
+		return err == nil && got.Status.Status == equinixv1.PhaseManaged && got.Status.JoinedAt != nil && got.Status.NodeName == node
 	}, wait, tick, "the Instance never saw its Node join")
 	_, ts = s.networkBoots()
 	assert.Len(t, ts, 2, "nothing more was asked of the BMC: %+v", ts)
@@ -62,8 +62,8 @@ func TestScaleUpClaimsBootsAndScaleDownReleases(t *testing.T) {
 	}, wait, tick, "the Instance was never released")
 	assert.Equal(t, "Off", s.bmc.PowerState())
 	inv = env.Inventory(s.name)
-	assert.NotContains(t, inv.Labels, v1.LabelClaimedBy)
-	assert.NotContains(t, inv.Annotations, v1.AnnotationClaimUID)
+	assert.NotContains(t, inv.Labels, equinixv1.LabelClaimedBy)
+	assert.NotContains(t, inv.Annotations, equinixv1.AnnotationClaimUID)
 	_, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, node, metav1.GetOptions{})
 	assert.Error(t, err, "the Node is deleted")
 }
@@ -80,8 +80,8 @@ func TestNoFreeServerIsReportedAndWaited(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		c := conditions.Get(p.Status.Conditions, v1.PoolServersAvailable)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1.ReasonNoFreeServer
+		c := conditions.Get(p.Status.Conditions, equinixv1.PoolServersAvailable)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == equinixv1.ReasonNoFreeServer
 	}, wait, tick, "the pool never said it lacks a server")
 	assert.Len(t, instancesOf(t, env, "rack-b"), 2)
 	assert.Len(t, claims(t, env), 1)
@@ -151,7 +151,7 @@ func TestRolloutSurgesOnlyOntoFreeServers(t *testing.T) {
 	env := newEnv(t)
 	old := addServer(t, env, "rack-s-1", mac(80), map[string]string{"rack": "s"})
 	createPool(t, env, ownedPool("rack-s", 1, map[string]string{"rack": "s"}))
-	var first v1.Instance
+	var first equinixv1.Instance
 	require.Eventually(t, func() bool {
 		insts := instancesOf(t, env, "rack-s")
 		if len(insts) != 1 || insts[0].Status.Server != old.name {
@@ -204,7 +204,7 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 	p := ownedPool("rack-u", 1, map[string]string{"rack": "u"})
 	p.Spec.NodeCleanupWaitInterval = &metav1.Duration{Duration: time.Minute}
 	createPool(t, env, p)
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	require.Eventually(t, func() bool {
 		insts := instancesOf(t, env, "rack-u")
 		if len(insts) != 1 || insts[0].Status.InstallRequestedAt == nil {
@@ -216,7 +216,7 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 	node := env.JoinOwnedServer(&inst)
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged
+		return err == nil && got.Status.Status == equinixv1.PhaseManaged
 	}, wait, tick)
 	before := len(s.bmc.PowerTransitions())
 
@@ -236,7 +236,7 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 	setReady(t, env, node, corev1.ConditionTrue, time.Now())
 	require.Eventually(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged && got.Status.PowerCycles == 0
+		return err == nil && got.Status.Status == equinixv1.PhaseManaged && got.Status.PowerCycles == 0
 	}, wait, tick, "the count never went back to zero")
 	assert.Len(t, instancesOf(t, env, "rack-u"), 1, "nothing was replaced")
 }

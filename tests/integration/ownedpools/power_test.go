@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
@@ -42,12 +42,12 @@ func TestPowerActionOnAPoolNodeInMaintenance(t *testing.T) {
 	}, wait, tick)
 	require.Eventually(t, func() bool {
 		inv := env.Inventory(s.name)
-		inv.Spec.PowerActionRequested = v1alpha1.PowerOperationShutdown
+		inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationShutdown
 		_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
 		return err == nil
 	}, wait, tick)
 	require.Eventually(t, func() bool {
-		return env.Inventory(s.name).Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusComplete
+		return env.Inventory(s.name).Status.PowerAction.LastActionStatus == seederv1alpha1.ActionStatusComplete
 	}, wait, tick, "the power action never completed: %+v", env.Inventory(s.name).Status)
 	assert.Equal(t, "Off", s.bmc.PowerState())
 
@@ -59,12 +59,12 @@ func TestPowerActionOnAPoolNodeInMaintenance(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		c := conditions.Get(got.Status.Conditions, v1.InstanceReady)
-		return got.Status.Status == v1.PhaseOff && c != nil && c.Reason == v1.ReasonNodeInMaintenance
+		c := conditions.Get(got.Status.Conditions, equinixv1.InstanceReady)
+		return got.Status.Status == equinixv1.PhaseOff && c != nil && c.Reason == equinixv1.ReasonNodeInMaintenance
 	}, wait, tick, "the Instance never said its node is in maintenance")
 	assert.Never(t, func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err != nil || got.DeletionTimestamp != nil || got.Status.PowerCycles > 0 || got.Status.Status == v1.PhaseUnhealthy
+		return err != nil || got.DeletionTimestamp != nil || got.Status.PowerCycles > 0 || got.Status.Status == equinixv1.PhaseUnhealthy
 	}, 5*time.Second, tick, "the pool cycled or replaced a node in maintenance")
 	ts := s.bmc.PowerTransitions()[before:]
 	require.Len(t, ts, 1, "one command, the power action's: %+v", ts)

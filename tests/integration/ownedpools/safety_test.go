@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 )
@@ -21,15 +21,15 @@ import (
 func TestRestartBetweenClaimAndStatusAdoptsTheClaim(t *testing.T) {
 	env := newEnv(t)
 	createPool(t, env, ownedPool("rack-r", 1, map[string]string{"rack": "r"}))
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	require.Eventually(t, func() bool {
 		insts := instancesOf(t, env, "rack-r")
 		if len(insts) != 1 {
 			return false
 		}
 		inst = insts[0]
-		c := conditions.Get(inst.Status.Conditions, v1.InstanceServerClaimed)
-		return c != nil && c.Reason == v1.ReasonNoFreeServer
+		c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceServerClaimed)
+		return c != nil && c.Reason == equinixv1.ReasonNoFreeServer
 	}, wait, tick, "the Instance never waited for a server")
 	env.StopController()
 
@@ -38,8 +38,8 @@ func TestRestartBetweenClaimAndStatusAdoptsTheClaim(t *testing.T) {
 	first := addServerStopped(t, env, "rack-r-2", mac(51), map[string]string{"rack": "r"})
 	second := addServerStopped(t, env, "rack-r-1", mac(50), map[string]string{"rack": "r"})
 	inv := env.Inventory(first.name)
-	inv.Labels[v1.LabelClaimedBy] = inst.Name
-	inv.Annotations = map[string]string{v1.AnnotationClaimUID: string(inst.UID)}
+	inv.Labels[equinixv1.LabelClaimedBy] = inst.Name
+	inv.Annotations = map[string]string{equinixv1.AnnotationClaimUID: string(inst.UID)}
 	_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
@@ -68,8 +68,8 @@ func TestServerWithANodeIsNeverTouched(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		c := conditions.Get(p.Status.Conditions, v1.PoolServersAvailable)
-		return c != nil && c.Reason == v1.ReasonNoFreeServer
+		c := conditions.Get(p.Status.Conditions, equinixv1.PoolServersAvailable)
+		return c != nil && c.Reason == equinixv1.ReasonNoFreeServer
 	}, wait, tick, "the pool never said it lacks a server")
 	assert.Empty(t, claims(t, env))
 	assert.Len(t, joined.bmc.PowerTransitions(), 1, "only the test switched it off")
@@ -91,12 +91,12 @@ func TestPowerRequestOnAClaimedServerIsRefused(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		inv := env.Inventory(s.name)
-		inv.Spec.PowerActionRequested = v1alpha1.PowerOperationShutdown
+		inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationShutdown
 		_, err := env.Client.MetalV1alpha1().Inventories(ns).Update(env.Ctx, inv, metav1.UpdateOptions{})
 		return err == nil
 	}, wait, tick)
 	require.Eventually(t, func() bool {
-		return env.Inventory(s.name).Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusFailed
+		return env.Inventory(s.name).Status.PowerAction.LastActionStatus == seederv1alpha1.ActionStatusFailed
 	}, wait, tick, "the request never ended")
 	assert.Len(t, s.bmc.PowerTransitions(), before, "nothing reached the BMC")
 	assert.Equal(t, "On", s.bmc.PowerState())
@@ -114,8 +114,8 @@ func TestServerNamedUnlikeAHostIsNotClaimed(t *testing.T) {
 		if len(insts) != 1 {
 			return false
 		}
-		c := conditions.Get(insts[0].Status.Conditions, v1.InstanceServerClaimed)
-		return c != nil && c.Reason == v1.ReasonNoFreeServer && strings.Contains(c.Message, "1 otherwise free server(s) are skipped for their name")
+		c := conditions.Get(insts[0].Status.Conditions, equinixv1.InstanceServerClaimed)
+		return c != nil && c.Reason == equinixv1.ReasonNoFreeServer && strings.Contains(c.Message, "1 otherwise free server(s) are skipped for their name")
 	}, wait, tick, "the Instance never said why the server was skipped")
 	assert.Empty(t, claims(t, env))
 	assert.Len(t, s.bmc.PowerTransitions(), 1, "only the test switched it off")

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 
@@ -42,7 +42,7 @@ func TestNodeIdentity(t *testing.T) {
 	require.NotEmpty(t, facility)
 	assert.Equal(t, facility, inst.Status.Facility)
 
-	node := waitNode(t, env, inst.Name, func(n *corev1.Node) bool { return n.Labels[v1.LabelZone] != "" && n.Spec.ProviderID != "" },
+	node := waitNode(t, env, inst.Name, func(n *corev1.Node) bool { return n.Labels[equinixv1.LabelZone] != "" && n.Spec.ProviderID != "" },
 		"the Node got no zone or provider ID")
 	assert.Equal(t, "equinixmetal://"+inst.Status.InstanceID, node.Spec.ProviderID)
 	assert.Equal(t, facility, node.Labels["topology.kubernetes.io/zone"])
@@ -56,7 +56,9 @@ func TestNodeProviderIDNeverOverwritten(t *testing.T) {
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, "identity-kept"))
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
 	inst := env.Instances(pool.Name)[0]
-	waitNode(t, env, inst.Name, func(n *corev1.Node) bool { return n.Labels[v1.LabelZone] != "" && n.Labels[v1.LabelDeviceID] != "" },
+	waitNode(t, env, inst.Name, func(n *corev1.Node) bool {
+		return n.Labels[equinixv1.LabelZone] != "" && n.Labels[equinixv1.LabelDeviceID] != ""
+	},
 		"the Node was not labelled")
 	assert.Never(t, func() bool {
 		n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, inst.Name, metav1.GetOptions{})

@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -38,7 +38,7 @@ func TestSeedSamplePoolBecomesReady(t *testing.T) {
 	require.Len(t, insts, 1)
 	inst := insts[0]
 	assert.Regexp(t, `^harvester-pxe-worker-[a-z]{8}$`, inst.Name)
-	assert.Equal(t, v1.PhaseManaged, inst.Status.Status)
+	assert.Equal(t, equinixv1.PhaseManaged, inst.Status.Status)
 	assert.NotEmpty(t, inst.Status.InstanceID)
 	assert.NotEmpty(t, inst.Status.PublicIP)
 	assert.NotEmpty(t, inst.Status.PrivateIP)
@@ -64,14 +64,14 @@ func TestSeedSamplePoolBecomesReady(t *testing.T) {
 
 	// The Node is labelled by its own chain, which need not be done when
 	// the Instance is managed.
-	node := waitNode(t, env, inst.Name, func(n *corev1.Node) bool { return n.Labels[v1.LabelDeviceID] != "" },
+	node := waitNode(t, env, inst.Name, func(n *corev1.Node) bool { return n.Labels[equinixv1.LabelDeviceID] != "" },
 		"the Node was not labelled")
-	assert.Equal(t, inst.Status.InstanceID, node.Labels[v1.LabelDeviceID])
+	assert.Equal(t, inst.Status.InstanceID, node.Labels[equinixv1.LabelDeviceID])
 	assert.Equal(t, "c3.small.x86", node.Labels["node.kubernetes.io/instance-type"])
 	assert.Equal(t, "sg", node.Labels["topology.kubernetes.io/region"])
-	assert.Equal(t, "equinixmetal://"+inst.Status.InstanceID, node.Annotations[v1.AnnotationProviderID])
+	assert.Equal(t, "equinixmetal://"+inst.Status.InstanceID, node.Annotations[equinixv1.AnnotationProviderID])
 
-	for _, reason := range []string{v1.ReasonDeviceCreated, v1.ReasonDeviceActive, v1.ReasonInstallStarted, v1.ReasonNodeJoined, v1.ReasonNodeReady} {
+	for _, reason := range []string{equinixv1.ReasonDeviceCreated, equinixv1.ReasonDeviceActive, equinixv1.ReasonInstallStarted, equinixv1.ReasonNodeJoined, equinixv1.ReasonNodeReady} {
 		assert.True(t, env.EventRecorded(inst.Name, reason), "no %s Event on the Instance", reason)
 	}
 	env.AssertNoSecretLeaks()
@@ -105,7 +105,7 @@ func TestScaleAndDelete(t *testing.T) {
 	env.DeletePoolAndWait(pool.Name)
 	assert.Empty(t, env.Sim.Devices(framework.ProjectID), "devices left after the pool was deleted")
 	assert.Empty(t, env.Instances(pool.Name))
-	nodes, err := env.Kube.CoreV1().Nodes().List(env.Ctx, metav1.ListOptions{LabelSelector: v1.LabelPool + "=" + pool.Name})
+	nodes, err := env.Kube.CoreV1().Nodes().List(env.Ctx, metav1.ListOptions{LabelSelector: equinixv1.LabelPool + "=" + pool.Name})
 	require.NoError(t, err)
 	assert.Empty(t, nodes.Items)
 	env.AssertNoSecretLeaks()
@@ -124,7 +124,7 @@ func patchCount(t *testing.T, env *framework.Env, name string, count int32) {
 func TestSingleBootNeedsNoReinstall(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
 	p := framework.ParsePool(t, framework.SeedSample, "single-boot")
-	p.Spec.BootMode = v1.BootModeSingleBoot
+	p.Spec.BootMode = equinixv1.BootModeSingleBoot
 	pool := env.CreatePool(p)
 	env.WaitPoolReady(pool.Name, 1, 90*time.Second)
 
@@ -175,7 +175,7 @@ func TestUserdataClearedAfterJoin(t *testing.T) {
 func TestLateJoinPassReadsNoDevice(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{InstallTime: 2 * time.Second})
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, ""))
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
 		if len(insts) != 1 || insts[0].Status.InstallRequestedAt == nil {

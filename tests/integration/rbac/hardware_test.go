@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -48,26 +48,26 @@ func inventoryLifecycle(t *testing.T, env *framework.Env) {
 	env.CreateReadyNode(name)
 	env.CreateBMCSecret(name, "admin", password)
 	inv := framework.RedfishInventory(name, srv)
-	inv.Annotations = map[string]string{v1alpha1.AnnotationLocalNodeName: name, v1alpha1.AnnotationLocalInventory: "true"}
+	inv.Annotations = map[string]string{seederv1alpha1.AnnotationLocalNodeName: name, seederv1alpha1.AnnotationLocalInventory: "true"}
 	env.CreateInventory(inv)
-	invs := env.Client.MetalV1alpha1().Inventories(v1alpha1.InventoryNamespace)
+	invs := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	env.Eventually(func() bool {
 		inv, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
 		n, nerr := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
-		return err == nil && nerr == nil && inv.Status.Status == v1alpha1.InventoryNodeReady && n.Labels[v1.LabelManufacturer] != ""
+		return err == nil && nerr == nil && inv.Status.Status == seederv1alpha1.InventoryNodeReady && n.Labels[equinixv1.LabelManufacturer] != ""
 	}, time.Minute, "the Inventory's node did not get its facts")
-	env.Eventually(func() bool { return countEvents(env, name, v1.ReasonHardwareWarning) > 0 }, time.Minute,
+	env.Eventually(func() bool { return countEvents(env, name, equinixv1.ReasonHardwareWarning) > 0 }, time.Minute,
 		"the BMC's event was not forwarded")
 
 	env.SetMaintenance(name, true)
 	got, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
-	got.Spec.PowerActionRequested = v1alpha1.PowerOperationReboot
+	got.Spec.PowerActionRequested = seederv1alpha1.PowerOperationReboot
 	_, err = invs.Update(env.Ctx, got, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	env.Eventually(func() bool {
 		inv, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
-		return err == nil && inv.Status.PowerAction.LastActionStatus == v1alpha1.ActionStatusComplete
+		return err == nil && inv.Status.PowerAction.LastActionStatus == seederv1alpha1.ActionStatusComplete
 	}, time.Minute, "the reboot did not complete")
 	require.Equal(t, []string{"PowerCycle"}, sim.Resets())
 	require.NoError(t, invs.Delete(env.Ctx, name, metav1.DeleteOptions{}))
@@ -97,14 +97,14 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 	inv.Spec.ManagementInterfaceMacAddress = "52:54:00:35:00:01"
 	inv.Spec.PrimaryDisk = "/dev/sda"
 	env.CreateInventory(inv)
-	env.Eventually(func() bool { return env.Inventory(server).Status.Status == v1alpha1.InventoryNodeReady }, time.Minute,
+	env.Eventually(func() bool { return env.Inventory(server).Status.Status == seederv1alpha1.InventoryNodeReady }, time.Minute,
 		"the owned server's BMC was never reached")
 
-	pool := &v1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "rbac-owned"}}
+	pool := &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "rbac-owned"}}
 	pool.Spec.Count = 1
-	pool.Spec.Servers = &v1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "rbac"}}}
+	pool.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "rbac"}}}
 	pool = env.CreatePool(pool)
-	var inst v1.Instance
+	var inst equinixv1.Instance
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
 		if len(insts) != 1 || insts[0].Status.Server != server || insts[0].Status.InstallRequestedAt == nil {
@@ -116,7 +116,7 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 	node := env.JoinOwnedServer(&inst)
 	env.Eventually(func() bool {
 		got, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
-		return err == nil && got.Status.Status == v1.PhaseManaged
+		return err == nil && got.Status.Status == equinixv1.PhaseManaged
 	}, time.Minute, "the Instance never saw its Node join")
 
 	// Before Harvester v1.2 the addon cordons and drains the node itself.

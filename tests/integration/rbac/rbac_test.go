@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
@@ -186,11 +186,11 @@ func lifecycle(t *testing.T, env *framework.Env) {
 		_ = env.Kube.CoreV1().Secrets(framework.Namespace).Delete(context.Background(), unlabelled.Name, metav1.DeleteOptions{})
 	})
 	bad := framework.ParsePool(t, framework.SeedSample, "rbac-unlabelled")
-	bad.Spec.CredentialsSecret = &v1.SecretReference{Name: unlabelled.Name}
+	bad.Spec.CredentialsSecret = &equinixv1.SecretReference{Name: unlabelled.Name}
 	bad = env.CreatePool(bad)
 	env.Eventually(func() bool {
 		p := env.Pool(bad.Name)
-		c := conditions.Get(p.Status.Conditions, v1.PoolCredentialsReady)
+		c := conditions.Get(p.Status.Conditions, equinixv1.PoolCredentialsReady)
 		return c != nil && strings.Contains(c.Message, "lacks label")
 	}, time.Minute, "the pool did not say its Secret lacks the label")
 	env.DeletePoolAndWait(bad.Name)
@@ -205,7 +205,7 @@ func lifecycle(t *testing.T, env *framework.Env) {
 	victim := env.Instances(pool.Name)[1].Name
 	podsToDrain(t, env, victim)
 	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, victim, types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+v1.AnnotationDelete+`":"true"}}}`), metav1.PatchOptions{})
+		[]byte(`{"metadata":{"annotations":{"`+equinixv1.AnnotationDelete+`":"true"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	scale(t, env, pool.Name, 1)
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
@@ -229,8 +229,8 @@ func vipLifecycle(t *testing.T, env *framework.Env) {
 	node := env.Instances(pool.Name)[0].Name
 	require.NoError(t, env.SetVIPHost(node))
 	env.Eventually(func() bool {
-		e := env.ElasticIP(v1.VIPElasticIPName)
-		return e != nil && e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.NodeName == node
+		e := env.ElasticIP(equinixv1.VIPElasticIPName)
+		return e != nil && e.Status.Status == equinixv1.ElasticIPPhaseAssigned && e.Status.NodeName == node
 	}, time.Minute, "the VIP did not follow kube-vip")
 
 	_, err := env.Sim.AddIPReservation(framework.ProjectID, metalsim.IPReservationSpec{CIDR: "10.0.0.11/32", Metro: "sg"})
@@ -242,8 +242,8 @@ func vipLifecycle(t *testing.T, env *framework.Env) {
 		_, err = env.Kube.CoreV1().ConfigMaps(framework.Namespace).Update(env.Ctx, cm, metav1.UpdateOptions{})
 		require.NoError(t, err)
 		env.Eventually(func() bool {
-			e := env.ElasticIP(v1.VIPElasticIPName)
-			return e != nil && e.Spec.Address == ip && e.Status.Status == v1.ElasticIPPhaseAssigned
+			e := env.ElasticIP(equinixv1.VIPElasticIPName)
+			return e != nil && e.Spec.Address == ip && e.Status.Status == equinixv1.ElasticIPPhaseAssigned
 		}, time.Minute, "the VIP's ElasticIP was not replaced for %s", ip)
 	}
 	setVIP("10.0.0.11")
@@ -268,7 +268,7 @@ func loadBalancerLifecycle(t *testing.T, env *framework.Env) {
 	_, err = ipPools.Update(env.Ctx, ipp, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	p := env.ElasticIPPool(pool.Name)
-	p.Spec.Selector = &v1.ElasticIPPoolSelector{Priority: 5}
+	p.Spec.Selector = &equinixv1.ElasticIPPoolSelector{Priority: 5}
 	_, err = env.Client.EquinixV1().ElasticIPPools().Update(env.Ctx, p, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	env.Eventually(func() bool {

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/helmtest"
@@ -118,7 +118,7 @@ func runSeederDeployment(ctx context.Context, t *testing.T, c *cluster.Cluster, 
 	require.NoError(t, err)
 	dyn, err := dynamic.NewForConfig(c.RESTConfig)
 	require.NoError(t, err)
-	invs := dyn.Resource(inventoryGVR).Namespace(v1alpha1.InventoryNamespace)
+	invs := dyn.Resource(inventoryGVR).Namespace(seederv1alpha1.InventoryNamespace)
 	obj := &unstructured.Unstructured{}
 	require.NoError(t, yaml.Unmarshal([]byte(fmt.Sprintf(uiInventory, node, secrets, srv.Host, srv.Port)), &obj.Object))
 	_, err = invs.Create(ctx, obj, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
@@ -132,7 +132,7 @@ func runSeederDeployment(ctx context.Context, t *testing.T, c *cluster.Cluster, 
 			return false
 		}
 		status, _, _ = unstructured.NestedString(got.Object, "status", "status")
-		return status == string(v1alpha1.InventoryNodeReady)
+		return status == string(seederv1alpha1.InventoryNodeReady)
 	}, 2*time.Minute, 200*time.Millisecond, "the Inventory is %q, not inventoryNodeReady; the controller's output:\n%s", status, out)
 	require.NotContains(t, out.String(), password)
 }

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/helmtest"
 	"github.com/harvester/harvester-equinix-addon/tests/upstream"
@@ -143,7 +143,7 @@ func TestSeederAddonInstalls(t *testing.T) {
 		require.Error(t, err)
 		assert.True(t, apierrors.IsForbidden(err), err.Error())
 		assert.Contains(t, err.Error(), "not in default")
-		require.NoError(t, create(v1alpha1.InventoryNamespace))
+		require.NoError(t, create(seederv1alpha1.InventoryNamespace))
 	})
 
 	t.Run("beside the harvester-equinix-addon release", func(t *testing.T) {
@@ -186,7 +186,7 @@ func TestSeederAddonInstalls(t *testing.T) {
 		require.NoError(t, err)
 		obj := &unstructured.Unstructured{}
 		require.NoError(t, yaml.Unmarshal(raw, &obj.Object))
-		obj.SetAnnotations(map[string]string{v1alpha1.SeederCRDOwnerAnnotation: v1alpha1.SeederCRDOwnerID})
+		obj.SetAnnotations(map[string]string{seederv1alpha1.SeederCRDOwnerAnnotation: seederv1alpha1.SeederCRDOwnerID})
 		_, err = helmtest.Kubectl(c, string(mustYAML(t, obj.Object)), "create", "-f", "-")
 		require.NoError(t, err)
 
@@ -194,7 +194,7 @@ func TestSeederAddonInstalls(t *testing.T) {
 		require.NoError(t, err, "a CRD in crds/ that exists is left alone:\n%s", out)
 		got, err := crds.Get(ctx, inventoryCRD, metav1.GetOptions{})
 		require.NoError(t, err)
-		assert.Equal(t, v1alpha1.SeederCRDOwnerID, got.Annotations[v1alpha1.SeederCRDOwnerAnnotation], "Seeder's CRD stays Seeder's")
+		assert.Equal(t, seederv1alpha1.SeederCRDOwnerID, got.Annotations[seederv1alpha1.SeederCRDOwnerAnnotation], "Seeder's CRD stays Seeder's")
 		assert.NotContains(t, got.Annotations, "meta.helm.sh/release-name")
 		_, err = helmRelease(t, c, "uninstall", seeder.Name)
 		require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bgpannotate"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -50,7 +50,7 @@ func TestBGPPeeringFromNodeAnnotations(t *testing.T) {
 
 	annotated := func(name string) map[string]string {
 		ann := nodeNamed(t, w, name).Annotations
-		if ann[v1.AnnotationBGPDevice] == w.devices[name] {
+		if ann[equinixv1.AnnotationBGPDevice] == w.devices[name] {
 			if _, err := bgpannotate.Peers(ann); err == nil {
 				return ann
 			}
@@ -78,7 +78,7 @@ func TestBGPPeeringFromNodeAnnotations(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, sessions, 1, "one session per device")
 		assert.Equal(t, "ipv4", sessions[0].AddressFamily)
-		assert.True(t, env.EventRecorded(name, v1.ReasonBGPPeersAnnotated))
+		assert.True(t, env.EventRecorded(name, equinixv1.ReasonBGPPeersAnnotated))
 	}
 	cfg, err := w.metal.GetBGPConfig(env.Ctx)
 	require.NoError(t, err)
@@ -129,9 +129,9 @@ func TestBGPPeeringFromNodeAnnotations(t *testing.T) {
 		require.NoError(t, env.Sim.DeleteDeviceOutOfBand(w.firstDevice))
 		env.Eventually(func() bool {
 			ann := nodeNamed(t, w, w.first).Annotations
-			return len(bgpKeys(ann)) == 0 && ann[v1.AnnotationBGPDevice] == ""
+			return len(bgpKeys(ann)) == 0 && ann[equinixv1.AnnotationBGPDevice] == ""
 		}, time.Minute, "the first node keeps BGP annotations of a device that is gone")
-		assert.True(t, env.EventRecorded(w.first, v1.ReasonBGPPeersRemoved))
+		assert.True(t, env.EventRecorded(w.first, equinixv1.ReasonBGPPeersRemoved))
 		for _, name := range w.servers {
 			assert.NotNil(t, annotated(name), "node %s keeps its own", name)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -58,12 +58,12 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 	})
 
 	// The addon makes the VIP's ElasticIP itself: the VIP is in the project.
-	env.Eventually(func() bool { return env.ElasticIP(v1.VIPElasticIPName) != nil }, time.Minute, "no ElasticIP for the VIP")
-	eip := env.ElasticIP(v1.VIPElasticIPName)
+	env.Eventually(func() bool { return env.ElasticIP(equinixv1.VIPElasticIPName) != nil }, time.Minute, "no ElasticIP for the VIP")
+	eip := env.ElasticIP(equinixv1.VIPElasticIPName)
 	assert.Equal(t, framework.VIP, eip.Spec.Address)
-	assert.Equal(t, v1.ElasticIPKeep, eip.Spec.DeletionPolicy)
-	assert.Equal(t, v1.ElasticIPForVIP, eip.Labels[v1.LabelElasticIPFor])
-	assert.True(t, env.EventRecorded(v1.VIPElasticIPName, v1.ReasonElasticIPCreated))
+	assert.Equal(t, equinixv1.ElasticIPKeep, eip.Spec.DeletionPolicy)
+	assert.Equal(t, equinixv1.ElasticIPForVIP, eip.Labels[equinixv1.LabelElasticIPFor])
+	assert.True(t, env.EventRecorded(equinixv1.VIPElasticIPName, equinixv1.ReasonElasticIPCreated))
 	w.follow(w.first, time.Minute)
 
 	t.Run("move 1: a 429, a 5xx and a lost answer on every call", func(t *testing.T) {
@@ -103,11 +103,11 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 		}
 		stop()
 		assert.Empty(t, w.ledger.Holders(), "the VIP is nowhere between the unassign and the assign")
-		stored := env.ElasticIP(v1.VIPElasticIPName)
+		stored := env.ElasticIP(equinixv1.VIPElasticIPName)
 		require.NotNil(t, stored.Status.Move, "the move was stored before its first call")
 		assert.Equal(t, to, stored.Status.Move.ToDevice)
 		assert.Equal(t, from, stored.Status.Move.FromDevice)
-		assert.Equal(t, v1.ElasticIPPhaseMoving, stored.Status.Status)
+		assert.Equal(t, equinixv1.ElasticIPPhaseMoving, stored.Status.Status)
 
 		addon.Start()
 		w.waitOn(w.servers[1], time.Minute)
@@ -128,7 +128,7 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 	var moved []string
 	backFirst := "to device " + w.firstDevice + " of node " + w.first
 	if !assert.Eventually(t, func() bool {
-		moved = w.events(v1.ReasonMoved)
+		moved = w.events(equinixv1.ReasonMoved)
 		return len(moved) >= 3 && strings.Contains(strings.Join(moved, "\n"), backFirst)
 	}, 30*time.Second, 100*time.Millisecond, "an Event for every move, the last %s", backFirst) {
 		t.Logf("Moved Events: %q", moved)
@@ -137,7 +137,7 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 	rows := columns(t, w, "elasticip")
 	require.Len(t, rows, 2)
 	assert.Equal(t, []string{"NAME", "ADDRESS", "NODE", "DEVICE", "STATUS", "AGE"}, rows[0])
-	assert.Equal(t, []string{v1.VIPElasticIPName, framework.VIP, w.first, w.firstDevice, v1.ElasticIPPhaseAssigned}, rows[1][:5])
+	assert.Equal(t, []string{equinixv1.VIPElasticIPName, framework.VIP, w.first, w.firstDevice, equinixv1.ElasticIPPhaseAssigned}, rows[1][:5])
 
 	// The last move's metrics were published before its Event, waited
 	// for above.
@@ -149,10 +149,10 @@ func TestVIPFollowsKubeVIPThroughFaultsAndSIGKILL(t *testing.T) {
 	// Deleting the VIP's ElasticIP (deletion policy Keep) leaves the VIP
 	// where it is; the addon makes it again, and it finds it in place.
 	changes := w.ledger.Changes()
-	require.NoError(t, env.Client.EquinixV1().ElasticIPs().Delete(env.Ctx, v1.VIPElasticIPName, metav1.DeleteOptions{}))
+	require.NoError(t, env.Client.EquinixV1().ElasticIPs().Delete(env.Ctx, equinixv1.VIPElasticIPName, metav1.DeleteOptions{}))
 	env.Eventually(func() bool {
-		e := env.ElasticIP(v1.VIPElasticIPName)
-		return e != nil && e.DeletionTimestamp == nil && e.Status.Status == v1.ElasticIPPhaseAssigned
+		e := env.ElasticIP(equinixv1.VIPElasticIPName)
+		return e != nil && e.DeletionTimestamp == nil && e.Status.Status == equinixv1.ElasticIPPhaseAssigned
 	}, time.Minute, "the VIP's ElasticIP was not made again")
 	assert.Equal(t, changes, w.ledger.Changes(), "no assignment changed")
 	assert.Equal(t, []string{w.firstDevice}, w.ledger.Holders())

@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -96,8 +96,8 @@ func (w *world) waitOn(node string, timeout time.Duration) {
 	w.T.Helper()
 	dev := w.devices[node]
 	ok := assert.Eventually(w.T, func() bool {
-		eip := w.ElasticIP(v1.VIPElasticIPName)
-		return eip != nil && eip.Status.Status == v1.ElasticIPPhaseAssigned && eip.Status.DeviceID == dev &&
+		eip := w.ElasticIP(equinixv1.VIPElasticIPName)
+		return eip != nil && eip.Status.Status == equinixv1.ElasticIPPhaseAssigned && eip.Status.DeviceID == dev &&
 			eip.Status.NodeName == node && slices.Equal(w.ledger.Holders(), []string{dev})
 	}, timeout, 50*time.Millisecond, "the VIP did not follow to %s (device %s)", node, dev)
 	if !ok {
@@ -107,9 +107,9 @@ func (w *world) waitOn(node string, timeout time.Duration) {
 }
 
 func (w *world) dump() {
-	eip := w.ElasticIP(v1.VIPElasticIPName)
+	eip := w.ElasticIP(equinixv1.VIPElasticIPName)
 	if eip == nil {
-		w.T.Logf("no ElasticIP %s", v1.VIPElasticIPName)
+		w.T.Logf("no ElasticIP %s", equinixv1.VIPElasticIPName)
 		return
 	}
 	w.T.Logf("elasticip: status=%s node=%s device=%s move=%+v; holders %v", eip.Status.Status, eip.Status.NodeName,
@@ -124,7 +124,7 @@ func (w *world) condition(condType string, status metav1.ConditionStatus, reason
 	w.T.Helper()
 	var got *metav1.Condition
 	ok := assert.Eventually(w.T, func() bool {
-		eip := w.ElasticIP(v1.VIPElasticIPName)
+		eip := w.ElasticIP(equinixv1.VIPElasticIPName)
 		if eip == nil {
 			return false
 		}
@@ -141,7 +141,7 @@ func (w *world) condition(condType string, status metav1.ConditionStatus, reason
 // events are the Events of the VIP's ElasticIP with reason, oldest first.
 func (w *world) events(reason string) []string {
 	var out []string
-	for _, ev := range w.Events(v1.VIPElasticIPName) {
+	for _, ev := range w.Events(equinixv1.VIPElasticIPName) {
 		if ev.Reason == reason && ev.InvolvedObject.Kind == "ElasticIP" {
 			out = append(out, ev.Message)
 		}
@@ -209,7 +209,7 @@ func columns(t *testing.T, w *world, args ...string) [][]string {
 }
 
 func describe(w *world) string {
-	eip := w.ElasticIP(v1.VIPElasticIPName)
+	eip := w.ElasticIP(equinixv1.VIPElasticIPName)
 	if eip == nil {
 		return "none"
 	}

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -54,8 +54,8 @@ func TestNodesWaitingForACloudProviderGetTheCCMsAddresses(t *testing.T) {
 		{Type: corev1.NodeExternalIP, Address: dev.PublicIPv4()},
 		{Type: corev1.NodeInternalIP, Address: dev.PrivateIPv4()},
 	}, server.Status.Addresses)
-	assert.Equal(t, v1.ProviderIDPrefix+dev.ID, server.Spec.ProviderID)
-	assert.True(t, env.EventRecorded(w.servers[0], v1.ReasonNodeInitialized))
+	assert.Equal(t, equinixv1.ProviderIDPrefix+dev.ID, server.Spec.ProviderID)
+	assert.True(t, env.EventRecorded(w.servers[0], equinixv1.ReasonNodeInitialized))
 
 	t.Run("a private Elastic IP given with --node-ip comes first", func(t *testing.T) {
 		c := w.metal
@@ -84,7 +84,7 @@ func TestNodesWaitingForACloudProviderGetTheCCMsAddresses(t *testing.T) {
 			{Type: corev1.NodeExternalIP, Address: dev.PublicIPv4()},
 			{Type: corev1.NodeInternalIP, Address: dev.PrivateIPv4()},
 		}, n.Status.Addresses)
-		assert.Equal(t, v1.ProviderIDPrefix+d.ID, n.Spec.ProviderID)
+		assert.Equal(t, equinixv1.ProviderIDPrefix+d.ID, n.Spec.ProviderID)
 	})
 
 	t.Run("a node no cloud provider waits for is left alone", func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestNodesWaitingForACloudProviderGetTheCCMsAddresses(t *testing.T) {
 			{Type: corev1.NodeInternalIP, Address: first.Status.Addresses[1].Address},
 		}, first.Status.Addresses)
 		assert.Empty(t, first.Spec.ProviderID)
-		assert.False(t, env.HasEvent(w.first, v1.ReasonNodeInitialized))
+		assert.False(t, env.HasEvent(w.first, equinixv1.ReasonNodeInitialized))
 	})
 	env.AssertNoSecretLeaks()
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -31,7 +31,7 @@ func TestIdleMetalCost(t *testing.T) {
 	w := newWorld(t, env, "idle", 1)
 	w.follow(w.first, time.Minute)
 	for _, name := range append([]string{w.first}, w.servers...) {
-		env.Eventually(func() bool { return nodeNamed(t, w, name).Annotations[v1.AnnotationBGPDevice] != "" }, time.Minute,
+		env.Eventually(func() bool { return nodeNamed(t, w, name).Annotations[equinixv1.AnnotationBGPDevice] != "" }, time.Minute,
 			"node %s is not annotated", name)
 	}
 	// Let every chain reach its resting pace, then measure.

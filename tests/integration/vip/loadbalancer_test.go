@@ -12,8 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	lbv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/loadbalancer.harvesterhci.io/v1beta1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	lbv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/loadbalancer.harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -26,7 +26,7 @@ func (w *world) elasticIPOn(name, node string, ledger *framework.AddressLedger) 
 	dev := w.devices[node]
 	ok := assert.Eventually(w.T, func() bool {
 		eip := w.ElasticIP(name)
-		return eip != nil && eip.Status.Status == v1.ElasticIPPhaseAssigned && eip.Status.DeviceID == dev &&
+		return eip != nil && eip.Status.Status == equinixv1.ElasticIPPhaseAssigned && eip.Status.DeviceID == dev &&
 			slices.Equal(ledger.Holders(), []string{dev})
 	}, time.Minute, 50*time.Millisecond, "ElasticIP %s is not on %s (device %s)", name, node, dev)
 	if !ok {
@@ -58,13 +58,13 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 	res, err := w.metal.GetIPReservation(env.Ctx, pool.Status.ReservationID)
 	require.NoError(t, err)
 	assert.Equal(t, metro, res.Metro)
-	assert.Contains(t, res.Tags, v1.ElasticIPPoolTag(string(pool.UID)))
-	clusterID, ok := v1.TagValue(res.Tags, v1.TagCluster)
+	assert.Contains(t, res.Tags, equinixv1.ElasticIPPoolTag(string(pool.UID)))
+	clusterID, ok := equinixv1.TagValue(res.Tags, equinixv1.TagCluster)
 	assert.True(t, ok && clusterID != "", "the block carries the cluster's tag")
 	ipPool, err := env.Client.LoadbalancerV1beta1().IPPools().Get(env.Ctx, pool.Name, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, []lbv1.Range{{Subnet: block.String(), RangeStart: framework.PoolAddress(pool, 0), RangeEnd: framework.PoolAddress(pool, 3)}}, ipPool.Spec.Ranges)
-	assert.Equal(t, pool.Name, ipPool.Labels[v1.LabelElasticIPPool])
+	assert.Equal(t, []lbv1beta1.Range{{Subnet: block.String(), RangeStart: framework.PoolAddress(pool, 0), RangeEnd: framework.PoolAddress(pool, 3)}}, ipPool.Spec.Ranges)
+	assert.Equal(t, pool.Name, ipPool.Labels[equinixv1.LabelElasticIPPool])
 
 	web, api := framework.PoolAddress(pool, 1), framework.PoolAddress(pool, 2)
 	webLedger, apiLedger := env.WatchAddress(web), env.WatchAddress(api)
@@ -73,8 +73,8 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 	webEIP, apiEIP := "guest-lb-"+dashed(web), "guest-lb-"+dashed(api)
 	env.Eventually(func() bool { return w.ElasticIP(webEIP) != nil && w.ElasticIP(apiEIP) != nil }, time.Minute, "no ElasticIPs for the Services")
 	e := w.ElasticIP(webEIP)
-	assert.Equal(t, &v1.ServiceReference{Namespace: "default", Name: "web"}, e.Spec.Service)
-	assert.Equal(t, v1.ElasticIPUnassign, e.Spec.DeletionPolicy)
+	assert.Equal(t, &equinixv1.ServiceReference{Namespace: "default", Name: "web"}, e.Spec.Service)
+	assert.Equal(t, equinixv1.ElasticIPUnassign, e.Spec.DeletionPolicy)
 
 	require.NoError(t, env.SetServiceVIPHost("default", "web", w.servers[0]))
 	require.NoError(t, env.SetServiceVIPHost("default", "api", w.first))
@@ -98,9 +98,9 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 	})
 
 	t.Run("an IPPool the addon did not make is left alone", func(t *testing.T) {
-		theirs, err := env.Client.LoadbalancerV1beta1().IPPools().Create(env.Ctx, &lbv1.IPPool{
+		theirs, err := env.Client.LoadbalancerV1beta1().IPPools().Create(env.Ctx, &lbv1beta1.IPPool{
 			ObjectMeta: metav1.ObjectMeta{Name: "taken"},
-			Spec:       lbv1.IPPoolSpec{Ranges: []lbv1.Range{{Subnet: "192.0.2.0/28"}}},
+			Spec:       lbv1beta1.IPPoolSpec{Ranges: []lbv1beta1.Range{{Subnet: "192.0.2.0/28"}}},
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 		// The person's IPPool outlives the addon's objects: the next run of
@@ -111,8 +111,8 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 		env.CreateElasticIPPool("taken", metro, 1)
 		env.Eventually(func() bool {
 			p := env.ElasticIPPool("taken")
-			c := conditions.Get(p.Status.Conditions, v1.ElasticIPPoolOffered)
-			return c != nil && c.Reason == v1.ReasonIPPoolTaken
+			c := conditions.Get(p.Status.Conditions, equinixv1.ElasticIPPoolOffered)
+			return c != nil && c.Reason == equinixv1.ReasonIPPoolTaken
 		}, time.Minute, "the taken IPPool was not reported")
 		released := env.ElasticIPPool("taken").Status.ReservationID
 		require.NoError(t, env.Client.EquinixV1().ElasticIPPools().Delete(env.Ctx, "taken", metav1.DeleteOptions{}))
@@ -133,14 +133,14 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 		env.Sim.AddProject(otherToken, otherProject)
 		env.SetSecretData(map[string]string{"METAL_AUTH_TOKEN": otherToken, "PROJECT_ID": otherProject, "JOIN_TOKEN": framework.JoinToken})
 		env.Eventually(func() bool {
-			c := conditions.Get(w.ElasticIP(apiEIP).Status.Conditions, v1.ElasticIPCredentialsReady)
-			return c != nil && c.Reason == v1.ReasonProjectMismatch
+			c := conditions.Get(w.ElasticIP(apiEIP).Status.Conditions, equinixv1.ElasticIPCredentialsReady)
+			return c != nil && c.Reason == equinixv1.ReasonProjectMismatch
 		}, time.Minute, "the Service's ElasticIP did not refuse the other project")
 		assert.True(t, w.ElasticIP(apiEIP).Status.AssignedByAddon, "the addon's assignment was forgotten")
 		env.SetSecretData(map[string]string{"METAL_AUTH_TOKEN": framework.MetalToken, "PROJECT_ID": framework.ProjectID, "JOIN_TOKEN": framework.JoinToken})
 		env.Eventually(func() bool {
 			e := w.ElasticIP(apiEIP)
-			return conditions.IsTrue(e.Status.Conditions, v1.ElasticIPCredentialsReady) && e.Status.AssignedByAddon
+			return conditions.IsTrue(e.Status.Conditions, equinixv1.ElasticIPCredentialsReady) && e.Status.AssignedByAddon
 		}, 2*time.Minute, "the ElasticIP did not take the Secret back as its own project's")
 	})
 
@@ -153,7 +153,7 @@ func TestLoadBalancerServicesFollowKubeVIPOnLayer3(t *testing.T) {
 		assert.True(t, apierrors.IsNotFound(err), "its IPPool is deleted")
 		_, err = w.metal.GetIPReservation(env.Ctx, pool.Status.ReservationID)
 		assert.True(t, metal.IsNotFound(err), "its block is released")
-		assert.True(t, env.EventRecorded(pool.Name, v1.ReasonBlockReleased))
+		assert.True(t, env.EventRecorded(pool.Name, equinixv1.ReasonBlockReleased))
 	})
 
 	assert.Empty(t, webLedger.Overlaps(), "web's address was on two devices at once")

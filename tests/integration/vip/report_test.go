@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -49,29 +49,29 @@ func TestUnhealthyVIPHolderIsReportedNotFought(t *testing.T) {
 	w.follow(w.first, time.Minute)
 
 	patchNode(t, w, w.first, map[string]any{"metadata": map[string]any{"annotations": map[string]any{harvester.AnnotationMaintainStatus: "running"}}})
-	c := w.condition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostInMaintenance, 30*time.Second)
+	c := w.condition(equinixv1.ElasticIPHostHealthy, metav1.ConditionFalse, equinixv1.ReasonHostInMaintenance, 30*time.Second)
 	assert.Contains(t, c.Message, "kube-vip still names node "+w.first+", which is in maintenance mode")
-	assert.True(t, env.EventRecorded(v1.VIPElasticIPName, v1.ReasonHostInMaintenance))
+	assert.True(t, env.EventRecorded(equinixv1.VIPElasticIPName, equinixv1.ReasonHostInMaintenance))
 	w.stays(w.firstDevice)
-	eip := env.ElasticIP(v1.VIPElasticIPName)
-	assert.Equal(t, v1.ElasticIPPhaseAssigned, eip.Status.Status, "still where kube-vip answers")
+	eip := env.ElasticIP(equinixv1.VIPElasticIPName)
+	assert.Equal(t, equinixv1.ElasticIPPhaseAssigned, eip.Status.Status, "still where kube-vip answers")
 
 	patchNode(t, w, w.first, map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{harvester.AnnotationMaintainStatus: nil}},
 		"spec":     map[string]any{"unschedulable": true},
 	})
-	w.condition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostCordoned, 30*time.Second)
+	w.condition(equinixv1.ElasticIPHostHealthy, metav1.ConditionFalse, equinixv1.ReasonHostCordoned, 30*time.Second)
 	patchNode(t, w, w.first, map[string]any{"spec": map[string]any{"unschedulable": nil}})
-	w.condition(v1.ElasticIPHostHealthy, metav1.ConditionTrue, v1.ReasonHostHealthy, 30*time.Second)
+	w.condition(equinixv1.ElasticIPHostHealthy, metav1.ConditionTrue, equinixv1.ReasonHostHealthy, 30*time.Second)
 
 	// A server that stopped being Ready two minutes ago, long past the time
 	// kube-vip needs to move.
 	w.follow(w.servers[0], time.Minute)
 	require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, w.servers[0], time.Now().Add(-2*time.Minute)))
-	w.condition(v1.ElasticIPHostHealthy, metav1.ConditionFalse, v1.ReasonHostNotReady, 30*time.Second)
+	w.condition(equinixv1.ElasticIPHostHealthy, metav1.ConditionFalse, equinixv1.ReasonHostNotReady, 30*time.Second)
 	w.stays(w.devices[w.servers[0]])
 	require.NoError(t, env.Agent.SetNodeReady(env.Ctx, w.servers[0]))
-	w.condition(v1.ElasticIPHostHealthy, metav1.ConditionTrue, v1.ReasonHostHealthy, 30*time.Second)
+	w.condition(equinixv1.ElasticIPHostHealthy, metav1.ConditionTrue, equinixv1.ReasonHostHealthy, 30*time.Second)
 	w.noOverlap()
 }
 
@@ -88,19 +88,19 @@ func TestUnmatchedVIPHolderIsReportedNeverGuessed(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(env.Ctx, stranger.Name, metav1.DeleteOptions{}) })
 	require.NoError(t, env.SetVIPHost(stranger.Name))
-	c := w.condition(v1.ElasticIPHostMatched, metav1.ConditionFalse, v1.ReasonHostUnmatched, 30*time.Second)
-	assert.Contains(t, c.Message, "kubectl annotate node stranger "+v1.AnnotationDeviceID+"=<device ID>")
-	assert.True(t, env.EventRecorded(v1.VIPElasticIPName, v1.ReasonHostUnmatched))
+	c := w.condition(equinixv1.ElasticIPHostMatched, metav1.ConditionFalse, equinixv1.ReasonHostUnmatched, 30*time.Second)
+	assert.Contains(t, c.Message, "kubectl annotate node stranger "+equinixv1.AnnotationDeviceID+"=<device ID>")
+	assert.True(t, env.EventRecorded(equinixv1.VIPElasticIPName, equinixv1.ReasonHostUnmatched))
 	w.stays(w.firstDevice)
-	assert.Equal(t, v1.ElasticIPPhaseWaiting, env.ElasticIP(v1.VIPElasticIPName).Status.Status)
+	assert.Equal(t, equinixv1.ElasticIPPhaseWaiting, env.ElasticIP(equinixv1.VIPElasticIPName).Status.Status)
 
 	dev, err := w.metal.CreateDevice(env.Ctx, metal.CreateDeviceRequest{Hostname: "stranger", Plan: "c3.small.x86", Metro: metro,
 		OperatingSystem: "ubuntu_22_04", BillingCycle: "hourly"})
 	require.NoError(t, err)
 	w.devices[stranger.Name] = dev.ID
-	patchNode(t, w, stranger.Name, map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1.AnnotationDeviceID: dev.ID}}})
+	patchNode(t, w, stranger.Name, map[string]any{"metadata": map[string]any{"annotations": map[string]any{equinixv1.AnnotationDeviceID: dev.ID}}})
 	w.waitOn(stranger.Name, time.Minute)
-	c = w.condition(v1.ElasticIPHostMatched, metav1.ConditionTrue, v1.ReasonHostMatched, time.Second)
+	c = w.condition(equinixv1.ElasticIPHostMatched, metav1.ConditionTrue, equinixv1.ReasonHostMatched, time.Second)
 	assert.Contains(t, c.Message, "found by its annotation")
 	w.noOverlap()
 }
@@ -121,7 +121,7 @@ func TestRefusedCredentialsChangeNothing(t *testing.T) {
 		metalsim.OpFindIPAddressByID, metalsim.OpFindIPReservations, metalsim.OpFindDeviceByID, metalsim.OpFindProjectDevices}})
 	before := writes()
 	require.NoError(t, env.SetVIPHost(w.servers[0]))
-	c := w.condition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, 30*time.Second)
+	c := w.condition(equinixv1.ElasticIPCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid, 30*time.Second)
 	assert.Contains(t, c.Message, "nothing is changed until they work")
 	w.stays(w.firstDevice)
 	assert.Equal(t, before, writes(), "no unassign or assign was sent")
@@ -133,12 +133,12 @@ func TestRefusedCredentialsChangeNothing(t *testing.T) {
 	// is named once it has refused the token, or it could move the VIP
 	// with the old one before it saw the new.
 	env.SetSecretData(map[string]string{"METAL_AUTH_TOKEN": "revoked-token", "PROJECT_ID": framework.ProjectID, "JOIN_TOKEN": framework.JoinToken})
-	w.condition(v1.ElasticIPCredentialsReady, metav1.ConditionFalse, v1.ReasonCredentialsInvalid, 30*time.Second)
+	w.condition(equinixv1.ElasticIPCredentialsReady, metav1.ConditionFalse, equinixv1.ReasonCredentialsInvalid, 30*time.Second)
 	before = writes()
 	require.NoError(t, env.SetVIPHost(w.first))
 	env.Eventually(func() bool {
-		e := env.ElasticIP(v1.VIPElasticIPName)
-		return e.Status.NodeName == w.first && !conditions.IsTrue(e.Status.Conditions, v1.ElasticIPCredentialsReady)
+		e := env.ElasticIP(equinixv1.VIPElasticIPName)
+		return e.Status.NodeName == w.first && !conditions.IsTrue(e.Status.Conditions, equinixv1.ElasticIPCredentialsReady)
 	}, 30*time.Second, "no pass with the refused token saw kube-vip name %s", w.first)
 	w.stays(w.devices[w.servers[0]])
 	assert.Equal(t, before, writes())
@@ -161,7 +161,7 @@ func TestDeletionUnassignsOnlyWhatTheAddonAssigned(t *testing.T) {
 	require.NoError(t, err)
 	lb := env.WatchAddress(lbIP)
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Annotations: map[string]string{v1.AnnotationVIPHost: w.first}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Annotations: map[string]string{equinixv1.AnnotationVIPHost: w.first}},
 		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}},
 	}
 	_, err = env.Kube.CoreV1().Services("default").Create(env.Ctx, svc, metav1.CreateOptions{})
@@ -169,8 +169,8 @@ func TestDeletionUnassignsOnlyWhatTheAddonAssigned(t *testing.T) {
 	t.Cleanup(func() { _ = env.Kube.CoreV1().Services("default").Delete(env.Ctx, "web", metav1.DeleteOptions{}) })
 	eips := env.Client.EquinixV1().ElasticIPs()
 	create := func() {
-		_, err := eips.Create(env.Ctx, &v1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "web"},
-			Spec: v1.ElasticIPSpec{Address: lbIP, Service: &v1.ServiceReference{Namespace: "default", Name: "web"}}}, metav1.CreateOptions{})
+		_, err := eips.Create(env.Ctx, &equinixv1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: equinixv1.ElasticIPSpec{Address: lbIP, Service: &equinixv1.ServiceReference{Namespace: "default", Name: "web"}}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 	deleteAndWait := func() {
@@ -180,7 +180,7 @@ func TestDeletionUnassignsOnlyWhatTheAddonAssigned(t *testing.T) {
 	assigned := func(dev string, byAddon bool) {
 		env.Eventually(func() bool {
 			e := env.ElasticIP("web")
-			return e != nil && e.Status.Status == v1.ElasticIPPhaseAssigned && e.Status.DeviceID == dev &&
+			return e != nil && e.Status.Status == equinixv1.ElasticIPPhaseAssigned && e.Status.DeviceID == dev &&
 				e.Status.AssignedByAddon == byAddon && slices.Equal(lb.Holders(), []string{dev})
 		}, time.Minute, "web is not on %s", dev)
 	}
@@ -190,31 +190,31 @@ func TestDeletionUnassignsOnlyWhatTheAddonAssigned(t *testing.T) {
 	require.NoError(t, err)
 	create()
 	assigned(w.firstDevice, false)
-	assert.Equal(t, v1.ElasticIPUnassign, env.ElasticIP("web").Spec.DeletionPolicy, "the default policy")
+	assert.Equal(t, equinixv1.ElasticIPUnassign, env.ElasticIP("web").Spec.DeletionPolicy, "the default policy")
 	deleteAndWait()
 	assert.Equal(t, []string{w.firstDevice}, lb.Holders(), "an assignment found in place is kept")
 
 	// Moved by the addon: taken back on deletion.
 	create()
 	assigned(w.firstDevice, false)
-	patch := []byte(`{"metadata":{"annotations":{"` + v1.AnnotationVIPHost + `":"` + w.servers[0] + `"}}}`)
+	patch := []byte(`{"metadata":{"annotations":{"` + equinixv1.AnnotationVIPHost + `":"` + w.servers[0] + `"}}}`)
 	_, err = env.Kube.CoreV1().Services("default").Patch(env.Ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{})
 	require.NoError(t, err)
 	assigned(w.devices[w.servers[0]], true)
 	deleteAndWait()
 	assert.Empty(t, lb.Holders(), "the assignment the addon made is taken back")
-	assert.True(t, env.EventRecorded("web", v1.ReasonUnassigned))
+	assert.True(t, env.EventRecorded("web", equinixv1.ReasonUnassigned))
 	_, err = w.metal.GetIPReservation(env.Ctx, resID)
 	require.NoError(t, err, "the reservation is never released")
 
 	// An address that is no reservation of the project.
-	_, err = eips.Create(env.Ctx, &v1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "stray"},
-		Spec: v1.ElasticIPSpec{Address: "198.51.100.7", Service: &v1.ServiceReference{Namespace: "default", Name: "web"}}}, metav1.CreateOptions{})
+	_, err = eips.Create(env.Ctx, &equinixv1.ElasticIP{ObjectMeta: metav1.ObjectMeta{Name: "stray"},
+		Spec: equinixv1.ElasticIPSpec{Address: "198.51.100.7", Service: &equinixv1.ServiceReference{Namespace: "default", Name: "web"}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	env.Eventually(func() bool {
 		e := env.ElasticIP("stray")
 		return e != nil && slices.ContainsFunc(e.Status.Conditions, func(c metav1.Condition) bool {
-			return c.Type == v1.ElasticIPReserved && c.Reason == v1.ReasonNotReserved && strings.Contains(c.Message, "198.51.100.7 lies in no")
+			return c.Type == equinixv1.ElasticIPReserved && c.Reason == equinixv1.ReasonNotReserved && strings.Contains(c.Message, "198.51.100.7 lies in no")
 		})
 	}, 30*time.Second, "the stray address was not reported")
 	assert.Empty(t, env.Sim.RequestsFor(metalsim.OpRequestIPReservation), "nothing is ever reserved")

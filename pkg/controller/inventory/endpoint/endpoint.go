@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	v1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
@@ -31,7 +31,7 @@ type Problem struct {
 // default bound of one request. The Inventories' chain and the chain of the
 // servers pools claim both build it here, so that one BMC is one endpoint
 // (and one session) whoever asks.
-func For(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1.Inventory, timeout time.Duration) (bmc.Endpoint, *Problem, error) {
+func For(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *seederv1alpha1.Inventory, timeout time.Duration) (bmc.Endpoint, *Problem, error) {
 	user, pass, problem, err := Login(ctx, secrets, inv)
 	if err != nil || problem != nil {
 		return bmc.Endpoint{}, problem, err
@@ -45,7 +45,7 @@ func For(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1.I
 // and password, or the Problem that keeps them from being used. The
 // password goes into a redact.Sensitive and nowhere else; neither it nor
 // the user name is written anywhere.
-func Login(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1.Inventory) (string, redact.Sensitive, *Problem, error) {
+func Login(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *seederv1alpha1.Inventory) (string, redact.Sensitive, *Problem, error) {
 	ref := inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef
 	ns := ref.Namespace
 	if ns == "" {
@@ -53,30 +53,30 @@ func Login(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1
 	}
 	at := SecretAt(inv)
 	if ref.Name == "" {
-		return "", "", &Problem{v1.ReasonCredentialsMissing, fmt.Sprintf("spec.baseboardSpec.connection.authSecretRef names no Secret: "+
-			"name a Secret with keys %s and %s (Edit Config, Out-of-Band Access)", v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey)}, nil
+		return "", "", &Problem{equinixv1.ReasonCredentialsMissing, fmt.Sprintf("spec.baseboardSpec.connection.authSecretRef names no Secret: "+
+			"name a Secret with keys %s and %s (Edit Config, Out-of-Band Access)", seederv1alpha1.SecretUsernameKey, seederv1alpha1.SecretPasswordKey)}, nil
 	}
 	sec, err := secrets.Secrets(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", "", &Problem{v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s",
-			at, v1alpha1.SecretUsernameKey, v1alpha1.SecretPasswordKey)}, nil
+		return "", "", &Problem{equinixv1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found: create it with keys %s and %s",
+			at, seederv1alpha1.SecretUsernameKey, seederv1alpha1.SecretPasswordKey)}, nil
 	case apierrors.IsForbidden(err):
-		return "", "", &Problem{v1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", at, apierrors.ReasonForError(err))}, nil
+		return "", "", &Problem{equinixv1.ReasonSecretNotFound, fmt.Sprintf("Secret %s cannot be read: %s", at, apierrors.ReasonForError(err))}, nil
 	case err != nil:
 		return "", "", nil, fmt.Errorf("reading Secret %s: %w", at, err)
 	}
-	user := strings.TrimSpace(string(sec.Data[v1alpha1.SecretUsernameKey]))
-	pass := string(sec.Data[v1alpha1.SecretPasswordKey])
+	user := strings.TrimSpace(string(sec.Data[seederv1alpha1.SecretUsernameKey]))
+	pass := string(sec.Data[seederv1alpha1.SecretPasswordKey])
 	var missing []string
 	if user == "" {
-		missing = append(missing, v1alpha1.SecretUsernameKey)
+		missing = append(missing, seederv1alpha1.SecretUsernameKey)
 	}
 	if pass == "" {
-		missing = append(missing, v1alpha1.SecretPasswordKey)
+		missing = append(missing, seederv1alpha1.SecretPasswordKey)
 	}
 	if len(missing) > 0 {
-		return "", "", &Problem{v1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", at, strings.Join(missing, " and no "))}, nil
+		return "", "", &Problem{equinixv1.ReasonSecretIncomplete, fmt.Sprintf("Secret %s has no %s", at, strings.Join(missing, " and no "))}, nil
 	}
 	return user, redact.Sensitive(pass), nil, nil
 }
@@ -84,7 +84,7 @@ func Login(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *v1alpha1
 // Connection is the BMC's endpoint as the Inventory's spec gives it, with
 // no credentials (Login reads them); timeout is the default bound of one
 // request.
-func Connection(inv *v1alpha1.Inventory, timeout time.Duration) bmc.Endpoint {
+func Connection(inv *seederv1alpha1.Inventory, timeout time.Duration) bmc.Endpoint {
 	conn := inv.Spec.BaseboardManagementSpec.Connection
 	protocol, port := conn.Protocol()
 	ep := bmc.Endpoint{
@@ -99,7 +99,7 @@ func Connection(inv *v1alpha1.Inventory, timeout time.Duration) bmc.Endpoint {
 	if conn.Timeout != nil && conn.Timeout.Duration > 0 {
 		ep.Timeout = conn.Timeout.Duration
 	}
-	if protocol == v1alpha1.ProtocolRedfish {
+	if protocol == seederv1alpha1.ProtocolRedfish {
 		// IPMI has no TLS: the settings apply to Redfish only.
 		ep.InsecureSkipVerify = conn.InsecureTLS
 		ep.CABundle = []byte(conn.CABundle)
@@ -108,7 +108,7 @@ func Connection(inv *v1alpha1.Inventory, timeout time.Duration) bmc.Endpoint {
 }
 
 // SecretAt names the Inventory's Secret as namespace/name.
-func SecretAt(inv *v1alpha1.Inventory) string {
+func SecretAt(inv *seederv1alpha1.Inventory) string {
 	ref := inv.Spec.BaseboardManagementSpec.Connection.AuthSecretRef
 	ns := ref.Namespace
 	if ns == "" {
@@ -119,4 +119,4 @@ func SecretAt(inv *v1alpha1.Inventory) string {
 
 // Owner is the name an Inventory's BMC machine goes by in the shared
 // driver (its holds, its power readings): the same for every chain.
-func Owner(inv *v1alpha1.Inventory) string { return inv.Namespace + "/" + inv.Name }
+func Owner(inv *seederv1alpha1.Inventory) string { return inv.Namespace + "/" + inv.Name }
