@@ -29,7 +29,7 @@ func (r *run) fencedServer(inv *seederv1alpha1.Inventory) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading node %s: %w", r.Obj.NodeName(), err)
 	}
-	node = r.h.written.Latest(node)
+	node = r.h.nodeWrites.Latest(node)
 	if OwnedNode(node, r.Obj) && outOfService(node) {
 		return fmt.Sprintf("node %s is tainted %s: its server was declared shut down, so the pool does not power-cycle it",
 			node.Name, corev1.TaintNodeOutOfService), nil

@@ -41,7 +41,7 @@ func (r *run) maintenance() (bool, error) {
 		return false, fmt.Errorf("reading node %s: %w", name, err)
 	}
 	// The request this chain patched a moment ago may not be cached yet.
-	node = r.h.written.Latest(node)
+	node = r.h.nodeWrites.Latest(node)
 	if !OwnedNode(node, r.Obj) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
 		return true, nil
 	}
@@ -144,7 +144,7 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 	if err != nil {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
-	r.h.written.Wrote(updated)
+	r.h.nodeWrites.Wrote(updated)
 	r.Eventf(equinixv1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
 	return nil
 }

@@ -16,31 +16,31 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 )
 
-// ConvergeNetwork is the networking chain: it brings the device's ports to the
-// pool's network type and VLANs. Before the install it converges to the state
-// the installer needs (network.PhaseInstall); after the join, to the pool's
-// type. While the installer runs it leaves the ports alone. A converged
-// device whose configuration did not change costs no API call.
-func (h *Handler) ConvergeNetwork(_ string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
-	if inst == nil || inst.DeletionTimestamp != nil || !HasFinalizer(inst) || inst.Status.InstanceID == "" ||
-		h.versions.superseded(inst.UID, inst.ResourceVersion) {
-		return inst, nil
+// convergeNetwork brings the device's ports to the pool's network type and
+// VLANs, as a step of the provisioning pass. Before the install it
+// converges to the state the installer needs (network.PhaseInstall); after
+// the join, to the pool's type. While the installer runs it leaves the
+// ports alone. A converged device whose configuration did not change costs
+// no API call.
+func (r *run) convergeNetwork() error {
+	inst := r.Obj
+	if inst.Spec.Owned() || inst.Status.InstanceID == "" {
+		return nil
 	}
 	phase, ok := networkPhase(inst)
 	if !ok {
-		return inst, nil
+		return nil
 	}
 	hash := networkHash(inst, phase)
 	if inst.Status.NetworkConfigHash == hash && conditions.IsTrue(inst.Status.Conditions, equinixv1.InstanceNetworkConfigured) {
-		return inst, nil
+		return nil
 	}
-	if refusedRecently(inst, time.Now()) {
+	if refusedRecently(inst, r.now()) {
 		// Its retry is scheduled; node heartbeats and status writes, which
 		// bring the Instance back too, must not send the refused call again.
-		return inst, nil
+		return nil
 	}
-	r := h.newRun(inst)
-	return r.Finish(r.converge(phase, hash))
+	return r.converge(phase, hash)
 }
 
 // refusedRecently reports whether Equinix Metal refused a call for this

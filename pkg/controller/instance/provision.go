@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -26,11 +27,10 @@ func (h *Handler) ProvisionInstance(_ string, inst *equinixv1.Instance) (*equini
 		// brings us back. No Metal call may happen before it is stored.
 		return inst, nil
 	}
-	if h.versions.superseded(inst.UID, inst.ResourceVersion) {
-		return inst, nil
-	}
-	r := h.newRun(inst)
-	return r.Finish(r.provision())
+	r := h.newRun(h.latest(inst))
+	// The ports are a step of the same pass, after the lifecycle's, whatever
+	// came of it: one status write carries both.
+	return r.Finish(errors.Join(r.provision(), r.convergeNetwork()))
 }
 
 // HasFinalizer reports whether the cleanup chain's finalizer is stored: the
@@ -51,6 +51,7 @@ func (r *run) provision() error {
 		return r.provisionOwned()
 	}
 	if r.Obj.Status.JoinedAt != nil {
+		r.storeDeviceGone()
 		if c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceDeviceActive); c != nil && c.Reason == equinixv1.ReasonDeviceGone {
 			// The sweep found the device gone: the server is lost whatever its
 			// Node says, and stays failed until the pool replaces it.

@@ -36,7 +36,6 @@ import (
 const (
 	HandlerRemove    = "instance-remove"
 	HandlerProvision = "instance-provision"
-	HandlerNetwork   = "instance-network"
 	watchNodes       = "instance-watch-nodes"
 	watchSecrets     = "instance-watch-secrets"
 	watchConfigMaps  = "instance-watch-configmaps"
@@ -83,9 +82,11 @@ type Handler struct {
 	instances equinixcontrollers.InstanceController
 	pools     equinixcontrollers.InstancePoolCache
 	nodes     corecontrollers.NodeController
-	// written are the chains' latest writes of Nodes (a maintenance
-	// request), which the Node cache shows a moment later.
-	written      *common.NodeWrites
+	// nodeWrites are the chains' latest writes of Nodes (a maintenance
+	// request), which the Node cache shows a moment later; written is
+	// the chain's own latest writes of Instances (see latest).
+	nodeWrites   *common.NodeWrites
+	written      *common.Writes[*equinixv1.Instance]
 	secrets      corecontrollers.SecretController
 	secretLookup *credentials.Lookup
 	k8s          kubernetes.Interface
@@ -104,11 +105,13 @@ type Handler struct {
 	bmcs        *bmcdriver.Driver
 	owned       *ownedState
 
-	devices    *deviceCache
-	vlanIDs    *vlans.IDCache
-	versions   *versions
-	reinstalls *reinstalls
-	adoption   *adoptionLists
+	devices *deviceCache
+	vlanIDs *vlans.IDCache
+	// goneDevices are the sweep's findings of devices gone, until a pass
+	// stores them.
+	goneDevices *goneDevices
+	reinstalls  *reinstalls
+	adoption    *adoptionLists
 	// now is the clock of the chains (time.Now when nil).
 	now func() time.Time
 }
@@ -121,7 +124,6 @@ func Register(ctx context.Context, deps *common.Deps) *Handler {
 	h := New(ctx, deps)
 	common.OnRemoveWhere(ctx, deps.Instances, HandlerRemove, common.MetalInstance, h.RemoveInstance)
 	common.OnChangeWhere(ctx, deps.Instances, HandlerProvision, common.MetalInstance, h.ProvisionInstance)
-	common.OnChangeWhere(ctx, deps.Instances, HandlerNetwork, common.MetalInstance, h.ConvergeNetwork)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.instancesOfSecret), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
 	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)
@@ -164,10 +166,11 @@ func New(ctx context.Context, deps *common.Deps) *Handler {
 		settings: Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval,
 			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff, BGP: cfg.BGP, BMCTimeout: cfg.BMCTimeout},
 		clusterID: deps.ClusterID,
-		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, written: deps.NodeWrites, secrets: deps.Secrets,
+		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, nodeWrites: deps.NodeWrites,
+		written: common.NewWrites[*equinixv1.Instance](deps.Instances.Informer().GetStore()), secrets: deps.Secrets,
 		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
 		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, plans: deps.Plans, recorder: deps.Recorder,
-		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), versions: newVersions(), reinstalls: newReinstalls(),
+		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), goneDevices: newGoneDevices(), reinstalls: newReinstalls(),
 		adoption: newAdoptionLists(cfg.PollInterval),
 	}
 	if deps.Inventories != nil {

@@ -32,6 +32,7 @@ func (h *Handler) RemoveInstance(_ string, inst *equinixv1.Instance) (*equinixv1
 		// scheduled the next look.
 		return updated, generic.ErrSkip
 	}
+	h.goneDevices.drop(inst.UID)
 	if inst.DeletionTimestamp != nil {
 		metrics.DeleteDuration.Observe(time.Since(inst.DeletionTimestamp.Time).Seconds())
 	}

@@ -30,7 +30,7 @@ func (h *Handler) newRun(inst *equinixv1.Instance) *run {
 
 // kind is how an Instance's status is stored. Every write carries the
 // observed generation and the conditions the Harvester UI reads; each
-// write's replaced version is remembered (see versions), and the durations
+// written object is kept for the next pass (see latest), and the durations
 // it records for the first time are observed.
 func (h *Handler) kind() reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceStatus] {
 	return reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceStatus]{
@@ -38,10 +38,9 @@ func (h *Handler) kind() reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceS
 		Status:     func(i *equinixv1.Instance) *equinixv1.InstanceStatus { return &i.Status },
 		Conditions: func(i *equinixv1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
 		UpdateStatus: func(i *equinixv1.Instance) (*equinixv1.Instance, error) {
-			from := i.ResourceVersion
 			updated, err := h.instances.UpdateStatus(i)
 			if err == nil {
-				h.versions.wrote(i.UID, from)
+				h.written.Wrote(updated)
 			}
 			return updated, err
 		},
@@ -61,6 +60,19 @@ func (h *Handler) kind() reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceS
 		},
 		Get: func(name string) (*equinixv1.Instance, error) { return h.instances.Get(name, metav1.GetOptions{}) },
 	}
+}
+
+// latest is inst, or this process's own later write of it. The informer
+// cache delivers a write some time after it was made, and a pass that starts
+// in between (a requeue, a Node's change, the watch event of an intent the
+// pass before wrote on its way) would see the status as it was before: send
+// again a port call whose conversion the write recorded as under way (port
+// calls are not idempotent), read the device and its events to learn whether
+// the reinstall it just sent went out, or write a status that can only
+// conflict. The chain is the one writer of an Instance's status, so its own
+// writes are the only ones the cache can lag behind in it.
+func (h *Handler) latest(inst *equinixv1.Instance) *equinixv1.Instance {
+	return h.written.Latest(inst)
 }
 
 func (r *run) poll() { r.Requeue(r.h.settings.PollInterval) }
