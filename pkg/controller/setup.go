@@ -41,6 +41,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision/equinixmetal"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision/ownedserver"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
@@ -256,19 +259,29 @@ func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx con
 }
 
 // registerHardware wires the hardware mode's one chain: Seeder's
-// Inventories.
+// Inventories; with --owned-pools, the Instance and pool chains of servers
+// people own too, and their boot endpoint.
 func registerHardware(ctx context.Context, deps *common.Deps, relay *bootendpoint.Relay) error {
 	if deps.Cfg.OwnedPools {
-		// The Instances' remove handler first: no BMC command before its
-		// finalizer is stored.
-		owned := instance.RegisterOwned(ctx, deps)
-		instancepool.RegisterOwned(ctx, deps)
+		owned, err := ownedserver.New(ctx, deps)
+		if err != nil {
+			return err
+		}
+		registerServers(ctx, deps, owned)
 		if err := startBootEndpoint(ctx, deps, owned.BootClaims(), relay); err != nil {
 			return err
 		}
 	}
 	inventory.Register(ctx, deps)
 	return nil
+}
+
+// registerServers wires the Instance and pool chains for a provider of
+// servers. The Instances' remove handler comes first: no provider call
+// before its finalizer is stored.
+func registerServers(ctx context.Context, deps *common.Deps, p provision.Provider) {
+	instance.Register(ctx, deps, p)
+	instancepool.Register(ctx, deps, p)
 }
 
 // newHardwareDeps builds what the Inventories' chain reads: no Metal
@@ -319,14 +332,14 @@ func addOwnedPoolDeps(deps *common.Deps, f *Factories, secretMeta credentials.Me
 }
 
 // registerEquinix wires every controller of the equinix mode, in order: the
-// Instance chains register their remove handler before anything else
-// touches Instances, and the sweep marks drift through the registered
-// Instance handler.
+// Instance chain registers its remove handler before anything else
+// touches Instances, and the sweep notes a gone device to the provider.
 func registerEquinix(ctx context.Context, deps *common.Deps) error {
-	instances := instance.Register(ctx, deps)
-	if err := instancepool.Register(ctx, deps); err != nil {
+	devices, err := equinixmetal.New(ctx, deps)
+	if err != nil {
 		return err
 	}
+	registerServers(ctx, deps, devices)
 	instanceHardware, err := hardware.Register(ctx, deps)
 	if err != nil {
 		return err
@@ -341,7 +354,7 @@ func registerEquinix(ctx context.Context, deps *common.Deps) error {
 			return err
 		}
 	}
-	return sweep.Register(ctx, deps, instances)
+	return sweep.Register(ctx, deps, devices)
 }
 
 func newEquinixDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {

@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
@@ -62,7 +62,7 @@ func (h *Handler) SyncInstance(key string, inst *equinixv1.Instance) (*equinixv1
 		node = nil
 	case err != nil:
 		return inst, err
-	case !instance.OwnedNode(node, inst):
+	case !provision.OwnedNode(node, inst):
 		node = nil
 	}
 	t := h.newInstanceTarget(inst)

@@ -12,11 +12,17 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision/equinixmetal"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 )
 
-// versionedStore is statusStore with resource versions, as the apiserver
-// numbers its writes.
-type versionedStore struct{ statusStore }
+// versionedStore stands in for the apiserver's Instance statuses: it keeps
+// the last written, numbering writes as the apiserver does. The embedded
+// interface is nil: the chain's pass calls only UpdateStatus.
+type versionedStore struct {
+	equinixcontrollers.InstanceController
+	stored *equinixv1.Instance
+}
 
 func (s *versionedStore) UpdateStatus(inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	written := inst.DeepCopy()
@@ -31,11 +37,12 @@ func (s *versionedStore) UpdateStatus(inst *equinixv1.Instance) (*equinixv1.Inst
 // not redo what the write recorded (a port call under way is not sent
 // twice).
 func TestAPassStartsFromTheChainsOwnLastWrite(t *testing.T) {
-	cached := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "i", UID: "u", ResourceVersion: "1", Finalizers: []string{Finalizer}}}
+	cached := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "i", UID: "u", ResourceVersion: "1", Finalizers: []string{equinixv1.FinalizerInstance}}}
 	cache := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	require.NoError(t, cache.Add(cached))
 	store := &versionedStore{}
-	h := &Handler{instances: store, recorder: record.NewFakeRecorder(10), written: common.NewWrites[*equinixv1.Instance](cache)}
+	h := &Handler{instances: store, recorder: record.NewFakeRecorder(10), written: common.NewWrites[*equinixv1.Instance](cache),
+		provider: &equinixmetal.Provider{}}
 
 	r := h.newRun(h.latest(cached))
 	r.SetCondition(equinixv1.InstanceNetworkConfigured, metav1.ConditionFalse, equinixv1.ReasonConverging, "waiting for a conversion")

@@ -15,8 +15,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision/ownedserver"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
@@ -197,7 +197,7 @@ func (h *Handler) poolServerOf(inv *seederv1alpha1.Inventory, inst string) bool 
 		return false
 	}
 	i, err := h.instances.Get(inst)
-	return err == nil && i.Spec.Owned() && instance.ClaimedBy(inv, i)
+	return err == nil && i.Spec.Owned() && ownedserver.ClaimedBy(inv, i)
 }
 
 // pollInterval is spec.events.pollingInterval, which the schema bounds to
