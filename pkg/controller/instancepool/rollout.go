@@ -16,7 +16,7 @@ import (
 )
 
 // syncInPlace copies the pool's VLAN lists onto its Instances made from the
-// same server template; the networking chain then converges their ports
+// same server template; the provider then converges their ports
 // without reinstalling anything. An Instance that never asked for a device
 // is not a server yet: it takes the whole template (a fixed Harvester
 // version, SSH keys, tags), which otherwise reach only servers created later.

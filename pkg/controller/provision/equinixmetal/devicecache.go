@@ -9,9 +9,9 @@ import (
 )
 
 // deviceCache remembers device reads for a moment. Every status write of an
-// Instance re-runs its chains, and the provisioning and networking chains
-// each read the device; without it one step of a server cost several
-// identical reads. A call that changes the device's ports or power state, or
+// Instance re-runs its pass, and the steps of a pass (the device's state,
+// its ports) each read the device; without it one step of a server cost
+// several identical reads. A call that changes the device's ports or power state, or
 // deletes it, forgets it, so a read after such a change always goes to the
 // API, and entries live shorter than the poll interval, so waiting on Equinix
 // is unaffected.
@@ -119,7 +119,7 @@ func (c readCachingClient) DeleteDevice(ctx context.Context, id string, force bo
 }
 
 // UpdateDevice (the installer script and userdata) and Reinstall keep the
-// cached read: an update changes nothing the chains read from a device
+// cached read: an update changes nothing the steps read from a device
 // (state, ports, addresses), nothing waits on a reinstall through the device
 // (the Node reports the join), and the status writes that record them would
 // otherwise cost reads that see nothing new. Polls read afresh once the

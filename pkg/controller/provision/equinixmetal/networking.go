@@ -52,10 +52,10 @@ func refusedRecently(inst *equinixv1.Instance, now time.Time) bool {
 		c.ObservedGeneration == inst.Generation && now.Sub(c.LastTransitionTime.Time) < invalidRetry
 }
 
-// networkPhase says which state this chain brings the ports to now, if any.
-// Before a reinstall the provisioning chain converges them itself, in the
-// pass that goes on to the install; a single-boot server boots its installer
-// at creation, and this chain converges its ports while it installs.
+// networkPhase says which state Tend brings the ports to now, if any.
+// Before a reinstall Provision converges them itself, on its way to the
+// install; a single-boot server boots its installer at creation, and Tend
+// converges its ports while it installs.
 func networkPhase(inst *equinixv1.Instance) (network.Phase, bool) {
 	st := inst.Status
 	if st.JoinedAt != nil {
@@ -70,7 +70,7 @@ func networkPhase(inst *equinixv1.Instance) (network.Phase, bool) {
 	return network.PhaseInstall, true
 }
 
-// networkHash names the port state the chain converged to. The phase counts
+// networkHash names the port state the ports converged to. The phase counts
 // only for the layer-2 types: the others want the same ports before and after
 // the join, so the join costs them no re-check.
 func networkHash(inst *equinixv1.Instance, phase network.Phase) string {
@@ -119,8 +119,8 @@ func (r *run) networkFailure(step string, err error) error {
 	return r.metalFailure(step, equinixv1.InstanceNetworkConfigured, err)
 }
 
-// readDevice reads the device for the networking chain; a gone device is left
-// to the provisioning chain to report.
+// readDevice reads the device for the ports; a gone device is left to
+// Provision to report.
 func (r *run) readDevice(client metal.Client) (*metal.Device, error) {
 	dev, err := client.GetDevice(r.p.ctx, r.Obj.Status.InstanceID)
 	if metal.IsNotFound(err) || failure.ClassOf(err) == failure.Forbidden {

@@ -211,7 +211,7 @@ func (r *run) clearUserdata() error {
 }
 
 // deviceUsable maps the device state onto the Instance and says whether the
-// chain can go on.
+// pass can go on.
 func (r *run) deviceUsable(dev *metal.Device) bool {
 	switch dev.State {
 	case metal.DeviceStateQueued, metal.DeviceStateProvisioning:

@@ -264,7 +264,7 @@ func (r *run) unclaim(inv *seederv1alpha1.Inventory) error {
 	return nil
 }
 
-// ownedState is what the chain of servers people own keeps in the process:
+// ownedState is what the provider keeps in the process:
 // its own writes of Inventories, and each Instance's claim until its status
 // names the server.
 type ownedState struct {
