@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
@@ -26,7 +27,7 @@ func (h *Handler) TrackNode(p *provision.Pass) error {
 	if err != nil {
 		return fmt.Errorf("reading node %s: %w", name, err)
 	}
-	if !provision.OwnedNode(node, r.Obj) {
+	if !common.OwnedNode(node, r.Obj) {
 		r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionFalse, equinixv1.ReasonNodeNameTaken,
 			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
 				node.Name, equinixv1.LabelInstance, r.Obj.Name))

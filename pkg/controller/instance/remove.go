@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -73,7 +74,7 @@ func (r *run) deleteNode() error {
 	if err != nil {
 		return fmt.Errorf("reading node %s: %w", name, err)
 	}
-	if !provision.OwnedNode(node, r.Obj) {
+	if !common.OwnedNode(node, r.Obj) {
 		return nil
 	}
 	err = r.h.nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})

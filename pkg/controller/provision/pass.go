@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 )
 
 // Pass is one pass of the Instance chain over one Instance, as a

@@ -11,7 +11,6 @@ package provision
 import (
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -157,15 +156,6 @@ func InstanceCondition(insts []*equinixv1.Instance, condType string, status meta
 		}
 	}
 	return nil
-}
-
-// OwnedNode reports whether node is the Node of the Instance: named as its
-// server joins (the install sets the host name, see Instance.NodeName) and
-// carrying its instance label, which names the Instance. A Node of that
-// name without the label is someone else's and is never touched.
-func OwnedNode(node *corev1.Node, inst *equinixv1.Instance) bool {
-	name := inst.NodeName()
-	return node != nil && name != "" && node.Name == name && node.Labels[equinixv1.LabelInstance] == inst.Name
 }
 
 // PasswordKey is the key of the console password in an Instance's Secret.

@@ -7,8 +7,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 )
 

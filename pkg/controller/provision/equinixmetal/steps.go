@@ -8,6 +8,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -269,5 +270,5 @@ func (r *run) deviceGone(message string) {
 // only the device can say.
 func (r *run) nodeRegisteredReady() bool {
 	node, err := r.p.nodes.Get(r.Obj.NodeName())
-	return err == nil && provision.OwnedNode(node, r.Obj) && harvester.IsNodeReady(node)
+	return err == nil && common.OwnedNode(node, r.Obj) && harvester.IsNodeReady(node)
 }

@@ -7,8 +7,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
 )
 
 // harness runs the provider's steps as the Instance chain would, without a

@@ -1,4 +1,4 @@
-package provision
+package common
 
 import (
 	"testing"
