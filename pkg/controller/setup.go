@@ -32,7 +32,6 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/devicehardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
@@ -340,12 +339,8 @@ func registerEquinix(ctx context.Context, deps *common.Deps) error {
 		return err
 	}
 	registerServers(ctx, deps, devices)
-	instanceHardware, err := devicehardware.Register(ctx, deps)
-	if err != nil {
-		return err
-	}
 	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
-	if err := node.Register(ctx, deps, instanceHardware, matcher); err != nil {
+	if err := node.Register(ctx, deps, devices, matcher); err != nil {
 		return err
 	}
 	elasticip.Register(ctx, deps, matcher)

@@ -2,8 +2,11 @@
 // equinix): a device created for each Instance (or adopted by its tag
 // after a lost answer) and reinstalled with the Harvester installer, its
 // ports kept at the pool's network type and VLANs, the join configuration
-// taken off it once the node joined, and the device deleted, with the
-// VLANs no server uses, on release. Everything goes through pkg/metal.
+// taken off it once the node joined, its hardware followed as Seeder's
+// embedded mode does for on-prem nodes (facts, events, power requests,
+// reclaim notices, health), and the device deleted, with the VLANs no
+// server uses, on release. Everything goes through pkg/metal (the hardware
+// through pkg/machine/metaldriver).
 package equinixmetal
 
 import (
@@ -58,6 +61,8 @@ type Provider struct {
 	releases    *harvester.ReleaseChecker
 	plans       *metal.PlanCatalog
 
+	// hardware is the devices' facts, events, power and health.
+	hardware    *deviceHardware
 	devices     *deviceCache
 	vlanIDs     *vlans.IDCache
 	reinstalls  *reinstalls
@@ -68,8 +73,8 @@ type Provider struct {
 var _ provision.Provider = (*Provider)(nil)
 
 // New builds the provider and wires what wakes its Instances and pools:
-// their credentials Secrets, and the inputs of an install (the join token,
-// the VIP, the cluster's version).
+// their credentials Secrets, the inputs of an install (the join token, the
+// VIP, the cluster's version), and the devices' news (see deviceHardware).
 func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
 	cfg := deps.Cfg
 	// Shorter than the poll interval, so that polling sees Equinix's progress.
@@ -82,6 +87,7 @@ func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
 		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, plans: deps.Plans,
 		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), reinstalls: newReinstalls(),
 		adoption: newAdoptionLists(cfg.PollInterval), goneDevices: newGoneDevices(),
+		hardware: newDeviceHardware(ctx, deps),
 	}
 	instances := common.After(deps.Instances, common.RelatedDelay)
 	relatedresource.WatchClusterScoped(ctx, "instance-watch-secrets", common.OnlyInputs(deps.InputSecret, p.instancesOfSecret), instances, deps.Secrets)
@@ -111,8 +117,9 @@ func (p *Provider) Steps(pass *provision.Pass) provision.Steps { return &run{Pas
 // Prepare names the device in the SERVER column.
 func (p *Provider) Prepare(st *equinixv1.InstanceStatus) { st.Server = st.InstanceID }
 
-// Forget drops nothing: what the provider keeps of an Instance expires.
-func (p *Provider) Forget(string) {}
+// Forget drops the hardware steps' memory of a deleted Instance (its
+// events still to write, its health series); the rest expires.
+func (p *Provider) Forget(instance string) { p.hardware.forget(instance) }
 
 // Capacity does not bound a rollout's surge: Equinix Metal answers a
 // create it has no capacity for, and the Instance says so.

@@ -1,6 +1,7 @@
 package equinixmetal
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -105,12 +106,15 @@ func (r *run) Joined() error {
 func (r *run) Remediate() error { return nil }
 
 // Tend keeps the device's ports at the pool's network type and VLANs (see
-// convergeNetwork).
+// convergeNetwork), then runs the hardware steps (see tendHardware), each
+// whatever came of the other: the same status write stores both. Only the
+// device's events are followed while the Instance is being deleted.
 func (r *run) Tend() error {
-	if r.Obj.DeletionTimestamp != nil {
-		return nil
+	var network error
+	if r.Obj.DeletionTimestamp == nil {
+		network = r.convergeNetwork()
 	}
-	return r.convergeNetwork()
+	return errors.Join(network, r.tendHardware())
 }
 
 // Releasing names the device and the node.

@@ -1,4 +1,4 @@
-package devicehardware
+package equinixmetal
 
 import (
 	"fmt"
