@@ -56,7 +56,11 @@ type demoRun struct {
 // for the reader, when not empty) and its output, and keeps both for the
 // summary printed after the teardown.
 func (d *demoRun) show(ctx context.Context, note string, args ...string) error {
-	line := "$ kubectl " + strings.Join(args, " ")
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	line := "$ kubectl " + strings.Join(quoted, " ")
 	if note != "" {
 		line += "   # " + note
 	}
@@ -68,6 +72,14 @@ func (d *demoRun) show(ctx context.Context, note string, args ...string) error {
 	fmt.Print(text)
 	d.summary.WriteString(text)
 	return nil
+}
+
+// shellQuote quotes an argument the way a user would type it into a shell.
+func shellQuote(arg string) string {
+	if strings.ContainsAny(arg, " {}\"'$*\\") {
+		return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+	}
+	return arg
 }
 
 // note adds lines of the demo's own to the summary, and prints them.

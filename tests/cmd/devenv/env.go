@@ -115,7 +115,6 @@ func (e *env) startCluster(ctx context.Context) error {
 		return err
 	}
 	e.client, err = versioned.NewForConfig(e.rest)
-	fmt.Fprintf(os.Stderr, "    kube-apiserver %s at %s\n", cluster.KubeVersion, c.APIServerURL())
 	return err
 }
 
