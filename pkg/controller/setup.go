@@ -136,7 +136,7 @@ var chains = map[string][]Register{
 		bgp.Register,
 		sweep.Register,
 	},
-	config.ModeHardware: {
+	config.ModeSeeder: {
 		instance.RegisterOwned,
 		instancepool.RegisterOwned,
 		serveBootEndpoint,

@@ -1,5 +1,5 @@
 // Package fencing is the chain that brings a dead host's VMs back
-// (--fencing, hardware mode): a node with an Inventory that stays NotReady
+// (--fencing, seeder mode): a node with an Inventory that stays NotReady
 // for the grace period has its server switched off through its BMC (a
 // server already off counts), and only then its Node tainted
 // node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, which lets
