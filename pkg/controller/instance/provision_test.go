@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
 )
@@ -25,6 +26,7 @@ type recorder struct {
 	stopped bool
 }
 
+func (p *recorder) Watch(context.Context, *common.Deps) error { return nil }
 func (p *recorder) Names() provision.Names {
 	return provision.Names{Instance: "instance-test", Pool: "instancepool-test"}
 }

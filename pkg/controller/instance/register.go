@@ -72,21 +72,21 @@ func Register(ctx context.Context, deps *common.Deps, p provision.Provider) {
 		settings: Settings{Namespace: deps.Cfg.Namespace, PollInterval: deps.Cfg.PollInterval},
 		provider: p,
 
-		instances: deps.Instances, written: common.NewWrites[*equinixv1.Instance](deps.Instances.Informer().GetStore()),
-		pools: deps.Pools.Cache(), nodes: deps.Nodes, nodeWrites: deps.NodeWrites,
-		secrets: deps.Secrets, secretLookup: deps.SecretLookup, k8s: deps.K8s, joinInfo: deps.JoinInfo, recorder: deps.Recorder,
+		instances: deps.Instances(), written: common.NewWrites[*equinixv1.Instance](deps.Instances().Informer().GetStore()),
+		pools: deps.Pools().Cache(), nodes: deps.Nodes(), nodeWrites: deps.NodeWrites(),
+		secrets: deps.Secrets(), secretLookup: deps.SecretLookup(), k8s: deps.K8s(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 	}
 	names := p.Names()
 	handles := func(i *equinixv1.Instance) bool { return p.Handles(&i.Spec.InstanceTemplate) }
-	deps.Instances.Cache().AddIndexer(indexByNode, func(i *equinixv1.Instance) ([]string, error) {
+	deps.Instances().Cache().AddIndexer(indexByNode, func(i *equinixv1.Instance) ([]string, error) {
 		if name := i.NodeName(); name != "" {
 			return []string{name}, nil
 		}
 		return nil, nil
 	})
-	common.OnRemoveWhere(ctx, deps.Instances, names.InstanceRemove(), handles, h.RemoveInstance)
-	common.OnChangeWhere(ctx, deps.Instances, names.InstanceProvision(), handles, h.ProvisionInstance)
-	relatedresource.WatchClusterScoped(ctx, names.Instance+"-watch-nodes", h.instancesOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
+	common.OnRemoveWhere(ctx, deps.Instances(), names.InstanceRemove(), handles, h.RemoveInstance)
+	common.OnChangeWhere(ctx, deps.Instances(), names.InstanceProvision(), handles, h.ProvisionInstance)
+	relatedresource.WatchClusterScoped(ctx, names.Instance+"-watch-nodes", h.instancesOfNode, common.After(deps.Instances(), common.RelatedDelay), deps.Nodes())
 }
 
 // instancesOfNode maps a Node to the Instance it was installed for, by its

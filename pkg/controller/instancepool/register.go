@@ -40,8 +40,11 @@ type Handler struct {
 	instances equinixcontrollers.InstanceController
 	nodes     corecontrollers.NodeCache
 	joinInfo  *joininfo.Resolver
-	releases  *harvester.ReleaseChecker
-	recorder  record.EventRecorder
+	// releases checks a release's ISO before the pool's servers are asked
+	// for; nil when --check-release-artifacts is off or the provider's
+	// Traits ask for no check.
+	releases *harvester.ReleaseChecker
+	recorder record.EventRecorder
 	// statusPacing spaces the status writes that only report progress.
 	statusPacing *statusPacing
 }
@@ -54,18 +57,21 @@ func Register(ctx context.Context, deps *common.Deps, p provision.Provider) {
 	h := &Handler{
 		ctx:      ctx,
 		settings: Settings{PollInterval: deps.Cfg.PollInterval, ReplacementBackoff: deps.Cfg.ReplacementBackoff},
-		provider: p, pools: deps.Pools, instances: deps.Instances, nodes: deps.Nodes.Cache(),
-		joinInfo: deps.JoinInfo, releases: deps.Releases, recorder: deps.Recorder,
+		provider: p, pools: deps.Pools(), instances: deps.Instances(), nodes: deps.Nodes().Cache(),
+		joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 		statusPacing: newStatusPacing(),
 	}
-	deps.Instances.Cache().AddIndexer(indexByPool, func(i *equinixv1.Instance) ([]string, error) {
+	if p.Traits().CheckRelease {
+		h.releases = deps.Releases()
+	}
+	deps.Instances().Cache().AddIndexer(indexByPool, func(i *equinixv1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
 	names := p.Names()
 	handles := func(pool *equinixv1.InstancePool) bool { return p.Handles(&pool.Spec.InstanceTemplate) }
-	common.OnRemoveWhere(ctx, deps.Pools, names.PoolRemove(), handles, h.RemovePool)
-	common.OnChangeWhere(ctx, deps.Pools, names.PoolSync(), handles, h.SyncPool)
-	relatedresource.WatchClusterScoped(ctx, names.Pool+"-watch-instances", poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+	common.OnRemoveWhere(ctx, deps.Pools(), names.PoolRemove(), handles, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools(), names.PoolSync(), handles, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, names.Pool+"-watch-instances", poolOfInstance, common.After(deps.Pools(), common.RelatedDelay), deps.Instances())
 }
 
 func poolOfInstance(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {

@@ -9,17 +9,26 @@
 package provision
 
 import (
+	"context"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // Provider is one source of whole servers. One runs per mode (the install
 // that holds its credentials or sessions); it is safe for concurrent use.
+// Its package's New builds it, once per Deps and without starting
+// anything, for its chains and for the chains it hands something to (see
+// common.Handles); Watch then starts it with its chains.
 type Provider interface {
+	// Watch wires what wakes the provider's Instances and pools besides
+	// their own objects and Nodes (its inputs, its servers' news) and
+	// starts what it runs in the background.
+	Watch(ctx context.Context, deps *common.Deps) error
 	// Names are the stems of the names the chains register under for
 	// the provider's objects (and so of their finalizers).
 	Names() Names
@@ -122,6 +131,11 @@ type Traits struct {
 	// maintenance mode that is not Ready is then a person's doing, not
 	// unhealthy.
 	PowerActions bool
+	// CheckRelease is true when a pool checks that its release's
+	// installer ISO exists before its servers are asked for
+	// (--check-release-artifacts): a server paid for from its creation
+	// would otherwise run for nothing.
+	CheckRelease bool
 }
 
 // PoolCheck is what a provider tells of a pool before any server is

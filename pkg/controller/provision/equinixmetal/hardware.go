@@ -15,6 +15,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
 // indexByDevice indexes Instances by their device ID, to hand a device's
@@ -39,33 +40,37 @@ type deviceHardware struct {
 	credentials *credentials.Resolver
 }
 
-// newDeviceHardware wires the device's hardware: the Metal driver's poll,
-// which wakes the Instances whose devices have news, and the outbox, which
-// wakes an Instance once its events are written, to store its cursor.
-func newDeviceHardware(ctx context.Context, deps *common.Deps) *deviceHardware {
+// newDeviceHardware builds the devices' hardware on api, starting nothing.
+func newDeviceHardware(ctx context.Context, deps *common.Deps, api metal.Provider) *deviceHardware {
 	cfg := deps.Cfg
 	h := &deviceHardware{
-		steps:     hardware.NewSteps(ctx, deps),
-		instances: deps.Instances, nodes: deps.Nodes.Cache(), nodeWrites: deps.NodeWrites, credentials: deps.Credentials,
+		steps:     hardware.NewSteps(ctx, deps, deps.JoinInfo()),
+		instances: deps.Instances(), nodes: deps.Nodes().Cache(), nodeWrites: deps.NodeWrites(), credentials: deps.Credentials(),
 	}
 	h.driver = metaldriver.New(metaldriver.Options{
-		Provider:            deps.Metal,
-		Plans:               deps.Plans,
+		Provider:            api,
+		Plans:               deps.Plans(),
 		EventsInterval:      off(cfg.DeviceEventsInterval),
 		TerminationInterval: off(cfg.TerminationCheckInterval),
-		Store:               &logPositions{configMaps: deps.ConfigMaps, namespace: cfg.Namespace},
+		Store:               &logPositions{configMaps: deps.ConfigMaps(), namespace: cfg.Namespace},
 		Notify:              h.wake,
 	})
-	deps.Instances.Cache().AddIndexer(indexByDevice, func(i *equinixv1.Instance) ([]string, error) {
+	h.outbox = h.steps.NewOutbox(deps.Instances().Enqueue)
+	return h
+}
+
+// start runs the Metal driver's poll, which wakes the Instances whose
+// devices have news, and the outbox, which wakes an Instance once its
+// events are written, to store its cursor.
+func (h *deviceHardware) start(ctx context.Context) {
+	h.instances.Cache().AddIndexer(indexByDevice, func(i *equinixv1.Instance) ([]string, error) {
 		if i.Status.InstanceID == "" {
 			return nil, nil
 		}
 		return []string{i.Status.InstanceID}, nil
 	})
-	h.outbox = h.steps.NewOutbox(deps.Instances.Enqueue)
 	h.outbox.Start()
 	go h.driver.Run(ctx, h.projects)
-	return h
 }
 
 // off maps the configuration's 0 (off) onto the driver's negative.

@@ -72,41 +72,65 @@ type Provider struct {
 
 var _ provision.Provider = (*Provider)(nil)
 
-// New builds the provider and wires what wakes its Instances and pools:
-// their credentials Secrets, the inputs of an install (the join token, the
-// VIP, the cluster's version), and the devices' news (see deviceHardware).
+// New is the mode's provider of Equinix Metal devices: built once per
+// Deps, by the first to ask (its chains, the sweep, the Node chain), without
+// starting anything.
 func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
+	return common.Shared(deps, providerKey{}, func() (*Provider, error) { return build(ctx, deps) })
+}
+
+// providerKey names the provider among the shared values of Deps.
+type providerKey struct{}
+
+func build(ctx context.Context, deps *common.Deps) (*Provider, error) {
 	cfg := deps.Cfg
+	clusterID, err := deps.ClusterID()
+	if err != nil {
+		return nil, err
+	}
+	api, err := deps.Metal()
+	if err != nil {
+		return nil, err
+	}
 	// Shorter than the poll interval, so that polling sees Equinix's progress.
 	ttl := min(cfg.PollInterval/2, 5*time.Second)
-	p := &Provider{
+	return &Provider{
 		ctx:       ctx,
 		settings:  Settings{MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff, BGP: cfg.BGP},
-		clusterID: deps.ClusterID,
-		instances: deps.Instances, nodes: deps.Nodes.Cache(), metal: deps.Metal, credentials: deps.Credentials,
-		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, plans: deps.Plans,
-		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), reinstalls: newReinstalls(),
+		clusterID: clusterID,
+		instances: deps.Instances(), nodes: deps.Nodes().Cache(), metal: api, credentials: deps.Credentials(),
+		joinInfo: deps.JoinInfo(), ledger: deps.Ledger(), releases: deps.Releases(), plans: deps.Plans(),
+		hardware: newDeviceHardware(ctx, deps, api),
+		devices:  newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), reinstalls: newReinstalls(),
 		adoption: newAdoptionLists(cfg.PollInterval), goneDevices: newGoneDevices(),
-		hardware: newDeviceHardware(ctx, deps),
-	}
-	instances := common.After(deps.Instances, common.RelatedDelay)
-	relatedresource.WatchClusterScoped(ctx, "instance-watch-secrets", common.OnlyInputs(deps.InputSecret, p.instancesOfSecret), instances, deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, "instance-watch-configmaps", common.OnlyInputs(deps.InputConfigMap, p.waitingInstances), instances, deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, "instance-watch-settings", common.OnlyInputs(common.InputSetting, p.waitingInstances), instances, deps.Settings)
-	pools := common.After(deps.Pools, common.RelatedDelay)
-	allPools := provision.EveryPool(deps.Pools.Cache())
-	relatedresource.WatchClusterScoped(ctx, "instancepool-watch-secrets", common.OnlyInputs(deps.InputSecret, allPools), pools, deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, "instancepool-watch-configmaps", common.OnlyInputs(deps.InputConfigMap, allPools), pools, deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, "instancepool-watch-settings", common.OnlyInputs(common.InputSetting, allPools), pools, deps.Settings)
-	return p, nil
+	}, nil
+}
+
+// Watch wires what wakes the Instances and pools besides their own
+// objects: their credentials Secrets and the inputs of an install (the
+// join token, the VIP, the cluster's version); and starts the devices'
+// hardware (the driver's poll, the outbox).
+func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
+	instances := common.After(deps.Instances(), common.RelatedDelay)
+	relatedresource.WatchClusterScoped(ctx, "instance-watch-secrets", common.OnlyInputs(deps.InputSecret, p.instancesOfSecret), instances, deps.Secrets())
+	relatedresource.WatchClusterScoped(ctx, "instance-watch-configmaps", common.OnlyInputs(deps.InputConfigMap, p.waitingInstances), instances, deps.ConfigMaps())
+	relatedresource.WatchClusterScoped(ctx, "instance-watch-settings", common.OnlyInputs(common.InputSetting, p.waitingInstances), instances, deps.Settings())
+	pools := common.After(deps.Pools(), common.RelatedDelay)
+	allPools := provision.EveryPool(deps.Pools().Cache())
+	relatedresource.WatchClusterScoped(ctx, "instancepool-watch-secrets", common.OnlyInputs(deps.InputSecret, allPools), pools, deps.Secrets())
+	relatedresource.WatchClusterScoped(ctx, "instancepool-watch-configmaps", common.OnlyInputs(deps.InputConfigMap, allPools), pools, deps.ConfigMaps())
+	relatedresource.WatchClusterScoped(ctx, "instancepool-watch-settings", common.OnlyInputs(common.InputSetting, allPools), pools, deps.Settings())
+	p.hardware.start(ctx)
+	return nil
 }
 
 // Names are the addon's first chains' names.
 func (p *Provider) Names() provision.Names { return names }
 
 // Traits: Harvester's power actions do not reach a device (its power is
-// spec.powerState's).
-func (p *Provider) Traits() provision.Traits { return provision.Traits{} }
+// spec.powerState's); a device is paid for from its creation, so a pool
+// checks its release first.
+func (p *Provider) Traits() provision.Traits { return provision.Traits{CheckRelease: true} }
 
 // Handles the templates without spec.servers.
 func (p *Provider) Handles(t *equinixv1.InstanceTemplate) bool { return !t.Owned() }

@@ -66,25 +66,36 @@ type Provider struct {
 
 var _ provision.Provider = (*Provider)(nil)
 
-// New builds the provider and wires what wakes its Instances and pools: a
-// changed Inventory wakes the Instance that holds it and every one still
-// waiting for a server, and every pool (a server freed or added is
-// capacity for a rollout's surge).
+// New is the mode's provider of servers people own: built once per Deps,
+// by the first to ask (its chains, the boot endpoint), without starting
+// anything.
 func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
-	cfg := deps.Cfg
-	p := &Provider{
-		ctx:         ctx,
-		settings:    Settings{Namespace: cfg.Namespace, BMCTimeout: cfg.BMCTimeout},
-		inventories: deps.Inventories, instances: deps.Instances.Cache(), pools: deps.Pools.Cache(),
-		nodes: deps.Nodes.Cache(), nodeWrites: deps.NodeWrites, secrets: deps.Secrets.Cache(),
-		k8s: deps.K8s, bmcs: deps.BMCs, joinInfo: deps.JoinInfo, recorder: deps.Recorder,
-		owned: newOwnedState(deps.Inventories.Informer().GetStore()),
-	}
+	return common.Shared(deps, providerKey{}, func() (*Provider, error) {
+		cfg := deps.Cfg
+		return &Provider{
+			ctx:         ctx,
+			settings:    Settings{Namespace: cfg.Namespace, BMCTimeout: cfg.BMCTimeout},
+			inventories: deps.Inventories(), instances: deps.Instances().Cache(), pools: deps.Pools().Cache(),
+			nodes: deps.Nodes().Cache(), nodeWrites: deps.NodeWrites(), secrets: deps.Secrets().Cache(),
+			k8s: deps.K8s(), bmcs: deps.BMCs(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
+			owned: newOwnedState(deps.Inventories().Informer().GetStore()),
+		}, nil
+	})
+}
+
+// providerKey names the provider among the shared values of Deps.
+type providerKey struct{}
+
+// Watch wires what wakes the Instances and pools besides their own
+// objects: a changed Inventory wakes the Instance that holds it and every
+// one still waiting for a server, and every pool (a server freed or added
+// is capacity for a rollout's surge).
+func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 	relatedresource.WatchClusterScoped(ctx, "instance-owned-watch-inventories", p.instancesOfInventory,
-		common.After(deps.Instances, common.RelatedDelay), deps.Inventories)
-	relatedresource.WatchClusterScoped(ctx, "instancepool-owned-watch-inventories", provision.EveryPool(deps.Pools.Cache()),
-		common.After(deps.Pools, common.RelatedDelay), deps.Inventories)
-	return p, nil
+		common.After(deps.Instances(), common.RelatedDelay), deps.Inventories())
+	relatedresource.WatchClusterScoped(ctx, "instancepool-owned-watch-inventories", provision.EveryPool(deps.Pools().Cache()),
+		common.After(deps.Pools(), common.RelatedDelay), deps.Inventories())
+	return nil
 }
 
 // Names are the chains' names for servers people own.
