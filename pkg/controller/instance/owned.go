@@ -8,6 +8,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -135,7 +136,7 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		if err := r.Persist(); err != nil {
 			return false, err
 		}
-		if err := m.NetworkBootOnce(r.h.ctx); err != nil && !machine.MaybeApplied(err) {
+		if _, err := m.NetworkBootOnce(r.h.ctx, bmc.BootFirmwareAny); err != nil && !machine.MaybeApplied(err) {
 			return false, r.bmcRefused(inv, "the one-time network boot", err, func(st *equinixv1.InstanceStatus) { st.NetworkBootRequestedAt = nil })
 		}
 		r.Eventf(equinixv1.ReasonNetworkBoot, "asked the BMC of server %s to boot it from the network once", inv.Name)
