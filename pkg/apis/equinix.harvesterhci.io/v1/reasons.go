@@ -45,15 +45,19 @@ const (
 	ReasonDeviceGone             = "DeviceGone"
 	// Servers people own: the claim of an Inventory, its one-time network
 	// boot and power through the BMC, and its release.
-	ReasonServerClaimed  = "ServerClaimed"
-	ReasonNoFreeServer   = "NoFreeServer"
-	ReasonServerGone     = "ServerGone"
-	ReasonServersFree    = "ServersFree"
-	ReasonNetworkBoot    = "NetworkBoot"
-	ReasonBMCFailed      = "BMCFailed"
-	ReasonServerReleased = "ServerReleased"
-	ReasonPoweringOff    = "PoweringOff"
-	ReasonPowerCycled    = "PowerCycled"
+	ReasonServerClaimed = "ServerClaimed"
+	ReasonNoFreeServer  = "NoFreeServer"
+	ReasonServerGone    = "ServerGone"
+	ReasonServersFree   = "ServersFree"
+	ReasonNetworkBoot   = "NetworkBoot"
+	ReasonBMCFailed     = "BMCFailed"
+	// ReasonBootFirmwareInvalid: the Inventory's boot-firmware annotation
+	// is neither UEFI nor Legacy, or Legacy for an arm64 server; nothing
+	// is asked of its BMC until it is fixed.
+	ReasonBootFirmwareInvalid = "BootFirmwareInvalid"
+	ReasonServerReleased      = "ServerReleased"
+	ReasonPoweringOff         = "PoweringOff"
+	ReasonPowerCycled         = "PowerCycled"
 	// ReasonServerInPool: a power request on the Inventory of a server a
 	// pool claimed is refused; the pool switches its power.
 	ReasonServerInPool = "ServerInPool"
@@ -286,7 +290,7 @@ var warnings = map[string]bool{
 
 	ReasonCreateUnconfirmed: true, ReasonDuplicateDevices: true, ReasonInvalidRequest: true,
 	ReasonNoCapacity: true, ReasonReservationUnavailable: true, ReasonProvisionFailed: true, ReasonDeviceGone: true, ReasonPoweredOff: true,
-	ReasonNoFreeServer: true, ReasonServerGone: true, ReasonBMCFailed: true, ReasonServerInPool: true,
+	ReasonNoFreeServer: true, ReasonServerGone: true, ReasonBMCFailed: true, ReasonServerInPool: true, ReasonBootFirmwareInvalid: true,
 
 	ReasonStepFailed: true, ReasonPortMissing: true,
 
