@@ -16,7 +16,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint/claimstest"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootfirmware"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -72,7 +72,7 @@ func TestUEFIServerBootsIntoTheEndpoint(t *testing.T) {
 	inv.Spec.BaseboardManagementSpec.Connection.Port = m.Endpoint.Port
 	inv.Spec.BaseboardManagementSpec.Connection.ProviderOptions = &seederv1alpha1.ProviderOptions{
 		IPMITOOL: &seederv1alpha1.IPMITOOLOptions{Port: m.Endpoint.Port}}
-	fw, problem := endpoint.BootFirmware(inv, "")
+	fw, problem := bootfirmware.For(inv, "")
 	require.Nil(t, problem)
 	used, err := c.BootOnce(ctx, bmc.BootNetwork, fw.Want)
 	require.NoError(t, err)

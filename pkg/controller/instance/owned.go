@@ -8,6 +8,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootfirmware"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -123,7 +124,7 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 	// r.Obj is the stored object after each Persist: its status is read
 	// afresh, never through a pointer taken before.
 	if r.Obj.Status.NetworkBootRequestedAt == nil {
-		fw, problem := endpoint.BootFirmware(inv, r.Obj.Spec.Servers.BootFirmware)
+		fw, problem := bootfirmware.For(inv, r.Obj.Spec.Servers.BootFirmware)
 		if problem != nil {
 			r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, problem.Reason, problem.Message)
 			r.Requeue(4 * r.h.settings.PollInterval)
@@ -145,7 +146,7 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		if err != nil && !machine.MaybeApplied(err) {
 			return false, r.bmcRefused(inv, "the one-time network boot "+fw.Describe(used), err, func(st *equinixv1.InstanceStatus) { st.NetworkBootRequestedAt = nil })
 		}
-		r.Obj.Status.BootFirmware = endpoint.FromBMC(used)
+		r.Obj.Status.BootFirmware = bootfirmware.Name(used)
 		r.Eventf(equinixv1.ReasonNetworkBoot, "asked the BMC of server %s to boot it from the network once, %s", inv.Name, fw.Describe(used))
 	}
 	power, err := m.PowerState(r.h.ctx)

@@ -1,4 +1,8 @@
-package endpoint
+// Package bootfirmware chooses the firmware interface, UEFI or Legacy, a
+// server people own network-boots with: from its Inventory, its pool and
+// what its BMC can tell. The pool's chain asks the BMC for it; the
+// real-machine tests boot with the same choice.
+package bootfirmware
 
 import (
 	"fmt"
@@ -8,9 +12,15 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 )
 
-// Firmware is the boot firmware chosen for a server's network boot, and
+// Problem says why no firmware can be chosen: a condition reason and a
+// message for a person.
+type Problem struct {
+	Reason, Message string
+}
+
+// Choice is the boot firmware chosen for a server's network boot, and
 // why.
-type Firmware struct {
+type Choice struct {
 	// Want is what the BMC is asked for; bmc.BootFirmwareAny keeps the
 	// server's own mode (a Redfish BMC sends back the one it reports).
 	Want bmc.BootFirmware
@@ -21,52 +31,52 @@ type Firmware struct {
 // archARM64 is Seeder's word for an arm64 server (spec.arch).
 const archARM64 = "arm64"
 
-// BootFirmware chooses the firmware the server of inv network-boots with
+// For chooses the firmware the server of inv network-boots with
 // for a pool whose spec.servers.bootFirmware is pool: arm64 servers boot
 // UEFI only; then the Inventory's annotation; then the pool's field; then
 // the server's own mode where its BMC reports one (Redfish); else UEFI,
 // what servers sold today boot (many only it), for an IPMI BMC cannot say.
 // An annotation that names no firmware, or Legacy for an arm64 server, is
 // a Problem: nothing is asked of the BMC until it is fixed.
-func BootFirmware(inv *seederv1alpha1.Inventory, pool string) (Firmware, *Problem) {
+func For(inv *seederv1alpha1.Inventory, pool string) (Choice, *Problem) {
 	note, annotated := inv.Annotations[equinixv1.AnnotationBootFirmware]
 	arm := inv.Spec.Arch == archARM64
 	if annotated && note != equinixv1.BootFirmwareUEFI && note != equinixv1.BootFirmwareLegacy {
-		return Firmware{}, &Problem{equinixv1.ReasonBootFirmwareInvalid, fmt.Sprintf(
+		return Choice{}, &Problem{equinixv1.ReasonBootFirmwareInvalid, fmt.Sprintf(
 			"Inventory %s/%s: annotation %s is %q; write %s or %s (or remove it)", inv.Namespace, inv.Name,
 			equinixv1.AnnotationBootFirmware, note, equinixv1.BootFirmwareUEFI, equinixv1.BootFirmwareLegacy)}
 	}
 	switch {
 	case arm && note == equinixv1.BootFirmwareLegacy:
-		return Firmware{}, &Problem{equinixv1.ReasonBootFirmwareInvalid, fmt.Sprintf(
+		return Choice{}, &Problem{equinixv1.ReasonBootFirmwareInvalid, fmt.Sprintf(
 			"Inventory %s/%s: annotation %s is Legacy, but its spec.arch is arm64, and arm64 servers boot UEFI only; write UEFI or remove it",
 			inv.Namespace, inv.Name, equinixv1.AnnotationBootFirmware)}
 	case arm:
-		return Firmware{bmc.BootFirmwareUEFI, "arm64 servers boot UEFI only"}, nil
+		return Choice{bmc.BootFirmwareUEFI, "arm64 servers boot UEFI only"}, nil
 	case annotated:
-		return Firmware{toBMC(note), fmt.Sprintf("the Inventory's annotation %s", equinixv1.AnnotationBootFirmware)}, nil
+		return Choice{toBMC(note), fmt.Sprintf("the Inventory's annotation %s", equinixv1.AnnotationBootFirmware)}, nil
 	case pool != "":
-		return Firmware{toBMC(pool), "the pool's spec.servers.bootFirmware"}, nil
+		return Choice{toBMC(pool), "the pool's spec.servers.bootFirmware"}, nil
 	case redfish(inv):
-		return Firmware{bmc.BootFirmwareAny, "the server's own boot mode, as its BMC reports it"}, nil
+		return Choice{bmc.BootFirmwareAny, "the server's own boot mode, as its BMC reports it"}, nil
 	}
-	return Firmware{bmc.BootFirmwareUEFI, "the default, for an IPMI BMC cannot report the server's boot mode"}, nil
+	return Choice{bmc.BootFirmwareUEFI, "the default, for an IPMI BMC cannot report the server's boot mode"}, nil
 }
 
 // Describe says what the BMC was told (used, as BootOnce returned it) and
 // why, for an Event or a condition.
-func (f Firmware) Describe(used bmc.BootFirmware) string {
+func (f Choice) Describe(used bmc.BootFirmware) string {
 	switch {
 	case used != bmc.BootFirmwareAny:
-		return fmt.Sprintf("in %s mode (%s)", FromBMC(used), f.Why)
+		return fmt.Sprintf("in %s mode (%s)", Name(used), f.Why)
 	case f.Want != bmc.BootFirmwareAny:
-		return fmt.Sprintf("as its firmware is set: %s was asked for (%s), but its BMC takes no boot mode", FromBMC(f.Want), f.Why)
+		return fmt.Sprintf("as its firmware is set: %s was asked for (%s), but its BMC takes no boot mode", Name(f.Want), f.Why)
 	}
 	return "as its firmware is set: its BMC reports no boot mode"
 }
 
-// FromBMC names a firmware in the API's words ("" for none).
-func FromBMC(fw bmc.BootFirmware) string {
+// Name is a firmware in the API's words ("" for none).
+func Name(fw bmc.BootFirmware) string {
 	switch fw {
 	case bmc.BootFirmwareUEFI:
 		return equinixv1.BootFirmwareUEFI

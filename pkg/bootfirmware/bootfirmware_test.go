@@ -1,4 +1,4 @@
-package endpoint
+package bootfirmware
 
 import (
 	"testing"
@@ -41,7 +41,7 @@ func TestBootFirmwareChoice(t *testing.T) {
 		"arm64 on Redfish":             {firmwareInventory(redfish, "arm64", ""), "", bmc.BootFirmwareUEFI, "arm64"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			fw, problem := BootFirmware(tc.inv, tc.pool)
+			fw, problem := For(tc.inv, tc.pool)
 			require.Nil(t, problem)
 			assert.Equal(t, tc.want, fw.Want)
 			assert.Contains(t, fw.Why, tc.why)
@@ -59,22 +59,22 @@ func TestBootFirmwareAnnotationRefused(t *testing.T) {
 	} {
 		inv := firmwareInventory(623, "", "x")
 		inv.Annotations[equinixv1.AnnotationBootFirmware] = note
-		_, problem := BootFirmware(inv, "")
+		_, problem := For(inv, "")
 		require.NotNil(t, problem, note)
 		assert.Equal(t, equinixv1.ReasonBootFirmwareInvalid, problem.Reason)
 		assert.Contains(t, problem.Message, want)
 	}
-	_, problem := BootFirmware(firmwareInventory(443, "arm64", "Legacy"), "")
+	_, problem := For(firmwareInventory(443, "arm64", "Legacy"), "")
 	require.NotNil(t, problem)
 	assert.Contains(t, problem.Message, "arm64 servers boot UEFI only")
 }
 
 // What the Event says: the firmware told, or that the BMC takes none.
 func TestBootFirmwareDescribed(t *testing.T) {
-	fw := Firmware{Want: bmc.BootFirmwareAny, Why: "the server's own boot mode, as its BMC reports it"}
+	fw := Choice{Want: bmc.BootFirmwareAny, Why: "the server's own boot mode, as its BMC reports it"}
 	assert.Equal(t, "in Legacy mode (the server's own boot mode, as its BMC reports it)", fw.Describe(bmc.BootFirmwareLegacy))
 	assert.Equal(t, "as its firmware is set: its BMC reports no boot mode", fw.Describe(bmc.BootFirmwareAny))
-	fw = Firmware{Want: bmc.BootFirmwareUEFI, Why: "the pool's spec.servers.bootFirmware"}
+	fw = Choice{Want: bmc.BootFirmwareUEFI, Why: "the pool's spec.servers.bootFirmware"}
 	assert.Equal(t, "as its firmware is set: UEFI was asked for (the pool's spec.servers.bootFirmware), but its BMC takes no boot mode",
 		fw.Describe(bmc.BootFirmwareAny))
 }
