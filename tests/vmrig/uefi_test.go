@@ -30,14 +30,13 @@ const legacyBootFlags = "05 80 04 00 00 00"
 // A server that boots UEFI only, as many sold today: OVMF with iPXE's EFI
 // build from the NIC's ROM. Sent to legacy PXE (the boot flags without the
 // EFI bit), it does not boot from the network. The pool's choice for its
-// IPMI BMC, which
-// cannot report the server's mode, is UEFI, and the BMC is told so: the
-// boot flags ipmi_sim received carry the EFI bit. Powered on, real OVMF
+// IPMI BMC, which cannot report the server's mode, is UEFI, and the BMC is
+// told so: the boot flags ipmi_sim received carry the EFI bit. Powered on, real OVMF
 // runs real iPXE EFI, which asks the boot endpoint for its script by the
 // fixed chain URL with its MAC and SMBIOS UUID filled in, is served the
-// claim's installer, and fetches its kernel. (The kernel a test can serve
-// is a BIOS bzImage, which iPXE EFI will not run: the machine stops
-// there.)
+// claim's installer, fetches its kernel and initrd and starts the kernel
+// (HaltingKernel, an EFI application too) with the configuration URL
+// that carries the claim's nonce.
 func TestUEFIServerBootsIntoTheEndpoint(t *testing.T) {
 	ctx := context.Background()
 	key := bytes.Repeat([]byte{0x38}, bootendpoint.KeySize)
@@ -82,27 +81,28 @@ func TestUEFIServerBootsIntoTheEndpoint(t *testing.T) {
 
 	on := time.Now()
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
-	kernel := strings.TrimPrefix(a.KernelURL, GuestURL)
-	waitFor(t, "the installer's kernel requested", 300*time.Second, func() bool {
-		for _, r := range m.Requests() {
-			if r.URL() == kernel {
-				return true
-			}
-		}
-		return false
-	})
+	waitFor(t, "the installer's kernel runs", 300*time.Second, func() bool { _, ok := KernelCommandLine(m.Serial()); return ok })
 	reqs := m.Requests()
-	t.Logf("power on -> chain URL %v, -> kernel %v; QEMU CPU %v", reqs[0].At.Sub(on).Round(time.Millisecond),
-		reqs[len(reqs)-1].At.Sub(on).Round(time.Millisecond), m.CPU())
-	require.Len(t, reqs, 2, "%+v", reqs)
-	assert.Equal(t, "/boot/ipxe?mac=52%3A54%3A00%3A29%3A00%3A01&uuid="+vmUUID, reqs[0].URL(), "MAC and UUID filled in by iPXE")
-	assert.Equal(t, http.StatusOK, reqs[0].Status)
-	assert.Equal(t, kernel, reqs[1].URL())
-	assert.True(t, strings.HasPrefix(reqs[0].UserAgent, "iPXE/"), reqs[0].UserAgent)
+	require.NotEmpty(t, reqs)
+	t.Logf("power on -> chain URL %v, -> kernel running %v; QEMU CPU %v", reqs[0].At.Sub(on).Round(time.Millisecond),
+		time.Since(on).Round(time.Millisecond), m.CPU())
+	var urls []string
+	for _, r := range reqs {
+		urls = append(urls, r.URL())
+		assert.Equal(t, http.StatusOK, r.Status, r.URL())
+		assert.True(t, strings.HasPrefix(r.UserAgent, "iPXE/"), r.UserAgent)
+	}
+	assert.Equal(t, []string{
+		"/boot/ipxe?mac=52%3A54%3A00%3A29%3A00%3A01&uuid=" + vmUUID,
+		strings.TrimPrefix(a.KernelURL, GuestURL),
+		strings.TrimPrefix(a.InitrdURL, GuestURL),
+	}, urls, "the exact URLs real iPXE EFI requested, MAC and UUID filled in, and nothing else")
 	assert.Empty(t, claims.Refusals())
-	serial := m.Serial()
-	assert.Contains(t, serial, "Features:", "iPXE ran")
-	assert.Regexp(t, `Features:[^\n]* EFI`, serial, "and it was iPXE's EFI build")
+	cmdline, _ := KernelCommandLine(m.Serial())
+	args := strings.Fields(cmdline)
+	assert.Contains(t, args, "harvester.install.config_url="+GuestURL+"/boot/"+bootendpoint.Nonce(key, claimID)+"/config.yaml?mac="+vmMAC, cmdline)
+	assert.Contains(t, args, "root=live:"+a.RootfsURL)
+	assert.Regexp(t, `Features:[^\n]* EFI`, m.Serial(), "iPXE's EFI build ran")
 	starts := m.BMC.PowerTransitions()
 	require.NotEmpty(t, starts)
 	assert.True(t, starts[len(starts)-1].NetworkBoot(), "%+v", starts)
