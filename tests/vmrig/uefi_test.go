@@ -75,7 +75,7 @@ func TestUEFIServerBootsIntoTheEndpoint(t *testing.T) {
 	require.Nil(t, problem)
 	used, err := c.BootOnce(ctx, bmc.BootNetwork, fw.Want)
 	require.NoError(t, err)
-	assert.Equal(t, bmc.BootFirmwareUEFI, used, "chosen because %s", fw.Why)
+	require.Equal(t, bmc.BootFirmwareUEFI, used, "chosen because %s", fw.Why)
 	assert.Eventually(t, func() bool { return len(bootFlags(m)) == 2 }, 5*time.Second, 20*time.Millisecond)
 	assert.Equal(t, []string{legacyBootFlags, uefiBootFlags}, bootFlags(m), "the BMC was told to boot UEFI")
 
