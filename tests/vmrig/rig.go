@@ -113,8 +113,8 @@ func Require(t *testing.T, opts Options) *Machine {
 		Dir:  filepath.Join(m.Dir, "bmc"),
 		Host: func(network bool) []string { return qemuArgs(opts, m.Dir, srv.port, network) },
 		// OVMF runs the EFI build of the NIC's iPXE only: a legacy PXE
-		// boot is none for this machine, as for a server that boots UEFI
-		// only.
+		// boot does not reach the network on the UEFI machine, as on a
+		// server that boots UEFI only.
 		UEFIOnly: opts.Firmware == FirmwareUEFI,
 	})
 	m.BMC = sim
