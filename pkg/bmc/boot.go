@@ -26,7 +26,7 @@ type BootFirmware string
 const (
 	// BootFirmwareAny keeps the server's own: Redfish sends back the
 	// BootSourceOverrideMode the system reports (some BMCs set a mode
-	// left out of the patch back to Legacy). IPMI has no way to read it,
+	// left out of the patch back to their default). IPMI has no way to read it,
 	// so there it sends the EFI bit clear, the legacy (PC compatible)
 	// boot, as ipmitool's "chassis bootdev pxe" does without
 	// options=efiboot: choose UEFI or Legacy for an IPMI BMC.

@@ -20,7 +20,7 @@ import (
 //
 // The mode is sent whenever the system has one, also for BootFirmwareAny
 // (its own, sent back): Supermicro BMCs set a mode left out of the patch
-// back to Legacy. BMCs that keep the mode a BIOS setting (HPE iLO 5, Dell's
+// back to their default. BMCs that keep the mode a BIOS setting (HPE iLO 5, Dell's
 // 13th-generation iDRAC) refuse a patch that names it, even unchanged,
 // with 400; a system already in the mode wanted then gets the patch once
 // more without it, and one in the other mode is Unsupported, saying where

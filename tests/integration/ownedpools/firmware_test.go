@@ -71,7 +71,7 @@ func networkBootEvent(t *testing.T, env *framework.Env, inst string) string {
 // Each server boots with the firmware chosen for it, which its Instance
 // shows: a server whose BMC reports Legacy boots Legacy when nothing is
 // said; a Supermicro-shaped BMC, which sets a mode left out of the patch
-// back to Legacy, keeps its UEFI server UEFI; an HPE-shaped BMC, which
+// back to its default (Legacy), keeps its UEFI server UEFI; an HPE-shaped BMC, which
 // refuses any patch naming the mode, takes the override without it for a
 // server already in the mode its Inventory's annotation asks for; the
 // pool's choice applies where the Inventory says nothing.
