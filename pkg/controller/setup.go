@@ -18,6 +18,7 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/start"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -267,8 +268,7 @@ func registerHardware(ctx context.Context, deps *common.Deps, relay *bootendpoin
 			return err
 		}
 	}
-	inventory.Register(ctx, deps)
-	return nil
+	return inventory.Register(ctx, deps)
 }
 
 // newHardwareDeps builds what the Inventories' chain reads: no Metal
@@ -284,6 +284,10 @@ func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernete
 	if err != nil {
 		return nil, fmt.Errorf("machine events client: %w", err)
 	}
+	apiext, err := apiextclient.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("apiextensions client: %w", err)
+	}
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	deps := &common.Deps{
 		Cfg:           cfg,
@@ -296,7 +300,8 @@ func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernete
 		CRDs: func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
 			return meta.Resource(crds).Get(ctx, name, metav1.GetOptions{})
 		},
-		Recorder: common.NewRecorder(ctx, k8s),
+		Recorder:      common.NewRecorder(ctx, k8s),
+		APIExtensions: apiext.ApiextensionsV1(),
 	}
 	if cfg.OwnedPools {
 		addOwnedPoolDeps(deps, f, secretMetadata(ctx, meta))

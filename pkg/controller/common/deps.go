@@ -9,6 +9,7 @@ import (
 	"context"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	apiextv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -50,8 +51,11 @@ type Deps struct {
 	// driver, so that one BMC has one session whichever chain asks.
 	BMCs *bmcdriver.Driver
 	// CRDs reads a CRD's metadata (the hardware mode looks for Seeder's).
-	CRDs  func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error)
-	Nodes corecontrollers.NodeController
+	CRDs func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error)
+	// APIExtensions reads and updates the Inventory CRD (the hardware
+	// mode checks its live schema).
+	APIExtensions apiextv1client.ApiextensionsV1Interface
+	Nodes         corecontrollers.NodeController
 	// NodeWrites are the chains' own latest writes of Nodes, which a Node
 	// read through it reflects before the cache does.
 	NodeWrites *NodeWrites

@@ -163,7 +163,27 @@ const (
 	ReasonWrongNamespace    = "WrongNamespace"
 	ReasonNodeNameMismatch  = "NodeNameMismatch"
 	ReasonServerWithoutNode = "ServerWithoutNode"
-	ReasonSeederInstalled   = "SeederInstalled"
+	// ReasonSeederRunning: Harvester's own Seeder runs (it renews its
+	// Lease) and serves the Inventories; the addon leaves them alone.
+	ReasonSeederRunning = "SeederRunning"
+	// What Seeder left, taken over once it no longer runs: its admission
+	// webhook (removed once nothing serves it), its finalizer on an
+	// Inventory, its conditions, a power request it took and never ended.
+	ReasonSeederWebhookRemoved   = "SeederWebhookRemoved"
+	ReasonSeederFinalizerRemoved = "SeederFinalizerRemoved"
+	ReasonSeederStatusTakenOver  = "SeederStatusTakenOver"
+	ReasonSeederRequestTakenOver = "SeederRequestTakenOver"
+	// ReasonInventorySchemaTakenOver: the live Inventory CRD lacked the
+	// addon's fields (Seeder's schema, or an older release's) and was
+	// given the addon's schema. ReasonInventorySchemaOutdated: it lacks
+	// them and could not be given it (Seeder runs, or the update failed):
+	// the apiserver drops those fields from every write.
+	ReasonInventorySchemaTakenOver = "InventorySchemaTakenOver"
+	ReasonInventorySchemaOutdated  = "InventorySchemaOutdated"
+	// ReasonAddonSpecRestored: Harvester's upgrade wrote Seeder's chart
+	// version and values into the harvester-seeder Addon pointed at the
+	// addon's chart; the addon's own were written back.
+	ReasonAddonSpecRestored = "AddonSpecRestored"
 
 	// The periodic sweep.
 	ReasonOrphanDevice       = "OrphanDevice"
@@ -304,7 +324,8 @@ var warnings = map[string]bool{
 	ReasonNodeNotFound: true, ReasonNodeProvisioned: true, ReasonDuplicateInventory: true,
 	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
 	ReasonBMCError: true, ReasonAuthenticationFailed: true, ReasonNoEventLog: true,
-	ReasonWrongNamespace: true, ReasonNodeNameMismatch: true, ReasonSeederInstalled: true,
+	ReasonWrongNamespace: true, ReasonNodeNameMismatch: true, ReasonSeederRunning: true,
+	ReasonInventorySchemaOutdated: true, ReasonAddonSpecRestored: true,
 
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,
