@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -32,6 +33,7 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/addonspec"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
@@ -268,6 +270,8 @@ func registerHardware(ctx context.Context, deps *common.Deps, relay *bootendpoin
 			return err
 		}
 	}
+	// Harvester's upgrade rewrites the Addon this mode is installed as.
+	addonspec.Register(ctx, deps)
 	return inventory.Register(ctx, deps)
 }
 
@@ -288,6 +292,11 @@ func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernete
 	if err != nil {
 		return nil, fmt.Errorf("apiextensions client: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	addons := schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "addons"}
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	deps := &common.Deps{
 		Cfg:           cfg,
@@ -302,6 +311,7 @@ func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernete
 		},
 		Recorder:      common.NewRecorder(ctx, k8s),
 		APIExtensions: apiext.ApiextensionsV1(),
+		Addons:        dyn.Resource(addons).Namespace(seederv1alpha1.SeederAddonNamespace),
 	}
 	if cfg.OwnedPools {
 		addOwnedPoolDeps(deps, f, secretMetadata(ctx, meta))

@@ -11,6 +11,7 @@ import (
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	apiextv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -55,7 +56,10 @@ type Deps struct {
 	// APIExtensions reads and updates the Inventory CRD (the hardware
 	// mode checks its live schema).
 	APIExtensions apiextv1client.ApiextensionsV1Interface
-	Nodes         corecontrollers.NodeController
+	// Addons is Harvester's Addons in harvester-system (the hardware mode
+	// keeps the harvester-seeder Addon pointed at its chart).
+	Addons dynamic.ResourceInterface
+	Nodes  corecontrollers.NodeController
 	// NodeWrites are the chains' own latest writes of Nodes, which a Node
 	// read through it reflects before the cache does.
 	NodeWrites *NodeWrites

@@ -183,7 +183,10 @@ const (
 	// ReasonAddonSpecRestored: Harvester's upgrade wrote Seeder's chart
 	// version and values into the harvester-seeder Addon pointed at the
 	// addon's chart; the addon's own were written back.
-	ReasonAddonSpecRestored = "AddonSpecRestored"
+	// ReasonAddonSpecOverwritten: the same, with no earlier spec recorded
+	// to write back (a person must apply the Addon manifest again).
+	ReasonAddonSpecRestored    = "AddonSpecRestored"
+	ReasonAddonSpecOverwritten = "AddonSpecOverwritten"
 
 	// The periodic sweep.
 	ReasonOrphanDevice       = "OrphanDevice"
@@ -325,7 +328,7 @@ var warnings = map[string]bool{
 	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
 	ReasonBMCError: true, ReasonAuthenticationFailed: true, ReasonNoEventLog: true,
 	ReasonWrongNamespace: true, ReasonNodeNameMismatch: true, ReasonSeederRunning: true,
-	ReasonInventorySchemaOutdated: true, ReasonAddonSpecRestored: true,
+	ReasonInventorySchemaOutdated: true, ReasonAddonSpecRestored: true, ReasonAddonSpecOverwritten: true,
 
 	ReasonOrphanDevice: true, ReasonOrphanDeleted: true, ReasonOrphanNodeDeleted: true,
 	ReasonProjectUnreachable: true,
