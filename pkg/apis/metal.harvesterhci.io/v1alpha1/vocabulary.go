@@ -133,13 +133,13 @@ const SeederLeaseName = "28b21117.harvesterhci.io"
 const (
 	SeederWebhookName     = "harvester-seeder"
 	SeederWebhookService  = "harvester-seeder"
-	SeederWebhookCASecret = "harvester-seeder-ca"
+	SeederWebhookCASecret = "harvester-seeder-ca" //nolint:gosec // G101: a Secret's name, not a credential
 	// The object-set annotations naming the configuration's owner.
 	ObjectSetOwnerNameAnnotation      = "objectset.rio.cattle.io/owner-name"
 	ObjectSetOwnerNamespaceAnnotation = "objectset.rio.cattle.io/owner-namespace"
 	ObjectSetOwnerGVKAnnotation       = "objectset.rio.cattle.io/owner-gvk"
 	// SecretOwnerGVK is how the annotation names a Secret.
-	SecretOwnerGVK = "/v1, Kind=Secret"
+	SecretOwnerGVK = "/v1, Kind=Secret" //nolint:gosec // G101: how an annotation names the Secret kind, not a credential
 )
 
 // SeederFinalizer is the finalizer Seeder's embedded mode puts on every
