@@ -270,9 +270,15 @@ func (e *Env) CreateSeederLocalCluster(inventories ...string) {
 	obj := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": "metal.harvesterhci.io/v1alpha1", "kind": "Cluster",
 		"metadata": map[string]interface{}{"name": "local", "namespace": seederv1alpha1.InventoryNamespace},
-		"spec":     map[string]interface{}{"nodes": nodes, "version": "local", "vipConfig": map[string]interface{}{}, "clusterConfig": map[string]interface{}{}},
+		"spec": map[string]interface{}{"nodes": nodes, "version": "local", "clusterConfig": map[string]interface{}{},
+			"vipConfig": map[string]interface{}{"addressPoolReference": map[string]interface{}{"name": "", "namespace": ""}}},
 	}}
-	_, err := e.dynamic().Resource(clusterGVR).Namespace(seederv1alpha1.InventoryNamespace).Create(e.Ctx, obj, metav1.CreateOptions{})
+	clusters := e.dynamic().Resource(clusterGVR).Namespace(seederv1alpha1.InventoryNamespace)
+	created, err := clusters.Create(e.Ctx, obj, metav1.CreateOptions{})
+	require.NoError(e.T, err)
+	// updateLocalCluster: the default service's address, running.
+	created.Object["status"] = map[string]interface{}{"clusterAddress": "10.53.0.1", "status": "clusterRunning"}
+	_, err = clusters.UpdateStatus(e.Ctx, created, metav1.UpdateOptions{})
 	require.NoError(e.T, err)
 }
 

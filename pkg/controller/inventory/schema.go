@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -40,19 +41,31 @@ type inventorySchema struct {
 	// want is the addon's CRD, embedded.
 	want *apiextv1.CustomResourceDefinition
 
+	now func() time.Time
+
 	mu sync.Mutex
 	// lacking are the fields the live CRD lacks, at the last check.
 	lacking []string
 	// told is the list last told in an Event.
 	told string
+	// wrote is the CRD's generation after the addon's update; seederBack
+	// is when a later generation, with Seeder's schema again, was seen:
+	// Seeder re-applies its CRDs at start, before it takes its Lease.
+	wrote      int64
+	seederBack time.Time
 }
+
+// seederStartGrace is how long a Seeder that applied its CRDs again is
+// given to take its Lease before the addon takes the schema back: a new
+// Seeder pod waits out the Lease its last pod left (15 s) first.
+const seederStartGrace = 2 * time.Minute
 
 func newInventorySchema(crds apiextv1client.CustomResourceDefinitionInterface, recorder record.EventRecorder) (*inventorySchema, error) {
 	want := &apiextv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict(seederv1alpha1.InventoryCRD, want); err != nil {
 		return nil, fmt.Errorf("reading the addon's Inventory CRD: %w", err)
 	}
-	return &inventorySchema{crds: crds, recorder: recorder, want: want}, nil
+	return &inventorySchema{crds: crds, recorder: recorder, want: want, now: time.Now}, nil
 }
 
 // missing are the addon's fields the live CRD lacked at the last check.
@@ -75,6 +88,11 @@ func (s *inventorySchema) check(ctx context.Context, mayUpdate bool) (bool, erro
 		s.set(nil)
 		return false, nil
 	}
+	why := "Harvester Seeder runs and owns it"
+	if mayUpdate && s.seederStarting(live) {
+		mayUpdate = false
+		why = fmt.Sprintf("Seeder applied its own schema again after the addon's: it is starting, and is given %s to take its Lease", seederStartGrace)
+	}
 	if mayUpdate {
 		err = s.update(ctx, live, lacking)
 		if err == nil {
@@ -82,12 +100,9 @@ func (s *inventorySchema) check(ctx context.Context, mayUpdate bool) (bool, erro
 			return true, nil
 		}
 		logrus.Warnf("giving CRD %s the addon's schema: %v", live.Name, err)
-	}
-	s.set(lacking)
-	why := "Harvester Seeder runs and owns it"
-	if err != nil {
 		why = "updating it failed: " + err.Error()
 	}
+	s.set(lacking)
 	list := strings.Join(lacking, ", ")
 	s.mu.Lock()
 	tell := s.told != list
@@ -97,6 +112,21 @@ func (s *inventorySchema) check(ctx context.Context, mayUpdate bool) (bool, erro
 		s.recorder.Event(crdObject(live), corev1.EventTypeWarning, equinixv1.ReasonInventorySchemaOutdated, schemaMessage(lacking, why))
 	}
 	return false, nil
+}
+
+// seederStarting reports whether Seeder applied its schema over the
+// addon's since the addon's update, less than seederStartGrace ago.
+func (s *inventorySchema) seederStarting(live *apiextv1.CustomResourceDefinition) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wrote == 0 || live.Generation <= s.wrote ||
+		live.Annotations[seederv1alpha1.SeederCRDOwnerAnnotation] != seederv1alpha1.SeederCRDOwnerID {
+		return false
+	}
+	if s.seederBack.IsZero() {
+		s.seederBack = s.now()
+	}
+	return s.now().Sub(s.seederBack) < seederStartGrace
 }
 
 func (s *inventorySchema) set(lacking []string) {
@@ -123,9 +153,13 @@ func schemaMessage(lacking []string, why string) string {
 func (s *inventorySchema) update(ctx context.Context, live *apiextv1.CustomResourceDefinition, lacking []string) error {
 	next := live.DeepCopy()
 	next.Spec = *s.want.Spec.DeepCopy()
-	if _, err := s.crds.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+	updated, err := s.crds.Update(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
 		return fmt.Errorf("updating CRD %s: %w", live.Name, err)
 	}
+	s.mu.Lock()
+	s.wrote, s.seederBack = updated.Generation, time.Time{}
+	s.mu.Unlock()
 	owner := "an earlier release's"
 	if live.Annotations[seederv1alpha1.SeederCRDOwnerAnnotation] == seederv1alpha1.SeederCRDOwnerID {
 		owner = "Seeder's"

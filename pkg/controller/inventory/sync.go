@@ -55,6 +55,11 @@ func (h *Handler) Sync(key string, inv *seederv1alpha1.Inventory) (*seederv1alph
 	if err != nil {
 		return nil, err
 	}
+	if inv.DeletionTimestamp != nil && len(inv.Finalizers) == 0 {
+		// Released: the Inventory is gone, there is no status to write.
+		h.driver.Forget(key)
+		return inv, nil
+	}
 	now := h.clock()
 	inv = h.written.Latest(inv)
 	t := h.newTarget(inv, now, h.specs.settling(key, inv, now))

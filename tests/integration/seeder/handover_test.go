@@ -11,6 +11,7 @@ import (
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -112,10 +113,15 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 		}, time.Minute, "Seeder's webhook stayed")
 		assert.True(t, env.EventRecorded(seederv1alpha1.SeederWebhookName, equinixv1.ReasonSeederWebhookRemoved))
 		assert.GreaterOrEqual(t, value(t, "equinix_addon_seeder_leftovers_taken_over_total", "webhook"), float64(1))
-		// The UI's Save: a PUT of the Inventory.
-		inv := env.Inventory("node-a")
-		inv.Spec.Events.PollingInterval = "2s"
-		_, err := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Update(env.Ctx, inv, metav1.UpdateOptions{})
+		// The UI's Save: a PUT of the Inventory (a conflict with a status
+		// write of the poll is the UI's to retry; the webhook's refusal
+		// is no conflict).
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			inv := env.Inventory("node-a")
+			inv.Spec.Events.PollingInterval = "2s"
+			_, err := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Update(env.Ctx, inv, metav1.UpdateOptions{})
+			return err
+		})
 		require.NoError(t, err, "an Out-of-Band Access Save failed")
 	})
 
@@ -131,7 +137,7 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 		env.Eventually(func() bool {
 			return env.Inventory("node-b").Status.PowerAction.LastActionStatus == seederv1alpha1.ActionStatusComplete
 		}, time.Minute, "Seeder's pending shutdown was never carried out")
-		assert.Equal(t, "off", simB.PowerState())
+		assert.Equal(t, "Off", simB.PowerState())
 		assert.Equal(t, []string{"ForceOff"}, simB.Resets())
 		assert.True(t, env.EventRecorded("node-b", equinixv1.ReasonSeederRequestTakenOver))
 		// Out-of-Band Access turned off: the Inventory goes.
@@ -163,12 +169,24 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 	})
 
 	t.Run("nothing blocks Seeder when the user goes back", func(t *testing.T) {
+		// Seeder's start: its CRDs first, then its Lease, which it takes
+		// only once the one its last pod left has expired (15 s).
 		env.ApplySeederCRDs()
 		env.RunSeederLease()
 		env.ServeSeederWebhook()
 		env.ApplySeederWebhook()
 		env.Eventually(func() bool { return value(t, "equinix_addon_seeder_running", "") == 1 }, time.Minute, "the addon did not stand back")
-		_, err := env.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(env.Ctx, seederv1alpha1.SeederWebhookName, metav1.GetOptions{})
+		// Seeder's schema is back (its apply at start), and the addon,
+		// which saw Seeder's apply before Seeder took its Lease, left it.
+		ext, err := apiextclient.NewForConfig(env.Cluster.RESTConfig)
+		require.NoError(t, err)
+		assert.Never(t, func() bool {
+			crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(env.Ctx, seederv1alpha1.InventoryCRDName, metav1.GetOptions{})
+			require.NoError(t, err)
+			_, ours := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties["hardware"]
+			return ours
+		}, 3*time.Second, 100*time.Millisecond, "the addon took Seeder's CRD back from a starting Seeder")
+		_, err = env.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(env.Ctx, seederv1alpha1.SeederWebhookName, metav1.GetOptions{})
 		assert.NoError(t, err, "the webhook of a running Seeder was removed")
 		invs, err := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).List(env.Ctx, metav1.ListOptions{})
 		require.NoError(t, err)
