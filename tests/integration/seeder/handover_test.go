@@ -15,6 +15,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
@@ -84,8 +85,8 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 	env.StartController(env.Config(options()))
 
 	t.Run("while Seeder runs the addon stands back", func(t *testing.T) {
-		env.Eventually(func() bool { return env.HasEvent("node-a", equinixv1.ReasonSeederRunning) }, time.Minute, "no Event on the Inventory")
-		env.Eventually(func() bool { return value(t, "equinix_addon_seeder_running", "") == 1 }, time.Minute, "the metric does not say Seeder runs")
+		eventually(t, func() bool { return env.HasEvent("node-a", equinixv1.ReasonSeederRunning) }, time.Minute, "no Event on the Inventory")
+		eventually(t, func() bool { return value(t, "equinix_addon_seeder_running", "") == 1 }, time.Minute, "the metric does not say Seeder runs")
 		assert.Never(t, func() bool {
 			inv := env.Inventory("node-a")
 			return simA.Requests() > 0 || simB.Requests() > 0 || !slices.Contains(inv.Finalizers, seederv1alpha1.SeederFinalizer) ||
@@ -101,13 +102,17 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 	env.RemoveSeederService()
 
 	t.Run("1 Seeder's leftovers do not keep the addon away", func(t *testing.T) {
-		env.Eventually(func() bool { return ready(env, "node-a") && env.Inventory("node-a").Status.Hardware != nil }, 2*time.Minute,
-			"the Inventory was not served once Seeder was gone")
+		// Reachable is the addon's own condition (Seeder writes none of
+		// that name); status.status reads inventoryNodeReady either way.
+		eventually(t, func() bool {
+			c := conditions.Get(env.Inventory("node-a").Status.Conditions, equinixv1.BMCReachable)
+			return ready(env, "node-a") && c != nil && c.Status == metav1.ConditionTrue
+		}, 2*time.Minute, "the Inventory was not served once Seeder was gone")
 		assert.Equal(t, float64(0), value(t, "equinix_addon_seeder_running", ""))
 	})
 
 	t.Run("2 Seeder's orphaned webhook is removed", func(t *testing.T) {
-		env.Eventually(func() bool {
+		eventually(t, func() bool {
 			_, err := env.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(env.Ctx, seederv1alpha1.SeederWebhookName, metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}, time.Minute, "Seeder's webhook stayed")
@@ -126,7 +131,7 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 	})
 
 	t.Run("3 Seeder's finalizer, status and pending request are taken over", func(t *testing.T) {
-		env.Eventually(func() bool {
+		eventually(t, func() bool {
 			return !slices.Contains(env.Inventory("node-a").Finalizers, seederv1alpha1.SeederFinalizer)
 		}, time.Minute,
 			"Seeder's finalizer stayed")
@@ -134,7 +139,7 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 			assert.NotContains(t, seederv1alpha1.SeederConditionTypes, c.Type, "Seeder's condition %s stayed", c.Type)
 		}
 		// The shutdown Seeder took and never ended is carried out, once.
-		env.Eventually(func() bool {
+		eventually(t, func() bool {
 			return env.Inventory("node-b").Status.PowerAction.LastActionStatus == seederv1alpha1.ActionStatusComplete
 		}, time.Minute, "Seeder's pending shutdown was never carried out")
 		assert.Equal(t, "Off", simB.PowerState())
@@ -142,7 +147,7 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 		assert.True(t, env.EventRecorded("node-b", equinixv1.ReasonSeederRequestTakenOver))
 		// Out-of-Band Access turned off: the Inventory goes.
 		require.NoError(t, env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Delete(env.Ctx, "node-c", metav1.DeleteOptions{}))
-		env.Eventually(func() bool {
+		eventually(t, func() bool {
 			_, err := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Get(env.Ctx, "node-c", metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}, time.Minute, "the deleted Inventory stayed Terminating")
@@ -164,8 +169,10 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 		assert.True(t, env.EventRecorded(seederv1alpha1.InventoryCRDName, equinixv1.ReasonInventorySchemaTakenOver))
 		assert.Equal(t, float64(0), value(t, "equinix_addon_inventory_schema_outdated", ""))
 		// The event cursor and the rest of the addon's record stay.
-		env.WaitPolls("node-a", 2)
-		assert.NotNil(t, env.Inventory("node-a").Status.Hardware.LastPolled)
+		eventually(t, func() bool {
+			hw := env.Inventory("node-a").Status.Hardware
+			return hw != nil && hw.LastPolled != nil
+		}, time.Minute, "the addon's record under status.hardware was dropped")
 	})
 
 	t.Run("nothing blocks Seeder when the user goes back", func(t *testing.T) {
@@ -175,7 +182,7 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 		env.RunSeederLease()
 		env.ServeSeederWebhook()
 		env.ApplySeederWebhook()
-		env.Eventually(func() bool { return value(t, "equinix_addon_seeder_running", "") == 1 }, time.Minute, "the addon did not stand back")
+		eventually(t, func() bool { return value(t, "equinix_addon_seeder_running", "") == 1 }, time.Minute, "the addon did not stand back")
 		// Seeder's schema is back (its apply at start), and the addon,
 		// which saw Seeder's apply before Seeder took its Lease, left it.
 		ext, err := apiextclient.NewForConfig(env.Cluster.RESTConfig)
@@ -192,6 +199,13 @@ func TestMovingFromSeederAndBack(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, invs.Items, 2, "an Inventory was lost")
 	})
+}
+
+// eventually is require.Eventually on a subtest's t: a part that fails
+// stops only itself, so each numbered part shows on its own.
+func eventually(t *testing.T, cond func() bool, timeout time.Duration, msg string) {
+	t.Helper()
+	require.Eventually(t, cond, timeout, 100*time.Millisecond, msg)
 }
 
 func ready(env *framework.Env, name string) bool {
