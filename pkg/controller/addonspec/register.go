@@ -15,7 +15,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // DefaultCheck is how often the Addon is read: one GET by name.

@@ -16,14 +16,14 @@ import (
 	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metaltest"
 )
 
 const (

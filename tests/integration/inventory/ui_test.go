@@ -15,8 +15,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
 )
 
 // uiInventoryYAML is the Inventory Harvester's UI writes when a user saves a
@@ -108,7 +108,7 @@ func TestUIInventoryRedfish(t *testing.T) {
 }
 
 // The UI's Inventory against OpenIPMI's ipmi_sim. The UI's port is 623,
-// IPMI's, which ipmi_sim cannot take here; the test adds
+// IPMI's, which ipmi_sim cannot take in the tests; the test adds
 // providerOptions.ipmitool.port, the one field the UI does not write, to say
 // where it listens (the port rule: 623 means IPMI; ipmitool chooses IPMI on
 // its own port). Without ipmi_sim the test is skipped, and fails under

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // metro is the seed's metro as the API names it.
@@ -28,8 +28,6 @@ var portOperations = map[string]bool{
 	metalsim.OpBondPort: true, metalsim.OpDisbondPort: true,
 	metalsim.OpConvertLayer2: true, metalsim.OpConvertLayer3: true,
 	metalsim.OpAssignNativeVlan: true, metalsim.OpDeleteNativeVlan: true,
-	metalsim.OpCreatePortVlanAssignmentBatch: true, metalsim.OpFindPortVlanAssignmentBatches: true,
-	metalsim.OpFindPortVlanAssignmentBatchByID: true,
 }
 
 // portNames maps the device's port IDs to their names, from the simulator's

@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 var shared cluster.Shared
@@ -163,8 +163,8 @@ func TestUserdataClearedAfterJoin(t *testing.T) {
 	cfg.AddDefaultHeader("X-Auth-Token", framework.MetalToken)
 	api := metalv1.NewAPIClient(cfg)
 	env.Eventually(func() bool {
-		ud, _, err := api.DevicesApi.FindDeviceUserdataByID(context.Background(), inst.Status.InstanceID).Execute()
-		return err == nil && !strings.Contains(ud.GetUserdata(), framework.JoinToken)
+		dev, _, err := api.DevicesApi.FindDeviceById(context.Background(), inst.Status.InstanceID).Execute()
+		return err == nil && !strings.Contains(dev.GetUserdata(), framework.JoinToken)
 	}, 30*time.Second, "the join token is still readable in the device's userdata")
 }
 

@@ -19,9 +19,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/helmtest"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // uiInventory is what Harvester's UI writes for a host's Out-of-Band Access
@@ -89,7 +89,7 @@ func runSeederDeployment(ctx context.Context, t *testing.T, c *cluster.Cluster, 
 		}
 		env = append(env, e.Name+"="+value)
 	}
-	// The pod's ports, on this machine: ones the system picks as the binary
+	// The pod's ports, on the test's host: ones the system picks as the binary
 	// binds them. A port picked free here and bound after the build may be
 	// another process's by then, and the binary would exit at start.
 	env = append(env, "HTTP_ADDRESS=127.0.0.1:0", "IPXE_ADDRESS=127.0.0.1:0", "KUBECONFIG="+kubeconfig)

@@ -20,10 +20,10 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/addonspec"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/helmtest"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/upstream"
 )
 
