@@ -54,7 +54,7 @@ const (
 // power request). Running is told by Seeder's leader-election Lease, which
 // its controller renews every few seconds: its CRDs and webhook outlive it,
 // and its Deployment shares its name with the addon's own. While it runs,
-// no Inventory is reconciled; a Warning Event says so on the Lease's CRD
+// no Inventory is reconciled; a Warning Event says so on the Inventory CRD
 // and once on each Inventory, a log line and the metric
 // equinix_addon_seeder_running too. Once it stops, every Inventory runs
 // again and what it left is taken over (onCheck).
