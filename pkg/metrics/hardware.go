@@ -30,7 +30,7 @@ func init() {
 	registry.MustRegister(PowerCalls, PowerActions, EventsForwarded)
 }
 
-// SeederRunning is 1 while the hardware mode finds Harvester's own Seeder
+// SeederRunning is 1 while the seeder mode finds Harvester's own Seeder
 // running, and leaves the Inventories to it.
 var SeederRunning = prometheus.NewGauge(prometheus.GaugeOpts{
 	Name: "equinix_addon_seeder_running",

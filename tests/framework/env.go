@@ -140,7 +140,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	root, err := cluster.RepoRoot()
 	require.NoError(t, err)
 	crds := []string{cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)}
-	if opts.mode() == config.ModeHardware && !opts.NoInventoryCRD {
+	if opts.mode() == config.ModeSeeder && !opts.NoInventoryCRD {
 		crds = append(crds, cluster.InventoryCRDDir(root))
 	}
 	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, crds...))

@@ -21,14 +21,15 @@ import (
 // DefaultCheck is how often the Addon is read: one GET by name.
 const DefaultCheck = time.Minute
 
-// Register starts the keeper of the harvester-seeder Addon (hardware mode
+// Register starts the keeper of the harvester-seeder Addon (seeder mode
 // only): a check at start, then one every DefaultCheck.
-func Register(ctx context.Context, deps *common.Deps) {
+func Register(ctx context.Context, deps *common.Deps) error {
 	interval := deps.Cfg.SeederCheckInterval
 	if interval <= 0 {
 		interval = DefaultCheck
 	}
-	k := newKeeper(deps.Addons, deps.Recorder)
+	k := newKeeper(deps.Addons(), deps.Recorder())
 	k.check(ctx)
 	go k.run(ctx, interval)
+	return nil
 }

@@ -101,42 +101,42 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	h := &Handler{
 		ctx:         ctx,
 		settings:    Settings{PollInterval: cfg.PollInterval, BMCTimeout: cfg.BMCTimeout, SeederCheck: check},
-		steps:       hardware.NewSteps(ctx, deps),
-		inventories: deps.Inventories,
-		written:     common.NewWrites[*seederv1alpha1.Inventory](deps.Inventories.Informer().GetStore()),
-		nodes:       deps.Nodes.Cache(),
-		nodeWrites:  deps.NodeWrites,
-		secrets:     deps.K8s.CoreV1(),
-		liveNodes:   deps.K8s.CoreV1(),
-		driver:      deps.BMCs,
-		recorder:    deps.Recorder,
+		steps:       hardware.NewSteps(ctx, deps, hardware.NoReclaims),
+		inventories: deps.Inventories(),
+		written:     common.NewWrites[*seederv1alpha1.Inventory](deps.Inventories().Informer().GetStore()),
+		nodes:       deps.Nodes().Cache(),
+		nodeWrites:  deps.NodeWrites(),
+		secrets:     deps.K8s().CoreV1(),
+		liveNodes:   deps.K8s().CoreV1(),
+		driver:      deps.BMCs(),
+		recorder:    deps.Recorder(),
 		specs:       newSpecClock(),
 		fence:       fencing.New(ctx, deps),
 	}
-	if cfg.OwnedPools && deps.Instances != nil {
-		h.instances = deps.Instances.Cache()
+	if cfg.OwnedPools {
+		h.instances = deps.Instances().Cache()
 	}
-	h.webhook = &seederWebhook{k8s: deps.K8s, recorder: deps.Recorder}
-	schema, err := newInventorySchema(deps.APIExtensions.CustomResourceDefinitions(), deps.Recorder)
+	h.webhook = &seederWebhook{k8s: deps.K8s(), recorder: deps.Recorder()}
+	schema, err := newInventorySchema(deps.APIExtensions().CustomResourceDefinitions(), deps.Recorder())
 	if err != nil {
 		return err
 	}
 	h.schema = schema
 	leases := func(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
-		return deps.K8s.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+		return deps.K8s().CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
 	}
-	h.seeder = newSeederGuard(deps.CRDs, leases, deps.Recorder, h.wakeAll, h.afterSeederCheck)
+	h.seeder = newSeederGuard(deps.CRDs, leases, deps.Recorder(), h.wakeAll, h.afterSeederCheck)
 	// Before any handler runs, so that none acts beside a Seeder found at
 	// start, and the live schema is checked (and taken over) first.
 	h.seeder.check(ctx)
-	deps.Inventories.OnChange(ctx, HandlerSync, h.Sync)
+	deps.Inventories().OnChange(ctx, HandlerSync, h.Sync)
 	go h.seeder.run(ctx, check)
 	go func() {
 		// Log out of every BMC as the controller stops.
 		<-ctx.Done()
 		h.driver.Close()
 	}()
-	relatedresource.Watch(ctx, watchNodes, h.inventoryOfNode, common.AfterNamespaced(deps.Inventories, common.RelatedDelay), deps.Nodes)
+	relatedresource.Watch(ctx, watchNodes, h.inventoryOfNode, common.AfterNamespaced(deps.Inventories(), common.RelatedDelay), deps.Nodes())
 	return nil
 }
 

@@ -28,7 +28,7 @@ import (
 // maintenance mode, with the lease of a leader, and what Seeder left taken
 // over at start (seederLeftovers). Every grant is used, none is missing.
 func TestHardwareChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, NoController: true})
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, NoController: true})
 	leftovers := seederLeftovers(t, env)
 	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-hardware"},
 		leftovers, inventoryLifecycle)
@@ -144,7 +144,7 @@ func inventoryLifecycle(t *testing.T, env *framework.Env) {
 // the Node, switches the server off, deletes the Node and the console
 // Secret and frees the Inventory. Every grant is used, none is missing.
 func TestOwnedPoolsChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, OwnedPools: true, NoController: true})
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, OwnedPools: true, NoController: true})
 	leftovers := seederLeftovers(t, env)
 	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-owned",
 		ExtraArgs: []string{"--owned-pools"}}, leftovers, inventoryLifecycle, ownedPoolLifecycle)

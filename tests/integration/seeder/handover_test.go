@@ -28,7 +28,7 @@ const (
 )
 
 func options() framework.Options {
-	return framework.Options{Mode: config.ModeHardware, NoController: true, NoInventoryCRD: true,
+	return framework.Options{Mode: config.ModeSeeder, NoController: true, NoInventoryCRD: true,
 		Configure: func(c *config.Config) {
 			c.BMCTimeout = time.Second
 			c.SeederCheckInterval = 500 * time.Millisecond

@@ -29,7 +29,7 @@ import (
 
 // userValues are what a user of the addon's harvester-seeder Addon sets:
 // the hardware mode, with fencing on.
-const userValues = "mode: hardware\nlogFormat: json\nfencing:\n  enabled: true\n  gracePeriod: 10m\n"
+const userValues = "mode: seeder\nlogFormat: json\nfencing:\n  enabled: true\n  gracePeriod: 10m\n"
 
 // Harvester's own upgrade step, run for real: upgrade_addon of Harvester
 // v1.8.0's package/upgrade/lib.sh (from its module, the version go.mod
@@ -46,7 +46,7 @@ const userValues = "mode: hardware\nlogFormat: json\nfencing:\n  enabled: true\n
 func TestSurvivesHarvesterUpgrade(t *testing.T) {
 	yq := helmtest.Yq(t)
 	root := helmtest.Root(t)
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, Configure: func(c *config.Config) {
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Configure: func(c *config.Config) {
 		c.BMCTimeout = time.Second
 		c.SeederCheckInterval = 500 * time.Millisecond
 	}})
