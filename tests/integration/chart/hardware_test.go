@@ -59,6 +59,18 @@ func TestRenderHardwareMode(t *testing.T) {
 	binding := typed[admissionv1.ValidatingAdmissionPolicyBinding](t, m.find("ValidatingAdmissionPolicyBinding", releaseName+"-inventory-namespace"))
 	assert.Equal(t, policy.Name, binding.Spec.PolicyName)
 	assert.Equal(t, []admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions)
+
+	// The boot firmware annotation, which the Inventory's CRD cannot check.
+	assert.Nil(t, equinix.find("ValidatingAdmissionPolicy", releaseName+"-inventory-boot-firmware"))
+	firmware := typed[admissionv1.ValidatingAdmissionPolicy](t, m.find("ValidatingAdmissionPolicy", releaseName+"-inventory-boot-firmware"))
+	require.NotNil(t, firmware.Spec.FailurePolicy)
+	assert.Equal(t, admissionv1.Fail, *firmware.Spec.FailurePolicy)
+	assert.Equal(t, policy.Spec.MatchConstraints, firmware.Spec.MatchConstraints, "the same Inventory writes, status apart")
+	require.Len(t, firmware.Spec.Validations, 2)
+	assert.Contains(t, firmware.Spec.Validations[0].Expression, "variables.firmware in ['UEFI', 'Legacy']")
+	binding = typed[admissionv1.ValidatingAdmissionPolicyBinding](t, m.find("ValidatingAdmissionPolicyBinding", releaseName+"-inventory-boot-firmware"))
+	assert.Equal(t, firmware.Name, binding.Spec.PolicyName)
+	assert.Equal(t, []admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions)
 }
 
 // TestNoPolicyBeforeKubernetes130: a cluster that does not serve

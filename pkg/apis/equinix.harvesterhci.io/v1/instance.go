@@ -159,6 +159,12 @@ type InstanceStatus struct {
 	// checked).
 	// +optional
 	SystemUUID string `json:"systemUUID,omitempty"`
+	// BootFirmware is the firmware the BMC of a server people own was told
+	// to network-boot it with, UEFI or Legacy; empty when its BMC takes
+	// no boot mode (the server boots as its firmware is set). The
+	// NetworkBoot Event says why this one was chosen.
+	// +optional
+	BootFirmware string `json:"bootFirmware,omitempty"`
 	// PowerCycles counts the power cycles of an unhealthy server people own
 	// (at most two, within the pool's nodeCleanupWaitInterval, before it is
 	// replaced); back to zero once its node is Ready again.

@@ -50,15 +50,19 @@ var (
 	ReasonDeviceGone             = stalling("DeviceGone")
 	// Servers people own: the claim of an Inventory, its one-time network
 	// boot and power through the BMC, and its release.
-	ReasonServerClaimed  = normal("ServerClaimed")
-	ReasonNoFreeServer   = warning("NoFreeServer")
-	ReasonServerGone     = warning("ServerGone")
-	ReasonServersFree    = normal("ServersFree")
-	ReasonNetworkBoot    = normal("NetworkBoot")
-	ReasonBMCFailed      = warning("BMCFailed")
-	ReasonServerReleased = normal("ServerReleased")
-	ReasonPoweringOff    = normal("PoweringOff")
-	ReasonPowerCycled    = normal("PowerCycled")
+	ReasonServerClaimed = normal("ServerClaimed")
+	ReasonNoFreeServer  = warning("NoFreeServer")
+	ReasonServerGone    = warning("ServerGone")
+	ReasonServersFree   = normal("ServersFree")
+	ReasonNetworkBoot   = normal("NetworkBoot")
+	ReasonBMCFailed     = warning("BMCFailed")
+	// ReasonBootFirmwareInvalid: the Inventory's boot-firmware annotation
+	// is neither UEFI nor Legacy, or Legacy for an arm64 server; nothing
+	// is asked of its BMC until it is fixed.
+	ReasonBootFirmwareInvalid = warning("BootFirmwareInvalid")
+	ReasonServerReleased      = normal("ServerReleased")
+	ReasonPoweringOff         = normal("PoweringOff")
+	ReasonPowerCycled         = normal("PowerCycled")
 	// ReasonServerInPool: a power request on the Inventory of a server a
 	// pool claimed is refused; the pool switches its power.
 	ReasonServerInPool = warning("ServerInPool")

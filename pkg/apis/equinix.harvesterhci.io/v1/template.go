@@ -11,6 +11,14 @@ const (
 	NetworkTypeLayer2Individual = "layer2-individual"
 )
 
+// Boot firmware of a server people own (spec.servers.bootFirmware, the
+// Inventory annotation AnnotationBootFirmware, status.bootFirmware), in
+// Redfish's words (BootSourceOverrideMode).
+const (
+	BootFirmwareUEFI   = "UEFI"
+	BootFirmwareLegacy = "Legacy"
+)
+
 // Boot modes.
 const (
 	// BootModeReinstall is the seed's two-phase flow: boot an iPXE shell to learn the
@@ -189,6 +197,17 @@ type OwnedServers struct {
 	// and its arch the release's architecture. An empty selector chooses
 	// every Inventory.
 	Selector metav1.LabelSelector `json:"selector"`
+
+	// BootFirmware is the firmware interface the servers network-boot
+	// with: UEFI or Legacy (BIOS). An Inventory's annotation
+	// equinix.harvesterhci.io/boot-firmware overrides it for its server,
+	// and arm64 servers always boot UEFI. Unset, each server boots in
+	// its own mode where its BMC reports one (Redfish
+	// BootSourceOverrideMode), and UEFI where it cannot (IPMI). A change
+	// rolls the pool out: the firmware decides how a server is installed.
+	// +kubebuilder:validation:Enum=UEFI;Legacy
+	// +optional
+	BootFirmware string `json:"bootFirmware,omitempty"`
 }
 
 // Owned reports whether the template makes servers you own (an Inventory
