@@ -26,6 +26,10 @@ const (
 	// is absent and never updates, adopts or deletes it, so the Inventory CRD
 	// survives beside a real Seeder's and two releases never fight over it.
 	inventoryCRDDir = "charts/harvester-equinix-addon/crds"
+	// inventoryCRDFile is the Inventory CRD there; the hardware mode's
+	// controller embeds a copy (inventoryCRDEmbedded) to check the live one.
+	inventoryCRDFile     = "metal.harvesterhci.io_inventories.yaml"
+	inventoryCRDEmbedded = "pkg/apis/metal.harvesterhci.io/v1alpha1/inventory_crd.yaml"
 	// keepPolicy stops `helm uninstall` (disabling the Addon) from deleting the
 	// CRDs: that would delete every Instance while no controller is left to
 	// release its paid server, stranding finalizers and devices.
@@ -64,6 +68,10 @@ func main() {
 	}
 	if err := generateCRDs("./pkg/apis/metal.harvesterhci.io/...", inventoryCRDDir, seederConditions); err != nil {
 		logrus.Fatalf("generating CRDs: %v", err)
+	}
+	// The controller embeds the same Inventory CRD, to check the live one.
+	if err := copyFile(filepath.Join(inventoryCRDDir, inventoryCRDFile), inventoryCRDEmbedded); err != nil {
+		logrus.Fatalf("copying the Inventory CRD: %v", err)
 	}
 }
 
@@ -134,4 +142,12 @@ func keepOnUninstall(crd map[string]interface{}) error {
 	ann[keepPolicy] = "keep"
 	meta["annotations"] = ann
 	return nil
+}
+
+func copyFile(src, dst string) error {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, raw, 0o644) //nolint:gosec // G306: a committed file of the repository, readable by all
 }

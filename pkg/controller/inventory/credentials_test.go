@@ -63,8 +63,14 @@ func TestWhichPassNeedsTheBMC(t *testing.T) {
 			inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationReboot
 			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionReboot, Result: equinixv1.PowerResultSucceeded,
 				ObservedGeneration: 2, Completed: &completed}
+			inv.Status.PowerAction.LastActionStatus = seederv1alpha1.ActionStatusComplete
 			inv.Status.Hardware.PowerState = string(equinixv1.PowerOn)
 		}), false, false},
+		{"a power request Seeder took and never ended", atRest(func(inv *seederv1alpha1.Inventory) {
+			inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationShutdown
+			inv.Status.PowerAction.LastJobName = "node-1-shutdown-x7k2q"
+			inv.Status.Hardware = nil
+		}), false, true},
 		{"a power action under way", atRest(func(inv *seederv1alpha1.Inventory) {
 			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionOff, Result: equinixv1.PowerResultSent, ObservedGeneration: 2}
 		}), false, true},

@@ -103,8 +103,8 @@ func (t *target) PowerRecheck(poll time.Duration) time.Duration { return max(pol
 // status write after the spec's may have met a conflict, and Harvester
 // told the user so, but the spec holds the request). The same operation
 // in a spec changed for another reason (an edit in the UI sends the whole
-// object back) is not a new request. A job name the addon did not write
-// (Seeder's) is no request either.
+// object back) is not a new request. A request Seeder took and never
+// ended is one (seederRequestPending).
 func (t *target) PowerRequest() (equinixv1.PowerAction, bool) {
 	action, ok := t.requested()
 	if !ok {
@@ -139,6 +139,9 @@ func (t *target) requested() (equinixv1.PowerAction, bool) {
 		return "", false
 	}
 	last := t.Hardware().LastPowerAction
+	if seederRequestPending(t.Obj, last) {
+		return action, true
+	}
 	if t.Obj.Status.PowerAction.LastJobName != "" &&
 		(last == nil || last.ObservedGeneration == t.Obj.Generation || last.Action == action) {
 		return "", false
