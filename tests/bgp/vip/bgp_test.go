@@ -92,8 +92,9 @@ func TestBGPPeeringFromNodeAnnotations(t *testing.T) {
 		require.NoError(t, err)
 		spk := tor.SpeakerConfig{LocalAS: peers[0].LocalAS, SourceIP: peers[0].SourceIP}
 		for _, p := range peers {
-			// kube-vip dials 179, which needs root here: the routers'
-			// port is the one thing not from the annotations.
+			// kube-vip dials port 179, which takes root to listen on,
+			// and this test runs without: the routers' port is the one
+			// thing not from the annotations.
 			spk.Peers = append(spk.Peers, tor.SpeakerPeer{Address: p.Address, AS: p.AS, Password: string(p.Password), Port: routers.Port()})
 		}
 		speaker, err := tor.StartSpeaker(env.Ctx, spk)

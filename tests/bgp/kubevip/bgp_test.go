@@ -62,7 +62,7 @@ func newBGPNode(t *testing.T, kv kubeVIP, password string) *bgpNode {
 	forwardIntoNetns(t, b.ns, apiInNetns, apiTarget(env))
 	b.hostEnd, b.nsEnd = vethToHost(t, b.ns)
 	// Documentation and benchmarking ranges, one /24 each per node, apart
-	// from other runs of this test on the machine.
+	// from other runs of this test on the same host.
 	n := (os.Getpid()+int(nsSeq.Load()))%200 + 20
 	routers := []netip.Addr{netip.MustParseAddr(fmt.Sprintf("198.18.%d.1", n)), netip.MustParseAddr(fmt.Sprintf("198.18.%d.2", n))}
 	for _, r := range routers {
