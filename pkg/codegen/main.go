@@ -36,8 +36,16 @@ const (
 	keepPolicy = "helm.sh/resource-policy"
 )
 
+// sharedTypes are the types both API groups embed (a package of no group,
+// whose deep copies wrangler does not write): they are generated first, so
+// that the groups' deep copies find theirs.
+const sharedTypes = "./pkg/apis/hardware/..."
+
 func main() {
 	os.Unsetenv("GOPATH")
+	if err := generateDeepCopies(sharedTypes); err != nil {
+		logrus.Fatalf("generating the deep copies of %s: %v", sharedTypes, err)
+	}
 	controllergen.Run(args.Options{
 		OutputPackage: "github.com/harvester/harvester-equinix-addon/pkg/generated",
 		Boilerplate:   "scripts/boilerplate.go.txt",
@@ -73,6 +81,13 @@ func main() {
 	if err := copyFile(filepath.Join(inventoryCRDDir, inventoryCRDFile), inventoryCRDEmbedded); err != nil {
 		logrus.Fatalf("copying the Inventory CRD: %v", err)
 	}
+}
+
+// generateDeepCopies writes the DeepCopy methods of the types under paths.
+func generateDeepCopies(paths string) error {
+	cmd := exec.Command("go", "tool", "controller-gen", "object:headerFile=scripts/boilerplate.go.txt", "paths="+paths) //nolint:gosec // G204: a fixed command
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
 }
 
 // generateCRDs writes the CRDs of the API packages paths into dir, each

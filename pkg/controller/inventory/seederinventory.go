@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -78,7 +79,7 @@ func adoptSeederStatus(t *target) {
 // between, it leaves the host Stopping, Starting or Rebooting in the UI
 // for ever and Harvester refusing any other request. The addon then
 // carries the request out itself.
-func seederRequestPending(inv *seederv1alpha1.Inventory, last *equinixv1.PowerActionStatus) bool {
+func seederRequestPending(inv *seederv1alpha1.Inventory, last *hardwarev1.PowerActionStatus) bool {
 	pa := inv.Status.PowerAction
 	return pa.LastJobName != "" && pa.LastActionStatus == "" && (last == nil || last.Done())
 }

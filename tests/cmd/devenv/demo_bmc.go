@@ -69,7 +69,7 @@ func bmcDemo(ctx context.Context, d *demoRun) error {
 	if err != nil {
 		return err
 	}
-	hw, err := start(d.dir, d.detached, "hardware", d.controllerBinary(), "--mode", "hardware",
+	hw, err := start(d.dir, d.detached, "hardware", d.controllerBinary(), "--mode", "seeder",
 		"--kubeconfig", d.kubeconfig, "--http-address", httpAddr,
 		"--leader-lock-name", "harvester-seeder-hardware", "--poll-interval", "1s")
 	if err != nil {
