@@ -64,7 +64,7 @@ func ids(es []pendingEvent) []string {
 	return out
 }
 
-func startOutbox(t *testing.T, fail ...string) (*outbox, *eventsAPI) {
+func startOutbox(t *testing.T, fail ...string) (*Outbox, *eventsAPI) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -73,7 +73,7 @@ func startOutbox(t *testing.T, fail ...string) (*outbox, *eventsAPI) {
 		p.fail[f] = true
 	}
 	o := newOutbox(ctx, p.post, p.wake)
-	o.start()
+	o.Start()
 	return o, p
 }
 
@@ -112,7 +112,7 @@ func TestOutboxDeliversOnlyAnUnbrokenRunAndRetries(t *testing.T) {
 func TestOutboxForgetsAGoneOwner(t *testing.T) {
 	o, p := startOutbox(t, "1")
 	o.offer("a", pending("1"))
-	o.drop("a")
+	o.Drop("a")
 	assert.Empty(t, o.written("a"))
 	// The retry finds nothing to write, and wakes nobody.
 	o.offer("b", pending("9"))
@@ -121,6 +121,6 @@ func TestOutboxForgetsAGoneOwner(t *testing.T) {
 }
 
 func TestOutboxWrittenPrefix(t *testing.T) {
-	o := &outbox{backlogs: map[string]*backlog{"a": {events: pending("1", "2", "3"), written: map[string]bool{"1": true, "3": true}}}}
+	o := &Outbox{backlogs: map[string]*backlog{"a": {events: pending("1", "2", "3"), written: map[string]bool{"1": true, "3": true}}}}
 	assert.Equal(t, []string{"1"}, ids(o.written("a")))
 }

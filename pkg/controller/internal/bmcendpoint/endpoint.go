@@ -1,8 +1,8 @@
-// Package endpoint builds the BMC endpoint of a Seeder Inventory from the
+// Package bmcendpoint builds the BMC endpoint of a Seeder Inventory from the
 // Secret it names. The Inventories' chain and the chain of the servers
 // pools claim share it, so that one BMC is one endpoint (and, through the
 // shared bmcdriver, one session) whoever asks.
-package endpoint
+package bmcendpoint
 
 import (
 	"context"

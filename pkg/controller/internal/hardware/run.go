@@ -6,13 +6,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
-	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // factsRetry paces reading facts again after a failure.
@@ -31,50 +28,7 @@ type run struct {
 	now  time.Time
 	// outbox writes the target's Events, under its name, off the
 	// handler's workers; nil when the run writes them itself.
-	outbox *outbox
-}
-
-// SyncInstance runs the chain for an Instance whose device is known.
-func (h *Handler) SyncInstance(key string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
-	if inst == nil {
-		h.outbox.drop(key)
-		// An Instance's node bears its name.
-		h.steps.ForgetTarget(key, key)
-		return nil, nil
-	}
-	if inst.Status.InstanceID == "" || inst.Status.ProjectID == "" {
-		return inst, nil
-	}
-	if inst.Status.DeviceState == "deleted" {
-		// The device is gone; the pool replaces the server.
-		return inst, nil
-	}
-	creds, err := h.credentials.For(inst.Spec.CredentialsSecret)
-	if err != nil || creds.ProjectID != inst.Status.ProjectID {
-		// The provisioning chain's CredentialsReady says why; the
-		// Secret's watch brings the Instance back.
-		return inst, nil
-	}
-	node, err := h.steps.nodes.Cache().Get(inst.Name)
-	node = h.steps.written.Latest(node)
-	switch {
-	case apierrors.IsNotFound(err):
-		node = nil
-	case err != nil:
-		return inst, err
-	case !instance.OwnedNode(node, inst):
-		node = nil
-	}
-	t := h.newInstanceTarget(inst)
-	r := &run{
-		Target:  t,
-		s:       h.steps,
-		machine: h.metal.Machine(creds, metaldriver.Device{ID: inst.Status.InstanceID, Plan: inst.Spec.Plan}),
-		node:    node,
-		now:     h.clock(),
-		outbox:  h.outbox,
-	}
-	return t.Finish(r.sync())
+	outbox *Outbox
 }
 
 // sync runs the steps: events, then (unless the target is going) what the

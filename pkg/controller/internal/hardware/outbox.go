@@ -32,7 +32,7 @@ type involvedObject struct {
 	at    time.Time
 }
 
-// outbox writes the Events of the addon's own servers on workers of its
+// Outbox writes the Events of the addon's own servers on workers of its
 // own. A fleet provisioning at once makes about ten device events per
 // server, and each Event waits its turn in a client-side limit: written in
 // the Instance workers, they would hold up every server's provisioning
@@ -41,7 +41,7 @@ type involvedObject struct {
 // stored only then, so a crash in between writes an Event again at most,
 // which its name, derived from the event, turns into AlreadyExists. Once a
 // key's events are all written, its owner runs again to store the cursor.
-type outbox struct {
+type Outbox struct {
 	ctx   context.Context
 	post  func(context.Context, *corev1.Event) error
 	queue workqueue.TypedRateLimitingInterface[string]
@@ -59,8 +59,8 @@ type backlog struct {
 	written map[string]bool
 }
 
-func newOutbox(ctx context.Context, post func(context.Context, *corev1.Event) error, onWritten func(key string)) *outbox {
-	return &outbox{
+func newOutbox(ctx context.Context, post func(context.Context, *corev1.Event) error, onWritten func(key string)) *Outbox {
+	return &Outbox{
 		ctx:  ctx,
 		post: post,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -71,8 +71,8 @@ func newOutbox(ctx context.Context, post func(context.Context, *corev1.Event) er
 	}
 }
 
-// start runs the workers until ctx ends.
-func (o *outbox) start() {
+// Start runs the workers until ctx ends.
+func (o *Outbox) Start() {
 	for range outboxWorkers {
 		go func() {
 			for o.next() {
@@ -87,7 +87,7 @@ func (o *outbox) start() {
 
 // offer replaces key's events with those after the cursor its owner
 // stored now. Events written already stay written.
-func (o *outbox) offer(key string, events []pendingEvent) {
+func (o *Outbox) offer(key string, events []pendingEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(events) == 0 {
@@ -116,7 +116,7 @@ func (o *outbox) offer(key string, events []pendingEvent) {
 
 // written returns key's events written so far, in order: the longest run
 // of them from the first, which the owner's cursor may now cover.
-func (o *outbox) written(key string) []pendingEvent {
+func (o *Outbox) written(key string) []pendingEvent {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	b := o.backlogs[key]
@@ -130,15 +130,15 @@ func (o *outbox) written(key string) []pendingEvent {
 	return append([]pendingEvent(nil), b.events[:n]...)
 }
 
-// drop forgets key: its owner is gone.
-func (o *outbox) drop(key string) {
+// Drop forgets key: its owner is gone.
+func (o *Outbox) Drop(key string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.backlogs, key)
 }
 
 // next writes one key's events; false once the queue shut down.
-func (o *outbox) next() bool {
+func (o *Outbox) next() bool {
 	key, shutdown := o.queue.Get()
 	if shutdown {
 		return false
@@ -168,7 +168,7 @@ func (o *outbox) next() bool {
 }
 
 // firstUnwritten is key's first event not written yet.
-func (o *outbox) firstUnwritten(key string) (pendingEvent, bool) {
+func (o *Outbox) firstUnwritten(key string) (pendingEvent, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	b := o.backlogs[key]
@@ -183,7 +183,7 @@ func (o *outbox) firstUnwritten(key string) (pendingEvent, bool) {
 	return pendingEvent{}, false
 }
 
-func (o *outbox) markWritten(key, id string) {
+func (o *Outbox) markWritten(key, id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if b := o.backlogs[key]; b != nil {

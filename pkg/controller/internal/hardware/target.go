@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 )
 
 // Target is what the chain's steps work on: a pass over an object whose
@@ -109,30 +109,3 @@ func (p ObjectPass[O, S]) Reference() corev1.ObjectReference {
 func (p ObjectPass[O, S]) PersistRecord(record func()) error {
 	return p.PersistOutcome(func(*S) { record() })
 }
-
-// instanceTarget is an Instance: a server the addon provisioned.
-type instanceTarget struct {
-	ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]
-}
-
-// newInstanceTarget starts a pass over inst. The chain's writes carry
-// only what it changed: the provisioning chain keeps the rest.
-func (h *Handler) newInstanceTarget(inst *equinixv1.Instance) *instanceTarget {
-	kind := reconcile.Kind[*equinixv1.Instance, equinixv1.InstanceStatus]{
-		Name:         "Instance",
-		Status:       func(i *equinixv1.Instance) *equinixv1.InstanceStatus { return &i.Status },
-		Conditions:   func(i *equinixv1.Instance) *[]metav1.Condition { return &i.Status.Conditions },
-		UpdateStatus: func(i *equinixv1.Instance) (*equinixv1.Instance, error) { return h.instances.UpdateStatus(i) },
-		EnqueueAfter: func(name string, after time.Duration) { h.instances.EnqueueAfter(name, after) },
-		Recorder:     h.recorder,
-	}
-	return &instanceTarget{ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]{Pass: reconcile.NewPass(kind, inst), Kind: "Instance"}}
-}
-
-func (t *instanceTarget) PowerSpec() equinixv1.PowerSpec      { return t.Obj.Spec.PowerSpec }
-func (t *instanceTarget) Hardware() *equinixv1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
-func (t *instanceTarget) Joined() bool                        { return t.Obj.Status.JoinedAt != nil }
-func (t *instanceTarget) ForwardsEvents() bool                { return true }
-
-// PowerRecheck is the poll interval: the Metal API is built for it.
-func (t *instanceTarget) PowerRecheck(poll time.Duration) time.Duration { return poll }

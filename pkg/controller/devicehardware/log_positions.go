@@ -1,4 +1,4 @@
-package hardware
+package devicehardware
 
 import (
 	"fmt"
@@ -8,12 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-// ConfigMapDeviceEvents keeps, per Metal project, the time up to which the
-// project's event log was read and forwarded, so that a restarted
-// controller, or a new leader, reads on from there.
-const ConfigMapDeviceEvents = "harvester-equinix-addon-device-events"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+)
 
 // logPositions is the Metal driver's LogPositionStore on that ConfigMap.
 type logPositions struct {
@@ -23,12 +20,12 @@ type logPositions struct {
 
 // Load reads a project's log position from the cache.
 func (p *logPositions) Load(project string) (time.Time, bool, error) {
-	cm, err := p.configMaps.Cache().Get(p.namespace, ConfigMapDeviceEvents)
+	cm, err := p.configMaps.Cache().Get(p.namespace, equinixv1.ConfigMapDeviceEvents)
 	if apierrors.IsNotFound(err) {
 		return time.Time{}, false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("reading ConfigMap %s: %w", ConfigMapDeviceEvents, err)
+		return time.Time{}, false, fmt.Errorf("reading ConfigMap %s: %w", equinixv1.ConfigMapDeviceEvents, err)
 	}
 	raw, ok := cm.Data[project]
 	if !ok {
@@ -45,20 +42,20 @@ func (p *logPositions) Load(project string) (time.Time, bool, error) {
 // Save records a project's log position.
 func (p *logPositions) Save(project string, at time.Time) error {
 	value := at.UTC().Format(time.RFC3339Nano)
-	cm, err := p.configMaps.Cache().Get(p.namespace, ConfigMapDeviceEvents)
+	cm, err := p.configMaps.Cache().Get(p.namespace, equinixv1.ConfigMapDeviceEvents)
 	if apierrors.IsNotFound(err) {
 		_, err = p.configMaps.Create(&corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: ConfigMapDeviceEvents,
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: equinixv1.ConfigMapDeviceEvents,
 				Labels: map[string]string{"app.kubernetes.io/managed-by": "harvester-equinix-addon"}},
 			Data: map[string]string{project: value},
 		})
 		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ConfigMap %s: it appeared meanwhile; the next poll saves again", ConfigMapDeviceEvents)
+			return fmt.Errorf("creating ConfigMap %s: it appeared meanwhile; the next poll saves again", equinixv1.ConfigMapDeviceEvents)
 		}
 		return err
 	}
 	if err != nil {
-		return fmt.Errorf("reading ConfigMap %s: %w", ConfigMapDeviceEvents, err)
+		return fmt.Errorf("reading ConfigMap %s: %w", equinixv1.ConfigMapDeviceEvents, err)
 	}
 	if cm.Data[project] == value {
 		return nil
@@ -69,7 +66,7 @@ func (p *logPositions) Save(project string, at time.Time) error {
 	}
 	upd.Data[project] = value
 	if _, err := p.configMaps.Update(upd); err != nil {
-		return fmt.Errorf("updating ConfigMap %s: %w", ConfigMapDeviceEvents, err)
+		return fmt.Errorf("updating ConfigMap %s: %w", equinixv1.ConfigMapDeviceEvents, err)
 	}
 	return nil
 }

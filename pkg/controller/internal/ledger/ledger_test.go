@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
 )
 
@@ -35,7 +36,7 @@ func newConfigMaps(data *string) *configMaps {
 }
 
 func ledgerMap(data string) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ConfigMapName}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: equinixv1.ConfigMapLedger}}
 	if data != "-" {
 		cm.Data = map[string]string{dataKey: data}
 	}
@@ -72,7 +73,7 @@ func (c *configMaps) Update(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 // for a ConfigMap without data.
 func (c *configMaps) stored(t *testing.T) string {
 	t.Helper()
-	cm, err := c.Get(namespace, ConfigMapName, metav1.GetOptions{})
+	cm, err := c.Get(namespace, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "<none>"
 	}
@@ -103,7 +104,7 @@ func (c *configMaps) outcome(t *testing.T, err error) ledgerOutcome {
 // otherProjectRecorded is another worker recording project other/ny.
 func otherProjectRecorded(c *configMaps) {
 	_, _ = c.Store.Create(ledgerMap(`{}`))
-	cm, _ := c.Get(namespace, ConfigMapName, metav1.GetOptions{})
+	cm, _ := c.Get(namespace, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 	cm.Data[dataKey] = `{"other":["ny"]}`
 	_, _ = c.Store.Update(cm)
 }
@@ -160,7 +161,7 @@ func TestRecordRemembersWhatItStored(t *testing.T) {
 
 	// Someone empties the ConfigMap by hand: the process's memory still
 	// answers, so no write happens.
-	cm, err := cms.Get(namespace, ConfigMapName, metav1.GetOptions{})
+	cm, err := cms.Get(namespace, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data[dataKey] = `{}`
 	_, err = cms.Store.Update(cm)
@@ -226,7 +227,7 @@ func TestForget(t *testing.T) {
 		{name: "a project another worker records meanwhile is kept",
 			given: ptr(`{"p1":["da"]}`), project: "p1", expected: ledgerOutcome{Stored: `{"other":["ny"]}`, Writes: 1},
 			otherWorker: func(c *configMaps) {
-				cm, _ := c.Get(namespace, ConfigMapName, metav1.GetOptions{})
+				cm, _ := c.Get(namespace, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 				cm.Data[dataKey] = `{"other":["ny"],"p1":["da"]}`
 				_, _ = c.Store.Update(cm)
 			}},

@@ -1,4 +1,4 @@
-package hardware
+package devicehardware
 
 import (
 	"k8s.io/apimachinery/pkg/labels"

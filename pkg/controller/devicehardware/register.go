@@ -1,31 +1,27 @@
-// Package hardware is the hardware chain: what Seeder's embedded mode gives
-// on-prem nodes, for the servers under the addon's nodes. It puts a
-// machine's facts on its Node (the manufacturer, model and serialNumber
-// labels the Harvester UI reads, and the plan's specs as annotations),
-// forwards the machine's events as Kubernetes Events, each exactly once,
-// carries out the power requests of spec.powerState and
-// spec.rebootRequestedAt (only while a joined node is in Harvester
-// maintenance mode, one call per request), and puts a node whose server
-// the provider is about to take back into maintenance mode at once.
-//
-// The chain talks to machines through pkg/machine only. Its Steps work on
-// a Target (target.go): here an Instance, whose machine is a device of the
-// Metal driver (package metaldriver); package inventory runs the same
-// Steps on Seeder's Inventory, a server the addon did not provision, whose
-// machine is its BMC (package bmcdriver).
-package hardware
+// Package devicehardware is the hardware chain of Equinix Metal devices
+// (--mode equinix): what Seeder's embedded mode gives on-prem nodes, for
+// the servers the addon provisioned in Equinix Metal. It runs the hardware
+// kit's Steps (package internal/hardware: facts on the Node, the device's
+// events as Kubernetes Events, power requests, reclaim notices, health) on
+// each Instance whose device is known, with the device as its machine
+// (package metaldriver: one event list per project and interval for every
+// device), and writes the Instances' machine Events through the kit's
+// outbox, off their workers.
+package devicehardware
 
 import (
 	"context"
 	"time"
 
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
@@ -43,14 +39,17 @@ const (
 
 // Handler holds the chain for Instances and what it reads and writes.
 type Handler struct {
-	ctx         context.Context
-	steps       *Steps
-	instances   equinixcontrollers.InstanceController
+	ctx       context.Context
+	steps     *hardware.Steps
+	instances equinixcontrollers.InstanceController
+	nodes     corecontrollers.NodeController
+	// written are the chains' latest writes of Nodes.
+	written     *common.NodeWrites
 	credentials *credentials.Resolver
 	recorder    record.EventRecorder
 	metal       *metaldriver.Driver
 	// outbox writes the Instances' machine Events off their workers.
-	outbox *outbox
+	outbox *hardware.Outbox
 
 	// now is the chain's clock (time.Now when nil).
 	now func() time.Time
@@ -64,8 +63,10 @@ func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 	cfg := deps.Cfg
 	h := &Handler{
 		ctx:         ctx,
-		steps:       NewSteps(ctx, deps),
+		steps:       hardware.NewSteps(ctx, deps),
 		instances:   deps.Instances,
+		nodes:       deps.Nodes,
+		written:     deps.NodeWrites,
 		credentials: deps.Credentials,
 		recorder:    deps.Recorder,
 	}
@@ -83,8 +84,8 @@ func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
 		}
 		return []string{i.Status.InstanceID}, nil
 	})
-	h.outbox = newOutbox(ctx, h.steps.postEvent, deps.Instances.Enqueue)
-	h.outbox.start()
+	h.outbox = h.steps.NewOutbox(deps.Instances.Enqueue)
+	h.outbox.Start()
 	common.OnChangeWhere(ctx, deps.Instances, HandlerInstance, common.MetalInstance, h.SyncInstance)
 	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	go h.metal.Run(ctx, h.projects)

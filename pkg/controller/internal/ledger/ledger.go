@@ -18,10 +18,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
-)
 
-// ConfigMapName is the ledger's ConfigMap in the addon's namespace.
-const ConfigMapName = "harvester-equinix-addon-ledger"
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+)
 
 // dataKey holds {"<project ID>": ["<metro>", ...]} as JSON.
 const dataKey = "projects"
@@ -69,7 +68,7 @@ func (l *Ledger) Record(project, metro string) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		// A live read: the cache may lag behind a write of another worker,
 		// and a stale copy would only conflict again.
-		cm, err := l.configMaps.Get(l.namespace, ConfigMapName, metav1.GetOptions{})
+		cm, err := l.configMaps.Get(l.namespace, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return l.create(project, metro)
 		}
@@ -88,7 +87,7 @@ func (l *Ledger) Record(project, metro string) error {
 		return l.update(cm, entries)
 	})
 	if err != nil {
-		return fmt.Errorf("recording project %s, metro %s in ConfigMap %s/%s: %w", project, metro, l.namespace, ConfigMapName, err)
+		return fmt.Errorf("recording project %s, metro %s in ConfigMap %s/%s: %w", project, metro, l.namespace, equinixv1.ConfigMapLedger, err)
 	}
 	l.mu.Lock()
 	l.written[key] = true
@@ -98,12 +97,12 @@ func (l *Ledger) Record(project, metro string) error {
 
 // Entries returns what the ledger holds, from the cache.
 func (l *Ledger) Entries() (Entries, error) {
-	cm, err := l.configMaps.Cache().Get(l.namespace, ConfigMapName)
+	cm, err := l.configMaps.Cache().Get(l.namespace, equinixv1.ConfigMapLedger)
 	if apierrors.IsNotFound(err) {
 		return Entries{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", l.namespace, ConfigMapName, err)
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", l.namespace, equinixv1.ConfigMapLedger, err)
 	}
 	return decode(cm)
 }
@@ -111,7 +110,7 @@ func (l *Ledger) Entries() (Entries, error) {
 // Forget removes a project once nothing of the addon is left in it.
 func (l *Ledger) Forget(project string) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm, err := l.configMaps.Get(l.namespace, ConfigMapName, metav1.GetOptions{})
+		cm, err := l.configMaps.Get(l.namespace, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -129,7 +128,7 @@ func (l *Ledger) Forget(project string) error {
 		return l.update(cm, entries)
 	})
 	if err != nil {
-		return fmt.Errorf("removing project %s from ConfigMap %s/%s: %w", project, l.namespace, ConfigMapName, err)
+		return fmt.Errorf("removing project %s from ConfigMap %s/%s: %w", project, l.namespace, equinixv1.ConfigMapLedger, err)
 	}
 	l.mu.Lock()
 	for k := range l.written {
@@ -147,12 +146,12 @@ func (l *Ledger) create(project, metro string) error {
 		return err
 	}
 	_, err = l.configMaps.Create(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: l.namespace, Name: ConfigMapName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: l.namespace, Name: equinixv1.ConfigMapLedger},
 		Data:       map[string]string{dataKey: string(raw)},
 	})
 	if apierrors.IsAlreadyExists(err) {
 		// Another worker created it: read and merge again.
-		return apierrors.NewConflict(corev1.Resource("configmaps"), ConfigMapName, err)
+		return apierrors.NewConflict(corev1.Resource("configmaps"), equinixv1.ConfigMapLedger, err)
 	}
 	return err
 }

@@ -11,7 +11,6 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
-	"github.com/harvester/harvester-equinix-addon/pkg/machine/metaldriver"
 )
 
 // factAnnotations are the annotations the chain owns on a Node: a fact that
@@ -28,7 +27,7 @@ func (r *run) applyFacts(f machine.Facts) error {
 	if r.node == nil {
 		return nil
 	}
-	labels, annotations := factsDiff(f, r.node)
+	labels, annotations := FactsDiff(f, r.node)
 	if len(labels) == 0 && len(annotations) == 0 {
 		return nil
 	}
@@ -46,9 +45,9 @@ func (r *run) applyFacts(f machine.Facts) error {
 	return nil
 }
 
-// factsDiff returns the labels and annotations of the facts that node
+// FactsDiff returns the labels and annotations of the facts that node
 // lacks or carries otherwise; a nil value removes an annotation.
-func factsDiff(f machine.Facts, node *corev1.Node) (labels, annotations map[string]*string) {
+func FactsDiff(f machine.Facts, node *corev1.Node) (labels, annotations map[string]*string) {
 	labels = map[string]*string{}
 	for key, value := range map[string]string{
 		equinixv1.LabelManufacturer: machine.LabelValue(f.Manufacturer),
@@ -84,26 +83,4 @@ func factsDiff(f machine.Facts, node *corev1.Node) (labels, annotations map[stri
 		}
 	}
 	return labels, annotations
-}
-
-// NodeFacts returns the facts of an Instance's machine that its Node
-// lacks, for the Node chain to add to the patch it makes when the Node
-// appears: one patch per new Node rather than one from each chain. It
-// costs no Metal call (the plans list is shared and hourly). ok is false
-// when the facts cannot be read now; this chain's own run puts them on
-// then.
-func (h *Handler) NodeFacts(inst *equinixv1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool) {
-	if inst.Status.InstanceID == "" || inst.Status.ProjectID == "" || inst.Status.DeviceState == "deleted" {
-		return nil, nil, false
-	}
-	creds, err := h.credentials.For(inst.Spec.CredentialsSecret)
-	if err != nil || creds.ProjectID != inst.Status.ProjectID {
-		return nil, nil, false
-	}
-	facts, err := h.metal.Machine(creds, metaldriver.Device{ID: inst.Status.InstanceID, Plan: inst.Spec.Plan}).Facts(h.ctx)
-	if err != nil {
-		return nil, nil, false
-	}
-	labels, annotations = factsDiff(facts, node)
-	return labels, annotations, true
 }

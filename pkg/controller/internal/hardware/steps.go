@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
@@ -57,4 +57,16 @@ func NewSteps(ctx context.Context, deps *common.Deps) *Steps {
 // what the steps found is in t's status and conditions.
 func (s *Steps) Sync(t Target, m machine.Machine, node *corev1.Node, now time.Time) error {
 	return (&run{Target: t, s: s, machine: m, node: node, now: now}).sync()
+}
+
+// SyncThrough is Sync whose machine events are written by o, off the
+// caller's workers, under t's name.
+func (s *Steps) SyncThrough(o *Outbox, t Target, m machine.Machine, node *corev1.Node, now time.Time) error {
+	return (&run{Target: t, s: s, machine: m, node: node, now: now, outbox: o}).sync()
+}
+
+// NewOutbox is an outbox for these steps' Events; onWritten re-runs the
+// owner of a key whose events are all written. It writes once started.
+func (s *Steps) NewOutbox(onWritten func(key string)) *Outbox {
+	return newOutbox(s.ctx, s.postEvent, onWritten)
 }
