@@ -23,6 +23,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/addonspec"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
@@ -139,6 +140,8 @@ var chains = map[string][]Register{
 	config.ModeSeeder: {
 		ownedServers,
 		serveBootEndpoint,
+		// Harvester's upgrade rewrites the Addon this mode is installed as.
+		addonspec.Register,
 		inventory.Register,
 	},
 }

@@ -271,6 +271,12 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 			ResourceNames: []string{"inventories.metal.harvesterhci.io", "machines.bmc.tinkerbell.org"}, Verbs: []string{"get"}},
+		// What Seeder leaves, taken over once it no longer runs.
+		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			ResourceNames: []string{"inventories.metal.harvesterhci.io"}, Verbs: []string{"update"}},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
+			ResourceNames: []string{seederv1alpha1.SeederWebhookName}, Verbs: []string{"get", "delete"}},
 	}, role.Rules)
 
 	d, err := k8s.AppsV1().Deployments(helmtest.Namespace).Get(ctx, seederChart, metav1.GetOptions{})

@@ -2,6 +2,8 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 )
 
 // +genclient
@@ -192,7 +194,7 @@ type InstanceStatus struct {
 
 	// HardwareStatus is the server's power, its last power request, the
 	// cursor of its forwarded events and its termination time.
-	HardwareStatus `json:",inline"`
+	hardwarev1.HardwareStatus `json:",inline"`
 
 	// ObservedGeneration is the generation the status describes.
 	// +optional

@@ -10,7 +10,7 @@
 //
 // The steps talk to machines through pkg/machine only, and work on a
 // Target (target.go): a pass over an object whose status embeds
-// v1.HardwareStatus. Two run them: the provider of Equinix Metal devices
+// hardwarev1.HardwareStatus. Two run them: the provider of Equinix Metal devices
 // (package provision/equinixmetal), at the end of each pass over an
 // Instance, whose machine is its device (package metaldriver), and the
 // Inventories' chain (package inventory) on Seeder's Inventories, servers

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
@@ -126,10 +127,10 @@ type instanceTarget struct {
 	hardware.ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]
 }
 
-func (t *instanceTarget) PowerSpec() equinixv1.PowerSpec      { return t.Obj.Spec.PowerSpec }
-func (t *instanceTarget) Hardware() *equinixv1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
-func (t *instanceTarget) Joined() bool                        { return t.Obj.Status.JoinedAt != nil }
-func (t *instanceTarget) ForwardsEvents() bool                { return true }
+func (t *instanceTarget) PowerSpec() equinixv1.PowerSpec       { return t.Obj.Spec.PowerSpec }
+func (t *instanceTarget) Hardware() *hardwarev1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
+func (t *instanceTarget) Joined() bool                         { return t.Obj.Status.JoinedAt != nil }
+func (t *instanceTarget) ForwardsEvents() bool                 { return true }
 
 // PowerRecheck is the poll interval: the Metal API is built for it.
 func (t *instanceTarget) PowerRecheck(poll time.Duration) time.Duration { return poll }
