@@ -54,7 +54,24 @@ type Claims interface {
 	// is one of the Reason constants of the API that this package
 	// documents. The endpoint counts refusals itself.
 	Refused(mac, reason string)
+	// Served is told of every file served under an open claim (FileScript,
+	// FileConfig), so that the claim's Instance shows each step of the
+	// boot. It must not block the answer for long.
+	Served(c Claim, file string)
+	// OtherNIC returns the open claim of the server one of whose other
+	// NICs (not its management NIC) has the MAC mac, if any: a server that
+	// boots from the network on the wrong port.
+	OtherNIC(mac string) (Claim, bool)
 }
+
+// The files the endpoint serves under a claim, as Served and the
+// served-files metric name them.
+const (
+	// FileScript is the installer script iPXE chains to.
+	FileScript = "script"
+	// FileConfig is the install configuration the installer reads.
+	FileConfig = "config"
+)
 
 // Paths the handler serves.
 const (
@@ -134,7 +151,8 @@ func (h *handler) serveScript(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, c.MAC, equinixv1.ReasonBootScriptFailed)
 		return
 	}
-	h.write(w, "text/plain; charset=utf-8", []byte(script), "script")
+	h.write(w, "text/plain; charset=utf-8", []byte(script), FileScript)
+	h.claims.Served(c, FileScript)
 }
 
 // serveConfig answers the installer: the configuration of the open claim
@@ -157,7 +175,8 @@ func (h *handler) serveConfig(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "install configuration unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	h.write(w, "application/yaml", cfg, "config")
+	h.write(w, "application/yaml", cfg, FileConfig)
+	h.claims.Served(c, FileConfig)
 }
 
 // claim finds the open claim of the request's MAC, or refuses it.
@@ -168,11 +187,23 @@ func (h *handler) claim(w http.ResponseWriter, r *http.Request) (Claim, bool) {
 		return Claim{}, false
 	}
 	c, ok := h.claims.Open(mac)
-	if !ok || c.ID == "" || c.MAC != mac {
-		h.refuse(w, r, mac, equinixv1.ReasonBootNoOpenClaim)
+	if ok && c.ID != "" && c.MAC == mac {
+		return c, true
+	}
+	if other, ok := h.claims.OtherNIC(mac); ok {
+		// Said at info level and in the answer: without it a server that
+		// boots on the wrong port waits for its installer with no trace of
+		// why.
+		h.log.Infof("a boot request from %s named MAC %s, another NIC of server %s (Instance %s), whose management NIC is %s: "+
+			"the server boots from the network on the wrong port, or its Inventory's managementInterfaceMacAddress is wrong",
+			r.RemoteAddr, mac, other.Server, other.Instance, other.MAC)
+		metrics.BootRefused.WithLabelValues(equinixv1.ReasonBootOtherNIC).Inc()
+		h.claims.Refused(mac, equinixv1.ReasonBootOtherNIC)
+		http.Error(w, "this MAC is not the management NIC of its server: boot it from the NIC its Inventory names", http.StatusNotFound)
 		return Claim{}, false
 	}
-	return c, true
+	h.refuse(w, r, mac, equinixv1.ReasonBootNoOpenClaim)
+	return Claim{}, false
 }
 
 // refuse answers 404, counts the refusal and tells Claims of it when the

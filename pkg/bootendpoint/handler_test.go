@@ -34,7 +34,10 @@ type claims struct {
 	mu      sync.Mutex
 	open    map[string]Claim
 	refused []string
+	served  []string
 	failing bool
+	// otherNICs are another NIC's MAC of each claim, by its MAC.
+	otherNICs map[string]string
 }
 
 func (c *claims) Open(mac string) (Claim, bool) {
@@ -55,6 +58,23 @@ func (c *claims) Refused(mac, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.refused = append(c.refused, mac+" "+reason)
+}
+
+func (c *claims) Served(cl Claim, file string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.served = append(c.served, cl.MAC+" "+file)
+}
+
+func (c *claims) OtherNIC(mac string) (Claim, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.open {
+		if c.otherNICs[cl.MAC] == mac {
+			return cl, true
+		}
+	}
+	return Claim{}, false
 }
 
 func (c *claims) close(mac string) {
@@ -242,4 +262,39 @@ func TestLogsHoldNoSecret(t *testing.T) {
 		assert.NotContains(t, line, nonce[:12])
 		assert.NotContains(t, line, joinToken)
 	}
+}
+
+// Each file served under a claim is told to Claims, in order, so that the
+// Instance can show the step; a refused request tells nothing served.
+func TestServedFilesAreTold(t *testing.T) {
+	c := newClaims("")
+	h := NewHandler(testKey, c)
+	code, script := get(t, h, "/boot/ipxe?mac="+claimMAC)
+	require.Equal(t, http.StatusOK, code)
+	get(t, h, "/boot/AAAA/config.yaml?mac="+claimMAC)
+	code, _ = get(t, h, strings.TrimPrefix(configURL(t, script), "http://example.com"))
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, []string{claimMAC + " " + FileScript, claimMAC + " " + FileConfig}, c.served)
+}
+
+// A request naming another NIC of a claimed server is refused as such:
+// counted and told as BootOtherNIC, logged at info level naming the server
+// and its management MAC, and answered with a sentence that says why.
+func TestAnotherNICOfAClaimedServerIsNamed(t *testing.T) {
+	const other = "0c:c4:7a:29:00:99"
+	log, hook := logtest.NewNullLogger()
+	c := newClaims("")
+	c.otherNICs = map[string]string{claimMAC: other}
+	h := NewHandler(testKey, c, WithLog(log))
+	before := testutil.ToFloat64(metrics.BootRefused.WithLabelValues("BootOtherNIC"))
+	code, body := get(t, h, "/boot/ipxe?mac="+other)
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, body, "not the management NIC")
+	assert.Equal(t, before+1, testutil.ToFloat64(metrics.BootRefused.WithLabelValues("BootOtherNIC")))
+	assert.Equal(t, []string{other + " BootOtherNIC"}, c.refused)
+	assert.Empty(t, c.served)
+	require.NotNil(t, hook.LastEntry())
+	assert.Equal(t, logrus.InfoLevel, hook.LastEntry().Level)
+	assert.Contains(t, hook.LastEntry().Message, "rack1-u07")
+	assert.Contains(t, hook.LastEntry().Message, claimMAC)
 }

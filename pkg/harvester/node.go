@@ -259,3 +259,14 @@ func hasControlPlaneLabel(node *corev1.Node) bool {
 	_, etcd := node.Labels[LabelRoleEtcd]
 	return cp || etcd
 }
+
+// NodeInternalIP is the node's first InternalIP address as its kubelet
+// reports it, "" when it reports none yet.
+func NodeInternalIP(node *corev1.Node) string {
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}

@@ -65,6 +65,9 @@ type Facts struct {
 	Memory string
 	Drives []Drive
 	NICs   []Component
+	// MACs are the NICs' MACs by NIC name, as the BMC reports them; nil
+	// when it reports none.
+	MACs map[string]string
 	// TerminationTime is when the machine's provider takes it back (a spot
 	// server outbid, a termination time set on it); zero when never.
 	TerminationTime time.Time

@@ -7,6 +7,7 @@ package claimstest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -30,6 +31,8 @@ type Claim struct {
 	// InstallDevice is the server's install disk (the Inventory's
 	// primaryDisk); empty uses Join.InstallDevice.
 	InstallDevice string
+	// OtherMACs are the server's other NICs' MACs (canonical).
+	OtherMACs []string
 }
 
 // Refusal is one refusal the endpoint told of.
@@ -43,7 +46,11 @@ type Claims struct {
 	open    map[string]Claim
 	refused []Refusal
 	served  map[string]int // configurations served, by MAC
+	steps   []Step
 }
+
+// Step is one file the endpoint served under a claim.
+type Step struct{ MAC, File string }
 
 // New returns Claims whose configurations join with j.
 func New(j Join) *Claims {
@@ -125,4 +132,31 @@ func (c *Claims) ConfigsServed(mac string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.served[mac]
+}
+
+// Served implements bootendpoint.Claims: it records the step.
+func (c *Claims) Served(b bootendpoint.Claim, file string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.steps = append(c.steps, Step{MAC: b.MAC, File: file})
+}
+
+// Steps returns every file served so far, in order.
+func (c *Claims) Steps() []Step {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Step(nil), c.steps...)
+}
+
+// OtherNIC implements bootendpoint.Claims: the open claim one of whose
+// OtherMACs is mac.
+func (c *Claims) OtherNIC(mac string) (bootendpoint.Claim, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.open {
+		if slices.Contains(cl.OtherMACs, mac) {
+			return cl.Claim, true
+		}
+	}
+	return bootendpoint.Claim{}, false
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // TrackNode follows the Node the server registers as: the chain's step,
@@ -36,6 +37,13 @@ func (h *Handler) TrackNode(p *provision.Pass) error {
 	}
 	st := &r.Obj.Status
 	st.NodeName = node.Name
+	st.Address = harvester.NodeInternalIP(node)
+	if st.NodeRegisteredAt == nil {
+		st.NodeRegisteredAt = r.NowTime()
+		if r.h.provider.Traits().BootSteps {
+			metrics.ObserveBootPhase(metrics.BootPhaseInstall, timeOf(st.InstallConfigServedAt), r.Now())
+		}
+	}
 	r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionTrue, equinixv1.ReasonNodeJoined,
 		fmt.Sprintf("server joined the cluster as node %s", node.Name))
 	ready := harvester.NodeReadyCondition(node)
@@ -51,10 +59,15 @@ func (r *run) nodeReady(node *corev1.Node) {
 	st := &r.Obj.Status
 	if st.JoinedAt == nil {
 		st.JoinedAt = r.NowTime()
+		if r.h.provider.Traits().BootSteps {
+			metrics.ObserveBootPhase(metrics.BootPhaseNodeReady, timeOf(st.NodeRegisteredAt), r.Now())
+			metrics.ObserveBootPhase(metrics.BootPhaseClaimToReady, timeOf(st.DeviceCreatedAt), r.Now())
+		}
 		r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, equinixv1.ReasonInstalled,
 			fmt.Sprintf("Harvester is installed and node %s is Ready", node.Name))
 	}
 	st.UnhealthySince = nil
+	st.WaitingFor = ""
 	r.SetPhase(equinixv1.PhaseManaged)
 	r.SetCondition(equinixv1.InstanceReady, metav1.ConditionTrue, equinixv1.ReasonNodeReady,
 		fmt.Sprintf("node %s is Ready", node.Name))
@@ -76,6 +89,7 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 	}
 	if st.JoinedAt == nil {
 		r.SetPhase(equinixv1.PhaseJoining)
+		st.WaitingFor = "node Ready"
 		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
@@ -154,10 +168,22 @@ func (r *run) nodeMissing(name string) {
 			fmt.Sprintf("node %s no longer exists", name))
 		return
 	}
-	r.SetPhase(equinixv1.PhaseJoining)
+	if !r.h.provider.Traits().BootSteps {
+		// A provider that does not see the boot's steps cannot tell the
+		// install from the join.
+		r.SetPhase(equinixv1.PhaseJoining)
+	}
 	r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionFalse, equinixv1.ReasonWaiting,
 		fmt.Sprintf("waiting for the installer to finish and node %s to register", name))
 	// The Node watch brings us back when it registers; polling the device meanwhile
 	// notices an install that fails or a device that disappears.
 	r.Requeue(2 * r.PollInterval())
+}
+
+// timeOf is t's time, zero for none.
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
 }

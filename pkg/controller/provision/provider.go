@@ -136,6 +136,11 @@ type Traits struct {
 	// (--check-release-artifacts): a server paid for from its creation
 	// would otherwise run for nothing.
 	CheckRelease bool
+	// BootSteps is true when the provider follows each step of a server's
+	// boot until its node registers (the boot endpoint serves its script
+	// and configuration): the chain then leaves the phase the provider set
+	// while the node has not registered, rather than call it joining.
+	BootSteps bool
 }
 
 // PoolCheck is what a provider tells of a pool before any server is

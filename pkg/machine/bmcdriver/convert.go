@@ -29,6 +29,15 @@ func toFacts(inv bmc.Inventory, ep bmc.Endpoint) machine.Facts {
 	}
 	f.Drives = drives(inv.Drives)
 	f.NICs = nics(inv.NICs)
+	for _, n := range inv.NICs {
+		if n.MACAddress == "" {
+			continue
+		}
+		if f.MACs == nil {
+			f.MACs = map[string]string{}
+		}
+		f.MACs[n.Name] = n.MACAddress
+	}
 	return f
 }
 

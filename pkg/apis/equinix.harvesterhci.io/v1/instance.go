@@ -14,9 +14,12 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
 // +kubebuilder:printcolumn:name="Server",type=string,JSONPath=`.status.server`
-// +kubebuilder:printcolumn:name="PublicIP",type=string,JSONPath=`.status.publicIP`
-// +kubebuilder:printcolumn:name="PrivateIP",type=string,JSONPath=`.status.privateIP`
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.address`
+// +kubebuilder:printcolumn:name="Waiting For",type=string,JSONPath=`.status.waitingFor`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="MAC",type=string,JSONPath=`.status.managementMAC`,priority=1
+// +kubebuilder:printcolumn:name="PublicIP",type=string,JSONPath=`.status.publicIP`,priority=1
+// +kubebuilder:printcolumn:name="PrivateIP",type=string,JSONPath=`.status.privateIP`,priority=1
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.nodeName`,priority=1
 // +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.poolName`,priority=1
 // +kubebuilder:printcolumn:name="Power",type=string,JSONPath=`.status.powerState`,priority=1
@@ -180,6 +183,33 @@ type InstanceStatus struct {
 	// InstallRequestedAt is when the installer was started (reinstall or first boot).
 	// +optional
 	InstallRequestedAt *metav1.Time `json:"installRequestedAt,omitempty"`
+	// BootScriptServedAt is when the boot endpoint first served the
+	// installer script to the server people own: its firmware booted from
+	// the network and iPXE asked for it.
+	// +optional
+	BootScriptServedAt *metav1.Time `json:"bootScriptServedAt,omitempty"`
+	// InstallConfigServedAt is when the boot endpoint first served the
+	// install configuration to the server people own: the Harvester
+	// installer is running.
+	// +optional
+	InstallConfigServedAt *metav1.Time `json:"installConfigServedAt,omitempty"`
+	// NodeRegisteredAt is when the server's Node was first seen, Ready or
+	// not.
+	// +optional
+	NodeRegisteredAt *metav1.Time `json:"nodeRegisteredAt,omitempty"`
+	// Address is the node's internal address once it registered.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// ManagementMAC is the MAC of the server's management NIC (a server
+	// people own: its Inventory's managementInterfaceMacAddress), the one
+	// that boots from the network.
+	// +optional
+	ManagementMAC string `json:"managementMAC,omitempty"`
+	// WaitingFor says, in a few words, what a server that is not Ready yet
+	// waits for (a free server, its firmware's network boot, the
+	// installer, its node); empty once Ready.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
 	// JoinedAt is when the node first became Ready.
 	// +optional
 	JoinedAt *metav1.Time `json:"joinedAt,omitempty"`

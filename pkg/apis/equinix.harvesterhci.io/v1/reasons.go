@@ -55,6 +55,12 @@ var (
 	ReasonServerGone    = warning("ServerGone")
 	ReasonServersFree   = normal("ServersFree")
 	ReasonNetworkBoot   = normal("NetworkBoot")
+	// ReasonBootScriptServed: the server's firmware booted from the
+	// network and the boot endpoint served it the installer script.
+	ReasonBootScriptServed = normal("BootScriptServed")
+	// ReasonInstallerRunning: the boot endpoint served the install
+	// configuration, which only the running installer asks for.
+	ReasonInstallerRunning = normal("InstallerRunning")
 	ReasonBMCFailed     = warning("BMCFailed")
 	// ReasonBootFirmwareInvalid: the Inventory's boot-firmware annotation
 	// is neither UEFI nor Legacy, or Legacy for an arm64 server; nothing
@@ -282,6 +288,10 @@ var (
 	// ReasonBootNoOpenClaim: no Instance holds a server of that MAC, or its
 	// Node has joined (nothing is served after the join).
 	ReasonBootNoOpenClaim = warning("BootNoOpenClaim")
+	// ReasonBootOtherNIC: the request named the MAC of another NIC of a
+	// claimed server, not its management NIC: the server boots from the
+	// network on the wrong port, or its Inventory names the wrong MAC.
+	ReasonBootOtherNIC = warning("BootOtherNIC")
 	// ReasonBootUUIDMismatch: the SMBIOS UUID iPXE reported is not the
 	// one the server's BMC reported.
 	ReasonBootUUIDMismatch = warning("BootUUIDMismatch")

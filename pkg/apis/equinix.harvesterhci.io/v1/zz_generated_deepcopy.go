@@ -583,6 +583,18 @@ func (in *InstanceStatus) DeepCopyInto(out *InstanceStatus) {
 		in, out := &in.InstallRequestedAt, &out.InstallRequestedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.BootScriptServedAt != nil {
+		in, out := &in.BootScriptServedAt, &out.BootScriptServedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.InstallConfigServedAt != nil {
+		in, out := &in.InstallConfigServedAt, &out.InstallConfigServedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.NodeRegisteredAt != nil {
+		in, out := &in.NodeRegisteredAt, &out.NodeRegisteredAt
+		*out = (*in).DeepCopy()
+	}
 	if in.JoinedAt != nil {
 		in, out := &in.JoinedAt, &out.JoinedAt
 		*out = (*in).DeepCopy()

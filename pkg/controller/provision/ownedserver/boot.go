@@ -12,6 +12,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // noFreeServer says why no server was claimed; unnamable counts those
@@ -72,6 +73,9 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		}
 		if facts, err := m.Facts(r.p.ctx); err == nil {
 			r.Obj.Status.SystemUUID = facts.SystemUUID
+			// The other NICs' MACs let the boot endpoint tell a server
+			// that boots on the wrong port.
+			r.Obj.Status.MACAddresses = facts.MACs
 		}
 		r.Obj.Status.NetworkBootRequestedAt = r.NowTime()
 		if err := r.Persist(); err != nil {
@@ -101,6 +105,7 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		return false, r.bmcRefused(inv, "powering the server on", err, func(st *equinixv1.InstanceStatus) { st.PowerRequestedAt = nil })
 	}
 	r.Obj.Status.InstallRequestedAt = r.NowTime()
+	metrics.ObserveBootPhase(metrics.BootPhasePowerOn, timeOf(r.Obj.Status.DeviceCreatedAt), r.Now())
 	r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionTrue, equinixv1.ReasonNetworkBoot, fmt.Sprintf(
 		"server %s was %s to boot from the network into the Harvester installer; waiting for node %s", inv.Name, how, r.Obj.NodeName()))
 	return true, nil

@@ -2,12 +2,18 @@ package ownedserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -15,6 +21,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // BootClaims are the open claims of servers people own, as the boot
@@ -60,6 +67,30 @@ func (c BootClaims) Open(mac string) (bootendpoint.Claim, bool) {
 // holder finds the claimed Inventory of that MAC and the Instance whose
 // claim is open on it.
 func (c BootClaims) holder(mac string) (*seederv1alpha1.Inventory, *equinixv1.Instance, bool) {
+	return c.openClaim(func(inv *seederv1alpha1.Inventory, _ *equinixv1.Instance) bool {
+		return canonicalMAC(inv.Spec.ManagementInterfaceMacAddress) == mac
+	})
+}
+
+// otherNICHolder finds the open claim of the server one of whose other
+// NICs (as its BMC reported them before the network boot) has that MAC.
+func (c BootClaims) otherNICHolder(mac string) (*seederv1alpha1.Inventory, *equinixv1.Instance, bool) {
+	return c.openClaim(func(inv *seederv1alpha1.Inventory, inst *equinixv1.Instance) bool {
+		if canonicalMAC(inv.Spec.ManagementInterfaceMacAddress) == mac {
+			return false
+		}
+		for _, m := range inst.Status.MACAddresses {
+			if canonicalMAC(m) == mac {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// openClaim finds the claimed Inventory that is chosen and the Instance
+// whose claim is open on it.
+func (c BootClaims) openClaim(chosen func(*seederv1alpha1.Inventory, *equinixv1.Instance) bool) (*seederv1alpha1.Inventory, *equinixv1.Instance, bool) {
 	claimed, err := labels.NewRequirement(equinixv1.LabelClaimedBy, selection.Exists, nil)
 	if err != nil {
 		return nil, nil, false
@@ -69,12 +100,9 @@ func (c BootClaims) holder(mac string) (*seederv1alpha1.Inventory, *equinixv1.In
 		return nil, nil, false
 	}
 	for _, inv := range invs {
-		if canonicalMAC(inv.Spec.ManagementInterfaceMacAddress) != mac {
-			continue
-		}
 		inst, err := c.p.instances.Get(inv.Labels[equinixv1.LabelClaimedBy])
 		if err != nil || !common.ClaimedBy(inv, inst) || inst.DeletionTimestamp != nil || inst.Status.JoinedAt != nil ||
-			inst.Status.Server != inv.Name || inst.Status.NetworkBootRequestedAt == nil {
+			inst.Status.Server != inv.Name || inst.Status.NetworkBootRequestedAt == nil || !chosen(inv, inst) {
 			continue
 		}
 		return inv, inst, true
@@ -129,10 +157,78 @@ func (c BootClaims) InstallConfig(_ context.Context, b bootendpoint.Claim) ([]by
 // Refused tells the Instance whose server a refused request named, if
 // any, as a Warning Event (the endpoint counts the refusal itself).
 func (c BootClaims) Refused(mac, reason string) {
+	if _, inst, ok := c.otherNICHolder(mac); ok && reason == equinixv1.ReasonBootOtherNIC {
+		c.p.recorder.Eventf(inst, equinixv1.EventType(reason), reason,
+			"the boot endpoint refused a request naming MAC %s, another NIC of server %s: its management NIC is %s. "+
+				"The server booted from the network on the wrong port: set its boot order (or cable) to the management NIC, "+
+				"or correct managementInterfaceMacAddress on its Inventory", mac, inst.Status.Server, inst.Status.ManagementMAC)
+		return
+	}
 	_, inst, ok := c.holder(mac)
 	if !ok {
 		return
 	}
 	c.p.recorder.Eventf(inst, equinixv1.EventType(reason), reason,
 		"the boot endpoint refused a request naming the MAC of server %s (%s)", inst.Status.Server, reason)
+}
+
+// OtherNIC returns the open claim of the server one of whose other NICs
+// has the MAC mac.
+func (c BootClaims) OtherNIC(mac string) (bootendpoint.Claim, bool) {
+	inv, inst, ok := c.otherNICHolder(mac)
+	if !ok {
+		return bootendpoint.Claim{}, false
+	}
+	return bootendpoint.Claim{ID: string(inst.UID), Instance: inst.Name, Server: inv.Name,
+		MAC: canonicalMAC(inv.Spec.ManagementInterfaceMacAddress)}, true
+}
+
+// Served writes the step a served file marks into the claim's Instance
+// (the first time only), and times the phase it ends; the Instance's
+// chain shows the step (phase, condition, Event, waitingFor). The
+// status is merged in, so the chain's own next write of an older copy
+// conflicts and reads it again rather than undo it.
+func (c BootClaims) Served(b bootendpoint.Claim, file string) {
+	_, inst, ok := c.holder(b.MAC)
+	if !ok || string(inst.UID) != b.ID {
+		return
+	}
+	now := time.Now()
+	st := inst.Status
+	var field, reason string
+	switch file {
+	case bootendpoint.FileScript:
+		if st.BootScriptServedAt != nil {
+			return
+		}
+		field, reason = "bootScriptServedAt", equinixv1.ReasonBootScriptServed
+		metrics.ObserveBootPhase(metrics.BootPhaseNetworkBoot, timeOf(st.InstallRequestedAt), now)
+	case bootendpoint.FileConfig:
+		if st.InstallConfigServedAt != nil {
+			return
+		}
+		field, reason = "installConfigServedAt", equinixv1.ReasonInstallerRunning
+		metrics.ObserveBootPhase(metrics.BootPhaseInstallerStart, timeOf(st.BootScriptServedAt), now)
+	default:
+		return
+	}
+	patch, err := json.Marshal(map[string]map[string]metav1.Time{"status": {field: metav1.NewTime(now)}})
+	if err == nil {
+		_, err = c.p.instanceStatus.Patch(inst.Name, types.MergePatchType, patch, "status")
+	}
+	if err != nil {
+		// The Instance's chain tells the step (its Installing condition,
+		// and that condition's Event) once the status holds it; without
+		// the status, an Event tells it here.
+		logrus.WithField("instance", inst.Name).Warnf("recording %s in the status: %v", field, err)
+		c.p.recorder.Eventf(inst, corev1.EventTypeNormal, reason, "the boot endpoint served server %s its %s", st.Server, file)
+	}
+}
+
+// timeOf is t's time, zero for none.
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
 }

@@ -50,6 +50,9 @@ type Provider struct {
 
 	inventories seedercontrollers.InventoryController
 	instances   equinixcontrollers.InstanceCache
+	// instanceStatus writes the steps the boot endpoint sees into the
+	// Instances' status.
+	instanceStatus equinixcontrollers.InstanceClient
 	pools       equinixcontrollers.InstancePoolCache
 	nodes       corecontrollers.NodeCache
 	// nodeWrites are the chains' latest writes of Nodes.
@@ -75,7 +78,7 @@ func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
 		return &Provider{
 			ctx:         ctx,
 			settings:    Settings{Namespace: cfg.Namespace, BMCTimeout: cfg.BMCTimeout},
-			inventories: deps.Inventories(), instances: deps.Instances().Cache(), pools: deps.Pools().Cache(),
+			inventories: deps.Inventories(), instances: deps.Instances().Cache(), instanceStatus: deps.Instances(), pools: deps.Pools().Cache(),
 			nodes: deps.Nodes().Cache(), nodeWrites: deps.NodeWrites(), secrets: deps.Secrets().Cache(),
 			k8s: deps.K8s(), bmcs: deps.BMCs(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 			owned: newOwnedState(deps.Inventories().Informer().GetStore()),
@@ -102,8 +105,9 @@ func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 func (p *Provider) Names() provision.Names { return names }
 
 // Traits: Harvester's power actions reach the servers, through their
-// Inventories, in maintenance mode.
-func (p *Provider) Traits() provision.Traits { return provision.Traits{PowerActions: true} }
+// Inventories, in maintenance mode; the boot endpoint sees each step of
+// their boot.
+func (p *Provider) Traits() provision.Traits { return provision.Traits{PowerActions: true, BootSteps: true} }
 
 // Handles the templates with spec.servers.
 func (p *Provider) Handles(t *equinixv1.InstanceTemplate) bool { return t.Owned() }

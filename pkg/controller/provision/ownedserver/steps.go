@@ -2,6 +2,7 @@ package ownedserver
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -46,6 +47,7 @@ func (r *run) Provision() (bool, error) {
 		}
 		if inv == nil {
 			r.SetPhase(equinixv1.PhasePending)
+			r.Obj.Status.WaitingFor = "free server"
 			r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonNoFreeServer, noFreeServer(unnamable))
 			// The Inventories' watch brings the Instance back when one frees up.
 			r.Requeue(4 * r.PollInterval())
@@ -64,13 +66,38 @@ func (r *run) Provision() (bool, error) {
 	}
 	r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionTrue, equinixv1.ReasonServerClaimed, fmt.Sprintf(
 		"claimed server %s (Inventory %s/%s, management MAC %s)", inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress))
+	r.Obj.Status.ManagementMAC = canonicalMAC(inv.Spec.ManagementInterfaceMacAddress)
 	if r.Obj.Status.PowerRequestedAt == nil {
 		if started, err := r.bootOwned(inv); err != nil || !started {
 			return false, err
 		}
 	}
-	r.SetPhase(equinixv1.PhaseInstalling)
+	r.bootStep(inv)
 	return true, nil
+}
+
+// bootStep shows how far the server's boot went before its node
+// registers, from the steps the boot endpoint saw: the phase, what it
+// waits for, and the Installing condition (whose Event tells each step).
+func (r *run) bootStep(inv *seederv1alpha1.Inventory) {
+	st := &r.Obj.Status
+	switch {
+	case st.InstallConfigServedAt != nil:
+		r.SetPhase(equinixv1.PhaseInstalling)
+		st.WaitingFor = "installer to finish"
+		r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionTrue, equinixv1.ReasonInstallerRunning, fmt.Sprintf(
+			"the Harvester installer is running on server %s (it fetched its install configuration at %s); waiting for node %s to register",
+			inv.Name, st.InstallConfigServedAt.UTC().Format(time.RFC3339), r.Obj.NodeName()))
+	case st.BootScriptServedAt != nil:
+		r.SetPhase(equinixv1.PhaseInstalling)
+		st.WaitingFor = "installer to start"
+		r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionTrue, equinixv1.ReasonBootScriptServed, fmt.Sprintf(
+			"server %s booted from the network and fetched its installer script at %s; waiting for the installer to fetch its configuration",
+			inv.Name, st.BootScriptServedAt.UTC().Format(time.RFC3339)))
+	default:
+		r.SetPhase(equinixv1.PhaseProvisioning)
+		st.WaitingFor = "network boot"
+	}
 }
 
 // Follow has nothing to look at: a joined server is followed through its
