@@ -61,7 +61,7 @@ var (
 	// ReasonInstallerRunning: the boot endpoint served the install
 	// configuration, which only the running installer asks for.
 	ReasonInstallerRunning = normal("InstallerRunning")
-	ReasonBMCFailed     = warning("BMCFailed")
+	ReasonBMCFailed        = warning("BMCFailed")
 	// ReasonBootFirmwareInvalid: the Inventory's boot-firmware annotation
 	// is neither UEFI nor Legacy, or Legacy for an arm64 server; nothing
 	// is asked of its BMC until it is fixed.

@@ -53,8 +53,8 @@ type Provider struct {
 	// instanceStatus writes the steps the boot endpoint sees into the
 	// Instances' status.
 	instanceStatus equinixcontrollers.InstanceClient
-	pools       equinixcontrollers.InstancePoolCache
-	nodes       corecontrollers.NodeCache
+	pools          equinixcontrollers.InstancePoolCache
+	nodes          corecontrollers.NodeCache
 	// nodeWrites are the chains' latest writes of Nodes.
 	nodeWrites *common.NodeWrites
 	secrets    corecontrollers.SecretCache
@@ -107,7 +107,9 @@ func (p *Provider) Names() provision.Names { return names }
 // Traits: Harvester's power actions reach the servers, through their
 // Inventories, in maintenance mode; the boot endpoint sees each step of
 // their boot.
-func (p *Provider) Traits() provision.Traits { return provision.Traits{PowerActions: true, BootSteps: true} }
+func (p *Provider) Traits() provision.Traits {
+	return provision.Traits{PowerActions: true, BootSteps: true}
+}
 
 // Handles the templates with spec.servers.
 func (p *Provider) Handles(t *equinixv1.InstanceTemplate) bool { return t.Owned() }
