@@ -2,7 +2,6 @@ package ownedserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -13,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -185,9 +184,9 @@ func (c BootClaims) OtherNIC(mac string) (bootendpoint.Claim, bool) {
 
 // Served writes the step a served file marks into the claim's Instance
 // (the first time only), and times the phase it ends; the Instance's
-// chain shows the step (phase, condition, Event, waitingFor). The
-// status is merged in, so the chain's own next write of an older copy
-// conflicts and reads it again rather than undo it.
+// chain shows the step (phase, condition, Event, waitingFor). The chain's
+// own next write of an older copy conflicts and reads it again rather
+// than undo it.
 func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 	_, inst, ok := c.holder(b.MAC)
 	if !ok || string(inst.UID) != b.ID {
@@ -212,10 +211,27 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 	default:
 		return
 	}
-	patch, err := json.Marshal(map[string]map[string]metav1.Time{"status": {field: metav1.NewTime(now)}})
-	if err == nil {
-		_, err = c.p.instanceStatus.Patch(inst.Name, types.MergePatchType, patch, "status")
-	}
+	// The status is written over the cache's copy, read again after a
+	// conflict with the chain's own writes (the role reads Instances only
+	// through its watch); a step already there is kept.
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cached, err := c.p.instances.Get(inst.Name)
+		if err != nil || cached.UID != inst.UID {
+			return err
+		}
+		cur := cached.DeepCopy()
+		at := metav1.NewTime(now)
+		switch {
+		case file == bootendpoint.FileScript && cur.Status.BootScriptServedAt == nil:
+			cur.Status.BootScriptServedAt = &at
+		case file == bootendpoint.FileConfig && cur.Status.InstallConfigServedAt == nil:
+			cur.Status.InstallConfigServedAt = &at
+		default:
+			return nil
+		}
+		_, err = c.p.instanceStatus.UpdateStatus(cur)
+		return err
+	})
 	if err != nil {
 		// The Instance's chain tells the step (its Installing condition,
 		// and that condition's Event) once the status holds it; without
