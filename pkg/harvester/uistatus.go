@@ -25,7 +25,7 @@ var instanceAttention = []string{
 // phaseCondition is the condition whose message says what a phase waits for.
 var phaseCondition = map[string][]string{
 	equinixv1.PhasePending:      {equinixv1.InstanceDeviceCreated, equinixv1.InstanceInstallConfigured},
-	equinixv1.PhaseProvisioning: {equinixv1.InstanceDeviceActive, equinixv1.InstanceDeviceCreated},
+	equinixv1.PhaseProvisioning: {equinixv1.InstanceDeviceActive, equinixv1.InstanceDeviceCreated, equinixv1.InstanceInstalling},
 	equinixv1.PhaseNetworking:   {equinixv1.InstanceNetworkConfigured},
 	equinixv1.PhaseInstalling:   {equinixv1.InstanceInstalling, equinixv1.InstanceInstallConfigured, equinixv1.InstanceDeviceActive},
 	equinixv1.PhaseJoining:      {equinixv1.InstanceReady, equinixv1.InstanceNodeJoined, equinixv1.InstanceInstalling},

@@ -49,7 +49,7 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 	t.Cleanup(func() { _ = client.EquinixV1().Instances().Delete(ctx, ci.Name, metav1.DeleteOptions{}) })
 	ci.Status = equinixv1.InstanceStatus{Status: equinixv1.PhaseManaged, InstanceID: "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
 		Server:   "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
-		PublicIP: "145.40.73.137", PrivateIP: "10.8.23.5"}
+		PublicIP: "145.40.73.137", PrivateIP: "10.8.23.5", Address: "10.8.23.5", WaitingFor: "node Ready", ManagementMAC: "0c:c4:7a:29:00:07"}
 	_, err = client.EquinixV1().Instances().UpdateStatus(ctx, ci, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
@@ -63,8 +63,16 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 
 	rows = kubectlGet(t, "instance", "columns-pool-zaoolitj")
 	require.Len(t, rows, 2)
-	assert.Equal(t, []string{"NAME", "STATUS", "SERVER", "PUBLICIP", "PRIVATEIP", "AGE"}, rows[0])
-	assert.Equal(t, []string{"columns-pool-zaoolitj", "managed", "1c6106a0-13e6-44fa-af2c-bec67d4b6c65", "145.40.73.137", "10.8.23.5"}, rows[1][:5])
+	// Which server, at which address, waiting for what: the columns that
+	// serve both providers (an owned server has no public or private IP of
+	// a provider's).
+	assert.Equal(t, []string{"NAME", "STATUS", "SERVER", "ADDRESS", "WAITING", "AGE"}, rows[0])
+	assert.Equal(t, []string{"columns-pool-zaoolitj", "managed", "1c6106a0-13e6-44fa-af2c-bec67d4b6c65", "10.8.23.5", "node"}, rows[1][:5])
+	rows = kubectlGet(t, "instance", "columns-pool-zaoolitj", "-o", "wide")
+	require.Len(t, rows, 2)
+	assert.Equal(t, []string{"NAME", "STATUS", "SERVER", "ADDRESS", "WAITING", "AGE", "MAC", "PUBLICIP", "PRIVATEIP", "NODE", "POOL", "POWER"}, rows[0])
+	assert.Contains(t, rows[1], "0c:c4:7a:29:00:07")
+	assert.Contains(t, rows[1], "145.40.73.137")
 
 	// Both kinds answer together, as in `kubectl get instancepool,instance`.
 	rows = kubectlGet(t, "instancepool,instance")

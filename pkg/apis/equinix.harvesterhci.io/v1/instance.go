@@ -15,7 +15,7 @@ import (
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
 // +kubebuilder:printcolumn:name="Server",type=string,JSONPath=`.status.server`
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.address`
-// +kubebuilder:printcolumn:name="Waiting For",type=string,JSONPath=`.status.waitingFor`
+// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.waitingFor`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="MAC",type=string,JSONPath=`.status.managementMAC`,priority=1
 // +kubebuilder:printcolumn:name="PublicIP",type=string,JSONPath=`.status.publicIP`,priority=1
