@@ -101,8 +101,8 @@ func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 // Names are the chains' names for servers people own.
 func (p *Provider) Names() provision.Names { return names }
 
-// Traits: Harvester's power actions reach the servers, through their
-// Inventories, in maintenance mode.
+// Traits says that Harvester's power actions reach the servers, through
+// their Inventories, in maintenance mode.
 func (p *Provider) Traits() provision.Traits { return provision.Traits{PowerActions: true} }
 
 // Handles the templates with spec.servers.
