@@ -127,8 +127,8 @@ func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 // Names are the addon's first chains' names.
 func (p *Provider) Names() provision.Names { return names }
 
-// Traits: Harvester's power actions do not reach a device (its power is
-// spec.powerState's); a device is paid for from its creation, so a pool
+// Traits says that Harvester's power actions do not reach a device (its
+// power is spec.powerState's); a device is paid for from its creation, so a pool
 // checks its release first.
 func (p *Provider) Traits() provision.Traits { return provision.Traits{CheckRelease: true} }
 

@@ -104,9 +104,9 @@ func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 // Names are the chains' names for servers people own.
 func (p *Provider) Names() provision.Names { return names }
 
-// Traits: Harvester's power actions reach the servers, through their
-// Inventories, in maintenance mode; the boot endpoint sees each step of
-// their boot.
+// Traits says that Harvester's power actions reach the servers, through
+// their Inventories, in maintenance mode, and that the boot endpoint sees
+// each step of their boot.
 func (p *Provider) Traits() provision.Traits {
 	return provision.Traits{PowerActions: true, BootSteps: true}
 }
