@@ -108,6 +108,16 @@ type RemediationPolicy struct {
 	// +optional
 	MaxProvisionAttempts int32 `json:"maxProvisionAttempts,omitempty"`
 
+	// QuarantineAfter is, for servers you own, how many times in a row one
+	// server may fail to install or join (its Instance failed, or did not
+	// join within startupTimeout) before it is quarantined: its Inventory
+	// is labelled equinix.harvesterhci.io/quarantined and no pool claims it
+	// until a person removes that label. Unset: 2.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	QuarantineAfter int32 `json:"quarantineAfter,omitempty"`
+
 	// MaintenanceTimeout is how long to wait for Harvester maintenance mode (VMs
 	// migrated away) before a joined node's server is deleted anyway.
 	// +kubebuilder:default="30m"

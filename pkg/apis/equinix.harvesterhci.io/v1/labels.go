@@ -15,8 +15,16 @@ const (
 	// Instance claimed, naming the Instance; AnnotationClaimUID carries the
 	// Instance's UID. A claimed Inventory is no other Instance's to pick, and
 	// an Instance whose status write was lost finds its server again by them.
-	LabelClaimedBy     = "equinix.harvesterhci.io/claimed-by"
-	AnnotationClaimUID = "equinix.harvesterhci.io/claim-uid"
+	LabelClaimedBy = "equinix.harvesterhci.io/claimed-by"
+	// LabelQuarantined (value "true") sets a server you own aside: it
+	// failed to install or join remediation.quarantineAfter times in a
+	// row, and no pool claims it until a person removes the label.
+	// AnnotationFailedInstalls counts its failures in a row (a join resets
+	// it); AnnotationQuarantineReason says why it was set aside.
+	LabelQuarantined           = "equinix.harvesterhci.io/quarantined"
+	AnnotationFailedInstalls   = "equinix.harvesterhci.io/failed-installs"
+	AnnotationQuarantineReason = "equinix.harvesterhci.io/quarantine-reason"
+	AnnotationClaimUID         = "equinix.harvesterhci.io/claim-uid"
 	// AnnotationBootFirmware on an Inventory chooses the firmware its
 	// server network-boots with when a pool claims it: UEFI or Legacy
 	// (BootFirmwareUEFI, BootFirmwareLegacy), over the pool's

@@ -62,6 +62,13 @@ var (
 	// configuration, which only the running installer asks for.
 	ReasonInstallerRunning = normal("InstallerRunning")
 	ReasonBMCFailed        = warning("BMCFailed")
+	// ReasonServerQuarantined: a server failed to install or join
+	// remediation.quarantineAfter times in a row and is set aside (label
+	// equinix.harvesterhci.io/quarantined on its Inventory).
+	ReasonServerQuarantined = warning("ServerQuarantined")
+	// ReasonServersQuarantined: no free server, and some that would be
+	// are quarantined; the pool is short until a person clears them.
+	ReasonServersQuarantined = warning("ServersQuarantined")
 	// ReasonBootFirmwareInvalid: the Inventory's boot-firmware annotation
 	// is neither UEFI nor Legacy, or Legacy for an arm64 server; nothing
 	// is asked of its BMC until it is fixed.

@@ -75,26 +75,36 @@ func (r *run) claimedServer() (*seederv1alpha1.Inventory, error) {
 // order they are tried: by name, so that the choice is the same after a
 // restart. unnamable counts the servers that would be free but whose name
 // cannot be a host name, for the message that none is free.
-func (r *run) candidates() (free []*seederv1alpha1.Inventory, unnamable int, err error) {
+func (r *run) candidates() (free []*seederv1alpha1.Inventory, unnamable int, quarantined []string, err error) {
 	sel, err := metav1.LabelSelectorAsSelector(&r.Obj.Spec.Servers.Selector)
 	if err != nil {
-		return nil, 0, fmt.Errorf("spec.servers.selector: %w", err)
+		return nil, 0, nil, fmt.Errorf("spec.servers.selector: %w", err)
 	}
 	invs, err := r.p.inventories.Cache().List(seederv1alpha1.InventoryNamespace, sel)
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing Inventories: %w", err)
+		return nil, 0, nil, fmt.Errorf("listing Inventories: %w", err)
 	}
 	for _, inv := range invs {
 		switch {
-		case !available(inv, r.p.nodes):
+		case !unclaimed(inv, r.p.nodes):
+		case Quarantined(inv):
+			quarantined = append(quarantined, inv.Name)
 		case HostName(inv.Name):
 			free = append(free, inv)
 		default:
 			unnamable++
 		}
 	}
-	sort.Slice(free, func(a, b int) bool { return free[a].Name < free[b].Name })
-	return free, unnamable, nil
+	// A server that failed before is tried after those that did not, so
+	// that a replacement does not take the server that just failed.
+	sort.Slice(free, func(a, b int) bool {
+		if fa, fb := failedInstalls(free[a]), failedInstalls(free[b]); fa != fb {
+			return fa < fb
+		}
+		return free[a].Name < free[b].Name
+	})
+	sort.Strings(quarantined)
+	return free, unnamable, quarantined, nil
 }
 
 // nodeGetter is the part of the Node cache FreeServer reads.
@@ -116,10 +126,15 @@ func HostName(name string) bool {
 }
 
 // available reports whether a server is free to take whatever its name:
-// not claimed, not being deleted, no node of its name (a node of the
+// not quarantined, not claimed, not being deleted, no node of its name (a node of the
 // cluster runs on it), a management MAC (else the boot endpoint cannot know
 // it), and its BMC reached and logged in to by the Inventories' chain.
 func available(inv *seederv1alpha1.Inventory, nodes nodeGetter) bool {
+	return !Quarantined(inv) && unclaimed(inv, nodes)
+}
+
+// unclaimed is available but for a quarantine.
+func unclaimed(inv *seederv1alpha1.Inventory, nodes nodeGetter) bool {
 	if inv.DeletionTimestamp != nil || Claimed(inv) || inv.Status.Status != seederv1alpha1.InventoryNodeReady ||
 		inv.Spec.ManagementInterfaceMacAddress == "" {
 		return false
@@ -152,17 +167,17 @@ func FreeServers(invs interface {
 // claim takes the first free server that the apiserver lets this Instance
 // have. A conflict means another writer came first: the next candidate is
 // tried. It returns nil when none is free.
-func (r *run) claim() (*seederv1alpha1.Inventory, int, error) {
-	free, unnamable, err := r.candidates()
+func (r *run) claim() (*seederv1alpha1.Inventory, int, []string, error) {
+	free, unnamable, quarantined, err := r.candidates()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	for _, inv := range free {
 		updated, err := r.p.inventories.Update(claimOn(inv, r.Obj))
 		switch {
 		case err == nil:
 			r.p.owned.claimed(r.Obj.UID, updated)
-			return updated, unnamable, nil
+			return updated, unnamable, quarantined, nil
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			continue
 		default:
@@ -173,10 +188,10 @@ func (r *run) claim() (*seederv1alpha1.Inventory, int, error) {
 			// one claimed too: the first stays claimed by this Instance
 			// after it is gone. The next pass settles it first.
 			r.p.owned.unsure(r.Obj.UID, inv.Name)
-			return nil, 0, fmt.Errorf("claiming Inventory %s: %w", inv.Name, err)
+			return nil, 0, nil, fmt.Errorf("claiming Inventory %s: %w", inv.Name, err)
 		}
 	}
-	return nil, unnamable, nil
+	return nil, unnamable, quarantined, nil
 }
 
 // claimOn is a copy of the Inventory carrying the Instance's claim.
@@ -243,6 +258,11 @@ func (r *run) unclaim(inv *seederv1alpha1.Inventory) error {
 		return nil
 	}
 	freed := inv.DeepCopy()
+	pool, _ := r.p.pools.Get(r.Obj.Spec.PoolName)
+	quarantine := ""
+	if why := installFailed(r.Obj, pool, r.Now()); why != "" {
+		quarantine = countFailure(freed, why, quarantineAfter(pool))
+	}
 	delete(freed.Labels, equinixv1.LabelClaimedBy)
 	delete(freed.Annotations, equinixv1.AnnotationClaimUID)
 	if named := freed.Annotations[seederv1alpha1.AnnotationLocalNodeName]; named == r.Obj.Name || named == r.Obj.NodeName() {
@@ -254,6 +274,10 @@ func (r *run) unclaim(inv *seederv1alpha1.Inventory) error {
 		return fmt.Errorf("releasing Inventory %s: %w", inv.Name, err)
 	}
 	r.p.owned.released(r.Obj.UID, updated)
+	if quarantine != "" && err == nil {
+		r.Eventf(equinixv1.ReasonServerQuarantined, "%s", quarantine)
+		r.p.recorder.Event(updated, corev1.EventTypeWarning, equinixv1.ReasonServerQuarantined, quarantine)
+	}
 	r.Eventf(equinixv1.ReasonServerReleased, "released server %s (Inventory %s/%s): it is free again", inv.Name, inv.Namespace, inv.Name)
 	return nil
 }

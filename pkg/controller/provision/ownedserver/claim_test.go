@@ -136,7 +136,7 @@ func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
 	api, h, inst := twoFreeServers(t)
 
 	api.lose = true
-	_, _, err := h.newRun(inst).claim()
+	_, _, _, err := h.newRun(inst).claim()
 	require.Error(t, err, "the answer was lost")
 	require.True(t, common.ClaimedBy(api.stored["rack-1"], inst), "the apiserver stored the claim")
 
@@ -144,7 +144,7 @@ func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
 	held, err := r.claimedServer()
 	require.NoError(t, err)
 	if held == nil {
-		held, _, err = r.claim()
+		held, _, _, err = r.claim()
 		require.NoError(t, err)
 	}
 	require.NotNil(t, held)
@@ -177,7 +177,7 @@ func TestALostClaimLandingAfterTheReadBackClaimsNoSecondServer(t *testing.T) {
 	api, h, inst := twoFreeServers(t)
 
 	api.late = true
-	_, _, err := h.newRun(inst).claim()
+	_, _, _, err := h.newRun(inst).claim()
 	require.Error(t, err, "the client gave up")
 
 	var held *seederv1alpha1.Inventory
@@ -186,7 +186,7 @@ func TestALostClaimLandingAfterTheReadBackClaimsNoSecondServer(t *testing.T) {
 		if held, err = r.claimedServer(); err != nil || held != nil {
 			continue
 		}
-		held, _, err = r.claim()
+		held, _, _, err = r.claim()
 	}
 	require.NoError(t, err)
 	require.NotNil(t, held)

@@ -20,6 +20,10 @@ func (p *Provider) CheckPool(_ *equinixv1.InstancePool, insts []*equinixv1.Insta
 		cond = provision.Condition{Type: equinixv1.PoolServersAvailable, Status: metav1.ConditionFalse, Reason: equinixv1.ReasonNoFreeServer,
 			Message: fmt.Sprintf("%s; add servers (Inventories) that spec.servers.selector chooses, or lower count", c.Message)}
 	}
+	if c := provision.InstanceCondition(insts, equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonServersQuarantined); c != nil {
+		cond = provision.Condition{Type: equinixv1.PoolServersAvailable, Status: metav1.ConditionFalse, Reason: equinixv1.ReasonServersQuarantined,
+			Message: fmt.Sprintf("the pool is short: %s", c.Message)}
+	}
 	return provision.PoolCheck{Conditions: []provision.Condition{cond}}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -42,13 +43,18 @@ func (r *run) Provision() (bool, error) {
 	}
 	if inv == nil {
 		var unnamable int
-		if inv, unnamable, err = r.claim(); err != nil {
+		var quarantined []string
+		if inv, unnamable, quarantined, err = r.claim(); err != nil {
 			return false, err
 		}
 		if inv == nil {
 			r.SetPhase(equinixv1.PhasePending)
 			r.Obj.Status.WaitingFor = "free server"
-			r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonNoFreeServer, noFreeServer(unnamable))
+			reason, msg := equinixv1.ReasonNoFreeServer, noFreeServer(unnamable)
+			if len(quarantined) > 0 {
+				reason, msg = equinixv1.ReasonServersQuarantined, msg+quarantinedMessage(quarantined)
+			}
+			r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, reason, msg)
 			// The Inventories' watch brings the Instance back when one frees up.
 			r.Requeue(4 * r.PollInterval())
 			return false, nil
@@ -104,8 +110,19 @@ func (r *run) bootStep(inv *seederv1alpha1.Inventory) {
 // Node.
 func (r *run) Follow() (bool, error) { return true, nil }
 
-// Joined has nothing to do.
-func (r *run) Joined() error { return nil }
+// Joined clears the server's count of failed installs: it works.
+func (r *run) Joined() error {
+	inv, err := r.heldServer()
+	if err != nil || inv == nil || failedInstalls(inv) == 0 {
+		return err
+	}
+	cleared := inv.DeepCopy()
+	delete(cleared.Annotations, equinixv1.AnnotationFailedInstalls)
+	if _, err := r.p.inventories.Update(cleared); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("clearing the failed installs of Inventory %s: %w", inv.Name, err)
+	}
+	return nil
+}
 
 // Remediate power-cycles a server whose node stays not Ready (see
 // remediateOwned).
