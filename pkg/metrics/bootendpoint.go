@@ -28,7 +28,7 @@ var (
 		Name: "equinix_addon_owned_boot_phase_seconds",
 		Help: "Time of each phase of a server people own from its claim to a Ready node, by phase: " +
 			BootPhasePowerOn + " (claim to powered on for a network boot), " +
-			BootPhaseNetworkBoot + " (powered on to the installer script served), " +
+			BootPhaseNetworkBoot + " (the power command to the installer script served), " +
 			BootPhaseInstallerStart + " (script to the install configuration served), " +
 			BootPhaseInstall + " (configuration to the node registered), " +
 			BootPhaseNodeReady + " (node registered to Ready), " +

@@ -201,20 +201,22 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 			return
 		}
 		field, reason = "bootScriptServedAt", equinixv1.ReasonBootScriptServed
-		metrics.ObserveBootPhase(metrics.BootPhaseNetworkBoot, timeOf(st.InstallRequestedAt), now)
 	case bootendpoint.FileConfig:
 		if st.InstallConfigServedAt != nil {
 			return
 		}
 		field, reason = "installConfigServedAt", equinixv1.ReasonInstallerRunning
-		metrics.ObserveBootPhase(metrics.BootPhaseInstallerStart, timeOf(st.BootScriptServedAt), now)
 	default:
 		return
 	}
 	// The status is written over the cache's copy, read again after a
 	// conflict with the chain's own writes (the role reads Instances only
-	// through its watch); a step already there is kept.
+	// through its watch); a step already there is kept. The phase it ends
+	// is timed once, by the write that stored it.
+	var phase string
+	var from time.Time
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		phase = ""
 		cached, err := c.p.instances.Get(inst.Name)
 		if err != nil || cached.UID != inst.UID {
 			return err
@@ -223,15 +225,22 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 		at := metav1.NewTime(now)
 		switch {
 		case file == bootendpoint.FileScript && cur.Status.BootScriptServedAt == nil:
+			// From the power command's intent, stored before the command:
+			// the server cannot ask before it.
 			cur.Status.BootScriptServedAt = &at
+			phase, from = metrics.BootPhaseNetworkBoot, timeOf(cur.Status.PowerRequestedAt)
 		case file == bootendpoint.FileConfig && cur.Status.InstallConfigServedAt == nil:
 			cur.Status.InstallConfigServedAt = &at
+			phase, from = metrics.BootPhaseInstallerStart, timeOf(cur.Status.BootScriptServedAt)
 		default:
 			return nil
 		}
 		_, err = c.p.instanceStatus.UpdateStatus(cur)
 		return err
 	})
+	if err == nil && phase != "" {
+		metrics.ObserveBootPhase(phase, from, now)
+	}
 	if err != nil {
 		// The Instance's chain tells the step (its Installing condition,
 		// and that condition's Event) once the status holds it; without
