@@ -43,6 +43,11 @@ func (r *run) provisionOwned() error {
 			seederv1alpha1.InventoryNamespace, r.Obj.Status.Server))
 		return nil
 	}
+	if r.Obj.Status.NetworkBootRequestedAt == nil {
+		if known, err := r.ownedJoinInfoKnown(); err != nil || !known {
+			return err
+		}
+	}
 	if inv == nil {
 		var unnamable int
 		if inv, unnamable, err = r.claim(); err != nil {
@@ -76,6 +81,25 @@ func (r *run) provisionOwned() error {
 	}
 	r.setPhase(equinixv1.PhaseInstalling)
 	return r.trackNode()
+}
+
+// ownedJoinInfoKnown reports whether a server booted now could join: the
+// cluster's URL, the join token and the release to install are known.
+// Until they are, nothing is claimed or booted (a server booted without
+// them would fetch an installer the boot endpoint has no configuration
+// for); InstallConfigured says what is missing, and a change of the
+// Secret, ConfigMap vip or the server-version setting brings the
+// Instance back.
+func (r *run) ownedJoinInfoKnown() (bool, error) {
+	_, err := r.h.joinInfo.Join()
+	if err == nil {
+		_, err = r.h.joinInfo.Version(r.Obj.Spec.HarvesterVersion)
+	}
+	if err != nil {
+		return false, r.joinInfoFailure(err)
+	}
+	conditions.Remove(&r.Obj.Status.Conditions, equinixv1.InstanceInstallConfigured)
+	return true, nil
 }
 
 // noFreeServer says why no server was claimed; unnamable counts those

@@ -51,6 +51,9 @@ const (
 	HandlerOwnedProvision = "instance-owned-provision"
 	watchOwnedNodes       = "instance-owned-watch-nodes"
 	watchInventories      = "instance-owned-watch-inventories"
+	watchOwnedSecrets     = "instance-owned-watch-secrets"
+	watchOwnedConfigMaps  = "instance-owned-watch-configmaps"
+	watchOwnedSettings    = "instance-owned-watch-settings"
 
 	// FinalizerOwned is what wrangler's OnRemove stores for
 	// HandlerOwnedRemove.
@@ -139,7 +142,20 @@ func RegisterOwned(ctx context.Context, deps *common.Deps) *Handler {
 	common.OnChangeWhere(ctx, deps.Instances, HandlerOwnedProvision, common.OwnedInstance, h.ProvisionInstance)
 	relatedresource.WatchClusterScoped(ctx, watchOwnedNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
 	relatedresource.WatchClusterScoped(ctx, watchInventories, h.instancesOfInventory, common.After(deps.Instances, common.RelatedDelay), deps.Inventories)
+	// The join token, the cluster's address and its version: an Instance
+	// waits for them before it claims and boots a server.
+	relatedresource.WatchClusterScoped(ctx, watchOwnedSecrets, common.OnlyInputs(deps.InputSecret, h.ownedNotBooted), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.ownedNotBooted), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedSettings, common.OnlyInputs(common.InputSetting, h.ownedNotBooted), common.After(deps.Instances, common.RelatedDelay), deps.Settings)
 	return h
+}
+
+// ownedNotBooted re-runs every owned Instance whose server has not been
+// booted yet when what it joins with changes.
+func (h *Handler) ownedNotBooted(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
+	return h.instancesWhere(func(inst *equinixv1.Instance) bool {
+		return inst.Spec.Owned() && inst.Status.NetworkBootRequestedAt == nil
+	})
 }
 
 // instancesOfInventory re-runs the Instance that holds a changed
