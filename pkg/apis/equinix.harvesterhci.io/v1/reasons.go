@@ -260,8 +260,9 @@ const (
 	ReasonBootInvalidMAC = "BootInvalidMAC"
 	// ReasonBootUnknownPath: a path the endpoint does not serve.
 	ReasonBootUnknownPath = "BootUnknownPath"
-	// ReasonBootScriptFailed: the claim's architecture or version has no
-	// installer to boot.
+	// ReasonBootScriptFailed: the release the claim installs is not known
+	// any more (the cluster's server-version named no release after the
+	// server was booted).
 	ReasonBootScriptFailed = "BootScriptFailed"
 	// ReasonBootConfigFailed: the install configuration could not be built
 	// right now (not a refusal: the installer may ask again).
