@@ -25,7 +25,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
 )
 
-// SeedSample is the README's sample InstancePool, byte for byte.
+// SeedSample is the seed's sample InstancePool (examples/instancepool.yaml), byte for byte.
 const SeedSample = `apiVersion: equinix.harvesterhci.io/v1
 kind: InstancePool
 metadata:
