@@ -40,13 +40,6 @@ type request struct {
 	status         int
 }
 
-func (r request) url() string {
-	if r.rawQuery == "" {
-		return r.path
-	}
-	return r.path + "?" + r.rawQuery
-}
-
 // endpoint is the addon's boot endpoint at the page's address in the
 // management network's namespace, with the claims of the test's machines
 // and a mirror of the release's kernel and initrd (a vmrig.HaltingKernel,
