@@ -50,10 +50,11 @@ func TestEveryExampleApplies(t *testing.T) {
 		}
 		file := filepath.Join(dir, e.Name())
 		t.Run(e.Name(), func(t *testing.T) {
-			// What another test left (the credentials Secret) stays.
+			// What another test left (the credentials Secret, from the same
+			// example) stays, and this apply takes over its fields.
 			before, err := kubectl(c, "", "get", "-f", file, "--ignore-not-found", "-o", "name")
 			require.NoError(t, err)
-			_, err = kubectl(c, "", "apply", "--server-side", "--field-manager=examples-test", "-f", file)
+			_, err = kubectl(c, "", "apply", "--server-side", "--force-conflicts", "--field-manager=examples-test", "-f", file)
 			require.NoError(t, err)
 			// Every object of the file is stored, under the name it gives.
 			out, err := kubectl(c, "", "get", "-f", file, "-o", "name")
