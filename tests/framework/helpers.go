@@ -330,7 +330,7 @@ func (e *Env) AssertAbsent(values ...string) {
 	add("pools", pools, err)
 	insts, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{})
 	add("instances", insts, err)
-	if e.Mode == config.ModeHardware {
+	if e.Mode == config.ModeSeeder {
 		inventories, err := e.Client.MetalV1alpha1().Inventories("").List(e.Ctx, metav1.ListOptions{})
 		add("inventories", inventories, err)
 	}

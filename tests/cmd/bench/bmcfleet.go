@@ -140,7 +140,7 @@ func (b *bench) bmcFleet(ctx context.Context, n int) (*bmcFleetRun, error) {
 	defer w.stop()
 
 	copts := b.controllerOptions(24 * time.Hour)
-	copts.extra = append([]string{"--mode", "hardware"}, copts.extra...)
+	copts.extra = append([]string{"--mode", "seeder"}, copts.extra...)
 	start := time.Now()
 	ctrl, err := b.env.startController(ctx, fmt.Sprintf("fleet-%d", n), "http://127.0.0.1:9/metal/v1", copts)
 	if err != nil {
