@@ -20,6 +20,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootfirmware"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/upstream"
 )
@@ -145,6 +147,7 @@ func TestOwnedServerExamplesFitTogether(t *testing.T) {
 	objs, err := parseManifests(string(raw))
 	require.NoError(t, err)
 	var chosen, macs []string
+	firmware := map[string]bmc.BootFirmware{}
 	for _, o := range objs.ofKind("Inventory") {
 		inv := typed[seederv1alpha1.Inventory](t, o)
 		assert.Equal(t, seederv1alpha1.InventoryNamespace, inv.Namespace)
@@ -160,7 +163,14 @@ func TestOwnedServerExamplesFitTogether(t *testing.T) {
 			chosen = append(chosen, inv.Name)
 		}
 		macs = append(macs, inv.Spec.ManagementInterfaceMacAddress)
+		choice, problem := bootfirmware.For(inv, pool.Spec.Servers.BootFirmware)
+		require.Nil(t, problem, "%s: a boot firmware the pool can tell its BMC", inv.Name)
+		firmware[inv.Name] = choice.Want
 	}
+	// docs/first-owned-pool.md: the Redfish server boots as its firmware is
+	// set, the IPMI one UEFI, and the annotated one Legacy.
+	assert.Equal(t, map[string]bmc.BootFirmware{"rack-a-u01": bmc.BootFirmwareAny, "rack-a-u02": bmc.BootFirmwareUEFI,
+		"rack-a-u03": bmc.BootFirmwareLegacy}, firmware)
 	slices.Sort(macs)
 	assert.Len(t, slices.Compact(macs), 3, "three servers, three MACs")
 	assert.Len(t, chosen, 3)
