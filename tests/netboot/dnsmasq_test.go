@@ -1,9 +1,11 @@
 package netboot
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -150,4 +152,54 @@ func TestSecureBootRefusesUnsignedIPXE(t *testing.T) {
 		}
 	}
 	assert.Empty(t, e.requests(), "the endpoint never hears of the server")
+}
+
+// existingPXEServer is a site's PXE server that runs iPXE already: every
+// iPXE client gets the one script pool.ipxe over TFTP, as a menu or a
+// script per MAC would be handed out.
+const existingPXEServer = `port=0
+interface=eth1
+dhcp-range=192.168.10.100,192.168.10.200,12h
+enable-tftp
+tftp-root=/srv/tftp
+dhcp-boot=pool.ipxe
+`
+
+// The page's entry for a PXE server that runs iPXE already, as the script
+// it hands the pool's servers: a legacy BIOS machine, whose NIC's ROM is
+// iPXE, fetches it over TFTP, runs it, and ends at the boot endpoint with
+// its own MAC and SMBIOS UUID and the claim's installer.
+func TestDocumentedIPXEEntryChainsToTheEndpoint(t *testing.T) {
+	requireTools(t, dnsmasqBin, virtioROM)
+	l := newLAN(t)
+	e := serveEndpoint(t, l)
+	tftp := t.TempDir()
+	// dnsmasq's TFTP serves only files anyone may read, as os.Create makes.
+	script, err := os.Create(filepath.Join(tftp, "pool.ipxe"))
+	require.NoError(t, err)
+	_, err = script.WriteString(documented(t, "ipxe-entry"))
+	require.NoError(t, errors.Join(err, script.Close()))
+	_, logPath := dnsmasq(t, l.ns, t.TempDir(), withTFTPRoot(t, existingPXEServer, tftp))
+
+	const id, mac, uuid = "3f9c2a10-7d4e-4b8a-a1c5-38d0c5000002", "52:54:00:38:00:21", "38a0f4c2-6b1d-4e2f-9c3a-000000000021"
+	e.claim(id, mac, uuid)
+	a, err := harvester.ArtifactsFrom(endpointURL+mirrorPath, version)
+	require.NoError(t, err)
+	kernelPath := strings.TrimPrefix(a.KernelURL, endpointURL)
+
+	m := bootMachine(t, l, legacyBIOS, mac, uuid)
+	if !assert.Eventually(t, func() bool { return e.served(kernelPath) || m.gaveUp() }, 5*time.Minute, 200*time.Millisecond) ||
+		!e.served(kernelPath) {
+		t.Fatalf("the machine never fetched the installer's kernel; endpoint requests %+v\ndnsmasq's log:\n%s\n%s",
+			e.requests(), tail(readFile(logPath), 4000), m.describe())
+	}
+	assert.Regexp(t, `sent \S*/pool\.ipxe to 192\.168\.10\.`, readFile(logPath), "iPXE fetched the site's script over TFTP")
+	reqs := e.requests()
+	require.NotEmpty(t, reqs)
+	assert.Equal(t, bootendpoint.ChainPath, reqs[0].path, "the script's chain is the first request: %+v", reqs)
+	q, err := url.ParseQuery(reqs[0].rawQuery)
+	require.NoError(t, err)
+	assert.Equal(t, mac, q.Get("mac"), "iPXE filled in the MAC of the NIC it booted from")
+	assert.Equal(t, uuid, strings.ToLower(q.Get("uuid")), "iPXE filled in the SMBIOS UUID")
+	assert.Equal(t, http.StatusOK, reqs[0].status, "the endpoint served the claim's script")
 }

@@ -24,7 +24,8 @@ const (
 )
 
 // documented returns the code block of the page that follows the marker
-// <!-- tested: name -->.
+// <!-- tested: name -->, without the indentation the two share inside a
+// list item.
 func documented(t *testing.T, name string) string {
 	t.Helper()
 	root, err := cluster.RepoRoot()
@@ -35,11 +36,16 @@ func documented(t *testing.T, name string) string {
 	i := strings.Index(string(raw), marker)
 	require.GreaterOrEqual(t, i, 0, "%s has no block marked %q", page, name)
 	rest := string(raw)[i+len(marker):]
-	require.True(t, strings.HasPrefix(rest, "```"), "the marker %q is not right above a code block", name)
+	indent := rest[:len(rest)-len(strings.TrimLeft(rest, " "))]
+	require.True(t, strings.HasPrefix(rest, indent+"```"), "the marker %q is not right above a code block", name)
 	rest = rest[strings.Index(rest, "\n")+1:]
-	end := strings.Index(rest, "\n```")
+	end := strings.Index(rest, "\n"+indent+"```")
 	require.GreaterOrEqual(t, end, 0, "the block %q does not end", name)
-	return rest[:end+1]
+	var block strings.Builder
+	for _, line := range strings.SplitAfter(rest[:end+1], "\n") {
+		block.WriteString(strings.TrimPrefix(line, indent))
+	}
+	return block.String()
 }
 
 // withTFTPRoot is a dnsmasq configuration with the page's TFTP root
