@@ -105,7 +105,7 @@ func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 }
 
 // notBooted re-runs every owned Instance whose server has not been booted
-// yet when what it joins with changes.
+// yet: what it joins with changed.
 func (p *Provider) notBooted(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
 	insts, err := p.instances.List(labels.Everything())
 	if err != nil {

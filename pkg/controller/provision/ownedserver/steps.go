@@ -85,8 +85,8 @@ func (r *run) Provision() (bool, error) {
 // Until they are, nothing is claimed or booted (a server booted without
 // them would fetch an installer the boot endpoint has no configuration
 // for); InstallConfigured says what is missing, and a change of the
-// Secret, ConfigMap vip or the server-version setting brings the
-// Instance back (Provider.Watch).
+// Secret, ConfigMap vip or the server-version setting brings the Instance
+// back (see Watch).
 func (r *run) joinInfoKnown() (bool, error) {
 	_, err := r.p.joinInfo.Join()
 	if err == nil {
@@ -94,7 +94,9 @@ func (r *run) joinInfoKnown() (bool, error) {
 	}
 	if e, ok := joininfo.AsError(err); ok {
 		r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, e.Reason, e.Message)
-		r.SetPhase(equinixv1.PhasePending)
+		if r.Obj.Status.Server == "" {
+			r.SetPhase(equinixv1.PhasePending)
+		}
 		return false, nil
 	}
 	if err != nil {
