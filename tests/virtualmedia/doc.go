@@ -1,0 +1,9 @@
+// Package virtualmedia boots the addon's virtual media image
+// (pkg/bootmedia) for real: a QEMU machine with a CD drive holding the
+// image, under OVMF (UEFI) and SeaBIOS (legacy), iPXE from the image
+// applying a static address and fetching the claim's URL from the test's
+// HTTP server. The machine's network is QEMU's user networking with
+// restrict=on (nothing leaves the machine; the one way out is a forward to
+// the test's server), and QEMU's filter-dump captures every frame on it:
+// the test counts the DHCP packets, which must be none.
+package virtualmedia
