@@ -52,6 +52,15 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 		b.patchSystem(w, r)
 		return
 	}
+	if r.Method == http.MethodPatch {
+		b.mu.Lock()
+		id, action, ok := b.mediaSlotOf(path)
+		b.mu.Unlock()
+		if ok && action == "" {
+			b.patchMedia(w, r, id)
+			return
+		}
+	}
 	if r.Method == http.MethodPost {
 		b.action(w, r, path)
 		return
