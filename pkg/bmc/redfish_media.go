@@ -213,7 +213,8 @@ func (c *redfishClient) BootOnceHTTP(ctx context.Context, uri string) error {
 		if err != nil {
 			return err
 		}
-		if !(sameOverride(got, want) && got.HTTPBootURI == uri) && !(sameOverride(pending, want) && pending.HTTPBootURI == uri) {
+		kept := func(b schemas.Boot) bool { return sameOverride(b, want) && b.HTTPBootURI == uri }
+		if !kept(got) && !kept(pending) {
 			return newError("BootOnceHTTP", c.ep, failure.Unsupported, fmt.Sprintf(
 				"the BMC took the UEFI HTTP boot but reads back target %q, enabled %q, URI %q: it does not keep it",
 				got.BootSourceOverrideTarget, got.BootSourceOverrideEnabled, got.HTTPBootURI), nil)

@@ -1,6 +1,7 @@
 package bootmedia
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -118,9 +119,8 @@ func (a StaticAddress) check() (StaticAddress, error) {
 // lastAddr is the broadcast address of p (IPv4).
 func lastAddr(p netip.Prefix) netip.Addr {
 	b := p.Masked().Addr().As4()
-	for i := p.Bits(); i < 32; i++ {
-		b[i/8] |= 0x80 >> (i % 8)
-	}
+	host := ^uint32(0) >> p.Bits() // Bits is 1 to 30 here: check refused the rest
+	binary.BigEndian.PutUint32(b[:], binary.BigEndian.Uint32(b[:])|host)
 	return netip.AddrFrom4(b)
 }
 
