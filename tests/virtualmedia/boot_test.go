@@ -69,16 +69,37 @@ func requireTools(t *testing.T, uefi bool) *bootmedia.Loaders {
 // endpoint is the test's boot endpoint: it answers the claim's URL with a
 // script that says it ran, and records what was asked.
 type endpoint struct {
-	mu   sync.Mutex
-	reqs []*http.Request
-	got  chan struct{}
-	once sync.Once
+	mu    sync.Mutex
+	reqs  []*http.Request
+	got   chan struct{}
+	once  sync.Once
+	image string // the ISO served at imagePath, once set
 }
+
+// imagePath is where the endpoint serves the claim's image to the BMC.
+const imagePath = "/claims/" + claimNonce + "/boot.iso"
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.reqs = append(e.reqs, r)
+	image := e.image
 	e.mu.Unlock()
+	if r.URL.Path == imagePath && image != "" {
+		// BMCs read virtual media in ranges: ServeContent answers them.
+		f, err := os.Open(image)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		http.ServeContent(w, r, "boot.iso", st.ModTime(), f)
+		return
+	}
 	if r.URL.Path != "/claims/"+claimNonce+"/boot.ipxe" {
 		http.NotFound(w, r)
 		return

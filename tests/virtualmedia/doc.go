@@ -6,4 +6,11 @@
 // restrict=on (nothing leaves the machine; the one way out is a forward to
 // the test's server), and QEMU's filter-dump captures every frame on it:
 // the test counts the DHCP packets, which must be none.
+//
+// TestVirtualMediaThroughTheBMC takes the same path through the addon's
+// BMC calls (pkg/bmc's MediaClient against tests/sim/bmcsim): what the
+// BMC offers, InsertMedia of the image's URL, a one-time boot from Cd,
+// power on (the test plays the BMC's virtual CD: it reads the image from
+// the URL the BMC was given and starts the machine with it), and the
+// eject of the addon's media at the end.
 package virtualmedia
