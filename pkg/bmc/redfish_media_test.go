@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,4 +158,41 @@ func TestRedfishBootOnceHTTP(t *testing.T) {
 	assert.Equal(t, failure.Unsupported, failure.ClassOf(err), "read back: %v", err)
 	err = c.BootOnceHTTP(ctx, "tftp://10.0.0.5/ipxe.efi")
 	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
+}
+
+// posts counts the POSTs the BMC got to a path ending in suffix.
+func posts(sim *bmcsim.BMC, suffix string) int {
+	n := 0
+	for _, r := range sim.RequestLog() {
+		if strings.HasPrefix(r, "POST ") && strings.HasSuffix(r, suffix) {
+			n++
+		}
+	}
+	return n
+}
+
+// An InsertMedia whose answer is lost mounted the image all the same:
+// asked again, the client finds its image and sends nothing more, and an
+// eject the BMC refuses leaves the media there to eject later.
+func TestRedfishVirtualMediaFaults(t *testing.T) {
+	ctx := context.Background()
+	c, sim := mediaBMC(t, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem})
+	const insert, eject = "/Actions/VirtualMedia.InsertMedia", "/Actions/VirtualMedia.EjectMedia"
+	slot := "/redfish/v1/Systems/1/VirtualMedia/" + bmcsim.MediaSlotCD
+	sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLostAnswer, PathPrefix: slot + insert, Count: 1})
+	err := c.InsertMedia(ctx, bootImage)
+	require.Error(t, err, "the answer was lost")
+	assert.True(t, sim.MediaIn(bmcsim.MediaSlotCD).Inserted, "the BMC mounted it all the same")
+	require.NoError(t, c.InsertMedia(ctx, bootImage))
+	assert.Equal(t, 1, posts(sim, insert), "InsertMedia reached the BMC once")
+
+	sim.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, PathPrefix: slot + eject, Count: 1})
+	ejected, err := c.EjectMedia(ctx, bootImage)
+	require.Error(t, err)
+	assert.False(t, ejected)
+	assert.True(t, sim.MediaIn(bmcsim.MediaSlotCD).Inserted)
+	ejected, err = c.EjectMedia(ctx, bootImage)
+	require.NoError(t, err)
+	assert.True(t, ejected)
+	assert.False(t, sim.MediaIn(bmcsim.MediaSlotCD).Inserted)
 }

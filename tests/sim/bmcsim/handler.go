@@ -22,6 +22,11 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 	if b.applyFaults(w, r) {
 		return
 	}
+	b.handle(w, r)
+}
+
+// handle answers a request the faults let through.
+func (b *BMC) handle(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	if path != root && !strings.HasPrefix(path, root+"/") {
 		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", fmt.Sprintf("The resource at the URI %s was not found.", r.URL.Path))
