@@ -45,6 +45,12 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	require.NoError(t, sim.SetPowerState("Off"))
 	starts := make(chan bmcsim.PowerTransition, 4)
 	sim.OnPowerTransition(func(p bmcsim.PowerTransition) { starts <- p })
+	media := make(chan bmcsim.Media, 4)
+	sim.OnMediaChange(func(slot string, m bmcsim.Media) {
+		if slot == bmcsim.MediaSlotCD {
+			media <- m
+		}
+	})
 	srv, err := bmcsim.NewServer(sim, "")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
@@ -58,31 +64,33 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, caps.VirtualMedia, "%+v", caps)
 	require.NoError(t, mc.InsertMedia(ctx, imageURL))
+	inserted := receive(t, media, "the BMC's slot took the image")
+	require.Equal(t, imageURL, inserted.Image)
 	used, err := c.BootOnce(ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
 	require.NoError(t, err)
 	assert.Equal(t, bmc.BootFirmwareUEFI, used)
 	start := time.Now()
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
 
-	var on bmcsim.PowerTransition
-	select {
-	case on = <-starts:
-	case <-time.After(time.Minute):
-		t.Fatal("the BMC did not start the host")
-	}
+	// The test's BMC plays its host: at a start from Cd it reads the
+	// image from the URL it was given, as a BMC's virtual CD does, starts
+	// the machine paused with an empty drive, puts the image in the drive
+	// over QMP and lets the machine run.
+	on := receive(t, starts, "the BMC started the host")
 	require.Equal(t, "Cd", on.Boot)
 	require.Equal(t, imageURL, on.Media)
-	// The BMC's virtual CD: the image as read from its URL.
-	cd := filepath.Join(t.TempDir(), "virtual-cd.iso")
-	resp, err := http.Get(on.Media)
+	cd := fetchImage(t, on.Media)
+	m := startMachine(t, "", true, port)
+	qctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	q, err := dialQMP(qctx, m.qmpSocket())
 	require.NoError(t, err)
-	f, err := os.Create(cd)
+	t.Cleanup(q.close)
+	require.NoError(t, q.run("blockdev-change-medium", map[string]any{"id": cdDevice, "filename": cd, "format": "raw", "read-only-mode": "read-only"}, nil))
+	in, err := q.cdMedium()
 	require.NoError(t, err)
-	_, err = io.Copy(f, resp.Body)
-	require.NoError(t, err)
-	require.NoError(t, resp.Body.Close())
-	require.NoError(t, f.Close())
-	m := startMachine(t, cd, true, port)
+	require.Equal(t, cd, in)
+	require.NoError(t, q.run("cont", nil, nil))
 
 	select {
 	case <-ep.got:
@@ -92,14 +100,52 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 		t.Fatal("the claim's URL was not fetched within 10 minutes of power on")
 	}
 	t.Logf("claim URL fetched %s after the power-on command", time.Since(start).Round(time.Second))
+
+	// The join: the addon ejects its media, and the BMC's host takes the
+	// medium out of the running machine's drive.
+	ejected, err := mc.EjectMedia(ctx, imageURL)
+	require.NoError(t, err)
+	assert.True(t, ejected)
+	assert.False(t, sim.MediaIn(bmcsim.MediaSlotCD).Inserted, "no media left mounted")
+	require.False(t, receive(t, media, "the BMC's slot emptied").Inserted)
+	require.NoError(t, q.run("eject", map[string]any{"id": cdDevice, "force": true}, nil))
+	in, err = q.cdMedium()
+	require.NoError(t, err)
+	assert.Empty(t, in, "the machine's drive is empty")
+
 	m.stop()
 	frames, err := countFrames(filepath.Join(m.dir, "net.pcap"))
 	require.NoError(t, err)
 	assert.Zero(t, frames.DHCP, "no DHCP packet on the machine's network")
 	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")])
+}
 
-	ejected, err := mc.EjectMedia(ctx, imageURL)
+// receive waits for the next value of ch.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("waited a minute: %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// fetchImage reads the image at url into a file, as a BMC's virtual
+// media reads the URL it was given.
+func fetchImage(t *testing.T, url string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "virtual-cd.iso")
+	resp, err := http.Get(url) //nolint:noctx // a test's local server
 	require.NoError(t, err)
-	assert.True(t, ejected)
-	assert.False(t, sim.MediaIn(bmcsim.MediaSlotCD).Inserted, "no media left mounted")
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	_, err = io.Copy(f, resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	return path
 }

@@ -134,9 +134,26 @@ type machine struct {
 	err  error         // its exit, once done
 }
 
+// cdDrive is the CD drive's block backend; cdDevice its device, which
+// QMP's medium commands name.
+const (
+	cdDrive  = "cd0"
+	cdDevice = "cdrom0"
+)
+
+// startMachine boots iso from the CD drive. With iso "" the drive starts
+// empty and QEMU paused (-S), with a QMP socket (qmpSocket) for the test's
+// BMC to put its medium in and let it run.
 func startMachine(t *testing.T, iso string, uefi bool, port int) *machine {
 	t.Helper()
 	m := &machine{dir: t.TempDir()}
+	drive := "if=none,id=" + cdDrive + ",media=cdrom,readonly=on"
+	var paused []string
+	if iso != "" {
+		drive += ",file=" + opt(iso)
+	} else {
+		paused = []string{"-S", "-qmp", "unix:" + opt(m.qmpSocket()) + ",server=on,wait=off"}
+	}
 	args := []string{"-n", "10", "qemu-system-x86_64",
 		"-machine", "pc,accel=tcg", "-m", "256", "-smp", "1", "-nographic", "-monitor", "none",
 		"-uuid", guestUUID,
@@ -149,9 +166,10 @@ func startMachine(t *testing.T, iso string, uefi bool, port int) *machine {
 		// only from the CD; the image's iPXE drives the NIC itself.
 		"-device", "virtio-net-pci,netdev=n0,romfile=,mac=" + guestMAC,
 		"-object", "filter-dump,id=f0,netdev=n0,file=" + opt(filepath.Join(m.dir, "net.pcap")),
-		"-drive", "if=none,id=cd0,media=cdrom,readonly=on,file=" + opt(iso),
-		"-device", "ide-cd,drive=cd0,bootindex=1",
+		"-drive", drive,
+		"-device", "ide-cd,drive=" + cdDrive + ",id=" + cdDevice + ",bootindex=1",
 	}
+	args = append(args, paused...)
 	if uefi {
 		vars := filepath.Join(m.dir, "ovmf-vars.fd")
 		b, err := os.ReadFile(ovmfVars)
@@ -178,6 +196,8 @@ func startMachine(t *testing.T, iso string, uefi bool, port int) *machine {
 	})
 	return m
 }
+
+func (m *machine) qmpSocket() string { return filepath.Join(m.dir, "qmp.sock") }
 
 // stop ends QEMU with SIGTERM, which it takes as a clean exit: the
 // capture file is complete after it.

@@ -10,7 +10,9 @@
 // TestVirtualMediaThroughTheBMC takes the same path through the addon's
 // BMC calls (pkg/bmc's MediaClient against tests/sim/bmcsim): what the
 // BMC offers, InsertMedia of the image's URL, a one-time boot from Cd,
-// power on (the test plays the BMC's virtual CD: it reads the image from
-// the URL the BMC was given and starts the machine with it), and the
-// eject of the addon's media at the end.
+// power on, and the eject at the end. The test plays the BMC's host as a
+// virtual CD works: at the start from Cd it reads the image from the URL
+// the BMC was given, starts QEMU paused with an empty drive, puts the
+// medium in over QMP (blockdev-change-medium) and lets it run; the eject
+// takes the medium out of the running machine (QMP eject).
 package virtualmedia

@@ -209,6 +209,7 @@ type BMC struct {
 	transitions []PowerTransition
 	hooks       []func(PowerTransition)
 	media       mediaSlots
+	mediaHooks  []func(string, Media)
 }
 
 // New returns a powered-on BMC with healthy hardware and an empty SEL.

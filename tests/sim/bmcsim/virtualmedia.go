@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -65,10 +66,39 @@ func (b *BMC) MediaIn(slot string) Media {
 // SetMedia puts an image in a slot from outside Redfish, as a person at
 // the BMC's web page does; "" empties it.
 func (b *BMC) SetMedia(slot, image string) {
+	b.changeMedia(slot, func() {
+		*b.media[slot] = Media{Image: image, Inserted: image != "", WriteProtected: true}
+	})
+}
+
+// OnMediaChange adds fn to the functions called after a slot's media
+// changed, with what it holds now, on the goroutine that changed it and
+// outside the BMC's lock: a test host mounts or ejects the image in its
+// drive, as the BMC's virtual CD does.
+func (b *BMC) OnMediaChange(fn func(slot string, m Media)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if m := b.media[slot]; m != nil {
-		*m = Media{Image: image, Inserted: image != "", WriteProtected: true}
+	b.mediaHooks = append(b.mediaHooks, fn)
+}
+
+// changeMedia runs fn on slot under the lock and tells the hooks when the
+// slot's media changed.
+func (b *BMC) changeMedia(slot string, fn func()) {
+	b.mu.Lock()
+	m := b.media[slot]
+	if m == nil {
+		b.mu.Unlock()
+		return
+	}
+	before := *m
+	fn()
+	after := *m
+	hooks := slices.Clone(b.mediaHooks)
+	b.mu.Unlock()
+	if before != after {
+		for _, h := range hooks {
+			h(slot, after)
+		}
 	}
 }
 
@@ -144,19 +174,17 @@ func (b *BMC) mediaAction(w http.ResponseWriter, r *http.Request, path string) b
 			writeError(w, http.StatusBadRequest, "MalformedJSON", "The request body submitted was malformed JSON and could not be parsed by the receiving service.")
 			return true
 		}
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.insertLocked(w, id, req.Image, req.Inserted, req.WriteProtected)
+		b.changeMedia(id, func() { b.insertLocked(w, id, req.Image, req.Inserted, req.WriteProtected) })
 	case "Actions/VirtualMedia.EjectMedia":
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if !b.media[id].Inserted {
-			// As iDRACs answer an eject of an empty drive.
-			writeError(w, http.StatusBadRequest, "VRM0009", "Virtual Media is detached or Virtual Media devices are already in use.")
-			return true
-		}
-		*b.media[id] = Media{}
-		w.WriteHeader(http.StatusNoContent)
+		b.changeMedia(id, func() {
+			if !b.media[id].Inserted {
+				// As iDRACs answer an eject of an empty drive.
+				writeError(w, http.StatusBadRequest, "VRM0009", "Virtual Media is detached or Virtual Media devices are already in use.")
+				return
+			}
+			*b.media[id] = Media{}
+			w.WriteHeader(http.StatusNoContent)
+		})
 	default:
 		return false
 	}
@@ -202,16 +230,16 @@ func (b *BMC) patchMedia(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, http.StatusBadRequest, "MalformedJSON", "The request body submitted was malformed JSON and could not be parsed by the receiving service.")
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if req.Inserted != nil && !*req.Inserted || req.Image != nil && *req.Image == "" {
-		*b.media[id] = Media{}
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	if req.Image == nil {
-		writeError(w, http.StatusBadRequest, "PropertyMissing", "The property Image is a required property and must be included in the request.")
-		return
-	}
-	b.insertLocked(w, id, *req.Image, req.Inserted, req.WriteProtected)
+	b.changeMedia(id, func() {
+		if req.Inserted != nil && !*req.Inserted || req.Image != nil && *req.Image == "" {
+			*b.media[id] = Media{}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if req.Image == nil {
+			writeError(w, http.StatusBadRequest, "PropertyMissing", "The property Image is a required property and must be included in the request.")
+			return
+		}
+		b.insertLocked(w, id, *req.Image, req.Inserted, req.WriteProtected)
+	})
 }
