@@ -134,13 +134,6 @@ type machine struct {
 	err  error         // its exit, once done
 }
 
-// cdDrive is the CD drive's block backend; cdDevice its device, which
-// QMP's medium commands name.
-const (
-	cdDrive  = "cd0"
-	cdDevice = "cdrom0"
-)
-
 // startMachine boots iso from the CD drive. With iso "" the drive starts
 // empty and QEMU paused (-S), with a QMP socket (qmpSocket) for the test's
 // BMC to put its medium in and let it run.

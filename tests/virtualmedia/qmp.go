@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
+// cdDrive is the machine's CD drive's block backend; cdDevice its device,
+// which QMP's medium commands name.
+const (
+	cdDrive  = "cd0"
+	cdDevice = "cdrom0"
+)
+
 // qmp is a QEMU Machine Protocol connection: how the test's BMC changes
 // the medium in the machine's CD drive and lets a paused machine run.
 type qmp struct {
