@@ -45,11 +45,12 @@ func quarantineAfter(pool *equinixv1.InstancePool) int {
 
 // installFailed says why an Instance that lets its server go counts as a
 // failed install of that server, "" when it does not: it was booted, never
-// joined, and ran out of the pool's startup time (the pool replaces it
-// then) or failed. A scale-down before the timeout is no failure.
+// joined, and ran out of the pool's startup time from its network boot
+// (as the pool counts it, and replaces it then) or failed. A scale-down
+// before the timeout is no failure.
 func installFailed(inst *equinixv1.Instance, pool *equinixv1.InstancePool, now time.Time) string {
 	st := inst.Status
-	if st.JoinedAt != nil || st.InstallRequestedAt == nil || pool == nil {
+	if st.JoinedAt != nil || st.NetworkBootRequestedAt == nil || pool == nil {
 		return ""
 	}
 	if st.Status == equinixv1.PhaseFailed {
@@ -59,7 +60,7 @@ func installFailed(inst *equinixv1.Instance, pool *equinixv1.InstancePool, now t
 	if d := pool.Spec.Remediation.StartupTimeout; d != nil {
 		timeout = d.Duration
 	}
-	if now.Sub(inst.CreationTimestamp.Time) >= timeout {
+	if now.Sub(st.NetworkBootRequestedAt.Time) >= timeout {
 		return fmt.Sprintf("its Instance %s did not join within remediation.startupTimeout (%s)", inst.Name, timeout)
 	}
 	return ""

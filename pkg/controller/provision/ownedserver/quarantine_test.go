@@ -20,15 +20,15 @@ func TestInstallFailed(t *testing.T) {
 	booted := metav1.NewTime(created.Add(time.Minute))
 	inst := func(mut func(*equinixv1.Instance)) *equinixv1.Instance {
 		i := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "p-a", CreationTimestamp: metav1.NewTime(created)}}
-		i.Status.InstallRequestedAt = &booted
+		i.Status.NetworkBootRequestedAt = &booted
 		mut(i)
 		return i
 	}
-	later := created.Add(11 * time.Minute)
+	later := created.Add(12 * time.Minute)
 	assert.Contains(t, installFailed(inst(func(*equinixv1.Instance) {}), pool, later), "did not join within")
-	assert.Empty(t, installFailed(inst(func(*equinixv1.Instance) {}), pool, created.Add(5*time.Minute)), "a scale-down in time")
+	assert.Empty(t, installFailed(inst(func(*equinixv1.Instance) {}), pool, created.Add(10*time.Minute)), "a scale-down in time")
 	assert.Empty(t, installFailed(inst(func(i *equinixv1.Instance) { i.Status.JoinedAt = &booted }), pool, later), "joined")
-	assert.Empty(t, installFailed(inst(func(i *equinixv1.Instance) { i.Status.InstallRequestedAt = nil }), pool, later), "never booted")
+	assert.Empty(t, installFailed(inst(func(i *equinixv1.Instance) { i.Status.NetworkBootRequestedAt = nil }), pool, later), "never booted")
 	assert.Contains(t, installFailed(inst(func(i *equinixv1.Instance) { i.Status.Status = equinixv1.PhaseFailed }), pool, created), "failed")
 	assert.Empty(t, installFailed(inst(func(*equinixv1.Instance) {}), nil, later), "pool gone: deleted with it")
 }
