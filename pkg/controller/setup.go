@@ -298,10 +298,25 @@ func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernete
 		},
 		Recorder: common.NewRecorder(ctx, k8s),
 	}
+	if cfg.Fencing {
+		addFencingDeps(deps, f, meta)
+	}
 	if cfg.OwnedPools {
 		addOwnedPoolDeps(deps, f, secretMetadata(ctx, meta))
 	}
 	return deps, nil
+}
+
+// addFencingDeps adds what fencing reads of Harvester's own node-down
+// handling: its Setting vm-force-reset-policy (by name, through the
+// Settings' client: no cache of every Setting, some of which hold keys)
+// and its Upgrades (by metadata: their state is a label).
+func addFencingDeps(deps *common.Deps, f *Factories, meta metadata.Interface) {
+	deps.Settings = f.Harvester.Harvesterhci().V1beta1().Setting()
+	upgrades := schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "upgrades"}
+	deps.Upgrades = func(ctx context.Context) (*metav1.PartialObjectMetadataList, error) {
+		return meta.Resource(upgrades).Namespace(harvesterpkg.UpgradeNamespace).List(ctx, metav1.ListOptions{})
+	}
 }
 
 // addOwnedPoolDeps adds what the pools of servers people own read: the

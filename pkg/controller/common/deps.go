@@ -50,15 +50,21 @@ type Deps struct {
 	// driver, so that one BMC has one session whichever chain asks.
 	BMCs *bmcdriver.Driver
 	// CRDs reads a CRD's metadata (the hardware mode looks for Seeder's).
-	CRDs  func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error)
-	Nodes corecontrollers.NodeController
+	CRDs func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error)
+	// Upgrades lists Harvester's Upgrades by metadata (fencing stands back
+	// while one is under way, as Harvester's node-down handling does);
+	// nil unless --fencing.
+	Upgrades func(ctx context.Context) (*metav1.PartialObjectMetadataList, error)
+	Nodes    corecontrollers.NodeController
 	// NodeWrites are the chains' own latest writes of Nodes, which a Node
 	// read through it reflects before the cache does.
 	NodeWrites *NodeWrites
 	Services   corecontrollers.ServiceController
 	Secrets    corecontrollers.SecretController
 	ConfigMaps corecontrollers.ConfigMapController
-	Settings   harvestercontrollers.SettingController
+	// Settings are Harvester's: server-version for the pools (cached),
+	// vm-force-reset-policy for fencing (read by name).
+	Settings harvestercontrollers.SettingController
 
 	// K8s is a plain client for what has no cache here (pods of a node to drain).
 	K8s kubernetes.Interface

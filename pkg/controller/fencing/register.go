@@ -21,9 +21,11 @@ import (
 	"time"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
@@ -57,11 +59,16 @@ type Fencer struct {
 	// without --owned-pools: a pool's server still joining is not fenced.
 	instances equinixcontrollers.InstanceCache
 	recorder  record.EventRecorder
+	// harvester reads Harvester's own node-down handling.
+	harvester HarvesterView
 
 	mu sync.Mutex
 	// active are the Inventories (by name) this process last saw fenced or
 	// being fenced, and those it reserved a place for.
 	active map[string]bool
+	// unfenced are the Inventories (by name) whose node carries an
+	// out-of-service taint while its server is not confirmed off.
+	unfenced map[string]bool
 }
 
 // New returns the fencing step, or nil when --fencing is off.
@@ -71,9 +78,17 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 		return nil
 	}
 	metrics.FencedNodes.Set(0)
+	metrics.TaintedNotFencedNodes.Set(0)
 	var instances equinixcontrollers.InstanceCache
 	if cfg.OwnedPools {
 		instances = deps.Instances.Cache()
+	}
+	view := HarvesterView{Upgrades: deps.Upgrades}
+	if deps.Settings != nil {
+		settings := deps.Settings
+		view.Setting = func(_ context.Context, name string) (*harvesterv1beta1.Setting, error) {
+			return settings.Get(name, metav1.GetOptions{})
+		}
 	}
 	return &Fencer{
 		ctx: ctx,
@@ -85,7 +100,9 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 		inventories: deps.Inventories.Cache(),
 		instances:   instances,
 		recorder:    deps.Recorder,
+		harvester:   view,
 		active:      map[string]bool{},
+		unfenced:    map[string]bool{},
 	}
 }
 
@@ -97,5 +114,7 @@ func (f *Fencer) Forget(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.active, name)
+	delete(f.unfenced, name)
 	metrics.FencedNodes.Set(float64(len(f.active)))
+	metrics.TaintedNotFencedNodes.Set(float64(len(f.unfenced)))
 }

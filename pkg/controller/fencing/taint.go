@@ -43,11 +43,15 @@ func withTaint(taints []corev1.Taint, on bool) ([]corev1.Taint, bool) {
 	return taints, false
 }
 
-// carriesTaint says whether the node carries the out-of-service taint.
-func carriesTaint(node *corev1.Node) bool {
+// carriesOwnTaint says whether the node carries the fencer's own
+// out-of-service taint (value nodeshutdown): Harvester's node-down
+// handling puts one of the same key and effect without a value, on a node
+// whose server nobody confirmed off, and keeps it there only when it
+// finds none.
+func carriesOwnTaint(node *corev1.Node) bool {
 	want := outOfService()
 	for _, t := range node.Spec.Taints {
-		if t.Key == want.Key && t.Effect == want.Effect {
+		if t.Key == want.Key && t.Effect == want.Effect && t.Value == want.Value {
 			return true
 		}
 	}

@@ -234,6 +234,11 @@ func (r *run) powerOffOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 	if power == machine.PowerOff {
 		return true, nil
 	}
+	if why := fencerSwitchingOff(inv); why != "" {
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonPoweringOff, why)
+		r.poll()
+		return false, nil
+	}
 	// The intent is the Deleting condition's reason (timestamps of one
 	// second could not tell a power-off from the power-on of the same
 	// second).
@@ -269,8 +274,9 @@ const maxPowerCycles = 2
 // comes only after the cycles failed. A node that is not Ready has nothing
 // to move, as for a server's removal. Without nodeCleanupWaitInterval
 // (remediation off) nothing is done; a Ready node resets the count. A
-// server the fencer switched off is not cycled (see fencedServer): the
-// replacement alone follows.
+// server the fencer switched off, or whose node is tainted out-of-service
+// and its BMC shows it off, is not cycled (see fencerOwns and
+// shutDownServer): the replacement alone follows.
 func (r *run) remediateOwned() error {
 	st := &r.Obj.Status
 	if st.Status == equinixv1.PhaseManaged {
@@ -296,20 +302,23 @@ func (r *run) remediateOwned() error {
 	if err != nil || inv == nil {
 		return err
 	}
-	if why, err := r.fencedServer(inv); err != nil || why != "" {
-		if c := conditions.Get(st.Conditions, equinixv1.InstanceReady); why != "" && c != nil {
-			r.SetCondition(equinixv1.InstanceReady, c.Status, c.Reason, c.Message+"; "+why)
-		}
-		// The pool's replacement at the end of nodeCleanupWaitInterval
-		// still comes; the Inventory's watch brings the Instance back
-		// when the fence is lifted.
-		return err
+	// The pool's replacement at the end of nodeCleanupWaitInterval still
+	// comes to a server left alone here; the Inventory's watch brings the
+	// Instance back when the fence is lifted.
+	if why := fencerOwns(inv); why != "" {
+		r.leftAlone(why)
+		return nil
 	}
 	m, ok, err := r.bmcMachine(inv, equinixv1.InstanceReady)
 	if err != nil || !ok {
 		return err
 	}
 	defer m.Release(0)
+	why, unfenced, err := r.shutDownServer(inv, func() (machine.PowerState, error) { return m.PowerState(r.h.ctx) })
+	if err != nil || why != "" {
+		r.leftAlone(why)
+		return err
+	}
 	st.PowerCycles++
 	st.PowerRequestedAt = nowTime(r)
 	cycles := st.PowerCycles
@@ -319,8 +328,19 @@ func (r *run) remediateOwned() error {
 	if err := m.Power(r.h.ctx, machine.ActionReboot); err != nil && !machine.MaybeApplied(err) {
 		return fmt.Errorf("server %s, power cycle: %w", inv.Name, err)
 	}
-	r.Eventf(equinixv1.ReasonPowerCycled, "node %s stays not Ready: power-cycled server %s through its BMC (%d of %d before it is replaced)",
-		r.Obj.NodeName(), inv.Name, cycles, maxPowerCycles)
+	if unfenced != "" {
+		unfenced = fmt.Sprintf("; %s: tainted but not fenced, so the cycle also ends what still ran there", unfenced)
+	}
+	r.Eventf(equinixv1.ReasonPowerCycled, "node %s stays not Ready: power-cycled server %s through its BMC (%d of %d before it is replaced)%s",
+		r.Obj.NodeName(), inv.Name, cycles, maxPowerCycles, unfenced)
 	r.Requeue(step)
 	return nil
+}
+
+// leftAlone says on the Ready condition why the pool does not power-cycle
+// the server.
+func (r *run) leftAlone(why string) {
+	if c := conditions.Get(r.Obj.Status.Conditions, equinixv1.InstanceReady); why != "" && c != nil {
+		r.SetCondition(equinixv1.InstanceReady, c.Status, c.Reason, c.Message+"; "+why)
+	}
 }

@@ -240,6 +240,13 @@ const (
 	ReasonFencePowerOnSending = "FencePowerOnSending"
 	ReasonFencePowerOnSent    = "FencePowerOnSent"
 	ReasonFenceLifted         = "FenceLifted"
+	// ReasonFenceHeldUpgrade: a Harvester upgrade is under way (its nodes
+	// reboot in turn), or whether one is cannot be told.
+	ReasonFenceHeldUpgrade = "FenceHeldUpgrade"
+	// ReasonFenceTaintedNotFenced: an Event on a Node that carries the
+	// out-of-service taint while its server is not confirmed off (put on
+	// by Harvester's node-down handling or a person, not by the fencer).
+	ReasonFenceTaintedNotFenced = "FenceTaintedNotFenced"
 )
 
 // Reasons the boot endpoint of owned servers refuses a request for: the
@@ -319,7 +326,7 @@ var warnings = map[string]bool{
 	// A dead node left unfenced, and a node the addon switched off.
 	ReasonFenceHeldByBound: true, ReasonFenceHeldByQuorum: true, ReasonFenceHeldOwnNode: true,
 	ReasonFenceHeldMaintenance: true, ReasonFenceHeldBMC: true, ReasonFenceHeldPowerAction: true,
-	ReasonFencePowerOffFailed: true, ReasonFenced: true,
+	ReasonFencePowerOffFailed: true, ReasonFenced: true, ReasonFenceHeldUpgrade: true, ReasonFenceTaintedNotFenced: true,
 
 	ReasonBootNoOpenClaim: true, ReasonBootUUIDMismatch: true, ReasonBootNonceMismatch: true,
 	ReasonBootInvalidMAC: true, ReasonBootUnknownPath: true, ReasonBootScriptFailed: true,
