@@ -101,6 +101,9 @@ type Options struct {
 	// OwnedPools runs the hardware mode with the pools of servers you own
 	// (--owned-pools), under the chart's RBAC of ownedPools.enabled.
 	OwnedPools bool
+	// Fencing runs the hardware mode under the chart's RBAC of
+	// hardware.fencing.enabled (the flags are Configure's to set).
+	Fencing bool
 	// Mode is the controller's mode (config.ModeEquinix when empty). The
 	// hardware mode runs under the RBAC of the chart's harvester-seeder
 	// install, with the Inventory CRD installed.
@@ -146,8 +149,8 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	e.harvesterCluster(opts)
 	switch {
 	case opts.ClusterAdmin:
-	case opts.OwnedPools:
-		e.Identity = ChartIdentityOwnedPools(t, c)
+	case opts.OwnedPools || opts.Fencing:
+		e.Identity = ChartIdentityHardware(t, c, opts.OwnedPools, opts.Fencing)
 	default:
 		e.Identity = ChartIdentityOf(t, c, opts.mode())
 	}
