@@ -169,7 +169,7 @@ func setUp(t *testing.T, pl plan) *run {
 	t.Cleanup(func() { env.Agent.ObserveMaintenance(nil) })
 	r.foreign = createForeign(t, env, client, pl)
 	r.bmcs = startBMCs(t, env, pl.Seed)
-	r.fencing = startFencing(t, env, pl.Seed)
+	r.fencing = startFencing(t, env, pl.Seed, &r.marks)
 	r.owned = startOwned(t, env, pl.Seed)
 	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: append([]string{

@@ -8,6 +8,12 @@
 // again the taint goes; with --fencing-power-on the addon switches the
 // server back on itself once its volumes are detached.
 //
+// Harvester taints a silent node out-of-service on its own (its node-down
+// handling, timed by the Setting vm-force-reset-policy), without asking the
+// BMC. The fence reads that Setting and comes before Harvester's taint is
+// due; a taint of anyone's on a server its BMC does not show off is
+// reported (TaintedNotFenced, which the owned pools read too).
+//
 // The step runs inside the Inventory chain's pass (package inventory): the
 // BMC is the pass's machine, from the one driver that keeps one session
 // per BMC, and every step is a condition of the Inventory (Fenced) and an
