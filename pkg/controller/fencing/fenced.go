@@ -70,9 +70,14 @@ func (s *step) stillOff(reason string) bool {
 // last word written just before the power-off landed. The server was
 // confirmed off and the fence stands, so the taint does too.
 func (s *step) taintAgain(c *metav1.Condition) error {
-	if err := s.f.setTaint(s.node.Name, true); err != nil {
+	changed, err := s.f.changeTaint(s.node.Name, true)
+	if err != nil {
 		metrics.FenceActions.WithLabelValues("taint", "failed").Inc()
 		return err
+	}
+	if !changed {
+		// The cache had not seen the taint yet; the node has it.
+		return nil
 	}
 	metrics.FenceActions.WithLabelValues("taint", "done").Inc()
 	// The reason stays (a power-on sent is not sent again); the message

@@ -179,3 +179,37 @@ func TestHarvesterUpgradeHoldsTheFence(t *testing.T) {
 	fenceReason(t, env, "hv-rebooting", metav1.ConditionTrue, equinixv1.ReasonFenced)
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 }
+
+// A kubelet's last Ready, written just before the power-off landed, makes
+// Harvester take the out-of-service taint away (by key, the fencer's too).
+// The server is off and the fence stands: once the node is NotReady again
+// the fencer puts its taint back at once, without waiting for Harvester's
+// own, which comes only after its period and migration timeout again.
+func TestFenceTaintComesBackAfterHarvesterTookItAway(t *testing.T) {
+	env := newEnv(t, settings{})
+	hd := nodedown.Start(t, env.Cluster)
+	// Harvester's own taint would come back a minute after the node is
+	// Unknown again: long after the fencer's.
+	env.UseNodeDownPolicy(framework.NodeDownPolicy{Enable: true, Period: 30, VMMigrationTimeout: 30})
+	env.CreateReadyNode("hv-peer")
+	sim, _ := redfishHost(t, env, "hv-stale")
+
+	env.SetNodeReady("hv-stale", false)
+	fenceReason(t, env, "hv-stale", metav1.ConditionTrue, equinixv1.ReasonFenced)
+	require.True(t, tainted(t, env, "hv-stale"))
+
+	env.SetNodeReady("hv-stale", true)
+	env.Eventually(func() bool { return outOfService(t, env, "hv-stale") == nil }, time.Minute,
+		"Harvester's controller never took the taint off the Ready node; its log:\n%s", hd.Log())
+	env.Eventually(func() bool {
+		c := fenced(t, env, "hv-stale")
+		return c != nil && c.Status == metav1.ConditionTrue && contains(c.Message, "put back once the node is NotReady again")
+	}, time.Minute, "the fence did not stand for a Ready node whose server is off: %s", describe(fenced(t, env, "hv-stale")))
+
+	env.SetNodeReady("hv-stale", false)
+	env.Eventually(func() bool { return tainted(t, env, "hv-stale") }, 20*time.Second,
+		"the fencer did not put its taint back on the NotReady node: %s", describe(fenced(t, env, "hv-stale")))
+	assert.True(t, nodeEvent(env, "hv-stale", equinixv1.ReasonFenced))
+	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
+	assert.Equal(t, "Off", sim.PowerState())
+}
