@@ -12,9 +12,9 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/nodedown"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // Harvester's own node-down controller (tests/nodedown) taints a pool's
