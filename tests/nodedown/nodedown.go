@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -94,11 +95,22 @@ func Available() (string, bool) {
 	return bin, true
 }
 
-// Controller is a running node-down controller.
+// Controller is a running node-down controller. Like Harvester's pod, it
+// is started again when it exits on its own: Harvester v1.8.0's handler
+// dereferences a nil Drained condition when it sees its own drain taint
+// before its own status write of that condition (a race of its two
+// writes' events), and the process dies of it; the kubelet restarts
+// Harvester's container, and so does Controller, a second later.
 type Controller struct {
-	cmd    *exec.Cmd
-	exited chan error
-	log    string
+	bin, kubeconfig, ready string
+	log                    *os.File
+	logPath                string
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	stopping bool
+	restarts int
 	// created are the Settings its settings provider made at start, which
 	// Stop deletes: the cluster is shared by the package's tests.
 	created []string
@@ -113,7 +125,12 @@ func Start(t testing.TB, c *cluster.Cluster) *Controller {
 	bin := Binary(t)
 	ctl, err := StartBinary(context.Background(), bin, c, t.TempDir())
 	require.NoError(t, err)
-	t.Cleanup(ctl.Stop)
+	t.Cleanup(func() {
+		if n := ctl.Restarts(); n > 0 {
+			t.Logf("Harvester's node-down controller exited on its own and was started again %d time(s); its log:\n%s", n, ctl.Log())
+		}
+		ctl.Stop()
+	})
 	return ctl
 }
 
@@ -132,36 +149,23 @@ func StartBinary(ctx context.Context, bin string, c *cluster.Cluster, dir string
 	if err != nil {
 		return nil, err
 	}
-	ctl := &Controller{exited: make(chan error, 1), log: filepath.Join(dir, binaryName+".log"), client: client}
-	logFile, err := os.Create(ctl.log)
-	if err != nil {
+	ctl := &Controller{bin: bin, kubeconfig: c.Kubeconfig, ready: filepath.Join(dir, "ready"),
+		logPath: filepath.Join(dir, binaryName+".log"), client: client}
+	if ctl.log, err = os.Create(ctl.logPath); err != nil {
 		return nil, err
 	}
-	ready := filepath.Join(dir, "ready")
-	ctl.cmd = exec.Command(bin, "-kube", c.Kubeconfig, "-ready-file", ready, "-debug")
-	ctl.cmd.Stdout, ctl.cmd.Stderr = logFile, logFile
-	if err := ctl.cmd.Start(); err != nil {
-		_ = logFile.Close()
+	if err := ctl.run(); err != nil {
+		_ = ctl.log.Close()
 		return nil, err
 	}
-	go func() {
-		ctl.exited <- ctl.cmd.Wait()
-		_ = logFile.Close()
-	}()
 	// Its caches sync within seconds; its settings provider first writes
 	// every Setting Harvester knows.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		select {
-		case err := <-ctl.exited:
-			ctl.exited <- err
-			return nil, fmt.Errorf("harvester's node-down controller exited (%v); its log:\n%s", err, ctl.Log())
-		default:
-		}
-		if _, err := os.Stat(ready); err == nil {
+		if _, err := os.Stat(ctl.ready); err == nil {
 			break
 		}
-		if time.Now().After(deadline) {
+		if ctl.Restarts() > 0 || time.Now().After(deadline) {
 			ctl.Stop()
 			return nil, fmt.Errorf("harvester's node-down controller never ran; its log:\n%s", ctl.Log())
 		}
@@ -180,6 +184,53 @@ func StartBinary(ctx context.Context, bin string, c *cluster.Cluster, dir string
 	return ctl, nil
 }
 
+// run starts the process, and watches it: one that exits while not being
+// stopped is started again after a second.
+func (c *Controller) run() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.startLocked()
+}
+
+func (c *Controller) startLocked() error {
+	cmd := exec.Command(c.bin, "-kube", c.kubeconfig, "-ready-file", c.ready, "-debug")
+	cmd.Stdout, cmd.Stderr = c.log, c.log
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	c.cmd, c.exited = cmd, exited
+	go func() {
+		err := cmd.Wait()
+		close(exited)
+		c.mu.Lock()
+		if c.stopping {
+			c.mu.Unlock()
+			return
+		}
+		c.restarts++
+		c.mu.Unlock()
+		fmt.Fprintf(c.log, "--- harvester-node-down exited (%v); started again in a second, as the kubelet restarts a container\n", err)
+		time.Sleep(time.Second)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.stopping {
+			return
+		}
+		if err := c.startLocked(); err != nil {
+			fmt.Fprintf(c.log, "--- harvester-node-down did not start again: %v\n", err)
+		}
+	}()
+	return nil
+}
+
+// Restarts counts the times the process exited on its own.
+func (c *Controller) Restarts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.restarts
+}
+
 func settingNames(ctx context.Context, client versioned.Interface) (map[string]bool, error) {
 	list, err := client.HarvesterhciV1beta1().Settings().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -194,15 +245,20 @@ func settingNames(ctx context.Context, client versioned.Interface) (map[string]b
 
 // Stop stops the controller and deletes the Settings it made.
 func (c *Controller) Stop() {
-	if c.cmd.Process != nil {
-		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	c.mu.Lock()
+	c.stopping = true
+	cmd, exited := c.cmd, c.exited
+	c.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-c.exited:
-			c.exited <- err
+		case <-exited:
 		case <-time.After(10 * time.Second):
-			_ = c.cmd.Process.Kill()
+			_ = cmd.Process.Kill()
+			<-exited
 		}
 	}
+	_ = c.log.Close()
 	settings := c.client.HarvesterhciV1beta1().Settings()
 	for _, name := range c.created {
 		// Best effort: a Setting left behind only adds to the next start's.
@@ -213,6 +269,6 @@ func (c *Controller) Stop() {
 
 // Log is the controller's output so far.
 func (c *Controller) Log() string {
-	raw, _ := os.ReadFile(c.log)
+	raw, _ := os.ReadFile(c.logPath)
 	return string(raw)
 }

@@ -1,6 +1,7 @@
 package fencing
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,6 +24,21 @@ import (
 // silent: kubevirt.io/drain after the period of vm-force-reset-policy,
 // node.kubernetes.io/out-of-service (no value) after vmMigrationTimeout
 // more, without asking the BMC; it takes both away when the node is Ready.
+
+// harvesterView is what Harvester's controller reads of a node, for the
+// messages: its Ready condition, its taints, and the policy.
+func harvesterView(t *testing.T, env *framework.Env, name string) string {
+	t.Helper()
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	policy := "none"
+	if s, err := env.Client.HarvesterhciV1beta1().Settings().Get(env.Ctx, harvester.VMForceResetPolicySettingName, metav1.GetOptions{}); err == nil {
+		policy = s.EffectiveValue()
+	}
+	return fmt.Sprintf("conditions %+v, taints %+v, %s %s", n.Status.Conditions, n.Spec.Taints, harvester.VMForceResetPolicySettingName, policy)
+}
 
 // drained reports whether Harvester's controller handled the node: its
 // drain taint on, its Drained condition True.
@@ -90,7 +106,7 @@ func TestHarvestersTaintOnAServerNotConfirmedOffIsReported(t *testing.T) {
 
 	env.SetNodeReady("hv-dark", false)
 	env.Eventually(func() bool { return outOfService(t, env, "hv-dark") != nil }, time.Minute,
-		"Harvester's controller never tainted the node; its log:\n%s", hd.Log())
+		"Harvester's controller never tainted the node (%s); its log:\n%s", harvesterView(t, env, "hv-dark"), hd.Log())
 	assert.Empty(t, outOfService(t, env, "hv-dark").Value, "the taint is Harvester's")
 	env.Eventually(func() bool { return nodeEvent(env, "hv-dark", equinixv1.ReasonFenceTaintedNotFenced) }, time.Minute,
 		"no Event says the node is tainted but not fenced: %s", describe(fenced(t, env, "hv-dark")))
