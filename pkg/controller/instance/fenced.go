@@ -9,7 +9,8 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/fencing"
 )
 
 // fencerOwns says why the pool must leave the power of an owned server
@@ -53,7 +54,7 @@ func (r *run) shutDownServer(inv *seederv1alpha1.Inventory, power fencing.PowerR
 		return "", "", fmt.Errorf("reading node %s: %w", r.Obj.NodeName(), err)
 	}
 	node = r.h.written.Latest(node)
-	if !OwnedNode(node, r.Obj) || !fencing.OutOfServiceTainted(node) {
+	if !common.OwnedNode(node, r.Obj) || !fencing.OutOfServiceTainted(node) {
 		return "", "", nil
 	}
 	if unfenced = fencing.TaintedNotFenced(inv.Status.Conditions, node, power); unfenced != "" {
