@@ -35,6 +35,10 @@ const (
 	// handles a dead node: False once the drain taint is on (its transition
 	// starts the migration timeout), True once the out-of-service taint is.
 	NodeConditionDrained corev1.NodeConditionType = "Drained"
+	// DrainedReasonDraining and DrainedMessage are what Harvester writes
+	// in Drained while it is False.
+	DrainedReasonDraining = "HarvesterNodeIsDraining"
+	DrainedMessage        = "Node is draining due to kubelet/node not ready."
 	// UpgradeNamespace holds Harvester's Upgrades.
 	UpgradeNamespace = "harvester-system"
 	// LabelUpgradeState is an Upgrade's state; one without it, or in a

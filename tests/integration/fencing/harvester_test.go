@@ -88,6 +88,8 @@ func TestFenceComesBeforeHarvestersOwnTaint(t *testing.T) {
 		return outOfService(t, env, "hv-dead") == nil && !hasTaint(t, env, "hv-dead", harvester.TaintKubevirtDrain)
 	}, time.Minute, "the taints stayed on a node Ready again")
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
+	env.WaitPolls("hv-dead", 2)
+	assert.False(t, nodeEvent(env, "hv-dead", equinixv1.ReasonFenceTaintedNotFenced), "the lifted fence was reported as a taint without a fence")
 }
 
 // A server whose BMC cannot be reached is never switched off, nor its node
@@ -228,4 +230,41 @@ func TestFenceTaintComesBackAfterHarvesterTookItAway(t *testing.T) {
 	assert.True(t, nodeEvent(env, "hv-stale", equinixv1.ReasonFenced))
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 	assert.Equal(t, "Off", sim.PowerState())
+}
+
+// Harvester's handler writes its drain taint and then, in a second write
+// never retried, its condition Drained; a write of the node in between
+// (the fence's taint, a hardware condition) makes the second fail. Left
+// with the taint and without the condition, the handler dereferences the
+// missing condition on every pass and Harvester's process dies, again and
+// again (its runner here starts it again, as the kubelet does), and the
+// out-of-service taint never comes. The fencer writes the condition as
+// Harvester would have, Harvester stops failing and goes on: its
+// out-of-service taint lands vmMigrationTimeout later (on a server still
+// on here: reported).
+func TestHarvesterLeftWithoutItsDrainedConditionIsHelpedOn(t *testing.T) {
+	env := newEnv(t, settings{grace: 10 * time.Minute})
+	hd := nodedown.Start(t, env.Cluster)
+	// Harvester would not drain on its own for ten minutes.
+	env.UseNodeDownPolicy(framework.NodeDownPolicy{Enable: true, Period: 600, VMMigrationTimeout: 3})
+	env.CreateReadyNode("hv-peer")
+	redfishHost(t, env, "hv-stuck")
+
+	env.SetNodeReady("hv-stuck", false)
+	// What Harvester's first write left when its second failed.
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, "hv-stuck", metav1.GetOptions{})
+	require.NoError(t, err)
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: harvester.TaintKubevirtDrain, Effect: corev1.TaintEffectNoSchedule})
+	_, err = env.Kube.CoreV1().Nodes().Update(env.Ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	env.Eventually(func() bool { return hd.Restarts() > 0 }, time.Minute, "Harvester's handler did not fail on the node; its log:\n%s", hd.Log())
+
+	env.Eventually(func() bool { return nodeEvent(env, "hv-stuck", equinixv1.ReasonHarvesterDrainedRestored) }, time.Minute,
+		"the fencer never wrote Harvester's condition: %s", harvesterView(t, env, "hv-stuck"))
+	env.Eventually(func() bool { return drained(t, env, "hv-stuck") && outOfService(t, env, "hv-stuck") != nil }, time.Minute,
+		"Harvester's handler did not go on (%s); its log:\n%s", harvesterView(t, env, "hv-stuck"), hd.Log())
+	restarts := hd.Restarts()
+	env.Eventually(func() bool { return nodeEvent(env, "hv-stuck", equinixv1.ReasonFenceTaintedNotFenced) }, time.Minute,
+		"Harvester's taint on the running server was not reported: %s", describe(fenced(t, env, "hv-stuck")))
+	assert.Equal(t, restarts, hd.Restarts(), "Harvester's handler still fails")
 }

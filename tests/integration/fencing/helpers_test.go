@@ -166,10 +166,15 @@ func tainted(t *testing.T, env *framework.Env, name string) bool {
 }
 
 // nodeEvent reports whether an Event of reason was recorded about the
-// node (the Node, not its Inventory).
+// node (the Node, not its Inventory; this Node, not an earlier test's of
+// the same name).
 func nodeEvent(env *framework.Env, name, reason string) bool {
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
 	for _, e := range env.Events(name) {
-		if e.InvolvedObject.Kind == "Node" && e.Reason == reason {
+		if e.InvolvedObject.Kind == "Node" && e.InvolvedObject.UID == n.UID && e.Reason == reason {
 			return true
 		}
 	}

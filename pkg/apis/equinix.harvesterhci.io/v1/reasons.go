@@ -247,6 +247,11 @@ const (
 	// out-of-service taint while its server is not confirmed off (put on
 	// by Harvester's node-down handling or a person, not by the fencer).
 	ReasonFenceTaintedNotFenced = "FenceTaintedNotFenced"
+	// ReasonHarvesterDrainedRestored: an Event on a Node left with
+	// Harvester's drain taint and without its Drained condition, on which
+	// Harvester's node-down handler fails at every pass; the condition was
+	// written as Harvester writes it.
+	ReasonHarvesterDrainedRestored = "HarvesterDrainedRestored"
 )
 
 // Reasons the boot endpoint of owned servers refuses a request for: the
@@ -327,6 +332,7 @@ var warnings = map[string]bool{
 	ReasonFenceHeldByBound: true, ReasonFenceHeldByQuorum: true, ReasonFenceHeldOwnNode: true,
 	ReasonFenceHeldMaintenance: true, ReasonFenceHeldBMC: true, ReasonFenceHeldPowerAction: true,
 	ReasonFencePowerOffFailed: true, ReasonFenced: true, ReasonFenceHeldUpgrade: true, ReasonFenceTaintedNotFenced: true,
+	ReasonHarvesterDrainedRestored: true,
 
 	ReasonBootNoOpenClaim: true, ReasonBootUUIDMismatch: true, ReasonBootNonceMismatch: true,
 	ReasonBootInvalidMAC: true, ReasonBootUnknownPath: true, ReasonBootScriptFailed: true,

@@ -75,6 +75,10 @@ type Fencer struct {
 	// unfenced are the Inventories (by name) whose node carries an
 	// out-of-service taint while its server is not confirmed off.
 	unfenced map[string]bool
+	// drainStuck are the Inventories (by name) whose node this process
+	// saw left with Harvester's drain taint and without its Drained
+	// condition, and since when.
+	drainStuck map[string]time.Time
 }
 
 // New returns the fencing step, or nil when --fencing is off.
@@ -109,6 +113,7 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 		harvester:   view,
 		active:      map[string]bool{},
 		unfenced:    map[string]bool{},
+		drainStuck:  map[string]time.Time{},
 	}
 }
 
@@ -121,6 +126,7 @@ func (f *Fencer) Forget(name string) {
 	defer f.mu.Unlock()
 	delete(f.active, name)
 	delete(f.unfenced, name)
+	delete(f.drainStuck, name)
 	metrics.FencedNodes.Set(float64(len(f.active)))
 	metrics.TaintedNotFencedNodes.Set(float64(len(f.unfenced)))
 }

@@ -147,3 +147,19 @@ func TestTaintedNotFenced(t *testing.T) {
 	assert.False(t, carriesOwnTaint(harvesters), "Harvester's taint has no value")
 	assert.True(t, outOfServiceTainted(harvesters))
 }
+
+// The state Harvester's handler cannot leave: a silent node with its drain
+// taint and without its Drained condition.
+func TestHarvesterDrainStuck(t *testing.T) {
+	node := unknownSince(silent)
+	assert.False(t, harvesterDrainStuck(node), "no drain taint")
+	drained := node.DeepCopy()
+	drained.Spec.Taints = []corev1.Taint{{Key: harvester.TaintKubevirtDrain, Effect: corev1.TaintEffectNoSchedule}}
+	assert.True(t, harvesterDrainStuck(drained))
+	withCond := drained.DeepCopy()
+	withCond.Status.Conditions = append(withCond.Status.Conditions, corev1.NodeCondition{Type: harvester.NodeConditionDrained, Status: corev1.ConditionFalse})
+	assert.False(t, harvesterDrainStuck(withCond))
+	ready := drained.DeepCopy()
+	ready.Status.Conditions[0].Status = corev1.ConditionTrue
+	assert.False(t, harvesterDrainStuck(ready), "Harvester takes the taint away from a Ready node, and fails on nothing")
+}

@@ -1,6 +1,7 @@
 package fencing
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -59,8 +60,10 @@ func (f *Fencer) Step(t Target, m machine.Machine, node *corev1.Node, now time.T
 	s := &step{f: f, t: t, m: m, node: node, now: now}
 	err := s.run()
 	f.note(t.Name(), fencing(t.Conditions()))
+	// The pass's own writes of the node (a taint on or off) count.
+	s.node = f.nodeWrites.Latest(s.node)
 	s.reportUnfencedTaint()
-	return err
+	return errors.Join(err, s.restoreHarvesterDrained())
 }
 
 // UsesMachine reports whether Step, in a pass over node with the
