@@ -86,7 +86,7 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 		a.mode = opts.Mode
 		if env.Identity != nil {
 			if opts.OwnedPools || opts.Fencing {
-				a.identity = ChartIdentityHardware(t, env.Cluster, opts.OwnedPools, opts.Fencing)
+				a.identity = ChartIdentitySeeder(t, env.Cluster, opts.OwnedPools, opts.Fencing)
 			} else {
 				a.identity = ChartIdentityOf(t, env.Cluster, opts.Mode)
 			}

@@ -102,6 +102,9 @@ type Options struct {
 	// Fencing runs the hardware mode under the chart's RBAC of
 	// hardware.fencing.enabled (the flags are Configure's to set).
 	Fencing bool
+	// NoInventoryCRD leaves the Inventory CRD out: a test plants Seeder's,
+	// which Helm then finds and leaves as it is.
+	NoInventoryCRD bool
 	// Mode is the controller's mode (config.ModeEquinix when empty). The
 	// hardware mode runs under the RBAC of the chart's harvester-seeder
 	// install, with the Inventory CRD installed.
@@ -140,7 +143,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	root, err := cluster.RepoRoot()
 	require.NoError(t, err)
 	crds := []string{cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)}
-	if opts.mode() == config.ModeHardware {
+	if opts.mode() == config.ModeSeeder && !opts.NoInventoryCRD {
 		crds = append(crds, cluster.InventoryCRDDir(root))
 	}
 	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, crds...))
@@ -148,7 +151,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	switch {
 	case opts.ClusterAdmin:
 	case opts.OwnedPools || opts.Fencing:
-		e.Identity = ChartIdentityHardware(t, c, opts.OwnedPools, opts.Fencing)
+		e.Identity = ChartIdentitySeeder(t, c, opts.OwnedPools, opts.Fencing)
 	default:
 		e.Identity = ChartIdentityOf(t, c, opts.mode())
 	}

@@ -93,15 +93,15 @@ func ChartIdentityOf(t testing.TB, c *cluster.Cluster, mode string) *Identity {
 // the hardware mode's: a package uses one or the other.
 func ChartIdentityOwnedPools(t testing.TB, c *cluster.Cluster) *Identity {
 	t.Helper()
-	return ChartIdentityHardware(t, c, true, false)
+	return ChartIdentitySeeder(t, c, true, false)
 }
 
-// ChartIdentityHardware is the hardware mode's identity with owned pools
+// ChartIdentitySeeder is the seeder mode's identity with owned pools
 // and fencing (hardware.fencing.enabled) on or off, as the Addon's values
 // set them.
-func ChartIdentityHardware(t testing.TB, c *cluster.Cluster, ownedPools, fencing bool) *Identity {
+func ChartIdentitySeeder(t testing.TB, c *cluster.Cluster, ownedPools, fencing bool) *Identity {
 	t.Helper()
-	return chartIdentity(t, identityKey{c: c, mode: config.ModeHardware, ownedPools: ownedPools, fencing: fencing})
+	return chartIdentity(t, identityKey{c: c, mode: config.ModeSeeder, ownedPools: ownedPools, fencing: fencing})
 }
 
 func chartIdentity(t testing.TB, key identityKey) *Identity {
@@ -122,7 +122,7 @@ func chartIdentity(t testing.TB, key identityKey) *Identity {
 
 // ReleaseOf is the release each mode is installed as.
 func ReleaseOf(mode string) string {
-	if mode == config.ModeHardware {
+	if mode == config.ModeSeeder {
 		return SeederRelease
 	}
 	return Release

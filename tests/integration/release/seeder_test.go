@@ -61,7 +61,7 @@ func TestPackageEmitsBothCharts(t *testing.T) {
 		}
 		d := m.Find("Deployment", chart)
 		require.NotNil(t, d, "%s names its Deployment after the release", chart)
-		mode := map[string]string{helmtest.Chart: "equinix", seederChart: "hardware"}[chart]
+		mode := map[string]string{helmtest.Chart: "equinix", seederChart: "seeder"}[chart]
 		assert.Contains(t, fmt.Sprint(d.Object), "value:"+mode, "%s defaults to the %s mode", chart, mode)
 
 		withCRDs, err := helmtest.RunHelm(t, "show", "crds", archive)
@@ -144,6 +144,30 @@ func TestSeederAddonInstalls(t *testing.T) {
 		assert.True(t, apierrors.IsForbidden(err), err.Error())
 		assert.Contains(t, err.Error(), "not in default")
 		require.NoError(t, create(seederv1alpha1.InventoryNamespace))
+	})
+
+	t.Run("the boot firmware annotation policy", func(t *testing.T) {
+		dyn, err := dynamic.NewForConfig(c.RESTConfig)
+		require.NoError(t, err)
+		create := func(firmware, arch string) error {
+			obj := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(fmt.Sprintf(inventoryIn, seederv1alpha1.InventoryNamespace)), &obj.Object))
+			obj.SetAnnotations(map[string]string{"equinix.harvesterhci.io/boot-firmware": firmware})
+			if arch != "" {
+				require.NoError(t, unstructured.SetNestedField(obj.Object, arch, "spec", "arch"))
+			}
+			_, err := dyn.Resource(inventoryGVR).Namespace(seederv1alpha1.InventoryNamespace).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
+		require.Eventually(t, func() bool {
+			err := create("bios", "")
+			return err != nil && strings.Contains(err.Error(), `UEFI or Legacy, not "bios"`)
+		}, 30*time.Second, 200*time.Millisecond)
+		err = create("Legacy", "arm64")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "arm64 servers boot UEFI only")
+		require.NoError(t, create("UEFI", "arm64"))
+		require.NoError(t, create("Legacy", "amd64"))
 	})
 
 	t.Run("beside the harvester-equinix-addon release", func(t *testing.T) {
@@ -247,6 +271,12 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 			ResourceNames: []string{"inventories.metal.harvesterhci.io", "machines.bmc.tinkerbell.org"}, Verbs: []string{"get"}},
+		// What Seeder leaves, taken over once it no longer runs.
+		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			ResourceNames: []string{"inventories.metal.harvesterhci.io"}, Verbs: []string{"update"}},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
+			ResourceNames: []string{seederv1alpha1.SeederWebhookName}, Verbs: []string{"get", "delete"}},
 	}, role.Rules)
 
 	d, err := k8s.AppsV1().Deployments(helmtest.Namespace).Get(ctx, seederChart, metav1.GetOptions{})
@@ -266,7 +296,7 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 	for _, v := range d.Spec.Template.Spec.Volumes {
 		assert.Nil(t, v.Secret, "volume %s is a Secret", v.Name)
 	}
-	assert.Equal(t, "hardware", env["MODE"])
+	assert.Equal(t, "seeder", env["MODE"])
 	assert.Equal(t, "json", env["LOG_FORMAT"], "the Addon's valuesContent reached the release")
 	assert.Equal(t, seederChart+"-hardware", env["LEADER_LOCK_NAME"])
 	_, err = k8s.CoreV1().Services(helmtest.Namespace).Get(ctx, seederChart+"-ipxe", metav1.GetOptions{})

@@ -1,5 +1,5 @@
 // Package fencing is the chain that brings a dead host's VMs back
-// (--fencing, hardware mode): a node with an Inventory that stays NotReady
+// (--fencing, seeder mode): a node with an Inventory that stays NotReady
 // for the grace period has its server switched off through its BMC (a
 // server already off counts), and only then its Node tainted
 // node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, which lets
@@ -27,11 +27,9 @@ import (
 	"time"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
@@ -91,26 +89,19 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 	metrics.TaintedNotFencedNodes.Set(0)
 	var instances equinixcontrollers.InstanceCache
 	if cfg.OwnedPools {
-		instances = deps.Instances.Cache()
-	}
-	view := HarvesterView{Upgrades: deps.Upgrades}
-	if deps.Settings != nil {
-		settings := deps.Settings
-		view.Setting = func(_ context.Context, name string) (*harvesterv1beta1.Setting, error) {
-			return settings.Get(name, metav1.GetOptions{})
-		}
+		instances = deps.Instances().Cache()
 	}
 	return &Fencer{
 		ctx: ctx,
 		settings: Settings{MaxFenced: cfg.FencingMaxFenced, GracePeriod: cfg.FencingGracePeriod, PowerOn: cfg.FencingPowerOn,
 			OwnNode: cfg.NodeName},
-		nodes:       deps.Nodes.Cache(),
-		nodeWrites:  deps.NodeWrites,
-		liveNodes:   deps.K8s.CoreV1(),
-		inventories: deps.Inventories.Cache(),
+		nodes:       deps.Nodes().Cache(),
+		nodeWrites:  deps.NodeWrites(),
+		liveNodes:   deps.K8s().CoreV1(),
+		inventories: deps.Inventories().Cache(),
 		instances:   instances,
-		recorder:    deps.Recorder,
-		harvester:   view,
+		recorder:    deps.Recorder(),
+		harvester:   HarvesterView{Setting: deps.HarvesterSetting, Upgrades: deps.Upgrades},
 		active:      map[string]bool{},
 		unfenced:    map[string]bool{},
 		drainStuck:  map[string]time.Time{},
