@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -18,6 +19,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/nodedown"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
@@ -393,20 +395,24 @@ func (w *fenceWorld) person(env *framework.Env, began time.Time) {
 		w.note("%6.2fs fence person: %s switched on, its kubelet Ready", time.Since(began).Seconds(), n.name)
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if off > w.mostOff {
 		w.mostOff = off
 	}
 	if off > fenceBound {
 		w.findings[fmt.Sprintf("%d servers switched off at once (bound %d)", off, fenceBound)]++
 	}
-	w.watchUnfencedLocked(time.Now())
+	candidates := w.watchUnfencedLocked(time.Now())
+	w.mu.Unlock()
+	// The Inventories are read outside the lock, which the watch of the
+	// taints takes.
+	w.judgeUnfenced(env, candidates)
 }
 
 // watchUnfencedLocked follows the spans in which a node carries an
-// out-of-service taint while its server is on, and marks a report due for
-// each that lasted fenceReportWithin while the controller ran.
-func (w *fenceWorld) watchUnfencedLocked(now time.Time) {
+// out-of-service taint while its server is on, and returns those that
+// lasted fenceReportWithin while the controller ran.
+func (w *fenceWorld) watchUnfencedLocked(now time.Time) []dueReport {
+	var out []dueReport
 	for _, n := range w.nodes {
 		if !w.anyTainted[n.name] || n.sim.PowerState() != "On" {
 			delete(w.unfencedSince, n.name)
@@ -428,9 +434,28 @@ func (w *fenceWorld) watchUnfencedLocked(now time.Time) {
 		if now.Sub(since) < fenceReportWithin {
 			continue
 		}
-		w.dueReports = append(w.dueReports, dueReport{node: n.name, since: since})
-		// One due report a span: the next counts from now.
+		out = append(out, dueReport{node: n.name, since: since})
+		// One judgement a span: the next counts from now.
 		w.unfencedSince[n.name] = now
+	}
+	return out
+}
+
+// judgeUnfenced keeps the spans whose node the fencer has not fenced: a
+// node it fenced (Fenced True: it saw the server off, and put the taint on
+// or found one) whose server a person has switched on since stays fenced
+// until its kubelet is back, by design, and is no taint without a fence.
+func (w *fenceWorld) judgeUnfenced(env *framework.Env, candidates []dueReport) {
+	for _, d := range candidates {
+		ctx, cancel := context.WithTimeout(env.Ctx, 2*time.Second)
+		inv, err := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Get(ctx, d.node, metav1.GetOptions{})
+		cancel()
+		if err == nil && conditions.IsTrue(inv.Status.Conditions, equinixv1.BMCFenced) {
+			continue
+		}
+		w.mu.Lock()
+		w.dueReports = append(w.dueReports, d)
+		w.mu.Unlock()
 	}
 }
 
