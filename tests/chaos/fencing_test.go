@@ -226,9 +226,9 @@ func (w *fenceWorld) watchTaints(env *framework.Env) {
 			w.note("fence watch: node %s has resourceVersion %q: %v", n.Name, n.ResourceVersion, err)
 			return
 		}
-		own, any := outOfService(n)
+		own, anyone := outOfService(n)
 		w.observeTaint(n.Name, own, rv, time.Now())
-		w.observeAnyTaint(n.Name, any, own)
+		w.observeAnyTaint(n.Name, anyone, own)
 	}
 	_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) }})
 	factory.Start(w.stop)
@@ -238,25 +238,25 @@ func (w *fenceWorld) watchTaints(env *framework.Env) {
 // taint (value nodeshutdown: the bound and the controller's node are
 // judged on it) and whether it carries one of anyone's (Harvester's has no
 // value).
-func outOfService(n *corev1.Node) (own, any bool) {
+func outOfService(n *corev1.Node) (own, anyone bool) {
 	for _, t := range n.Spec.Taints {
 		if t.Key == corev1.TaintNodeOutOfService {
-			any = true
+			anyone = true
 			own = own || t.Value == equinixv1.TaintOutOfServiceValue
 		}
 	}
-	return own, any
+	return own, anyone
 }
 
 // observeAnyTaint records whether a fence node carries anyone's
 // out-of-service taint, counting Harvester's as they go on.
-func (w *fenceWorld) observeAnyTaint(name string, any, own bool) {
+func (w *fenceWorld) observeAnyTaint(name string, anyone, own bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if any && !own && !w.anyTainted[name] {
+	if anyone && !own && !w.anyTainted[name] {
 		w.harvesterTaints++
 	}
-	if any {
+	if anyone {
 		w.anyTainted[name] = true
 	} else {
 		delete(w.anyTainted, name)
