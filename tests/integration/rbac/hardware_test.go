@@ -194,8 +194,8 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 	env.DeletePoolAndWait(pool.Name)
 }
 
-// The hardware mode with hardware.fencing.enabled under that install's
-// RBAC: the Inventories' chain as above, then a host that dies where
+// The seeder mode with hardware.fencing.enabled under that install's
+// RBAC: Seeder's leftovers and the Inventories' chain as above, then a host that dies where
 // Harvester's node-down handling is on: the fencer reads the Setting
 // vm-force-reset-policy and Harvester's Upgrades, switches the server off
 // and taints the node. Every grant is used, none is missing.
@@ -203,8 +203,9 @@ func TestFencingChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Fencing: true, NoController: true})
 	env.CreateReadyNode("rbac-own")
 	env.CreateReadyNode("rbac-peer")
+	leftovers := seederLeftovers(t, env)
 	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-fencing",
-		ExtraArgs: []string{"--fencing", "--fencing-grace-period=2s", "--node-name=rbac-own"}}, inventoryLifecycle, fencingLifecycle)
+		ExtraArgs: []string{"--fencing", "--fencing-grace-period=2s", "--node-name=rbac-own"}}, leftovers, inventoryLifecycle, fencingLifecycle)
 }
 
 func fencingLifecycle(t *testing.T, env *framework.Env) {
