@@ -85,6 +85,7 @@ func runChaos(t *testing.T, seed int64) {
 	t.Logf("seed %d: %s", seed, r.bmcs.summary())
 	t.Logf("seed %d: %s", seed, r.fencing.summary())
 	t.Logf("seed %d: %s", seed, r.owned.summary())
+	t.Logf("seed %d: %s", seed, r.seeder.summary())
 	if n := r.remedied.Load(); n > 0 {
 		t.Logf("seed %d: %d Instance(s) made in project B got a Secret of project B", seed, n)
 	}
@@ -117,6 +118,8 @@ type run struct {
 	fencing *fenceWorld
 	// owned are the servers people own and the pools on them.
 	owned *ownedWorld
+	// seeder is what Harvester's own Seeder left behind.
+	seeder *seederWorld
 	// remedied counts Instances pointed at project B's Secret.
 	remedied atomic.Int64
 	// running is whether the campaign believes the controller runs: false
@@ -169,8 +172,9 @@ func setUp(t *testing.T, pl plan) *run {
 	t.Cleanup(func() { env.Agent.ObserveMaintenance(nil) })
 	r.foreign = createForeign(t, env, client, pl)
 	r.bmcs = startBMCs(t, env, pl.Seed)
-	r.fencing = startFencing(t, env, pl.Seed)
+	r.fencing = startFencing(t, env, pl.Seed, &r.marks)
 	r.owned = startOwned(t, env, pl.Seed)
+	r.seeder = startSeeder(t, env, pl.Seed, &r.marks)
 	r.setUpVIP()
 	r.addon = framework.StartAddon(t, env, framework.AddonOptions{ExtraArgs: append([]string{
 		"--elastic-ip-resync-interval", "5s",
@@ -179,7 +183,7 @@ func setUp(t *testing.T, pl plan) *run {
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
 	}, hardwareArgs...)})
-	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeSeeder, OwnedPools: true,
+	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeSeeder, OwnedPools: true, Fencing: true,
 		ExtraArgs: append(append(append([]string(nil), bmcArgs...), r.fencing.args()...), r.owned.args()...)})
 	r.running = true
 	r.marks.started()
@@ -196,7 +200,7 @@ func (r *run) chaos() {
 	r.began = time.Now()
 	r.rollouts = watchRollouts(r, &r.marks)
 	stopBMCs, bmcsDone := make(chan struct{}), make(chan struct{})
-	fencingDone, ownedDone := make(chan struct{}), make(chan struct{})
+	fencingDone, ownedDone, seederDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(bmcsDone)
 		r.bmcs.play(r, stopBMCs)
@@ -209,14 +213,20 @@ func (r *run) chaos() {
 		defer close(ownedDone)
 		r.owned.play(r, stopBMCs)
 	}()
+	go func() {
+		defer close(seederDone)
+		r.seeder.play(r, stopBMCs)
+	}()
 	defer func() {
 		close(stopBMCs)
 		<-bmcsDone
 		<-fencingDone
 		<-ownedDone
+		<-seederDone
 		r.notes = append(r.notes, r.bmcs.notes...)
 		r.notes = append(r.notes, r.fencing.fenceNotes()...)
 		r.notes = append(r.notes, r.owned.notes...)
+		r.notes = append(r.notes, r.seeder.seederNotes()...)
 	}()
 	for i, s := range r.plan.Steps {
 		// The random delay between actions is part of the plan, not a wait

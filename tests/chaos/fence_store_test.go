@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// storedTaints rebuilds the fence nodes' taint history from what etcd
+// storedTaints rebuilds the fence nodes' history of the addon's taints from what etcd
 // keeps of their Nodes, write by write: what the apiserver held, with no
 // watch in between. complete is false when a compaction took the oldest
 // writes of a node (then the watch's history is the judge).
@@ -35,7 +35,8 @@ func (r *run) storedTaints() (h *taintHistory, complete bool, err error) {
 				return nil, false, fmt.Errorf("etcd holds a %T for node %s", obj, n.name)
 			}
 			// No arrival time: the change was read from the store.
-			h.observe(n.name, outOfService(node), uint64(rev.ModRevision), time.Time{})
+			own, _ := outOfService(node)
+			h.observe(n.name, own, uint64(rev.ModRevision), time.Time{})
 		}
 	}
 	return h, complete, nil

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -16,8 +17,12 @@ import (
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/nodedown"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
@@ -30,11 +35,19 @@ import (
 // from the seed apart from the others flaps their kubelets (NotReady, Ready
 // again while the server is on) and sends a BMC away for a moment; a person
 // switches on a server the addon switched off after a moment, and its
-// kubelet comes back. Invariants: never more fenced than the bound (nodes
-// tainted out-of-service, servers off, at any moment), never the
-// controller's node (no taint, no command to its BMC), one command per step
-// (a server gets at most one power-off per time it was on, and no other
-// command), and every taint lifted once the nodes are back.
+// kubelet comes back. Harvester's own node-down controller (tests/nodedown,
+// the code of the harvester module go.mod pins) runs beside it, as on every
+// Harvester: with vm-force-reset-policy at a 1-second period and a 3-second
+// migration timeout it taints a node whose kubelet went silent
+// out-of-service on its own, without asking the BMC, and takes the taint away
+// when the node is Ready. Invariants: never more fenced than the bound (nodes
+// the addon tainted out-of-service, servers off, at any moment), never the
+// controller's node (no taint of the addon's, no command to its BMC), one
+// command per step (a server gets at most one power-off per time it was on,
+// and no other command), every taint lifted once the nodes are back, and a
+// node tainted out-of-service by anyone while its server is on for
+// fenceReportWithin of the controller's running time is reported (a Warning
+// Event FenceTaintedNotFenced on the Node, from after the span began).
 const (
 	fenceNodes = 4
 	fenceBound = 1
@@ -44,7 +57,18 @@ const (
 	fenceSwitchOn = 1500 * time.Millisecond
 	fenceStepsMin = 10
 	fenceStepsMax = 8
+	// fenceReportWithin is how long a node may carry the out-of-service
+	// taint while its server is on, the controller running, before a
+	// report of it is due: a pass follows the taint within a second or
+	// two, and a BMC that is away answers within bmcTimeout.
+	fenceReportWithin = 15 * time.Second
 )
+
+// harvesterPolicy is the vm-force-reset-policy of the runs: Harvester
+// taints a silent node 4 seconds after it turned Unknown, and the fence
+// comes a second after it did, before Harvester's taint when nothing holds
+// it.
+var harvesterPolicy = framework.NodeDownPolicy{Enable: true, Period: 1, VMMigrationTimeout: 3}
 
 type fenceKind string
 
@@ -72,6 +96,14 @@ func newFencePlan(seed int64) []fenceStep {
 	return out
 }
 
+// dueReport is a node tainted while its server was on long enough that a
+// report of it is due: one made at since or later (the span's start, or the
+// controller's last start within it).
+type dueReport struct {
+	node  string
+	since time.Time
+}
+
 type fenceNode struct {
 	name string
 	sim  *bmcsim.BMC
@@ -82,9 +114,23 @@ type fenceWorld struct {
 	nodes []fenceNode
 	plan  []fenceStep
 	stop  chan struct{}
+	// harvester is Harvester's node-down controller; marks say when the
+	// addon's controllers run.
+	harvester *nodedown.Controller
+	marks     *disturbances
 
 	mu    sync.Mutex
 	notes []string
+	// anyTainted are the nodes carrying an out-of-service taint of anyone's
+	// (the addon's or Harvester's); harvesterTaints counts Harvester's.
+	anyTainted      map[string]bool
+	harvesterTaints int
+	// unfencedSince is when each node began to carry the taint while its
+	// server was on; dueReports the spans that lasted fenceReportWithin of
+	// the controller's running time, with the moment from which their
+	// report counts.
+	unfencedSince map[string]time.Time
+	dueReports    []dueReport
 	// tainted are the nodes tainted out-of-service now, as the watch saw
 	// them; mostTainted the most at once in the order the watch delivered
 	// them, taints how many times one was; history is every change with
@@ -112,10 +158,14 @@ type fenceWorld struct {
 
 // startFencing makes the fencing world: the BMCs, their nodes (Ready),
 // Secrets and Inventories, and the watch on the nodes' taints.
-func startFencing(t *testing.T, env *framework.Env, seed int64) *fenceWorld {
+func startFencing(t *testing.T, env *framework.Env, seed int64, marks *disturbances) *fenceWorld {
 	t.Helper()
 	w := &fenceWorld{plan: newFencePlan(seed), stop: make(chan struct{}), tainted: map[string]bool{}, history: newTaintHistory(),
-		offSince: map[string]time.Time{}, switchedOn: map[string]int{}, findings: map[string]int{}}
+		offSince: map[string]time.Time{}, switchedOn: map[string]int{}, findings: map[string]int{}, marks: marks,
+		anyTainted: map[string]bool{}, unfencedSince: map[string]time.Time{}}
+	w.harvester = nodedown.Start(t, env.Cluster)
+	_, err := framework.SetNodeDownPolicy(env.Ctx, env.Client, harvesterPolicy)
+	require.NoError(t, err)
 	prefix := runPrefix(seed)
 	for i := range fenceNodes {
 		sim := bmcsim.New(bmcsim.Options{Username: bmcUser, Password: bmcPassword, PowerTransition: 500 * time.Millisecond})
@@ -176,19 +226,41 @@ func (w *fenceWorld) watchTaints(env *framework.Env) {
 			w.note("fence watch: node %s has resourceVersion %q: %v", n.Name, n.ResourceVersion, err)
 			return
 		}
-		w.observeTaint(n.Name, outOfService(n), rv, time.Now())
+		own, anyone := outOfService(n)
+		w.observeTaint(n.Name, own, rv, time.Now())
+		w.observeAnyTaint(n.Name, anyone, own)
 	}
 	_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) }})
 	factory.Start(w.stop)
 }
 
-func outOfService(n *corev1.Node) bool {
+// outOfService says whether the node carries the addon's out-of-service
+// taint (value nodeshutdown: the bound and the controller's node are
+// judged on it) and whether it carries one of anyone's (Harvester's has no
+// value).
+func outOfService(n *corev1.Node) (own, anyone bool) {
 	for _, t := range n.Spec.Taints {
 		if t.Key == corev1.TaintNodeOutOfService {
-			return true
+			anyone = true
+			own = own || t.Value == equinixv1.TaintOutOfServiceValue
 		}
 	}
-	return false
+	return own, anyone
+}
+
+// observeAnyTaint records whether a fence node carries anyone's
+// out-of-service taint, counting Harvester's as they go on.
+func (w *fenceWorld) observeAnyTaint(name string, anyone, own bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if anyone && !own && !w.anyTainted[name] {
+		w.harvesterTaints++
+	}
+	if anyone {
+		w.anyTainted[name] = true
+	} else {
+		delete(w.anyTainted, name)
+	}
 }
 
 // observeTaint records a fence node's taint as its Node at resourceVersion
@@ -233,6 +305,14 @@ func keys(m map[string]bool) []string {
 func kubelet(env *framework.Env, name string, ready bool) {
 	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
 	if err != nil {
+		return
+	}
+	if ready && harvester.IsNodeReady(n) {
+		// A kubelet that is Ready renews its Lease, not its condition: a
+		// status written at every look of the quiesce makes every other
+		// writer's update of the Node conflict (Harvester's node-down
+		// handler's removal of its taint among them, whose retries then
+		// back off past the quiesce's minute).
 		return
 	}
 	status, reason := corev1.ConditionTrue, "KubeletReady"
@@ -324,12 +404,67 @@ func (w *fenceWorld) person(env *framework.Env, began time.Time) {
 		w.note("%6.2fs fence person: %s switched on, its kubelet Ready", time.Since(began).Seconds(), n.name)
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if off > w.mostOff {
 		w.mostOff = off
 	}
 	if off > fenceBound {
 		w.findings[fmt.Sprintf("%d servers switched off at once (bound %d)", off, fenceBound)]++
+	}
+	candidates := w.watchUnfencedLocked(time.Now())
+	w.mu.Unlock()
+	// The Inventories are read outside the lock, which the watch of the
+	// taints takes.
+	w.judgeUnfenced(env, candidates)
+}
+
+// watchUnfencedLocked follows the spans in which a node carries an
+// out-of-service taint while its server is on, and returns those that
+// lasted fenceReportWithin while the controller ran.
+func (w *fenceWorld) watchUnfencedLocked(now time.Time) []dueReport {
+	var out []dueReport
+	for _, n := range w.nodes {
+		if !w.anyTainted[n.name] || n.sim.PowerState() != "On" {
+			delete(w.unfencedSince, n.name)
+			continue
+		}
+		since, open := w.unfencedSince[n.name]
+		if !open {
+			w.unfencedSince[n.name] = now
+			continue
+		}
+		start, kill := time.Unix(0, w.marks.start.Load()), time.Unix(0, w.marks.kill.Load())
+		if !start.After(kill) {
+			// The controller is down: nobody reports meanwhile.
+			continue
+		}
+		if start.After(since) {
+			since = start
+		}
+		if now.Sub(since) < fenceReportWithin {
+			continue
+		}
+		out = append(out, dueReport{node: n.name, since: since})
+		// One judgement a span: the next counts from now.
+		w.unfencedSince[n.name] = now
+	}
+	return out
+}
+
+// judgeUnfenced keeps the spans whose node the fencer has not fenced: a
+// node it fenced (Fenced True: it saw the server off, and put the taint on
+// or found one) whose server a person has switched on since stays fenced
+// until its kubelet is back, by design, and is no taint without a fence.
+func (w *fenceWorld) judgeUnfenced(env *framework.Env, candidates []dueReport) {
+	for _, d := range candidates {
+		ctx, cancel := context.WithTimeout(env.Ctx, 2*time.Second)
+		inv, err := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Get(ctx, d.node, metav1.GetOptions{})
+		cancel()
+		if err == nil && conditions.IsTrue(inv.Status.Conditions, equinixv1.BMCFenced) {
+			continue
+		}
+		w.mu.Lock()
+		w.dueReports = append(w.dueReports, d)
+		w.mu.Unlock()
 	}
 }
 
@@ -356,10 +491,10 @@ func (r *run) quiesceFencing() string {
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return len(w.tainted) == 0 && len(w.offSince) == 0
+		return len(w.anyTainted) == 0 && len(w.offSince) == 0
 	})
 	if !lifted {
-		r.violation("fence nodes still tainted out-of-service a minute after every node was back: %v", keys(w.tainted))
+		r.violation("fence nodes still tainted out-of-service a minute after every node was back: %v", keys(w.anyTainted))
 	}
 	return fmt.Sprintf("fence nodes back (taints lifted: %t)", lifted)
 }
@@ -393,7 +528,9 @@ func (r *run) checkFencing() {
 			"every taint the watch saw: %s; %s", most, fenceBound, source, first, w.history.trace(), w.storeNote))
 	}
 	w.judged = judge
+	due := append([]dueReport(nil), w.dueReports...)
 	w.mu.Unlock()
+	findings = append(findings, r.unreported(due)...)
 	sort.Strings(findings)
 	for _, f := range findings {
 		r.violation("fencing: %s", f)
@@ -421,6 +558,41 @@ func (r *run) checkFencing() {
 	}
 }
 
+// unreported are the due reports no Warning Event FenceTaintedNotFenced
+// on the node made (one recorded at the span's start or later). A node
+// whose Warning Events from the addon reached the recorder's spam limit
+// (25 an object, then one every 5 minutes) is noted, not found at fault.
+func (r *run) unreported(due []dueReport) []string {
+	var out []string
+	for _, d := range due {
+		reported, warnings := false, 0
+		for _, e := range r.env.Events(d.node) {
+			if e.InvolvedObject.Kind != "Node" || e.Source.Component != "harvester-equinix-addon" || e.Type != corev1.EventTypeWarning {
+				continue
+			}
+			warnings += max(1, int(e.Count))
+			last := e.LastTimestamp.Time
+			if e.EventTime.After(last) {
+				last = e.EventTime.Time
+			}
+			if e.Reason == equinixv1.ReasonFenceTaintedNotFenced && !last.Before(d.since.Add(-time.Second)) {
+				reported = true
+			}
+		}
+		switch {
+		case reported:
+		case warnings >= 25:
+			r.fencing.note("node %s was tainted while its server was on from %s and no report of it was recorded, but its %d Warning "+
+				"Events reached the recorder's spam limit", d.node, d.since.UTC().Format("15:04:05.000"), warnings)
+		default:
+			out = append(out, fmt.Sprintf("node %s carried the out-of-service taint while its server was on for %s of the controller's "+
+				"running time from %s, and no Warning Event %s said so", d.node, fenceReportWithin, d.since.UTC().Format("15:04:05.000"),
+				equinixv1.ReasonFenceTaintedNotFenced))
+		}
+	}
+	return out
+}
+
 func (w *fenceWorld) summary() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -433,8 +605,9 @@ func (w *fenceWorld) summary() string {
 		judged = w.history
 	}
 	held, _ := judged.held(fenceBound)
-	out := fmt.Sprintf("fencing: %d kubelet flaps, %d fences (taints), %d power-offs, most tainted at once %d (as the watch delivered them: %d), "+
-		"most servers off at once %d (bound %d)", w.flaps, w.taints, resets, held, w.mostTainted, w.mostOff, fenceBound)
+	out := fmt.Sprintf("fencing: %d kubelet flaps, %d fences (the addon's taints), %d power-offs, most tainted at once %d (as the watch delivered them: %d), "+
+		"most servers off at once %d (bound %d); Harvester's node-down controller tainted %d time(s), %d report(s) of a node tainted while "+
+		"its server was on were due", w.flaps, w.taints, resets, held, w.mostTainted, w.mostOff, fenceBound, w.harvesterTaints, len(w.dueReports))
 	if w.watchOrder != "" {
 		// Not a violation: the apiserver's order above is what counts.
 		out += fmt.Sprintf("; the watch delivered more than the bound at once %s, %d change(s) arrived behind a later write; every taint it saw: %s",

@@ -35,6 +35,7 @@ func (r *run) quiesce() {
 	r.notes = append(r.notes, "quiesce: "+r.quiesceBMCs())
 	r.notes = append(r.notes, "quiesce: "+r.quiesceFencing())
 	r.notes = append(r.notes, "quiesce: "+r.quiesceOwned())
+	r.notes = append(r.notes, "quiesce: "+r.quiesceSeeder())
 	for _, name := range r.env.Agent.NodeNames() {
 		// A node the chaos stopped or made NotReady works again; one whose
 		// server is gone is no longer the agent's.
@@ -273,6 +274,7 @@ func (r *run) check() {
 	r.checkBMCs()
 	r.checkFencing()
 	r.checkOwned()
+	r.checkSeeder()
 	r.checkHardwareEvents()
 	r.checkControllerLog()
 	r.reportOrphans()

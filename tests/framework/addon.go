@@ -62,6 +62,9 @@ type AddonOptions struct {
 	// ownedPools.enabled (the hardware mode only); the flag
 	// --owned-pools is the caller's to pass.
 	OwnedPools bool
+	// Fencing runs that mode's binary under the RBAC of
+	// hardware.fencing.enabled; the flag --fencing is the caller's.
+	Fencing bool
 }
 
 // StartAddon builds (once per test binary) and starts the controller. It is
@@ -82,8 +85,8 @@ func StartAddon(t testing.TB, env *Env, opts AddonOptions) *Addon {
 	if opts.Mode != "" && opts.Mode != env.Mode {
 		a.mode = opts.Mode
 		if env.Identity != nil {
-			if opts.OwnedPools {
-				a.identity = ChartIdentityOwnedPools(t, env.Cluster)
+			if opts.OwnedPools || opts.Fencing {
+				a.identity = ChartIdentitySeeder(t, env.Cluster, opts.OwnedPools, opts.Fencing)
 			} else {
 				a.identity = ChartIdentityOf(t, env.Cluster, opts.Mode)
 			}

@@ -99,6 +99,9 @@ type Options struct {
 	// OwnedPools runs the hardware mode with the pools of servers you own
 	// (--owned-pools), under the chart's RBAC of ownedPools.enabled.
 	OwnedPools bool
+	// Fencing runs the hardware mode under the chart's RBAC of
+	// hardware.fencing.enabled (the flags are Configure's to set).
+	Fencing bool
 	// NoInventoryCRD leaves the Inventory CRD out: a test plants Seeder's,
 	// which Helm then finds and leaves as it is.
 	NoInventoryCRD bool
@@ -147,8 +150,8 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	e.harvesterCluster(opts)
 	switch {
 	case opts.ClusterAdmin:
-	case opts.OwnedPools:
-		e.Identity = ChartIdentityOwnedPools(t, c)
+	case opts.OwnedPools || opts.Fencing:
+		e.Identity = ChartIdentitySeeder(t, c, opts.OwnedPools, opts.Fencing)
 	default:
 		e.Identity = ChartIdentityOf(t, c, opts.mode())
 	}

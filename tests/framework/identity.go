@@ -57,16 +57,18 @@ type identityKey struct {
 	mode string
 	// ownedPools renders the hardware mode with ownedPools.enabled.
 	ownedPools bool
+	// fencing renders the hardware mode with hardware.fencing.enabled.
+	fencing bool
 }
 
 var (
 	identityMu sync.Mutex
 	identities = map[identityKey]*Identity{}
-	// ownedPoolsApplied says, by cluster and mode, whether the rules the
-	// cluster holds are those with owned pools: with and without, the
-	// objects have the same names, so a package testing both holds those
-	// of the test that runs.
-	ownedPoolsApplied = map[identityKey]bool{}
+	// applied says, by cluster and mode, which rendering's rules the
+	// cluster holds: with and without owned pools or fencing, the objects
+	// have the same names, so a package testing several holds those of
+	// the test that runs.
+	applied = map[identityKey]identityKey{}
 )
 
 // ChartIdentity renders the chart (helm template) in the equinix mode,
@@ -83,7 +85,7 @@ func ChartIdentity(t testing.TB, c *cluster.Cluster) *Identity {
 // Addon installs it.
 func ChartIdentityOf(t testing.TB, c *cluster.Cluster, mode string) *Identity {
 	t.Helper()
-	return chartIdentity(t, c, mode, false)
+	return chartIdentity(t, identityKey{c: c, mode: mode})
 }
 
 // ChartIdentityOwnedPools is the hardware mode's identity with the pools of
@@ -91,23 +93,30 @@ func ChartIdentityOf(t testing.TB, c *cluster.Cluster, mode string) *Identity {
 // the hardware mode's: a package uses one or the other.
 func ChartIdentityOwnedPools(t testing.TB, c *cluster.Cluster) *Identity {
 	t.Helper()
-	return chartIdentity(t, c, config.ModeSeeder, true)
+	return ChartIdentitySeeder(t, c, true, false)
 }
 
-func chartIdentity(t testing.TB, c *cluster.Cluster, mode string, ownedPools bool) *Identity {
+// ChartIdentitySeeder is the seeder mode's identity with owned pools
+// and fencing (hardware.fencing.enabled) on or off, as the Addon's values
+// set them.
+func ChartIdentitySeeder(t testing.TB, c *cluster.Cluster, ownedPools, fencing bool) *Identity {
+	t.Helper()
+	return chartIdentity(t, identityKey{c: c, mode: config.ModeSeeder, ownedPools: ownedPools, fencing: fencing})
+}
+
+func chartIdentity(t testing.TB, key identityKey) *Identity {
 	t.Helper()
 	identityMu.Lock()
 	defer identityMu.Unlock()
-	key := identityKey{c: c, mode: mode, ownedPools: ownedPools}
-	names := identityKey{c: c, mode: mode}
-	if id, ok := identities[key]; ok && ownedPoolsApplied[names] == ownedPools {
+	names := identityKey{c: key.c, mode: key.mode}
+	if id, ok := identities[key]; ok && applied[names] == key {
 		return id
 	}
-	id, err := applyChartIdentity(context.Background(), t, c, mode, ownedPools)
+	id, err := applyChartIdentity(context.Background(), t, key)
 	if err != nil {
 		t.Fatalf("running the controller under the chart's RBAC: %v", err)
 	}
-	identities[key], ownedPoolsApplied[names] = id, ownedPools
+	identities[key], applied[names] = id, key
 	return id
 }
 
@@ -119,12 +128,16 @@ func ReleaseOf(mode string) string {
 	return Release
 }
 
-func applyChartIdentity(ctx context.Context, t testing.TB, c *cluster.Cluster, mode string, ownedPools bool) (*Identity, error) {
+func applyChartIdentity(ctx context.Context, t testing.TB, key identityKey) (*Identity, error) {
+	c, mode := key.c, key.mode
 	// The harvester-seeder package is the chart under that name
 	// (scripts/package), which nameOverride stands in for.
 	args := []string{"--set", "mode=" + mode, "--set", "nameOverride=" + ReleaseOf(mode)}
-	if ownedPools {
+	if key.ownedPools {
 		args = append(args, "--set", "ownedPools.enabled=true")
+	}
+	if key.fencing {
+		args = append(args, "--set", "hardware.fencing.enabled=true")
 	}
 	out, err := helmTemplate(t, ReleaseOf(mode), args...)
 	if err != nil {

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
@@ -159,6 +161,18 @@ func (e *Env) RunSeederLease() (stop func()) {
 // removal (helm uninstall) and the garbage collector do.
 func (e *Env) ServeSeederWebhook() {
 	e.T.Helper()
+	require.NoError(e.T, CreateSeederService(e.Ctx, e.Kube))
+	e.T.Cleanup(e.RemoveSeederService)
+}
+
+// RemoveSeederService deletes Seeder's Service and its endpoint slices.
+func (e *Env) RemoveSeederService() {
+	require.NoError(e.T, DeleteSeederService(e.Ctx, e.Kube))
+}
+
+// CreateSeederService is ServeSeederWebhook's work, for a caller that is
+// not the test's goroutine.
+func CreateSeederService(ctx context.Context, k8s kubernetes.Interface) error {
 	labels := map[string]string{"app.kubernetes.io/name": "harvester-seeder", "app.kubernetes.io/instance": "harvester-seeder"}
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.SeederAddonNamespace, Name: seederv1alpha1.SeederWebhookService, Labels: labels},
@@ -167,8 +181,10 @@ func (e *Env) ServeSeederWebhook() {
 			{Name: "webhook", Port: 443, TargetPort: intstr.FromString("webhook"), Protocol: corev1.ProtocolTCP},
 		}},
 	}
-	created, err := e.Kube.CoreV1().Services(svc.Namespace).Create(e.Ctx, svc, metav1.CreateOptions{})
-	require.NoError(e.T, err)
+	created, err := k8s.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name + "-7xk2p",
 			Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
@@ -183,20 +199,19 @@ func (e *Env) ServeSeederWebhook() {
 			{Name: ptr.To("webhook"), Port: ptr.To[int32](443), Protocol: ptr.To(corev1.ProtocolTCP)},
 		},
 	}
-	_, err = e.Kube.DiscoveryV1().EndpointSlices(svc.Namespace).Create(e.Ctx, slice, metav1.CreateOptions{})
-	require.NoError(e.T, err)
-	e.T.Cleanup(e.RemoveSeederService)
+	_, err = k8s.DiscoveryV1().EndpointSlices(svc.Namespace).Create(ctx, slice, metav1.CreateOptions{})
+	return err
 }
 
-// RemoveSeederService deletes Seeder's Service and its endpoint slices.
-func (e *Env) RemoveSeederService() {
-	err := e.Kube.CoreV1().Services(seederv1alpha1.SeederAddonNamespace).Delete(e.Ctx, seederv1alpha1.SeederWebhookService, metav1.DeleteOptions{})
-	if !apierrors.IsNotFound(err) {
-		require.NoError(e.T, err)
+// DeleteSeederService is RemoveSeederService's work, for a caller that is
+// not the test's goroutine.
+func DeleteSeederService(ctx context.Context, k8s kubernetes.Interface) error {
+	err := k8s.CoreV1().Services(seederv1alpha1.SeederAddonNamespace).Delete(ctx, seederv1alpha1.SeederWebhookService, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
-	err = e.Kube.DiscoveryV1().EndpointSlices(seederv1alpha1.SeederAddonNamespace).DeleteCollection(e.Ctx, metav1.DeleteOptions{},
+	return k8s.DiscoveryV1().EndpointSlices(seederv1alpha1.SeederAddonNamespace).DeleteCollection(ctx, metav1.DeleteOptions{},
 		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + seederv1alpha1.SeederWebhookService})
-	require.NoError(e.T, err)
 }
 
 // ApplySeederWebhook makes Seeder's webhook configuration as its webhook
@@ -206,10 +221,22 @@ func (e *Env) RemoveSeederService() {
 // validators' rules (clusters and inventories, CREATE and UPDATE).
 func (e *Env) ApplySeederWebhook() {
 	e.T.Helper()
-	certPEM, keyPEM := selfSignedCA(e.T, "dynamiclistener-ca@1767225600")
+	ca := e.SeederWebhookCA()
+	require.NoError(e.T, ApplySeederWebhookOn(e.Ctx, e.Cluster.RESTConfig, ca, "clusters", "inventories"))
+	e.T.Cleanup(func() {
+		_ = e.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), seederv1alpha1.SeederWebhookName, metav1.DeleteOptions{})
+		_ = e.Kube.CoreV1().Secrets(seederv1alpha1.SeederAddonNamespace).Delete(context.Background(), seederv1alpha1.SeederWebhookCASecret, metav1.DeleteOptions{})
+	})
+}
+
+// SeederWebhookCA is Seeder's webhook CA Secret, made as dynamiclistener
+// makes it when there is none.
+func (e *Env) SeederWebhookCA() *corev1.Secret {
+	e.T.Helper()
 	secrets := e.Kube.CoreV1().Secrets(seederv1alpha1.SeederAddonNamespace)
 	ca, err := secrets.Get(e.Ctx, seederv1alpha1.SeederWebhookCASecret, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		certPEM, keyPEM := selfSignedCA(e.T, "dynamiclistener-ca@1767225600")
 		ca, err = secrets.Create(e.Ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.SeederAddonNamespace, Name: seederv1alpha1.SeederWebhookCASecret},
 			Type:       corev1.SecretTypeTLS,
@@ -218,15 +245,24 @@ func (e *Env) ApplySeederWebhook() {
 	}
 	require.NoError(e.T, err)
 	ca.APIVersion, ca.Kind = "v1", "Secret"
+	return ca
+}
+
+// ApplySeederWebhookOn applies Seeder's webhook configuration, owned by its
+// CA Secret ca, with its validators' rules for the named resources of
+// metal.harvesterhci.io only (Seeder's has clusters and inventories), for
+// a caller that is not the test's goroutine.
+func ApplySeederWebhookOn(ctx context.Context, restConfig *rest.Config, ca *corev1.Secret, resources ...string) error {
 	path := seederValidation
 	port := seederWebhookPort
 	scope := admissionregistrationv1.NamespacedScope
-	rule := func(resource string) admissionregistrationv1.RuleWithOperations {
-		return admissionregistrationv1.RuleWithOperations{
+	var rules []admissionregistrationv1.RuleWithOperations
+	for _, resource := range resources {
+		rules = append(rules, admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 			Rule: admissionregistrationv1.Rule{APIGroups: []string{"metal.harvesterhci.io"}, APIVersions: []string{"v1alpha1"},
 				Resources: []string{resource}, Scope: &scope},
-		}
+		})
 	}
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
@@ -239,19 +275,17 @@ func (e *Env) ApplySeederWebhook() {
 				CABundle: ca.Data[corev1.TLSCertKey],
 			},
 			// The validators in the order Seeder registers them.
-			Rules:                   []admissionregistrationv1.RuleWithOperations{rule("clusters"), rule("inventories")},
+			Rules:                   rules,
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 			AdmissionReviewVersions: []string{"v1", "v1beta1"},
 		}},
 	}
-	a, err := apply.NewForConfig(e.Cluster.RESTConfig)
-	require.NoError(e.T, err)
-	require.NoError(e.T, a.WithDynamicLookup().WithContext(e.Ctx).WithOwner(ca).ApplyObjects(cfg))
-	e.T.Cleanup(func() {
-		_ = e.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), cfg.Name, metav1.DeleteOptions{})
-		_ = secrets.Delete(context.Background(), seederv1alpha1.SeederWebhookCASecret, metav1.DeleteOptions{})
-	})
+	a, err := apply.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	return a.WithDynamicLookup().WithContext(ctx).WithOwner(ca).ApplyObjects(cfg)
 }
 
 // CreateSeederLocalCluster makes the Cluster harvester-system/local that

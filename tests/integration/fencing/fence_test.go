@@ -52,6 +52,10 @@ func TestFenceSwitchesOffOnceThenTaintsAndLiftsWhenReady(t *testing.T) {
 	env.WaitPolls("hv-dead", 2)
 	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
 	assert.Equal(t, 0.0, metric(t, "equinix_addon_fenced_nodes", nil))
+	// The pass that lifted the fence took its taint off: no taint without
+	// a fence is seen in it.
+	assert.False(t, nodeEvent(env, "hv-dead", equinixv1.ReasonFenceTaintedNotFenced), "the lifted fence was reported as a taint without a fence")
+	assert.Equal(t, 0.0, metric(t, "equinix_addon_nodes_tainted_unfenced", nil))
 }
 
 // A server that is off already is fenced as it is: nothing is sent.

@@ -36,13 +36,18 @@ const (
 type settings struct {
 	maxFenced int
 	powerOn   bool
+	// grace is the grace period (grace when zero).
+	grace time.Duration
 }
 
 func configure(s settings) func(*config.Config) {
+	if s.grace == 0 {
+		s.grace = grace
+	}
 	return func(c *config.Config) {
 		c.BMCTimeout = time.Second
 		c.SeederCheckInterval = 500 * time.Millisecond
-		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod, c.FencingPowerOn = true, s.maxFenced, grace, s.powerOn
+		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod, c.FencingPowerOn = true, s.maxFenced, s.grace, s.powerOn
 		c.NodeName = ownNode
 	}
 }
@@ -54,7 +59,7 @@ func newEnv(t *testing.T, s settings) *framework.Env {
 	if s.maxFenced == 0 {
 		s.maxFenced = 1
 	}
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Configure: configure(s)})
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Fencing: true, Configure: configure(s)})
 	env.CreateReadyNode(ownNode)
 	return env
 }
@@ -70,7 +75,7 @@ func start(env *framework.Env, s settings) {
 	if s.maxFenced == 0 {
 		s.maxFenced = 1
 	}
-	env.StartController(env.Config(framework.Options{Mode: config.ModeSeeder, Configure: configure(s)}))
+	env.StartController(env.Config(framework.Options{Mode: config.ModeSeeder, Fencing: true, Configure: configure(s)}))
 }
 
 // redfishHost is a Ready node (the controller's own exists already) with an Inventory whose BMC is a Redfish
@@ -119,7 +124,35 @@ func describe(c *metav1.Condition) string {
 	return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
 }
 
-// tainted reports whether the node carries the out-of-service taint.
+// outOfService is the node's out-of-service taint (the fencer's has the
+// value nodeshutdown, Harvester's none), or nil.
+func outOfService(t *testing.T, env *framework.Env, name string) *corev1.Taint {
+	t.Helper()
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	for _, taint := range n.Spec.Taints {
+		if taint.Key == corev1.TaintNodeOutOfService && taint.Effect == corev1.TaintEffectNoExecute {
+			return &taint
+		}
+	}
+	return nil
+}
+
+// hasTaint reports whether the node carries a taint of key.
+func hasTaint(t *testing.T, env *framework.Env, name, key string) bool {
+	t.Helper()
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	for _, taint := range n.Spec.Taints {
+		if taint.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// tainted reports whether the node carries the fencer's out-of-service
+// taint.
 func tainted(t *testing.T, env *framework.Env, name string) bool {
 	t.Helper()
 	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
@@ -133,10 +166,15 @@ func tainted(t *testing.T, env *framework.Env, name string) bool {
 }
 
 // nodeEvent reports whether an Event of reason was recorded about the
-// node (the Node, not its Inventory).
+// node (the Node, not its Inventory; this Node, not an earlier test's of
+// the same name).
 func nodeEvent(env *framework.Env, name, reason string) bool {
+	n, err := env.Kube.CoreV1().Nodes().Get(env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
 	for _, e := range env.Events(name) {
-		if e.InvolvedObject.Kind == "Node" && e.Reason == reason {
+		if e.InvolvedObject.Kind == "Node" && e.InvolvedObject.UID == n.UID && e.Reason == reason {
 			return true
 		}
 	}

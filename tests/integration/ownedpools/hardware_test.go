@@ -148,6 +148,7 @@ func inventoryCondition(t *testing.T, env *framework.Env, name, condType string,
 func fencingEnv(t *testing.T) *framework.Env {
 	t.Helper()
 	opts := hardwareOpts()
+	opts.Fencing = true
 	opts.Configure = func(c *config.Config) {
 		configure(c)
 		c.Fencing, c.FencingMaxFenced, c.FencingGracePeriod = true, 1, 2*time.Second

@@ -13,6 +13,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/addonspec"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
@@ -191,4 +192,40 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 	require.Equal(t, "Off", sim.PowerState())
 	setVersion(t, env, framework.HarvesterVersion)
 	env.DeletePoolAndWait(pool.Name)
+}
+
+// The seeder mode with hardware.fencing.enabled under that install's
+// RBAC: Seeder's leftovers and the Inventories' chain as above, then a host that dies where
+// Harvester's node-down handling is on: the fencer reads the Setting
+// vm-force-reset-policy and Harvester's Upgrades, switches the server off
+// and taints the node. Every grant is used, none is missing.
+func TestFencingChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Fencing: true, NoController: true})
+	env.CreateReadyNode("rbac-own")
+	env.CreateReadyNode("rbac-peer")
+	leftovers := seederLeftovers(t, env)
+	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-fencing",
+		ExtraArgs: []string{"--fencing", "--fencing-grace-period=2s", "--node-name=rbac-own"}}, leftovers, inventoryLifecycle, fencingLifecycle)
+}
+
+func fencingLifecycle(t *testing.T, env *framework.Env) {
+	t.Helper()
+	const name, password = "rbac-dead", "rbac-fence-pw"
+	env.InstallHarvesterUpgradeCRD()
+	env.UseNodeDownPolicy(framework.NodeDownPolicy{Enable: true, Period: 15, VMMigrationTimeout: 180})
+	sim, srv := framework.RedfishBMC(t, bmcsim.Options{Username: "admin", Password: password})
+	env.CreateReadyNode(name)
+	env.CreateBMCSecret(name, "admin", password)
+	env.CreateInventory(framework.RedfishInventory(name, srv))
+	env.Eventually(func() bool {
+		return conditions.IsTrue(env.Inventory(name).Status.Conditions, equinixv1.BMCAuthenticated)
+	}, time.Minute, "the BMC never took the credentials")
+
+	env.SetNodeReady(name, false)
+	env.Eventually(func() bool {
+		return conditions.IsTrue(env.Inventory(name).Status.Conditions, equinixv1.BMCFenced)
+	}, time.Minute, "the dead host was never fenced")
+	require.Equal(t, []string{"ForceOff"}, sim.Resets())
+	require.NoError(t, env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Delete(env.Ctx, name, metav1.DeleteOptions{}))
+	require.NoError(t, env.Kube.CoreV1().Nodes().Delete(env.Ctx, name, metav1.DeleteOptions{}))
 }

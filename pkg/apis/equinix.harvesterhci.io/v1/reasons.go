@@ -285,6 +285,18 @@ var (
 	ReasonFencePowerOnSending = normal("FencePowerOnSending")
 	ReasonFencePowerOnSent    = normal("FencePowerOnSent")
 	ReasonFenceLifted         = normal("FenceLifted")
+	// ReasonFenceHeldUpgrade: a Harvester upgrade is under way (its nodes
+	// reboot in turn), or whether one is cannot be told.
+	ReasonFenceHeldUpgrade = warning("FenceHeldUpgrade")
+	// ReasonFenceTaintedNotFenced: an Event on a Node that carries the
+	// out-of-service taint while its server is not confirmed off (put on
+	// by Harvester's node-down handling or a person, not by the fencer).
+	ReasonFenceTaintedNotFenced = warning("FenceTaintedNotFenced")
+	// ReasonHarvesterDrainedRestored: an Event on a Node left with
+	// Harvester's drain taint and without its Drained condition, on which
+	// Harvester's node-down handler fails at every pass; the condition was
+	// written as Harvester writes it.
+	ReasonHarvesterDrainedRestored = warning("HarvesterDrainedRestored")
 )
 
 // Reasons the boot endpoint of owned servers refuses a request for: the

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
+	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
@@ -266,6 +267,21 @@ func (d *Deps) APIExtensions() apiextv1client.ApiextensionsV1Interface {
 func (d *Deps) Addons() dynamic.ResourceInterface {
 	addons := schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "addons"}
 	return d.dynamic.Resource(addons).Namespace(seederv1alpha1.SeederAddonNamespace)
+}
+
+// HarvesterSetting reads one of Harvester's Settings by name, live: fencing
+// reads vm-force-reset-policy, and keeps no cache of every Setting (some
+// hold keys).
+func (d *Deps) HarvesterSetting(ctx context.Context, name string) (*harvesterv1beta1.Setting, error) {
+	return d.typed.HarvesterhciV1beta1().Settings().Get(ctx, name, metav1.GetOptions{})
+}
+
+// Upgrades lists Harvester's Upgrades by metadata (their state is a label):
+// fencing stands back while one is under way, as Harvester's node-down
+// handling does.
+func (d *Deps) Upgrades(ctx context.Context) (*metav1.PartialObjectMetadataList, error) {
+	upgrades := schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "upgrades"}
+	return d.meta.Resource(upgrades).Namespace(harvester.UpgradeNamespace).List(ctx, metav1.ListOptions{})
 }
 
 // Metal is the Equinix Metal API, with its limiter and metrics.

@@ -8,6 +8,12 @@
 // again the taint goes; with --fencing-power-on the addon switches the
 // server back on itself once its volumes are detached.
 //
+// Harvester taints a silent node out-of-service on its own (its node-down
+// handling, timed by the Setting vm-force-reset-policy), without asking the
+// BMC. The fence reads that Setting and comes before Harvester's taint is
+// due; a taint of anyone's on a server its BMC does not show off is
+// reported (TaintedNotFenced, which the owned pools read too).
+//
 // The step runs inside the Inventory chain's pass (package inventory): the
 // BMC is the pass's machine, from the one driver that keeps one session
 // per BMC, and every step is a condition of the Inventory (Fenced) and an
@@ -57,11 +63,20 @@ type Fencer struct {
 	// without --owned-pools: a pool's server still joining is not fenced.
 	instances equinixcontrollers.InstanceCache
 	recorder  record.EventRecorder
+	// harvester reads Harvester's own node-down handling.
+	harvester HarvesterView
 
 	mu sync.Mutex
 	// active are the Inventories (by name) this process last saw fenced or
 	// being fenced, and those it reserved a place for.
 	active map[string]bool
+	// unfenced are the Inventories (by name) whose node carries an
+	// out-of-service taint while its server is not confirmed off.
+	unfenced map[string]bool
+	// drainStuck are the Inventories (by name) whose node this process
+	// saw left with Harvester's drain taint and without its Drained
+	// condition, and since when.
+	drainStuck map[string]time.Time
 }
 
 // New returns the fencing step, or nil when --fencing is off.
@@ -71,6 +86,7 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 		return nil
 	}
 	metrics.FencedNodes.Set(0)
+	metrics.TaintedNotFencedNodes.Set(0)
 	var instances equinixcontrollers.InstanceCache
 	if cfg.OwnedPools {
 		instances = deps.Instances().Cache()
@@ -85,7 +101,10 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 		inventories: deps.Inventories().Cache(),
 		instances:   instances,
 		recorder:    deps.Recorder(),
+		harvester:   HarvesterView{Setting: deps.HarvesterSetting, Upgrades: deps.Upgrades},
 		active:      map[string]bool{},
+		unfenced:    map[string]bool{},
+		drainStuck:  map[string]time.Time{},
 	}
 }
 
@@ -97,5 +116,8 @@ func (f *Fencer) Forget(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.active, name)
+	delete(f.unfenced, name)
+	delete(f.drainStuck, name)
 	metrics.FencedNodes.Set(float64(len(f.active)))
+	metrics.TaintedNotFencedNodes.Set(float64(len(f.unfenced)))
 }

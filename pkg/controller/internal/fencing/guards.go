@@ -10,6 +10,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -79,15 +80,18 @@ func (f *Fencer) joining(node *corev1.Node) *held {
 }
 
 // guards runs the guards that need no BMC, in the order a person would
-// ask: is it the controller's node, is a person at work on it, is the
-// controller on the right side.
-func (f *Fencer) guards(node *corev1.Node) (*held, error) {
+// ask: is it the controller's node, is a person at work on it, is Harvester
+// upgrading, is the controller on the right side.
+func (f *Fencer) guards(node *corev1.Node, d nodeDown) (*held, error) {
 	if node.Name == f.settings.OwnNode {
 		return &held{equinixv1.ReasonFenceHeldOwnNode, fmt.Sprintf(
 			"node %s runs the controller, which never fences its own node", node.Name)}, nil
 	}
 	if in, why := inMaintenance(node); in {
 		return &held{equinixv1.ReasonFenceHeldMaintenance, why + ": a node in maintenance mode is never fenced"}, nil
+	}
+	if h := upgrading(d); h != nil {
+		return h, nil
 	}
 	nodes, err := f.nodes.List(labels.Everything())
 	if err != nil {
@@ -142,4 +146,36 @@ func (f *Fencer) note(name string, active bool) {
 		delete(f.active, name)
 	}
 	metrics.FencedNodes.Set(float64(len(f.active)))
+}
+
+// upgrading is the guard of a Harvester upgrade under way: its nodes
+// reboot in turn, each NotReady for minutes, and Harvester's own node-down
+// handling stands back meanwhile too. A list of the Upgrades that fails
+// holds as well: an upgrade cannot be ruled out.
+func upgrading(d nodeDown) *held {
+	switch {
+	case d.upgradeErr != nil:
+		return &held{equinixv1.ReasonFenceHeldUpgrade, fmt.Sprintf(
+			"whether a Harvester upgrade is under way cannot be told (%s), and during one nodes reboot in turn", failure.Message(d.upgradeErr))}
+	case d.upgrade != "":
+		return &held{equinixv1.ReasonFenceHeldUpgrade, fmt.Sprintf(
+			"Harvester upgrade %s is under way: its nodes reboot in turn, and Harvester's own node-down handling stands back too", d.upgrade)}
+	}
+	return nil
+}
+
+// noteUnfenced records whether name's node carries an out-of-service
+// taint its server is not confirmed off under, and says whether that is
+// news (it was not so at this process's last look).
+func (f *Fencer) noteUnfenced(name string, unfenced bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	news := unfenced && !f.unfenced[name]
+	if unfenced {
+		f.unfenced[name] = true
+	} else {
+		delete(f.unfenced, name)
+	}
+	metrics.TaintedNotFencedNodes.Set(float64(len(f.unfenced)))
+	return news
 }

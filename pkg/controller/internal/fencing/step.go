@@ -1,6 +1,7 @@
 package fencing
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,24 +55,30 @@ func (f *Fencer) Step(t Target, m machine.Machine, node *corev1.Node, now time.T
 	if node == nil {
 		nodeGone(t)
 		f.note(t.Name(), false)
+		f.noteUnfenced(t.Name(), false)
 		return nil
 	}
 	s := &step{f: f, t: t, m: m, node: node, now: now}
 	err := s.run()
 	f.note(t.Name(), fencing(t.Conditions()))
-	return err
+	// The pass's own writes of the node (a taint on or off) count.
+	s.node = f.nodeWrites.Latest(s.node)
+	s.reportUnfencedTaint()
+	return errors.Join(err, s.restoreHarvesterDrained())
 }
 
 // UsesMachine reports whether Step, in a pass over node with the
 // Inventory's conditions conds, may read or switch its server's power: the
-// node is NotReady, or its fence is not lifted. A Ready node never fenced
-// leaves the machine alone, so that pass need not reach it.
+// node is NotReady, its fence is not lifted, or it carries an
+// out-of-service taint (whose server's power is read to tell whether it is
+// fenced). A Ready node never fenced leaves the machine alone, so that
+// pass need not reach it.
 func (f *Fencer) UsesMachine(conds []metav1.Condition, node *corev1.Node) bool {
 	if f == nil || node == nil {
 		return false
 	}
 	c := conditions.Get(conds, equinixv1.BMCFenced)
-	return !harvester.IsNodeReady(node) || c != nil && c.Status != metav1.ConditionFalse
+	return !harvester.IsNodeReady(node) || c != nil && c.Status != metav1.ConditionFalse || outOfServiceTainted(node)
 }
 
 // nodeGone ends the fence of a node that was deleted (a pool that
@@ -97,6 +104,31 @@ type step struct {
 	m    machine.Machine
 	node *corev1.Node
 	now  time.Time
+
+	// power is the pass's last read of the server's power, kept for the
+	// reads that follow until a command is sent.
+	power *powerRead
+}
+
+type powerRead struct {
+	state machine.PowerState
+	err   error
+}
+
+// powerState reads the server's power, once a pass unless a command was
+// sent since.
+func (s *step) powerState() (machine.PowerState, error) {
+	if s.power == nil {
+		state, err := s.m.PowerState(s.f.ctx)
+		s.power = &powerRead{state: state, err: err}
+	}
+	return s.power.state, s.power.err
+}
+
+// command sends a power command; the power is read afresh after it.
+func (s *step) command(action machine.PowerAction) error {
+	s.power = nil
+	return s.m.Power(s.f.ctx, action)
 }
 
 func (s *step) run() error {
@@ -131,14 +163,18 @@ func (s *step) run() error {
 		s.t.Requeue(heldRecheck)
 		return nil
 	}
-	if end := since.Add(s.f.settings.GracePeriod); s.now.Before(end) {
+	hv := s.f.harvester.read(s.f.ctx)
+	if end, how := fenceAt(since, s.f.settings.GracePeriod, hv, s.node); s.now.Before(end) {
+		if how != "" {
+			how = "; " + how
+		}
 		s.set(metav1.ConditionFalse, equinixv1.ReasonFenceGracePeriod, fmt.Sprintf(
-			"node %s is NotReady since %s; its server is switched off and the node tainted out-of-service at %s unless it is Ready again",
-			s.node.Name, stamp(since), stamp(end)))
+			"node %s is NotReady since %s; its server is switched off and the node tainted out-of-service at %s unless it is Ready again%s",
+			s.node.Name, stamp(since), stamp(end), how))
 		s.t.Requeue(end.Sub(s.now))
 		return nil
 	}
-	h, err := s.f.guards(s.node)
+	h, err := s.f.guards(s.node, hv)
 	if err != nil {
 		return err
 	}
@@ -176,7 +212,7 @@ func (s *step) bmcGuard() *held {
 // powerOff switches the server off: a server already off is fenced as it
 // is; otherwise the intent is stored, then the one command sent.
 func (s *step) powerOff() error {
-	state, err := s.m.PowerState(s.f.ctx)
+	state, err := s.powerState()
 	if err != nil {
 		s.set(metav1.ConditionFalse, equinixv1.ReasonFenceHeldBMC, fmt.Sprintf("node %s is NotReady and not fenced: its server's power "+
 			"cannot be read (%s); a server that cannot be confirmed off may still be writing to its volumes, so the node is not "+
@@ -211,7 +247,7 @@ func (s *step) powerOff() error {
 	if err := s.t.Persist(); err != nil {
 		return err
 	}
-	err = s.m.Power(s.f.ctx, machine.ActionOff)
+	err = s.command(machine.ActionOff)
 	switch {
 	case err == nil:
 		metrics.FenceActions.WithLabelValues("power-off", "done").Inc()
@@ -237,10 +273,12 @@ func (s *step) powerOff() error {
 // confirmOff reads the power after a power-off was sent, and taints the
 // node once the server shows off.
 func (s *step) confirmOff(c *metav1.Condition) error {
-	if carriesTaint(s.node) {
+	if carriesOwnTaint(s.node) {
 		// The server showed off and the taint went on, but the process
 		// stopped before it stored Fenced: the node is fenced, and counts
 		// against the bound until the taint is lifted as any other's.
+		// Only the fencer's own taint says so: Harvester's, put on while
+		// the power-off was on its way, says nothing of the server.
 		s.t.Requeue(time.Second)
 		return s.taint(fmt.Sprintf("the server of node %s was confirmed off before a restart", s.node.Name))
 	}
@@ -248,7 +286,7 @@ func (s *step) confirmOff(c *metav1.Condition) error {
 		s.t.Requeue(offRecheck)
 		return nil
 	}
-	state, err := s.m.PowerState(s.f.ctx)
+	state, err := s.powerState()
 	switch {
 	case err != nil:
 		s.set(metav1.ConditionUnknown, c.Reason, fmt.Sprintf("the power-off of node %s's server was sent; its power cannot be "+
@@ -289,72 +327,6 @@ func (s *step) taint(why string) error {
 	s.set(metav1.ConditionTrue, equinixv1.ReasonFenced, fmt.Sprintf("%s; node %s is tainted %s=%s:NoExecute, so its volumes are released "+
 		"and its VMs start on other hosts; %s, and the taint goes when the node is Ready", why, s.node.Name,
 		corev1.TaintNodeOutOfService, equinixv1.TaintOutOfServiceValue, how))
-	return nil
-}
-
-// fenced keeps a fenced node: the taint goes once the node is Ready, and
-// with PowerOn the server is switched on once its volumes are detached.
-func (s *step) fenced(c *metav1.Condition) error {
-	if harvester.IsNodeReady(s.node) && !s.stillOff(c.Reason) {
-		if err := s.f.setTaint(s.node.Name, false); err != nil {
-			metrics.FenceActions.WithLabelValues("untaint", "failed").Inc()
-			return err
-		}
-		metrics.FenceActions.WithLabelValues("untaint", "done").Inc()
-		s.set(metav1.ConditionFalse, equinixv1.ReasonFenceLifted, fmt.Sprintf("node %s is Ready again: the out-of-service taint is removed", s.node.Name))
-		return nil
-	}
-	if !s.f.settings.PowerOn || c.Reason != equinixv1.ReasonFenced || s.m == nil {
-		return nil
-	}
-	return s.powerOn()
-}
-
-// stillOff says whether the BMC shows the server of a node that reports
-// Ready still off: a Ready posted just before the power-off landed, which
-// the node lifecycle controller will turn NotReady again. The fence stays
-// (and counts against the bound) until the server is on. A BMC that
-// cannot be read leaves it to the node's word.
-func (s *step) stillOff(reason string) bool {
-	if s.m == nil {
-		return false
-	}
-	state, err := s.m.PowerState(s.f.ctx)
-	if err != nil || state != machine.PowerOff {
-		return false
-	}
-	// The reason stays: a power-on sent is not sent again.
-	s.set(metav1.ConditionTrue, reason, fmt.Sprintf("node %s reports Ready, but its server is off: the node stays tainted "+
-		"out-of-service until the server is on", s.node.Name))
-	s.t.Requeue(heldRecheck)
-	return true
-}
-
-// powerOn switches a fenced server on once its node lists no volume as
-// attached any more: Kubernetes detached them, so the server cannot write
-// to them when it boots. One command: the intent is stored before it.
-func (s *step) powerOn() error {
-	if n := attached(s.node); n > 0 {
-		s.t.Requeue(heldRecheck)
-		return nil
-	}
-	s.set(metav1.ConditionTrue, equinixv1.ReasonFencePowerOnSending, fmt.Sprintf(
-		"node %s is fenced and its volumes are detached: switching its server on", s.node.Name))
-	if err := s.t.Persist(); err != nil {
-		return err
-	}
-	err := s.m.Power(s.f.ctx, machine.ActionOn)
-	result, msg := "done", "the BMC took the power-on"
-	switch {
-	case err == nil:
-	case machine.MaybeApplied(err):
-		result, msg = "unconfirmed", fmt.Sprintf("the answer to the power-on was lost (%s); it is not sent again", failure.Message(err))
-	default:
-		result, msg = "refused", fmt.Sprintf("the BMC refused the power-on (%s): switch the server on by hand", failure.Message(err))
-	}
-	metrics.FenceActions.WithLabelValues("power-on", result).Inc()
-	s.set(metav1.ConditionTrue, equinixv1.ReasonFencePowerOnSent, fmt.Sprintf(
-		"node %s stays fenced until it is Ready: %s", s.node.Name, msg))
 	return nil
 }
 

@@ -43,11 +43,15 @@ func withTaint(taints []corev1.Taint, on bool) ([]corev1.Taint, bool) {
 	return taints, false
 }
 
-// carriesTaint says whether the node carries the out-of-service taint.
-func carriesTaint(node *corev1.Node) bool {
+// carriesOwnTaint says whether the node carries the fencer's own
+// out-of-service taint (value nodeshutdown): Harvester's node-down
+// handling puts one of the same key and effect without a value, on a node
+// whose server nobody confirmed off, and keeps it there only when it
+// finds none.
+func carriesOwnTaint(node *corev1.Node) bool {
 	want := outOfService()
 	for _, t := range node.Spec.Taints {
-		if t.Key == want.Key && t.Effect == want.Effect {
+		if t.Key == want.Key && t.Effect == want.Effect && t.Value == want.Value {
 			return true
 		}
 	}
@@ -59,27 +63,34 @@ func carriesTaint(node *corev1.Node) bool {
 // in between (a JSON patch that tests its resourceVersion): taints are a
 // list, and another writer's taint must not be lost.
 func (f *Fencer) setTaint(name string, on bool) error {
+	_, err := f.changeTaint(name, on)
+	return err
+}
+
+// changeTaint is setTaint, and says whether the node had to change (a
+// node that already was as asked is not written).
+func (f *Fencer) changeTaint(name string, on bool) (bool, error) {
 	node, err := f.liveNodes.Nodes().Get(f.ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("reading node %s: %w", name, err)
+		return false, fmt.Errorf("reading node %s: %w", name, err)
 	}
 	taints, changed := withTaint(node.Spec.Taints, on)
 	if !changed {
-		return nil
+		return false, nil
 	}
 	patch, err := json.Marshal([]map[string]any{
 		{"op": "test", "path": "/metadata/resourceVersion", "value": node.ResourceVersion},
 		{"op": "add", "path": "/spec/taints", "value": taints},
 	})
 	if err != nil {
-		return fmt.Errorf("taint patch of node %s: %w", name, err)
+		return false, fmt.Errorf("taint patch of node %s: %w", name, err)
 	}
 	patched, err := f.liveNodes.Nodes().Patch(f.ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("tainting node %s out-of-service (%t): %w", name, on, err)
+		return false, fmt.Errorf("tainting node %s out-of-service (%t): %w", name, on, err)
 	}
 	f.nodeWrites.Wrote(patched)
-	return nil
+	return true, nil
 }
 
 // attached counts the volumes the node's status still lists as attached

@@ -33,6 +33,11 @@ func (r *run) powerOffOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 	if power == machine.PowerOff {
 		return true, nil
 	}
+	if why := fencerSwitchingOff(inv); why != "" {
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonPoweringOff, why)
+		r.Poll()
+		return false, nil
+	}
 	// The intent is the Deleting condition's reason (timestamps of one
 	// second could not tell a power-off from the power-on of the same
 	// second).
