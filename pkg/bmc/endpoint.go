@@ -59,7 +59,7 @@ type Endpoint struct {
 	// for the caller to pin.
 	TrustOnFirstUse bool
 	// Memo is what an earlier connection learnt of this BMC (see Memo).
-	Memo Memo
+	Memo     Memo
 	Username string
 	Password redact.Sensitive
 	// Timeout bounds one request to the BMC; 0 means DefaultTimeout.
