@@ -152,12 +152,25 @@ const (
 	ReasonBMCUnreachable        = "BMCUnreachable"
 	ReasonBMCProtocolMismatch   = "BMCProtocolMismatch"
 	ReasonBMCCertificateInvalid = "BMCCertificateInvalid"
-	ReasonBMCError              = "BMCError"
-	ReasonBMCNotContacted       = "BMCNotContacted"
-	ReasonAuthenticated         = "Authenticated"
-	ReasonAuthenticationFailed  = "AuthenticationFailed"
-	ReasonEventLogRead          = "EventLogRead"
-	ReasonNoEventLog            = "NoEventLog"
+	// ReasonBMCCertificateChanged: a Redfish BMC presented another
+	// certificate than the one trusted; ReasonBMCCertificatePinned: the
+	// first one seen is trusted from now on; ReasonBMCCertificateAccepted:
+	// one a person named is.
+	ReasonBMCCertificateChanged  = "BMCCertificateChanged"
+	ReasonBMCCertificatePinned   = "BMCCertificatePinned"
+	ReasonBMCCertificateAccepted = "BMCCertificateAccepted"
+	// ReasonBMCProtocolFound: what answered at a connection that does not
+	// say its protocol (port 623).
+	ReasonBMCProtocolFound = "BMCProtocolFound"
+	// ReasonPollingIntervalClamped: a polling interval outside the bounds
+	// is read as the nearest one.
+	ReasonPollingIntervalClamped = "PollingIntervalClamped"
+	ReasonBMCError               = "BMCError"
+	ReasonBMCNotContacted        = "BMCNotContacted"
+	ReasonAuthenticated          = "Authenticated"
+	ReasonAuthenticationFailed   = "AuthenticationFailed"
+	ReasonEventLogRead           = "EventLogRead"
+	ReasonNoEventLog             = "NoEventLog"
 	// Seeder's Inventories: where one may be, its node, and the real Seeder.
 	ReasonInventoryReady    = "InventoryReady"
 	ReasonWrongNamespace    = "WrongNamespace"
@@ -303,6 +316,7 @@ var warnings = map[string]bool{
 
 	ReasonNodeNotFound: true, ReasonNodeProvisioned: true, ReasonDuplicateInventory: true,
 	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
+	ReasonBMCCertificateChanged: true, ReasonPollingIntervalClamped: true,
 	ReasonBMCError: true, ReasonAuthenticationFailed: true, ReasonNoEventLog: true,
 	ReasonWrongNamespace: true, ReasonNodeNameMismatch: true, ReasonSeederInstalled: true,
 
@@ -348,7 +362,7 @@ var stalling = map[string]bool{
 	// certificate or credentials are fixed, or the BMC comes back.
 	ReasonWrongNamespace: true, ReasonNodeNameMismatch: true, ReasonNodeProvisioned: true,
 	ReasonBMCUnreachable: true, ReasonBMCProtocolMismatch: true, ReasonBMCCertificateInvalid: true,
-	ReasonBMCError: true, ReasonAuthenticationFailed: true,
+	ReasonBMCCertificateChanged: true, ReasonBMCError: true, ReasonAuthenticationFailed: true,
 }
 
 // Stalls reports whether a condition with this reason, when False, holds its
