@@ -253,12 +253,15 @@ func (m *Machine) seeCertificate(c bmc.Client) {
 }
 
 // note keeps the pass's first BMC failure. A session whose credentials
-// the BMC refused is logged out: it cannot serve another pass.
+// the BMC refused is logged out: it cannot serve another pass; so is one
+// whose BMC now presents a certificate that is not trusted (a new pass
+// logs in with the certificates trusted then, one a person accepted
+// among them).
 func (m *Machine) note(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.noteLocked(err)
-	if failure.ClassOf(err) == failure.Unauthorized && m.client != nil {
+	if class := failure.ClassOf(err); (class == failure.Unauthorized || class == failure.TLS) && m.client != nil {
 		m.link.drop(m.client)
 		m.client, m.dialErr = nil, err
 	}
