@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
 )
 
 // The override mode is sent only to a system that reports the property,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // The driver contract: every behaviour the controller relies on, run

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
 )
 
 func TestIPMIUnknownUser(t *testing.T) {

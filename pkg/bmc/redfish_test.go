@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // A CA bundle does not make a certificate for another name acceptable.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metaltest"
 )
 
 func TestMinInstallDiskBytes(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // eventLog makes two active devices and n more events on the first, a

@@ -13,7 +13,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // The SDK-backed client against the in-repo simulator: the real SDK, real

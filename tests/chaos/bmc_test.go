@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
 )
 
 // The BMC world of a run: nodes the addon did not provision, one behind the

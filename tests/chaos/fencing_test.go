@@ -17,8 +17,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // The fencing world of a run: fenceNodes nodes the addon did not provision,

@@ -13,8 +13,8 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // The ledger flags a second device for one Instance, two at once, and a

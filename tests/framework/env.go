@@ -26,9 +26,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // Fixed test identities. The token and join token are fake, but tests still

@@ -22,7 +22,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 )
 
 // SeedSample is the README's sample InstancePool, byte for byte.

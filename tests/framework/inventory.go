@@ -16,7 +16,7 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // The hardware mode's world: nodes as their kubelets and Harvester mark

@@ -18,7 +18,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // ReserveVIP makes the cluster VIP an Elastic IP of the test project in

@@ -14,7 +14,7 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
 )
 
 // GuestURL is where the guest reaches Options.Handler: the one address

@@ -23,8 +23,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 const (

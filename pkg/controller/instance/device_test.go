@@ -21,9 +21,9 @@ import (
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metaltest"
 )
 
 const (

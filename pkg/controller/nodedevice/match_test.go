@@ -15,8 +15,8 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metaltest"
 )
 
 const project = "7a1d1a3e-0000-4000-8000-00000000aa01"

@@ -27,8 +27,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/pkg/util/fakecache"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 const (

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metaltest"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metaltest"
 )
 
 const (

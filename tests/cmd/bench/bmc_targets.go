@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
 func createBMCNode(ctx context.Context, b *bench, bb *bmcBench) error {

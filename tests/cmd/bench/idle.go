@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // idleSettle is how long a restarted controller is given to resync every

@@ -13,8 +13,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // apiPrefix is where the simulator serves the Metal API; the metadata

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // minCall is one step of the minimum call sequence of a server: the

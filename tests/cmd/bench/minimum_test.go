@@ -11,7 +11,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // freshPorts is a new c3.small.x86 device: eth0 and eth1 bonded in bond0,

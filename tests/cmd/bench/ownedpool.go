@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
 // The owned-pool scenario's settings: a pool of 20 servers grown from

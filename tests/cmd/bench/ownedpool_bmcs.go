@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
 // ownedBMC is an owned server's simulated BMC, as the scenario counts it.

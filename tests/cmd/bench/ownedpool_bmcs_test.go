@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
 )
 
 // The IPMI requests of an owned server's life, as ipmi_sim traces them,

@@ -14,7 +14,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/ownedfleet"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
 // ownedServer is one simulated server people own: its BMC, which records

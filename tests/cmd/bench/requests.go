@@ -12,7 +12,7 @@ import (
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // apiCalls keeps the Metal API requests of the simulator's log: the metadata

@@ -14,7 +14,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/network"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // costWorld is one simulator of the simulator-cost scenario, its fleet and

@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 func main() {

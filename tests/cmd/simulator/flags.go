@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/standalone"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/standalone"
 )
 
 // simulatorFlags are the raw values of the simulator command's flags.

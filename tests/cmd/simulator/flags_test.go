@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v2"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/standalone"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/standalone"
 )
 
 func TestSimulatorProjectsFromFlagsAndFile(t *testing.T) {

@@ -20,8 +20,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/standalone"
 	"github.com/harvester/harvester-equinix-addon/pkg/version"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/standalone"
 )
 
 func main() {

@@ -13,8 +13,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // Each server lands on its own reservation of the list, in order; servers

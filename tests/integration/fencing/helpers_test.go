@@ -16,8 +16,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 const (

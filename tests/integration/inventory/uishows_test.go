@@ -14,10 +14,10 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim/ipmisim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/harvesterapi"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
 )
 
 // What the Harvester UI shows of a host's Inventory is true: a Save is not
@@ -116,7 +116,9 @@ func TestShutdownCompleteOnlyOnceOff(t *testing.T) {
 	env.CreateReadyNode("slow-off")
 	env.CreateBMCSecret("slow-off", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("slow-off", srv))
-	env.Eventually(func() bool { return ready(env, "slow-off") && env.Inventory("slow-off").Status.MachinePowerState == "on" },
+	env.Eventually(func() bool {
+		return ready(env, "slow-off") && env.Inventory("slow-off").Status.MachinePowerState == "on"
+	},
 		time.Minute, "never ready")
 	env.SetMaintenance("slow-off", true)
 	seen := watchPowerActions(t, env, "slow-off")

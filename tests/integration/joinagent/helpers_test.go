@@ -20,9 +20,9 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 var shared cluster.Shared

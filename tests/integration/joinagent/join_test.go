@@ -16,7 +16,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/joinagent"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 )
 
 // The seed's two-phase flow with a correct configuration: iPXE shell, then

@@ -24,9 +24,9 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/tor"
+	"github.com/harvester/harvester-equinix-addon/tests/bgp/tor"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // bgpNode is a node in its own network namespace, linked to this one by a

@@ -12,7 +12,7 @@
 //
 // It needs root (network namespaces, port 179) and ip(8): without them it
 // skips, except under CI=true, where it fails. The //go:debug line lets the
-// top-of-rack's listeners check MD5 passwords (see pkg/simulator/tor).
+// top-of-rack's listeners check MD5 passwords (see tests/bgp/tor).
 package kubevip
 
 import (

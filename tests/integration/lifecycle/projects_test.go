@@ -16,8 +16,8 @@ import (
 	ledgerpkg "github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // A second project the operator's credentials can be switched to.

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // killCtx is what a kill point acts on, and what it saw.

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 // metro is the seed's metro as the API names it.

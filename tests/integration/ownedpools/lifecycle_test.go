@@ -11,8 +11,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // Scale up claims one free server per Instance, sets its one-time network

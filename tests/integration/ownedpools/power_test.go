@@ -13,7 +13,7 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // Harvester's power action on a pool's node in maintenance mode (written

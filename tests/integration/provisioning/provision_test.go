@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/metalsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
 var shared cluster.Shared

@@ -19,9 +19,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/helmtest"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
 // uiInventory is what Harvester's UI writes for a host's Out-of-Band Access

@@ -14,7 +14,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bgpannotate"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/simulator/tor"
+	"github.com/harvester/harvester-equinix-addon/tests/bgp/tor"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
 

@@ -1,0 +1,156 @@
+package ownedfleet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
+)
+
+// noncePath hides a nonce in the URLs a result records.
+var noncePath = regexp.MustCompile(`/boot/[A-Za-z0-9_-]{20,}/`)
+
+// chainURL is the URL iPXE asks for when the DHCP server's boot file is
+// <endpoint>/boot/ipxe?mac=${mac}&uuid=${uuid}: iPXE writes the MAC
+// with colons and escapes them in the query, as real iPXE did in the
+// project's QEMU test.
+func (s *server) chainURL() string {
+	mac := strings.ReplaceAll(strings.ToLower(s.spec.MAC), ":", "%3A")
+	return strings.TrimSuffix(s.fleet.opts.Endpoint, "/") + "/boot/ipxe?mac=" + mac + "&uuid=" + strings.ToLower(s.spec.UUID)
+}
+
+// netboot is one PXE boot up to the installer's checks: the chain URL,
+// the script, the configuration. ok is false when the server got nothing
+// to install, or the install would fail; the result says why.
+func (s *server) netboot(ctx context.Context) (Result, joinagent.Install, bool) {
+	r := Result{Server: s.spec.Name}
+	fail := func(format string, args ...any) (Result, joinagent.Install, bool) {
+		r.Reason = scrub(fmt.Sprintf(format, args...), s.fleet.opts.Expect.Token)
+		s.fleet.opts.Log.Infof("server %s: %s", s.spec.Name, r.Reason)
+		return r, joinagent.Install{}, false
+	}
+	script, status, err := s.get(ctx, &r, s.chainURL())
+	switch {
+	case err != nil:
+		return fail("iPXE could not reach the boot endpoint: %v", err)
+	case status != http.StatusOK:
+		return fail("the boot endpoint answered %d: nothing to boot", status)
+	}
+	boot, err := joinagent.RunIPXE(script, map[string]string{
+		"ifname": "net0", "net0/mac": s.spec.MAC, "mac": s.spec.MAC, "uuid": s.spec.UUID,
+	})
+	if err != nil {
+		return fail("iPXE script failed: %v", err)
+	}
+	if boot.Shell || !joinagent.IsHarvesterInstaller(boot) {
+		return fail("the script booted no Harvester installer")
+	}
+	if err := s.checkKernel(boot); err != nil {
+		return fail("%v", err)
+	}
+	configURL := argValue(boot.Args, "harvester.install.config_url=")
+	if configURL == "" {
+		return fail("the installer has no config_url")
+	}
+	doc, status, err := s.get(ctx, &r, configURL)
+	switch {
+	case err != nil:
+		return fail("the installer could not fetch its configuration: %v", err)
+	case status != http.StatusOK:
+		return fail("the installer's configuration URL answered %d", status)
+	}
+	in, err := joinagent.CheckInstall(boot.Args, doc, s.fleet.opts.Expect, map[string]string{"eth0": s.spec.MAC})
+	if err != nil {
+		return fail("Harvester install failed: %v", err)
+	}
+	if err := s.checkInstall(in); err != nil {
+		return fail("Harvester install failed: %v", err)
+	}
+	r.Hostname, r.Device, r.ISOURL = in.Hostname, in.Device, in.ISOURL
+	return r, in, true
+}
+
+// checkKernel: the installer booted must be the cluster's version for
+// the server's architecture, or it would not start (another arch) or
+// not join (another version).
+func (s *server) checkKernel(boot joinagent.Boot) error {
+	arch, err := harvester.NormalizeArch(s.spec.Arch)
+	if err != nil {
+		return err
+	}
+	want := "/harvester-" + s.fleet.opts.Version + "-vmlinuz-" + arch
+	if !strings.HasSuffix(boot.Kernel, want) {
+		return fmt.Errorf("the script boots kernel %s, not Harvester %s for %s", boot.Kernel, s.fleet.opts.Version, arch)
+	}
+	return nil
+}
+
+// checkInstall is what a server of one's own must get beyond any join:
+// its management NIC, its disk, its architecture's ISO of the version.
+func (s *server) checkInstall(in joinagent.Install) error {
+	if !slices.Equal(in.MACs, []string{strings.ToLower(s.spec.MAC)}) {
+		return fmt.Errorf("the management interfaces are %v, not this server's NIC %s", in.MACs, s.spec.MAC)
+	}
+	if s.spec.Disk != "" && in.Device != s.spec.Disk {
+		return fmt.Errorf("install.device is %s, not the server's disk %s", in.Device, s.spec.Disk)
+	}
+	arch, _ := harvester.NormalizeArch(s.spec.Arch)
+	if want := "/harvester-" + s.fleet.opts.Version + "-" + arch + ".iso"; !strings.HasSuffix(in.ISOURL, want) {
+		return fmt.Errorf("install.iso_url %s is not Harvester %s for %s", in.ISOURL, s.fleet.opts.Version, arch)
+	}
+	return nil
+}
+
+// get fetches rawURL as iPXE or the installer would, and notes the
+// request (its nonce hidden) in r.
+func (s *server) get(ctx context.Context, r *Result, rawURL string) (string, int, error) {
+	shown := noncePath.ReplaceAllString(rawURL, "/boot/<nonce>/")
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		r.Requests = append(r.Requests, shown+" (not a URL)")
+		return "", 0, fmt.Errorf("%s is not an http URL", shown)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return "", 0, fmt.Errorf("%s: %w", shown, err)
+	}
+	req.Header.Set("User-Agent", "iPXE/1.21.1 (simulated)")
+	resp, err := s.fleet.opts.HTTPClient.Do(req)
+	if err != nil {
+		r.Requests = append(r.Requests, shown+" (no answer)")
+		return "", 0, fmt.Errorf("GET %s: no answer", shown)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	r.Requests = append(r.Requests, fmt.Sprintf("%s %d", shown, resp.StatusCode))
+	if err != nil {
+		return "", 0, fmt.Errorf("GET %s: %w", shown, err)
+	}
+	return string(body), resp.StatusCode, nil
+}
+
+func argValue(args []string, prefix string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// scrub masks secrets in text bound for logs and results.
+func scrub(text string, secrets ...string) string {
+	for _, s := range secrets {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, "<redacted>")
+		}
+	}
+	return noncePath.ReplaceAllString(text, "/boot/<nonce>/")
+}
