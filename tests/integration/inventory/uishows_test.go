@@ -107,36 +107,39 @@ func TestReadyKeptAcrossABMCBlip(t *testing.T) {
 	assert.Equal(t, []string{"PowerCycle"}, sim.Resets())
 }
 
-// A shutdown is complete only once the BMC shows the host off: the UI
-// (v1.5 to v1.7) shows a host whose shutdown is complete as Off. While the
-// host powers off, the request is pending.
-func TestShutdownCompleteOnlyOnceOff(t *testing.T) {
+// A request is complete only once the BMC shows its effect: the UI (v1.5
+// to v1.7) takes a shutdown that is complete for a host that is off, and
+// from v1.8 offers Power On or Shut Down from the power shown. While the
+// host powers on (the responder's PoweringOn, which a hard off skips), the
+// request is pending.
+func TestPowerRequestCompleteOnlyOnceSeen(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMCWith(t, bmcsim.Options{PowerTransition: 5 * time.Second})
-	env.CreateReadyNode("slow-off")
-	env.CreateBMCSecret("slow-off", bmcUser, bmcPassword)
-	env.CreateInventory(framework.RedfishInventory("slow-off", srv))
-	env.Eventually(func() bool {
-		return ready(env, "slow-off") && env.Inventory("slow-off").Status.MachinePowerState == "on"
-	},
+	require.NoError(t, sim.SetPowerState("Off"))
+	env.CreateReadyNode("slow-on")
+	env.CreateBMCSecret("slow-on", bmcUser, bmcPassword)
+	env.CreateInventory(framework.RedfishInventory("slow-on", srv))
+	env.Eventually(func() bool { return ready(env, "slow-on") && env.Inventory("slow-on").Status.MachinePowerState == "off" },
 		time.Minute, "never ready")
-	env.SetMaintenance("slow-off", true)
-	seen := watchPowerActions(t, env, "slow-off")
+	env.SetMaintenance("slow-on", true)
+	seen := watchPowerActions(t, env, "slow-on")
 
-	job := requestPower(t, env, "slow-off", seederv1alpha1.PowerOperationShutdown)
-	env.Eventually(func() bool { return len(sim.Resets()) == 1 }, time.Minute, "the shutdown was not sent")
-	// Sent, and the host still powering off: pending.
+	job := requestPower(t, env, "slow-on", seederv1alpha1.PowerOperationPowerOn)
+	env.Eventually(func() bool { return len(sim.Resets()) == 1 }, time.Minute, "the power-on was not sent")
+	// Taken, and the host still powering on: pending.
 	env.Eventually(func() bool {
-		inv := env.Inventory("slow-off")
+		inv := env.Inventory("slow-on")
+		la := hw(env, "slow-on").LastPowerAction
 		return inv.Status.PowerAction.LastJobName != job && inv.Status.PowerAction.LastActionStatus == "" &&
-			hw(env, "slow-off").LastPowerAction.Result == equinixv1.PowerResultSent
+			la != nil && la.Result == equinixv1.PowerResultSent
 	}, time.Minute, "the request taken by the BMC is not shown pending")
-	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "slow-off", job))
-	inv := env.Inventory("slow-off")
-	assert.Equal(t, "off", inv.Status.MachinePowerState, "complete with the host shown off")
+	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "slow-on", job))
+	inv := env.Inventory("slow-on")
+	assert.Equal(t, "on", inv.Status.MachinePowerState, "complete with the host shown on")
 	assert.True(t, seen.pendingSeen(inv.Status.PowerAction.LastJobName))
-	assert.False(t, seen.completeSeenWhile(inv.Status.PowerAction.LastJobName, "on"), "complete was stored while the host showed on")
-	assert.Equal(t, []string{"ForceOff"}, sim.Resets())
+	assert.False(t, seen.completeSeenWhile(inv.Status.PowerAction.LastJobName, "off"), "complete was stored while the host showed off")
+	assert.False(t, seen.completeSeenWhile(inv.Status.PowerAction.LastJobName, "unknown"), "complete was stored while the host powered on")
+	assert.Equal(t, []string{"On"}, sim.Resets())
 }
 
 // The power shown is kept fresh between hourly polls (the UI's default
