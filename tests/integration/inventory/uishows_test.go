@@ -39,10 +39,10 @@ func newEnvWith(t *testing.T, more func(*config.Config)) *framework.Env {
 // saves without a conflict (and its resourceVersion is unchanged).
 func TestUISaveAcrossPollsGetsNoConflict(t *testing.T) {
 	env := newEnv(t)
-	_, srv := selfSignedBMC(t, "", bmcsim.Options{})
+	_, srv := redfishBMC(t)
 	env.CreateReadyNode("form")
 	env.CreateBMCSecret("form", bmcUser, bmcPassword)
-	createUIInventory(t, env, "form", srv.Host, srv.Port, false, "")
+	createUIInventory(t, env, "form", srv.Host, srv.Port, true, "")
 	env.Eventually(func() bool { return ready(env, "form") }, time.Minute, "never ready")
 	env.WaitPolls("form", 2)
 
