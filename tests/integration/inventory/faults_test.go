@@ -132,11 +132,12 @@ func TestBadInputIsNamed(t *testing.T) {
 	assert.Never(t, func() bool { return node(t, env, "owned").Labels[equinixv1.LabelManufacturer] != "" }, 2*time.Second,
 		100*time.Millisecond, "the Inventory labelled an Instance's node")
 
-	// TLS is verified by default: without the BMC's CA its self-signed
-	// certificate is refused; insecureTLS (the UI's checkbox) accepts it.
+	// A caBundle means that CA: a certificate another CA signed is
+	// refused (without one, the first certificate is trusted on first use:
+	// uidefaults_test.go); insecureTLS (the UI's checkbox) accepts it.
 	env.CreateReadyNode("untrusted")
 	untrusted := framework.RedfishInventory("untrusted", srv)
-	untrusted.Spec.BaseboardManagementSpec.Connection.CABundle = ""
+	untrusted.Spec.BaseboardManagementSpec.Connection.CABundle = string(quietSrv.CACertPEM)
 	untrusted.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
 	env.CreateInventory(untrusted)
 	env.Eventually(func() bool {
@@ -144,7 +145,7 @@ func TestBadInputIsNamed(t *testing.T) {
 			env.Inventory("untrusted").Status.Status == seederv1alpha1.InventoryBMCCertificateInvalid
 	}, time.Minute, "an untrusted certificate was accepted")
 	assert.True(t, env.EventRecorded("untrusted", equinixv1.ReasonBMCCertificateInvalid))
-	patchSpec(t, env, "untrusted", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{"insecureTLS": true}}})
+	patchSpec(t, env, "untrusted", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{"insecureTLS": true, "caBundle": nil}}})
 	env.Eventually(func() bool { return ready(env, "untrusted") }, time.Minute, "insecureTLS did not accept the certificate")
 
 	// A Redfish port spoken to as IPMI.
