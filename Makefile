@@ -26,7 +26,8 @@ cluster-binaries:
 	./scripts/cluster-binaries
 
 # Shows the addon provisioning the seed README's pool on a local cluster and the
-# Metal simulator, then tears everything down.
+# Metal simulator, then tears everything down. A demo is a value in
+# tests/cmd/devenv/demos.go; `./scripts/devenv demo <name>` runs it.
 demo:
 	./scripts/devenv demo
 
@@ -34,7 +35,7 @@ demo:
 # the Secret and Inventory Harvester's UI writes, served by the controller in
 # the hardware mode: its facts, an event and a power cycle; tears down.
 demo-bmc:
-	./scripts/devenv demo-bmc
+	./scripts/devenv demo bmc
 
 # Leaves the local cluster, simulator and controller running; prints how to use them.
 dev-up:

@@ -11,7 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // startBootEndpoint serves the boot endpoint of the servers people own,

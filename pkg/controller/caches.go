@@ -7,7 +7,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // trimCaches keeps the field managers' records (metadata.managedFields) out

@@ -32,15 +32,15 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/devicehardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
@@ -327,7 +327,7 @@ func registerEquinix(ctx context.Context, deps *common.Deps) error {
 	if err := instancepool.Register(ctx, deps); err != nil {
 		return err
 	}
-	instanceHardware, err := hardware.Register(ctx, deps)
+	instanceHardware, err := devicehardware.Register(ctx, deps)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,11 @@
-// Package machine is the seam between the hardware chain
-// (pkg/controller/hardware) and what manages a server's hardware: the
-// Equinix Metal API for the servers the addon provisions (package
+// Package machine is the seam between the hardware steps
+// (pkg/controller/internal/hardware) and what manages a server's hardware:
+// the Equinix Metal API for the servers the addon provisions (package
 // metaldriver), a BMC over Redfish or IPMI for nodes it did not. It is
 // named for the one thing it offers, a Machine per server, so that the
-// chain (hardware) and the seam it talks through are told apart.
+// steps (hardware) and the seam they talk through are told apart.
 //
-// The chain asks one Machine per server for four things: its facts (maker,
+// The steps ask one Machine per server for four things: its facts (maker,
 // model, serial number, CPUs, memory, drives, NICs, and when its provider
 // takes it back), its events after a cursor, its power state, and one power
 // action. Everything here is provider-neutral: a driver maps its own types

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -79,22 +80,41 @@ func applyCRD(ctx context.Context, client apiextclient.Interface, crd *apiextv1.
 	})
 }
 
-// RepoRoot finds the repository root from a test's working directory.
+// addonModule is the module path of the addon's go.mod, at the repository root.
+const addonModule = "github.com/harvester/harvester-equinix-addon"
+
+// RepoRoot finds the repository root from a test's working directory: the
+// folder whose go.mod is the addon's. The modules nested under tests/ (their
+// own go.mod) are passed by, so their tests find the same root.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if isAddonModule(filepath.Join(dir, "go.mod")) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("no go.mod above %s", dir)
+			return "", fmt.Errorf("no go.mod of %s above %s", addonModule, dir)
 		}
 		dir = parent
 	}
+}
+
+// isAddonModule: does the go.mod at path declare the addon's module?
+func isAddonModule(path string) bool {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`) == addonModule
+		}
+	}
+	return false
 }
 
 // AddonCRDDir is the only copy of the CRDs of the addon's Equinix kinds,

@@ -131,8 +131,8 @@ func (a *Addon) args() []string {
 		"--orphan-dry-run",
 		"--replacement-backoff", "200ms",
 		"--create-backoff", "2s",
-		// The release site is out of reach here; the in-process controller
-		// checks against a stand-in instead.
+		// The tests never reach the release site; the in-process
+		// controller checks against a stand-in instead.
 		"--check-release-artifacts=false",
 		"--leader-elect=" + strconv.FormatBool(a.leaderElect),
 		"--leader-lock-name", a.lockName,

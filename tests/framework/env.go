@@ -17,9 +17,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
@@ -27,6 +24,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
+	"github.com/harvester/harvester-equinix-addon/tests/harvestercluster"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
@@ -226,23 +224,13 @@ func (e *Env) Config(opts Options) *config.Config {
 // the namespace, the VIP ConfigMap, the server-version Setting, and the
 // credentials Secret an operator creates.
 func (e *Env) harvesterCluster(opts Options) {
-	t, ctx := e.T, e.Ctx
-	_, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	e.apply(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "vip"}, Data: map[string]string{"ip": VIP, "enabled": "true"}})
 	data := map[string][]byte{"METAL_AUTH_TOKEN": []byte(MetalToken), "PROJECT_ID": []byte(ProjectID)}
 	if !opts.NoJoinToken {
 		data["JOIN_TOKEN"] = []byte(JoinToken)
 	}
-	e.apply(CredentialsSecret(SecretName, data))
-	settings := e.Client.HarvesterhciV1beta1().Settings()
-	_, err = settings.Get(ctx, harvester.ServerVersionSettingName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		err = createSetting(ctx, e, HarvesterVersion)
-	}
-	require.NoError(t, err)
+	require.NoError(e.T, harvestercluster.Write(e.Ctx, e.Cluster.RESTConfig, harvestercluster.Cluster{
+		Namespace: Namespace, VIP: VIP, ServerVersion: HarvesterVersion, SecretName: SecretName, Credentials: data,
+	}))
 }
 
 // StartController runs the controller in this process until StopController.

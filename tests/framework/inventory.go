@@ -16,6 +16,7 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
+	"github.com/harvester/harvester-equinix-addon/tests/harvestercluster"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
 
@@ -64,18 +65,8 @@ func (e *Env) createReadyNode(node *corev1.Node) {
 // conflict with the controller's own writes of the node.
 func (e *Env) SetNodeReady(name string, ready bool) {
 	e.T.Helper()
-	status, reason := corev1.ConditionTrue, "KubeletReady"
-	if !ready {
-		status, reason = corev1.ConditionUnknown, "NodeStatusUnknown"
-	}
 	require.EventuallyWithT(e.T, func(ct *assert.CollectT) {
-		n, err := e.Kube.CoreV1().Nodes().Get(e.Ctx, name, metav1.GetOptions{})
-		require.NoError(ct, err)
-		now := metav1.Now()
-		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: reason,
-			LastHeartbeatTime: now, LastTransitionTime: now}}
-		_, err = e.Kube.CoreV1().Nodes().UpdateStatus(e.Ctx, n, metav1.UpdateOptions{})
-		require.NoError(ct, err)
+		require.NoError(ct, harvestercluster.WriteNodeReady(e.Ctx, e.Kube, name, ready))
 	}, 10*time.Second, 100*time.Millisecond)
 }
 
@@ -102,9 +93,7 @@ func (e *Env) CreateBMCSecret(name, user, password string) {
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(e.T, err)
 	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: BMCSecretNamespace, Name: name},
-		Data: map[string][]byte{seederv1alpha1.SecretUsernameKey: []byte(user), seederv1alpha1.SecretPasswordKey: []byte(password)}}
-	_, err = e.Kube.CoreV1().Secrets(BMCSecretNamespace).Create(e.Ctx, sec, metav1.CreateOptions{})
+	_, err = e.Kube.CoreV1().Secrets(BMCSecretNamespace).Create(e.Ctx, harvestercluster.BMCSecret(BMCSecretNamespace, name, user, password), metav1.CreateOptions{})
 	require.NoError(e.T, err)
 	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Secrets(BMCSecretNamespace).Delete(e.Ctx, name, metav1.DeleteOptions{}) })
 }
@@ -135,8 +124,8 @@ func RedfishInventory(node string, srv *bmcsim.Server) *seederv1alpha1.Inventory
 }
 
 // IPMIInventory is the Inventory of node whose BMC speaks IPMI on host and
-// port. ipmi_sim cannot listen on 623 here (a privileged port, maybe
-// taken), so providerOptions.ipmitool.port says where it is, with
+// port. ipmi_sim cannot listen on 623 in the tests (a privileged
+// port, maybe taken), so providerOptions.ipmitool.port says where it is, with
 // connection.port at the UI's 623.
 func IPMIInventory(node, host string, port int) *seederv1alpha1.Inventory {
 	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: node}}

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// releaseSite stands in for the Harvester release site, which these machines
-// cannot reach: it answers HEAD for the installer ISO of every Harvester v1
+// releaseSite stands in for the Harvester release site, which the tests
+// never reach: it answers HEAD for the installer ISO of every Harvester v1
 // release (v1.x.y, release candidates included) and 404 for anything else,
 // as the real site answers for a version that was never published.
 type releaseSite struct{}

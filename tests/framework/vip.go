@@ -14,10 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/tests/harvestercluster"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
 
@@ -36,16 +36,7 @@ func (e *Env) ReserveVIP(metro string) string {
 // deletes it when the test ends.
 func (e *Env) IngressExpose() {
 	e.T.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: equinixv1.VIPServiceNamespace, Name: equinixv1.VIPServiceName,
-			Annotations: map[string]string{"kube-vip.io/loadbalancerIPs": VIP, "kube-vip.io/ignore-service-security": "true"}},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{
-				{Name: "https-internal", Port: 443, TargetPort: intstr.FromInt32(443), Protocol: corev1.ProtocolTCP},
-			},
-		},
-	}
+	svc := harvestercluster.IngressExpose(VIP)
 	services := e.Kube.CoreV1().Services(equinixv1.VIPServiceNamespace)
 	_, err := services.Create(e.Ctx, svc, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {

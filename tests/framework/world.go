@@ -1,14 +1,12 @@
 package framework
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -16,52 +14,21 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/tests/harvestercluster"
 )
-
-// createSetting goes through the dynamic client: the addon's own client for
-// Settings is read-only, as the addon never writes them.
-func createSetting(ctx context.Context, e *Env, version string) error {
-	dyn, err := dynamic.NewForConfig(e.Cluster.RESTConfig)
-	if err != nil {
-		return err
-	}
-	obj := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "harvesterhci.io/v1beta1", "kind": "Setting",
-		"metadata": map[string]interface{}{"name": harvester.ServerVersionSettingName},
-		"value":    version,
-	}}
-	_, err = dyn.Resource(schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}).
-		Create(ctx, obj, metav1.CreateOptions{})
-	return err
-}
 
 // apply creates or replaces a ConfigMap or Secret.
 func (e *Env) apply(obj interface{}) {
-	t, ctx := e.T, e.Ctx
+	var err error
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		cms := e.Kube.CoreV1().ConfigMaps(o.Namespace)
-		if existing, err := cms.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
-			o.ResourceVersion = existing.ResourceVersion
-			_, err = cms.Update(ctx, o, metav1.UpdateOptions{})
-			require.NoError(t, err)
-			return
-		}
-		_, err := cms.Create(ctx, o, metav1.CreateOptions{})
-		require.NoError(t, err)
+		err = harvestercluster.ApplyConfigMap(e.Ctx, e.Kube, o)
 	case *corev1.Secret:
-		secs := e.Kube.CoreV1().Secrets(o.Namespace)
-		if existing, err := secs.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
-			o.ResourceVersion = existing.ResourceVersion
-			_, err = secs.Update(ctx, o, metav1.UpdateOptions{})
-			require.NoError(t, err)
-			return
-		}
-		_, err := secs.Create(ctx, o, metav1.CreateOptions{})
-		require.NoError(t, err)
+		err = harvestercluster.ApplySecret(e.Ctx, e.Kube, o)
 	default:
-		t.Fatalf("apply: unsupported %T", obj)
+		err = fmt.Errorf("apply: unsupported %T", obj)
 	}
+	require.NoError(e.T, err)
 }
 
 // SetSecretData replaces the credentials Secret's data.
@@ -76,11 +43,7 @@ func (e *Env) SetSecretData(data map[string]string) {
 // CredentialsSecret is a credentials Secret as an operator creates it: in
 // the addon's namespace, labelled for the addon to read.
 func CredentialsSecret(name string, data map[string][]byte) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name,
-			Labels: map[string]string{equinixv1.LabelSecret: equinixv1.SecretCredentials}},
-		Data: data,
-	}
+	return harvestercluster.CredentialsSecret(Namespace, name, data)
 }
 
 // MetalClient is a client of the simulator for project, as the tests' own

@@ -14,12 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-
-	"golang.org/x/mod/modfile"
+	"strings"
 )
 
 // Modules and files the tests use.
@@ -67,41 +67,104 @@ func ModuleDir(module, version string) (string, error) {
 	return info.Dir, nil
 }
 
+// GoModFile is what `go mod edit -json` reads from a go.mod.
+type GoModFile struct {
+	Module struct{ Path string }
+	Go     string
+	// Require lists the required modules (Path, Version).
+	Require []ModuleVersion
+	Replace []struct{ Old, New ModuleVersion }
+}
+
+// ModuleVersion is a module path and, where one is named, its version.
+type ModuleVersion struct{ Path, Version string }
+
+// ReadGoMod reads the go.mod at path with the go command's own parser
+// (`go mod edit -json`), so the tests need no module library of their own.
+func ReadGoMod(path string) (*GoModFile, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("go", "mod", "edit", "-json", path)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go mod edit -json %s: %w: %s", path, err, stderr.String())
+	}
+	f := &GoModFile{}
+	if err := json.Unmarshal(stdout.Bytes(), f); err != nil {
+		return nil, fmt.Errorf("go mod edit -json %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Required is the version of module f requires, or "".
+func (f *GoModFile) Required(module string) string {
+	for _, r := range f.Require {
+		if r.Path == module {
+			return r.Version
+		}
+	}
+	return ""
+}
+
+// Replacement is the version f replaces module with, if any.
+func (f *GoModFile) Replacement(module string) (string, bool) {
+	for _, r := range f.Replace {
+		if r.Old.Path == module {
+			return r.New.Version, true
+		}
+	}
+	return "", false
+}
+
 // GoModVersion is the version of a module required in root's go.mod.
 func GoModVersion(root, module string) (string, error) {
-	f, err := parseGoMod(root)
+	f, err := ReadGoMod(filepath.Join(root, "go.mod"))
 	if err != nil {
 		return "", err
 	}
-	for _, r := range f.Require {
-		if r.Mod.Path == module {
-			return r.Mod.Version, nil
-		}
+	if v := f.Required(module); v != "" {
+		return v, nil
 	}
 	return "", fmt.Errorf("%w: %s is not in go.mod", ErrNotPinned, module)
 }
 
-func parseGoMod(root string) (*modfile.File, error) {
-	path := filepath.Join(root, "go.mod")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return modfile.Parse(path, raw, nil)
-}
-
 // Replacement is the version go.mod replaces a module with, if any.
 func Replacement(root, module string) (string, bool, error) {
-	f, err := parseGoMod(root)
+	f, err := ReadGoMod(filepath.Join(root, "go.mod"))
 	if err != nil {
 		return "", false, err
 	}
-	for _, r := range f.Replace {
-		if r.Old.Path == module {
-			return r.New.Version, true, nil
-		}
+	v, ok := f.Replacement(module)
+	return v, ok, nil
+}
+
+// NestedModules are the folders (relative to root) of the Go modules under
+// tests/ that build the addon's packages: each go.mod whose module path is
+// below the addon's. tests/harvesternodeapi's go.mod, a fence around a
+// program built elsewhere, names another path and is not one of them.
+func NestedModules(root string) ([]string, error) {
+	addon, err := ReadGoMod(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, err
 	}
-	return "", false, nil
+	var dirs []string
+	err = filepath.WalkDir(filepath.Join(root, "tests"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "go.mod" {
+			return err
+		}
+		f, err := ReadGoMod(path)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(f.Module.Path, addon.Module.Path+"/") {
+			rel, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			dirs = append(dirs, rel)
+		}
+		return nil
+	})
+	return dirs, err
 }
 
 // ScriptVersion reads NAME="${NAME:-version}" from scripts/versions, where the

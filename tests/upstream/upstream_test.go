@@ -1,14 +1,16 @@
 package upstream
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/mod/modfile"
-	"golang.org/x/mod/semver"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
@@ -42,15 +44,63 @@ func TestReplacesFollowKubernetes(t *testing.T) {
 	for _, lib := range []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/apiextensions-apiserver"} {
 		dir, err := ModuleDir(lib, api)
 		require.NoError(t, err)
-		raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		f, err := ReadGoMod(filepath.Join(dir, "go.mod"))
 		require.NoError(t, err)
-		f, err := modfile.Parse(lib, raw, nil)
+		if required := f.Required("k8s.io/kube-openapi"); required != "" {
+			assert.Equal(t, openAPI, newestOf(t, root, lib+"@"+api, "k8s.io/kube-openapi@"+openAPI),
+				"k8s.io/kube-openapi is replaced with %s, older than the %s that %s@%s requires", openAPI, required, lib, api)
+		}
+	}
+}
+
+// newestOf is the version of want's module that the go command selects for a
+// module requiring lib and want (both path@version): want's own version when
+// it is at least what lib's dependencies require. Minimal version selection
+// orders the versions, so the test parses none itself.
+func newestOf(t *testing.T, root, lib, want string) string {
+	t.Helper()
+	addon, err := ReadGoMod(filepath.Join(root, "go.mod"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	gomod := fmt.Sprintf("module check\n\ngo %s\n\nrequire (\n\t%s\n\t%s\n)\n", addon.Go,
+		strings.Replace(lib, "@", " ", 1), strings.Replace(want, "@", " ", 1))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o600))
+	module, _, _ := strings.Cut(want, "@")
+	var stdout, stderr bytes.Buffer
+	// The whole build list: `go list -m <module>` alone would answer the
+	// version go.mod names without selecting.
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Path}} {{.Version}}", "all")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &stdout, &stderr
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	require.NoError(t, cmd.Run(), "go list -m all with %s and %s: %s", lib, want, stderr.String())
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if path, version, ok := strings.Cut(line, " "); ok && path == module {
+			return version
+		}
+	}
+	require.Failf(t, "not selected", "go list -m all with %s and %s lists no %s", lib, want, module)
+	return ""
+}
+
+// TestNestedModulesReplaceAsTheAddonDoes: a module under tests/ that builds
+// the addon's packages (tests/bgp) must replace client-go and kube-openapi
+// exactly as the addon's go.mod does, or its tests would run the controller
+// against other Kubernetes libraries than the binary links.
+func TestNestedModulesReplaceAsTheAddonDoes(t *testing.T) {
+	root := repoRoot(t)
+	nested, err := NestedModules(root)
+	require.NoError(t, err)
+	require.NotEmpty(t, nested, "no Go module under tests/ builds the addon's packages")
+	for _, dir := range nested {
+		f, err := ReadGoMod(filepath.Join(root, dir, "go.mod"))
 		require.NoError(t, err)
-		for _, r := range f.Require {
-			if r.Mod.Path == "k8s.io/kube-openapi" {
-				assert.GreaterOrEqual(t, semver.Compare(openAPI, r.Mod.Version), 0,
-					"k8s.io/kube-openapi is replaced with %s, older than the %s that %s@%s requires", openAPI, r.Mod.Version, lib, api)
-			}
+		for _, module := range []string{"k8s.io/client-go", "k8s.io/kube-openapi"} {
+			want, ok, err := Replacement(root, module)
+			require.NoError(t, err)
+			require.True(t, ok, "go.mod does not replace %s", module)
+			got, ok := f.Replacement(module)
+			assert.True(t, ok, "%s/go.mod does not replace %s", dir, module)
+			assert.Equal(t, want, got, "%s/go.mod replaces %s otherwise than go.mod", dir, module)
 		}
 	}
 }

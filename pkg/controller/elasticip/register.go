@@ -22,8 +22,8 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/nodedevice"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	lbclient "github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned/typed/loadbalancer.harvesterhci.io/v1beta1"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"

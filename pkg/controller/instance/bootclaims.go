@@ -12,6 +12,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -71,7 +72,7 @@ func (c BootClaims) holder(mac string) (*seederv1alpha1.Inventory, *equinixv1.In
 			continue
 		}
 		inst, err := c.h.instances.Cache().Get(inv.Labels[equinixv1.LabelClaimedBy])
-		if err != nil || !ClaimedBy(inv, inst) || inst.DeletionTimestamp != nil || inst.Status.JoinedAt != nil ||
+		if err != nil || !common.ClaimedBy(inv, inst) || inst.DeletionTimestamp != nil || inst.Status.JoinedAt != nil ||
 			inst.Status.Server != inv.Name || inst.Status.NetworkBootRequestedAt == nil {
 			continue
 		}

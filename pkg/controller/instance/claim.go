@@ -15,7 +15,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // A server people own is an Inventory in harvester-system. An Instance
@@ -25,12 +25,6 @@ import (
 // two concurrent claims through (the other gets a conflict and picks
 // again), and an Instance whose status write was lost after the claim finds
 // its server again by the label and UID instead of claiming a second one.
-
-// ClaimedBy reports whether the Inventory is claimed by that Instance (its
-// name and UID).
-func ClaimedBy(inv *seederv1alpha1.Inventory, inst *equinixv1.Instance) bool {
-	return inv != nil && inv.Labels[equinixv1.LabelClaimedBy] == inst.Name && inv.Annotations[equinixv1.AnnotationClaimUID] == string(inst.UID)
-}
 
 // Claimed reports whether any Instance holds the Inventory.
 func Claimed(inv *seederv1alpha1.Inventory) bool {
@@ -60,7 +54,7 @@ func (r *run) claimedServer() (*seederv1alpha1.Inventory, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading Inventory %s: %w", name, err)
 		}
-		if inv = r.h.owned.written.Latest(inv); !ClaimedBy(inv, r.Obj) {
+		if inv = r.h.owned.written.Latest(inv); !common.ClaimedBy(inv, r.Obj) {
 			return nil, nil
 		}
 		return inv, nil
@@ -70,7 +64,7 @@ func (r *run) claimedServer() (*seederv1alpha1.Inventory, error) {
 		return nil, fmt.Errorf("listing Inventories claimed by %s: %w", r.Obj.Name, err)
 	}
 	for _, inv := range held {
-		if ClaimedBy(inv, r.Obj) {
+		if common.ClaimedBy(inv, r.Obj) {
 			return inv, nil
 		}
 	}
@@ -215,7 +209,7 @@ func (r *run) settleClaim() (*seederv1alpha1.Inventory, error) {
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading Inventory %s, whose claim's answer was lost: %w", name, err)
-	case ClaimedBy(inv, r.Obj):
+	case common.ClaimedBy(inv, r.Obj):
 		r.h.owned.claimed(r.Obj.UID, inv)
 		return inv, nil
 	case !available(inv, r.h.nodes.Cache()):
@@ -245,7 +239,7 @@ func (r *run) settleClaim() (*seederv1alpha1.Inventory, error) {
 // name a server of this Instance may have joined as). Only this Instance's
 // own claim is removed.
 func (r *run) unclaim(inv *seederv1alpha1.Inventory) error {
-	if !ClaimedBy(inv, r.Obj) {
+	if !common.ClaimedBy(inv, r.Obj) {
 		return nil
 	}
 	freed := inv.DeepCopy()

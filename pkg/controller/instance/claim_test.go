@@ -17,6 +17,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // inventoryAPI stands for the apiserver's Inventories (stored) beside the
@@ -143,7 +144,7 @@ func TestALostClaimAnswerClaimsNoSecondServer(t *testing.T) {
 	api.lose = true
 	_, _, err := h.newRun(inst).claim()
 	require.Error(t, err, "the answer was lost")
-	require.True(t, ClaimedBy(api.stored["rack-1"], inst), "the apiserver stored the claim")
+	require.True(t, common.ClaimedBy(api.stored["rack-1"], inst), "the apiserver stored the claim")
 
 	r := h.newRun(inst)
 	held, err := r.claimedServer()
@@ -196,6 +197,6 @@ func TestALostClaimLandingAfterTheReadBackClaimsNoSecondServer(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, held)
 	assert.Equal(t, "rack-1", held.Name)
-	assert.True(t, ClaimedBy(api.stored["rack-1"], inst))
+	assert.True(t, common.ClaimedBy(api.stored["rack-1"], inst))
 	assert.False(t, Claimed(api.stored["rack-2"]), "a second server claimed")
 }

@@ -8,7 +8,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/fencing"
 )
 
 // fencedServer says why the pool must leave the power of an owned server
@@ -30,7 +31,7 @@ func (r *run) fencedServer(inv *seederv1alpha1.Inventory) (string, error) {
 		return "", fmt.Errorf("reading node %s: %w", r.Obj.NodeName(), err)
 	}
 	node = r.h.written.Latest(node)
-	if OwnedNode(node, r.Obj) && outOfService(node) {
+	if common.OwnedNode(node, r.Obj) && outOfService(node) {
 		return fmt.Sprintf("node %s is tainted %s: its server was declared shut down, so the pool does not power-cycle it",
 			node.Name, corev1.TaintNodeOutOfService), nil
 	}

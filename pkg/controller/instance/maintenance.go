@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubectl/pkg/drain"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -42,7 +43,7 @@ func (r *run) maintenance() (bool, error) {
 	}
 	// The request this chain patched a moment ago may not be cached yet.
 	node = r.h.written.Latest(node)
-	if !OwnedNode(node, r.Obj) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
+	if !common.OwnedNode(node, r.Obj) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
 		return true, nil
 	}
 	st := &r.Obj.Status

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
@@ -16,21 +17,12 @@ import (
 // times are compared with what we recorded.
 const clockSkew = time.Minute
 
-// OwnedNode reports whether node is the Node of the Instance: named as its
-// server joins (the install sets the host name, see Instance.NodeName) and
-// carrying its instance label, which names the Instance. A Node of that
-// name without the label is someone else's and is never touched.
-func OwnedNode(node *corev1.Node, inst *equinixv1.Instance) bool {
-	name := inst.NodeName()
-	return node != nil && name != "" && node.Name == name && node.Labels[equinixv1.LabelInstance] == inst.Name
-}
-
 // nodeRegisteredReady reports whether the server's Node is there (its
 // installer is done) and Ready: only then does it tell for the device. A Node that registered and then went
 // silent may have lost its server, which only the device can say.
 func (r *run) nodeRegisteredReady() bool {
 	node, err := r.h.nodes.Cache().Get(r.Obj.NodeName())
-	return err == nil && OwnedNode(node, r.Obj) && harvester.IsNodeReady(node)
+	return err == nil && common.OwnedNode(node, r.Obj) && harvester.IsNodeReady(node)
 }
 
 // trackNode follows the Node the server registers as.
@@ -44,7 +36,7 @@ func (r *run) trackNode() error {
 	if err != nil {
 		return fmt.Errorf("reading node %s: %w", name, err)
 	}
-	if !OwnedNode(node, r.Obj) {
+	if !common.OwnedNode(node, r.Obj) {
 		r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionFalse, equinixv1.ReasonNodeNameTaken,
 			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
 				node.Name, equinixv1.LabelInstance, r.Obj.Name))

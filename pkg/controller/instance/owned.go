@@ -9,7 +9,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
@@ -95,7 +95,7 @@ func noFreeServer(unnamable int) string {
 // under the name the Inventories' chain uses too. ok is false when its
 // Secret does not let it be reached; the condition says why.
 func (r *run) bmcMachine(inv *seederv1alpha1.Inventory, condType string) (*bmcdriver.Machine, bool, error) {
-	ep, problem, err := endpoint.For(r.h.ctx, r.h.k8s.CoreV1(), inv, r.h.settings.BMCTimeout)
+	ep, problem, err := bmcendpoint.For(r.h.ctx, r.h.k8s.CoreV1(), inv, r.h.settings.BMCTimeout)
 	if err != nil {
 		return nil, false, err
 	}
@@ -104,7 +104,7 @@ func (r *run) bmcMachine(inv *seederv1alpha1.Inventory, condType string) (*bmcdr
 		r.Requeue(4 * r.h.settings.PollInterval)
 		return nil, false, nil
 	}
-	m := r.h.bmcs.Machine(ep, bmcdriver.MachineOptions{Owner: endpoint.Owner(inv), Key: string(inv.UID),
+	m := r.h.bmcs.Machine(ep, bmcdriver.MachineOptions{Owner: bmcendpoint.Owner(inv), Key: string(inv.UID),
 		Interval: time.Hour, Now: r.now})
 	return m, true, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -154,7 +155,7 @@ func (r *run) deleteNode() error {
 	if err != nil {
 		return fmt.Errorf("reading node %s: %w", name, err)
 	}
-	if !OwnedNode(node, r.Obj) {
+	if !common.OwnedNode(node, r.Obj) {
 		return nil
 	}
 	err = r.h.nodes.Delete(node.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})

@@ -9,7 +9,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
@@ -27,13 +27,13 @@ type secretRead struct {
 	pass redact.Sensitive
 	// problem says why the Secret cannot be used; err is a failure of the
 	// cluster to read it, the run's to return.
-	problem *endpoint.Problem
+	problem *bmcendpoint.Problem
 	err     error
 }
 
 func (s *secretRead) read() {
 	s.once.Do(func() {
-		s.user, s.pass, s.problem, s.err = endpoint.Login(s.r.h.ctx, s.r.h.secrets, s.t.Obj)
+		s.user, s.pass, s.problem, s.err = bmcendpoint.Login(s.r.h.ctx, s.r.h.secrets, s.t.Obj)
 		switch {
 		case s.err != nil:
 		case s.problem != nil:
@@ -42,7 +42,7 @@ func (s *secretRead) read() {
 			s.t.Requeue(blockedRecheck)
 		default:
 			s.t.SetCondition(equinixv1.BMCCredentialsReady, metav1.ConditionTrue, equinixv1.ReasonCredentialsReady,
-				fmt.Sprintf("Secret %s holds a username and a password", endpoint.SecretAt(s.t.Obj)))
+				fmt.Sprintf("Secret %s holds a username and a password", bmcendpoint.SecretAt(s.t.Obj)))
 		}
 	})
 }

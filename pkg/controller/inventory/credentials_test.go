@@ -10,7 +10,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/fencing"
 )
 
 // atRest is an Inventory whose last pass found the Secret and the BMC

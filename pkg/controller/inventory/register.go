@@ -2,7 +2,7 @@
 // Harvester's UI writes for a host's Out-of-Band Access and its node power
 // actions read. An Inventory in harvester-system, named after its node,
 // maps the node (or a server without one) to its BMC; this chain runs the
-// hardware chain's steps on it (package hardware), with the BMC as the
+// hardware kit's steps on it (package internal/hardware), with the BMC as the
 // machine (package bmcdriver): facts on the Node, events exactly once,
 // power requests one command each, behind maintenance mode. What it adds
 // is the Inventory's own: where it may be, its node, the Secret it names,
@@ -22,9 +22,9 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/fencing"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/fencing"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"

@@ -13,7 +13,7 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -246,7 +246,7 @@ func (r *run) observeCertificate(t *target, b *seederv1alpha1.BMCStatus, address
 	}
 	now := metav1.NewTime(r.now)
 	next := &seederv1alpha1.PinnedCertificate{SHA256: cert.SHA256, Address: address, Since: &now}
-	accepted, _ := endpoint.AcceptedCertificate(t.Obj)
+	accepted, _ := bmcendpoint.AcceptedCertificate(t.Obj)
 	switch {
 	case cert.Verified:
 		next.TrustedBy = seederv1alpha1.CertificateTrustedVerified

@@ -6,7 +6,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
 )
 
 // What Harvester and its UI read of an Inventory is derived from its typed
@@ -79,7 +79,7 @@ func blip(inv *seederv1alpha1.Inventory) bool {
 	if hw == nil || hw.BMC == nil || hw.BMC.Address == "" {
 		return false
 	}
-	for _, ep := range endpoint.Candidates(inv, 0) {
+	for _, ep := range bmcendpoint.Candidates(inv, 0) {
 		if string(ep.Protocol) == string(hw.BMC.Protocol) && ep.Address() == hw.BMC.Address {
 			return true
 		}

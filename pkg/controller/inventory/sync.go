@@ -15,9 +15,9 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory/endpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
@@ -135,7 +135,7 @@ func (r *run) machine(t *target, wasBound bool, secret *secretRead) (*bmcdriver.
 	// starts, is polled evenly over the interval, each at its own phase.
 	// A node bound in this pass (a server that just joined, a pool's
 	// server among them) gets its health now, not an interval later.
-	candidates := endpoint.Candidates(inv, r.h.settings.BMCTimeout)
+	candidates := bmcendpoint.Candidates(inv, r.h.settings.BMCTimeout)
 	ep := candidates[0]
 	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: r.owner, Key: string(inv.UID), Interval: interval, LastPolled: last,
 		Spread: true, PowerPace: pace, PollNow: r.node != nil && !wasBound, Now: r.h.clock, Credentials: secret.credentials,
@@ -228,7 +228,7 @@ func (h *Handler) poolServerOf(inv *seederv1alpha1.Inventory, inst string) bool 
 		return false
 	}
 	i, err := h.instances.Get(inst)
-	return err == nil && i.Spec.Owned() && instance.ClaimedBy(inv, i)
+	return err == nil && i.Spec.Owned() && common.ClaimedBy(inv, i)
 }
 
 // pollInterval is spec.events.pollingInterval, read within

@@ -10,8 +10,8 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/hardware"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/reconcile"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 )
 
 // target is an Inventory as the hardware steps see it (a hardware.Target

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // LabelNode adds the device's labels and annotations to the Node of one of
@@ -26,7 +26,7 @@ func (h *Handler) LabelNode(_ string, node *corev1.Node) (*corev1.Node, error) {
 	if err != nil {
 		return node, fmt.Errorf("reading instance of node %s: %w", node.Name, err)
 	}
-	if !instance.OwnedNode(node, inst) || inst.Status.InstanceID == "" {
+	if !common.OwnedNode(node, inst) || inst.Status.InstanceID == "" {
 		return node, nil
 	}
 	// What this chain or another wrote a moment ago may not be cached yet.

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
@@ -186,7 +185,7 @@ func TestSweepForgetsAnEmptyProject(t *testing.T) {
 				}
 				w.clock.Set(now.Add(at))
 				assert.Empty(t, w.sweep())
-				cm, err := w.cms.Get(namespace, ledger.ConfigMapName, metav1.GetOptions{})
+				cm, err := w.cms.Get(namespace, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 				require.NoError(t, err)
 				got = append(got, cm.Data["projects"])
 			}

@@ -29,8 +29,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"

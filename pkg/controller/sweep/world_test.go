@@ -23,7 +23,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
@@ -114,7 +114,7 @@ func newWorld(t *testing.T, g given) *world {
 	resolver := credentials.NewResolver(secrets, namespace, "equinix-addon")
 	cms := fakecache.NewStore[*corev1.ConfigMap, *corev1.ConfigMapList]("configmaps")
 	if g.ledger != "" {
-		_, err := cms.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ledger.ConfigMapName},
+		_, err := cms.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: equinixv1.ConfigMapLedger},
 			Data: map[string]string{"projects": g.ledger}})
 		require.NoError(t, err)
 	}

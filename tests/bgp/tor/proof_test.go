@@ -120,7 +120,7 @@ func TestAnnotationsDrawTheVIPToTheAnnouncingDevice(t *testing.T) {
 // in annotation mode takes the password only from the bgp-pass annotation,
 // which the addon never writes, and ignores its own password settings: such
 // a project needs kube-vip run without --annotations, its peers and their
-// password in its own configuration (tests/integration/kubevip runs both).
+// password in its own configuration (tests/bgp/kubevip runs both).
 // The speaker given the password here stands for that configuration.
 func TestAProjectPasswordIsNotInTheAnnotations(t *testing.T) {
 	e := newEnv(t)

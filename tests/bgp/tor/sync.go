@@ -41,7 +41,7 @@ func (t *ToR) sync(ctx context.Context) error {
 	var errs []error
 	if !t.md5 && !t.md5Warned && slices.ContainsFunc(peers, func(p metalsim.RouterPeer) bool { return p.MD5 != "" }) {
 		t.md5Warned = true
-		t.log.Warn("the routers cannot check BGP MD5 passwords here (run with GODEBUG=multipathtcp=0); sessions of projects with a password stay down")
+		t.log.Warn("the routers cannot check BGP MD5 passwords in this process (run with GODEBUG=multipathtcp=0); sessions of projects with a password stay down")
 	}
 	for _, r := range t.routers {
 		if err := r.configure(ctx, peers, desired, t.md5); err != nil {

@@ -25,8 +25,8 @@ func runScale(ctx context.Context, b *bench) (result, error) {
 	cfg := b.cfg
 	res := result{details: []string{scaleMethod(cfg, b.goMemLimit), ""}}
 	// Heartbeats every minute: 2,000 nodes at the usual 10s would be 200
-	// node writes a second, which this two-core machine's apiserver, not
-	// the controller, would pay for.
+	// node writes a second, which the benchmark's apiserver, on the same
+	// CPUs, would pay for, not the controller.
 	fl, err := b.startFleet(ctx, "scale", b.metalOptions(time.Minute), b.controllerOptions(10*time.Minute))
 	if err != nil {
 		return res, err

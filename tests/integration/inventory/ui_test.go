@@ -115,7 +115,7 @@ func TestUIInventoryRedfish(t *testing.T) {
 }
 
 // The UI's Inventory against OpenIPMI's ipmi_sim. The UI's port is 623,
-// IPMI's, which ipmi_sim cannot take here; the test adds
+// IPMI's, which ipmi_sim cannot take in the tests; the test adds
 // providerOptions.ipmitool.port, the one field the UI does not write, to say
 // where it listens (the port rule: 623 means IPMI; ipmitool chooses IPMI on
 // its own port). Without ipmi_sim the test is skipped, and fails under

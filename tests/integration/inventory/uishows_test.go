@@ -119,7 +119,9 @@ func TestPowerRequestCompleteOnlyOnceSeen(t *testing.T) {
 	env.CreateReadyNode("slow-on")
 	env.CreateBMCSecret("slow-on", bmcUser, bmcPassword)
 	env.CreateInventory(framework.RedfishInventory("slow-on", srv))
-	env.Eventually(func() bool { return ready(env, "slow-on") && env.Inventory("slow-on").Status.MachinePowerState == "off" },
+	env.Eventually(func() bool {
+		return ready(env, "slow-on") && env.Inventory("slow-on").Status.MachinePowerState == "off"
+	},
 		time.Minute, "never ready")
 	env.SetMaintenance("slow-on", true)
 	seen := watchPowerActions(t, env, "slow-on")

@@ -13,7 +13,6 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
-	ledgerpkg "github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -165,7 +164,7 @@ func TestSweepCoversEveryRecordedProject(t *testing.T) {
 		return err == nil && len(vlans) == 0
 	}, time.Minute, "the addon's VLAN in the old project was not swept")
 	env.Eventually(func() bool {
-		cm, err := env.Kube.CoreV1().ConfigMaps(framework.Namespace).Get(env.Ctx, ledgerpkg.ConfigMapName, metav1.GetOptions{})
+		cm, err := env.Kube.CoreV1().ConfigMaps(framework.Namespace).Get(env.Ctx, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 		return err == nil && !containsKey(cm.Data["projects"], framework.ProjectID)
 	}, time.Minute, "the ledger kept a project with nothing left in it")
 	env.AssertNoSecretLeaks()

@@ -28,8 +28,6 @@ var portOperations = map[string]bool{
 	metalsim.OpBondPort: true, metalsim.OpDisbondPort: true,
 	metalsim.OpConvertLayer2: true, metalsim.OpConvertLayer3: true,
 	metalsim.OpAssignNativeVlan: true, metalsim.OpDeleteNativeVlan: true,
-	metalsim.OpCreatePortVlanAssignmentBatch: true, metalsim.OpFindPortVlanAssignmentBatches: true,
-	metalsim.OpFindPortVlanAssignmentBatchByID: true,
 }
 
 // portNames maps the device's port IDs to their names, from the simulator's

@@ -163,8 +163,8 @@ func TestUserdataClearedAfterJoin(t *testing.T) {
 	cfg.AddDefaultHeader("X-Auth-Token", framework.MetalToken)
 	api := metalv1.NewAPIClient(cfg)
 	env.Eventually(func() bool {
-		ud, _, err := api.DevicesApi.FindDeviceUserdataByID(context.Background(), inst.Status.InstanceID).Execute()
-		return err == nil && !strings.Contains(ud.GetUserdata(), framework.JoinToken)
+		dev, _, err := api.DevicesApi.FindDeviceById(context.Background(), inst.Status.InstanceID).Execute()
+		return err == nil && !strings.Contains(dev.GetUserdata(), framework.JoinToken)
 	}, 30*time.Second, "the join token is still readable in the device's userdata")
 }
 

@@ -26,7 +26,6 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/ledger"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
@@ -345,7 +344,7 @@ func rememberProject(t *testing.T, env *framework.Env, project string) {
 	t.Helper()
 	ctx := context.Background()
 	cms := env.Kube.CoreV1().ConfigMaps(framework.Namespace)
-	cm, err := cms.Get(ctx, ledger.ConfigMapName, metav1.GetOptions{})
+	cm, err := cms.Get(ctx, equinixv1.ConfigMapLedger, metav1.GetOptions{})
 	require.NoError(t, err)
 	entries := map[string][]string{}
 	require.NoError(t, json.Unmarshal([]byte(cm.Data["projects"]), &entries))

@@ -33,8 +33,8 @@ var placeholder = regexp.MustCompile(`<[^<>\n]+>`)
 // mirror are served from dist/ over HTTP at the addresses the pages name. The
 // cluster has what a Harvester cluster brings that the pages rely on: the
 // harvester-system namespace and Harvester's own Addon CRD (nothing acts on
-// the Addon here). Only the docker commands are left out: this machine has no
-// Docker engine.
+// the Addon here). Only the docker commands are left out: the tests do not
+// assume a Docker engine.
 func TestReadmeInstallWorksAsWritten(t *testing.T) {
 	c := shared.Require(t)
 	helmBin := helmtest.Helm(t)

@@ -89,7 +89,7 @@ func runSeederDeployment(ctx context.Context, t *testing.T, c *cluster.Cluster, 
 		}
 		env = append(env, e.Name+"="+value)
 	}
-	// The pod's ports, on this machine: ones the system picks as the binary
+	// The pod's ports, on the test's host: ones the system picks as the binary
 	// binds them. A port picked free here and bound after the build may be
 	// another process's by then, and the binary would exit at start.
 	env = append(env, "HTTP_ADDRESS=127.0.0.1:0", "IPXE_ADDRESS=127.0.0.1:0", "KUBECONFIG="+kubeconfig)

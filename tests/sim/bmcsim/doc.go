@@ -1,9 +1,9 @@
 // Package bmcsim is a Redfish BMC for tests: an http.Handler and an HTTPS
 // server with a certificate from its own CA, answering like a server's BMC
 // would, with JSON that follows the DMTF schema (@odata.id, @odata.type and
-// @odata.context on every resource). No Redfish mock server is packaged for
-// any registry reachable here, so the project carries its own, in the style
-// of the Metal simulator (tests/sim/metalsim).
+// @odata.context on every resource). DMTF's Redfish mock server is a Python
+// program a Go test cannot start in-process or shape per test, so the project
+// carries its own, in the style of the Metal simulator (tests/sim/metalsim).
 //
 // # Quick start
 //

@@ -21,19 +21,3 @@ func (s *Simulator) findPlans(c *call) (reply, error) {
 	}
 	return jsonReply(200, list)
 }
-
-func (s *Simulator) findMetros(*call) (reply, error) {
-	list := metalv1.MetroList{Metros: []metalv1.Metro{}}
-	for _, m := range catalogMetros {
-		list.Metros = append(list.Metros, m.metro())
-	}
-	return jsonReply(200, list)
-}
-
-func (s *Simulator) getMetro(c *call) (reply, error) {
-	m, ok := findMetro(c.pathValue("id"))
-	if !ok {
-		return reply{}, errNotFound()
-	}
-	return jsonReply(200, m.metro())
-}

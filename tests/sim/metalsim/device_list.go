@@ -15,14 +15,6 @@ func (s *Simulator) findDeviceByID(c *call) (reply, error) {
 	return jsonReply(200, s.renderDevice(d, c.includes(), c.now))
 }
 
-func (s *Simulator) findDeviceUserdata(c *call) (reply, error) {
-	d, err := c.deviceLocked(c.pathValue("id"))
-	if err != nil {
-		return reply{}, err
-	}
-	return jsonReply(200, metalv1.Userdata{Userdata: ptr(d.obj.GetUserdata())})
-}
-
 func (s *Simulator) findProjectDevices(c *call) (reply, error) {
 	p, err := c.projectLocked(c.pathValue("id"))
 	if err != nil {

@@ -2,7 +2,6 @@ package metalsim
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/equinix/equinix-sdk-go/services/metalv1"
@@ -233,15 +232,6 @@ func TestUpdateDevice(t *testing.T) {
 	})
 }
 
-func TestDeviceUserdata(t *testing.T) {
-	e := newEnv(t)
-	d := e.create(ipxeInput("node-1"))
-	ud, resp, err := e.client.DevicesApi.FindDeviceUserdataByID(e.ctx, d.GetId()).Execute()
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, "#cloud-config\nhostname: node-1\n", ud.GetUserdata())
-}
-
 func TestDeleteDevice(t *testing.T) {
 	tm := DefaultTimings()
 	t.Run("refused while provisioning", func(t *testing.T) {
@@ -335,9 +325,4 @@ func TestDeviceEventsArePaginatedNewestFirst(t *testing.T) {
 	require.Len(t, all.Events, 16)
 	assert.Equal(t, EventCreated, all.Events[15].GetType())
 	assert.Equal(t, "/metal/v1/devices/"+d.GetId(), all.Events[0].Relationships[0].Href)
-
-	one, _, err := e.client.EventsApi.FindEventById(e.ctx, all.Events[3].GetId()).Execute()
-	require.NoError(t, err)
-	assert.Equal(t, all.Events[3].GetBody(), one.GetBody())
-	assert.True(t, strings.HasPrefix(one.GetHref(), "/metal/v1/events/"))
 }

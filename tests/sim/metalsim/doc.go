@@ -83,21 +83,23 @@
 //
 // # Endpoints under /metal/v1
 //
-// Devices: POST/GET /projects/{id}/devices, GET/PUT/DELETE /devices/{id},
-// POST /devices/{id}/actions, GET /devices/{id}/userdata. Events: GET
-// /devices/{id}/events, GET /projects/{id}/events, GET /events/{id}.
-// Capacity: GET /projects/{id}/hardware-reservations, GET
-// /hardware-reservations/{id}, GET /market/spot/prices[/metros]. Ports: GET
-// /ports/{id},
-// POST /ports/{id}/{assign,unassign,bond,disbond}, POST
-// /ports/{id}/convert/{layer-2,layer-3}, POST/DELETE /ports/{id}/native-vlan,
-// POST/GET /ports/{id}/vlan-assignments/batches[/{batch_id}]. VLANs:
-// POST/GET /projects/{id}/virtual-networks, GET/DELETE /virtual-networks/{id}.
-// IPs: POST/GET /projects/{id}/ips, GET/DELETE /ips/{id}, POST/GET
-// /devices/{id}/ips. BGP: POST /projects/{id}/bgp-configs, GET
-// /projects/{id}/bgp-config, POST/GET /devices/{id}/bgp/sessions, GET
-// /devices/{id}/bgp/neighbors, GET/DELETE /bgp/sessions/{id}. Catalog: GET
-// /plans, GET /locations/metros[/{id}]. Anything else answers a JSON 404.
+// Exactly the operations the addon's client (pkg/metal) calls, and no more:
+// a route the client does not use would be simulated behaviour nothing
+// checks against the real service. Devices: POST/GET
+// /projects/{id}/devices, GET/PUT/DELETE /devices/{id}, POST
+// /devices/{id}/actions. Events: GET /devices/{id}/events, GET
+// /projects/{id}/events. Capacity: GET /projects/{id}/hardware-reservations,
+// GET /hardware-reservations/{id}, GET /market/spot/prices/metros. Ports:
+// GET /ports/{id}, POST /ports/{id}/{assign,unassign,bond,disbond}, POST
+// /ports/{id}/convert/{layer-2,layer-3}, POST/DELETE
+// /ports/{id}/native-vlan. VLANs: POST/GET /projects/{id}/virtual-networks,
+// GET/DELETE /virtual-networks/{id}. IPs: POST/GET /projects/{id}/ips,
+// GET/DELETE /ips/{id}, POST/GET /devices/{id}/ips. BGP: POST
+// /projects/{id}/bgp-configs, GET /projects/{id}/bgp-config, POST/GET
+// /devices/{id}/bgp/sessions, GET /devices/{id}/bgp/neighbors, GET/DELETE
+// /bgp/sessions/{id}. Catalog: GET /plans. Anything else answers a JSON
+// 404. TestRoutesAreTheClientsOperations keeps this list and the client's
+// calls the same.
 //
 // Authentication is the X-Auth-Token header; a missing or unknown token gets
 // 401 {"error":"Invalid authentication token"}. Objects of a project the
@@ -180,8 +182,7 @@
 // inferred. next-available takes the first provisionable one of the plan
 // in the metro.
 //
-// GET /market/spot/prices/metros and GET /market/spot/prices (per facility)
-// answer the SDK's report models: location code -> plan slug -> {price}. A
+// GET /market/spot/prices/metros answers the SDK's report model: location code -> plan slug -> {price}. A
 // price is 30% of the plan's on-demand rate unless SetSpotMarket set one;
 // capacity is unlimited unless set. A spot create whose spot_price_max is
 // below the price, or with the metro's spot capacity for the plan in use,
@@ -322,8 +323,7 @@
 // A call's handling time does not grow with the number of devices: projects
 // keep their devices (in creation order, the order of their lists) and a
 // list per tag, their IP blocks, events and hardware reservations; VLANs
-// keep their ports and devices; ports their VLAN batches; events are indexed
-// by ID. Transitions wait in a heap of timers, so Tick and every request
+// keep their ports and devices. Transitions wait in a heap of timers, so Tick and every request
 // apply only what is due. Only answers that list many objects grow with
 // them: a page of a list, a VLAN's instances (every device on it, as the
 // API answered; their hrefs are written straight into the answer, which

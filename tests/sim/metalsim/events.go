@@ -56,17 +56,16 @@ const (
 
 // eventRec is one recorded event. The device keeps its own, the project
 // every event of its devices (they outlive the device, as the API's
-// project events did), and the simulator an index by ID.
+// project events did).
 type eventRec struct {
-	ev      metalv1.Event
-	project *project
+	ev metalv1.Event
 }
 
 // recordEventLocked records an event about d. body may say "{{ device }}";
 // the interpolated text names the hostname, as the API's events did.
 func (s *Simulator) recordEventLocked(d *device, at time.Time, typ, state, body string) {
 	id := s.ids.uuid()
-	rec := &eventRec{project: d.project, ev: metalv1.Event{
+	rec := &eventRec{ev: metalv1.Event{
 		Id:            ptr(id),
 		Href:          ptr(apiPrefix + "/events/" + id),
 		Type:          ptr(typ),
@@ -78,7 +77,6 @@ func (s *Simulator) recordEventLocked(d *device, at time.Time, typ, state, body 
 	}}
 	d.events = append(d.events, rec)
 	d.project.events = append(d.project.events, rec)
-	s.events[id] = rec
 }
 
 // eventPage answers one page of events stored oldest first, newest first
@@ -107,17 +105,6 @@ func (s *Simulator) findProjectEvents(c *call) (reply, error) {
 		return reply{}, err
 	}
 	return c.eventPage(p.events)
-}
-
-func (s *Simulator) findEventByID(c *call) (reply, error) {
-	rec, ok := s.events[c.pathValue("id")]
-	if !ok {
-		return reply{}, errNotFound()
-	}
-	if !c.projects[rec.project.id] {
-		return reply{}, c.forbidden("You are not authorized to view this event")
-	}
-	return jsonReply(200, rec.ev)
 }
 
 func copyEvent(e metalv1.Event) metalv1.Event {

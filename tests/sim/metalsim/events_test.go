@@ -61,23 +61,15 @@ func TestProjectEventsAreNewestFirstAndOutliveTheirDevice(t *testing.T) {
 	assert.Equal(t, EventDeleted, after.Events[0].GetType())
 	assert.Equal(t, "/metal/v1/devices/"+b.GetId(), after.Events[0].Relationships[0].Href)
 	assert.Equal(t, len(all.Events)+2, len(after.Events), "deprovisioning and deletion were added, nothing was dropped")
-
-	one, _, err := e.client.EventsApi.FindEventById(e.ctx, after.Events[0].GetId()).Execute()
-	require.NoError(t, err)
-	assert.Equal(t, EventDeleted, one.GetType())
 }
 
 func TestProjectEventsOfOtherProjects(t *testing.T) {
 	e := newEnv(t)
-	d := e.createActive("node-a")
+	e.createActive("node-a")
 	_, resp, err := e.other.EventsApi.FindProjectEvents(e.ctx, testProject).Execute()
 	requireAPIError(t, resp, err, http.StatusForbidden, "not authorized")
 	_, resp, err = e.client.EventsApi.FindProjectEvents(e.ctx, "00000000-0000-4000-8000-000000000000").Execute()
 	requireAPIError(t, resp, err, http.StatusNotFound, "")
-	events, err := e.sim.DeviceEvents(d.GetId())
-	require.NoError(t, err)
-	_, resp, err = e.other.EventsApi.FindEventById(e.ctx, events[0].GetId()).Execute()
-	requireAPIError(t, resp, err, http.StatusForbidden, "not authorized")
 	list, _, err := e.other.EventsApi.FindProjectEvents(e.ctx, otherProject).Execute()
 	require.NoError(t, err)
 	assert.Empty(t, list.Events)

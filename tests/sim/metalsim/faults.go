@@ -298,7 +298,7 @@ func customBody(f *Fault, rep reply) reply {
 func isDeviceOp(op string) bool {
 	switch op {
 	case OpFindDeviceByID, OpUpdateDevice, OpDeleteDevice, OpPerformAction,
-		OpFindDeviceUserdataByID, OpFindDeviceEvents, OpFindIPAssignments,
+		OpFindDeviceEvents, OpFindIPAssignments,
 		OpCreateIPAssignment, OpFindBgpSessions, OpCreateBgpSession, OpGetBgpNeighborData:
 		return true
 	}

@@ -282,9 +282,6 @@ func (s *Simulator) removeDeviceLocked(d *device, at time.Time, outOfBand bool) 
 		for _, v := range p.vlans {
 			v.detach(p)
 		}
-		for _, b := range p.batches {
-			delete(s.batches, b.obj.GetId())
-		}
 		delete(s.ports, p.id)
 	}
 	for _, bs := range d.sessions {

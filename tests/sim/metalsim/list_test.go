@@ -154,11 +154,4 @@ func TestPlansAndMetros(t *testing.T) {
 	one, _, err := e.client.PlansApi.FindPlans(e.ctx).Slug("n3.xlarge.x86").Execute()
 	require.NoError(t, err)
 	require.Len(t, one.Plans, 1)
-
-	metros, _, err := e.client.MetrosApi.FindMetros(e.ctx).Execute()
-	require.NoError(t, err)
-	assert.NotEmpty(t, metros.Metros)
-	da, _, err := e.client.MetrosApi.GetMetro(e.ctx, metros.Metros[0].GetId()).Execute()
-	require.NoError(t, err)
-	assert.Equal(t, "da", da.GetCode())
 }

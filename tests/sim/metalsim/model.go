@@ -8,7 +8,7 @@ import (
 )
 
 // The internal model. API-shaped data lives in metalv1 structs (device.obj,
-// vlan.obj, events, sessions, batches) so responses are always produced by
+// vlan.obj, events, sessions) so responses are always produced by
 // the SDK's own MarshalJSON; the rest is the simulation state that computed
 // fields (state, ports, addresses, network types) are derived from.
 
@@ -88,8 +88,6 @@ type port struct {
 	native   *vlan
 	// converting marks a bond with a delayed layer conversion in flight.
 	converting bool
-	// batches are the port's VLAN assignment batches, oldest first.
-	batches []*vlanBatch
 }
 
 func (p *port) isBond() bool { return p.members != nil }
@@ -152,18 +150,6 @@ type bgpConfig struct {
 type bgpSession struct {
 	obj    metalv1.BgpSession
 	device *device
-}
-
-type vlanBatch struct {
-	obj   metalv1.PortVlanAssignmentBatch
-	port  *port
-	items []batchItem
-}
-
-type batchItem struct {
-	ref    string // vxlan or VLAN UUID as sent
-	assign bool
-	native bool
 }
 
 type hwReservation struct {

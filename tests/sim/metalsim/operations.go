@@ -5,16 +5,14 @@ package metalsim
 // name (OpCreateDevice is DevicesApi.CreateDevice); the metadata service
 // has names of its own.
 const (
-	OpCreateDevice           = "createDevice"
-	OpFindDeviceByID         = "findDeviceById"
-	OpFindProjectDevices     = "findProjectDevices"
-	OpUpdateDevice           = "updateDevice"
-	OpDeleteDevice           = "deleteDevice"
-	OpPerformAction          = "performAction"
-	OpFindDeviceUserdataByID = "findDeviceUserdataByID"
-	OpFindDeviceEvents       = "findDeviceEvents"
-	OpFindEventByID          = "findEventById"
-	OpFindProjectEvents      = "findProjectEvents"
+	OpCreateDevice       = "createDevice"
+	OpFindDeviceByID     = "findDeviceById"
+	OpFindProjectDevices = "findProjectDevices"
+	OpUpdateDevice       = "updateDevice"
+	OpDeleteDevice       = "deleteDevice"
+	OpPerformAction      = "performAction"
+	OpFindDeviceEvents   = "findDeviceEvents"
+	OpFindProjectEvents  = "findProjectEvents"
 
 	OpFindPortByID                    = "findPortById"
 	OpAssignPort                      = "assignPort"
@@ -25,9 +23,6 @@ const (
 	OpConvertLayer3                   = "convertLayer3"
 	OpAssignNativeVlan                = "assignNativeVlan"
 	OpDeleteNativeVlan                = "deleteNativeVlan"
-	OpCreatePortVlanAssignmentBatch   = "createPortVlanAssignmentBatch"
-	OpFindPortVlanAssignmentBatches   = "findPortVlanAssignmentBatches"
-	OpFindPortVlanAssignmentBatchByID = "findPortVlanAssignmentBatchByPortIdAndBatchId"
 	OpCreateVirtualNetwork            = "createVirtualNetwork"
 	OpFindVirtualNetworks             = "findVirtualNetworks"
 	OpGetVirtualNetwork               = "getVirtualNetwork"
@@ -47,11 +42,8 @@ const (
 	OpGetBgpNeighborData              = "getBgpNeighborData"
 	OpFindProjectHardwareReservations = "findProjectHardwareReservations"
 	OpFindHardwareReservationByID     = "findHardwareReservationById"
-	OpFindSpotMarketPrices            = "findSpotMarketPrices"
 	OpFindMetroSpotMarketPrices       = "findMetroSpotMarketPrices"
 	OpFindPlans                       = "findPlans"
-	OpFindMetros                      = "findMetros"
-	OpGetMetro                        = "getMetro"
 
 	// Metadata service (outside /metal/v1).
 	OpMetadata  = "metadata"
@@ -65,11 +57,10 @@ const (
 // operation answers 403, as GET /devices/{id} did ("You are not authorized
 // to view this device").
 var opsAnswering404 = map[string]bool{
-	OpPerformAction:          true,
-	OpFindDeviceUserdataByID: true,
-	OpCreateIPAssignment:     true,
-	OpFindIPAssignments:      true,
-	OpFindPortByID:           true,
-	OpAssignNativeVlan:       true,
-	OpDeleteNativeVlan:       true,
+	OpPerformAction:      true,
+	OpCreateIPAssignment: true,
+	OpFindIPAssignments:  true,
+	OpFindPortByID:       true,
+	OpAssignNativeVlan:   true,
+	OpDeleteNativeVlan:   true,
 }

@@ -19,10 +19,8 @@ var apiRoutes = []route{
 	{"PUT /devices/{id}", OpUpdateDevice, func(s *Simulator) handlerFunc { return s.updateDevice }},
 	{"DELETE /devices/{id}", OpDeleteDevice, func(s *Simulator) handlerFunc { return s.deleteDevice }},
 	{"POST /devices/{id}/actions", OpPerformAction, func(s *Simulator) handlerFunc { return s.performAction }},
-	{"GET /devices/{id}/userdata", OpFindDeviceUserdataByID, func(s *Simulator) handlerFunc { return s.findDeviceUserdata }},
 	{"GET /devices/{id}/events", OpFindDeviceEvents, func(s *Simulator) handlerFunc { return s.findDeviceEvents }},
 	{"GET /projects/{id}/events", OpFindProjectEvents, func(s *Simulator) handlerFunc { return s.findProjectEvents }},
-	{"GET /events/{id}", OpFindEventByID, func(s *Simulator) handlerFunc { return s.findEventByID }},
 
 	{"GET /ports/{id}", OpFindPortByID, func(s *Simulator) handlerFunc { return s.findPortByID }},
 	{"POST /ports/{id}/assign", OpAssignPort, func(s *Simulator) handlerFunc { return s.assignPort }},
@@ -33,9 +31,6 @@ var apiRoutes = []route{
 	{"POST /ports/{id}/convert/layer-3", OpConvertLayer3, func(s *Simulator) handlerFunc { return s.convertLayer3 }},
 	{"POST /ports/{id}/native-vlan", OpAssignNativeVlan, func(s *Simulator) handlerFunc { return s.assignNativeVlan }},
 	{"DELETE /ports/{id}/native-vlan", OpDeleteNativeVlan, func(s *Simulator) handlerFunc { return s.deleteNativeVlan }},
-	{"POST /ports/{id}/vlan-assignments/batches", OpCreatePortVlanAssignmentBatch, func(s *Simulator) handlerFunc { return s.createVlanBatch }},
-	{"GET /ports/{id}/vlan-assignments/batches", OpFindPortVlanAssignmentBatches, func(s *Simulator) handlerFunc { return s.findVlanBatches }},
-	{"GET /ports/{id}/vlan-assignments/batches/{batch_id}", OpFindPortVlanAssignmentBatchByID, func(s *Simulator) handlerFunc { return s.findVlanBatch }},
 
 	{"POST /projects/{id}/virtual-networks", OpCreateVirtualNetwork, func(s *Simulator) handlerFunc { return s.createVirtualNetwork }},
 	{"GET /projects/{id}/virtual-networks", OpFindVirtualNetworks, func(s *Simulator) handlerFunc { return s.findVirtualNetworks }},
@@ -60,12 +55,9 @@ var apiRoutes = []route{
 	{"GET /projects/{id}/hardware-reservations", OpFindProjectHardwareReservations, func(s *Simulator) handlerFunc { return s.findProjectHardwareReservations }},
 	{"GET /hardware-reservations/{id}", OpFindHardwareReservationByID, func(s *Simulator) handlerFunc { return s.findHardwareReservation }},
 
-	{"GET /market/spot/prices", OpFindSpotMarketPrices, func(s *Simulator) handlerFunc { return s.findSpotMarketPrices }},
 	{"GET /market/spot/prices/metros", OpFindMetroSpotMarketPrices, func(s *Simulator) handlerFunc { return s.findMetroSpotMarketPrices }},
 
 	{"GET /plans", OpFindPlans, func(s *Simulator) handlerFunc { return s.findPlans }},
-	{"GET /locations/metros", OpFindMetros, func(s *Simulator) handlerFunc { return s.findMetros }},
-	{"GET /locations/metros/{id}", OpGetMetro, func(s *Simulator) handlerFunc { return s.getMetro }},
 }
 
 // metadataRoutes are served outside /metal/v1 without a token; the device

@@ -71,10 +71,6 @@ func newFleetWith(b *testing.B, n int, t Timings) *scaleFleet {
 		for _, v := range f.vlans {
 			f.call(http.MethodPost, "/ports/"+bond0+"/assign", metalv1.PortAssignInput{Vnid: ptr(v)}, 200, nil)
 		}
-		// A VLAN batch per port, left queued (the clock stays put).
-		f.call(http.MethodPost, "/ports/"+bond0+"/vlan-assignments/batches", metalv1.PortVlanAssignmentBatchCreateInput{
-			VlanAssignments: []metalv1.PortVlanAssignmentBatchCreateInputVlanAssignmentsInner{{Vlan: ptr("1001")}},
-		}, 201, nil)
 	}
 	var res metalv1.RequestIPReservation201Response
 	f.call(http.MethodPost, "/projects/"+testProject+"/ips", metalv1.IPReservationRequestInput{Type: "public_ipv4", Quantity: 1, Metro: ptr("da")}, 201, &res)
@@ -183,9 +179,6 @@ func BenchmarkScale(b *testing.B) {
 			var v metalv1.VirtualNetwork
 			f.call(http.MethodPost, "/projects/"+testProject+"/virtual-networks", metalv1.VirtualNetworkCreateInput{Metro: ptr("da")}, 201, &v)
 			f.call(http.MethodDelete, "/virtual-networks/"+v.GetId(), nil, 204, nil)
-		})
-		run("ListPortBatches", func(i int) {
-			f.call(http.MethodGet, "/ports/"+f.bond0[pick(i)]+"/vlan-assignments/batches", nil, 200, nil)
 		})
 		run("AssignUnassignIP", func(i int) {
 			var a metalv1.IPAssignment

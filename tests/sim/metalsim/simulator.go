@@ -53,9 +53,7 @@ type Simulator struct {
 	blocks       map[string]*ipBlock
 	assignments  map[string]*ipAssignment
 	sessions     map[string]*bgpSession
-	batches      map[string]*vlanBatch
 	reservations map[string]*hwReservation
-	events       map[string]*eventRec
 	timers       timerQueue
 	timerSeq     uint64
 	objSeq       uint64
@@ -101,9 +99,7 @@ func New(opts Options) *Simulator {
 		blocks:       map[string]*ipBlock{},
 		assignments:  map[string]*ipAssignment{},
 		sessions:     map[string]*bgpSession{},
-		batches:      map[string]*vlanBatch{},
 		reservations: map[string]*hwReservation{},
-		events:       map[string]*eventRec{},
 		alloc:        newAllocator(),
 		subs:         map[int]func(Notification){},
 		facilityNext: map[string]int{},

@@ -149,32 +149,3 @@ func (s *Simulator) findMetroSpotMarketPrices(c *call) (reply, error) {
 	}
 	return jsonReply(200, list)
 }
-
-// findSpotMarketPrices answers the older per-facility report, GET
-// /market/spot/prices, with its facility and plan filters; a facility has
-// its metro's prices.
-func (s *Simulator) findSpotMarketPrices(c *call) (reply, error) {
-	facQ, planQ := c.query("facility"), c.query("plan")
-	prices := map[string]map[string]float64{}
-	for _, m := range catalogMetros {
-		for _, f := range m.facilities {
-			if facQ != "" && facQ != f.code && facQ != f.id {
-				continue
-			}
-			for _, p := range catalogPlans {
-				if planQ != "" && planQ != p.slug && planQ != p.id {
-					continue
-				}
-				if prices[f.code] == nil {
-					prices[f.code] = map[string]float64{}
-				}
-				prices[f.code][p.slug] = s.spotLocked(m, p).price
-			}
-		}
-	}
-	var list metalv1.SpotMarketPricesList
-	if err := spotReport(prices, &list); err != nil {
-		return reply{}, err
-	}
-	return jsonReply(200, list)
-}

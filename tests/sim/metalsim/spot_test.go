@@ -48,13 +48,6 @@ func TestSpotPriceReports(t *testing.T) {
 	one, _, err := sm.FindMetroSpotMarketPrices(e.ctx).Metro("dc").Plan("c3.small.x86").Execute()
 	require.NoError(t, err)
 	assert.Equal(t, map[string]map[string]float64{"dc": {"c3.small.x86": 0.41}}, prices(t, one.SpotMarketPrices))
-
-	facilities, _, err := sm.FindSpotMarketPrices(e.ctx).Plan("c3.small.x86").Execute()
-	require.NoError(t, err)
-	byFacility := prices(t, facilities.SpotMarketPrices)
-	assert.InDelta(t, 0.41, byFacility["dc10"]["c3.small.x86"], 1e-9, "a facility has its metro's price")
-	assert.InDelta(t, 0.22, byFacility["da11"]["c3.small.x86"], 1e-9)
-	assert.Len(t, byFacility["da6"], 1)
 }
 
 func TestSpotCreatesFollowTheMarket(t *testing.T) {

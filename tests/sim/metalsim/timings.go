@@ -30,9 +30,6 @@ type Timings struct {
 	// with the unchanged port and the change lands later, as the real API
 	// did (packngo #134, #203).
 	PortConversion time.Duration
-	// BatchCompletion is how long a VLAN assignment batch takes; it is
-	// in_progress for the second half of that time.
-	BatchCompletion time.Duration
 	// ReservationRelease is how long a hardware reservation stays
 	// unprovisionable after its device is gone (about 4 minutes for real).
 	ReservationRelease time.Duration
@@ -52,7 +49,6 @@ func DefaultTimings() Timings {
 		Deprovision:        2 * time.Minute,
 		Power:              30 * time.Second,
 		PortConversion:     10 * time.Second,
-		BatchCompletion:    20 * time.Second,
 		ReservationRelease: 4 * time.Minute,
 		BGPEnable:          time.Minute,
 	}
@@ -75,7 +71,6 @@ func (t Timings) Scale(f float64) Timings {
 		Deprovision:        scale(t.Deprovision),
 		Power:              scale(t.Power),
 		PortConversion:     scale(t.PortConversion),
-		BatchCompletion:    scale(t.BatchCompletion),
 		ReservationRelease: scale(t.ReservationRelease),
 		BGPEnable:          scale(t.BGPEnable),
 	}

@@ -84,65 +84,6 @@ func TestVirtualNetworkLifecycle(t *testing.T) {
 	})
 }
 
-func TestVLANAssignmentBatch(t *testing.T) {
-	e := newEnv(t)
-	tm := DefaultTimings()
-	e.createVLAN("da", 1001)
-	e.createVLAN("da", 1002)
-	d := e.createActive("node-1")
-	n := netClient{env: e, deviceID: d.GetId()}
-	n.convert("bond0", true)
-	bond0 := n.portID("bond0")
-	ports := e.client.PortsApi
-
-	batch, resp, err := ports.CreatePortVlanAssignmentBatch(e.ctx, bond0).PortVlanAssignmentBatchCreateInput(
-		metalv1.PortVlanAssignmentBatchCreateInput{VlanAssignments: []metalv1.PortVlanAssignmentBatchCreateInputVlanAssignmentsInner{
-			{Vlan: ptr("1001"), State: ptr(metalv1.PORTVLANASSIGNMENTBATCHVLANASSIGNMENTSINNERSTATE_ASSIGNED)},
-			{Vlan: ptr("1002"), State: ptr(metalv1.PORTVLANASSIGNMENTBATCHVLANASSIGNMENTSINNERSTATE_ASSIGNED), Native: ptr(true)},
-		}}).Execute()
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusCreated, resp.StatusCode)
-	assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_QUEUED, batch.GetState())
-	assert.Equal(t, int32(2), batch.GetQuantity())
-	assert.Equal(t, int32(1001), batch.VlanAssignments[0].GetVlan())
-
-	_, resp, err = ports.CreatePortVlanAssignmentBatch(e.ctx, bond0).PortVlanAssignmentBatchCreateInput(
-		metalv1.PortVlanAssignmentBatchCreateInput{VlanAssignments: []metalv1.PortVlanAssignmentBatchCreateInputVlanAssignmentsInner{{Vlan: ptr("1001")}}}).Execute()
-	requireAPIError(t, resp, err, http.StatusUnprocessableEntity, "in progress")
-
-	getBatch := func() *metalv1.PortVlanAssignmentBatch {
-		b, _, err := ports.FindPortVlanAssignmentBatchByPortIdAndBatchId(e.ctx, bond0, batch.GetId()).Execute()
-		require.NoError(t, err)
-		return b
-	}
-	e.clock.Advance(tm.BatchCompletion / 2)
-	assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_IN_PROGRESS, getBatch().GetState())
-	e.clock.Advance(tm.BatchCompletion / 2)
-	done := getBatch()
-	assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_COMPLETED, done.GetState())
-	assert.Empty(t, done.ErrorMessages)
-	port := e.getPort(bond0)
-	assert.Len(t, port.VirtualNetworks, 2)
-	assert.Equal(t, int32(1002), port.NativeVirtualNetwork.GetVxlan())
-
-	t.Run("a failing batch reports its errors", func(t *testing.T) {
-		failing, _, err := ports.CreatePortVlanAssignmentBatch(e.ctx, bond0).PortVlanAssignmentBatchCreateInput(
-			metalv1.PortVlanAssignmentBatchCreateInput{VlanAssignments: []metalv1.PortVlanAssignmentBatchCreateInputVlanAssignmentsInner{
-				{Vlan: ptr("1999"), State: ptr(metalv1.PORTVLANASSIGNMENTBATCHVLANASSIGNMENTSINNERSTATE_ASSIGNED)},
-			}}).Execute()
-		require.NoError(t, err)
-		e.clock.Advance(tm.BatchCompletion)
-		got, _, err := ports.FindPortVlanAssignmentBatchByPortIdAndBatchId(e.ctx, bond0, failing.GetId()).Execute()
-		require.NoError(t, err)
-		assert.Equal(t, metalv1.PORTVLANASSIGNMENTBATCHSTATE_FAILED, got.GetState())
-		require.Len(t, got.ErrorMessages, 1)
-		assert.Contains(t, got.ErrorMessages[0], "not found")
-		list, _, err := ports.FindPortVlanAssignmentBatches(e.ctx, bond0).Execute()
-		require.NoError(t, err)
-		assert.Len(t, list.Batches, 2)
-	})
-}
-
 // The VLAN answers write their instances' hrefs without the SDK's model,
 // which is slow at fleet size; the JSON must stay what the model encodes.
 func TestVLANJSONIsTheModels(t *testing.T) {

@@ -117,6 +117,18 @@ const (
 	VIPServiceName      = "ingress-expose"
 )
 
+// The ConfigMaps the addon keeps in its namespace (the chart's RBAC grants
+// their updates by name).
+const (
+	// ConfigMapLedger remembers every Equinix Metal project and metro the
+	// addon made objects in, for the orphan sweep.
+	ConfigMapLedger = "harvester-equinix-addon-ledger"
+	// ConfigMapDeviceEvents keeps, per Metal project, the time up to which
+	// the project's event log was read and forwarded, so that a restarted
+	// controller, or a new leader, reads on from there.
+	ConfigMapDeviceEvents = "harvester-equinix-addon-device-events"
+)
+
 // Values of LabelSecret.
 const (
 	SecretCredentials = "credentials"
