@@ -27,6 +27,10 @@ type ipmiClient struct {
 	// suite is the cipher suite of the session, tried first on a
 	// reconnect.
 	suite types.CipherSuiteID
+	// inPass says the caller starts passes (NewPass); passStatus is the
+	// chassis status read in the current one.
+	inPass     bool
+	passStatus *chassis.GetChassisStatusResponse
 }
 
 func dialIPMI(ctx context.Context, ep Endpoint) (*ipmiClient, error) {
@@ -276,10 +280,31 @@ func quickClose(cl *ipmi.Client) {
 	_ = cl.Close(context.Background())
 }
 
+// chassisStatus reads the chassis status, once per pass of a caller that
+// starts passes (the health and the power read it a moment apart).
+func (c *ipmiClient) chassisStatus(ctx context.Context, cl *ipmi.Client) (*chassis.GetChassisStatusResponse, error) {
+	if c.passStatus != nil {
+		return c.passStatus, nil
+	}
+	st, err := cl.GetChassisStatus(ctx)
+	if err == nil && c.inPass {
+		c.passStatus = st
+	}
+	return st, err
+}
+
+// NewPass starts a pass of the caller: the chassis status is read once in
+// it, until a command changes it.
+func (c *ipmiClient) NewPass() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inPass, c.passStatus = true, nil
+}
+
 func (c *ipmiClient) PowerState(ctx context.Context) (PowerState, error) {
 	state := PowerUnknown
 	err := c.do(ctx, "PowerState", func(cl *ipmi.Client) error {
-		st, err := cl.GetChassisStatus(ctx)
+		st, err := c.chassisStatus(ctx, cl)
 		if err != nil {
 			return err
 		}
@@ -304,6 +329,7 @@ func (c *ipmiClient) Power(ctx context.Context, action PowerAction) error {
 		PowerActionReboot: chassis.ChassisControlPowerCycle,
 	}[action]
 	return c.do(ctx, "Power", func(cl *ipmi.Client) error {
+		c.passStatus = nil
 		cl.WithTimeout(c.ep.timeout()).WithRetry(0)
 		defer c.reads(cl)
 		_, err := cl.ChassisControl(ctx, control)

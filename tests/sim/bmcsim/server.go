@@ -51,9 +51,6 @@ func NewServer(b *BMC, addr string) (*Server, error) {
 	host, portStr, _ := net.SplitHostPort(ln.Addr().String())
 	port, _ := strconv.Atoi(portStr)
 	hosts := []string{"127.0.0.1", "::1", "localhost"}
-	if host != "127.0.0.1" && host != "::1" {
-		hosts = append(hosts, host)
-	}
 	c, err := newCerts(hosts)
 	if err != nil {
 		_ = ln.Close()
