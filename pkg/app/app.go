@@ -43,6 +43,9 @@ func New() *cli.App {
 				return err
 			}
 			setupLogging(&cfg)
+			for _, w := range cfg.Warnings {
+				logrus.Warn(w)
+			}
 			ctx, cancel := signalContext(c.Context)
 			defer cancel()
 			return server.Run(ctx, &cfg)
@@ -67,7 +70,7 @@ func flagsOnly(c *cli.Context) error {
 func controllerFlags(f *config.Config) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "mode", EnvVars: []string{"MODE"}, Value: config.ModeEquinix, Destination: &f.Mode,
-			Usage: "equinix (Equinix Metal pools and the hardware of their servers) or hardware (only servers you own, through Seeder's Inventory kind, as the harvester-seeder Addon)"},
+			Usage: "equinix (Equinix Metal pools and the hardware of their servers) or seeder (Harvester Seeder's job for servers you own, through its Inventory kind, as the harvester-seeder Addon; hardware, its former name, is still accepted)"},
 		&cli.StringFlag{Name: "kubeconfig", EnvVars: []string{"KUBECONFIG"}, Destination: &f.Kubeconfig,
 			Usage: "kubeconfig file; empty means in-cluster"},
 		&cli.StringFlag{Name: "namespace", EnvVars: []string{"NAMESPACE"}, Value: "harvester-system", Destination: &f.Namespace,

@@ -23,17 +23,23 @@ const (
 	// ModeEquinix runs the Equinix Metal chains: pools, Instances,
 	// ElasticIPs, BGP, and the hardware chain of the addon's own servers.
 	ModeEquinix = "equinix"
-	// ModeHardware runs only the hardware chains of servers the addon did
-	// not provision, through Seeder's Inventory kind: what the chart runs
-	// when installed as the harvester-seeder Addon. It needs no Metal
+	// ModeSeeder does Harvester Seeder's job for servers the addon did not
+	// provision, through Seeder's Inventory kind (and, with --owned-pools,
+	// runs the pools of servers people own): what the chart runs when
+	// installed as the harvester-seeder Addon. It needs no Metal
 	// credentials.
-	ModeHardware = "hardware"
+	ModeSeeder = "seeder"
+	// DeprecatedModeHardware is the seeder mode's former name. Validate
+	// still takes it, as ModeSeeder with a warning, so that the Addons
+	// whose valuesContent says mode: hardware keep working.
+	DeprecatedModeHardware = "hardware"
 )
 
 // Config is the controller configuration. The command line fills it (each
 // flag's Destination is a field here) and Validate checks and normalizes it.
 type Config struct {
-	// Mode is ModeEquinix or ModeHardware.
+	// Mode is ModeEquinix or ModeSeeder (Validate turns the deprecated
+	// name into ModeSeeder).
 	Mode           string
 	Kubeconfig     string
 	Namespace      string
@@ -145,7 +151,7 @@ type Config struct {
 	// between its polls: a read of the power alone, at the least cost to
 	// the BMC, once it is older; 0 leaves it to the polls.
 	BMCPowerFreshness time.Duration
-	// OwnedPools makes the hardware mode run the InstancePools of servers
+	// OwnedPools makes the seeder mode run the InstancePools of servers
 	// people own (spec.servers): their pools and Instances, which claim
 	// Inventories and boot them through their BMCs.
 	OwnedPools bool
@@ -167,9 +173,13 @@ type Config struct {
 	// with OwnedPools, where the other replicas forward boot requests to
 	// while this one leads. Empty means the IP of IPXEAddress, if it names one.
 	PodIP string
-	// SeederCheckInterval is how often the hardware mode looks for
+	// SeederCheckInterval is how often the seeder mode looks for
 	// Harvester's own Seeder; 0 means a minute. No flag sets it: tests do.
 	SeederCheckInterval time.Duration
+
+	// Warnings are what Validate accepted but a person should change (a
+	// deprecated name); the application logs them.
+	Warnings []string
 }
 
 // Validate checks the configuration and normalizes it (trailing slashes, the
@@ -178,12 +188,16 @@ type Config struct {
 func (cfg *Config) Validate() error {
 	var errs []error
 	switch cfg.Mode {
-	case ModeEquinix, ModeHardware:
+	case ModeEquinix, ModeSeeder:
+	case DeprecatedModeHardware:
+		cfg.Mode = ModeSeeder
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("--mode %s is the former name of --mode %s, which it runs; say %s (the chart's mode: %s) instead",
+			DeprecatedModeHardware, ModeSeeder, ModeSeeder, ModeSeeder))
 	default:
-		errs = append(errs, fmt.Errorf("--mode must be %s or %s, got %q", ModeEquinix, ModeHardware, cfg.Mode))
+		errs = append(errs, fmt.Errorf("--mode must be %s or %s, got %q", ModeEquinix, ModeSeeder, cfg.Mode))
 	}
-	if cfg.OwnedPools && cfg.Mode != ModeHardware {
-		errs = append(errs, fmt.Errorf("--owned-pools needs --mode %s: the pools of servers people own are run by the install that holds their BMCs' sessions", ModeHardware))
+	if cfg.OwnedPools && cfg.Mode != ModeSeeder {
+		errs = append(errs, fmt.Errorf("--owned-pools needs --mode %s: the pools of servers people own are run by the install that holds their BMCs' sessions", ModeSeeder))
 	}
 	cfg.MetalAPIURL = strings.TrimRight(cfg.MetalAPIURL, "/")
 	cfg.ClusterURL = strings.TrimRight(cfg.ClusterURL, "/")
@@ -312,15 +326,15 @@ func validateMetalURL(raw string) error {
 }
 
 // validateFencing checks the fencing settings: they act only in the
-// hardware mode, and only with the controller's own node known, which is
+// seeder mode, and only with the controller's own node known, which is
 // never fenced.
 func (cfg *Config) validateFencing() []error {
 	if !cfg.Fencing {
 		return nil
 	}
 	var errs []error
-	if cfg.Mode != ModeHardware {
-		errs = append(errs, fmt.Errorf("--fencing needs --mode %s: only nodes with an Inventory (a BMC) are fenced", ModeHardware))
+	if cfg.Mode != ModeSeeder {
+		errs = append(errs, fmt.Errorf("--fencing needs --mode %s: only nodes with an Inventory (a BMC) are fenced", ModeSeeder))
 	}
 	if cfg.FencingMaxFenced < 1 {
 		errs = append(errs, fmt.Errorf("--fencing-max-fenced must be at least 1, got %d", cfg.FencingMaxFenced))

@@ -55,9 +55,9 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--device-events-interval"}},
 		{name: "fencing outside the hardware mode, unbounded, without grace or own node",
 			mutate:  func(f *Config) { f.Fencing = true },
-			wantErr: []string{"--fencing needs --mode hardware", "--fencing-max-fenced", "--fencing-grace-period", "--node-name"}},
+			wantErr: []string{"--fencing needs --mode seeder", "--fencing-max-fenced", "--fencing-grace-period", "--node-name"}},
 		{name: "fencing set up", mutate: func(f *Config) {
-			f.Mode, f.Fencing, f.FencingMaxFenced, f.FencingGracePeriod, f.NodeName = ModeHardware, true, 1, time.Minute, "hv-1"
+			f.Mode, f.Fencing, f.FencingMaxFenced, f.FencingGracePeriod, f.NodeName = ModeSeeder, true, 1, time.Minute, "hv-1"
 		}},
 		{name: "bmc timeout negative", mutate: func(f *Config) { f.BMCTimeout = -time.Second }, wantErr: []string{"--bmc-timeout"}},
 		{name: "bmc power freshness negative", mutate: func(f *Config) { f.BMCPowerFreshness = -time.Second }, wantErr: []string{"--bmc-power-freshness"}},
@@ -67,8 +67,18 @@ func TestNew(t *testing.T) {
 			wantErr: []string{"--poll-interval"}},
 		{name: "ElasticIP and BGP settings", mutate: func(f *Config) { f.ElasticIPResync = 0; f.BGPLocalASN = 0; f.BGPResync = time.Millisecond },
 			wantErr: []string{"--elastic-ip-resync-interval", "--bgp-local-asn", "--bgp-resync-interval"}},
-		{name: "hardware mode", mutate: func(f *Config) { f.Mode = ModeHardware }},
-		{name: "unknown mode", mutate: func(f *Config) { f.Mode = "metal" }, wantErr: []string{`--mode must be equinix or hardware, got "metal"`}},
+		{name: "seeder mode", mutate: func(f *Config) { f.Mode = ModeSeeder }, check: func(t *testing.T, c *Config) {
+			assert.Empty(t, c.Warnings)
+		}},
+		{name: "hardware, the seeder mode's former name", mutate: func(f *Config) { f.Mode = DeprecatedModeHardware }, check: func(t *testing.T, c *Config) {
+			assert.Equal(t, ModeSeeder, c.Mode, "runs the seeder mode")
+			require.Len(t, c.Warnings, 1)
+			assert.Contains(t, c.Warnings[0], "--mode hardware is the former name of --mode seeder")
+		}},
+		{name: "fencing and owned pools under the former name", mutate: func(f *Config) {
+			f.Mode, f.OwnedPools, f.Fencing, f.FencingMaxFenced, f.FencingGracePeriod, f.NodeName = DeprecatedModeHardware, true, true, 1, time.Minute, "hv-1"
+		}},
+		{name: "unknown mode", mutate: func(f *Config) { f.Mode = "metal" }, wantErr: []string{`--mode must be equinix or seeder, got "metal"`}},
 		{name: "no mode", mutate: func(f *Config) { f.Mode = "" }, wantErr: []string{"--mode"}},
 		{name: "a 4-byte ASN", mutate: func(f *Config) { f.BGPLocalASN = 4200000000 }},
 		{name: "an artifacts mirror", mutate: func(f *Config) { f.ArtifactsMirror = "http://mirror.example.com/harvester" }},

@@ -11,24 +11,34 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
-// startBootEndpoint serves the boot endpoint of the servers people own,
-// with the open claims read from this controller's caches. It runs with
-// the controllers, so on the leader only: the claims live in its caches.
-// The process's relay (every replica's listener on --ipxe-address, behind
-// the chart's iPXE Service) answers with it from now on; without a relay
-// (the controllers run on their own) it listens on --ipxe-address itself.
-func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoint.Claims, relay *bootendpoint.Relay) error {
+// serveBootEndpoint serves the boot endpoint of the servers people own
+// (--owned-pools), with the open claims read from this controller's
+// caches. It runs with the controllers, so on the leader only: the claims
+// live in its caches.
+func serveBootEndpoint(ctx context.Context, deps *common.Deps) error {
 	cfg := deps.Cfg
+	if !cfg.OwnedPools {
+		return nil
+	}
+	claims, err := deps.BootClaims()
+	if err != nil {
+		return err
+	}
+	server, err := deps.BootServer()
+	if err != nil {
+		return err
+	}
 	// The key's Secret is read, or created once, as the leader starts: an
 	// apiserver that has just restarted may refuse that for a moment (its
 	// authorizer not ready yet), which must not stop the process.
 	var key []byte
-	err := untilReachable(ctx, startupBackoff, func(ctx context.Context) error {
+	err = common.UntilReachable(ctx, common.StartupBackoff, func(ctx context.Context) error {
 		var err error
-		key, err = bootendpoint.Key(ctx, deps.Secrets, cfg.Namespace)
+		key, err = bootendpoint.Key(ctx, deps.Secrets(), cfg.Namespace)
 		return err
 	})
 	if err != nil {
@@ -38,20 +48,39 @@ func startBootEndpoint(ctx context.Context, deps *common.Deps, claims bootendpoi
 	if cfg.IPXEPublicURL != "" {
 		opts = append(opts, bootendpoint.WithBaseURL(cfg.IPXEPublicURL))
 	}
-	handler := bootendpoint.NewHandler(key, claims, opts...)
+	return server.Serve(ctx, bootendpoint.NewHandler(key, claims, opts...))
+}
+
+// bootServer is the process's relay (every replica's listener on
+// --ipxe-address, behind the chart's iPXE Service), which answers with
+// the leader's handler from now on; without a relay (the controllers run
+// on their own) a listener on --ipxe-address of their own.
+func bootServer(cfg *config.Config, relay *bootendpoint.Relay) common.BootServer {
 	if relay != nil {
-		relay.Serve(ctx, handler)
-		logrus.Info("the leader serves the boot endpoint of the servers people own")
-		return nil
+		return relayServer{relay: relay}
 	}
-	ln, err := net.Listen("tcp", cfg.IPXEAddress)
+	return listener{address: cfg.IPXEAddress}
+}
+
+type relayServer struct{ relay *bootendpoint.Relay }
+
+func (s relayServer) Serve(ctx context.Context, handler http.Handler) error {
+	s.relay.Serve(ctx, handler)
+	logrus.Info("the leader serves the boot endpoint of the servers people own")
+	return nil
+}
+
+type listener struct{ address string }
+
+func (l listener) Serve(ctx context.Context, handler http.Handler) error {
+	ln, err := net.Listen("tcp", l.address)
 	if err != nil {
-		return fmt.Errorf("boot endpoint on %s: %w", cfg.IPXEAddress, err)
+		return fmt.Errorf("boot endpoint on %s: %w", l.address, err)
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logrus.Errorf("boot endpoint on %s: %v", cfg.IPXEAddress, err)
+			logrus.Errorf("boot endpoint on %s: %v", l.address, err)
 		}
 	}()
 	go func() {

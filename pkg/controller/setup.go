@@ -5,8 +5,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/rancher/lasso/pkg/cache"
@@ -16,19 +14,13 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/rancher/wrangler/v3/pkg/schemes"
 	"github.com/rancher/wrangler/v3/pkg/start"
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
-	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
@@ -37,21 +29,12 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/nodedevice"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
-	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
-	"github.com/harvester/harvester-equinix-addon/pkg/generated/clientset/versioned"
 	equinixfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvesterfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
 	seederfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io"
-	harvesterpkg "github.com/harvester/harvester-equinix-addon/pkg/harvester"
-	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
-	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal"
-	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // Factories is every wrangler factory, all sharing one lasso controller factory
@@ -67,46 +50,11 @@ type Factories struct {
 	clients client.SharedClientFactory
 }
 
-// watchedKinds are the kinds each mode's controllers cache: their REST
-// mappings are resolved, once, before the factories start.
-var watchedKinds = map[string][]schema.GroupVersionKind{
-	config.ModeEquinix: {
-		equinixv1.SchemeGroupVersion.WithKind("InstancePool"),
-		equinixv1.SchemeGroupVersion.WithKind("Instance"),
-		equinixv1.SchemeGroupVersion.WithKind("ElasticIP"),
-		equinixv1.SchemeGroupVersion.WithKind("ElasticIPPool"),
-		harvesterv1beta1.SchemeGroupVersion.WithKind("Setting"),
-		corev1.SchemeGroupVersion.WithKind("Node"),
-		corev1.SchemeGroupVersion.WithKind("Secret"),
-		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-		corev1.SchemeGroupVersion.WithKind("Service"),
-	},
-	config.ModeHardware: {
-		seederv1alpha1.SchemeGroupVersion.WithKind(seederv1alpha1.InventoryKind),
-		corev1.SchemeGroupVersion.WithKind("Node"),
-	},
-}
-
-// ownedPoolKinds are what the hardware mode caches besides when it runs
-// the pools of servers people own (--owned-pools): the pools and their
-// Instances, and what a server's join configuration is made of.
-var ownedPoolKinds = []schema.GroupVersionKind{
-	equinixv1.SchemeGroupVersion.WithKind("InstancePool"),
-	equinixv1.SchemeGroupVersion.WithKind("Instance"),
-	harvesterv1beta1.SchemeGroupVersion.WithKind("Setting"),
-	corev1.SchemeGroupVersion.WithKind("Secret"),
-	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-}
-
-// ResolveKinds fills the shared discovery cache. The factories look kinds up
-// when they start and fail for good if the apiserver is away then; once
-// cached, the lookups need no apiserver, and the informers retry by
-// themselves.
-func (f *Factories) ResolveKinds(mode string, ownedPools bool) error {
-	kinds := watchedKinds[mode]
-	if ownedPools {
-		kinds = append(slices.Clone(kinds), ownedPoolKinds...)
-	}
+// ResolveKinds fills the shared discovery cache. The factories look up the
+// kinds of their controllers when they start and fail for good if the
+// apiserver is away then; once cached, the lookups need no apiserver, and
+// the informers retry by themselves.
+func (f *Factories) ResolveKinds(kinds []schema.GroupVersionKind) error {
 	for _, gvk := range kinds {
 		if _, _, err := f.clients.ResourceForGVK(gvk); err != nil {
 			return fmt.Errorf("resolving %s: %w", gvk.Kind, err)
@@ -169,6 +117,45 @@ func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.Type
 	})
 }
 
+// Register is what every chain offers: it wires the chain's handlers and
+// watches onto the controllers it takes from deps, starting nothing that
+// needs the caches synced.
+type Register func(ctx context.Context, deps *common.Deps) error
+
+// chains are what each mode runs, in order. The Instance chains come
+// first: their remove handlers store the finalizer before anything else
+// touches an Instance, so no device is created, nor BMC command sent,
+// before it. A chain behind a flag (--bgp, --owned-pools) checks it itself.
+var chains = map[string][]Register{
+	config.ModeEquinix: {
+		instance.Register,
+		instancepool.Register,
+		devicehardware.Register,
+		node.Register,
+		elasticip.Register,
+		bgp.Register,
+		sweep.Register,
+	},
+	config.ModeSeeder: {
+		instance.RegisterOwned,
+		instancepool.RegisterOwned,
+		serveBootEndpoint,
+		inventory.Register,
+	},
+}
+
+// handles names the chain that makes each handle one chain hands another.
+func handles(bootRelay *bootendpoint.Relay) common.Handles {
+	return common.Handles{
+		DriftMarker: instance.DriftMarker,
+		NodeFacts:   devicehardware.NodeFacts,
+		BootClaims:  instance.OpenClaims,
+		BootServer: func(_ context.Context, deps *common.Deps) (common.BootServer, error) {
+			return bootServer(deps.Cfg, bootRelay), nil
+		},
+	}
+}
+
 // Option changes how Start runs the controllers.
 type Option func(*options)
 
@@ -183,244 +170,70 @@ func WithBootRelay(relay *bootendpoint.Relay) Option {
 	return func(o *options) { o.bootRelay = relay }
 }
 
-// Start registers every controller and starts the factories.
-func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config, opts ...Option) error {
+// Controllers are the chains of one mode, registered on their factories
+// and not started yet.
+type Controllers struct {
+	Factories *Factories
+	deps      *common.Deps
+	threads   int
+}
+
+// Setup registers the chains of cfg's mode on new factories. Nothing waits
+// for the apiserver here but a chain that reads from it once (the cluster
+// ID, the boot endpoint's key), which waits as long as it takes.
+func Setup(ctx context.Context, restConfig *rest.Config, cfg *config.Config, opts ...Option) (*Controllers, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	k8s, err := kubernetes.NewForConfig(restConfig)
+	registers, ok := chains[cfg.Mode]
+	if !ok {
+		return nil, fmt.Errorf("--mode %q runs no chains", cfg.Mode)
+	}
+	f, err := NewFactories(restConfig, cfg.Namespace)
 	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
+		return nil, err
 	}
-	var f *Factories
-	var clusterID string
-	err = untilReachable(ctx, startupBackoff, func(ctx context.Context) error {
-		if f, err = NewFactories(restConfig, cfg.Namespace); err != nil {
-			return err
-		}
-		if err = f.ResolveKinds(cfg.Mode, cfg.OwnedPools); err != nil {
-			return err
-		}
-		if cfg.Mode == config.ModeHardware {
-			// The hardware mode tags nothing in a Metal project.
-			return nil
-		}
-		clusterID, err = resolveClusterID(ctx, k8s, cfg.ClusterID)
-		return err
-	})
+	deps, err := common.NewDeps(ctx, restConfig, cfg, common.Kinds{
+		Equinix:   f.Equinix.Equinix().V1(),
+		Seeder:    f.Metal.Metal().V1alpha1(),
+		Harvester: f.Harvester.Harvesterhci().V1beta1(),
+		Core:      f.Core.Core().V1(),
+	}, handles(o.bootRelay))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	newDeps, register := newEquinixDeps, registerEquinix
-	if cfg.Mode == config.ModeHardware {
-		newDeps = newHardwareDeps
-		register = func(ctx context.Context, deps *common.Deps) error { return registerHardware(ctx, deps, o.bootRelay) }
-	}
-	deps, err := newDeps(ctx, restConfig, k8s, clusterID, cfg, f)
-	if err != nil {
-		return err
-	}
-	if err := trimCaches(deps); err != nil {
-		return err
-	}
-	if err := register(ctx, deps); err != nil {
-		return err
-	}
-	return start.All(ctx, cfg.Threads, f.Equinix, f.Harvester, f.Metal, f.Core)
-}
-
-// startupBackoff paces the start-up's first calls while the apiserver is
-// unreachable: quickly at first, then every 10 seconds.
-var startupBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 10 * time.Second, Steps: math.MaxInt32}
-
-// untilReachable runs step until it succeeds or ctx ends. A pod starting while
-// the apiserver restarts (an upgrade, a control-plane node reboot) waits for it
-// here, unready, instead of exiting into a crash loop. The steps are the
-// start-up's reads, with no side effects to undo.
-func untilReachable(ctx context.Context, backoff wait.Backoff, step func(ctx context.Context) error) error {
-	// A manual loop, not wait.ExponentialBackoff: that one stops for good
-	// once the delay reaches Cap, and this must wait as long as it takes.
-	for {
-		last := step(ctx)
-		if last == nil {
-			return nil
-		}
-		logrus.Warnf("waiting for the Kubernetes API: %v", last)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last error: %w)", ctx.Err(), last)
-		case <-time.After(backoff.Step()):
+	for _, register := range registers {
+		if err := register(ctx, deps); err != nil {
+			return nil, err
 		}
 	}
+	return &Controllers{Factories: f, deps: deps, threads: cfg.Threads}, nil
 }
 
-// registerHardware wires the hardware mode's one chain: Seeder's
-// Inventories.
-func registerHardware(ctx context.Context, deps *common.Deps, relay *bootendpoint.Relay) error {
-	if deps.Cfg.OwnedPools {
-		// The Instances' remove handler first: no BMC command before its
-		// finalizer is stored.
-		owned := instance.RegisterOwned(ctx, deps)
-		instancepool.RegisterOwned(ctx, deps)
-		if err := startBootEndpoint(ctx, deps, owned.BootClaims(), relay); err != nil {
-			return err
-		}
-	}
-	inventory.Register(ctx, deps)
-	return nil
-}
+// Watched are the kinds of the controllers the chains took: the only ones
+// the mode lists, watches and caches.
+func (c *Controllers) Watched() ([]schema.GroupVersionKind, error) { return c.deps.Watched() }
 
-// newHardwareDeps builds what the Inventories' chain reads: no Metal
-// provider, no Secret cache (the chain reads the one Secret an Inventory
-// names, by name), no join information.
-func newHardwareDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, _ string, cfg *config.Config, f *Factories) (*common.Deps, error) {
-	core := f.Core.Core().V1()
-	meta, err := metadata.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("metadata client: %w", err)
-	}
-	machineEvents, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("machine events client: %w", err)
-	}
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	deps := &common.Deps{
-		Cfg:           cfg,
-		Inventories:   f.Metal.Metal().V1alpha1().Inventory(),
-		BMCs:          bmcdriver.New(bmcdriver.Options{}),
-		Nodes:         core.Node(),
-		NodeWrites:    common.NewNodeWrites(core.Node().Informer().GetStore()),
-		K8s:           k8s,
-		MachineEvents: machineEvents.CoreV1(),
-		CRDs: func(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
-			return meta.Resource(crds).Get(ctx, name, metav1.GetOptions{})
-		},
-		Recorder: common.NewRecorder(ctx, k8s),
-	}
-	if cfg.OwnedPools {
-		addOwnedPoolDeps(deps, f, secretMetadata(ctx, meta))
-	}
-	return deps, nil
-}
-
-// addOwnedPoolDeps adds what the pools of servers people own read: the
-// pools and Instances, and the join information (the cluster's URL, its
-// token, its version) their servers' install configurations carry.
-func addOwnedPoolDeps(deps *common.Deps, f *Factories, secretMeta credentials.MetadataFunc) {
-	eq := f.Equinix.Equinix().V1()
-	core := f.Core.Core().V1()
-	hv := f.Harvester.Harvesterhci().V1beta1()
-	secrets := credentials.NewLookup(core.Secret().Cache(), secretMeta)
-	deps.Pools, deps.Instances = eq.InstancePool(), eq.Instance()
-	deps.Secrets, deps.ConfigMaps, deps.Settings = core.Secret(), core.ConfigMap(), hv.Setting()
-	deps.SecretLookup = secrets
-	deps.JoinInfo = joininfo.NewResolver(deps.Cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache())
-}
-
-// registerEquinix wires every controller of the equinix mode, in order: the
-// Instance chains register their remove handler before anything else
-// touches Instances, and the sweep marks drift through the registered
-// Instance handler.
-func registerEquinix(ctx context.Context, deps *common.Deps) error {
-	instances := instance.Register(ctx, deps)
-	if err := instancepool.Register(ctx, deps); err != nil {
-		return err
-	}
-	instanceHardware, err := devicehardware.Register(ctx, deps)
+// Run resolves the watched kinds, waiting for the apiserver as long as it
+// takes, and starts the factories.
+func (c *Controllers) Run(ctx context.Context) error {
+	kinds, err := c.Watched()
 	if err != nil {
 		return err
 	}
-	matcher := nodedevice.NewMatcher(deps.Instances.Cache())
-	if err := node.Register(ctx, deps, instanceHardware, matcher); err != nil {
+	if err := common.UntilReachable(ctx, common.StartupBackoff, func(context.Context) error { return c.Factories.ResolveKinds(kinds) }); err != nil {
 		return err
 	}
-	elasticip.Register(ctx, deps, matcher)
-	if deps.Cfg.BGP {
-		if err := bgp.Register(ctx, deps, matcher); err != nil {
-			return err
-		}
-	}
-	return sweep.Register(ctx, deps, instances)
+	f := c.Factories
+	return start.All(ctx, c.threads, f.Equinix, f.Harvester, f.Metal, f.Core)
 }
 
-func newEquinixDeps(ctx context.Context, restConfig *rest.Config, k8s kubernetes.Interface, clusterID string, cfg *config.Config, f *Factories) (*common.Deps, error) {
-	provider, err := metal.NewProvider(metal.Options{
-		BaseURL:           cfg.MetalAPIURL,
-		Timeout:           cfg.MetalTimeout,
-		RequestsPerSecond: cfg.MetalRequestsPerSecond,
-		Burst:             cfg.MetalBurst,
-		Registerer:        metrics.Registerer(),
-	})
+// Start sets up the chains of cfg's mode and runs them.
+func Start(ctx context.Context, restConfig *rest.Config, cfg *config.Config, opts ...Option) error {
+	c, err := Setup(ctx, restConfig, cfg, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("metal provider: %w", err)
+		return err
 	}
-	eq := f.Equinix.Equinix().V1()
-	core := f.Core.Core().V1()
-	hv := f.Harvester.Harvesterhci().V1beta1()
-	meta, err := metadata.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("metadata client: %w", err)
-	}
-	machineEvents, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("machine events client: %w", err)
-	}
-	typed, err := versioned.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("typed client: %w", err)
-	}
-	secrets := credentials.NewLookup(core.Secret().Cache(), secretMetadata(ctx, meta))
-	var releases *harvesterpkg.ReleaseChecker
-	if cfg.CheckReleaseArtifacts {
-		releases = harvesterpkg.NewReleaseChecker(cfg.ReleaseTransport, cfg.MetalTimeout)
-	}
-	return &common.Deps{
-		Cfg:            cfg,
-		ClusterID:      clusterID,
-		Pools:          eq.InstancePool(),
-		Instances:      eq.Instance(),
-		ElasticIPs:     eq.ElasticIP(),
-		ElasticIPPools: eq.ElasticIPPool(),
-		IPPools:        typed.LoadbalancerV1beta1().IPPools(),
-		Nodes:          core.Node(),
-		NodeWrites:     common.NewNodeWrites(core.Node().Informer().GetStore()),
-		Services:       core.Service(),
-		Secrets:        core.Secret(),
-		ConfigMaps:     core.ConfigMap(),
-		Settings:       hv.Setting(),
-		K8s:            k8s,
-		MachineEvents:  machineEvents.CoreV1(),
-		Metal:          provider,
-		SecretLookup:   secrets,
-		Credentials:    credentials.NewResolver(secrets, cfg.Namespace, cfg.SecretName),
-		JoinInfo:       joininfo.NewResolver(cfg, core.ConfigMap().Cache(), secrets, hv.Setting().Cache()),
-		Ledger:         ledger.New(core.ConfigMap(), cfg.Namespace),
-		Releases:       releases,
-		Plans:          metal.NewPlanCatalog(metal.DefaultPlanCatalogTTL, nil),
-		Recorder:       common.NewRecorder(ctx, k8s),
-	}, nil
-}
-
-// resolveClusterID is the configured ID, or the kube-system namespace's UID,
-// which lives as long as the cluster does.
-func resolveClusterID(ctx context.Context, k8s kubernetes.Interface, configured string) (string, error) {
-	if configured != "" {
-		return configured, nil
-	}
-	ns, err := k8s.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("reading namespace kube-system for the cluster ID (or set --cluster-id): %w", err)
-	}
-	return string(ns.UID), nil
-}
-
-// secretMetadata asks the apiserver for a Secret's metadata only, so that a
-// Secret outside the labelled cache is seen (to exist, and whose it is)
-// without its data ever reaching the process.
-func secretMetadata(ctx context.Context, meta metadata.Interface) credentials.MetadataFunc {
-	secrets := corev1.SchemeGroupVersion.WithResource("secrets")
-	return func(namespace, name string) (*metav1.PartialObjectMetadata, error) {
-		return meta.Resource(secrets).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	}
+	return c.Run(ctx)
 }

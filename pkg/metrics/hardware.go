@@ -30,7 +30,7 @@ func init() {
 	registry.MustRegister(PowerCalls, PowerActions, EventsForwarded)
 }
 
-// SeederInstalled is 1 while the hardware mode finds Harvester's own Seeder
+// SeederInstalled is 1 while the seeder mode finds Harvester's own Seeder
 // installed, and leaves the Inventories to it.
 var SeederInstalled = prometheus.NewGauge(prometheus.GaugeOpts{
 	Name: "equinix_addon_seeder_installed",

@@ -59,10 +59,10 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		}
 		return nil
 	})
-	if cfg.Mode != config.ModeHardware {
+	if cfg.Mode != config.ModeSeeder {
 		// The iPXE scripts are served by every replica, leader or not:
 		// servers booting on Equinix fetch them through the chart's
-		// Service. The hardware mode installs nothing.
+		// Service. The seeder mode installs nothing.
 		ipxe := &http.Server{Addr: cfg.IPXEAddress, Handler: harvester.NewIPXEHandler(harvester.WithArtifactsMirror(cfg.ArtifactsMirror)), ReadHeaderTimeout: 10 * time.Second}
 		g.Go(func() error {
 			if err := serve(gctx, ipxe); err != nil {
@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	var startOpts []controller.Option
-	if cfg.Mode == config.ModeHardware && cfg.OwnedPools {
+	if cfg.Mode == config.ModeSeeder && cfg.OwnedPools {
 		var relay *bootendpoint.Relay
 		if relay, id, err = serveBootRelay(gctx, g, cfg, k8s, id); err != nil {
 			return err

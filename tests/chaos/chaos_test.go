@@ -179,7 +179,7 @@ func setUp(t *testing.T, pl plan) *run {
 		// none, so the short grace period endangers no create in flight.
 		"--orphan-sweep-interval", "1s", "--orphan-grace-period", "3s", "--orphan-dry-run=false",
 	}, hardwareArgs...)})
-	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeHardware, OwnedPools: true,
+	r.hardware = framework.StartAddon(t, env, framework.AddonOptions{Mode: config.ModeSeeder, OwnedPools: true,
 		ExtraArgs: append(append(append([]string(nil), bmcArgs...), r.fencing.args()...), r.owned.args()...)})
 	r.running = true
 	r.marks.started()

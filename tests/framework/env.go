@@ -137,7 +137,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	root, err := cluster.RepoRoot()
 	require.NoError(t, err)
 	crds := []string{cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)}
-	if opts.mode() == config.ModeHardware {
+	if opts.mode() == config.ModeSeeder {
 		crds = append(crds, cluster.InventoryCRDDir(root))
 	}
 	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, crds...))

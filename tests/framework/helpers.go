@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -145,6 +146,25 @@ func (e *Env) Pool(name string) *equinixv1.InstancePool {
 		return nil
 	}
 	return p
+}
+
+// EditPool changes a pool as a person with kubectl edit would: read, change,
+// write, and again on a conflict. The controller writes the pool's status
+// (and with it its resourceVersion) at any time, so a single read-then-update
+// fails now and then on a correct controller.
+func (e *Env) EditPool(name string, change func(*equinixv1.InstancePool)) {
+	e.T.Helper()
+	pools := e.Client.EquinixV1().InstancePools()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := pools.Get(e.Ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(p)
+		_, err = pools.Update(e.Ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	require.NoError(e.T, err, "editing pool %s", name)
 }
 
 // Instances lists a pool's Instances.
@@ -310,7 +330,7 @@ func (e *Env) AssertAbsent(values ...string) {
 	add("pools", pools, err)
 	insts, err := e.Client.EquinixV1().Instances().List(e.Ctx, metav1.ListOptions{})
 	add("instances", insts, err)
-	if e.Mode == config.ModeHardware {
+	if e.Mode == config.ModeSeeder {
 		inventories, err := e.Client.MetalV1alpha1().Inventories("").List(e.Ctx, metav1.ListOptions{})
 		add("inventories", inventories, err)
 	}

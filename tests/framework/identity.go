@@ -91,7 +91,7 @@ func ChartIdentityOf(t testing.TB, c *cluster.Cluster, mode string) *Identity {
 // the hardware mode's: a package uses one or the other.
 func ChartIdentityOwnedPools(t testing.TB, c *cluster.Cluster) *Identity {
 	t.Helper()
-	return chartIdentity(t, c, config.ModeHardware, true)
+	return chartIdentity(t, c, config.ModeSeeder, true)
 }
 
 func chartIdentity(t testing.TB, c *cluster.Cluster, mode string, ownedPools bool) *Identity {
@@ -113,7 +113,7 @@ func chartIdentity(t testing.TB, c *cluster.Cluster, mode string, ownedPools boo
 
 // ReleaseOf is the release each mode is installed as.
 func ReleaseOf(mode string) string {
-	if mode == config.ModeHardware {
+	if mode == config.ModeSeeder {
 		return SeederRelease
 	}
 	return Release

@@ -65,14 +65,23 @@ that uid reads only files it owns.
 {{- toYaml $sc -}}
 {{- end -}}
 
-{{/* The controller's mode: equinix (the default) or hardware. */}}
+{{/*
+The controller's mode as given: equinix (the default) or seeder; hardware,
+the seeder mode's former name, is passed on as it is, so that the controller
+warns about it in its log.
+*/}}
 {{- define "hea.mode" -}}
 {{- default "equinix" .Values.mode -}}
 {{- end -}}
 
-{{/* "true" when the hardware mode runs the pools of servers you own. */}}
+{{/* "true" in the seeder mode, under its name or its former one (hardware). */}}
+{{- define "hea.seeder" -}}
+{{- if has (include "hea.mode" .) (list "seeder" "hardware") -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when the seeder mode runs the pools of servers you own. */}}
 {{- define "hea.ownedPools" -}}
-{{- if and (eq (include "hea.mode" .) "hardware") .Values.ownedPools.enabled -}}true{{- end -}}
+{{- if and (include "hea.seeder" .) .Values.ownedPools.enabled -}}true{{- end -}}
 {{- end -}}
 
 {{/* "true" when the controller serves iPXE: the Equinix scripts, or the boot endpoint of servers you own. */}}
@@ -81,11 +90,13 @@ that uid reads only files it owns.
 {{- end -}}
 
 {{/*
-The leader Lease. The hardware mode takes one of its own, so that an
-installation of each mode never waits on the other's leader.
+The leader Lease. The seeder mode takes one of its own, so that an
+installation of each mode never waits on the other's leader. Its name keeps
+the mode's former name: a Lease renamed by an upgrade would let the old pod
+and the new one lead at once, each with its own BMC sessions.
 */}}
 {{- define "hea.leaderLockName" -}}
-{{- if eq (include "hea.mode" .) "hardware" -}}
+{{- if include "hea.seeder" . -}}
 {{- printf "%s-hardware" (include "hea.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
 {{- include "hea.fullname" . -}}

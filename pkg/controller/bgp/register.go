@@ -83,21 +83,28 @@ type checked struct {
 }
 
 // Register wires the chain on Nodes, and re-runs a Node when its
-// Instance changes (its device appears or goes).
-func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matcher) error {
+// Instance changes (its device appears or goes); nothing without --bgp.
+func Register(ctx context.Context, deps *common.Deps) error {
+	if !deps.Cfg.BGP {
+		return nil
+	}
 	selector, err := labels.Parse(deps.Cfg.BGPNodeSelector)
 	if err != nil {
 		return fmt.Errorf("--bgp-node-selector: %w", err)
 	}
+	provider, err := deps.Metal()
+	if err != nil {
+		return err
+	}
 	h := &Handler{
 		ctx:      ctx,
 		settings: Settings{LocalASN: deps.Cfg.BGPLocalASN, Resync: deps.Cfg.BGPResync, Nodes: selector},
-		nodes:    deps.Nodes, written: deps.NodeWrites, instances: deps.Instances.Cache(), metal: deps.Metal,
-		credentials: deps.Credentials, matcher: matcher, recorder: deps.Recorder,
+		nodes:    deps.Nodes(), written: deps.NodeWrites(), instances: deps.Instances().Cache(), metal: provider,
+		credentials: deps.Credentials(), matcher: deps.Matcher(), recorder: deps.Recorder(),
 		checked: map[string]checked{}, enabled: map[string]bool{}, reported: map[string]string{}, now: time.Now,
 	}
-	deps.Nodes.OnChange(ctx, HandlerPeers, h.AnnotatePeers)
-	relatedresource.WatchClusterScoped(ctx, watchInstances, nodeOfInstance, common.After(deps.Nodes, common.RelatedDelay), deps.Instances)
+	deps.Nodes().OnChange(ctx, HandlerPeers, h.AnnotatePeers)
+	relatedresource.WatchClusterScoped(ctx, watchInstances, nodeOfInstance, common.After(deps.Nodes(), common.RelatedDelay), deps.Instances())
 	return nil
 }
 

@@ -59,36 +59,63 @@ type Handler struct {
 // an Instance when its Node changes (maintenance mode lets a waiting power
 // request go; the node to forward events to appears), and the Metal
 // driver's poll, which wakes the Instances whose devices have news.
-func Register(ctx context.Context, deps *common.Deps) (*Handler, error) {
-	cfg := deps.Cfg
-	h := &Handler{
-		ctx:         ctx,
-		steps:       hardware.NewSteps(ctx, deps),
-		instances:   deps.Instances,
-		nodes:       deps.Nodes,
-		written:     deps.NodeWrites,
-		credentials: deps.Credentials,
-		recorder:    deps.Recorder,
+func Register(ctx context.Context, deps *common.Deps) error {
+	h, err := shared(ctx, deps)
+	if err != nil {
+		return err
 	}
-	h.metal = metaldriver.New(metaldriver.Options{
-		Provider:            deps.Metal,
-		Plans:               deps.Plans,
-		EventsInterval:      off(cfg.DeviceEventsInterval),
-		TerminationInterval: off(cfg.TerminationCheckInterval),
-		Store:               &logPositions{configMaps: deps.ConfigMaps, namespace: cfg.Namespace},
-		Notify:              h.wake,
-	})
-	deps.Instances.Cache().AddIndexer(indexByDevice, func(i *equinixv1.Instance) ([]string, error) {
+	deps.Instances().Cache().AddIndexer(indexByDevice, func(i *equinixv1.Instance) ([]string, error) {
 		if i.Status.InstanceID == "" {
 			return nil, nil
 		}
 		return []string{i.Status.InstanceID}, nil
 	})
-	h.outbox = h.steps.NewOutbox(deps.Instances.Enqueue)
 	h.outbox.Start()
-	common.OnChangeWhere(ctx, deps.Instances, HandlerInstance, common.MetalInstance, h.SyncInstance)
-	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
+	common.OnChangeWhere(ctx, deps.Instances(), HandlerInstance, common.MetalInstance, h.SyncInstance)
+	relatedresource.WatchClusterScoped(ctx, watchNodes, instanceOfNode, common.After(deps.Instances(), common.RelatedDelay), deps.Nodes())
 	go h.metal.Run(ctx, h.projects)
+	return nil
+}
+
+// NodeFacts is the chain's handler as the Node chain asks it for a new
+// Node's facts.
+func NodeFacts(ctx context.Context, deps *common.Deps) (common.NodeFacts, error) {
+	return shared(ctx, deps)
+}
+
+// handlerKey names the chain's handler among the shared values of Deps.
+type handlerKey struct{}
+
+// shared is the chain's one handler: built, without starting anything, by
+// the first of Register and NodeFacts to ask.
+func shared(ctx context.Context, deps *common.Deps) (*Handler, error) {
+	return common.Shared(deps, handlerKey{}, func() (*Handler, error) { return newHandler(ctx, deps) })
+}
+
+func newHandler(ctx context.Context, deps *common.Deps) (*Handler, error) {
+	cfg := deps.Cfg
+	provider, err := deps.Metal()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		ctx:         ctx,
+		steps:       hardware.NewSteps(ctx, deps, deps.JoinInfo()),
+		instances:   deps.Instances(),
+		nodes:       deps.Nodes(),
+		written:     deps.NodeWrites(),
+		credentials: deps.Credentials(),
+		recorder:    deps.Recorder(),
+	}
+	h.metal = metaldriver.New(metaldriver.Options{
+		Provider:            provider,
+		Plans:               deps.Plans(),
+		EventsInterval:      off(cfg.DeviceEventsInterval),
+		TerminationInterval: off(cfg.TerminationCheckInterval),
+		Store:               &logPositions{configMaps: deps.ConfigMaps(), namespace: cfg.Namespace},
+		Notify:              h.wake,
+	})
+	h.outbox = h.steps.NewOutbox(deps.Instances().Enqueue)
 	return h, nil
 }
 

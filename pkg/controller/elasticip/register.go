@@ -101,39 +101,48 @@ type Handler struct {
 // Register wires the chain. The remove handler goes first: it stores the
 // finalizer before any Metal call, so an assignment the addon makes is
 // always one it can take back.
-func Register(ctx context.Context, deps *common.Deps, matcher *nodedevice.Matcher) {
+func Register(ctx context.Context, deps *common.Deps) error {
 	cfg := deps.Cfg
+	clusterID, err := deps.ClusterID()
+	if err != nil {
+		return err
+	}
+	provider, err := deps.Metal()
+	if err != nil {
+		return err
+	}
 	h := &Handler{
 		ctx: ctx,
 		settings: Settings{Namespace: cfg.Namespace, Resync: cfg.ElasticIPResync, VIP: cfg.VIPElasticIP,
 			NotReadyGrace: notReadyGrace},
-		clusterID: deps.ClusterID, eips: deps.ElasticIPs, pools: deps.ElasticIPPools, ipPools: deps.IPPools,
-		services: deps.Services.Cache(), nodes: deps.Nodes.Cache(),
-		configMapCtl: deps.ConfigMaps, secrets: deps.Secrets.Cache(), metal: deps.Metal,
-		credentials: deps.Credentials, matcher: matcher, recorder: deps.Recorder,
+		clusterID: clusterID, eips: deps.ElasticIPs(), pools: deps.ElasticIPPools(), ipPools: deps.IPPools(),
+		services: deps.Services().Cache(), nodes: deps.Nodes().Cache(),
+		configMapCtl: deps.ConfigMaps(), secrets: deps.Secrets().Cache(), metal: provider,
+		credentials: deps.Credentials(), matcher: deps.Matcher(), recorder: deps.Recorder(),
 		verified: map[string]verification{}, poolChecked: map[string]time.Time{}, now: time.Now,
 	}
-	deps.ElasticIPs.OnRemove(ctx, HandlerRemove, h.Release)
-	deps.ElasticIPs.OnChange(ctx, HandlerFollow, h.Follow)
+	deps.ElasticIPs().OnRemove(ctx, HandlerRemove, h.Release)
+	deps.ElasticIPs().OnChange(ctx, HandlerFollow, h.Follow)
 	// kube-vip moving is what the chain exists for: no delay.
-	relatedresource.WatchClusterScoped(ctx, watchServices, h.followersOfService, common.After(deps.ElasticIPs, 0), deps.Services)
-	relatedresource.WatchClusterScoped(ctx, watchNodes, h.followersOfNode, common.After(deps.ElasticIPs, common.RelatedDelay), deps.Nodes)
-	relatedresource.WatchClusterScoped(ctx, watchInstances, h.followersOfInstance, common.After(deps.ElasticIPs, common.RelatedDelay), deps.Instances)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(h.credentialsSecret, h.all), common.After(deps.ElasticIPs, common.RelatedDelay), deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, watchElasticIPs, h.sameAddress, common.After(deps.ElasticIPs, common.RelatedDelay), deps.ElasticIPs)
+	relatedresource.WatchClusterScoped(ctx, watchServices, h.followersOfService, common.After(deps.ElasticIPs(), 0), deps.Services())
+	relatedresource.WatchClusterScoped(ctx, watchNodes, h.followersOfNode, common.After(deps.ElasticIPs(), common.RelatedDelay), deps.Nodes())
+	relatedresource.WatchClusterScoped(ctx, watchInstances, h.followersOfInstance, common.After(deps.ElasticIPs(), common.RelatedDelay), deps.Instances())
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(h.credentialsSecret, h.all), common.After(deps.ElasticIPs(), common.RelatedDelay), deps.Secrets())
+	relatedresource.WatchClusterScoped(ctx, watchElasticIPs, h.sameAddress, common.After(deps.ElasticIPs(), common.RelatedDelay), deps.ElasticIPs())
 	// LoadBalancer Services with addresses of an ElasticIPPool: the pool
 	// reserves and offers its block, each such Service gets an ElasticIP
 	// of its address, which the handlers above then keep on kube-vip's node.
-	deps.ElasticIPPools.OnRemove(ctx, HandlerPoolRemove, h.ReleasePool)
-	deps.ElasticIPPools.OnChange(ctx, HandlerPool, h.EnsurePool)
-	deps.Services.OnChange(ctx, HandlerServices, h.EnsureServiceElasticIPs)
-	relatedresource.Watch(ctx, watchPoolServices, h.servicesOfPool, deps.Services, deps.ElasticIPPools)
-	relatedresource.Watch(ctx, watchEIPServices, h.serviceOfElasticIP, deps.Services, deps.ElasticIPs)
-	relatedresource.WatchClusterScoped(ctx, watchPoolEIPs, h.poolOfElasticIP, deps.ElasticIPPools, deps.ElasticIPs)
+	deps.ElasticIPPools().OnRemove(ctx, HandlerPoolRemove, h.ReleasePool)
+	deps.ElasticIPPools().OnChange(ctx, HandlerPool, h.EnsurePool)
+	deps.Services().OnChange(ctx, HandlerServices, h.EnsureServiceElasticIPs)
+	relatedresource.Watch(ctx, watchPoolServices, h.servicesOfPool, deps.Services(), deps.ElasticIPPools())
+	relatedresource.Watch(ctx, watchEIPServices, h.serviceOfElasticIP, deps.Services(), deps.ElasticIPs())
+	relatedresource.WatchClusterScoped(ctx, watchPoolEIPs, h.poolOfElasticIP, deps.ElasticIPPools(), deps.ElasticIPs())
 	if h.settings.VIP {
-		deps.ConfigMaps.OnChange(ctx, HandlerVIP, h.EnsureVIPElasticIP)
-		relatedresource.Watch(ctx, watchVIP, h.vipConfigMap, deps.ConfigMaps, deps.ElasticIPs)
+		deps.ConfigMaps().OnChange(ctx, HandlerVIP, h.EnsureVIPElasticIP)
+		relatedresource.Watch(ctx, watchVIP, h.vipConfigMap, deps.ConfigMaps(), deps.ElasticIPs())
 	}
+	return nil
 }
 
 // notReadyGrace: kube-vip's lease expires within seconds of its node going

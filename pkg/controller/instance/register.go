@@ -113,33 +113,93 @@ type Handler struct {
 	now func() time.Time
 }
 
-// Register wires the Instance chains and returns the handler, which the
-// sweep uses too. The remove handler is registered first: it adds the
-// finalizer, and no Metal call may happen before the finalizer is stored, or
-// a crash right after a create would leave a paid device nothing deletes.
-func Register(ctx context.Context, deps *common.Deps) *Handler {
-	h := New(ctx, deps)
-	common.OnRemoveWhere(ctx, deps.Instances, HandlerRemove, common.MetalInstance, h.RemoveInstance)
-	common.OnChangeWhere(ctx, deps.Instances, HandlerProvision, common.MetalInstance, h.ProvisionInstance)
-	common.OnChangeWhere(ctx, deps.Instances, HandlerNetwork, common.MetalInstance, h.ConvergeNetwork)
-	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.instancesOfSecret), common.After(deps.Instances, common.RelatedDelay), deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.waitingInstances), common.After(deps.Instances, common.RelatedDelay), deps.Settings)
-	return h
+// Register wires the Instance chains of Equinix Metal devices. The remove
+// handler is registered first: it adds the finalizer, and no Metal call may
+// happen before the finalizer is stored, or a crash right after a create
+// would leave a paid device nothing deletes.
+func Register(ctx context.Context, deps *common.Deps) error {
+	h, err := metalHandler(ctx, deps)
+	if err != nil {
+		return err
+	}
+	common.OnRemoveWhere(ctx, deps.Instances(), HandlerRemove, common.MetalInstance, h.RemoveInstance)
+	common.OnChangeWhere(ctx, deps.Instances(), HandlerProvision, common.MetalInstance, h.ProvisionInstance)
+	common.OnChangeWhere(ctx, deps.Instances(), HandlerNetwork, common.MetalInstance, h.ConvergeNetwork)
+	relatedresource.WatchClusterScoped(ctx, watchNodes, h.instanceOfNode, common.After(deps.Instances(), common.RelatedDelay), deps.Nodes())
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.instancesOfSecret), common.After(deps.Instances(), common.RelatedDelay), deps.Secrets())
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.waitingInstances), common.After(deps.Instances(), common.RelatedDelay), deps.ConfigMaps())
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.waitingInstances), common.After(deps.Instances(), common.RelatedDelay), deps.Settings())
+	return nil
 }
 
-// RegisterOwned wires the Instance chains of servers people own, in the
-// hardware mode: the remove handler first (no BMC command before its
+// DriftMarker is the handler of Equinix Metal devices, through which the
+// sweep marks a joined Instance whose device is gone.
+func DriftMarker(ctx context.Context, deps *common.Deps) (common.DriftMarker, error) {
+	return metalHandler(ctx, deps)
+}
+
+// RegisterOwned wires the Instance chains of servers people own
+// (--owned-pools): the remove handler first (no BMC command before its
 // finalizer is stored), provisioning, the Nodes, and the Inventories (a
 // server freed wakes the Instances waiting for one).
-func RegisterOwned(ctx context.Context, deps *common.Deps) *Handler {
-	h := New(ctx, deps)
-	common.OnRemoveWhere(ctx, deps.Instances, HandlerOwnedRemove, common.OwnedInstance, h.RemoveInstance)
-	common.OnChangeWhere(ctx, deps.Instances, HandlerOwnedProvision, common.OwnedInstance, h.ProvisionInstance)
-	relatedresource.WatchClusterScoped(ctx, watchOwnedNodes, h.instanceOfNode, common.After(deps.Instances, common.RelatedDelay), deps.Nodes)
-	relatedresource.WatchClusterScoped(ctx, watchInventories, h.instancesOfInventory, common.After(deps.Instances, common.RelatedDelay), deps.Inventories)
-	return h
+func RegisterOwned(ctx context.Context, deps *common.Deps) error {
+	if !deps.Cfg.OwnedPools {
+		return nil
+	}
+	h, err := ownedHandler(ctx, deps)
+	if err != nil {
+		return err
+	}
+	common.OnRemoveWhere(ctx, deps.Instances(), HandlerOwnedRemove, common.OwnedInstance, h.RemoveInstance)
+	common.OnChangeWhere(ctx, deps.Instances(), HandlerOwnedProvision, common.OwnedInstance, h.ProvisionInstance)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedNodes, h.instanceOfNode, common.After(deps.Instances(), common.RelatedDelay), deps.Nodes())
+	relatedresource.WatchClusterScoped(ctx, watchInventories, h.instancesOfInventory, common.After(deps.Instances(), common.RelatedDelay), deps.Inventories())
+	return nil
+}
+
+// OpenClaims are the open claims of the owned servers' handler, which the
+// boot endpoint serves.
+func OpenClaims(ctx context.Context, deps *common.Deps) (common.BootClaims, error) {
+	h, err := ownedHandler(ctx, deps)
+	if err != nil {
+		return nil, err
+	}
+	return h.BootClaims(), nil
+}
+
+// The handlers among the shared values of Deps: each is built once, by
+// the first of its Register and its user to ask.
+type (
+	metalHandlerKey struct{}
+	ownedHandlerKey struct{}
+)
+
+// metalHandler is the handler of Equinix Metal devices.
+func metalHandler(ctx context.Context, deps *common.Deps) (*Handler, error) {
+	return common.Shared(deps, metalHandlerKey{}, func() (*Handler, error) {
+		clusterID, err := deps.ClusterID()
+		if err != nil {
+			return nil, err
+		}
+		provider, err := deps.Metal()
+		if err != nil {
+			return nil, err
+		}
+		h := newHandler(ctx, deps)
+		h.clusterID, h.metal, h.credentials = clusterID, provider, deps.Credentials()
+		h.ledger, h.releases, h.plans = deps.Ledger(), deps.Releases(), deps.Plans()
+		return h, nil
+	})
+}
+
+// ownedHandler is the handler of servers people own.
+func ownedHandler(ctx context.Context, deps *common.Deps) (*Handler, error) {
+	return common.Shared(deps, ownedHandlerKey{}, func() (*Handler, error) {
+		h := newHandler(ctx, deps)
+		h.inventories, h.bmcs = deps.Inventories(), deps.BMCs()
+		h.owned = newOwnedState(deps.Inventories().Informer().GetStore())
+		return h, nil
+	})
 }
 
 // instancesOfInventory re-runs the Instance that holds a changed
@@ -154,27 +214,20 @@ func (h *Handler) instancesOfInventory(_, _ string, obj runtime.Object) ([]relat
 	})
 }
 
-// New builds the handler from what the controllers share.
-func New(ctx context.Context, deps *common.Deps) *Handler {
+// newHandler builds what both providers' handlers hold.
+func newHandler(ctx context.Context, deps *common.Deps) *Handler {
 	cfg := deps.Cfg
 	// Shorter than the poll interval, so that polling sees Equinix's progress.
 	ttl := min(cfg.PollInterval/2, 5*time.Second)
-	h := &Handler{
+	return &Handler{
 		ctx: ctx,
 		settings: Settings{Namespace: cfg.Namespace, PollInterval: cfg.PollInterval,
 			MetalTimeout: cfg.MetalTimeout, CreateBackoff: cfg.CreateBackoff, BGP: cfg.BGP, BMCTimeout: cfg.BMCTimeout},
-		clusterID: deps.ClusterID,
-		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, written: deps.NodeWrites, secrets: deps.Secrets,
-		secretLookup: deps.SecretLookup, k8s: deps.K8s, metal: deps.Metal, credentials: deps.Credentials,
-		joinInfo: deps.JoinInfo, ledger: deps.Ledger, releases: deps.Releases, plans: deps.Plans, recorder: deps.Recorder,
+		instances: deps.Instances(), pools: deps.Pools().Cache(), nodes: deps.Nodes(), written: deps.NodeWrites(), secrets: deps.Secrets(),
+		secretLookup: deps.SecretLookup(), k8s: deps.K8s(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 		devices: newDeviceCache(ttl), vlanIDs: vlans.NewIDCache(30 * time.Second), versions: newVersions(), reinstalls: newReinstalls(),
 		adoption: newAdoptionLists(cfg.PollInterval),
 	}
-	if deps.Inventories != nil {
-		h.inventories, h.bmcs = deps.Inventories, deps.BMCs
-		h.owned = newOwnedState(deps.Inventories.Informer().GetStore())
-	}
-	return h
 }
 
 // vlanUsers says which VLANs the Instances want, for their garbage collection.

@@ -71,39 +71,42 @@ type Handler struct {
 // Instances, or the Secrets, ConfigMaps and Settings it depends on, change.
 func Register(ctx context.Context, deps *common.Deps) error {
 	h := newHandler(ctx, deps)
-	common.OnRemoveWhere(ctx, deps.Pools, HandlerRemove, common.MetalPool, h.RemovePool)
-	common.OnChangeWhere(ctx, deps.Pools, HandlerSync, common.MetalPool, h.SyncPool)
-	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
-	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Secrets)
-	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.ConfigMaps)
-	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.After(deps.Pools, common.RelatedDelay), deps.Settings)
+	h.credentials, h.releases = deps.Credentials(), deps.Releases()
+	common.OnRemoveWhere(ctx, deps.Pools(), HandlerRemove, common.MetalPool, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools(), HandlerSync, common.MetalPool, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, watchInstances, poolOfInstance, common.After(deps.Pools(), common.RelatedDelay), deps.Instances())
+	relatedresource.WatchClusterScoped(ctx, watchSecrets, common.OnlyInputs(deps.InputSecret, h.allPools), common.After(deps.Pools(), common.RelatedDelay), deps.Secrets())
+	relatedresource.WatchClusterScoped(ctx, watchConfigMaps, common.OnlyInputs(deps.InputConfigMap, h.allPools), common.After(deps.Pools(), common.RelatedDelay), deps.ConfigMaps())
+	relatedresource.WatchClusterScoped(ctx, watchSettings, common.OnlyInputs(common.InputSetting, h.allPools), common.After(deps.Pools(), common.RelatedDelay), deps.Settings())
 	return nil
 }
 
 // RegisterOwned wires the same pool engine for the pools of servers people
-// own, in the hardware mode: scale, delete order, replacement, remediation
-// and rollout are the pool's; what differs is in the Instances' chain.
-func RegisterOwned(ctx context.Context, deps *common.Deps) {
+// own (--owned-pools): scale, delete order, replacement, remediation and
+// rollout are the pool's; what differs is in the Instances' chain.
+func RegisterOwned(ctx context.Context, deps *common.Deps) error {
+	if !deps.Cfg.OwnedPools {
+		return nil
+	}
 	h := newHandler(ctx, deps)
-	common.OnRemoveWhere(ctx, deps.Pools, HandlerOwnedRemove, common.OwnedPool, h.RemovePool)
-	common.OnChangeWhere(ctx, deps.Pools, HandlerOwnedSync, common.OwnedPool, h.SyncPool)
-	relatedresource.WatchClusterScoped(ctx, watchOwnedInstances, poolOfInstance, common.After(deps.Pools, common.RelatedDelay), deps.Instances)
+	h.inventories = deps.Inventories().Cache()
+	common.OnRemoveWhere(ctx, deps.Pools(), HandlerOwnedRemove, common.OwnedPool, h.RemovePool)
+	common.OnChangeWhere(ctx, deps.Pools(), HandlerOwnedSync, common.OwnedPool, h.SyncPool)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedInstances, poolOfInstance, common.After(deps.Pools(), common.RelatedDelay), deps.Instances())
 	// A server freed or added is capacity for a rollout's surge.
-	relatedresource.WatchClusterScoped(ctx, watchOwnedInventories, h.allPools, common.After(deps.Pools, common.RelatedDelay), deps.Inventories)
+	relatedresource.WatchClusterScoped(ctx, watchOwnedInventories, h.allPools, common.After(deps.Pools(), common.RelatedDelay), deps.Inventories())
+	return nil
 }
 
 func newHandler(ctx context.Context, deps *common.Deps) *Handler {
 	h := &Handler{
 		ctx:      ctx,
 		settings: Settings{PollInterval: deps.Cfg.PollInterval, ReplacementBackoff: deps.Cfg.ReplacementBackoff},
-		pools:    deps.Pools, instances: deps.Instances, nodes: deps.Nodes.Cache(),
-		credentials: deps.Credentials, joinInfo: deps.JoinInfo, releases: deps.Releases, recorder: deps.Recorder,
+		pools:    deps.Pools(), instances: deps.Instances(), nodes: deps.Nodes().Cache(),
+		joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 		statusPacing: newStatusPacing(),
 	}
-	if deps.Inventories != nil {
-		h.inventories = deps.Inventories.Cache()
-	}
-	deps.Instances.Cache().AddIndexer(indexByPool, func(i *equinixv1.Instance) ([]string, error) {
+	deps.Instances().Cache().AddIndexer(indexByPool, func(i *equinixv1.Instance) ([]string, error) {
 		return []string{i.Spec.PoolName}, nil
 	})
 	return h

@@ -88,7 +88,7 @@ type Handler struct {
 // appearing), and the look-out for the real Seeder. Each Inventory polls
 // its BMC at its own interval through EnqueueAfter; its Secret is read in
 // each pass that needs the BMC, so a fixed password is tried at the next one.
-func Register(ctx context.Context, deps *common.Deps) {
+func Register(ctx context.Context, deps *common.Deps) error {
 	cfg := deps.Cfg
 	check := cfg.SeederCheckInterval
 	if check <= 0 {
@@ -97,34 +97,35 @@ func Register(ctx context.Context, deps *common.Deps) {
 	h := &Handler{
 		ctx:         ctx,
 		settings:    Settings{PollInterval: cfg.PollInterval, BMCTimeout: cfg.BMCTimeout, SeederCheck: check, PowerFresh: cfg.BMCPowerFreshness},
-		steps:       hardware.NewSteps(ctx, deps),
-		inventories: deps.Inventories,
-		written:     common.NewWrites[*seederv1alpha1.Inventory](deps.Inventories.Informer().GetStore()),
-		nodes:       deps.Nodes.Cache(),
-		nodeWrites:  deps.NodeWrites,
-		secrets:     deps.K8s.CoreV1(),
-		liveNodes:   deps.K8s.CoreV1(),
-		driver:      deps.BMCs,
-		recorder:    deps.Recorder,
+		steps:       hardware.NewSteps(ctx, deps, hardware.NoReclaims),
+		inventories: deps.Inventories(),
+		written:     common.NewWrites[*seederv1alpha1.Inventory](deps.Inventories().Informer().GetStore()),
+		nodes:       deps.Nodes().Cache(),
+		nodeWrites:  deps.NodeWrites(),
+		secrets:     deps.K8s().CoreV1(),
+		liveNodes:   deps.K8s().CoreV1(),
+		driver:      deps.BMCs(),
+		recorder:    deps.Recorder(),
 		specs:       newSpecClock(),
 		intervals:   newOnceEach(),
 		fence:       fencing.New(ctx, deps),
 	}
-	if cfg.OwnedPools && deps.Instances != nil {
-		h.instances = deps.Instances.Cache()
+	if cfg.OwnedPools {
+		h.instances = deps.Instances().Cache()
 	}
-	h.seeder = newSeederGuard(deps.CRDs, deps.Recorder, h.wakeAll)
+	h.seeder = newSeederGuard(deps.CRDs, deps.Recorder(), h.wakeAll)
 	// Before any handler runs, so that none acts beside a Seeder found at
 	// start.
 	h.seeder.check(ctx)
-	deps.Inventories.OnChange(ctx, HandlerSync, h.Sync)
+	deps.Inventories().OnChange(ctx, HandlerSync, h.Sync)
 	go h.seeder.run(ctx, check)
 	go func() {
 		// Log out of every BMC as the controller stops.
 		<-ctx.Done()
 		h.driver.Close()
 	}()
-	relatedresource.Watch(ctx, watchNodes, h.inventoryOfNode, common.AfterNamespaced(deps.Inventories, common.RelatedDelay), deps.Nodes)
+	relatedresource.Watch(ctx, watchNodes, h.inventoryOfNode, common.AfterNamespaced(deps.Inventories(), common.RelatedDelay), deps.Nodes())
+	return nil
 }
 
 // inventoryOfNode maps a Node to the Inventory named after it, when there

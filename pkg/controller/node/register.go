@@ -38,15 +38,7 @@ type Handler struct {
 	nodes     corecontrollers.NodeClient
 	written   *common.NodeWrites
 	instances equinixcontrollers.InstanceCache
-	facts     Facts
-}
-
-// Facts gives the hardware facts of an Instance's machine that its Node
-// lacks (the hardware chain's), so that a new Node gets its labels,
-// annotations and facts in one patch; ok is false when they cannot be
-// read now, and the hardware chain puts them on itself.
-type Facts interface {
-	NodeFacts(inst *equinixv1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool)
+	facts     common.NodeFacts
 }
 
 // InitHandler initializes the Nodes that wait for an external cloud
@@ -67,13 +59,21 @@ type InitHandler struct {
 }
 
 // Register wires the Node handlers.
-func Register(ctx context.Context, deps *common.Deps, facts Facts, matcher *nodedevice.Matcher) error {
-	h := &Handler{nodes: deps.Nodes, written: deps.NodeWrites, instances: deps.Instances.Cache(), facts: facts}
-	deps.Nodes.OnChange(ctx, HandlerLabels, h.LabelNode)
+func Register(ctx context.Context, deps *common.Deps) error {
+	facts, err := deps.NodeFacts()
+	if err != nil {
+		return err
+	}
+	h := &Handler{nodes: deps.Nodes(), written: deps.NodeWrites(), instances: deps.Instances().Cache(), facts: facts}
+	deps.Nodes().OnChange(ctx, HandlerLabels, h.LabelNode)
 	if deps.Cfg.InitializeNodes {
-		i := &InitHandler{ctx: ctx, nodes: deps.Nodes, written: deps.NodeWrites, instances: deps.Instances.Cache(),
-			metal: deps.Metal, credentials: deps.Credentials, matcher: matcher, recorder: deps.Recorder, reported: map[string]string{}}
-		deps.Nodes.OnChange(ctx, HandlerInitialize, i.InitializeNode)
+		provider, err := deps.Metal()
+		if err != nil {
+			return err
+		}
+		i := &InitHandler{ctx: ctx, nodes: deps.Nodes(), written: deps.NodeWrites(), instances: deps.Instances().Cache(),
+			metal: provider, credentials: deps.Credentials(), matcher: deps.Matcher(), recorder: deps.Recorder(), reported: map[string]string{}}
+		deps.Nodes().OnChange(ctx, HandlerInitialize, i.InitializeNode)
 	}
 	return nil
 }

@@ -28,7 +28,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/credentials"
@@ -47,12 +46,6 @@ type Settings struct {
 	DryRun                              bool
 }
 
-// DriftMarker records on a joined Instance that its device is gone: the
-// Instance handler, whose status rules it follows.
-type DriftMarker interface {
-	MarkDeviceGone(inst *equinixv1.Instance) error
-}
-
 // Sweeper runs the sweep with what it reads and writes.
 type Sweeper struct {
 	ctx       context.Context
@@ -68,7 +61,7 @@ type Sweeper struct {
 	credentials *credentials.Resolver
 	ledger      *ledger.Ledger
 	recorder    record.EventRecorder
-	drift       DriftMarker
+	drift       common.DriftMarker
 
 	now func() time.Time
 	// emptySince is when each ledger project was first found empty.
@@ -76,18 +69,30 @@ type Sweeper struct {
 }
 
 // Register starts the sweep loop; it runs only on the leader, like every
-// controller, once the caches have synced. drift is the registered Instance
-// handler.
-func Register(ctx context.Context, deps *common.Deps, drift DriftMarker) error {
+// controller, once the caches have synced. It marks drift through the
+// Instance chain's handler.
+func Register(ctx context.Context, deps *common.Deps) error {
 	cfg := deps.Cfg
+	clusterID, err := deps.ClusterID()
+	if err != nil {
+		return err
+	}
+	provider, err := deps.Metal()
+	if err != nil {
+		return err
+	}
+	drift, err := deps.DriftMarker()
+	if err != nil {
+		return err
+	}
 	s := &Sweeper{
 		ctx: ctx,
 		settings: Settings{Namespace: cfg.Namespace, Interval: cfg.OrphanSweepInterval, GracePeriod: cfg.OrphanGracePeriod,
 			MetalTimeout: cfg.MetalTimeout, DryRun: cfg.OrphanDryRun},
-		clusterID: deps.ClusterID,
-		instances: deps.Instances, pools: deps.Pools.Cache(), nodes: deps.Nodes, secrets: deps.Secrets.Cache(),
-		namespaces: deps.K8s.CoreV1().Namespaces(), metal: deps.Metal, credentials: deps.Credentials,
-		ledger: deps.Ledger, recorder: deps.Recorder, drift: drift,
+		clusterID: clusterID,
+		instances: deps.Instances(), pools: deps.Pools().Cache(), nodes: deps.Nodes(), secrets: deps.Secrets().Cache(),
+		namespaces: deps.K8s().CoreV1().Namespaces(), metal: provider, credentials: deps.Credentials(),
+		ledger: deps.Ledger(), recorder: deps.Recorder(), drift: drift,
 		now: time.Now, emptySince: map[string]time.Time{},
 	}
 	go func() {
@@ -105,9 +110,9 @@ func Register(ctx context.Context, deps *common.Deps, drift DriftMarker) error {
 
 func waitForCaches(ctx context.Context, deps *common.Deps) bool {
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
-		return deps.Instances.Informer().HasSynced() && deps.Pools.Informer().HasSynced() &&
-			deps.Secrets.Informer().HasSynced() && deps.Nodes.Informer().HasSynced() &&
-			deps.ConfigMaps.Informer().HasSynced(), nil
+		return deps.Instances().Informer().HasSynced() && deps.Pools().Informer().HasSynced() &&
+			deps.Secrets().Informer().HasSynced() && deps.Nodes().Informer().HasSynced() &&
+			deps.ConfigMaps().Informer().HasSynced(), nil
 	})
 	return err == nil
 }

@@ -104,9 +104,9 @@ func runBMC(ctx context.Context, b *bench) (result, error) {
 	res := result{details: []string{bmcMethod()}}
 	copts := b.controllerOptions(24 * time.Hour)
 	copts.pollInterval = bmcBenchRecheck
-	// The hardware mode, as the harvester-seeder Addon runs it: no Metal
+	// The seeder mode, as the harvester-seeder Addon runs it: no Metal
 	// API is called, so none is served.
-	copts.extra = append([]string{"--mode", "hardware", "--bmc-power-freshness", bmcBenchFresh.String()}, copts.extra...)
+	copts.extra = append([]string{"--mode", "seeder", "--bmc-power-freshness", bmcBenchFresh.String()}, copts.extra...)
 	ctrl, err := b.env.startController(ctx, "bmc", "http://127.0.0.1:9/metal/v1", copts)
 	if err != nil {
 		return res, err
@@ -135,7 +135,7 @@ func runBMC(ctx context.Context, b *bench) (result, error) {
 func bmcMethod() string {
 	return fmt.Sprintf("One node the addon did not provision per protocol, with Seeder's Inventory (events on) polled every %s "+
 		"(longer than the 30 s a session is kept unused, so each poll opens and ends a session, as the default hour does), "+
-		"the controller in the hardware mode at --poll-interval %s (the development setting) and --bmc-power-freshness %s. "+
+		"the controller in the seeder mode at --poll-interval %s (the development setting) and --bmc-power-freshness %s. "+
 		"Redfish: the project's responder "+
 		"(two CPUs, four DIMMs, two drives, a SEL), whose reboot (PowerCycle) takes %s to show; IPMI: OpenIPMI's ipmi_sim "+
 		"through a relay that counts datagrams and sessions. The reboot is asked as Harvester's node action asks it; it ends "+

@@ -144,7 +144,7 @@ func (b *bench) bmcFleet(ctx context.Context, n int) (*bmcFleetRun, error) {
 	copts := b.controllerOptions(24 * time.Hour)
 	// The reads of the power alone between polls are figure 7's: here the
 	// polls read it (they come at most one and a half intervals apart).
-	copts.extra = append([]string{"--mode", "hardware", "--bmc-power-freshness", (2 * cfg.interval).String()}, copts.extra...)
+	copts.extra = append([]string{"--mode", "seeder", "--bmc-power-freshness", (2 * cfg.interval).String()}, copts.extra...)
 	start := time.Now()
 	ctrl, err := b.env.startController(ctx, fmt.Sprintf("fleet-%d", n), "http://127.0.0.1:9/metal/v1", copts)
 	if err != nil {
@@ -380,7 +380,7 @@ func (r *bmcFleetRun) rows() []row {
 		rows = append(rows, row{figure: fmt.Sprintf("%s: %s, per poll per node", fig, protocolNames[p]),
 			result: fmt.Sprintf("%.2f sessions, %.1f requests vs minimum %.1f → %.2f× (%d polls of %d BMCs)",
 				sessions, requests, least, requests/least, polls, t.bmcs),
-			target: fmt.Sprintf("1 session; ≤ %.2f× the minimum (figure 7's target)", bmcPollTarget),
+			target:  fmt.Sprintf("1 session; ≤ %.2f× the minimum (figure 7's target)", bmcPollTarget),
 			verdict: passOrMiss(sessions <= 1.0 && requests <= bmcPollTarget*least)})
 	}
 	s := r.spread
@@ -397,8 +397,8 @@ func (r *bmcFleetRun) rows() []row {
 		target: "peak RSS under the chart's limit", verdict: passOrMiss(r.peakRSS < r.memoryLimit)})
 	writes, reads := r.writes()
 	rows = append(rows, row{figure: fig + ": apiserver requests per poll per node",
-		result: fmt.Sprintf("%.4f writes (%s), %.2f reads; besides: the forwarded Events and the leader lease", writes/polls, formatCounts(writeCounts(r.requests)), reads/polls),
-		target: fmt.Sprintf("0 writes for a poll that finds nothing new: ≤ %d in the window (a status write for each sampled entry, its cursor), an Event per entry", len(r.delays)),
+		result:  fmt.Sprintf("%.4f writes (%s), %.2f reads; besides: the forwarded Events and the leader lease", writes/polls, formatCounts(writeCounts(r.requests)), reads/polls),
+		target:  fmt.Sprintf("0 writes for a poll that finds nothing new: ≤ %d in the window (a status write for each sampled entry, its cursor), an Event per entry", len(r.delays)),
 		verdict: passOrMiss(writes <= float64(len(r.delays)))})
 	rows = append(rows, r.delayRow(fig))
 	return rows

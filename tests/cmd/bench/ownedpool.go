@@ -83,7 +83,7 @@ func runOwnedPool(ctx context.Context, b *bench) (result, error) {
 // controller of its own, and adds its rows and details to res.
 func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result) error {
 	copts := b.controllerOptions(24 * time.Hour)
-	copts.extra = append([]string{"--mode", "hardware", "--owned-pools"}, copts.extra...)
+	copts.extra = append([]string{"--mode", "seeder", "--owned-pools"}, copts.extra...)
 	name := "ownedpool"
 	if p.protocol != "redfish" {
 		name += "-" + p.protocol

@@ -67,7 +67,7 @@ func bootAddress(t *testing.T, addon *framework.Addon) string {
 // leader's own answer; once the leader is killed and it has taken the
 // lease, it answers itself.
 func TestEveryReplicaAnswersTheBootEndpoint(t *testing.T) {
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, OwnedPools: true, NoController: true})
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, OwnedPools: true, NoController: true})
 	lock := "boot-relay-" + fmt.Sprint(time.Now().UnixNano())
 	holdLease(t, env, lock)
 	opts := framework.AddonOptions{LeaderElect: true, LockName: lock, ExtraArgs: []string{"--owned-pools"}}

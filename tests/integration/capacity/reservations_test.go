@@ -53,10 +53,9 @@ func TestNextAvailable(t *testing.T) {
 	}
 	assert.ElementsMatch(t, ids, got, "the two servers are not on the two reservations")
 
-	cur := env.Pool(pool.Name)
-	cur.Spec.Count = 3
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(cur *equinixv1.InstancePool) {
+		cur.Spec.Count = 3
+	})
 	third := waitInstanceCondition(t, env, pool.Name, equinixv1.InstanceDeviceCreated, metav1.ConditionFalse, equinixv1.ReasonReservationUnavailable)
 	msg := framework.Condition(&third, equinixv1.InstanceDeviceCreated).Message
 	assert.Contains(t, msg, "hardware reservation next-available cannot take this server")
@@ -103,10 +102,9 @@ func TestUnusableReservationsReportedThenFixed(t *testing.T) {
 	}
 
 	good := reservations(t, env, "c3.small.x86", 2)
-	cur := env.Pool(pool.Name)
-	cur.Spec.HardwareReservationIDs = good
-	_, err = env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(cur *equinixv1.InstancePool) {
+		cur.Spec.HardwareReservationIDs = good
+	})
 	env.WaitPoolReady(pool.Name, 2, 2*time.Minute)
 	var got []string
 	for _, i := range env.Instances(pool.Name) {
@@ -152,11 +150,10 @@ func TestInPlaceRolloutOnReservations(t *testing.T) {
 			alive--
 		}
 	})
-	cur := env.Pool(pool.Name)
-	// A new bond mode needs new servers.
-	cur.Spec.ManagementBondingOptions = map[string]string{"mode": "active-backup", "miimon": "100"}
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(cur *equinixv1.InstancePool) {
+		// A new bond mode needs new servers.
+		cur.Spec.ManagementBondingOptions = map[string]string{"mode": "active-backup", "miimon": "100"}
+	})
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
 		for _, i := range insts {

@@ -105,14 +105,14 @@ func TestSeederAddonExample(t *testing.T) {
 
 	values := map[string]interface{}{}
 	require.NoError(t, yaml.Unmarshal([]byte(a.Spec.ValuesContent), &values))
-	assert.Equal(t, "hardware", values["mode"])
+	assert.Equal(t, "seeder", values["mode"])
 	for _, seederOnly := range []string{"image", "fullnameOverride", "embeddedMode"} {
 		assert.NotContains(t, values, seederOnly, "valuesContent replaces Seeder's whole")
 	}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	require.NoError(t, os.WriteFile(valuesFile, []byte(a.Spec.ValuesContent), 0o600))
 	m, _ := render(t, "--values", valuesFile)
-	assert.Equal(t, "hardware", envValue(controllerContainer(t, deployment(t, m)), "MODE"))
+	assert.Equal(t, "seeder", envValue(controllerContainer(t, deployment(t, m)), "MODE"))
 	assert.Empty(t, m.ofKind("CustomResourceDefinition"))
 }
 

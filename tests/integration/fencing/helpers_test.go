@@ -54,7 +54,7 @@ func newEnv(t *testing.T, s settings) *framework.Env {
 	if s.maxFenced == 0 {
 		s.maxFenced = 1
 	}
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, Configure: configure(s)})
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Configure: configure(s)})
 	env.CreateReadyNode(ownNode)
 	return env
 }
@@ -70,7 +70,7 @@ func start(env *framework.Env, s settings) {
 	if s.maxFenced == 0 {
 		s.maxFenced = 1
 	}
-	env.StartController(env.Config(framework.Options{Mode: config.ModeHardware, Configure: configure(s)}))
+	env.StartController(env.Config(framework.Options{Mode: config.ModeSeeder, Configure: configure(s)}))
 }
 
 // redfishHost is a Ready node (the controller's own exists already) with an Inventory whose BMC is a Redfish

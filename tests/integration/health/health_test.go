@@ -155,10 +155,9 @@ func TestQuorumGuard(t *testing.T) {
 
 	// Scaling down never picks a manager the quorum needs either.
 	require.NoError(t, env.Agent.SetNodeReady(env.Ctx, insts[0].Name))
-	cur := env.Pool(pool.Name)
-	cur.Spec.Count = 2
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(cur *equinixv1.InstancePool) {
+		cur.Spec.Count = 2
+	})
 	env.Eventually(func() bool {
 		c := poolCondition(env, pool.Name, equinixv1.PoolScalingDown)
 		return c != nil && c.Reason == equinixv1.ReasonQuorumGuard
@@ -203,10 +202,9 @@ func TestRolloutAddsBeforeRemoving(t *testing.T) {
 			}
 		}
 	}()
-	cur := env.Pool(pool.Name)
-	cur.Spec.Plan = "m3.small.x86"
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(cur *equinixv1.InstancePool) {
+		cur.Spec.Plan = "m3.small.x86"
+	})
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
 		if len(insts) != 2 {

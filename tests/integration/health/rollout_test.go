@@ -78,10 +78,9 @@ func (w *rolloutWatch) finish() {
 // changePlan edits the pool's plan, a change that needs new servers.
 func changePlan(t *testing.T, env *framework.Env, pool, plan string) {
 	t.Helper()
-	cur := env.Pool(pool)
-	cur.Spec.Plan = plan
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, cur, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool, func(cur *equinixv1.InstancePool) {
+		cur.Spec.Plan = plan
+	})
 }
 
 // waitRolledOut waits until the pool has count managed servers of plan and

@@ -40,14 +40,14 @@ func configure(c *config.Config) {
 
 func newEnv(t *testing.T) *framework.Env {
 	t.Helper()
-	return framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, Configure: configure})
+	return framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Configure: configure})
 }
 
 // restart stops the in-process controller and starts a new one, as a new
 // pod would.
 func restart(env *framework.Env) {
 	env.StopController()
-	env.StartController(env.Config(framework.Options{Mode: config.ModeHardware, Configure: configure}))
+	env.StartController(env.Config(framework.Options{Mode: config.ModeSeeder, Configure: configure}))
 }
 
 // setPassword changes the Secret's password, as a user fixing it does.

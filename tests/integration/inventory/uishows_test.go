@@ -28,7 +28,7 @@ import (
 // newEnvWith is newEnv with more of the controller's configuration.
 func newEnvWith(t *testing.T, more func(*config.Config)) *framework.Env {
 	t.Helper()
-	return framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, Configure: func(c *config.Config) {
+	return framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, Configure: func(c *config.Config) {
 		configure(c)
 		more(c)
 	}})

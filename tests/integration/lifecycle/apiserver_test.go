@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,7 +14,6 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
-	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 )
@@ -66,9 +66,15 @@ func readyz(t *testing.T, a *framework.Addon) int {
 // process exited.
 func TestResolvedKindsOutliveTheAPIServer(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{NoController: true})
-	f, err := controller.NewFactories(env.Cluster.RESTConfig, framework.Namespace)
+	// The equinix mode's chains, registered and never started.
+	ctx, cancel := context.WithCancel(env.Ctx)
+	t.Cleanup(cancel)
+	c, err := controller.Setup(ctx, env.Cluster.RESTConfig, env.Config(framework.Options{}))
 	require.NoError(t, err)
-	require.NoError(t, f.ResolveKinds(config.ModeEquinix, false))
+	kinds, err := c.Watched()
+	require.NoError(t, err)
+	f := c.Factories
+	require.NoError(t, f.ResolveKinds(kinds))
 
 	env.Cluster.StopAPIServer()
 	t.Cleanup(func() { require.NoError(t, env.Cluster.StartAPIServer(env.Ctx)) })

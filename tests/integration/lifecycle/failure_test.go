@@ -76,10 +76,9 @@ func TestMaxProvisionAttemptsStopsUntilSpecEdit(t *testing.T) {
 	assert.Equal(t, equinixv1.PhaseFailed, left[0].Status.Status)
 
 	env.Sim.RemoveFault(fault)
-	edited := env.Pool(pool.Name)
-	edited.Spec.Tags = append(edited.Spec.Tags, "retry=1")
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, edited, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(edited *equinixv1.InstancePool) {
+		edited.Spec.Tags = append(edited.Spec.Tags, "retry=1")
+	})
 
 	env.WaitPoolReady(pool.Name, 1, 2*time.Minute)
 	assert.Nil(t, poolCondition(env, pool.Name, equinixv1.PoolProvisioningFailed), "ProvisioningFailed stayed after the spec edit")

@@ -165,10 +165,9 @@ func TestUnreleasedVersionCreatesNoServer(t *testing.T) {
 
 	// A published release lets the same pool, and its Instance that has no
 	// server yet, go on.
-	fixed := env.Pool(pool.Name)
-	fixed.Spec.HarvesterVersion = framework.HarvesterVersion
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, fixed, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(fixed *equinixv1.InstancePool) {
+		fixed.Spec.HarvesterVersion = framework.HarvesterVersion
+	})
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
 }
 
@@ -197,10 +196,9 @@ func TestSmallInstallDiskCreatesNoServer(t *testing.T) {
 	assertWarning(t, env, inst.Name, equinixv1.ReasonInstallDiskTooSmall)
 	assertNoMetalDevices(t, env)
 
-	fixed := env.Pool(pool.Name)
-	fixed.Spec.InstallDevice = "/dev/sdc"
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, fixed, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(pool.Name, func(fixed *equinixv1.InstancePool) {
+		fixed.Spec.InstallDevice = "/dev/sdc"
+	})
 	env.WaitPoolReady(pool.Name, 1, time.Minute)
 	assert.Nil(t, conditions.Get(env.Pool(pool.Name).Status.Conditions, equinixv1.PoolInstallDiskFits), "the condition goes once no server reports it")
 }

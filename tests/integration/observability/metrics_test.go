@@ -80,9 +80,9 @@ func documentedMetrics(t *testing.T) []string {
 	require.NoError(t, err)
 	section := string(raw)[strings.Index(string(raw), "## Metrics"):]
 	section = section[:strings.Index(section, "\n## ")]
-	// The hardware mode's own metrics are the Inventory tests' to check:
+	// The seeder mode's own metrics are the Inventory tests' to check:
 	// this controller runs in the equinix mode.
-	if i := strings.Index(section, "\n### In `--mode hardware`"); i >= 0 {
+	if i := strings.Index(section, "\n### In `--mode seeder`"); i >= 0 {
 		section = section[:i]
 	}
 	var names []string

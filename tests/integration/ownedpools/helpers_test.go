@@ -36,7 +36,7 @@ func configure(c *config.Config) {
 // hardwareOpts run the hardware mode with the owned pools on, under the
 // chart's RBAC of ownedPools.enabled.
 func hardwareOpts() framework.Options {
-	return framework.Options{Mode: config.ModeHardware, OwnedPools: true, Configure: configure}
+	return framework.Options{Mode: config.ModeSeeder, OwnedPools: true, Configure: configure}
 }
 
 func newEnv(t *testing.T) *framework.Env {

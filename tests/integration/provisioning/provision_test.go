@@ -113,10 +113,9 @@ func TestScaleAndDelete(t *testing.T) {
 
 func patchCount(t *testing.T, env *framework.Env, name string, count int32) {
 	t.Helper()
-	p := env.Pool(name)
-	p.Spec.Count = count
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, p, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(name, func(p *equinixv1.InstancePool) {
+		p.Spec.Count = count
+	})
 }
 
 // single-boot installs on the first boot: the device carries the installer

@@ -20,7 +20,7 @@ import (
 // maintenance mode, with the lease of a leader and the look for Seeder's
 // CRDs at start. Every grant is used, none is missing.
 func TestHardwareChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, NoController: true})
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, NoController: true})
 	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-hardware"},
 		inventoryLifecycle)
 }
@@ -81,7 +81,7 @@ func inventoryLifecycle(t *testing.T, env *framework.Env) {
 // the Node, switches the server off, deletes the Node and the console
 // Secret and frees the Inventory. Every grant is used, none is missing.
 func TestOwnedPoolsChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
-	env := framework.New(t, &shared, framework.Options{Mode: config.ModeHardware, OwnedPools: true, NoController: true})
+	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, OwnedPools: true, NoController: true})
 	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-owned",
 		ExtraArgs: []string{"--owned-pools"}}, inventoryLifecycle, ownedPoolLifecycle)
 }

@@ -327,11 +327,9 @@ func podsToDrain(t *testing.T, env *framework.Env, node string) {
 
 func scale(t *testing.T, env *framework.Env, name string, count int32) {
 	t.Helper()
-	p := env.Pool(name)
-	require.NotNil(t, p)
-	p.Spec.Count = count
-	_, err := env.Client.EquinixV1().InstancePools().Update(env.Ctx, p, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	env.EditPool(name, func(p *equinixv1.InstancePool) {
+		p.Spec.Count = count
+	})
 }
 
 func setVersion(t *testing.T, env *framework.Env, version string) {

@@ -61,7 +61,7 @@ func TestPackageEmitsBothCharts(t *testing.T) {
 		}
 		d := m.Find("Deployment", chart)
 		require.NotNil(t, d, "%s names its Deployment after the release", chart)
-		mode := map[string]string{helmtest.Chart: "equinix", seederChart: "hardware"}[chart]
+		mode := map[string]string{helmtest.Chart: "equinix", seederChart: "seeder"}[chart]
 		assert.Contains(t, fmt.Sprint(d.Object), "value:"+mode, "%s defaults to the %s mode", chart, mode)
 
 		withCRDs, err := helmtest.RunHelm(t, "show", "crds", archive)
@@ -266,7 +266,7 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 	for _, v := range d.Spec.Template.Spec.Volumes {
 		assert.Nil(t, v.Secret, "volume %s is a Secret", v.Name)
 	}
-	assert.Equal(t, "hardware", env["MODE"])
+	assert.Equal(t, "seeder", env["MODE"])
 	assert.Equal(t, "json", env["LOG_FORMAT"], "the Addon's valuesContent reached the release")
 	assert.Equal(t, seederChart+"-hardware", env["LEADER_LOCK_NAME"])
 	_, err = k8s.CoreV1().Services(helmtest.Namespace).Get(ctx, seederChart+"-ipxe", metav1.GetOptions{})

@@ -144,7 +144,7 @@ const (
 	// that adding it costs no write of its own.
 	FinalizerInstance = "wrangler.cattle.io/instance-remove"
 	// FinalizerInstanceOwned is FinalizerInstance of a server people own:
-	// the hardware mode's, which gives the server back (powered off, its
+	// the seeder mode's, which gives the server back (powered off, its
 	// Inventory free) before the Instance goes.
 	FinalizerInstanceOwned = "wrangler.cattle.io/instance-owned-remove"
 )

@@ -13,23 +13,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every reason is declared once, spelled CamelCase, and has one value; the
-// warnings are reasons of this file.
+// Every reason is declared once, with its kind, spelled CamelCase, and has
+// one value; the table holds exactly the reasons of this file.
 func TestReasonsAreOneVocabulary(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "reasons.go", nil, 0)
 	require.NoError(t, err)
 	values := map[string]string{}
 	camel := regexp.MustCompile(`^[A-Z][A-Za-z]+$`)
+	kinds := map[string]bool{"normal": true, "warning": true, "stalling": true}
 	for _, decl := range f.Decls {
 		gen, ok := decl.(*ast.GenDecl)
-		if !ok || gen.Tok != token.CONST {
+		if !ok {
 			continue
 		}
+		require.Equal(t, token.VAR, gen.Tok, "reasons.go declares reasons only")
 		for _, spec := range gen.Specs {
 			vs := spec.(*ast.ValueSpec)
 			for i, name := range vs.Names {
-				lit := vs.Values[i].(*ast.BasicLit)
-				v, err := strconv.Unquote(lit.Value)
+				call, ok := vs.Values[i].(*ast.CallExpr)
+				require.True(t, ok, "%s is declared with its kind", name.Name)
+				kind := call.Fun.(*ast.Ident).Name
+				assert.True(t, kinds[kind], "%s: %s is no kind of reason", name.Name, kind)
+				require.Len(t, call.Args, 1)
+				v, err := strconv.Unquote(call.Args[0].(*ast.BasicLit).Value)
 				require.NoError(t, err)
 				assert.True(t, strings.HasPrefix(name.Name, "Reason"), "%s", name.Name)
 				assert.Regexp(t, camel, v)
@@ -38,16 +44,22 @@ func TestReasonsAreOneVocabulary(t *testing.T) {
 					t.Errorf("%s and %s both spell %q", other, name.Name, v)
 				}
 				values[v] = name.Name
+				r, ok := ReasonOf(v)
+				assert.True(t, ok, "%s is in the table", v)
+				assert.Equal(t, kind != "normal", r.Warning, "%s is %s", v, kind)
+				assert.Equal(t, kind == "stalling", r.Stalls, "%s is %s", v, kind)
 			}
 		}
 	}
-	for w := range warnings {
-		assert.Contains(t, values, w, "warning %q is not a declared reason", w)
-	}
-	for s := range stalling {
-		assert.Contains(t, values, s, "stalling reason %q is not a declared reason", s)
-		assert.True(t, IsWarning(s), "a reason that needs a person to act is a Warning: %s", s)
+	assert.Len(t, reasons, len(values), "the table holds the reasons of reasons.go, no other")
+	for _, r := range reasons {
+		if r.Stalls {
+			assert.True(t, IsWarning(r.Name), "a reason that needs a person to act is a Warning: %s", r.Name)
+		}
 	}
 	assert.Equal(t, "Warning", EventType(ReasonNoCapacity))
 	assert.Equal(t, "Normal", EventType(ReasonProvisioning))
+	_, ok := ReasonOf("NotAReason")
+	assert.False(t, ok)
+	assert.Equal(t, "Normal", EventType("NotAReason"), "a reason from elsewhere (a Node condition's) is no Warning")
 }

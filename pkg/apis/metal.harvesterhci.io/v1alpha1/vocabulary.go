@@ -97,7 +97,7 @@ const (
 
 // The Harvester Addon whose spec.enabled turns the UI's Out-of-Band Access
 // tab and the node power actions on. Harvester hard-codes its name and
-// namespace, so the addon's hardware mode is installed through it.
+// namespace, so the addon's seeder mode is installed through it.
 const (
 	SeederAddonName      = "harvester-seeder"
 	SeederAddonNamespace = "harvester-system"

@@ -49,7 +49,7 @@ func (d *Deps) InputSecret(namespace, name string) bool {
 	if name == d.Cfg.SecretName || name == d.Cfg.JoinTokenSecret {
 		return true
 	}
-	pools, err := d.Pools.Cache().List(labels.Everything())
+	pools, err := d.Pools().Cache().List(labels.Everything())
 	if err != nil {
 		// The cache lists from memory and does not fail; if it did, a
 		// needless re-run is cheaper than a missed one.
@@ -60,7 +60,7 @@ func (d *Deps) InputSecret(namespace, name string) bool {
 			return true
 		}
 	}
-	insts, err := d.Instances.Cache().List(labels.Everything())
+	insts, err := d.Instances().Cache().List(labels.Everything())
 	if err != nil {
 		return true
 	}

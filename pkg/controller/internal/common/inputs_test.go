@@ -36,14 +36,16 @@ func credentialsRef(name string) equinixv1.InstanceTemplate {
 }
 
 func TestInputFilters(t *testing.T) {
-	d := &Deps{
-		Cfg: &config.Config{Namespace: "harvester-system", SecretName: "equinix-addon", JoinTokenSecret: "join"},
-		Pools: pools{cache: fakecache.NonNamespaced[*equinixv1.InstancePool]{Cache: fakecache.New("instancepools",
+	d := &Deps{Cfg: &config.Config{Namespace: "harvester-system", SecretName: "equinix-addon", JoinTokenSecret: "join"}}
+	d.pools.must(func() equinixcontrollers.InstancePoolController {
+		return pools{cache: fakecache.NonNamespaced[*equinixv1.InstancePool]{Cache: fakecache.New("instancepools",
 			&equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: equinixv1.InstancePoolSpec{InstanceTemplate: credentialsRef("pool-creds")}},
-			&equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "b"}})}},
-		Instances: instances{cache: fakecache.NonNamespaced[*equinixv1.Instance]{Cache: fakecache.New("instances",
-			&equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "a-old"}, Spec: equinixv1.InstanceSpec{InstanceTemplate: credentialsRef("old-creds")}})}},
-	}
+			&equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "b"}})}}
+	})
+	d.instances.must(func() equinixcontrollers.InstanceController {
+		return instances{cache: fakecache.NonNamespaced[*equinixv1.Instance]{Cache: fakecache.New("instances",
+			&equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "a-old"}, Spec: equinixv1.InstanceSpec{InstanceTemplate: credentialsRef("old-creds")}})}}
+	})
 	cases := []struct {
 		name      string
 		filter    InputFilter

@@ -10,7 +10,7 @@ import (
 )
 
 // Pools and Instances are run by the install of their provider: Equinix
-// Metal ones by --mode equinix, servers people own by --mode hardware (the
+// Metal ones by --mode equinix, servers people own by --mode seeder (the
 // install that holds the BMC sessions). Each install registers its handlers
 // through these filters, so that it never acts on, nor puts its finalizer
 // on, the other provider's objects.

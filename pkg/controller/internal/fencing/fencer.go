@@ -1,5 +1,5 @@
 // Package fencing is the chain that brings a dead host's VMs back
-// (--fencing, hardware mode): a node with an Inventory that stays NotReady
+// (--fencing, seeder mode): a node with an Inventory that stays NotReady
 // for the grace period has its server switched off through its BMC (a
 // server already off counts), and only then its Node tainted
 // node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, which lets
@@ -73,18 +73,18 @@ func New(ctx context.Context, deps *common.Deps) *Fencer {
 	metrics.FencedNodes.Set(0)
 	var instances equinixcontrollers.InstanceCache
 	if cfg.OwnedPools {
-		instances = deps.Instances.Cache()
+		instances = deps.Instances().Cache()
 	}
 	return &Fencer{
 		ctx: ctx,
 		settings: Settings{MaxFenced: cfg.FencingMaxFenced, GracePeriod: cfg.FencingGracePeriod, PowerOn: cfg.FencingPowerOn,
 			OwnNode: cfg.NodeName},
-		nodes:       deps.Nodes.Cache(),
-		nodeWrites:  deps.NodeWrites,
-		liveNodes:   deps.K8s.CoreV1(),
-		inventories: deps.Inventories.Cache(),
+		nodes:       deps.Nodes().Cache(),
+		nodeWrites:  deps.NodeWrites(),
+		liveNodes:   deps.K8s().CoreV1(),
+		inventories: deps.Inventories().Cache(),
 		instances:   instances,
-		recorder:    deps.Recorder,
+		recorder:    deps.Recorder(),
 		active:      map[string]bool{},
 	}
 }

@@ -52,7 +52,7 @@ func (r *run) maintainNow() (string, error) {
 	if harvester.MaintenanceUnderWay(r.node) {
 		return fmt.Sprintf("node %s is in maintenance mode already", r.node.Name), nil
 	}
-	version, err := r.s.joinInfo.Version("")
+	version, err := r.s.versions.Version("")
 	modeAvailable := err == nil && harvester.HasMaintenanceMode(version)
 	updated, err := r.s.nodes.Patch(r.node.Name, types.MergePatchType, harvester.MaintenancePatch(modeAvailable, true))
 	if err != nil {

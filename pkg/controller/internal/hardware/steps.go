@@ -2,6 +2,7 @@ package hardware
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
@@ -9,7 +10,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
@@ -24,7 +24,7 @@ type Steps struct {
 	// written are the chains' latest writes of Nodes.
 	written  *common.NodeWrites
 	events   typedcorev1.EventsGetter
-	joinInfo *joininfo.Resolver
+	versions Versions
 	// healthNodes are the nodes the targets' hardware series name.
 	healthNodes *healthNodes
 }
@@ -37,15 +37,34 @@ type StepSettings struct {
 	PollInterval, MetalTimeout time.Duration
 }
 
-// NewSteps builds the steps from what setup shares.
-func NewSteps(ctx context.Context, deps *common.Deps) *Steps {
+// Versions reads the cluster's Harvester version (a joininfo.Resolver),
+// which a reclaim notice needs: it puts the node into maintenance mode
+// where the release has it, and cordons it where it has not.
+type Versions interface {
+	Version(override string) (string, error)
+}
+
+// NoReclaims is the Versions of a chain whose machines no provider takes
+// back (a BMC's facts carry no termination time): should one ever be, its
+// node is cordoned, as when the version cannot be read.
+var NoReclaims Versions = noVersions{}
+
+type noVersions struct{}
+
+func (noVersions) Version(string) (string, error) {
+	return "", errors.New("this chain reads no cluster version")
+}
+
+// NewSteps builds the steps from what setup shares; versions is the
+// cluster's version for reclaim notices.
+func NewSteps(ctx context.Context, deps *common.Deps, versions Versions) *Steps {
 	return &Steps{
 		ctx:      ctx,
 		settings: StepSettings{PollInterval: deps.Cfg.PollInterval, MetalTimeout: deps.Cfg.MetalTimeout},
-		nodes:    deps.Nodes,
-		written:  deps.NodeWrites,
-		events:   deps.MachineEvents,
-		joinInfo: deps.JoinInfo,
+		nodes:    deps.Nodes(),
+		written:  deps.NodeWrites(),
+		events:   deps.MachineEvents(),
+		versions: versions,
 
 		healthNodes: newHealthNodes(),
 	}

@@ -1,4 +1,4 @@
-package controller
+package common
 
 import (
 	"testing"
@@ -12,13 +12,13 @@ import (
 func TestDropManagedFields(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"a": "b"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}}}
-	out, err := dropManagedFields(node)
+	out, err := DropManagedFields(node)
 	assert.NoError(t, err)
 	assert.Nil(t, out.(*corev1.Node).ManagedFields)
 	assert.Equal(t, "b", out.(*corev1.Node).Labels["a"])
 
 	tomb := toolscache.DeletedFinalStateUnknown{Key: "n", Obj: node}
-	out, err = dropManagedFields(tomb)
+	out, err = DropManagedFields(tomb)
 	assert.NoError(t, err)
 	assert.Equal(t, tomb, out)
 }

@@ -1,4 +1,4 @@
-package controller
+package common
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// fastBackoff reaches its cap at once, as startupBackoff does after a few
+// fastBackoff reaches its cap at once, as StartupBackoff does after a few
 // seconds: the wait must go on past it.
 var fastBackoff = wait.Backoff{Duration: time.Millisecond, Factor: 2, Cap: 2 * time.Millisecond, Steps: 1 << 30}
 
 func TestUntilReachableRetriesUntilTheAPIAnswers(t *testing.T) {
 	calls := 0
-	err := untilReachable(context.Background(), fastBackoff, func(context.Context) error {
+	err := UntilReachable(context.Background(), fastBackoff, func(context.Context) error {
 		calls++
 		if calls < 20 {
 			return errors.New("connection refused")
@@ -31,7 +31,7 @@ func TestUntilReachableRetriesUntilTheAPIAnswers(t *testing.T) {
 func TestUntilReachableEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	err := untilReachable(ctx, fastBackoff, func(context.Context) error {
+	err := UntilReachable(ctx, fastBackoff, func(context.Context) error {
 		calls++
 		if calls == 2 {
 			cancel()
