@@ -33,7 +33,7 @@ demo:
 
 # Shows a node the addon did not provision, mapped to a simulated Redfish BMC by
 # the Secret and Inventory Harvester's UI writes, served by the controller in
-# the hardware mode: its facts, an event and a power cycle; tears down.
+# the seeder mode: its facts, an event and a power cycle; tears down.
 demo-bmc:
 	./scripts/devenv demo bmc
 

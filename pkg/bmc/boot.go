@@ -22,16 +22,19 @@ const (
 // BootFirmware says which firmware interface the override boots with.
 type BootFirmware string
 
-// Firmware interfaces. IPMI has no "as configured": there BootFirmwareAny
-// sends the legacy (PC compatible) bit, as ipmitool's "chassis bootdev pxe"
-// does without options=efiboot.
+// Firmware interfaces.
 const (
-	// BootFirmwareAny leaves the choice to the server: Redfish sends no
-	// BootSourceOverrideMode.
+	// BootFirmwareAny keeps the server's own: Redfish sends back the
+	// BootSourceOverrideMode the system reports (some BMCs set a mode
+	// left out of the patch back to their default). IPMI has no way to read it,
+	// so there it sends the EFI bit clear, the legacy (PC compatible)
+	// boot, as ipmitool's "chassis bootdev pxe" does without
+	// options=efiboot: choose UEFI or Legacy for an IPMI BMC.
 	BootFirmwareAny BootFirmware = ""
 	// BootFirmwareUEFI asks for a UEFI boot (Redfish mode UEFI, IPMI EFI bit).
 	BootFirmwareUEFI BootFirmware = "uefi"
-	// BootFirmwareLegacy asks for a BIOS boot (Redfish mode Legacy).
+	// BootFirmwareLegacy asks for a BIOS boot (Redfish mode Legacy, IPMI
+	// EFI bit clear).
 	BootFirmwareLegacy BootFirmware = "legacy"
 )
 

@@ -282,7 +282,8 @@ func testBootOnce(t *testing.T, tg *target, _ Endpoint) {
 	require.NoError(t, c.Power(ctx, PowerActionOff))
 	require.Eventually(t, func() bool { st, err := c.PowerState(ctx); return err == nil && st == PowerOff }, 10*time.Second, 50*time.Millisecond)
 
-	require.NoError(t, c.BootOnce(ctx, BootNetwork, BootFirmwareAny))
+	_, err := c.BootOnce(ctx, BootNetwork, BootFirmwareUEFI)
+	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return tg.bootCommands() == 1 }, 5*time.Second, 20*time.Millisecond, "one boot override request")
 	assert.Equal(t, bmcsim.BootPxe, tg.bootOverride())
 	require.NoError(t, c.Power(ctx, PowerActionOn))
@@ -294,9 +295,9 @@ func testBootOnce(t *testing.T, tg *target, _ Endpoint) {
 	require.Eventually(t, func() bool { return len(startsOf(tg.transitions())) == 2 }, 10*time.Second, 20*time.Millisecond)
 	assert.False(t, startsOf(tg.transitions())[1].NetworkBoot(), "the next start boots as before: %+v", tg.transitions())
 
-	err := c.BootOnce(ctx, "cdrom", BootFirmwareAny)
+	_, err = c.BootOnce(ctx, "cdrom", BootFirmwareAny)
 	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
-	err = c.BootOnce(ctx, BootNetwork, "efi")
+	_, err = c.BootOnce(ctx, BootNetwork, "efi")
 	assert.Equal(t, failure.Invalid, failure.ClassOf(err), "%v", err)
 	assert.Equal(t, 1, tg.bootCommands(), "nothing invalid reaches the BMC")
 }

@@ -21,7 +21,7 @@
 //	h, err := c.Health(ctx)                  // diff with the last reading
 //	entries, next, err := c.LogEntries(ctx, cursorFromStatus)
 //	err = c.Power(ctx, bmc.PowerActionReboot) // one command, never retried
-//	err = c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny) // next start only
+//	_, err = c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareUEFI) // next start only
 //	defer c.Close()
 //
 // Every error is a *failure.Error of Seam; failure.ClassOf gives its class

@@ -18,14 +18,21 @@ import (
 // Power. Nothing is read back: BMCs differ in what parameter 5 reads once
 // set (ipmi_sim reports the valid bit clear), so a check would refuse
 // working BMCs.
-func (c *ipmiClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFirmware) error {
+func (c *ipmiClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFirmware) (BootFirmware, error) {
 	if err := checkBoot(c.ep, dev, fw); err != nil {
-		return err
+		return BootFirmwareAny, err
 	}
-	return c.do(ctx, "BootOnce", func(cl *ipmi.Client) error {
+	// The EFI bit is the only say the flags have: clear, the BMC boots the
+	// host legacy.
+	efi := fw == BootFirmwareUEFI
+	sent := BootFirmwareLegacy
+	if efi {
+		sent = BootFirmwareUEFI
+	}
+	return sent, c.do(ctx, "BootOnce", func(cl *ipmi.Client) error {
 		cl.WithTimeout(c.ep.timeout()).WithRetry(0)
 		defer c.reads(cl)
-		err := cl.SetBootDevice(ctx, types.BootDeviceSelectorForcePXE, types.BIOSBootType(fw == BootFirmwareUEFI), false)
+		err := cl.SetBootDevice(ctx, types.BootDeviceSelectorForcePXE, types.BIOSBootType(efi), false)
 		return c.bootRefused(err)
 	})
 }

@@ -14,15 +14,23 @@ import (
 )
 
 // BootOnce patches the system's Boot with the override (target Pxe,
-// enabled Once, and the mode when asked for one and the system reports
-// the property), then reads it back. The patch is one request; a read back
-// that disagrees is Unsupported, for the BMC took the request and will not
-// act on it.
-func (c *redfishClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFirmware) error {
+// enabled Once, and the mode where the system reports the property), then
+// reads it back. The patch is one request; a read back that disagrees is
+// Unsupported, for the BMC took the request and will not act on it.
+//
+// The mode is sent whenever the system has one, also for BootFirmwareAny
+// (its own, sent back): Supermicro BMCs set a mode left out of the patch
+// back to their default. BMCs that keep the mode a BIOS setting (HPE iLO 5, Dell's
+// 13th-generation iDRAC) refuse a patch that names it, even unchanged,
+// with 400; a system already in the mode wanted then gets the patch once
+// more without it, and one in the other mode is Unsupported, saying where
+// to change it.
+func (c *redfishClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFirmware) (BootFirmware, error) {
 	if err := checkBoot(c.ep, dev, fw); err != nil {
-		return err
+		return BootFirmwareAny, err
 	}
 	var want schemas.Boot
+	used := BootFirmwareAny
 	err := c.do(ctx, "BootOnce", func(api *gofish.APIClient) error {
 		sys, err := c.system(api)
 		if err != nil {
@@ -32,17 +40,31 @@ func (c *redfishClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFir
 		if want, refusal = bootOverride(sys.Boot, fw); refusal != "" {
 			return newError("BootOnce", c.ep, failure.Unsupported, refusal, nil)
 		}
+		used = firmwareOf(want.BootSourceOverrideMode)
 		// SetBoot patches the system; a BMC that refuses that and names a
 		// settings resource (@Redfish.Settings) gets the patch there,
 		// which is how newer iDRACs take it.
+		err = sys.SetBoot(&want)
+		if err == nil || want.BootSourceOverrideMode == "" || !isStatus(err, http.StatusBadRequest) {
+			return bootRefused(c.ep, err)
+		}
+		// A 400 applied nothing. Without the mode the override boots the
+		// system in the mode it has: right only when that is the one wanted.
+		if has := sys.Boot.BootSourceOverrideMode; has != want.BootSourceOverrideMode {
+			_, msg := classifyRedfish(err, stageSession)
+			return newError("BootOnce", c.ep, failure.Unsupported, fmt.Sprintf(
+				"the BMC refused boot mode %s (%s) and the server is set to %s: set its boot mode to %s in the server's firmware settings (BIOS boot mode), or ask for %s",
+				want.BootSourceOverrideMode, msg, has, want.BootSourceOverrideMode, has), err)
+		}
+		want.BootSourceOverrideMode = ""
 		return bootRefused(c.ep, sys.SetBoot(&want))
 	})
 	if err != nil {
-		return err
+		return used, err
 	}
 	// The read back is a request of its own: should the session drop in
 	// between, the patch is not sent again with it.
-	return c.do(ctx, "BootOnce", func(api *gofish.APIClient) error {
+	return used, c.do(ctx, "BootOnce", func(api *gofish.APIClient) error {
 		got, pending, err := c.bootNow(api)
 		if err != nil {
 			return err
@@ -65,15 +87,27 @@ func bootOverride(current schemas.Boot, fw BootFirmware) (schemas.Boot, string) 
 	want := schemas.Boot{BootSourceOverrideTarget: schemas.PxeBootSource, BootSourceOverrideEnabled: schemas.OnceBootSourceOverrideEnabled}
 	// Only a system that has the property gets it: others refuse the
 	// whole patch for a property they do not know.
-	if current.BootSourceOverrideMode != "" {
-		switch fw {
-		case BootFirmwareUEFI:
-			want.BootSourceOverrideMode = schemas.UEFIBootSourceOverrideMode
-		case BootFirmwareLegacy:
-			want.BootSourceOverrideMode = schemas.LegacyBootSourceOverrideMode
-		}
+	switch has := current.BootSourceOverrideMode; {
+	case has == "":
+	case fw == BootFirmwareUEFI:
+		want.BootSourceOverrideMode = schemas.UEFIBootSourceOverrideMode
+	case fw == BootFirmwareLegacy:
+		want.BootSourceOverrideMode = schemas.LegacyBootSourceOverrideMode
+	case has == schemas.UEFIBootSourceOverrideMode || has == schemas.LegacyBootSourceOverrideMode:
+		want.BootSourceOverrideMode = has
 	}
 	return want, ""
+}
+
+// firmwareOf names a Redfish boot mode in the package's words.
+func firmwareOf(mode schemas.BootSourceOverrideMode) BootFirmware {
+	switch mode {
+	case schemas.UEFIBootSourceOverrideMode:
+		return BootFirmwareUEFI
+	case schemas.LegacyBootSourceOverrideMode:
+		return BootFirmwareLegacy
+	}
+	return BootFirmwareAny
 }
 
 // bootRefused reads a refused patch: the request is well formed, so a 400

@@ -27,11 +27,17 @@ type Client interface {
 	Power(ctx context.Context, action PowerAction) error
 	// BootOnce makes the host boot from dev, with firmware fw, on its next
 	// power-on or restart only; later starts boot as before. Like Power it
-	// sends one command and never retries it. A BMC that cannot do it is
-	// Unsupported, with a message saying what to change. Power the host on
-	// (or cycle it) right after: IPMI BMCs forget the override when no
-	// start follows within 60 seconds.
-	BootOnce(ctx context.Context, dev BootDevice, fw BootFirmware) error
+	// sends one command and never retries it blindly (a Redfish BMC that
+	// refuses the boot mode in the patch, 400, gets it once more without
+	// the mode when the system is in that mode already). A BMC that cannot
+	// do it is Unsupported, with a message saying what to change. It
+	// returns the firmware the host was told to boot with (for
+	// BootFirmwareAny over Redfish, the system's own mode), also when the
+	// answer was lost; BootFirmwareAny when the BMC takes no boot mode (a
+	// Redfish system without BootSourceOverrideMode boots as its firmware
+	// is set). Power the host on (or cycle it) right after: IPMI BMCs
+	// forget the override when no start follows within 60 seconds.
+	BootOnce(ctx context.Context, dev BootDevice, fw BootFirmware) (BootFirmware, error)
 	// Close logs out (Redfish session) or closes the IPMI session, waiting
 	// briefly for the BMC; a BMC that does not confirm expires the session
 	// by itself. Calls after Close fail with class Invalid.

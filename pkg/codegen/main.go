@@ -26,14 +26,26 @@ const (
 	// is absent and never updates, adopts or deletes it, so the Inventory CRD
 	// survives beside a real Seeder's and two releases never fight over it.
 	inventoryCRDDir = "charts/harvester-equinix-addon/crds"
+	// inventoryCRDFile is the Inventory CRD there; the hardware mode's
+	// controller embeds a copy (inventoryCRDEmbedded) to check the live one.
+	inventoryCRDFile     = "metal.harvesterhci.io_inventories.yaml"
+	inventoryCRDEmbedded = "pkg/apis/metal.harvesterhci.io/v1alpha1/inventory_crd.yaml"
 	// keepPolicy stops `helm uninstall` (disabling the Addon) from deleting the
 	// CRDs: that would delete every Instance while no controller is left to
 	// release its paid server, stranding finalizers and devices.
 	keepPolicy = "helm.sh/resource-policy"
 )
 
+// sharedTypes are the types both API groups embed (a package of no group,
+// whose deep copies wrangler does not write): they are generated first, so
+// that the groups' deep copies find theirs.
+const sharedTypes = "./pkg/apis/hardware/..."
+
 func main() {
 	os.Unsetenv("GOPATH")
+	if err := generateDeepCopies(sharedTypes); err != nil {
+		logrus.Fatalf("generating the deep copies of %s: %v", sharedTypes, err)
+	}
 	controllergen.Run(args.Options{
 		OutputPackage: "github.com/harvester/harvester-equinix-addon/pkg/generated",
 		Boilerplate:   "scripts/boilerplate.go.txt",
@@ -65,6 +77,17 @@ func main() {
 	if err := generateCRDs("./pkg/apis/metal.harvesterhci.io/...", inventoryCRDDir, seederConditions); err != nil {
 		logrus.Fatalf("generating CRDs: %v", err)
 	}
+	// The controller embeds the same Inventory CRD, to check the live one.
+	if err := copyFile(filepath.Join(inventoryCRDDir, inventoryCRDFile), inventoryCRDEmbedded); err != nil {
+		logrus.Fatalf("copying the Inventory CRD: %v", err)
+	}
+}
+
+// generateDeepCopies writes the DeepCopy methods of the types under paths.
+func generateDeepCopies(paths string) error {
+	cmd := exec.Command("go", "tool", "controller-gen", "object:headerFile=scripts/boilerplate.go.txt", "paths="+paths) //nolint:gosec // G204: a fixed command
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
 }
 
 // generateCRDs writes the CRDs of the API packages paths into dir, each
@@ -134,4 +157,12 @@ func keepOnUninstall(crd map[string]interface{}) error {
 	ann[keepPolicy] = "keep"
 	meta["annotations"] = ann
 	return nil
+}
+
+func copyFile(src, dst string) error {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, raw, 0o644) //nolint:gosec // G306: a committed file of the repository, readable by all
 }

@@ -23,6 +23,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/addonspec"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/devicehardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
@@ -140,6 +141,8 @@ var chains = map[string][]Register{
 		instance.RegisterOwned,
 		instancepool.RegisterOwned,
 		serveBootEndpoint,
+		// Harvester's upgrade rewrites the Addon this mode is installed as.
+		addonspec.Register,
 		inventory.Register,
 	},
 }

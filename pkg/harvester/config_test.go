@@ -46,10 +46,12 @@ func baseInput(t *testing.T) JoinConfigInput {
 
 func TestRenderJoinConfigGolden(t *testing.T) {
 	l2 := equinixv1.InstanceTemplate{
-		ManagementInterface: []string{"eth0", "eth1"},
-		NetworkingConfiguration: equinixv1.NetworkingConfiguration{
-			Type:                   equinixv1.NetworkTypeLayer2Bonded,
-			InterfaceConfiguration: []equinixv1.InterfaceConfiguration{{Name: "bond0", VLANIDs: []string{"1000", "1001"}}},
+		EquinixMetal: equinixv1.EquinixMetal{
+			ManagementInterface: []string{"eth0", "eth1"},
+			NetworkingConfiguration: equinixv1.NetworkingConfiguration{
+				Type:                   equinixv1.NetworkTypeLayer2Bonded,
+				InterfaceConfiguration: []equinixv1.InterfaceConfiguration{{Name: "bond0", VLANIDs: []string{"1000", "1001"}}},
+			},
 		},
 	}
 	l2VLAN, err := ManagementVLANID(l2)

@@ -30,13 +30,35 @@ func init() {
 	registry.MustRegister(PowerCalls, PowerActions, EventsForwarded)
 }
 
-// SeederInstalled is 1 while the seeder mode finds Harvester's own Seeder
-// installed, and leaves the Inventories to it.
-var SeederInstalled = prometheus.NewGauge(prometheus.GaugeOpts{
-	Name: "equinix_addon_seeder_installed",
-	Help: "1 while Harvester Seeder is found installed (its Inventory CRD, or Tinkerbell's BMC machines): the addon then reconciles no Inventory.",
+// SeederRunning is 1 while the seeder mode finds Harvester's own Seeder
+// running, and leaves the Inventories to it.
+var SeederRunning = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "equinix_addon_seeder_running",
+	Help: "1 while Harvester Seeder runs (it renews its leader-election Lease): the addon then reconciles no Inventory.",
+})
+
+// SeederLeftoversTakenOver counts what Seeder left behind that the addon
+// took over once Seeder no longer ran, by kind: webhook, finalizer,
+// status, powerRequest, schema.
+var SeederLeftoversTakenOver = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "equinix_addon_seeder_leftovers_taken_over_total",
+	Help: "What Harvester Seeder left behind and the addon took over, by kind: its admission webhook removed, its finalizer removed from an Inventory, its conditions dropped, a power request it never ended carried out, the Inventory CRD given the addon's schema.",
+}, []string{"leftover"})
+
+// InventorySchemaOutdated is 1 while the live Inventory CRD lacks fields of
+// the addon's schema that it could not add: the apiserver prunes them.
+var InventorySchemaOutdated = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "equinix_addon_inventory_schema_outdated",
+	Help: "1 while the live Inventory CRD lacks fields of the addon's schema (caBundle, systemID, timeout, status.hardware) and the addon could not update it: the apiserver drops those fields from every write.",
+})
+
+// AddonSpecRestored counts the times the harvester-seeder Addon's version
+// and values were written back after Harvester's upgrade replaced them.
+var AddonSpecRestored = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "equinix_addon_addon_spec_restored_total",
+	Help: "Times the harvester-seeder Addon's chart version and values were written back after Harvester's upgrade replaced them with Seeder's.",
 })
 
 func init() {
-	registry.MustRegister(SeederInstalled)
+	registry.MustRegister(SeederRunning, SeederLeftoversTakenOver, InventorySchemaOutdated, AddonSpecRestored)
 }

@@ -64,8 +64,12 @@ func (b *portsBuilder) vlans(name string, vx ...int) *portsBuilder {
 }
 
 func template(typ string, ifaces ...equinixv1.InterfaceConfiguration) *equinixv1.InstanceTemplate {
-	return &equinixv1.InstanceTemplate{ManagementInterface: []string{"eth0"},
-		NetworkingConfiguration: equinixv1.NetworkingConfiguration{Type: typ, InterfaceConfiguration: ifaces}}
+	return &equinixv1.InstanceTemplate{
+		EquinixMetal: equinixv1.EquinixMetal{
+			ManagementInterface:     []string{"eth0"},
+			NetworkingConfiguration: equinixv1.NetworkingConfiguration{Type: typ, InterfaceConfiguration: ifaces},
+		},
+	}
 }
 
 func iface(name string, vlans ...string) equinixv1.InterfaceConfiguration {

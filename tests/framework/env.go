@@ -99,6 +99,9 @@ type Options struct {
 	// OwnedPools runs the hardware mode with the pools of servers you own
 	// (--owned-pools), under the chart's RBAC of ownedPools.enabled.
 	OwnedPools bool
+	// NoInventoryCRD leaves the Inventory CRD out: a test plants Seeder's,
+	// which Helm then finds and leaves as it is.
+	NoInventoryCRD bool
 	// Mode is the controller's mode (config.ModeEquinix when empty). The
 	// hardware mode runs under the RBAC of the chart's harvester-seeder
 	// install, with the Inventory CRD installed.
@@ -137,7 +140,7 @@ func New(t testing.TB, shared *cluster.Shared, opts Options) *Env {
 	root, err := cluster.RepoRoot()
 	require.NoError(t, err)
 	crds := []string{cluster.AddonCRDDir(root), cluster.HarvesterCRDDir(root)}
-	if opts.mode() == config.ModeSeeder {
+	if opts.mode() == config.ModeSeeder && !opts.NoInventoryCRD {
 		crds = append(crds, cluster.InventoryCRDDir(root))
 	}
 	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, crds...))

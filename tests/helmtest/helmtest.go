@@ -72,6 +72,9 @@ func Promtool(t testing.TB) string {
 	return requireTool(t, "promtool", "PROMTOOL_BIN_DIR", "PROMETHEUS_VERSION")
 }
 
+// Yq returns mikefarah's yq, which Harvester's upgrade script calls.
+func Yq(t testing.TB) string { return requireTool(t, "yq", "YQ_BIN_DIR", "YQ_VERSION") }
+
 // Run runs a command and returns its stdout; the error carries both outputs.
 func Run(cmd *exec.Cmd) (string, error) {
 	var stdout, stderr bytes.Buffer

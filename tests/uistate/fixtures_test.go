@@ -57,7 +57,7 @@ func newInstance(phase string, conds ...metav1.Condition) *equinixv1.Instance {
 			Name: node, Generation: 1, Finalizers: []string{instance.Finalizer},
 			Labels: map[string]string{equinixv1.LabelPool: "workers"},
 		},
-		Spec:   equinixv1.InstanceSpec{PoolName: "workers", InstanceTemplate: equinixv1.InstanceTemplate{Plan: "c3.small.x86", Metro: "sg"}},
+		Spec:   equinixv1.InstanceSpec{PoolName: "workers", InstanceTemplate: equinixv1.InstanceTemplate{EquinixMetal: equinixv1.EquinixMetal{Plan: "c3.small.x86", Metro: "sg"}}},
 		Status: equinixv1.InstanceStatus{Status: phase, ObservedGeneration: 1, Conditions: conds},
 	}
 	if phase != equinixv1.PhasePending && phase != "" {
@@ -96,7 +96,7 @@ func newPool(phase string, readyN int32, conds ...metav1.Condition) *equinixv1.I
 	return &equinixv1.InstancePool{
 		TypeMeta:   metav1.TypeMeta{APIVersion: equinixv1.SchemeGroupVersion.String(), Kind: "InstancePool"},
 		ObjectMeta: metav1.ObjectMeta{Name: "workers", Generation: 1},
-		Spec:       equinixv1.InstancePoolSpec{Count: 3, InstanceTemplate: equinixv1.InstanceTemplate{Plan: "c3.small.x86", Metro: "sg"}},
+		Spec:       equinixv1.InstancePoolSpec{Count: 3, InstanceTemplate: equinixv1.InstanceTemplate{EquinixMetal: equinixv1.EquinixMetal{Plan: "c3.small.x86", Metro: "sg"}}},
 		Status:     equinixv1.InstancePoolStatus{Status: phase, Ready: readyN, Requested: 3, ObservedGeneration: 1, Conditions: conds},
 	}
 }

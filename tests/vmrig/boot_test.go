@@ -64,7 +64,8 @@ func TestOneTimeNetworkBootThroughTheBMC(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, bmc.PowerOff, st)
 
-	require.NoError(t, c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny))
+	_, err = c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareLegacy)
+	require.NoError(t, err)
 	on := time.Now()
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
 	waitFor(t, "stage 2 requested", 90*time.Second, func() bool { return len(m.Requests()) >= 2 })

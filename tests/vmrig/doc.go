@@ -5,7 +5,7 @@
 //
 //	m := vmrig.Require(t, vmrig.Options{MAC: "52:54:00:29:00:01", UUID: id, Handler: h})
 //	c, _ := bmc.Dial(ctx, m.Endpoint)             // the project's own BMC client
-//	c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny)
+//	c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareLegacy)
 //	c.Power(ctx, bmc.PowerActionOn)                // QEMU starts, iPXE asks h for BootFile
 //	m.Requests()                                   // every request, as iPXE sent it
 //

@@ -3,6 +3,7 @@ package vmrig
 import (
 	"encoding/binary"
 	"regexp"
+	"strings"
 )
 
 // HaltingKernel is a Linux bzImage of size bytes (at least 1 MiB) whose
@@ -11,7 +12,9 @@ import (
 // for Harvester's kernel: iPXE loads it, and its initrd, as it would the
 // real one, and the test reads what the script booted with
 // (KernelCommandLine); the VM then idles instead of spinning on bytes
-// that are no code.
+// that are no code. Like a kernel with the EFI stub it is an EFI
+// application too (kernel_efi.go), which prints the command line through
+// the firmware's console, so iPXE's EFI build boots it the same way.
 func HaltingKernel(size int) []byte {
 	const setupSects = 4 // the real-mode part: the boot sector and 4 sectors
 	size = max(size, 1<<20)
@@ -57,17 +60,24 @@ func HaltingKernel(size int) []byte {
 	})
 	copy(k[0x300:], "\r\nvmrig-kernel cmdline=[\x00")
 	copy(k[0x340:], "]\r\n\x00")
+	writeEFIApplication(k)
 	return k
 }
 
-var cmdlineRE = regexp.MustCompile(`vmrig-kernel cmdline=\[([^\]\r\n]*)\]`)
+var (
+	cmdlineRE = regexp.MustCompile(`vmrig-kernel cmdline=\[([^\]]*)\]`)
+	// ansiRE is a terminal control sequence: OVMF's console writes them
+	// around what an application prints.
+	ansiRE = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+)
 
 // KernelCommandLine finds the last command line a HaltingKernel printed
-// in serial output.
+// in serial output. Through a UEFI console the line may be wrapped or
+// carry terminal control sequences, which are left out.
 func KernelCommandLine(serial string) (string, bool) {
-	m := cmdlineRE.FindAllStringSubmatch(serial, -1)
+	m := cmdlineRE.FindAllStringSubmatch(ansiRE.ReplaceAllString(serial, ""), -1)
 	if len(m) == 0 {
 		return "", false
 	}
-	return m[len(m)-1][1], true
+	return strings.NewReplacer("\r", "", "\n", "").Replace(m[len(m)-1][1]), true
 }

@@ -30,4 +30,30 @@ func TestKernelCommandLine(t *testing.T) {
 	assert.Equal(t, `initrd=x ip=dhcp a="b:c"`, got, "the last one")
 	_, ok = KernelCommandLine("no kernel here")
 	assert.False(t, ok)
+
+	// Through OVMF's console: wrapped, with control sequences.
+	serial = "\x1b[2J\x1b[01;01H\r\nvmrig-kernel cmdline=[vmlinuz initrd=initrd harvester.install.config_url=http://10.0.2.100/boot/n-1/con\r\nfig.yaml?mac=52:54:00:29:00:01 \x1b[0m\x1b[37m\x1b[40mconsole=tty1]\r\n"
+	got, ok = KernelCommandLine(serial)
+	assert.True(t, ok)
+	assert.Equal(t, "vmlinuz initrd=initrd harvester.install.config_url=http://10.0.2.100/boot/n-1/config.yaml?mac=52:54:00:29:00:01 console=tty1", got)
+}
+
+// The same file is an EFI application: the "MZ" and PE32+ headers before
+// the setup header, an EFI application's subsystem, and the code where the
+// one section says.
+func TestHaltingKernelIsAnEFIApplication(t *testing.T) {
+	k := HaltingKernel(0)
+	le := binary.LittleEndian
+	assert.Equal(t, "MZ", string(k[:2]))
+	pe := le.Uint32(k[0x3c:])
+	assert.Equal(t, "PE\x00\x00", string(k[pe:pe+4]))
+	assert.Equal(t, uint16(0x8664), le.Uint16(k[pe+4:]))
+	opt := k[pe+24:]
+	assert.Equal(t, uint16(0x20b), le.Uint16(opt), "PE32+")
+	assert.Equal(t, uint16(10), le.Uint16(opt[0x44:]), "an EFI application")
+	section := opt[le.Uint16(k[pe+20:]):]
+	raw := le.Uint32(section[20:])
+	assert.Less(t, int(pe)+24+int(le.Uint16(k[pe+20:]))+40, 0x1f1, "the PE headers end before the bzImage's setup header")
+	assert.Equal(t, efiApplication, k[raw:raw+uint32(len(efiApplication))])
+	assert.Equal(t, "HdrS", string(k[0x202:0x206]), "and it is still a bzImage")
 }

@@ -119,7 +119,8 @@ func dial(ctx context.Context, t *testing.T, m *Machine) bmc.Client {
 // done says the boot got as far as it goes, and powers it off.
 func boot(ctx context.Context, t *testing.T, c bmc.Client, m *Machine, done func() bool) {
 	t.Helper()
-	require.NoError(t, c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny))
+	_, err := c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareLegacy)
+	require.NoError(t, err)
 	on := time.Now()
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
 	waitFor(t, "the boot", 120*time.Second, done)

@@ -24,8 +24,28 @@ const GuestURL = "http://10.0.2.100"
 const guestAddr = "10.0.2.100:80"
 
 // virtioROM is the iPXE ROM QEMU's virtio NIC loads; without it QEMU
-// refuses the NIC.
+// refuses the NIC. It holds iPXE's BIOS and EFI builds: SeaBIOS runs the
+// one, OVMF the other.
 const virtioROM = "/usr/lib/ipxe/qemu/efi-virtio.rom"
+
+// OVMF, the UEFI machine's firmware (Debian's ovmf): its code, read-only,
+// and the template of its variable store, which each machine copies.
+const (
+	ovmfCode = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+	ovmfVars = "/usr/share/OVMF/OVMF_VARS_4M.fd"
+)
+
+// Firmware is the machine's firmware.
+type Firmware string
+
+// Firmwares of the machine.
+const (
+	// FirmwareBIOS is SeaBIOS, QEMU's own, booting legacy (the default).
+	FirmwareBIOS Firmware = ""
+	// FirmwareUEFI is OVMF: the machine boots UEFI only, as most servers
+	// sold today can and many must.
+	FirmwareUEFI Firmware = "uefi"
+)
 
 // Options describe the machine.
 type Options struct {
@@ -42,6 +62,8 @@ type Options struct {
 	// Username and Password of the BMC's administrator; empty means
 	// "admin" and "vmrig-password".
 	Username, Password string
+	// Firmware is the machine's: SeaBIOS unless FirmwareUEFI.
+	Firmware Firmware
 }
 
 // Machine is a running BMC whose host is the VM; the VM runs while the
@@ -59,11 +81,11 @@ type Machine struct {
 
 // Require starts the machine, powered off, for the test and stops it
 // when the test ends; the serial log's end goes to a failed test's
-// output. Without QEMU or its iPXE ROMs the test fails under CI=true and
-// is skipped otherwise.
+// output. Without QEMU, its iPXE ROMs or (for a UEFI machine) OVMF the
+// test fails under CI=true and is skipped otherwise.
 func Require(t *testing.T, opts Options) *Machine {
 	t.Helper()
-	if err := toolsPresent(); err != nil {
+	if err := toolsPresent(opts.Firmware); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v", err)
 		}
@@ -78,11 +100,22 @@ func Require(t *testing.T, opts Options) *Machine {
 	}
 	t.Cleanup(srv.close)
 	m := &Machine{Dir: t.TempDir(), server: srv}
+	if opts.Firmware == FirmwareUEFI {
+		// The machine's own variable store, kept across its starts as a
+		// server's NVRAM is.
+		if err := copyFile(ovmfVars, filepath.Join(m.Dir, "ovmf-vars.fd")); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
 	sim := ipmisim.Require(t, ipmisim.Options{
 		Username: opts.Username, Password: opts.Password, UUID: opts.UUID,
 		Manufacturer: "QEMU", Model: "Standard PC (i440FX + PIIX, 1996)", SerialNumber: "vmrig",
 		Dir:  filepath.Join(m.Dir, "bmc"),
 		Host: func(network bool) []string { return qemuArgs(opts, m.Dir, srv.port, network) },
+		// OVMF runs the EFI build of the NIC's iPXE only: a legacy PXE
+		// boot does not reach the network on the UEFI machine, as on a
+		// server that boots UEFI only.
+		UEFIOnly: opts.Firmware == FirmwareUEFI,
 	})
 	m.BMC = sim
 	// The BMC's default timeout, as the controller uses: a power off waits
@@ -98,7 +131,14 @@ func Require(t *testing.T, opts Options) *Machine {
 	return m
 }
 
-func toolsPresent() error {
+func toolsPresent(fw Firmware) error {
+	if fw == FirmwareUEFI {
+		for _, f := range []string{ovmfCode, ovmfVars} {
+			if _, err := os.Stat(f); err != nil {
+				return errors.New("OVMF, the UEFI firmware, is not installed (Debian package ovmf; scripts/vm-tools installs it)")
+			}
+		}
+	}
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return errors.New("qemu-system-x86_64 is not installed (Debian package qemu-system-x86; scripts/vm-tools installs it)")
 	}
@@ -113,27 +153,63 @@ func toolsPresent() error {
 
 // qemuArgs is the VM's command line for one start. A network boot boots
 // from the NIC's iPXE ROM; any other boots the (absent) disk, with no ROM
-// on the NIC, or SeaBIOS would fall back to it.
+// on the NIC, or SeaBIOS would fall back to it. A UEFI machine runs OVMF
+// from flash with its own variable store; it boots the NIC first
+// (bootindex) only on a network boot, and its other starts get no boot
+// file from DHCP, so that OVMF's own PXE client has nothing to fetch.
 func qemuArgs(opts Options, dir string, port int, network bool) []string {
 	netdev := "user,id=n0,restrict=on" +
-		",guestfwd=tcp:" + guestAddr + "-tcp:127.0.0.1:" + strconv.Itoa(port) +
-		",bootfile=" + qemuOpt(GuestURL+opts.BootFile)
+		",guestfwd=tcp:" + guestAddr + "-tcp:127.0.0.1:" + strconv.Itoa(port)
+	if network || opts.Firmware != FirmwareUEFI {
+		netdev += ",bootfile=" + qemuOpt(GuestURL+opts.BootFile)
+	}
 	nic, order := "virtio-net-pci,netdev=n0,mac="+opts.MAC, "n"
 	if !network {
 		nic, order = nic+",romfile=", "c"
 	}
+	memory := "128"
+	var firmware []string
+	if opts.Firmware == FirmwareUEFI {
+		// OVMF wants more room than SeaBIOS; bootindex, not -boot, is
+		// the order it follows.
+		memory = "256"
+		firmware = []string{
+			"-drive", "if=pflash,format=raw,readonly=on,file=" + qemuOpt(ovmfCode),
+			"-drive", "if=pflash,format=raw,file=" + qemuOpt(filepath.Join(dir, "ovmf-vars.fd")),
+		}
+		if network {
+			nic += ",bootindex=1"
+		}
+	}
 	args := []string{
 		// The machine is shared: the VM yields to the rest.
 		"nice", "-n", "10", "qemu-system-x86_64",
-		"-machine", "pc,accel=tcg", "-m", "128", "-smp", "1",
+		"-machine", "pc,accel=tcg", "-m", memory, "-smp", "1",
 		"-nographic", "-monitor", "none",
-		"-chardev", "file,id=s0,append=on,path=" + qemuOpt(filepath.Join(dir, "serial.log")), "-serial", "chardev:s0",
-		"-netdev", netdev, "-device", nic, "-boot", order,
+	}
+	args = append(args, firmware...)
+	args = append(args,
+		"-chardev", "file,id=s0,append=on,path="+qemuOpt(filepath.Join(dir, "serial.log")), "-serial", "chardev:s0",
+		"-netdev", netdev, "-device", nic)
+	if opts.Firmware != FirmwareUEFI {
+		args = append(args, "-boot", order)
 	}
 	if opts.UUID != "" {
 		args = append(args, "-uuid", opts.UUID)
 	}
 	return args
+}
+
+// copyFile copies src to dst, writable by the test alone.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", src, err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	return nil
 }
 
 // qemuOpt escapes a value inside a QEMU option list, where a comma
@@ -151,6 +227,20 @@ func (m *Machine) Serial() string {
 
 // HostPID is QEMU's pid while the VM runs, else 0.
 func (m *Machine) HostPID() int { return m.BMC.HostPID() }
+
+// NetworkStart says whether the running VM was started to boot from the
+// network (its NIC has iPXE's ROM); ok is false when no VM runs.
+func (m *Machine) NetworkStart() (network, ok bool) {
+	pid := m.HostPID()
+	if pid == 0 {
+		return false, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false, false
+	}
+	return !strings.Contains(string(b), ",romfile="), true
+}
 
 // CPU is the processor time QEMU has used since it started (0 when it
 // does not run).

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
@@ -68,10 +69,10 @@ func (h *Handler) newInstanceTarget(inst *equinixv1.Instance) *instanceTarget {
 	return &instanceTarget{hardware.ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]{Pass: reconcile.NewPass(kind, inst), Kind: "Instance"}}
 }
 
-func (t *instanceTarget) PowerSpec() equinixv1.PowerSpec      { return t.Obj.Spec.PowerSpec }
-func (t *instanceTarget) Hardware() *equinixv1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
-func (t *instanceTarget) Joined() bool                        { return t.Obj.Status.JoinedAt != nil }
-func (t *instanceTarget) ForwardsEvents() bool                { return true }
+func (t *instanceTarget) PowerSpec() equinixv1.PowerSpec       { return t.Obj.Spec.PowerSpec }
+func (t *instanceTarget) Hardware() *hardwarev1.HardwareStatus { return &t.Obj.Status.HardwareStatus }
+func (t *instanceTarget) Joined() bool                         { return t.Obj.Status.JoinedAt != nil }
+func (t *instanceTarget) ForwardsEvents() bool                 { return true }
 
 // PowerRecheck is the poll interval: the Metal API is built for it.
 func (t *instanceTarget) PowerRecheck(poll time.Duration) time.Duration { return poll }

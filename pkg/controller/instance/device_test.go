@@ -82,7 +82,13 @@ func newCreateWorldTimeout(t *testing.T, timeout time.Duration) *createWorld {
 	inst := &equinixv1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Name: "pool-abcdefgh", UID: "2f1c6a4e-1b2c-4d3e-8f40-5a6b7c8d9e0f", Finalizers: []string{Finalizer}},
 		Spec: equinixv1.InstanceSpec{PoolName: "pool", InstanceTemplate: equinixv1.InstanceTemplate{
-			Plan: "c3.small.x86", Metro: "sg", BillingCycle: "hourly", ManagementInterface: []string{"eth0"}, BootMode: equinixv1.BootModeReinstall,
+			BootMode: equinixv1.BootModeReinstall,
+			EquinixMetal: equinixv1.EquinixMetal{
+				Plan:                "c3.small.x86",
+				Metro:               "sg",
+				BillingCycle:        "hourly",
+				ManagementInterface: []string{"eth0"},
+			},
 		}},
 	}
 	secrets := fakecache.NewStore[*corev1.Secret, *corev1.SecretList]("secrets")

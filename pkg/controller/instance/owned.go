@@ -8,6 +8,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootfirmware"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -123,6 +124,12 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 	// r.Obj is the stored object after each Persist: its status is read
 	// afresh, never through a pointer taken before.
 	if r.Obj.Status.NetworkBootRequestedAt == nil {
+		fw, problem := bootfirmware.For(inv, r.Obj.Spec.Servers.BootFirmware)
+		if problem != nil {
+			r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, problem.Reason, problem.Message)
+			r.Requeue(4 * r.h.settings.PollInterval)
+			return false, nil
+		}
 		// The console password and the UUID the boot endpoint checks are
 		// stored with the boot's intent, before the server can ask.
 		if _, ok, err := r.passwordHash(); err != nil || !ok {
@@ -135,10 +142,12 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		if err := r.Persist(); err != nil {
 			return false, err
 		}
-		if err := m.NetworkBootOnce(r.h.ctx); err != nil && !machine.MaybeApplied(err) {
-			return false, r.bmcRefused(inv, "the one-time network boot", err, func(st *equinixv1.InstanceStatus) { st.NetworkBootRequestedAt = nil })
+		used, err := m.NetworkBootOnce(r.h.ctx, fw.Want)
+		if err != nil && !machine.MaybeApplied(err) {
+			return false, r.bmcRefused(inv, "the one-time network boot "+fw.Describe(used), err, func(st *equinixv1.InstanceStatus) { st.NetworkBootRequestedAt = nil })
 		}
-		r.Eventf(equinixv1.ReasonNetworkBoot, "asked the BMC of server %s to boot it from the network once", inv.Name)
+		r.Obj.Status.BootFirmware = bootfirmware.Name(used)
+		r.Eventf(equinixv1.ReasonNetworkBoot, "asked the BMC of server %s to boot it from the network once, %s", inv.Name, fw.Describe(used))
 	}
 	power, err := m.PowerState(r.h.ctx)
 	if err != nil {

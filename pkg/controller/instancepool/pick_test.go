@@ -81,10 +81,16 @@ func TestPickReservation(t *testing.T) {
 }
 
 func TestTemplateHash(t *testing.T) {
-	base := equinixv1.InstanceTemplate{Plan: "c3.small.x86", Metro: "SG", BootMode: equinixv1.BootModeReinstall,
-		ManagementInterface: []string{"eth0"},
-		NetworkingConfiguration: equinixv1.NetworkingConfiguration{Type: equinixv1.NetworkTypeHybrid,
-			InterfaceConfiguration: []equinixv1.InterfaceConfiguration{{Name: "eth1", VLANIDs: []string{"1000"}}}}}
+	base := equinixv1.InstanceTemplate{
+		BootMode: equinixv1.BootModeReinstall,
+		EquinixMetal: equinixv1.EquinixMetal{
+			Plan:                "c3.small.x86",
+			Metro:               "SG",
+			ManagementInterface: []string{"eth0"},
+			NetworkingConfiguration: equinixv1.NetworkingConfiguration{Type: equinixv1.NetworkTypeHybrid,
+				InterfaceConfiguration: []equinixv1.InterfaceConfiguration{{Name: "eth1", VLANIDs: []string{"1000"}}}},
+		},
+	}
 	h := templateHash(&base)
 
 	vlans := *base.DeepCopy()

@@ -13,8 +13,16 @@ import (
 // people own existed (else every pool would roll out after an upgrade);
 // another selector is another server shape.
 func TestTemplateHashOfMetalPoolsUnchangedAndSelectorCounts(t *testing.T) {
-	metal := equinixv1.InstanceTemplate{Plan: "c3.small.x86", Metro: "SG", BootMode: "reinstall", InstallDevice: "/dev/sda",
-		ManagementInterface: []string{"eth0"}, ManagementBondingOptions: map[string]string{"mode": "balance-tlb"}}
+	metal := equinixv1.InstanceTemplate{
+		BootMode:                 "reinstall",
+		InstallDevice:            "/dev/sda",
+		ManagementBondingOptions: map[string]string{"mode": "balance-tlb"},
+		EquinixMetal: equinixv1.EquinixMetal{
+			Plan:                "c3.small.x86",
+			Metro:               "SG",
+			ManagementInterface: []string{"eth0"},
+		},
+	}
 	metal.NetworkingConfiguration.Type = "hybrid"
 	assert.Equal(t, "4c81d77834853234", templateHash(&metal), "the hash before spec.servers")
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/fencing"
 )
@@ -61,15 +62,21 @@ func TestWhichPassNeedsTheBMC(t *testing.T) {
 		}), false, true},
 		{"a power request taken up already", atRest(func(inv *seederv1alpha1.Inventory) {
 			inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationReboot
-			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionReboot, Result: equinixv1.PowerResultSucceeded,
+			inv.Status.Hardware.LastPowerAction = &hardwarev1.PowerActionStatus{Action: hardwarev1.PowerActionReboot, Result: hardwarev1.PowerResultSucceeded,
 				ObservedGeneration: 2, Completed: &completed}
+			inv.Status.PowerAction.LastActionStatus = seederv1alpha1.ActionStatusComplete
 			inv.Status.Hardware.PowerState = string(equinixv1.PowerOn)
 		}), false, false},
+		{"a power request Seeder took and never ended", atRest(func(inv *seederv1alpha1.Inventory) {
+			inv.Spec.PowerActionRequested = seederv1alpha1.PowerOperationShutdown
+			inv.Status.PowerAction.LastJobName = "node-1-shutdown-x7k2q"
+			inv.Status.Hardware = nil
+		}), false, true},
 		{"a power action under way", atRest(func(inv *seederv1alpha1.Inventory) {
-			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionOff, Result: equinixv1.PowerResultSent, ObservedGeneration: 2}
+			inv.Status.Hardware.LastPowerAction = &hardwarev1.PowerActionStatus{Action: hardwarev1.PowerActionOff, Result: hardwarev1.PowerResultSent, ObservedGeneration: 2}
 		}), false, true},
 		{"a power action's effect still checked", atRest(func(inv *seederv1alpha1.Inventory) {
-			inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionOff, Result: equinixv1.PowerResultSucceeded,
+			inv.Status.Hardware.LastPowerAction = &hardwarev1.PowerActionStatus{Action: hardwarev1.PowerActionOff, Result: hardwarev1.PowerResultSucceeded,
 				ObservedGeneration: 2, Completed: &completed}
 			inv.Status.Hardware.PowerState = string(equinixv1.PowerOn)
 		}), false, true},

@@ -14,6 +14,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	"k8s.io/apimachinery/pkg/labels"
@@ -69,6 +73,10 @@ type Handler struct {
 	driver    *bmcdriver.Driver
 	recorder  record.EventRecorder
 	seeder    *seederGuard
+	// webhook and schema take over Seeder's admission webhook and the
+	// Inventory CRD's schema once Seeder no longer runs.
+	webhook *seederWebhook
+	schema  *inventorySchema
 	// specs pace the status writes after Harvester's power requests.
 	specs *specClock
 	// intervals remember the polling intervals told clamped.
@@ -85,9 +93,10 @@ type Handler struct {
 
 // Register wires the Inventories: a handler of their own, a watch that
 // re-runs an Inventory when its Node changes (maintenance mode, the node
-// appearing), and the look-out for the real Seeder. Each Inventory polls
-// its BMC at its own interval through EnqueueAfter; its Secret is read in
-// each pass that needs the BMC, so a fixed password is tried at the next one.
+// appearing), and the look-out for the real Seeder and its leftovers, with
+// the live CRD's schema. Each Inventory polls its BMC at its own interval
+// through EnqueueAfter; its Secret is read in each pass that needs the
+// BMC, so a fixed password is tried at the next one.
 func Register(ctx context.Context, deps *common.Deps) error {
 	cfg := deps.Cfg
 	check := cfg.SeederCheckInterval
@@ -113,9 +122,18 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	if cfg.OwnedPools {
 		h.instances = deps.Instances().Cache()
 	}
-	h.seeder = newSeederGuard(deps.CRDs, deps.Recorder(), h.wakeAll)
+	h.webhook = &seederWebhook{k8s: deps.K8s(), recorder: deps.Recorder()}
+	schema, err := newInventorySchema(deps.APIExtensions().CustomResourceDefinitions(), deps.Recorder())
+	if err != nil {
+		return err
+	}
+	h.schema = schema
+	leases := func(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+		return deps.K8s().CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
+	h.seeder = newSeederGuard(deps.CRDs, leases, deps.Recorder(), h.wakeAll, h.afterSeederCheck)
 	// Before any handler runs, so that none acts beside a Seeder found at
-	// start.
+	// start, and the live schema is checked (and taken over) first.
 	h.seeder.check(ctx)
 	deps.Inventories().OnChange(ctx, HandlerSync, h.Sync)
 	go h.seeder.run(ctx, check)
@@ -126,6 +144,29 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	}()
 	relatedresource.Watch(ctx, watchNodes, h.inventoryOfNode, common.AfterNamespaced(deps.Inventories(), common.RelatedDelay), deps.Nodes())
 	return nil
+}
+
+// afterSeederCheck takes over what Seeder left while it does not run: its
+// orphaned webhook, and the CRD's schema when it lacks the addon's fields
+// (every Inventory is then written again). A failure is logged: the next
+// check tries again.
+func (h *Handler) afterSeederCheck(ctx context.Context, state seederState) {
+	if state == seederRunning {
+		// Seeder owns the CRD and the Inventories meanwhile.
+		return
+	}
+	if state == seederLeftovers {
+		if err := h.webhook.takeOver(ctx); err != nil {
+			logrus.Warnf("taking over Seeder's webhook: %v", err)
+		}
+	}
+	updated, err := h.schema.check(ctx, true)
+	if err != nil {
+		logrus.Warnf("checking the Inventory CRD's schema: %v", err)
+	}
+	if updated {
+		h.wakeAll()
+	}
 }
 
 // inventoryOfNode maps a Node to the Inventory named after it, when there

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
@@ -74,7 +75,7 @@ func (r *run) observeBMC(t *target, m *bmcdriver.Machine, ep bmc.Endpoint, inter
 		hw.Health = string(o.Health.Overall)
 		hw.Subsystems = hw.Subsystems[:0:0]
 		for _, s := range o.Health.Subsystems {
-			hw.Subsystems = append(hw.Subsystems, equinixv1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
+			hw.Subsystems = append(hw.Subsystems, hardwarev1.SubsystemHealth{Name: string(s.Subsystem), State: string(s.State), Message: s.Message})
 		}
 	}
 	if o.Power != "" {

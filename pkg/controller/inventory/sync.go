@@ -52,9 +52,22 @@ func (h *Handler) Sync(key string, inv *seederv1alpha1.Inventory) (*seederv1alph
 		h.seeder.tell(inv)
 		return inv, nil
 	}
+	// Seeder does not run: what it left on the Inventory is the addon's.
+	inv, err := h.releaseSeederFinalizer(inv)
+	if err != nil {
+		return nil, err
+	}
+	if inv.DeletionTimestamp != nil && len(inv.Finalizers) == 0 {
+		// Released: the Inventory is gone, there is no status to write.
+		h.driver.Forget(key)
+		return inv, nil
+	}
 	now := h.clock()
 	inv = h.written.Latest(inv)
 	t := h.newTarget(inv, now, h.specs.settling(key, inv, now))
+	adoptSeederStatus(t)
+	adoptSeederRequest(t)
+	h.schemaCondition(t)
 	r := &run{h: h, now: now, owner: key}
 	return t.Finish(r.sync(t))
 }

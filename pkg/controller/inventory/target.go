@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/hardware"
@@ -89,7 +90,7 @@ func quietLastPolled(next *seederv1alpha1.Inventory, stored *seederv1alpha1.Inve
 }
 
 // Hardware is the chain's record, under status.hardware.
-func (t *target) Hardware() *equinixv1.HardwareStatus {
+func (t *target) Hardware() *hardwarev1.HardwareStatus {
 	st := &t.Obj.Status
 	if st.Hardware == nil {
 		st.Hardware = &seederv1alpha1.HardwareStatus{}
@@ -122,9 +123,9 @@ func (t *target) PowerRecheck(poll time.Duration) time.Duration { return max(pol
 // status write after the spec's may have met a conflict, and Harvester
 // told the user so, but the spec holds the request). The same operation
 // in a spec changed for another reason (an edit in the UI sends the whole
-// object back) is not a new request. A job name the addon did not write
-// (Seeder's) is no request either.
-func (t *target) PowerRequest() (equinixv1.PowerAction, bool) {
+// object back) is not a new request. A request Seeder took and never
+// ended is one (seederRequestPending).
+func (t *target) PowerRequest() (hardwarev1.PowerAction, bool) {
 	action, ok := t.requested()
 	if !ok {
 		return "", false
@@ -152,12 +153,15 @@ func (t *target) PowerRequest() (equinixv1.PowerAction, bool) {
 
 // requested is the spec's power request when it is a new one (see
 // PowerRequest), whether or not this pass may take it up.
-func (t *target) requested() (equinixv1.PowerAction, bool) {
+func (t *target) requested() (hardwarev1.PowerAction, bool) {
 	action, ok := actionOf(t.Obj.Spec.PowerActionRequested)
 	if !ok {
 		return "", false
 	}
 	last := t.Hardware().LastPowerAction
+	if seederRequestPending(t.Obj, last) {
+		return action, true
+	}
 	if t.Obj.Status.PowerAction.LastJobName != "" &&
 		(last == nil || last.ObservedGeneration == t.Obj.Generation || last.Action == action) {
 		return "", false
@@ -167,7 +171,7 @@ func (t *target) requested() (equinixv1.PowerAction, bool) {
 
 // PowerAccepted names the request and removes actionStatus: the UI shows
 // the host as stopping, starting or rebooting while the key is absent.
-func (t *target) PowerAccepted(action equinixv1.PowerAction) {
+func (t *target) PowerAccepted(action hardwarev1.PowerAction) {
 	pa := &t.Obj.Status.PowerAction
 	pa.LastJobName = t.Obj.Name + "-" + operationOf(action) + "-" + strconv.FormatInt(t.now.UnixMilli(), 36)
 	pa.LastActionStatus = ""
@@ -175,7 +179,7 @@ func (t *target) PowerAccepted(action equinixv1.PowerAction) {
 
 // PowerEnded says how the request ended: either value lets Harvester
 // accept the next one.
-func (t *target) PowerEnded(action equinixv1.PowerAction, ok bool) {
+func (t *target) PowerEnded(action hardwarev1.PowerAction, ok bool) {
 	pa := &t.Obj.Status.PowerAction
 	pa.LastActionStatus = seederv1alpha1.ActionStatusFailed
 	if ok {
@@ -186,23 +190,23 @@ func (t *target) PowerEnded(action equinixv1.PowerAction, ok bool) {
 
 // actionOf maps Seeder's operations onto the chain's actions: shutdown is
 // a hard power-off, as Seeder's is (the node is drained already).
-func actionOf(operation string) (equinixv1.PowerAction, bool) {
+func actionOf(operation string) (hardwarev1.PowerAction, bool) {
 	switch operation {
 	case seederv1alpha1.PowerOperationShutdown:
-		return equinixv1.PowerActionOff, true
+		return hardwarev1.PowerActionOff, true
 	case seederv1alpha1.PowerOperationPowerOn:
-		return equinixv1.PowerActionOn, true
+		return hardwarev1.PowerActionOn, true
 	case seederv1alpha1.PowerOperationReboot:
-		return equinixv1.PowerActionReboot, true
+		return hardwarev1.PowerActionReboot, true
 	}
 	return "", false
 }
 
-func operationOf(action equinixv1.PowerAction) string {
+func operationOf(action hardwarev1.PowerAction) string {
 	switch action {
-	case equinixv1.PowerActionOff:
+	case hardwarev1.PowerActionOff:
 		return seederv1alpha1.PowerOperationShutdown
-	case equinixv1.PowerActionOn:
+	case hardwarev1.PowerActionOn:
 		return seederv1alpha1.PowerOperationPowerOn
 	}
 	return seederv1alpha1.PowerOperationReboot

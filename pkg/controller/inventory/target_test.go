@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
@@ -17,13 +17,13 @@ func targetOf(inv *seederv1alpha1.Inventory) *target {
 
 // requested is an Inventory whose spec asks for op at generation gen,
 // after a last request of action at lastGen under job.
-func requested(op string, gen int64, job string, last equinixv1.PowerAction, lastGen int64) *seederv1alpha1.Inventory {
+func requested(op string, gen int64, job string, last hardwarev1.PowerAction, lastGen int64) *seederv1alpha1.Inventory {
 	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: "node-1", Generation: gen}}
 	inv.Spec.PowerActionRequested = op
 	inv.Status.PowerAction = seederv1alpha1.PowerActionDetails{LastJobName: job, LastActionStatus: seederv1alpha1.ActionStatusComplete}
 	if last != "" {
 		inv.Status.Hardware = &seederv1alpha1.HardwareStatus{}
-		inv.Status.Hardware.LastPowerAction = &equinixv1.PowerActionStatus{Action: last, Result: equinixv1.PowerResultSucceeded, ObservedGeneration: lastGen}
+		inv.Status.Hardware.LastPowerAction = &hardwarev1.PowerActionStatus{Action: last, Result: hardwarev1.PowerResultSucceeded, ObservedGeneration: lastGen}
 	}
 	return inv
 }
@@ -37,14 +37,14 @@ func TestWhichRequestIsNew(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		inv  *seederv1alpha1.Inventory
-		want equinixv1.PowerAction
+		want hardwarev1.PowerAction
 	}{
 		{"nothing asked", requested("", 1, "", "", 0), ""},
-		{"Harvester cleared the job", requested(seederv1alpha1.PowerOperationReboot, 2, "", equinixv1.PowerActionReboot, 2), equinixv1.PowerActionReboot},
-		{"the first one", requested(seederv1alpha1.PowerOperationShutdown, 1, "", "", 0), equinixv1.PowerActionOff},
-		{"taken up already", requested(seederv1alpha1.PowerOperationShutdown, 2, "node-1-shutdown-x", equinixv1.PowerActionOff, 2), ""},
-		{"another operation, job not cleared", requested(seederv1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", equinixv1.PowerActionOff, 2), equinixv1.PowerActionOn},
-		{"the same operation, spec edited", requested(seederv1alpha1.PowerOperationReboot, 5, "node-1-reboot-x", equinixv1.PowerActionReboot, 2), ""},
+		{"Harvester cleared the job", requested(seederv1alpha1.PowerOperationReboot, 2, "", hardwarev1.PowerActionReboot, 2), hardwarev1.PowerActionReboot},
+		{"the first one", requested(seederv1alpha1.PowerOperationShutdown, 1, "", "", 0), hardwarev1.PowerActionOff},
+		{"taken up already", requested(seederv1alpha1.PowerOperationShutdown, 2, "node-1-shutdown-x", hardwarev1.PowerActionOff, 2), ""},
+		{"another operation, job not cleared", requested(seederv1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", hardwarev1.PowerActionOff, 2), hardwarev1.PowerActionOn},
+		{"the same operation, spec edited", requested(seederv1alpha1.PowerOperationReboot, 5, "node-1-reboot-x", hardwarev1.PowerActionReboot, 2), ""},
 		{"Seeder's job", requested(seederv1alpha1.PowerOperationReboot, 7, "seeder-job", "", 0), ""},
 	} {
 		got, ok := targetOf(tc.inv).PowerRequest()
@@ -57,15 +57,15 @@ func TestWhichRequestIsNew(t *testing.T) {
 // stopping, starting or rebooting while the key is absent) and names it;
 // its end says how it went and which operation it was.
 func TestPowerProtocolFields(t *testing.T) {
-	tg := targetOf(requested(seederv1alpha1.PowerOperationShutdown, 2, "", equinixv1.PowerActionReboot, 1))
-	tg.PowerAccepted(equinixv1.PowerActionOff)
+	tg := targetOf(requested(seederv1alpha1.PowerOperationShutdown, 2, "", hardwarev1.PowerActionReboot, 1))
+	tg.PowerAccepted(hardwarev1.PowerActionOff)
 	pa := tg.Obj.Status.PowerAction
 	assert.Empty(t, pa.LastActionStatus)
 	assert.Regexp(t, `^node-1-shutdown-\w+$`, pa.LastJobName)
-	tg.PowerEnded(equinixv1.PowerActionOff, false)
+	tg.PowerEnded(hardwarev1.PowerActionOff, false)
 	assert.Equal(t, seederv1alpha1.PowerActionDetails{LastJobName: pa.LastJobName, LastActionStatus: seederv1alpha1.ActionStatusFailed,
 		LastActionRequested: seederv1alpha1.PowerOperationShutdown}, tg.Obj.Status.PowerAction)
-	tg.PowerEnded(equinixv1.PowerActionOff, true)
+	tg.PowerEnded(hardwarev1.PowerActionOff, true)
 	assert.Equal(t, seederv1alpha1.ActionStatusComplete, tg.Obj.Status.PowerAction.LastActionStatus)
 	for _, op := range []string{seederv1alpha1.PowerOperationShutdown, seederv1alpha1.PowerOperationPowerOn, seederv1alpha1.PowerOperationReboot} {
 		a, ok := actionOf(op)
@@ -90,7 +90,7 @@ func TestInventoryReference(t *testing.T) {
 func TestRequestGrace(t *testing.T) {
 	c := newSpecClock()
 	at := time.Unix(1_800_000_000, 0)
-	inv := requested(seederv1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", equinixv1.PowerActionOff, 2)
+	inv := requested(seederv1alpha1.PowerOperationPowerOn, 3, "node-1-shutdown-x", hardwarev1.PowerActionOff, 2)
 	inv.Status.Hardware.ObservedGeneration = 2
 	assert.Equal(t, requestGrace, c.settling("k", inv, at))
 	assert.Equal(t, requestGrace-time.Second, c.settling("k", inv, at.Add(time.Second)))

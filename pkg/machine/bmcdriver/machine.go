@@ -395,18 +395,21 @@ func (m *Machine) Power(ctx context.Context, action machine.PowerAction) error {
 }
 
 // NetworkBootOnce asks the BMC to boot the host from the network at its
-// next start only (one command). A failed login sent nothing; a failure
-// during the command may have let it run.
-func (m *Machine) NetworkBootOnce(ctx context.Context) error {
+// next start only (one command), with firmware fw (bmc.BootFirmwareAny:
+// the server's own, where its BMC says it). It returns the firmware the
+// BMC was told, also when the answer was lost. A failed login sent
+// nothing; a failure during the command may have let it run.
+func (m *Machine) NetworkBootOnce(ctx context.Context, fw bmc.BootFirmware) (bmc.BootFirmware, error) {
 	c, err := m.session(ctx)
 	if err != nil {
-		return notSent(err)
+		return bmc.BootFirmwareAny, notSent(err)
 	}
-	if err := c.BootOnce(ctx, bmc.BootNetwork, bmc.BootFirmwareAny); err != nil {
+	used, err := c.BootOnce(ctx, bmc.BootNetwork, fw)
+	if err != nil {
 		m.note(err)
-		return fromError("BootOnce", err, true)
+		return used, fromError("BootOnce", err, true)
 	}
-	return nil
+	return used, nil
 }
 
 // Events polls the BMC when a poll is due: its health, against the health

@@ -69,7 +69,7 @@ func bmcFleetMethod(cfg bmcFleetConfig, goMemLimit string) string {
 	return fmt.Sprintf("Nodes the addon did not provision, each with Seeder's Inventory (events on, spec.events.pollingInterval %s) "+
 		"and its own simulated BMC: IPMI on %s (a real OpenIPMI ipmi_sim process each, behind a relay that counts datagrams and "+
 		"sessions), Redfish on the rest (the project's responder, each on its own HTTPS port, in the benchmark's process). The "+
-		"objects exist before the controller starts (--mode hardware, its defaults, GOMEMLIMIT=%s as under the chart's memory "+
+		"objects exist before the controller starts (--mode seeder, its defaults, GOMEMLIMIT=%s as under the chart's memory "+
 		"limit), as after a restart or an upgrade. After every node's first contact and half an interval, %d intervals are "+
 		"measured. The interval is shorter than production's 15 minutes only to shorten the run: every figure is per poll or "+
 		"a share of the interval, and above the driver's 30 s idle logout each poll still opens and ends its own session. "+

@@ -74,7 +74,7 @@ func answer(ports []metal.Port, s network.Step) *metal.Port {
 // steps whose answer does not show their change (each needs a read-back).
 func plan(t *testing.T, typ string) (map[string]float64, float64) {
 	t.Helper()
-	tmpl := &equinixv1.InstanceTemplate{ManagementInterface: []string{"eth0"}, NetworkingConfiguration: networking(typ)}
+	tmpl := &equinixv1.InstanceTemplate{EquinixMetal: equinixv1.EquinixMetal{ManagementInterface: []string{"eth0"}, NetworkingConfiguration: networking(typ)}}
 	ids := map[int]string{1000: "vlan-1000", 1001: "vlan-1001"}
 	ports := freshPorts()
 	calls := map[string]float64{}

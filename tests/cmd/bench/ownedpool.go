@@ -45,7 +45,7 @@ func ownedPoolMethod(b *bench) string {
 	return fmt.Sprintf("%d servers people own, run twice: each a Redfish BMC of the project's responder (which records every request), "+
 		"then each an IPMI BMC, OpenIPMI's ipmi_sim (whose trace records every request in a session) behind a relay that sees the "+
 		"sessions; and a simulated server that PXE-boots into the controller's boot endpoint when powered on with a one-time network boot, "+
-		"installs in %s and registers its Node; their Inventories in %s, reached by a controller of their own in --mode hardware "+
+		"installs in %s and registers its Node; their Inventories in %s, reached by a controller of their own in --mode seeder "+
 		"--owned-pools at --poll-interval %s. One InstancePool selects them: 0 → %d (until every Instance is managed) → %d → 0 "+
 		"(until the released servers are off and their Inventories free); Harvester's maintenance mode, which the controller "+
 		"asks before it switches a joined server off, is played by the join agent (a drain moves on every %s). **Minimum** per server: a boot override and a power "+

@@ -16,7 +16,7 @@ import (
 func TestOwnedTallyOfIPMIRequests(t *testing.T) {
 	var got ownedTally
 	for _, m := range []ipmisim.Message{
-		{NetFn: 0x00, Cmd: 0x08, Data: "05 80 04 00 00 00"}, // boot flags: PXE, next boot only
+		{NetFn: 0x00, Cmd: 0x08, Data: "05 a0 04 00 00 00"}, // boot flags: PXE, UEFI, next boot only
 		{NetFn: 0x00, Cmd: 0x01},                            // Get Chassis Status
 		{NetFn: 0x00, Cmd: 0x02, Data: "01"},                // power up
 		{NetFn: 0x00, Cmd: 0x02, Data: "00"},                // power down

@@ -49,12 +49,14 @@ func newPool(name, typ string, count int) *equinixv1.InstancePool {
 		Spec: equinixv1.InstancePoolSpec{
 			Count: int32(count),
 			InstanceTemplate: equinixv1.InstanceTemplate{
-				BillingCycle:             "hourly",
-				ManagementInterface:      []string{"eth0"},
-				Plan:                     "c3.small.x86",
-				Metro:                    "SG",
 				ManagementBondingOptions: map[string]string{"mode": "balance-tlb", "miimon": "100"},
-				NetworkingConfiguration:  networking(typ),
+				EquinixMetal: equinixv1.EquinixMetal{
+					BillingCycle:            "hourly",
+					ManagementInterface:     []string{"eth0"},
+					Plan:                    "c3.small.x86",
+					Metro:                   "SG",
+					NetworkingConfiguration: networking(typ),
+				},
 			},
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/harvestercluster"
@@ -59,23 +60,23 @@ spec:
 
 // bmcDemo maps a node the addon did not provision to a simulated Redfish
 // BMC with the Secret and Inventory Harvester's UI writes, served by the
-// controller started a second time in the hardware mode (the
+// controller started a second time in the seeder mode (the
 // harvester-seeder Addon's install): its facts, a forwarded event, and a
 // reboot asked as Harvester's node action asks it, refused outside
 // maintenance mode and then sent as one command.
 func bmcDemo(ctx context.Context, d *demoRun) error {
-	say("starting the controller a second time, in the hardware mode: the harvester-seeder Addon's install")
+	say("starting the controller a second time, in the seeder mode: the harvester-seeder Addon's install")
 	httpAddr, err := cluster.FreeAddr()
 	if err != nil {
 		return err
 	}
-	hw, err := start(d.dir, d.detached, "hardware", d.controllerBinary(), "--mode", "hardware",
+	seeder, err := start(d.dir, d.detached, "seeder", d.controllerBinary(), "--mode", config.ModeSeeder,
 		"--kubeconfig", d.kubeconfig, "--http-address", httpAddr,
 		"--leader-lock-name", "harvester-seeder-hardware", "--poll-interval", "1s")
 	if err != nil {
 		return err
 	}
-	if err := hw.waitReady(ctx, "http://"+httpAddr+"/readyz"); err != nil {
+	if err := seeder.waitReady(ctx, "http://"+httpAddr+"/readyz"); err != nil {
 		return err
 	}
 

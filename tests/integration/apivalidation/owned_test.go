@@ -1,6 +1,7 @@
 package apivalidation
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,4 +92,25 @@ func TestMixedProviderPoolRefusedNamingTheFields(t *testing.T) {
 		err := createRaw(ctx, t, ownedPool+"  billingCycle: hourly\n  managementInterface: [eth0]\n  networkingConfiguration:\n    type: layer3\n")
 		require.NoError(t, err)
 	})
+}
+
+// A pool's boot firmware is UEFI or Legacy, in those words; unset is
+// accepted and stays unset (a default would roll out every existing pool).
+func TestOwnedPoolBootFirmwareValidated(t *testing.T) {
+	ctx, client := setup(t)
+	withFirmware := func(fw string) string {
+		return strings.Replace(ownedPool, "  servers:\n", "  servers:\n    bootFirmware: "+fw+"\n", 1)
+	}
+	for _, fw := range []string{"UEFI", "Legacy"} {
+		require.NoError(t, createRaw(ctx, t, withFirmware(fw)), fw)
+	}
+	for _, fw := range []string{"uefi", "BIOS", `""`} {
+		err := createRaw(ctx, t, withFirmware(fw))
+		require.Error(t, err, fw)
+		assert.Contains(t, err.Error(), "spec.servers.bootFirmware: Unsupported value", fw)
+	}
+	created, err := client.EquinixV1().InstancePools().Create(ctx, parsePool(t, ownedPool), metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.EquinixV1().InstancePools().Delete(ctx, created.Name, metav1.DeleteOptions{}) })
+	assert.Empty(t, created.Spec.Servers.BootFirmware)
 }

@@ -16,6 +16,10 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
+// vapServed is what a Kubernetes 1.30 or later cluster's discovery tells
+// Helm (helm template, without a cluster, does not tell it).
+var vapServed = []string{"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"}
+
 var (
 	hardwareMode   = []string{"--set", "mode=hardware"}
 	ownedPoolsMode = []string{"--set", "mode=hardware", "--set", "ownedPools.enabled=true"}
@@ -25,7 +29,7 @@ var (
 // kinds' CRDs or Services, a leader Lease of its own, the hardware chains'
 // RBAC only, and the Inventory namespace policy.
 func TestRenderHardwareMode(t *testing.T) {
-	m, _ := render(t, hardwareMode...)
+	m, _ := render(t, append(slices.Clone(hardwareMode), vapServed...)...)
 	assert.Empty(t, m.ofKind("CustomResourceDefinition"), "the Equinix CRDs belong to the equinix mode's release")
 	assert.Nil(t, m.find("Service", releaseName+"-ipxe"), "nothing is provisioned over iPXE")
 	c := controllerContainer(t, deployment(t, m))
@@ -35,7 +39,7 @@ func TestRenderHardwareMode(t *testing.T) {
 	assert.Equal(t, "hardware", envValue(c, "MODE"))
 	assert.Equal(t, releaseName+"-hardware", envValue(c, "LEADER_LOCK_NAME"))
 
-	equinix, _ := render(t)
+	equinix, _ := render(t, vapServed...)
 	assert.Equal(t, "equinix", envValue(controllerContainer(t, deployment(t, equinix)), "MODE"))
 	assert.Equal(t, releaseName, envValue(controllerContainer(t, deployment(t, equinix)), "LEADER_LOCK_NAME"),
 		"the equinix mode keeps the Lease it always had")
@@ -55,6 +59,30 @@ func TestRenderHardwareMode(t *testing.T) {
 	binding := typed[admissionv1.ValidatingAdmissionPolicyBinding](t, m.find("ValidatingAdmissionPolicyBinding", releaseName+"-inventory-namespace"))
 	assert.Equal(t, policy.Name, binding.Spec.PolicyName)
 	assert.Equal(t, []admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions)
+
+	// The boot firmware annotation, which the Inventory's CRD cannot check.
+	assert.Nil(t, equinix.find("ValidatingAdmissionPolicy", releaseName+"-inventory-boot-firmware"))
+	firmware := typed[admissionv1.ValidatingAdmissionPolicy](t, m.find("ValidatingAdmissionPolicy", releaseName+"-inventory-boot-firmware"))
+	require.NotNil(t, firmware.Spec.FailurePolicy)
+	assert.Equal(t, admissionv1.Fail, *firmware.Spec.FailurePolicy)
+	assert.Equal(t, policy.Spec.MatchConstraints, firmware.Spec.MatchConstraints, "the same Inventory writes, status apart")
+	require.Len(t, firmware.Spec.Validations, 2)
+	assert.Contains(t, firmware.Spec.Validations[0].Expression, "variables.firmware in ['UEFI', 'Legacy']")
+	binding = typed[admissionv1.ValidatingAdmissionPolicyBinding](t, m.find("ValidatingAdmissionPolicyBinding", releaseName+"-inventory-boot-firmware"))
+	assert.Equal(t, firmware.Name, binding.Spec.PolicyName)
+	assert.Equal(t, []admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions)
+}
+
+// TestNoPolicyBeforeKubernetes130: a cluster that does not serve
+// ValidatingAdmissionPolicy v1 (Kubernetes before 1.30) gets no policy,
+// which it would refuse, failing the whole install; the controller's
+// WrongNamespace condition still answers there. Before the fix the chart
+// rendered it whatever the cluster served.
+func TestNoPolicyBeforeKubernetes130(t *testing.T) {
+	m, _ := render(t, append(slices.Clone(hardwareMode), "--kube-version", "1.29.0")...)
+	assert.Nil(t, m.find("ValidatingAdmissionPolicy", releaseName+"-inventory-namespace"))
+	assert.Nil(t, m.find("ValidatingAdmissionPolicyBinding", releaseName+"-inventory-namespace"))
+	assert.NotNil(t, m.find("Deployment", releaseName), "the rest installs")
 }
 
 // TestHardwareModeRBAC is the whole of what the hardware mode may do: the
@@ -71,10 +99,22 @@ func TestHardwareModeRBAC(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 			ResourceNames: []string{"inventories.metal.harvesterhci.io", "machines.bmc.tinkerbell.org"}, Verbs: []string{"get"}},
+		// Taking over from Seeder: its finalizer (a JSON patch), the CRD's
+		// schema, its orphaned webhook, each by name where RBAC can.
+		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			ResourceNames: []string{"inventories.metal.harvesterhci.io"}, Verbs: []string{"update"}},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
+			ResourceNames: []string{seederv1alpha1.SeederWebhookName}, Verbs: []string{"get", "delete"}},
 	}, rules["ClusterRole"])
 	assert.ElementsMatch(t, []rbacv1.PolicyRule{
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{releaseName + "-hardware"}, Verbs: []string{"get", "update"}},
+		// Seeder running or not (its Lease), its webhook served or not
+		// (its Service's slices), and the Addon Harvester's upgrade rewrites.
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{seederv1alpha1.SeederLeaseName}, Verbs: []string{"get"}},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"harvesterhci.io"}, Resources: []string{"addons"}, ResourceNames: []string{seederv1alpha1.SeederAddonName}, Verbs: []string{"get", "patch"}},
 	}, rules["Role"], "no Metal Secret, ConfigMap or ledger")
 	assertBoundToServiceAccount(t, m)
 }

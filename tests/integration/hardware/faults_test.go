@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
@@ -40,10 +41,10 @@ func newPowerWorld(t *testing.T, env *framework.Env, name string) *powerWorld {
 func (w *powerWorld) calls() int { return len(w.env.Sim.RequestsFor(metalsim.OpPerformAction)) }
 
 // request asks for spec and waits for the request to end as want.
-func (w *powerWorld) request(spec map[string]any, action equinixv1.PowerAction, want equinixv1.PowerActionResult) *equinixv1.PowerActionStatus {
+func (w *powerWorld) request(spec map[string]any, action hardwarev1.PowerAction, want hardwarev1.PowerActionResult) *hardwarev1.PowerActionStatus {
 	w.t.Helper()
 	patchSpec(w.t, w.env, w.inst.Name, spec)
-	var la *equinixv1.PowerActionStatus
+	var la *hardwarev1.PowerActionStatus
 	w.env.Eventually(func() bool {
 		la = instance(w.t, w.env, w.inst.Name).Status.LastPowerAction
 		return la != nil && la.Action == action && la.Result == want
@@ -70,38 +71,38 @@ func TestOnePowerCallPerRequestUnderFaults(t *testing.T) {
 
 	before := w.calls()
 	w.fault(metalsim.Fault{Kind: metalsim.FaultRateLimit, RetryAfter: time.Second})
-	w.request(off, equinixv1.PowerActionOff, equinixv1.PowerResultSucceeded)
+	w.request(off, hardwarev1.PowerActionOff, hardwarev1.PowerResultSucceeded)
 	assert.Equal(t, 2, w.calls()-before, "the 429, then the call")
 	assert.Equal(t, 1, powerEvents(t, env, w.dev, metalsim.EventPowerOff))
 
 	before = w.calls()
 	w.fault(metalsim.Fault{Kind: metalsim.FaultServerError, Status: 500, AfterStore: true})
-	w.request(on, equinixv1.PowerActionOn, equinixv1.PowerResultSucceeded)
+	w.request(on, hardwarev1.PowerActionOn, hardwarev1.PowerResultSucceeded)
 	assert.Equal(t, 1, w.calls()-before, "a call answered 5xx after it was stored is not sent again")
 	assert.Equal(t, 1, powerEvents(t, env, w.dev, metalsim.EventPowerOn))
 	require.True(t, env.EventRecorded(w.inst.Name, equinixv1.ReasonPowerActionUnconfirmed))
 
 	before = w.calls()
 	w.fault(metalsim.Fault{Kind: metalsim.FaultDropConnection})
-	la := w.request(off, equinixv1.PowerActionOff, equinixv1.PowerResultSucceeded)
+	la := w.request(off, hardwarev1.PowerActionOff, hardwarev1.PowerResultSucceeded)
 	assert.Equal(t, 2, w.calls()-before, "lost before it landed: sent again once the server was seen unchanged")
 	assert.EqualValues(t, 2, la.Attempts)
 	assert.Equal(t, 2, powerEvents(t, env, w.dev, metalsim.EventPowerOff), "one power-off per request")
 
 	before = w.calls()
 	w.fault(metalsim.Fault{Kind: metalsim.FaultDropConnection, AfterStore: true})
-	w.request(on, equinixv1.PowerActionOn, equinixv1.PowerResultSucceeded)
+	w.request(on, hardwarev1.PowerActionOn, hardwarev1.PowerResultSucceeded)
 	assert.Equal(t, 1, w.calls()-before)
 	assert.Equal(t, 2, powerEvents(t, env, w.dev, metalsim.EventPowerOn))
 
 	before = w.calls()
 	w.fault(metalsim.Fault{Kind: metalsim.FaultDropConnection})
 	first := time.Now().UTC().Truncate(time.Second)
-	la = w.request(map[string]any{"rebootRequestedAt": first.Format(time.RFC3339)}, equinixv1.PowerActionReboot, equinixv1.PowerResultFailed)
+	la = w.request(map[string]any{"rebootRequestedAt": first.Format(time.RFC3339)}, hardwarev1.PowerActionReboot, hardwarev1.PowerResultFailed)
 	assert.Contains(t, la.Message, "not sent again")
 	assert.Equal(t, 1, w.calls()-before)
 	assert.Zero(t, powerEvents(t, env, w.dev, metalsim.EventReboot))
-	w.request(map[string]any{"rebootRequestedAt": first.Add(time.Second).Format(time.RFC3339)}, equinixv1.PowerActionReboot, equinixv1.PowerResultSucceeded)
+	w.request(map[string]any{"rebootRequestedAt": first.Add(time.Second).Format(time.RFC3339)}, hardwarev1.PowerActionReboot, hardwarev1.PowerResultSucceeded)
 	assert.Equal(t, 1, powerEvents(t, env, w.dev, metalsim.EventReboot))
 	assert.Len(t, env.Instances("faults"), 1)
 }
@@ -120,7 +121,7 @@ func TestSIGKILLMidPowerActionSendsOneCall(t *testing.T) {
 			go func() {
 				for ev := range watcher.ResultChan() {
 					if i, ok := ev.Object.(*equinixv1.Instance); ok && ev.Type == watch.Modified &&
-						i.Status.LastPowerAction != nil && i.Status.LastPowerAction.Result == equinixv1.PowerResultSending {
+						i.Status.LastPowerAction != nil && i.Status.LastPowerAction.Result == hardwarev1.PowerResultSending {
 						kill()
 						return
 					}
@@ -153,7 +154,7 @@ func TestSIGKILLMidPowerActionSendsOneCall(t *testing.T) {
 			addon.Start()
 			env.Eventually(func() bool {
 				la := instance(t, env, w.inst.Name).Status.LastPowerAction
-				return la != nil && la.Result == equinixv1.PowerResultSucceeded
+				return la != nil && la.Result == hardwarev1.PowerResultSucceeded
 			}, 2*time.Minute, "the power-off did not complete after the restart")
 			assert.Equal(t, 1, powerEvents(t, env, w.dev, metalsim.EventPowerOff))
 			d, _ := env.Sim.Device(w.dev)

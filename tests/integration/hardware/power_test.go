@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -47,7 +48,7 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 	assert.Never(t, func() bool { return calls() != before }, 3*time.Second, 100*time.Millisecond, "a power call went out without maintenance mode")
 	la := instance(t, env, inst.Name).Status.LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, equinixv1.PowerResultWaiting, la.Result)
+	assert.Equal(t, hardwarev1.PowerResultWaiting, la.Result)
 
 	// The Harvester UI's Enable Maintenance Mode; the join agent plays
 	// Harvester and completes it.
@@ -61,7 +62,7 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 		i := instance(t, env, inst.Name)
 		p := env.Pool(pool.Name)
 		return i.Status.Status == equinixv1.PhaseOff && i.Status.PowerState == string(equinixv1.PowerOff) &&
-			i.Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded &&
+			i.Status.LastPowerAction.Result == hardwarev1.PowerResultSucceeded &&
 			p.Status.PoweredOff == 1 && p.Status.Status == equinixv1.PoolPhaseReady
 	}, time.Minute, "the Instance and the pool do not report the server off")
 	assert.Equal(t, 1, powerEvents(t, env, dev, metalsim.EventPowerOff))
@@ -81,15 +82,15 @@ func TestPowerOffWaitsForMaintenanceThenOnAndReboot(t *testing.T) {
 	env.Eventually(func() bool { return nodeReady(node(t, env, inst.Name)) }, time.Minute, "the node did not come back after the power-on")
 	env.Eventually(func() bool {
 		i := instance(t, env, inst.Name)
-		return i.Status.Status == equinixv1.PhaseManaged && i.Status.LastPowerAction.Action == equinixv1.PowerActionOn &&
-			i.Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded
+		return i.Status.Status == equinixv1.PhaseManaged && i.Status.LastPowerAction.Action == hardwarev1.PowerActionOn &&
+			i.Status.LastPowerAction.Result == hardwarev1.PowerResultSucceeded
 	}, time.Minute, "the power-on did not complete")
 	assert.Equal(t, 1, powerEvents(t, env, dev, metalsim.EventPowerOn))
 
 	patchSpec(t, env, inst.Name, map[string]any{"rebootRequestedAt": time.Now().UTC().Format(time.RFC3339)})
 	env.Eventually(func() bool {
 		la := instance(t, env, inst.Name).Status.LastPowerAction
-		return la.Action == equinixv1.PowerActionReboot && la.Result == equinixv1.PowerResultSucceeded
+		return la.Action == hardwarev1.PowerActionReboot && la.Result == hardwarev1.PowerResultSucceeded
 	}, time.Minute, "the reboot did not complete")
 	env.Eventually(func() bool {
 		return nodeReady(node(t, env, inst.Name)) && powerEvents(t, env, dev, metalsim.EventReboot) == 1
@@ -137,7 +138,7 @@ func TestMaintenanceModeConditionGatesPower(t *testing.T) {
 	assert.Never(t, func() bool { return calls() != before }, 2*time.Second, 100*time.Millisecond)
 	setMaintenance(harvester.MaintenanceReasonEvacuating)
 	env.Eventually(func() bool {
-		return instance(t, env, inst.Name).Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded
+		return instance(t, env, inst.Name).Status.LastPowerAction.Result == hardwarev1.PowerResultSucceeded
 	}, time.Minute, "the power-off did not go once the node was evacuating")
 	assert.Equal(t, 1, powerEvents(t, env, inst.Status.InstanceID, metalsim.EventPowerOff))
 }

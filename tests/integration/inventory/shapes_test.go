@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
@@ -50,13 +51,13 @@ func TestRedfishBMCShapedAsOthersAre(t *testing.T) {
 	}, time.Minute, "the Log1 entry and the drive's health were not forwarded")
 	env.WaitPolls("shaped", 2)
 	assert.Zero(t, countHolding(messages(forwarded(t, env, "shaped")), "BIOS attribute changed"), "the lifecycle log is not hardware events")
-	var storage equinixv1.SubsystemHealth
+	var storage hardwarev1.SubsystemHealth
 	for _, s := range hw(env, "shaped").Subsystems {
 		if s.Name == "Storage" {
 			storage = s
 		}
 	}
-	assert.Equal(t, equinixv1.SubsystemHealth{Name: "Storage", State: "Warning", Message: "Disk 1: Warning"}, storage)
+	assert.Equal(t, hardwarev1.SubsystemHealth{Name: "Storage", State: "Warning", Message: "Disk 1: Warning"}, storage)
 }
 
 // A BMC whose only log is its lifecycle log says so in a condition and a

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
@@ -133,7 +134,7 @@ func TestPowerRequestCompleteOnlyOnceSeen(t *testing.T) {
 		inv := env.Inventory("slow-on")
 		la := hw(env, "slow-on").LastPowerAction
 		return inv.Status.PowerAction.LastJobName != job && inv.Status.PowerAction.LastActionStatus == "" &&
-			la != nil && la.Result == equinixv1.PowerResultSent
+			la != nil && la.Result == hardwarev1.PowerResultSent
 	}, time.Minute, "the request taken by the BMC is not shown pending")
 	assert.Equal(t, seederv1alpha1.ActionStatusComplete, powerEnded(t, env, "slow-on", job))
 	inv := env.Inventory("slow-on")

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
@@ -188,18 +189,18 @@ func TestDocumentedMetricsAreLive(t *testing.T) {
 	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, inst.Name, types.MergePatchType,
 		[]byte(`{"spec":{"powerState":"off"}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	powered := func(action equinixv1.PowerAction) func() bool {
+	powered := func(action hardwarev1.PowerAction) func() bool {
 		return func() bool {
 			i, err := env.Client.EquinixV1().Instances().Get(env.Ctx, inst.Name, metav1.GetOptions{})
 			return err == nil && i.Status.LastPowerAction != nil && i.Status.LastPowerAction.Action == action &&
-				i.Status.LastPowerAction.Result == equinixv1.PowerResultSucceeded
+				i.Status.LastPowerAction.Result == hardwarev1.PowerResultSucceeded
 		}
 	}
-	env.Eventually(powered(equinixv1.PowerActionOff), time.Minute, "the power-off did not complete")
+	env.Eventually(powered(hardwarev1.PowerActionOff), time.Minute, "the power-off did not complete")
 	_, err = env.Client.EquinixV1().Instances().Patch(env.Ctx, inst.Name, types.MergePatchType,
 		[]byte(`{"spec":{"powerState":"on"}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	env.Eventually(powered(equinixv1.PowerActionOn), time.Minute, "the power-on did not complete")
+	env.Eventually(powered(hardwarev1.PowerActionOn), time.Minute, "the power-on did not complete")
 
 	// A remediation: the node has not been Ready for two minutes.
 	require.NoError(t, env.Agent.SetNodeNotReady(env.Ctx, inst.Name, time.Now().Add(-2*time.Minute)))

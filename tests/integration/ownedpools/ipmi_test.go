@@ -20,9 +20,9 @@ const (
 	// ipmiPassword fits IPMI's 20 bytes.
 	ipmiPassword = "Ipmi-pw-never-shown"
 	// Set System Boot Options, parameter 5 (the boot flags): valid, for
-	// the next boot only, legacy or UEFI as the firmware has it; force
-	// PXE.
-	ipmiBootOncePXE = "00/08 05 80 04 00 00 00"
+	// the next boot only, UEFI (the EFI bit: an IPMI BMC cannot report the
+	// server's mode, and UEFI is what servers boot today); force PXE.
+	ipmiBootOncePXE = "00/08 05 a0 04 00 00 00"
 	ipmiPowerUp     = "00/02 01"
 	ipmiPowerDown   = "00/02 00"
 )
@@ -67,6 +67,7 @@ func TestIPMIServersJoinAndLeaveWithOneCommandEach(t *testing.T) {
 		assert.True(t, res.OK, "%+v", res)
 		assert.Len(t, res.Requests, 2, "the chain URL and the configuration: %v", res.Requests)
 		assertCommands(t, b, name, ipmiBootOncePXE, ipmiPowerUp)
+		assert.Equal(t, equinixv1.BootFirmwareUEFI, inst.Status.BootFirmware, "the firmware the BMC was told")
 	}
 	assert.Len(t, fleet.Results(), 2, "one network boot per server")
 

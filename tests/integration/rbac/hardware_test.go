@@ -1,28 +1,91 @@
 package rbac
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/addonspec"
+	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/helmtest"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/upstream"
 )
 
 // The hardware mode under the RBAC of the chart's harvester-seeder install:
 // an Inventory as the UI writes it (its Secret in a namespace of the
 // user's), its node's facts and an event, and a power request in
-// maintenance mode, with the lease of a leader and the look for Seeder's
-// CRDs at start. Every grant is used, none is missing.
+// maintenance mode, with the lease of a leader, and what Seeder left taken
+// over at start (seederLeftovers). Every grant is used, none is missing.
 func TestHardwareChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, NoController: true})
+	leftovers := seederLeftovers(t, env)
 	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-hardware"},
-		inventoryLifecycle)
+		leftovers, inventoryLifecycle)
+}
+
+// seederLeftovers leaves, before the controller starts, what Seeder v1.8.0
+// leaves once its Addon is pointed at the chart (its CRDs with their
+// schema, its webhook with nothing serving it, its finalizer on an
+// Inventory) and the Addon itself; the lifecycle it returns waits until
+// each is taken over: the takeover's grants are then used.
+func seederLeftovers(t *testing.T, env *framework.Env) func(*testing.T, *framework.Env) {
+	t.Helper()
+	const name = "rbac-seeder"
+	env.ApplySeederCRDs()
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: name,
+		Finalizers: []string{seederv1alpha1.SeederFinalizer}}}
+	inv.Spec.BaseboardManagementSpec.Connection = seederv1alpha1.Connection{Host: "127.0.0.1", Port: 1, InsecureTLS: true}
+	inv.Spec.Events.PollingInterval = "1h"
+	invs := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
+	_, err := invs.Create(env.Ctx, inv, metav1.CreateOptions{})
+	require.NoError(t, err)
+	env.ApplySeederWebhook()
+	root, err := cluster.RepoRoot()
+	require.NoError(t, err)
+	addonCRD, err := upstream.HarvesterCRD(root, "harvesterhci.io_addons.yaml")
+	require.NoError(t, err)
+	out, err := helmtest.Kubectl(env.Cluster, "", "apply", "--server-side", "-f", addonCRD)
+	require.NoError(t, err, out)
+	out, err = helmtest.Kubectl(env.Cluster, "", "wait", "--for=condition=Established", "crd/addons.harvesterhci.io")
+	require.NoError(t, err, out)
+	example := filepath.Join(root, "charts", "harvester-equinix-addon", "examples", "seeder-addon.yaml")
+	out, err = helmtest.Kubectl(env.Cluster, "", "apply", "-f", example)
+	require.NoError(t, err, out)
+	t.Cleanup(func() { _, _ = helmtest.Kubectl(env.Cluster, "", "delete", "--ignore-not-found", "-f", example) })
+	return func(t *testing.T, env *framework.Env) {
+		t.Helper()
+		ext, err := apiextclient.NewForConfig(env.Cluster.RESTConfig)
+		require.NoError(t, err)
+		env.Eventually(func() bool {
+			crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(env.Ctx, seederv1alpha1.InventoryCRDName, metav1.GetOptions{})
+			return err == nil && crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties["hardware"].Type != ""
+		}, time.Minute, "the Inventory CRD was not given the addon's schema")
+		env.Eventually(func() bool {
+			_, err := env.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(env.Ctx, seederv1alpha1.SeederWebhookName, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}, time.Minute, "Seeder's webhook stayed")
+		env.Eventually(func() bool {
+			got, err := invs.Get(env.Ctx, name, metav1.GetOptions{})
+			return err == nil && len(got.Finalizers) == 0
+		}, time.Minute, "Seeder's finalizer stayed")
+		require.NoError(t, invs.Delete(env.Ctx, name, metav1.DeleteOptions{}))
+		env.Eventually(func() bool {
+			out, err := helmtest.Kubectl(env.Cluster, "", "-n", seederv1alpha1.SeederAddonNamespace, "get", "addons.harvesterhci.io",
+				seederv1alpha1.SeederAddonName, "-o", "jsonpath={.metadata.annotations}")
+			return err == nil && strings.Contains(out, addonspec.AnnotationDesiredSpec)
+		}, time.Minute, "the Addon's spec was not recorded")
+	}
 }
 
 // underChartRBAC runs the binary as env's chart identity through the
@@ -82,8 +145,9 @@ func inventoryLifecycle(t *testing.T, env *framework.Env) {
 // Secret and frees the Inventory. Every grant is used, none is missing.
 func TestOwnedPoolsChartRBACIsExactlyWhatTheControllerUses(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{Mode: config.ModeSeeder, OwnedPools: true, NoController: true})
+	leftovers := seederLeftovers(t, env)
 	underChartRBAC(t, env, framework.AddonOptions{LeaderElect: true, LockName: framework.SeederRelease + "-owned",
-		ExtraArgs: []string{"--owned-pools"}}, inventoryLifecycle, ownedPoolLifecycle)
+		ExtraArgs: []string{"--owned-pools"}}, leftovers, inventoryLifecycle, ownedPoolLifecycle)
 }
 
 func ownedPoolLifecycle(t *testing.T, env *framework.Env) {

@@ -146,6 +146,30 @@ func TestSeederAddonInstalls(t *testing.T) {
 		require.NoError(t, create(seederv1alpha1.InventoryNamespace))
 	})
 
+	t.Run("the boot firmware annotation policy", func(t *testing.T) {
+		dyn, err := dynamic.NewForConfig(c.RESTConfig)
+		require.NoError(t, err)
+		create := func(firmware, arch string) error {
+			obj := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(fmt.Sprintf(inventoryIn, seederv1alpha1.InventoryNamespace)), &obj.Object))
+			obj.SetAnnotations(map[string]string{"equinix.harvesterhci.io/boot-firmware": firmware})
+			if arch != "" {
+				require.NoError(t, unstructured.SetNestedField(obj.Object, arch, "spec", "arch"))
+			}
+			_, err := dyn.Resource(inventoryGVR).Namespace(seederv1alpha1.InventoryNamespace).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
+		require.Eventually(t, func() bool {
+			err := create("bios", "")
+			return err != nil && strings.Contains(err.Error(), `UEFI or Legacy, not "bios"`)
+		}, 30*time.Second, 200*time.Millisecond)
+		err = create("Legacy", "arm64")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "arm64 servers boot UEFI only")
+		require.NoError(t, create("UEFI", "arm64"))
+		require.NoError(t, create("Legacy", "amd64"))
+	})
+
 	t.Run("beside the harvester-equinix-addon release", func(t *testing.T) {
 		out, err := helmtest.InstallAddon(t, c, equinix, repo)
 		require.NoError(t, err, out)
@@ -247,6 +271,12 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 			ResourceNames: []string{"inventories.metal.harvesterhci.io", "machines.bmc.tinkerbell.org"}, Verbs: []string{"get"}},
+		// What Seeder leaves, taken over once it no longer runs.
+		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			ResourceNames: []string{"inventories.metal.harvesterhci.io"}, Verbs: []string{"update"}},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
+			ResourceNames: []string{seederv1alpha1.SeederWebhookName}, Verbs: []string{"get", "delete"}},
 	}, role.Rules)
 
 	d, err := k8s.AppsV1().Deployments(helmtest.Namespace).Get(ctx, seederChart, metav1.GetOptions{})

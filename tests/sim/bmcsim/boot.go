@@ -173,6 +173,10 @@ func (b *BMC) patchSystem(w http.ResponseWriter, r *http.Request) {
 				writeError(w, http.StatusBadRequest, "PropertyUnknown", "The property BootSourceOverrideMode is not in the list of valid properties for the resource.")
 				return
 			}
+			if b.opts.BootModeReadOnly {
+				writeError(w, http.StatusBadRequest, "PropertyNotWritable", "The property BootSourceOverrideMode is a read only property and cannot be assigned a value.")
+				return
+			}
 			allowed, next.Mode = []string{"UEFI", "Legacy"}, value
 		default:
 			writeError(w, http.StatusBadRequest, "PropertyNotWritable", fmt.Sprintf("The property %s is a read only property and cannot be assigned a value.", name))
@@ -182,6 +186,9 @@ func (b *BMC) patchSystem(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "PropertyValueNotInList", fmt.Sprintf("The value %q for the property %s is not in the list of acceptable values.", value, name))
 			return
 		}
+	}
+	if _, named := boot["BootSourceOverrideMode"]; !named && b.opts.BootModeResetWhenOmitted && next.Mode != "" {
+		next.Mode = "Legacy"
 	}
 	if !b.opts.ForgetBootOverride {
 		b.boot = next

@@ -109,3 +109,26 @@ func TestBootOverrideRefusals(t *testing.T) {
 	assert.NotContains(t, boot, "BootSourceOverrideMode")
 	assert.Equal(t, []any{"None", "Hdd"}, boot["BootSourceOverrideTarget@Redfish.AllowableValues"])
 }
+
+// Vendors' ways with the boot mode: one refuses a PATCH naming it, even
+// unchanged, and keeps nothing of it; another sets it to Legacy when a
+// PATCH leaves it out, and keeps it when it is sent.
+func TestBootModeVendorShapes(t *testing.T) {
+	once := map[string]any{"BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Once"}
+	withMode := func(mode string) map[string]any {
+		return map[string]any{"BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Once", "BootSourceOverrideMode": mode}
+	}
+
+	readOnly := newFixture(t, Options{BootModeReadOnly: true})
+	assert.Equal(t, http.StatusBadRequest, patchBoot(t, readOnly, withMode("UEFI")), "the mode it has")
+	assert.Equal(t, http.StatusBadRequest, patchBoot(t, readOnly, withMode("Legacy")), "another mode")
+	assert.Equal(t, BootOverride{Target: BootNone, Enabled: BootDisabled, Mode: "UEFI"}, readOnly.bmc.BootOverride(), "nothing applied")
+	assert.Equal(t, http.StatusNoContent, patchBoot(t, readOnly, once))
+	assert.Equal(t, BootOverride{Target: BootPxe, Enabled: BootOnce, Mode: "UEFI"}, readOnly.bmc.BootOverride())
+
+	resets := newFixture(t, Options{BootModeResetWhenOmitted: true})
+	assert.Equal(t, http.StatusNoContent, patchBoot(t, resets, withMode("UEFI")))
+	assert.Equal(t, "UEFI", resets.bmc.BootOverride().Mode, "sent, kept")
+	assert.Equal(t, http.StatusNoContent, patchBoot(t, resets, once))
+	assert.Equal(t, "Legacy", resets.bmc.BootOverride().Mode, "left out, reset")
+}

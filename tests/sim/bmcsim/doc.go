@@ -40,7 +40,10 @@
 // 409, as common BMCs do. A PATCH of the system sets the boot override
 // (BootSourceOverrideTarget among Options.BootTargets; Enabled Disabled,
 // Once or Continuous; Mode where the system reports one; any other
-// property is refused with 400). The next start of the host (On from off,
+// property is refused with 400). Two vendors' ways with the mode are
+// Options: BootModeReadOnly refuses a PATCH that names it (HPE iLO 5,
+// Dell 13th generation), BootModeResetWhenOmitted sets it to Legacy when a
+// PATCH leaves it out (Supermicro). The next start of the host (On from off,
 // a cycle, a restart, or SetPowerState) boots with it, and a Once override
 // reads Disabled again after that start. The SEL holds Options.MaxLogEntries entries and
 // then overwrites the oldest; a clear restarts Ids at 1, as many BMCs do.

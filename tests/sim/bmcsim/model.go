@@ -154,6 +154,17 @@ type Options struct {
 	// PATCH.
 	BootMode   string
 	NoBootMode bool
+	// BootModeReadOnly refuses, with 400, a PATCH that names
+	// BootSourceOverrideMode at all, even with the value the system
+	// reports, and applies nothing of it: HPE's iLO 5 and Dell's
+	// 13th-generation iDRAC keep the boot mode a BIOS setting and answer
+	// so (iLO with PropertyNotWritable, iDRAC with SYS410).
+	BootModeReadOnly bool
+	// BootModeResetWhenOmitted sets the mode back to a default, Legacy
+	// here, on a PATCH of Boot that leaves BootSourceOverrideMode out, as
+	// Supermicro BMCs do by design: a client that does not send the mode
+	// can boot a UEFI server in legacy mode.
+	BootModeResetWhenOmitted bool
 	// ForgetBootOverride answers a PATCH of the boot override with 204
 	// and keeps nothing: a BMC that takes a request it will not act on.
 	ForgetBootOverride bool

@@ -93,7 +93,8 @@ func (w *world) claim(spec Spec, id, instance string) {
 }
 
 func (w *world) netboot(c bmc.Client) {
-	require.NoError(w.t, c.BootOnce(w.ctx, bmc.BootNetwork, bmc.BootFirmwareAny))
+	_, err := c.BootOnce(w.ctx, bmc.BootNetwork, bmc.BootFirmwareUEFI)
+	require.NoError(w.t, err)
 	require.NoError(w.t, c.Power(w.ctx, bmc.PowerActionOn))
 }
 

@@ -129,6 +129,11 @@ const (
 	// BMCAuthenticated is True once the BMC took the credentials, False when
 	// it refused them.
 	BMCAuthenticated = "Authenticated"
+	// InventorySchemaCurrent is False while the live Inventory CRD lacks
+	// fields of the addon's schema that the addon could not add (Seeder's
+	// schema, with Seeder running or the update refused): the apiserver
+	// drops them from every write. Absent otherwise.
+	InventorySchemaCurrent = "SchemaCurrent"
 	// BMCEventLogAvailable is True once a poll read the BMC's event log,
 	// False when the BMC offers none the addon can read (its message says
 	// what the BMC has); health changes are reported either way.

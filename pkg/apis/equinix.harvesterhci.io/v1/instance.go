@@ -2,6 +2,8 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 )
 
 // +genclient
@@ -159,6 +161,12 @@ type InstanceStatus struct {
 	// checked).
 	// +optional
 	SystemUUID string `json:"systemUUID,omitempty"`
+	// BootFirmware is the firmware the BMC of a server people own was told
+	// to network-boot it with, UEFI or Legacy; empty when its BMC takes
+	// no boot mode (the server boots as its firmware is set). The
+	// NetworkBoot Event says why this one was chosen.
+	// +optional
+	BootFirmware string `json:"bootFirmware,omitempty"`
 	// PowerCycles counts the power cycles of an unhealthy server people own
 	// (at most two, within the pool's nodeCleanupWaitInterval, before it is
 	// replaced); back to zero once its node is Ready again.
@@ -186,7 +194,7 @@ type InstanceStatus struct {
 
 	// HardwareStatus is the server's power, its last power request, the
 	// cursor of its forwarded events and its termination time.
-	HardwareStatus `json:",inline"`
+	hardwarev1.HardwareStatus `json:",inline"`
 
 	// ObservedGeneration is the generation the status describes.
 	// +optional

@@ -17,6 +17,14 @@ const (
 	// an Instance whose status write was lost finds its server again by them.
 	LabelClaimedBy     = "equinix.harvesterhci.io/claimed-by"
 	AnnotationClaimUID = "equinix.harvesterhci.io/claim-uid"
+	// AnnotationBootFirmware on an Inventory chooses the firmware its
+	// server network-boots with when a pool claims it: UEFI or Legacy
+	// (BootFirmwareUEFI, BootFirmwareLegacy), over the pool's
+	// spec.servers.bootFirmware. An annotation rather than a field:
+	// Seeder's kind stays Seeder's, and the Inventory CRD, which Helm
+	// installs once and never updates, would prune a new field on a
+	// cluster that installed an older one.
+	AnnotationBootFirmware = "equinix.harvesterhci.io/boot-firmware"
 	// LabelDeviceID carries the Metal device ID on the Node.
 	LabelDeviceID = "equinix.harvesterhci.io/device-id"
 	// LabelSecret marks the Secrets the addon reads or writes, and is the

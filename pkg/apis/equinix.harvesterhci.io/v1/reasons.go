@@ -50,15 +50,19 @@ var (
 	ReasonDeviceGone             = stalling("DeviceGone")
 	// Servers people own: the claim of an Inventory, its one-time network
 	// boot and power through the BMC, and its release.
-	ReasonServerClaimed  = normal("ServerClaimed")
-	ReasonNoFreeServer   = warning("NoFreeServer")
-	ReasonServerGone     = warning("ServerGone")
-	ReasonServersFree    = normal("ServersFree")
-	ReasonNetworkBoot    = normal("NetworkBoot")
-	ReasonBMCFailed      = warning("BMCFailed")
-	ReasonServerReleased = normal("ServerReleased")
-	ReasonPoweringOff    = normal("PoweringOff")
-	ReasonPowerCycled    = normal("PowerCycled")
+	ReasonServerClaimed = normal("ServerClaimed")
+	ReasonNoFreeServer  = warning("NoFreeServer")
+	ReasonServerGone    = warning("ServerGone")
+	ReasonServersFree   = normal("ServersFree")
+	ReasonNetworkBoot   = normal("NetworkBoot")
+	ReasonBMCFailed     = warning("BMCFailed")
+	// ReasonBootFirmwareInvalid: the Inventory's boot-firmware annotation
+	// is neither UEFI nor Legacy, or Legacy for an arm64 server; nothing
+	// is asked of its BMC until it is fixed.
+	ReasonBootFirmwareInvalid = warning("BootFirmwareInvalid")
+	ReasonServerReleased      = normal("ServerReleased")
+	ReasonPoweringOff         = normal("PoweringOff")
+	ReasonPowerCycled         = normal("PowerCycled")
 	// ReasonServerInPool: a power request on the Inventory of a server a
 	// pool claimed is refused; the pool switches its power.
 	ReasonServerInPool = warning("ServerInPool")
@@ -181,7 +185,30 @@ var (
 	ReasonWrongNamespace    = stalling("WrongNamespace")
 	ReasonNodeNameMismatch  = stalling("NodeNameMismatch")
 	ReasonServerWithoutNode = normal("ServerWithoutNode")
-	ReasonSeederInstalled   = warning("SeederInstalled")
+	// ReasonSeederRunning: Harvester's own Seeder runs (it renews its
+	// Lease) and serves the Inventories; the addon leaves them alone.
+	ReasonSeederRunning = warning("SeederRunning")
+	// What Seeder left, taken over once it no longer runs: its admission
+	// webhook (removed once nothing serves it), its finalizer on an
+	// Inventory, its conditions, a power request it took and never ended.
+	ReasonSeederWebhookRemoved   = normal("SeederWebhookRemoved")
+	ReasonSeederFinalizerRemoved = normal("SeederFinalizerRemoved")
+	ReasonSeederStatusTakenOver  = normal("SeederStatusTakenOver")
+	ReasonSeederRequestTakenOver = normal("SeederRequestTakenOver")
+	// ReasonInventorySchemaTakenOver: the live Inventory CRD lacked the
+	// addon's fields (Seeder's schema, or an older release's) and was
+	// given the addon's schema. ReasonInventorySchemaOutdated: it lacks
+	// them and could not be given it (Seeder runs, or the update failed):
+	// the apiserver drops them from every write.
+	ReasonInventorySchemaTakenOver = normal("InventorySchemaTakenOver")
+	ReasonInventorySchemaOutdated  = warning("InventorySchemaOutdated")
+	// ReasonAddonSpecRestored: Harvester's upgrade wrote Seeder's chart
+	// version and values into the harvester-seeder Addon pointed at the
+	// addon's chart; the addon's own were written back.
+	// ReasonAddonSpecOverwritten: the same, with no earlier spec recorded
+	// to write back (a person must apply the Addon manifest again).
+	ReasonAddonSpecRestored    = warning("AddonSpecRestored")
+	ReasonAddonSpecOverwritten = warning("AddonSpecOverwritten")
 
 	// The periodic sweep.
 	ReasonOrphanDevice       = warning("OrphanDevice")

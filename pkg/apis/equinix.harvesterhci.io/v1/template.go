@@ -11,6 +11,14 @@ const (
 	NetworkTypeLayer2Individual = "layer2-individual"
 )
 
+// Boot firmware of a server people own (spec.servers.bootFirmware, the
+// Inventory annotation AnnotationBootFirmware, status.bootFirmware), in
+// Redfish's words (BootSourceOverrideMode).
+const (
+	BootFirmwareUEFI   = "UEFI"
+	BootFirmwareLegacy = "Legacy"
+)
+
 // Boot modes.
 const (
 	// BootModeReinstall is the seed's two-phase flow: boot an iPXE shell to learn the
@@ -24,55 +32,30 @@ const (
 // InstanceTemplate is what every server of a pool is made from. The pool holds it
 // in its spec; each Instance keeps the copy it was created from.
 //
-// +kubebuilder:validation:XValidation:rule="self.networkingConfiguration.type != 'hybrid' || !self.managementInterface.exists(m, m == 'eth1' || m == 'eth3')",message="in hybrid mode eth1 and eth3 leave bond0 to carry VLANs, so they cannot carry the Harvester management network: use eth0 (and eth2)",fieldPath=".managementInterface"
-// +kubebuilder:validation:XValidation:rule="self.networkingConfiguration.type != 'layer2-bonded' || (has(self.networkingConfiguration.interfaceConfiguration) && self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == 'bond0'))",message="layer2-bonded removes every layer-3 address: list bond0 with at least one VLAN in interfaceConfiguration, for the Harvester management network",fieldPath=".networkingConfiguration.interfaceConfiguration"
-// +kubebuilder:validation:XValidation:rule="self.networkingConfiguration.type != 'layer2-individual' || self.managementInterface.all(m, has(self.networkingConfiguration.interfaceConfiguration) && self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == m))",message="layer2-individual removes every layer-3 address: each managementInterface must be listed in interfaceConfiguration with at least one VLAN, for the Harvester management network",fieldPath=".networkingConfiguration.interfaceConfiguration"
-// +kubebuilder:validation:XValidation:rule="!has(self.networkingConfiguration.managementVLAN) || self.networkingConfiguration.type != 'layer2-bonded' || self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == 'bond0' && self.networkingConfiguration.managementVLAN in i.vlanIDS)",message="managementVLAN must be one of the VLANs listed for bond0",fieldPath=".networkingConfiguration.managementVLAN"
-// +kubebuilder:validation:XValidation:rule="!has(self.networkingConfiguration.managementVLAN) || self.networkingConfiguration.type != 'layer2-individual' || self.managementInterface.all(m, self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == m && self.networkingConfiguration.managementVLAN in i.vlanIDS))",message="managementVLAN must be listed for every managementInterface",fieldPath=".networkingConfiguration.managementVLAN"
+// A server comes from one of two providers: servers you own (Servers) or
+// Equinix Metal (the fields of EquinixMetal, which are refused with
+// Servers); the other fields are every server's. The rules below keep the
+// providers apart (a Metal pool needs a plan and a metro; a pool of servers
+// you own sets no Metal field but at its default) and tie the boot mode to
+// the ports; the Metal network's own rules are EquinixMetal's.
+//
 // +kubebuilder:validation:XValidation:rule="self.bootMode != 'single-boot' || !(self.networkingConfiguration.type in ['layer2-bonded', 'layer2-individual'])",message="single-boot starts the installer before the ports can be moved to the management VLAN, so it cannot work with layer2-bonded or layer2-individual: use bootMode reinstall",fieldPath=".bootMode"
 // +kubebuilder:validation:XValidation:rule="self.bootMode != 'single-boot' || size(self.managementInterface) == 1",message="single-boot reads one management MAC in iPXE (the port that answered DHCP), so it takes exactly one managementInterface",fieldPath=".managementInterface"
 // +kubebuilder:validation:XValidation:rule="has(self.servers) || has(self.plan)",message="an Equinix Metal pool needs a plan; to use servers you own, set servers instead",fieldPath=".plan"
 // +kubebuilder:validation:XValidation:rule="has(self.servers) || has(self.metro)",message="an Equinix Metal pool needs a metro; to use servers you own, set servers instead",fieldPath=".metro"
-// +kubebuilder:validation:XValidation:rule="!has(self.servers) || (!has(self.plan) && !has(self.metro) && !has(self.spot) && !has(self.tags) && !has(self.credentialsSecret) && !has(self.ipxeScriptURL) && (!has(self.billingCycle) || self.billingCycle == 'hourly') && (!has(self.managementInterface) || self.managementInterface == ['eth0']) && self.networkingConfiguration.type == 'layer3' && !has(self.networkingConfiguration.interfaceConfiguration) && !has(self.networkingConfiguration.managementVLAN))",message="servers chooses servers you own; plan, metro, spot, tags, credentialsSecret, ipxeScriptURL, billingCycle, managementInterface and networkingConfiguration are Equinix Metal's and cannot be set with it",messageExpression="'servers chooses servers you own, so the Equinix Metal fields ' + ((has(self.plan) ? ', plan' : \"\") + (has(self.metro) ? ', metro' : \"\") + (has(self.spot) ? ', spot' : \"\") + (has(self.tags) ? ', tags' : \"\") + (has(self.credentialsSecret) ? ', credentialsSecret' : \"\") + (has(self.ipxeScriptURL) ? ', ipxeScriptURL' : \"\") + (has(self.billingCycle) && self.billingCycle != 'hourly' ? ', billingCycle' : \"\") + (has(self.managementInterface) && self.managementInterface != ['eth0'] ? ', managementInterface' : \"\") + (self.networkingConfiguration.type != 'layer3' || has(self.networkingConfiguration.interfaceConfiguration) || has(self.networkingConfiguration.managementVLAN) ? ', networkingConfiguration' : \"\")).substring(2) + ' cannot be set with it: remove them, or remove servers for an Equinix Metal pool'"
+// +kubebuilder:validation:XValidation:rule="!has(self.servers) || (!has(self.plan) && !has(self.metro) && !has(self.spot) && !has(self.tags) && !has(self.credentialsSecret) && !has(self.ipxeScriptURL) && (!has(self.billingCycle) || self.billingCycle == 'hourly') && (!has(self.managementInterface) || self.managementInterface == ['eth0']) && self.networkingConfiguration.type == 'layer3' && !has(self.networkingConfiguration.interfaceConfiguration) && !has(self.networkingConfiguration.managementVLAN))",messageExpression="'servers chooses servers you own, so the Equinix Metal fields ' + ((has(self.plan) ? ', plan' : \"\") + (has(self.metro) ? ', metro' : \"\") + (has(self.spot) ? ', spot' : \"\") + (has(self.tags) ? ', tags' : \"\") + (has(self.credentialsSecret) ? ', credentialsSecret' : \"\") + (has(self.ipxeScriptURL) ? ', ipxeScriptURL' : \"\") + (has(self.billingCycle) && self.billingCycle != 'hourly' ? ', billingCycle' : \"\") + (has(self.managementInterface) && self.managementInterface != ['eth0'] ? ', managementInterface' : \"\") + (self.networkingConfiguration.type != 'layer3' || has(self.networkingConfiguration.interfaceConfiguration) || has(self.networkingConfiguration.managementVLAN) ? ', networkingConfiguration' : \"\")).substring(2) + ' cannot be set with it: remove them, or remove servers for an Equinix Metal pool'"
 type InstanceTemplate struct {
-	// Servers makes the pool one of servers you own: each server is an
-	// Inventory (metal.harvesterhci.io/v1alpha1, in harvester-system) that the
+	// Servers is the one field of the provider of servers you own, and
+	// makes the pool one of them: each server is an Inventory
+	// (metal.harvesterhci.io/v1alpha1, in harvester-system) that the
 	// selector chooses, booted from the network and powered through its BMC.
 	// Without it the pool is an Equinix Metal pool (plan and metro).
 	// +optional
 	Servers *OwnedServers `json:"servers,omitempty"`
 
-	// BillingCycle of the servers.
-	// +kubebuilder:validation:Enum=hourly;daily;monthly;yearly
-	// +kubebuilder:default=hourly
-	// +optional
-	BillingCycle string `json:"billingCycle,omitempty"`
-
-	// ManagementInterface lists the physical ports (eth0, eth1, ...) that make up
-	// Harvester's management bond (mgmt-bo); their MACs go into the install
-	// configuration.
-	// +kubebuilder:default={"eth0"}
-	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=4
-	// +kubebuilder:validation:items:Pattern=`^eth[0-9]$`
-	// +kubebuilder:validation:items:MaxLength=4
-	// +listType=set
-	// +optional
-	ManagementInterface []string `json:"managementInterface,omitempty"`
-
-	// Plan is the Equinix Metal server plan slug, e.g. c3.small.x86. Required
-	// for an Equinix Metal pool; refused with servers.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=64
-	// +optional
-	Plan string `json:"plan,omitempty"`
-
-	// Metro is the Equinix Metal metro code, e.g. da or SG (case does not
-	// matter). Required for an Equinix Metal pool; refused with servers.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:Pattern=`^[a-zA-Z]{2}$`
-	// +optional
-	Metro string `json:"metro,omitempty"`
+	// EquinixMetal are the fields of the Equinix Metal provider, inline:
+	// on the wire they are the template's own.
+	EquinixMetal `json:",inline"`
 
 	// ManagementBondingOptions are the Linux bond options of Harvester's management
 	// bond, e.g. mode: balance-tlb, miimon: "100". When empty the installer uses
@@ -114,11 +97,6 @@ type InstanceTemplate struct {
 	// +optional
 	ManagementBondingOptions map[string]BondOptionValue `json:"managementBondingOptions,omitempty"`
 
-	// NetworkingConfiguration sets the server's network type and VLANs.
-	// +kubebuilder:default={}
-	// +optional
-	NetworkingConfiguration NetworkingConfiguration `json:"networkingConfiguration"`
-
 	// HarvesterVersion overrides the release installed on new servers. Default: the
 	// cluster's own version (setting server-version), which is what a node must run to
 	// join safely.
@@ -131,12 +109,6 @@ type InstanceTemplate struct {
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	// +optional
 	ISOURL string `json:"isoURL,omitempty"`
-
-	// IPXEScriptURL overrides the installer iPXE script. Default: the script the addon
-	// serves for the Harvester version.
-	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
-	// +optional
-	IPXEScriptURL string `json:"ipxeScriptURL,omitempty"`
 
 	// SSHKeys are authorized for the rancher user of new servers.
 	// +kubebuilder:validation:MaxItems=32
@@ -151,10 +123,69 @@ type InstanceTemplate struct {
 	// +optional
 	InstallDevice string `json:"installDevice,omitempty"`
 
+	// BootMode picks how a server gets its install configuration: reinstall (boot an
+	// iPXE shell, read the MACs, reinstall with the installer) or single-boot (the
+	// installer reads the MAC in iPXE; one boot, no reinstall).
+	// +kubebuilder:validation:Enum=reinstall;single-boot
+	// +kubebuilder:default=reinstall
+	// +optional
+	BootMode string `json:"bootMode,omitempty"`
+}
+
+// EquinixMetal are the fields of an Equinix Metal pool's servers: the
+// device's plan and metro, its billing, network and ports, its tags and the
+// Secret of its project. A pool of servers you own (servers) refuses them;
+// those that have a default may be written out at it.
+//
+// The rules below concern these fields alone; the rules that keep the two
+// providers apart are the InstanceTemplate's.
+// +kubebuilder:validation:XValidation:rule="self.networkingConfiguration.type != 'hybrid' || !self.managementInterface.exists(m, m == 'eth1' || m == 'eth3')",message="in hybrid mode eth1 and eth3 leave bond0 to carry VLANs, so they cannot carry the Harvester management network: use eth0 (and eth2)",fieldPath=".managementInterface"
+// +kubebuilder:validation:XValidation:rule="self.networkingConfiguration.type != 'layer2-bonded' || (has(self.networkingConfiguration.interfaceConfiguration) && self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == 'bond0'))",message="layer2-bonded removes every layer-3 address: list bond0 with at least one VLAN in interfaceConfiguration, for the Harvester management network",fieldPath=".networkingConfiguration.interfaceConfiguration"
+// +kubebuilder:validation:XValidation:rule="self.networkingConfiguration.type != 'layer2-individual' || self.managementInterface.all(m, has(self.networkingConfiguration.interfaceConfiguration) && self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == m))",message="layer2-individual removes every layer-3 address: each managementInterface must be listed in interfaceConfiguration with at least one VLAN, for the Harvester management network",fieldPath=".networkingConfiguration.interfaceConfiguration"
+// +kubebuilder:validation:XValidation:rule="!has(self.networkingConfiguration.managementVLAN) || self.networkingConfiguration.type != 'layer2-bonded' || self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == 'bond0' && self.networkingConfiguration.managementVLAN in i.vlanIDS)",message="managementVLAN must be one of the VLANs listed for bond0",fieldPath=".networkingConfiguration.managementVLAN"
+// +kubebuilder:validation:XValidation:rule="!has(self.networkingConfiguration.managementVLAN) || self.networkingConfiguration.type != 'layer2-individual' || self.managementInterface.all(m, self.networkingConfiguration.interfaceConfiguration.exists(i, i.name == m && self.networkingConfiguration.managementVLAN in i.vlanIDS))",message="managementVLAN must be listed for every managementInterface",fieldPath=".networkingConfiguration.managementVLAN"
+type EquinixMetal struct {
+	// Plan is the Equinix Metal server plan slug, e.g. c3.small.x86. Required
+	// for an Equinix Metal pool; refused with servers.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Plan string `json:"plan,omitempty"`
+
+	// Metro is the Equinix Metal metro code, e.g. da or SG (case does not
+	// matter). Required for an Equinix Metal pool; refused with servers.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z]{2}$`
+	// +optional
+	Metro string `json:"metro,omitempty"`
+
+	// BillingCycle of the servers.
+	// +kubebuilder:validation:Enum=hourly;daily;monthly;yearly
+	// +kubebuilder:default=hourly
+	// +optional
+	BillingCycle string `json:"billingCycle,omitempty"`
+
 	// Spot requests spot-market servers. Equinix may reclaim them; a reclaimed
 	// server is replaced like any server deleted out of band.
 	// +optional
 	Spot *SpotSettings `json:"spot,omitempty"`
+
+	// NetworkingConfiguration sets the server's network type and VLANs.
+	// +kubebuilder:default={}
+	// +optional
+	NetworkingConfiguration NetworkingConfiguration `json:"networkingConfiguration"`
+
+	// ManagementInterface lists the physical ports (eth0, eth1, ...) that make up
+	// Harvester's management bond (mgmt-bo); their MACs go into the install
+	// configuration.
+	// +kubebuilder:default={"eth0"}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:Pattern=`^eth[0-9]$`
+	// +kubebuilder:validation:items:MaxLength=4
+	// +listType=set
+	// +optional
+	ManagementInterface []string `json:"managementInterface,omitempty"`
 
 	// Tags are added to every device of the pool. The equinix.harvesterhci.io/
 	// prefix is reserved for the addon's own ownership tags.
@@ -170,13 +201,11 @@ type InstanceTemplate struct {
 	// +optional
 	CredentialsSecret *SecretReference `json:"credentialsSecret,omitempty"`
 
-	// BootMode picks how a server gets its install configuration: reinstall (boot an
-	// iPXE shell, read the MACs, reinstall with the installer) or single-boot (the
-	// installer reads the MAC in iPXE; one boot, no reinstall).
-	// +kubebuilder:validation:Enum=reinstall;single-boot
-	// +kubebuilder:default=reinstall
+	// IPXEScriptURL overrides the installer iPXE script. Default: the script the addon
+	// serves for the Harvester version.
+	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	// +optional
-	BootMode string `json:"bootMode,omitempty"`
+	IPXEScriptURL string `json:"ipxeScriptURL,omitempty"`
 }
 
 // OwnedServers chooses the Inventories a pool of servers you own claims.
@@ -189,6 +218,17 @@ type OwnedServers struct {
 	// and its arch the release's architecture. An empty selector chooses
 	// every Inventory.
 	Selector metav1.LabelSelector `json:"selector"`
+
+	// BootFirmware is the firmware interface the servers network-boot
+	// with: UEFI or Legacy (BIOS). An Inventory's annotation
+	// equinix.harvesterhci.io/boot-firmware overrides it for its server,
+	// and arm64 servers always boot UEFI. Unset, each server boots in
+	// its own mode where its BMC reports one (Redfish
+	// BootSourceOverrideMode), and UEFI where it cannot (IPMI). A change
+	// rolls the pool out: the firmware decides how a server is installed.
+	// +kubebuilder:validation:Enum=UEFI;Legacy
+	// +optional
+	BootFirmware string `json:"bootFirmware,omitempty"`
 }
 
 // Owned reports whether the template makes servers you own (an Inventory

@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 )
 
 // +genclient
@@ -351,7 +351,7 @@ type HardwareStatus struct {
 	Health string `json:"health,omitempty"`
 	// Subsystems is the health of each group of parts.
 	// +optional
-	Subsystems []equinixv1.SubsystemHealth `json:"subsystems,omitempty"`
+	Subsystems []hardwarev1.SubsystemHealth `json:"subsystems,omitempty"`
 	// LastPolled is when the BMC's health and event log were read for the
 	// last status written: it rides along with a write that something else
 	// made (a change of health, power, a condition), and is never a write of
@@ -366,7 +366,7 @@ type HardwareStatus struct {
 
 	// HardwareStatus is the server's power, its last power request and the
 	// cursor of its forwarded events.
-	equinixv1.HardwareStatus `json:",inline"`
+	hardwarev1.HardwareStatus `json:",inline"`
 
 	// ObservedGeneration is the generation this record describes.
 	// +optional

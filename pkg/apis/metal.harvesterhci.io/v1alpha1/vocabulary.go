@@ -104,16 +104,16 @@ const (
 )
 
 // Seeder applies its CRDs itself (wrangler apply) and marks each with this
-// annotation; an Inventory CRD carrying it means the real Seeder is (or was)
-// installed.
+// annotation; an Inventory CRD carrying it was applied by the real Seeder,
+// which may have gone since: disabling its Addon leaves its CRDs.
 const (
 	SeederCRDOwnerAnnotation = "objectset.rio.cattle.io/id"
 	SeederCRDOwnerID         = "seeder-crd"
 )
 
-// The CRDs that tell the real Seeder is installed: the Inventory CRD when
-// Seeder applied it, and the BMC machines of Tinkerbell's rufio, which only
-// Seeder installs in a Harvester cluster.
+// The CRDs Seeder leaves: the Inventory CRD when Seeder applied it, and the
+// BMC machines of Tinkerbell's rufio, which only Seeder installs in a
+// Harvester cluster.
 const (
 	InventoryCRDName = "inventories.metal.harvesterhci.io"
 	RufioMachinesCRD = "machines.bmc.tinkerbell.org"
@@ -128,6 +128,45 @@ const (
 	CertificateTrustedAccepted = "accepted"
 	CertificateTrustedVerified = "verified"
 )
+
+// SeederLeaseName is the leader-election Lease Seeder's controller renews
+// every few seconds while it runs, in the namespace of its Addon: the one
+// sign that tells Seeder running from what it left behind (its Deployment
+// shares its name with the addon's own when the addon is installed as the
+// harvester-seeder Addon).
+const SeederLeaseName = "28b21117.harvesterhci.io"
+
+// Seeder's admission webhook: a ValidatingWebhookConfiguration of this name
+// (failurePolicy Fail) on Inventory creates and updates, calling Service
+// harvester-system/harvester-seeder, applied with the CA Secret Seeder's
+// webhook server makes as its object-set owner, not by Helm: it outlives
+// Seeder's Addon.
+const (
+	SeederWebhookName     = "harvester-seeder"
+	SeederWebhookService  = "harvester-seeder"
+	SeederWebhookCASecret = "harvester-seeder-ca" //nolint:gosec // G101: a Secret's name, not a credential
+	// The object-set annotations naming the configuration's owner.
+	ObjectSetOwnerNameAnnotation      = "objectset.rio.cattle.io/owner-name"
+	ObjectSetOwnerNamespaceAnnotation = "objectset.rio.cattle.io/owner-namespace"
+	ObjectSetOwnerGVKAnnotation       = "objectset.rio.cattle.io/owner-gvk"
+	// SecretOwnerGVK is how the annotation names a Secret.
+	SecretOwnerGVK = "/v1, Kind=Secret" //nolint:gosec // G101: how an annotation names the Secret kind, not a credential
+)
+
+// SeederFinalizer is the finalizer Seeder's embedded mode puts on every
+// Inventory it handles; only Seeder removes it, so once Seeder is gone an
+// Inventory being deleted would wait for ever.
+const SeederFinalizer = "finalizer.inventory.metal.harvesterhci.io"
+
+// SeederConditionTypes are the condition types Seeder writes into an
+// Inventory's status (wrangler conditions of its rufio machine and jobs).
+// They describe objects nothing reads once Seeder is gone; one that Seeder
+// left with reason Error would hold the UI's error banner for ever.
+var SeederConditionTypes = []string{
+	"bmcObjectCreated", "bmcJobSubmitted", "bmcJobCompleted", "bmcJobErrorr", "tinkWorkflowCreated",
+	"inventoryAllocatedToCluster", "inventoryFreed", "harvesterCreateNode", "harvesterJoinNode",
+	"machineNotContactable", "tinkHardwareCreated", "tinkTemplateCreated", "clusterCleanupSubmitted",
+}
 
 // InventoryKind is the kind's name, as an Event names it.
 const InventoryKind = "Inventory"

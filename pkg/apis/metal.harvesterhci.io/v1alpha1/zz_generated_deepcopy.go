@@ -22,7 +22,7 @@ limitations under the License.
 package v1alpha1
 
 import (
-	equinixharvesterhciiov1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	corev1 "k8s.io/api/core/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -113,7 +113,7 @@ func (in *HardwareStatus) DeepCopyInto(out *HardwareStatus) {
 	*out = *in
 	if in.Subsystems != nil {
 		in, out := &in.Subsystems, &out.Subsystems
-		*out = make([]equinixharvesterhciiov1.SubsystemHealth, len(*in))
+		*out = make([]hardwarev1.SubsystemHealth, len(*in))
 		copy(*out, *in)
 	}
 	if in.LastPolled != nil {

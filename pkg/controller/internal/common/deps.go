@@ -14,15 +14,19 @@ import (
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/ledger"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/nodedevice"
@@ -55,6 +59,8 @@ type Deps struct {
 	machineEvents kubernetes.Interface
 	meta          metadata.Interface
 	typed         versioned.Interface
+	apiext        apiextclient.Interface
+	dynamic       dynamic.Interface
 	kinds         Kinds
 	handles       Handles
 
@@ -137,10 +143,19 @@ func NewDeps(ctx context.Context, restConfig *rest.Config, cfg *config.Config, k
 	if err != nil {
 		return nil, fmt.Errorf("typed client: %w", err)
 	}
+	apiext, err := apiextclient.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("apiextensions client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
 	if handles.DriftMarker == nil || handles.NodeFacts == nil || handles.BootClaims == nil || handles.BootServer == nil {
 		return nil, fmt.Errorf("setup names no maker for a handle: %+v", handles)
 	}
-	return &Deps{Cfg: cfg, ctx: ctx, kube: kube, machineEvents: machineEvents, meta: meta, typed: typed, kinds: kinds, handles: handles}, nil
+	return &Deps{Cfg: cfg, ctx: ctx, kube: kube, machineEvents: machineEvents, meta: meta, typed: typed, kinds: kinds, handles: handles,
+		apiext: apiext, dynamic: dyn}, nil
 }
 
 // ClusterID tags every Metal object the addon creates: the configured ID,
@@ -237,6 +252,20 @@ func (d *Deps) MachineEvents() typedcorev1.EventsGetter { return d.machineEvents
 func (d *Deps) CRDs(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	return d.meta.Resource(crds).Get(ctx, name, metav1.GetOptions{})
+}
+
+// APIExtensions reads and updates the Inventory CRD (the Inventories'
+// chain checks its live schema).
+func (d *Deps) APIExtensions() apiextv1client.ApiextensionsV1Interface {
+	return d.apiext.ApiextensionsV1()
+}
+
+// Addons are Harvester's Addons in harvester-system, read and patched
+// through a plain client by name (the seeder mode keeps the
+// harvester-seeder Addon pointed at its chart).
+func (d *Deps) Addons() dynamic.ResourceInterface {
+	addons := schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "addons"}
+	return d.dynamic.Resource(addons).Namespace(seederv1alpha1.SeederAddonNamespace)
 }
 
 // Metal is the Equinix Metal API, with its limiter and metrics.

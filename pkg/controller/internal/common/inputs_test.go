@@ -32,7 +32,7 @@ type instances struct {
 func (i instances) Cache() generic.NonNamespacedCacheInterface[*equinixv1.Instance] { return i.cache }
 
 func credentialsRef(name string) equinixv1.InstanceTemplate {
-	return equinixv1.InstanceTemplate{CredentialsSecret: &equinixv1.SecretReference{Name: name}}
+	return equinixv1.InstanceTemplate{EquinixMetal: equinixv1.EquinixMetal{CredentialsSecret: &equinixv1.SecretReference{Name: name}}}
 }
 
 func TestInputFilters(t *testing.T) {

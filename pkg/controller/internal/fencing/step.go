@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -39,7 +40,7 @@ type Target interface {
 	Persist() error
 	// Conditions are the working copy's conditions.
 	Conditions() []metav1.Condition
-	Hardware() *equinixv1.HardwareStatus
+	Hardware() *hardwarev1.HardwareStatus
 }
 
 // Step runs fencing for one Inventory's node (nil for a server without

@@ -10,7 +10,7 @@
 //
 // The steps talk to machines through pkg/machine only, and work on a
 // Target (target.go): a pass over an object whose status embeds
-// v1.HardwareStatus. Two chains run them: package devicehardware on
+// hardwarev1.HardwareStatus. Two chains run them: package devicehardware on
 // Instances, whose machine is an Equinix Metal device (package
 // metaldriver), and package inventory on Seeder's Inventories, servers the
 // addon did not provision, whose machine is their BMC (package bmcdriver).

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -32,7 +33,7 @@ func (r *run) syncPower(d DeclaredPower) error {
 		return r.followPowerAction()
 	}
 	r.takeRequest(d.PowerSpec())
-	if la := r.Hardware().LastPowerAction; la == nil || la.Result != equinixv1.PowerResultWaiting {
+	if la := r.Hardware().LastPowerAction; la == nil || la.Result != hardwarev1.PowerResultWaiting {
 		return nil
 	}
 	return r.carryOut()
@@ -48,29 +49,29 @@ func (r *run) takeRequest(spec equinixv1.PowerSpec) {
 	now := metav1.NewTime(r.now)
 	if rr := spec.RebootRequestedAt; rr != nil && (st.ObservedRebootRequest == nil || rr.After(st.ObservedRebootRequest.Time)) {
 		st.ObservedRebootRequest = rr.DeepCopy()
-		if la := st.LastPowerAction; la != nil && la.Result == equinixv1.PowerResultWaiting {
-			r.end(la, equinixv1.PowerResultCancelled, "a reboot was asked for before it was sent")
+		if la := st.LastPowerAction; la != nil && la.Result == hardwarev1.PowerResultWaiting {
+			r.end(la, hardwarev1.PowerResultCancelled, "a reboot was asked for before it was sent")
 		}
-		st.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerActionReboot, Requested: *rr, Result: equinixv1.PowerResultWaiting,
+		st.LastPowerAction = &hardwarev1.PowerActionStatus{Action: hardwarev1.PowerActionReboot, Requested: *rr, Result: hardwarev1.PowerResultWaiting,
 			Message: "a reboot was asked for (spec.rebootRequestedAt)", ObservedGeneration: r.Generation()}
 		if desired == equinixv1.PowerOff {
-			r.end(st.LastPowerAction, equinixv1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
+			r.end(st.LastPowerAction, hardwarev1.PowerResultCancelled, "spec.powerState is off: a server switched off is not rebooted")
 		}
 		return
 	}
 	la := st.LastPowerAction
-	if la != nil && la.Result == equinixv1.PowerResultWaiting {
-		if la.Action == equinixv1.PowerActionReboot || string(la.Action) == string(desired) {
+	if la != nil && la.Result == hardwarev1.PowerResultWaiting {
+		if la.Action == hardwarev1.PowerActionReboot || string(la.Action) == string(desired) {
 			return
 		}
-		r.end(la, equinixv1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
+		r.end(la, hardwarev1.PowerResultCancelled, fmt.Sprintf("spec.powerState went back to %s before the %s was sent", desired, verb(la.Action)))
 	}
-	if la != nil && la.Result == equinixv1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.Generation() {
+	if la != nil && la.Result == hardwarev1.PowerResultFailed && string(la.Action) == string(desired) && la.ObservedGeneration == r.Generation() {
 		// A failed request is not repeated by itself; a newer spec asks again.
 		return
 	}
 	if needsPower(desired, st.PowerState) {
-		st.LastPowerAction = &equinixv1.PowerActionStatus{Action: equinixv1.PowerAction(desired), Requested: now, Result: equinixv1.PowerResultWaiting,
+		st.LastPowerAction = &hardwarev1.PowerActionStatus{Action: hardwarev1.PowerAction(desired), Requested: now, Result: hardwarev1.PowerResultWaiting,
 			Message:            fmt.Sprintf("spec.powerState is %s and the server was last seen %s", desired, seen(st.PowerState)),
 			ObservedGeneration: r.Generation()}
 	}
@@ -82,7 +83,7 @@ func needsPower(desired equinixv1.PowerState, observed string) bool {
 	if desired == equinixv1.PowerOff {
 		return observed != string(equinixv1.PowerOff)
 	}
-	return observed == string(equinixv1.PowerOff) || observed == equinixv1.PowerPoweringOff
+	return observed == string(equinixv1.PowerOff) || observed == hardwarev1.PowerPoweringOff
 }
 
 // carryOut sends a waiting request once it may go: not before a refused
@@ -122,7 +123,7 @@ func (r *run) carryOut() error {
 		r.succeed(la, fmt.Sprintf("the server was %s already; nothing was sent", state))
 		return nil
 	case underway(action, state):
-		la.Result = equinixv1.PowerResultSent
+		la.Result = hardwarev1.PowerResultSent
 		la.Message = fmt.Sprintf("the server is %s already; nothing was sent", state)
 		r.poll()
 		return nil
@@ -130,12 +131,12 @@ func (r *run) carryOut() error {
 		la.Message = fmt.Sprintf("waiting for the server to settle (it is %s) before the %s", state, verb(action))
 		r.poll()
 		return nil
-	case action == equinixv1.PowerActionReboot && state == machine.PowerOff:
+	case action == hardwarev1.PowerActionReboot && state == machine.PowerOff:
 		// A server that is off reboots by switching on.
-		action = equinixv1.PowerActionOn
+		action = hardwarev1.PowerActionOn
 	}
 	now := metav1.NewTime(r.now)
-	la.Result, la.Sent, la.NotBefore = equinixv1.PowerResultSending, &now, nil
+	la.Result, la.Sent, la.NotBefore = hardwarev1.PowerResultSending, &now, nil
 	la.Attempts++
 	la.Message = fmt.Sprintf("sending the %s (call %d)", verb(action), la.Attempts)
 	r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionSent, la.Message)
@@ -148,11 +149,11 @@ func (r *run) carryOut() error {
 }
 
 // afterCall records what came of a power call.
-func (r *run) afterCall(la *equinixv1.PowerActionStatus, action equinixv1.PowerAction, err error) {
+func (r *run) afterCall(la *hardwarev1.PowerActionStatus, action hardwarev1.PowerAction, err error) {
 	switch {
 	case err == nil:
 		metrics.PowerCalls.WithLabelValues(string(action), "accepted").Inc()
-		la.Result = equinixv1.PowerResultSent
+		la.Result = hardwarev1.PowerResultSent
 		la.Message = fmt.Sprintf("the %s was taken; waiting for the server to get there", verb(action))
 		r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionSent, la.Message)
 		r.poll()
@@ -177,7 +178,7 @@ func (r *run) afterCall(la *equinixv1.PowerActionStatus, action equinixv1.PowerA
 		}
 		metrics.PowerCalls.WithLabelValues(string(action), result).Inc()
 		next := metav1.NewTime(r.now.Add(wait))
-		la.Result, la.NotBefore = equinixv1.PowerResultWaiting, &next
+		la.Result, la.NotBefore = hardwarev1.PowerResultWaiting, &next
 		la.Message = fmt.Sprintf("the %s was refused (%s); nothing was carried out; it is sent again at %s",
 			verb(action), failure.Message(err), next.UTC().Format(time.RFC3339))
 		r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionRetrying, la.Message)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
@@ -29,11 +30,11 @@ func (r *run) followPowerAction() error {
 		return r.readFailed(la, err)
 	}
 	st.PowerState = string(state)
-	if la.Result == equinixv1.PowerResultSending && (reached(la.Action, state, false) || underway(la.Action, state)) {
-		la.Result = equinixv1.PowerResultSent
+	if la.Result == hardwarev1.PowerResultSending && (reached(la.Action, state, false) || underway(la.Action, state)) {
+		la.Result = hardwarev1.PowerResultSent
 		la.Message = fmt.Sprintf("the answer to the %s was lost, but the server is %s: it was carried out", verb(la.Action), state)
 	}
-	if la.Result == equinixv1.PowerResultSent {
+	if la.Result == hardwarev1.PowerResultSent {
 		switch {
 		case reached(la.Action, state, true) && r.nodeBack(la):
 			r.succeed(la, r.doneMessage(state))
@@ -52,13 +53,13 @@ func (r *run) followPowerAction() error {
 	}
 	sent := la.Sent.UTC().Format(time.RFC3339)
 	switch {
-	case la.Action == equinixv1.PowerActionReboot:
+	case la.Action == hardwarev1.PowerActionReboot:
 		r.fail(la, fmt.Sprintf("the answer to the reboot sent at %s was lost, and a reboot leaves no trace in the server's state, "+
 			"so whether it happened is unknown; it is not sent again: set a newer spec.rebootRequestedAt to reboot", sent))
 	case la.Attempts >= maxUnconfirmed:
 		r.fail(la, fmt.Sprintf("%d calls for the %s were lost on the way and the server never changed", la.Attempts, verb(la.Action)))
 	default:
-		la.Result = equinixv1.PowerResultWaiting
+		la.Result = hardwarev1.PowerResultWaiting
 		la.Message = fmt.Sprintf("the %s sent at %s did not reach the server (its answer was lost and the server is still %s); it is sent again",
 			verb(la.Action), sent, state)
 		return r.carryOut()
@@ -69,8 +70,8 @@ func (r *run) followPowerAction() error {
 // nodeBack says whether a power-on or reboot is over for the node too: it
 // is Ready again since the call (a server without a node is over once on).
 // Until then its NotReady node does not count against it.
-func (r *run) nodeBack(la *equinixv1.PowerActionStatus) bool {
-	if la.Action == equinixv1.PowerActionOff || r.node == nil {
+func (r *run) nodeBack(la *hardwarev1.PowerActionStatus) bool {
+	if la.Action == hardwarev1.PowerActionOff || r.node == nil {
 		return true
 	}
 	ready := harvester.NodeReadyCondition(r.node)
@@ -89,7 +90,7 @@ func (r *run) doneMessage(state machine.PowerState) string {
 }
 
 // settleEnd is when a call whose answer was lost can no longer land.
-func (r *run) settleEnd(la *equinixv1.PowerActionStatus) time.Time {
+func (r *run) settleEnd(la *hardwarev1.PowerActionStatus) time.Time {
 	if la.Sent == nil {
 		return r.now
 	}
@@ -97,7 +98,7 @@ func (r *run) settleEnd(la *equinixv1.PowerActionStatus) time.Time {
 }
 
 // readFailed handles a failed power state read.
-func (r *run) readFailed(la *equinixv1.PowerActionStatus, err error) error {
+func (r *run) readFailed(la *hardwarev1.PowerActionStatus, err error) error {
 	switch failure.ClassOf(err) {
 	case failure.NotFound:
 		r.fail(la, "the machine is gone: "+failure.Message(err))
@@ -113,24 +114,24 @@ func (r *run) readFailed(la *equinixv1.PowerActionStatus, err error) error {
 	return fmt.Errorf("reading the power of %s: %w", r.Name(), err)
 }
 
-func (r *run) succeed(la *equinixv1.PowerActionStatus, msg string) {
-	r.end(la, equinixv1.PowerResultSucceeded, msg)
+func (r *run) succeed(la *hardwarev1.PowerActionStatus, msg string) {
+	r.end(la, hardwarev1.PowerResultSucceeded, msg)
 	r.powerCondition(metav1.ConditionTrue, equinixv1.ReasonPowerActionSucceeded, fmt.Sprintf("the %s requested at %s is done: %s",
 		verb(la.Action), la.Requested.UTC().Format(time.RFC3339), msg))
 }
 
-func (r *run) fail(la *equinixv1.PowerActionStatus, msg string) {
-	r.end(la, equinixv1.PowerResultFailed, msg)
+func (r *run) fail(la *hardwarev1.PowerActionStatus, msg string) {
+	r.end(la, hardwarev1.PowerResultFailed, msg)
 	r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionFailed, fmt.Sprintf("the %s requested at %s failed: %s",
 		verb(la.Action), la.Requested.UTC().Format(time.RFC3339), msg))
 }
 
 // end closes a request.
-func (r *run) end(la *equinixv1.PowerActionStatus, result equinixv1.PowerActionResult, msg string) {
+func (r *run) end(la *hardwarev1.PowerActionStatus, result hardwarev1.PowerActionResult, msg string) {
 	now := metav1.NewTime(r.now)
 	la.Result, la.Completed, la.NotBefore, la.Message = result, &now, nil, msg
 	metrics.PowerActions.WithLabelValues(string(la.Action), string(result)).Inc()
-	if result == equinixv1.PowerResultCancelled {
+	if result == hardwarev1.PowerResultCancelled {
 		r.powerCondition(metav1.ConditionTrue, equinixv1.ReasonPowerActionCancelled, fmt.Sprintf("the %s was cancelled: %s", verb(la.Action), msg))
 	}
 }
@@ -161,33 +162,33 @@ func (r *run) nodeName() string {
 
 // reached says whether the server is where the action takes it. A reboot
 // is done once a call was taken and the server is on.
-func reached(a equinixv1.PowerAction, s machine.PowerState, taken bool) bool {
+func reached(a hardwarev1.PowerAction, s machine.PowerState, taken bool) bool {
 	switch a {
-	case equinixv1.PowerActionOff:
+	case hardwarev1.PowerActionOff:
 		return s == machine.PowerOff
-	case equinixv1.PowerActionOn:
+	case hardwarev1.PowerActionOn:
 		return s == machine.PowerOn
 	}
 	return taken && s == machine.PowerOn
 }
 
 // underway says whether the server is on its way where the action takes it.
-func underway(a equinixv1.PowerAction, s machine.PowerState) bool {
-	return a == equinixv1.PowerActionOff && s == machine.PowerPoweringOff || a == equinixv1.PowerActionOn && s == machine.PowerPoweringOn
+func underway(a hardwarev1.PowerAction, s machine.PowerState) bool {
+	return a == hardwarev1.PowerActionOff && s == machine.PowerPoweringOff || a == hardwarev1.PowerActionOn && s == machine.PowerPoweringOn
 }
 
-func verb(a equinixv1.PowerAction) string {
+func verb(a hardwarev1.PowerAction) string {
 	switch a {
-	case equinixv1.PowerActionOn:
+	case hardwarev1.PowerActionOn:
 		return "power-on"
-	case equinixv1.PowerActionOff:
+	case hardwarev1.PowerActionOff:
 		return "power-off"
 	}
 	return "reboot"
 }
 
-func powerTarget(a equinixv1.PowerAction) string {
-	if a == equinixv1.PowerActionOff {
+func powerTarget(a hardwarev1.PowerAction) string {
+	if a == hardwarev1.PowerActionOff {
 		return "off"
 	}
 	return "on"

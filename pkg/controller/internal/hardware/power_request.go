@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
@@ -25,7 +26,7 @@ import (
 func (r *run) syncRequestedPower(p RequestedPower) error {
 	st := r.Hardware()
 	if la := st.LastPowerAction; la.InFlight() {
-		if la.Result == equinixv1.PowerResultSent {
+		if la.Result == hardwarev1.PowerResultSent {
 			return r.followRequest(p, la)
 		}
 		return r.endLostRequest(p, la)
@@ -37,7 +38,7 @@ func (r *run) syncRequestedPower(p RequestedPower) error {
 	return nil
 }
 
-func (r *run) carryOutRequest(p RequestedPower, action equinixv1.PowerAction) error {
+func (r *run) carryOutRequest(p RequestedPower, action hardwarev1.PowerAction) error {
 	// The node's maintenance mode is read from the API server before
 	// anything of the request is recorded: a request ends at once either
 	// way, so a cache lagging behind the node its requester just saw put
@@ -49,19 +50,19 @@ func (r *run) carryOutRequest(p RequestedPower, action equinixv1.PowerAction) er
 		return err
 	}
 	now := metav1.NewTime(r.now)
-	la := &equinixv1.PowerActionStatus{Action: action, Requested: now, Result: equinixv1.PowerResultWaiting, ObservedGeneration: r.Generation()}
+	la := &hardwarev1.PowerActionStatus{Action: action, Requested: now, Result: hardwarev1.PowerResultWaiting, ObservedGeneration: r.Generation()}
 	r.Hardware().LastPowerAction = la
 	p.PowerAccepted(action)
 	if !allowed {
 		msg := fmt.Sprintf("the %s requested at %s was not sent: %s, and a node's power is switched only in Harvester "+
 			"maintenance mode (Enable Maintenance Mode on the host in the Harvester UI, then ask again)",
 			verb(action), now.UTC().Format(time.RFC3339), why)
-		r.end(la, equinixv1.PowerResultFailed, msg)
+		r.end(la, hardwarev1.PowerResultFailed, msg)
 		r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonMaintenanceRequired, msg)
 		p.PowerEnded(action, false)
 		return nil
 	}
-	la.Result, la.Sent, la.Attempts = equinixv1.PowerResultSending, &now, 1
+	la.Result, la.Sent, la.Attempts = hardwarev1.PowerResultSending, &now, 1
 	la.Message = fmt.Sprintf("sending the %s", verb(action))
 	r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionSent, la.Message)
 	if err := r.Persist(); err != nil {
@@ -71,7 +72,7 @@ func (r *run) carryOutRequest(p RequestedPower, action equinixv1.PowerAction) er
 	result, callResult, msg := requestOutcome(action, err)
 	metrics.PowerCalls.WithLabelValues(string(action), callResult).Inc()
 	r.poll()
-	if result == equinixv1.PowerResultSucceeded {
+	if result == hardwarev1.PowerResultSucceeded {
 		// Taken: the request ends once the server's power shows it.
 		return r.PersistRecord(func() { r.requestTaken(msg) })
 	}
@@ -92,7 +93,7 @@ func (r *run) requestTaken(msg string) {
 	if la == nil {
 		return
 	}
-	la.Result = equinixv1.PowerResultSent
+	la.Result = hardwarev1.PowerResultSent
 	la.Message = fmt.Sprintf("%s; waiting for the server to be %s", msg, powerTarget(la.Action))
 	r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionSent, la.Message)
 }
@@ -100,7 +101,7 @@ func (r *run) requestTaken(msg string) {
 // followRequest reads the power after a command the machine took: the
 // request ends complete once the server is where the command takes it,
 // failed once requestEffectTimeout passed without that.
-func (r *run) followRequest(p RequestedPower, la *equinixv1.PowerActionStatus) error {
+func (r *run) followRequest(p RequestedPower, la *hardwarev1.PowerActionStatus) error {
 	since := la.Requested.Time
 	if la.Sent != nil {
 		since = la.Sent.Time
@@ -111,15 +112,15 @@ func (r *run) followRequest(p RequestedPower, la *equinixv1.PowerActionStatus) e
 	}
 	switch {
 	case err == nil && reached(la.Action, state, true):
-		metrics.PowerActions.WithLabelValues(string(la.Action), string(equinixv1.PowerResultSucceeded)).Inc()
-		r.closeRequest(p, equinixv1.PowerResultSucceeded, fmt.Sprintf("the machine took the %s and the server is %s", verb(la.Action), state))
+		metrics.PowerActions.WithLabelValues(string(la.Action), string(hardwarev1.PowerResultSucceeded)).Inc()
+		r.closeRequest(p, hardwarev1.PowerResultSucceeded, fmt.Sprintf("the machine took the %s and the server is %s", verb(la.Action), state))
 	case r.now.Sub(since) >= requestEffectTimeout:
 		seenAs := "is " + string(state)
 		if err != nil {
 			seenAs = "could not be read: " + failure.Message(err)
 		}
-		metrics.PowerActions.WithLabelValues(string(la.Action), string(equinixv1.PowerResultFailed)).Inc()
-		r.closeRequest(p, equinixv1.PowerResultFailed, fmt.Sprintf("the machine took the %s, but the server was not seen %s within %s (its power %s)",
+		metrics.PowerActions.WithLabelValues(string(la.Action), string(hardwarev1.PowerResultFailed)).Inc()
+		r.closeRequest(p, hardwarev1.PowerResultFailed, fmt.Sprintf("the machine took the %s, but the server was not seen %s within %s (its power %s)",
 			verb(la.Action), powerTarget(la.Action), requestEffectTimeout, seenAs))
 	default:
 		// A failed reading is the machine's to report; the request waits
@@ -131,24 +132,24 @@ func (r *run) followRequest(p RequestedPower, la *equinixv1.PowerActionStatus) e
 
 // requestOutcome is how a request ends after its one command: the result,
 // the command's result for the metrics, and what to tell.
-func requestOutcome(action equinixv1.PowerAction, err error) (equinixv1.PowerActionResult, string, string) {
+func requestOutcome(action hardwarev1.PowerAction, err error) (hardwarev1.PowerActionResult, string, string) {
 	switch {
 	case err == nil:
 		msg := fmt.Sprintf("the machine took the %s", verb(action))
-		if action == equinixv1.PowerActionReboot {
+		if action == hardwarev1.PowerActionReboot {
 			msg += " (a power cycle; the server boots from its disk, as before)"
 		}
-		return equinixv1.PowerResultSucceeded, "accepted", msg
+		return hardwarev1.PowerResultSucceeded, "accepted", msg
 	case machine.MaybeApplied(err):
-		return equinixv1.PowerResultFailed, "unconfirmed", fmt.Sprintf("the answer to the %s was lost (%s): it may have been carried out, "+
+		return hardwarev1.PowerResultFailed, "unconfirmed", fmt.Sprintf("the answer to the %s was lost (%s): it may have been carried out, "+
 			"so it is not sent again; look at the power state, and ask again if nothing changed", verb(action), failure.Message(err))
 	}
-	return equinixv1.PowerResultFailed, "refused", fmt.Sprintf("the %s was not carried out: %s", verb(action), failure.Message(err))
+	return hardwarev1.PowerResultFailed, "refused", fmt.Sprintf("the %s was not carried out: %s", verb(action), failure.Message(err))
 }
 
 // closeRequest ends the request in flight with result, on the current
 // working copy (the outcome's write may be retried on a newer object).
-func (r *run) closeRequest(p RequestedPower, result equinixv1.PowerActionResult, msg string) {
+func (r *run) closeRequest(p RequestedPower, result hardwarev1.PowerActionResult, msg string) {
 	la := r.Hardware().LastPowerAction
 	if la == nil {
 		return
@@ -156,12 +157,12 @@ func (r *run) closeRequest(p RequestedPower, result equinixv1.PowerActionResult,
 	at := metav1.NewTime(r.now)
 	la.Result, la.Completed, la.NotBefore, la.Message = result, &at, nil, msg
 	full := fmt.Sprintf("the %s requested at %s ", verb(la.Action), la.Requested.UTC().Format(time.RFC3339))
-	if result == equinixv1.PowerResultSucceeded {
+	if result == hardwarev1.PowerResultSucceeded {
 		r.powerCondition(metav1.ConditionTrue, equinixv1.ReasonPowerActionSucceeded, full+"is done: "+msg)
 	} else {
 		r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionFailed, full+"failed: "+msg)
 	}
-	p.PowerEnded(la.Action, result == equinixv1.PowerResultSucceeded)
+	p.PowerEnded(la.Action, result == hardwarev1.PowerResultSucceeded)
 }
 
 // endLostRequest ends a request whose command may have gone out before
@@ -169,7 +170,7 @@ func (r *run) closeRequest(p RequestedPower, result equinixv1.PowerActionResult,
 // an on or off that shows in the server's power was carried out; anything
 // else ends failed, saying so. A reading that fails leaves it for the next
 // pass.
-func (r *run) endLostRequest(p RequestedPower, la *equinixv1.PowerActionStatus) error {
+func (r *run) endLostRequest(p RequestedPower, la *hardwarev1.PowerActionStatus) error {
 	state, err := r.machine.PowerState(r.s.ctx)
 	if err != nil {
 		// The machine's own failure is the target's to report; the
@@ -182,10 +183,10 @@ func (r *run) endLostRequest(p RequestedPower, la *equinixv1.PowerActionStatus) 
 	if la.Sent != nil {
 		sent = la.Sent.UTC().Format(time.RFC3339)
 	}
-	result, msg := equinixv1.PowerResultFailed, fmt.Sprintf("the %s was sent at %s, but its answer was never stored (the controller stopped); "+
+	result, msg := hardwarev1.PowerResultFailed, fmt.Sprintf("the %s was sent at %s, but its answer was never stored (the controller stopped); "+
 		"whether it was carried out is unknown, so it is not sent again: ask again if the server did not change", verb(la.Action), sent)
-	if la.Action != equinixv1.PowerActionReboot && reached(la.Action, state, false) {
-		result, msg = equinixv1.PowerResultSucceeded, fmt.Sprintf("the server is %s: the %s sent at %s was carried out", state, verb(la.Action), sent)
+	if la.Action != hardwarev1.PowerActionReboot && reached(la.Action, state, false) {
+		result, msg = hardwarev1.PowerResultSucceeded, fmt.Sprintf("the server is %s: the %s sent at %s was carried out", state, verb(la.Action), sent)
 	}
 	metrics.PowerActions.WithLabelValues(string(la.Action), string(result)).Inc()
 	r.closeRequest(p, result, msg)
@@ -214,12 +215,12 @@ func (r *run) followEffect() {
 // (RequestedPower), or one that ended recently, the machine taking it,
 // while the server's power was not yet seen where it takes it. Its power
 // is read again at the power recheck pace meanwhile.
-func PowerSettling(st *equinixv1.HardwareStatus, now time.Time) bool {
+func PowerSettling(st *hardwarev1.HardwareStatus, now time.Time) bool {
 	la := st.LastPowerAction
-	if la != nil && la.Result == equinixv1.PowerResultSent {
+	if la != nil && la.Result == hardwarev1.PowerResultSent {
 		return true
 	}
-	if la == nil || la.Result != equinixv1.PowerResultSucceeded || la.Completed == nil || now.Sub(la.Completed.Time) > powerTimeout {
+	if la == nil || la.Result != hardwarev1.PowerResultSucceeded || la.Completed == nil || now.Sub(la.Completed.Time) > powerTimeout {
 		return false
 	}
 	return !reached(la.Action, machine.PowerState(st.PowerState), true)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -28,8 +29,8 @@ type fakeMachine struct {
 	powerErr error
 	commands []machine.PowerAction
 	// stored is the status stored when each command went out.
-	stored  func() *equinixv1.HardwareStatus
-	atSend  []equinixv1.PowerActionResult
+	stored  func() *hardwarev1.HardwareStatus
+	atSend  []hardwarev1.PowerActionResult
 	readErr error
 	events  []machine.Event
 }
@@ -54,23 +55,23 @@ func (m *fakeMachine) Power(_ context.Context, a machine.PowerAction) error {
 // operation at a time: its request, and what it was told.
 type requester struct {
 	ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]
-	asked    equinixv1.PowerAction
+	asked    hardwarev1.PowerAction
 	quiet    bool
-	accepted []equinixv1.PowerAction
+	accepted []hardwarev1.PowerAction
 	ended    []bool
 }
 
-func (q *requester) Hardware() *equinixv1.HardwareStatus { return &q.Obj.Status.HardwareStatus }
-func (q *requester) Joined() bool                        { return false }
-func (q *requester) ForwardsEvents() bool                { return !q.quiet }
+func (q *requester) Hardware() *hardwarev1.HardwareStatus { return &q.Obj.Status.HardwareStatus }
+func (q *requester) Joined() bool                         { return false }
+func (q *requester) ForwardsEvents() bool                 { return !q.quiet }
 func (q *requester) PowerRecheck(time.Duration) time.Duration {
 	return 10 * time.Second
 }
-func (q *requester) PowerRequest() (equinixv1.PowerAction, bool) {
+func (q *requester) PowerRequest() (hardwarev1.PowerAction, bool) {
 	return q.asked, q.asked != "" && len(q.accepted) == 0
 }
-func (q *requester) PowerAccepted(a equinixv1.PowerAction) { q.accepted = append(q.accepted, a) }
-func (q *requester) PowerEnded(_ equinixv1.PowerAction, ok bool) {
+func (q *requester) PowerAccepted(a hardwarev1.PowerAction) { q.accepted = append(q.accepted, a) }
+func (q *requester) PowerEnded(_ hardwarev1.PowerAction, ok bool) {
 	q.ended = append(q.ended, ok)
 }
 
@@ -82,7 +83,7 @@ type statusStore struct {
 	conflict int
 }
 
-func newRequestRun(t *testing.T, node *corev1.Node, m *fakeMachine, asked equinixv1.PowerAction) (*run, *requester, *statusStore, *record.FakeRecorder) {
+func newRequestRun(t *testing.T, node *corev1.Node, m *fakeMachine, asked hardwarev1.PowerAction) (*run, *requester, *statusStore, *record.FakeRecorder) {
 	t.Helper()
 	s := &statusStore{stored: &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Generation: 3}}}
 	events := record.NewFakeRecorder(20)
@@ -104,7 +105,7 @@ func newRequestRun(t *testing.T, node *corev1.Node, m *fakeMachine, asked equini
 		Recorder:     events,
 	}
 	q := &requester{ObjectPass: ObjectPass[*equinixv1.Instance, equinixv1.InstanceStatus]{Pass: reconcile.NewPass(kind, s.stored), Kind: "Inventory"}, asked: asked}
-	m.stored = func() *equinixv1.HardwareStatus { return &s.stored.Status.HardwareStatus }
+	m.stored = func() *hardwarev1.HardwareStatus { return &s.stored.Status.HardwareStatus }
 	steps := &Steps{ctx: context.Background(), settings: StepSettings{PollInterval: time.Second, MetalTimeout: time.Second},
 		nodes: &liveNodes{live: node}}
 	return &run{Target: q, s: steps, machine: m, node: node, now: time.Unix(1_800_000_000, 0)}, q, s, events
@@ -124,17 +125,17 @@ func nodeIn(maintenance bool) *corev1.Node {
 // command.
 func TestRequestedPowerOneCommandAfterTheIntent(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
-	r, q, s, _ := newRequestRun(t, nodeIn(true), m, equinixv1.PowerActionOff)
+	r, q, s, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionOff)
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Equal(t, []machine.PowerAction{machine.ActionOff}, m.commands)
-	assert.Equal(t, []equinixv1.PowerActionResult{equinixv1.PowerResultSending}, m.atSend, "the intent was stored before the command")
+	assert.Equal(t, []hardwarev1.PowerActionResult{hardwarev1.PowerResultSending}, m.atSend, "the intent was stored before the command")
 	assert.Equal(t, 2, s.writes, "the intent, then the command's answer")
 	la := s.stored.Status.LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, equinixv1.PowerResultSent, la.Result, "taken, not done: the server is still on")
+	assert.Equal(t, hardwarev1.PowerResultSent, la.Result, "taken, not done: the server is still on")
 	assert.EqualValues(t, 1, la.Attempts)
 	assert.EqualValues(t, 3, la.ObservedGeneration)
-	assert.Equal(t, []equinixv1.PowerAction{equinixv1.PowerActionOff}, q.accepted)
+	assert.Equal(t, []hardwarev1.PowerAction{hardwarev1.PowerActionOff}, q.accepted)
 	assert.Empty(t, q.ended, "no actionStatus while the server still shows on")
 	assert.True(t, PowerSettling(&s.stored.Status.HardwareStatus, r.now), "the power is read until it shows off")
 
@@ -147,7 +148,7 @@ func TestRequestedPowerOneCommandAfterTheIntent(t *testing.T) {
 	r.now = r.now.Add(10 * time.Second)
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Equal(t, []bool{true}, q.ended)
-	assert.Equal(t, equinixv1.PowerResultSucceeded, r.Hardware().LastPowerAction.Result)
+	assert.Equal(t, hardwarev1.PowerResultSucceeded, r.Hardware().LastPowerAction.Result)
 	assert.Equal(t, "off", r.Hardware().PowerState)
 	assert.Len(t, m.commands, 1, "one command")
 }
@@ -157,7 +158,7 @@ func TestRequestedPowerOneCommandAfterTheIntent(t *testing.T) {
 // meanwhile leaves it pending.
 func TestRequestedPowerFailsWhenTheEffectNeverShows(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
-	r, q, _, _ := newRequestRun(t, nodeIn(true), m, equinixv1.PowerActionOff)
+	r, q, _, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionOff)
 	require.NoError(t, r.syncRequestedPower(q))
 	m.readErr = &failure.Error{Seam: machine.Seam, Class: failure.Unreachable, Message: "no answer"}
 	r.now = r.now.Add(time.Minute)
@@ -168,7 +169,7 @@ func TestRequestedPowerFailsWhenTheEffectNeverShows(t *testing.T) {
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Equal(t, []bool{false}, q.ended)
 	la := r.Hardware().LastPowerAction
-	assert.Equal(t, equinixv1.PowerResultFailed, la.Result)
+	assert.Equal(t, hardwarev1.PowerResultFailed, la.Result)
 	assert.Contains(t, la.Message, "was not seen off within 5m0s (its power is on)")
 	assert.Len(t, m.commands, 1)
 }
@@ -177,12 +178,12 @@ func TestRequestedPowerFailsWhenTheEffectNeverShows(t *testing.T) {
 // saying why, in a Warning Event too.
 func TestRequestedPowerRefusedOutsideMaintenance(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
-	r, q, _, events := newRequestRun(t, nodeIn(false), m, equinixv1.PowerActionReboot)
+	r, q, _, events := newRequestRun(t, nodeIn(false), m, hardwarev1.PowerActionReboot)
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Empty(t, m.commands)
 	la := r.Hardware().LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, equinixv1.PowerResultFailed, la.Result)
+	assert.Equal(t, hardwarev1.PowerResultFailed, la.Result)
 	assert.Contains(t, la.Message, "is not in maintenance mode")
 	assert.Equal(t, []bool{false}, q.ended)
 	require.Len(t, events.Events, 1)
@@ -193,7 +194,7 @@ func TestRequestedPowerRefusedOutsideMaintenance(t *testing.T) {
 // cache: the request is refused on the API server's word, nothing is sent.
 func TestRequestedPowerRefusedWhenTheLiveNodeLeftMaintenance(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
-	r, q, _, _ := newRequestRun(t, nodeIn(true), m, equinixv1.PowerActionReboot)
+	r, q, _, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionReboot)
 	live := &liveNodes{live: nodeIn(false)}
 	r.s.nodes = live
 	require.NoError(t, r.syncRequestedPower(q))
@@ -201,7 +202,7 @@ func TestRequestedPowerRefusedWhenTheLiveNodeLeftMaintenance(t *testing.T) {
 	assert.Equal(t, 1, live.gets)
 	la := r.Hardware().LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, equinixv1.PowerResultFailed, la.Result)
+	assert.Equal(t, hardwarev1.PowerResultFailed, la.Result)
 	assert.Equal(t, []bool{false}, q.ended)
 }
 
@@ -210,7 +211,7 @@ func TestRequestedPowerRefusedWhenTheLiveNodeLeftMaintenance(t *testing.T) {
 // word, and its one command goes out.
 func TestRequestedPowerTakenWhenTheLiveNodeEnteredMaintenance(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
-	r, q, _, _ := newRequestRun(t, nodeIn(false), m, equinixv1.PowerActionOff)
+	r, q, _, _ := newRequestRun(t, nodeIn(false), m, hardwarev1.PowerActionOff)
 	live := &liveNodes{live: nodeIn(true)}
 	r.s.nodes = live
 	require.NoError(t, r.syncRequestedPower(q))
@@ -218,14 +219,14 @@ func TestRequestedPowerTakenWhenTheLiveNodeEnteredMaintenance(t *testing.T) {
 	assert.Equal(t, 1, live.gets)
 	la := r.Hardware().LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, equinixv1.PowerResultSent, la.Result)
+	assert.Equal(t, hardwarev1.PowerResultSent, la.Result)
 }
 
 // A server without a node is switched without maintenance mode: no
 // workload of the cluster runs on it.
 func TestRequestedPowerWithoutNode(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOff}
-	r, q, _, _ := newRequestRun(t, nil, m, equinixv1.PowerActionOn)
+	r, q, _, _ := newRequestRun(t, nil, m, hardwarev1.PowerActionOn)
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Equal(t, []machine.PowerAction{machine.ActionOn}, m.commands)
 	m.state = machine.PowerOn
@@ -238,7 +239,7 @@ func TestRequestedPowerWithoutNode(t *testing.T) {
 // not in maintenance mode, gets no command.
 func TestRequestedPowerRefusedForANodeTheCacheDoesNotHaveYet(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
-	r, q, _, _ := newRequestRun(t, nil, m, equinixv1.PowerActionOff)
+	r, q, _, _ := newRequestRun(t, nil, m, hardwarev1.PowerActionOff)
 	live := &liveNodes{live: nodeIn(false)}
 	r.s.nodes = live
 	require.NoError(t, r.syncRequestedPower(q))
@@ -255,10 +256,10 @@ func TestRequestedPowerEndsFailedOnAnError(t *testing.T) {
 		&failure.Error{Seam: machine.Seam, Class: failure.Transient, Message: "connection reset"},
 	} {
 		m := &fakeMachine{state: machine.PowerOn, powerErr: err}
-		r, q, s, _ := newRequestRun(t, nodeIn(true), m, equinixv1.PowerActionReboot)
+		r, q, s, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionReboot)
 		require.NoError(t, r.syncRequestedPower(q))
 		assert.Len(t, m.commands, 1)
-		assert.Equal(t, equinixv1.PowerResultFailed, s.stored.Status.LastPowerAction.Result)
+		assert.Equal(t, hardwarev1.PowerResultFailed, s.stored.Status.LastPowerAction.Result)
 		assert.Contains(t, s.stored.Status.LastPowerAction.Message, failure.Message(err))
 		assert.Equal(t, []bool{false}, q.ended)
 	}
@@ -268,12 +269,12 @@ func TestRequestedPowerEndsFailedOnAnError(t *testing.T) {
 // object, not lost (which would leave the request in flight).
 func TestRequestedPowerOutcomeSurvivesAConflict(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
-	r, q, s, _ := newRequestRun(t, nodeIn(true), m, equinixv1.PowerActionOff)
+	r, q, s, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionOff)
 	s.conflict = 1
 	m.powerErr = &failure.Error{Seam: machine.Seam, Class: failure.Refused, Message: "the BMC refused the reset"}
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Len(t, m.commands, 1)
-	assert.Equal(t, equinixv1.PowerResultFailed, s.stored.Status.LastPowerAction.Result)
+	assert.Equal(t, hardwarev1.PowerResultFailed, s.stored.Status.LastPowerAction.Result)
 	assert.Equal(t, []bool{false, false}, q.ended, "recorded on the working copy, then again on the live object")
 }
 
@@ -282,22 +283,22 @@ func TestRequestedPowerOutcomeSurvivesAConflict(t *testing.T) {
 // reboot cannot be told and ends failed.
 func TestRequestedPowerLostAnswer(t *testing.T) {
 	for _, tc := range []struct {
-		action equinixv1.PowerAction
+		action hardwarev1.PowerAction
 		state  machine.PowerState
-		want   equinixv1.PowerActionResult
+		want   hardwarev1.PowerActionResult
 	}{
-		{equinixv1.PowerActionOff, machine.PowerOff, equinixv1.PowerResultSucceeded},
-		{equinixv1.PowerActionOff, machine.PowerOn, equinixv1.PowerResultFailed},
-		{equinixv1.PowerActionReboot, machine.PowerOn, equinixv1.PowerResultFailed},
+		{hardwarev1.PowerActionOff, machine.PowerOff, hardwarev1.PowerResultSucceeded},
+		{hardwarev1.PowerActionOff, machine.PowerOn, hardwarev1.PowerResultFailed},
+		{hardwarev1.PowerActionReboot, machine.PowerOn, hardwarev1.PowerResultFailed},
 	} {
 		m := &fakeMachine{state: tc.state}
 		r, q, _, _ := newRequestRun(t, nodeIn(true), m, "")
 		sent := metav1.NewTime(r.now.Add(-time.Minute))
-		r.Hardware().LastPowerAction = &equinixv1.PowerActionStatus{Action: tc.action, Result: equinixv1.PowerResultSending, Sent: &sent, Attempts: 1}
+		r.Hardware().LastPowerAction = &hardwarev1.PowerActionStatus{Action: tc.action, Result: hardwarev1.PowerResultSending, Sent: &sent, Attempts: 1}
 		require.NoError(t, r.syncRequestedPower(q))
 		assert.Empty(t, m.commands, "%s", tc.action)
 		assert.Equal(t, tc.want, r.Hardware().LastPowerAction.Result, "%s while %s", tc.action, tc.state)
-		assert.Equal(t, []bool{tc.want == equinixv1.PowerResultSucceeded}, q.ended)
+		assert.Equal(t, []bool{tc.want == hardwarev1.PowerResultSucceeded}, q.ended)
 	}
 }
 

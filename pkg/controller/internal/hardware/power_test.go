@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
@@ -37,15 +38,15 @@ func TestWhenAPowerStateNeedsACall(t *testing.T) {
 }
 
 func TestWhereAnActionTakesTheServer(t *testing.T) {
-	assert.True(t, reached(equinixv1.PowerActionOff, machine.PowerOff, false))
-	assert.False(t, reached(equinixv1.PowerActionOff, machine.PowerPoweringOff, true))
-	assert.True(t, reached(equinixv1.PowerActionOn, machine.PowerOn, false))
-	assert.False(t, reached(equinixv1.PowerActionReboot, machine.PowerOn, false), "a reboot not yet taken is not done because the server is on")
-	assert.True(t, reached(equinixv1.PowerActionReboot, machine.PowerOn, true))
-	assert.True(t, underway(equinixv1.PowerActionOff, machine.PowerPoweringOff))
-	assert.True(t, underway(equinixv1.PowerActionOn, machine.PowerPoweringOn))
-	assert.False(t, underway(equinixv1.PowerActionOn, machine.PowerPoweringOff))
-	assert.False(t, underway(equinixv1.PowerActionReboot, machine.PowerPoweringOn))
+	assert.True(t, reached(hardwarev1.PowerActionOff, machine.PowerOff, false))
+	assert.False(t, reached(hardwarev1.PowerActionOff, machine.PowerPoweringOff, true))
+	assert.True(t, reached(hardwarev1.PowerActionOn, machine.PowerOn, false))
+	assert.False(t, reached(hardwarev1.PowerActionReboot, machine.PowerOn, false), "a reboot not yet taken is not done because the server is on")
+	assert.True(t, reached(hardwarev1.PowerActionReboot, machine.PowerOn, true))
+	assert.True(t, underway(hardwarev1.PowerActionOff, machine.PowerPoweringOff))
+	assert.True(t, underway(hardwarev1.PowerActionOn, machine.PowerPoweringOn))
+	assert.False(t, underway(hardwarev1.PowerActionOn, machine.PowerPoweringOff))
+	assert.False(t, underway(hardwarev1.PowerActionReboot, machine.PowerPoweringOn))
 }
 
 func TestForwardedEventsAreNamedByTheirID(t *testing.T) {

@@ -7,11 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/reconcile"
 )
 
 // Target is what the chain's steps work on: a pass over an object whose
-// status embeds v1.HardwareStatus. An Instance is one (instanceTarget); a
+// status embeds hardwarev1.HardwareStatus. An Instance is one; a
 // kind of another package that maps a node to its BMC is another, and runs
 // the same Steps. The steps never hold the pointers it returns across
 // Persist, which replaces the working copy.
@@ -42,7 +43,7 @@ type Target interface {
 	// forwarded then.
 	Deleting() bool
 
-	Hardware() *equinixv1.HardwareStatus
+	Hardware() *hardwarev1.HardwareStatus
 	// ForwardsEvents reports whether the machine's events become
 	// Kubernetes Events. When it is false they are still read (a BMC's
 	// poll is what reads its health and power), and the cursor passes
@@ -67,13 +68,13 @@ type DeclaredPower interface {
 // it, so that the next may be asked for.
 type RequestedPower interface {
 	// PowerRequest is the action asked for and not yet taken up, if any.
-	PowerRequest() (action equinixv1.PowerAction, ok bool)
+	PowerRequest() (action hardwarev1.PowerAction, ok bool)
 	// PowerAccepted records that the request is taken up; it is stored
 	// before the command.
-	PowerAccepted(action equinixv1.PowerAction)
+	PowerAccepted(action hardwarev1.PowerAction)
 	// PowerEnded records how the request ended, in the same write as the
 	// chain's own record of it.
-	PowerEnded(action equinixv1.PowerAction, ok bool)
+	PowerEnded(action hardwarev1.PowerAction, ok bool)
 }
 
 // ObjectPass is the part of a Target every kind shares: the pass over its

@@ -46,6 +46,11 @@ func writeHost(opts Options) error {
 			return fmt.Errorf("write %s: %w", name, err)
 		}
 	}
+	if opts.UEFIOnly {
+		if err := os.WriteFile(filepath.Join(opts.Dir, "host-uefi-only"), nil, 0o600); err != nil {
+			return fmt.Errorf("write host-uefi-only: %w", err)
+		}
+	}
 	return nil
 }
 

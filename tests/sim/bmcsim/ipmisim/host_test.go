@@ -157,3 +157,45 @@ func changes(ts []bmcsim.PowerTransition) []bmcsim.PowerChange {
 	}
 	return out
 }
+
+// A host whose firmware boots UEFI only starts from the network only when
+// the boot flags carried the EFI bit: told a legacy network boot, it boots
+// as it is set, as such a server does.
+func TestUEFIOnlyHost(t *testing.T) {
+	dir := t.TempDir()
+	marks := filepath.Join(dir, "marks")
+	host := func(network bool) []string {
+		kind := "disk"
+		if network {
+			kind = "network"
+		}
+		return []string{"sh", "-c", `echo "$1" >>"$2"; exec sleep 3600`, "host", kind, marks}
+	}
+	sim := Require(t, Options{Username: "admin", Password: "pw", Dir: filepath.Join(dir, "bmc"), Host: host, UEFIOnly: true})
+	ctx := context.Background()
+	c := connect(t, sim)
+	readMarks := func() []string {
+		b, _ := os.ReadFile(marks)
+		return strings.Fields(string(b))
+	}
+	start := func(efi types.BIOSBootType, n int) {
+		t.Helper()
+		require.NoError(t, c.SetBootDevice(ctx, types.BootDeviceSelectorForcePXE, efi, false))
+		_, err := c.ChassisControl(ctx, chassis.ChassisControlPowerUp)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return len(readMarks()) == n }, 10*time.Second, 20*time.Millisecond)
+		_, err = c.ChassisControl(ctx, chassis.ChassisControlPowerDown)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return sim.HostPID() == 0 }, 10*time.Second, 20*time.Millisecond)
+	}
+	start(types.BIOSBootTypeLegacy, 1)
+	start(types.BIOSBootTypeEFI, 2)
+	start(types.BIOSBootTypeLegacy, 3)
+	assert.Equal(t, []string{"disk", "network", "disk"}, readMarks())
+	// The BMC took the override each time; the firmware chose what to do with it.
+	for _, p := range sim.PowerTransitions() {
+		if p.Change == bmcsim.PowerChangeOn {
+			assert.Equal(t, bmcsim.BootPxe, p.Boot)
+		}
+	}
+}

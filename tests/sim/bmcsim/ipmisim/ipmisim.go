@@ -48,6 +48,14 @@ type Options struct {
 	// ends it (SIGTERM, then SIGKILL). It must stay in the foreground. Nil
 	// makes the host a power switch that tests flip with SetPower.
 	Host func(networkBoot bool) []string
+	// UEFIOnly makes a program host's firmware boot UEFI only, as many
+	// servers sold today do: a network boot whose boot flags lack the EFI
+	// bit (a legacy PXE boot) starts Host(false), the host as it is set,
+	// and only one with it Host(true). ipmi_sim keeps the device of the
+	// boot flags alone, so the chassis control reads the EFI bit from the
+	// BMC's trace of the request, which the watcher records before
+	// ipmi_sim answers it.
+	UEFIOnly bool
 	// NoChassisControl leaves the chassis control out, as a BMC that
 	// cannot switch the host or choose its boot device: ipmi_sim then
 	// refuses Set System Boot Options with completion code 0xCC.
@@ -265,6 +273,9 @@ func (s *Sim) watch(out io.Reader) {
 			pending = 0
 			msg.Data, msg.At = strings.TrimSpace(line), time.Now()
 			s.messages = append(s.messages, msg)
+			if bit, ok := bootFlagsEFI(msg); ok {
+				s.noteBootFlags(bit)
+			}
 			if f := strings.Fields(line); msg.NetFn == 0 && msg.Cmd == 2 && len(f) > 0 {
 				if b, err := strconv.ParseUint(f[0], 16, 8); err == nil {
 					s.controls = append(s.controls, Control{Byte: byte(b), At: msg.At})
@@ -281,6 +292,44 @@ func (s *Sim) watch(out io.Reader) {
 		prev = line
 	}
 	_ = s.cmd.Wait()
+}
+
+// bootFlagsEFI reads a Set System Boot Options request of the boot flags
+// (parameter 5): whether its EFI bit (bit 5 of the first flags byte) is
+// set.
+func bootFlagsEFI(m Message) (efi, ok bool) {
+	f := strings.Fields(m.Data)
+	if m.NetFn != 0 || m.Cmd != 0x08 || len(f) < 2 {
+		return false, false
+	}
+	param, err := strconv.ParseUint(f[0], 16, 8)
+	if err != nil || param&0x7f != 5 {
+		return false, false
+	}
+	flags, err := strconv.ParseUint(f[1], 16, 8)
+	if err != nil {
+		return false, false
+	}
+	return flags&0x20 != 0, true
+}
+
+// noteBootFlags appends the firmware a boot flags request asked for to the
+// state directory's boot-flags, one line each, for the chassis control of
+// a UEFIOnly host.
+func (s *Sim) noteBootFlags(efi bool) {
+	line := "legacy\n"
+	if efi {
+		line = "efi\n"
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, "state", "boot-flags"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		s.tail = append(s.tail, "ipmisim: record the boot flags: "+err.Error())
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line); err != nil {
+		s.tail = append(s.tail, "ipmisim: record the boot flags: "+err.Error())
+	}
 }
 
 // ChassisControls returns the Chassis Control requests the BMC received, as
