@@ -25,13 +25,15 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/addonspec"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/bgp"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/devicehardware"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/elasticip"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/instancepool"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/inventory"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/node"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision/equinixmetal"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision/ownedserver"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/sweep"
 	equinixfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io"
 	harvesterfactory "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/harvesterhci.io"
@@ -123,23 +125,20 @@ func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.Type
 // needs the caches synced.
 type Register func(ctx context.Context, deps *common.Deps) error
 
-// chains are what each mode runs, in order. The Instance chains come
+// chains are what each mode runs, in order. The servers' chains come
 // first: their remove handlers store the finalizer before anything else
 // touches an Instance, so no device is created, nor BMC command sent,
 // before it. A chain behind a flag (--bgp, --owned-pools) checks it itself.
 var chains = map[string][]Register{
 	config.ModeEquinix: {
-		instance.Register,
-		instancepool.Register,
-		devicehardware.Register,
+		servers(equinixmetal.New),
 		node.Register,
 		elasticip.Register,
 		bgp.Register,
 		sweep.Register,
 	},
 	config.ModeSeeder: {
-		instance.RegisterOwned,
-		instancepool.RegisterOwned,
+		ownedServers,
 		serveBootEndpoint,
 		// Harvester's upgrade rewrites the Addon this mode is installed as.
 		addonspec.Register,
@@ -147,12 +146,48 @@ var chains = map[string][]Register{
 	},
 }
 
+// servers registers the Instance and pool chains on the provider
+// newProvider builds (once per Deps, see provision.Provider): the
+// Instances' remove handler first, then what wakes the provider's objects.
+func servers[P provision.Provider](newProvider func(context.Context, *common.Deps) (P, error)) Register {
+	return func(ctx context.Context, deps *common.Deps) error {
+		p, err := newProvider(ctx, deps)
+		if err != nil {
+			return err
+		}
+		instance.Register(ctx, deps, p)
+		instancepool.Register(ctx, deps, p)
+		return p.Watch(ctx, deps)
+	}
+}
+
+// ownedServers are the chains of servers people own, with --owned-pools.
+func ownedServers(ctx context.Context, deps *common.Deps) error {
+	if !deps.Cfg.OwnedPools {
+		return nil
+	}
+	return servers(ownedserver.New)(ctx, deps)
+}
+
 // handles names the chain that makes each handle one chain hands another.
 func handles(bootRelay *bootendpoint.Relay) common.Handles {
 	return common.Handles{
-		DriftMarker: instance.DriftMarker,
-		NodeFacts:   devicehardware.NodeFacts,
-		BootClaims:  instance.OpenClaims,
+		// The sweep notes a gone device to the Metal provider, and the
+		// Node chain takes a new Node's facts from it.
+		DriftMarker: func(ctx context.Context, deps *common.Deps) (common.DriftMarker, error) {
+			return equinixmetal.New(ctx, deps)
+		},
+		NodeFacts: func(ctx context.Context, deps *common.Deps) (common.NodeFacts, error) {
+			return equinixmetal.New(ctx, deps)
+		},
+		// The boot endpoint serves the owned provider's open claims.
+		BootClaims: func(ctx context.Context, deps *common.Deps) (common.BootClaims, error) {
+			p, err := ownedserver.New(ctx, deps)
+			if err != nil {
+				return nil, err
+			}
+			return p.BootClaims(), nil
+		},
 		BootServer: func(_ context.Context, deps *common.Deps) (common.BootServer, error) {
 			return bootServer(deps.Cfg, bootRelay), nil
 		},

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/metalsim"
 )
@@ -267,7 +267,7 @@ func (p *passwords) collect(ctx context.Context, env *framework.Env) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range secs.Items {
-		if pw := string(s.Data[instance.PasswordKey]); pw != "" {
+		if pw := string(s.Data[provision.PasswordKey]); pw != "" {
 			p.seen[pw] = true
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 )
 
 // Addon is the real controller binary running as a child process, configured
@@ -288,7 +288,7 @@ func (a *Addon) RememberPasswords() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, s := range secs.Items {
-		if p := string(s.Data[instance.PasswordKey]); p != "" {
+		if p := string(s.Data[provision.PasswordKey]); p != "" {
 			a.secrets[p] = true
 		}
 	}

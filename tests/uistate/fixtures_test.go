@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 )
 
 const (
@@ -54,7 +53,7 @@ func newInstance(phase string, conds ...metav1.Condition) *equinixv1.Instance {
 	inst := &equinixv1.Instance{
 		TypeMeta: metav1.TypeMeta{APIVersion: equinixv1.SchemeGroupVersion.String(), Kind: "Instance"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: node, Generation: 1, Finalizers: []string{instance.Finalizer},
+			Name: node, Generation: 1, Finalizers: []string{equinixv1.FinalizerInstance},
 			Labels: map[string]string{equinixv1.LabelPool: "workers"},
 		},
 		Spec:   equinixv1.InstanceSpec{PoolName: "workers", InstanceTemplate: equinixv1.InstanceTemplate{EquinixMetal: equinixv1.EquinixMetal{Plan: "c3.small.x86", Metro: "sg"}}},

@@ -42,7 +42,7 @@ func (r *run) maintenance() (bool, error) {
 		return false, fmt.Errorf("reading node %s: %w", name, err)
 	}
 	// The request this chain patched a moment ago may not be cached yet.
-	node = r.h.written.Latest(node)
+	node = r.h.nodeWrites.Latest(node)
 	if !common.OwnedNode(node, r.Obj) || !harvester.IsNodeReady(node) || harvester.MaintenanceStatus(node) == harvester.MaintenanceCompleted {
 		return true, nil
 	}
@@ -53,17 +53,17 @@ func (r *run) maintenance() (bool, error) {
 		if err := r.requestMaintenance(node, modeAvailable); err != nil {
 			return false, err
 		}
-		st.MaintenanceRequestedAt = nowTime(r)
+		st.MaintenanceRequestedAt = r.NowTime()
 		how := "Harvester maintenance mode (VMs migrate to other nodes)"
 		if !modeAvailable {
 			how = "a cordon and drain (this Harvester release has no maintenance mode)"
 		}
 		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonMaintenance,
 			fmt.Sprintf("requested %s for node %s; its server is deleted when that completes or after %s", how, node.Name, timeout))
-		r.poll()
+		r.Poll()
 		return false, r.Persist()
 	}
-	if r.now().After(st.MaintenanceRequestedAt.Add(timeout)) {
+	if r.Now().After(st.MaintenanceRequestedAt.Add(timeout)) {
 		r.Eventf(equinixv1.ReasonMaintenanceTimeout,
 			"node %s did not finish maintenance within %s; deleting its server anyway", node.Name, timeout)
 		return true, nil
@@ -79,7 +79,7 @@ func (r *run) maintenance() (bool, error) {
 		// refuses.
 		return false, r.maintenanceWithdrawn(node, modeAvailable, st.MaintenanceRequestedAt.Add(timeout))
 	}
-	r.poll()
+	r.Poll()
 	return false, nil
 }
 
@@ -96,7 +96,7 @@ func (r *run) maintenanceWithdrawn(node *corev1.Node, modeAvailable bool, deadli
 	if !possible {
 		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonMaintenanceRefused,
 			fmt.Sprintf("Harvester refused maintenance mode for node %s (%s); the server is deleted at %s", node.Name, why, at))
-		r.poll()
+		r.Poll()
 		return nil
 	}
 	if err := r.requestMaintenance(node, modeAvailable); err != nil {
@@ -104,7 +104,7 @@ func (r *run) maintenanceWithdrawn(node *corev1.Node, modeAvailable bool, deadli
 	}
 	r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonMaintenance,
 		fmt.Sprintf("the maintenance request of node %s was withdrawn while its server waits to be removed; requested it again; the server is deleted when maintenance completes or at %s", node.Name, at))
-	r.poll()
+	r.Poll()
 	return nil
 }
 
@@ -145,7 +145,7 @@ func (r *run) requestMaintenance(node *corev1.Node, modeAvailable bool) error {
 	if err != nil {
 		return fmt.Errorf("requesting maintenance of node %s: %w", node.Name, err)
 	}
-	r.h.written.Wrote(updated)
+	r.h.nodeWrites.Wrote(updated)
 	r.Eventf(equinixv1.ReasonMaintenance, "requested maintenance of node %s before deleting its server", node.Name)
 	return nil
 }

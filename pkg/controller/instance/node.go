@@ -10,23 +10,14 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
-// clockSkew tolerates the Metal API's clock running behind ours when event
-// times are compared with what we recorded.
-const clockSkew = time.Minute
-
-// nodeRegisteredReady reports whether the server's Node is there (its
-// installer is done) and Ready: only then does it tell for the device. A Node that registered and then went
-// silent may have lost its server, which only the device can say.
-func (r *run) nodeRegisteredReady() bool {
-	node, err := r.h.nodes.Cache().Get(r.Obj.NodeName())
-	return err == nil && common.OwnedNode(node, r.Obj) && harvester.IsNodeReady(node)
-}
-
-// trackNode follows the Node the server registers as.
-func (r *run) trackNode() error {
+// TrackNode follows the Node the server registers as: the chain's step,
+// which a provider's may run before a call (see provision.Chain).
+func (h *Handler) TrackNode(p *provision.Pass) error {
+	r := &run{Pass: p, h: h}
 	name := r.Obj.NodeName()
 	node, err := r.h.nodes.Cache().Get(name)
 	if apierrors.IsNotFound(err) {
@@ -40,7 +31,7 @@ func (r *run) trackNode() error {
 		r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionFalse, equinixv1.ReasonNodeNameTaken,
 			fmt.Sprintf("node %s exists but does not carry label %s=%s, so it is not this server's; the addon leaves it alone",
 				node.Name, equinixv1.LabelInstance, r.Obj.Name))
-		r.poll()
+		r.Poll()
 		return nil
 	}
 	st := &r.Obj.Status
@@ -59,12 +50,12 @@ func (r *run) trackNode() error {
 func (r *run) nodeReady(node *corev1.Node) {
 	st := &r.Obj.Status
 	if st.JoinedAt == nil {
-		st.JoinedAt = nowTime(r)
+		st.JoinedAt = r.NowTime()
 		r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, equinixv1.ReasonInstalled,
 			fmt.Sprintf("Harvester is installed and node %s is Ready", node.Name))
 	}
 	st.UnhealthySince = nil
-	r.setPhase(equinixv1.PhaseManaged)
+	r.SetPhase(equinixv1.PhaseManaged)
 	r.SetCondition(equinixv1.InstanceReady, metav1.ConditionTrue, equinixv1.ReasonNodeReady,
 		fmt.Sprintf("node %s is Ready", node.Name))
 }
@@ -84,7 +75,7 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 		}
 	}
 	if st.JoinedAt == nil {
-		r.setPhase(equinixv1.PhaseJoining)
+		r.SetPhase(equinixv1.PhaseJoining)
 		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeNotReadyYet, fmt.Sprintf("node %s %s", node.Name, why))
 		return
 	}
@@ -92,7 +83,7 @@ func (r *run) nodeNotReady(node *corev1.Node, ready *corev1.NodeCondition) {
 		return
 	}
 	st.UnhealthySince = &since
-	r.setPhase(equinixv1.PhaseUnhealthy)
+	r.SetPhase(equinixv1.PhaseUnhealthy)
 	r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeNotReady,
 		fmt.Sprintf("node %s %s (since %s)", node.Name, why, since.UTC().Format(time.RFC3339)))
 }
@@ -107,17 +98,17 @@ func (r *run) poweredOnRequest(node, why string) bool {
 	switch {
 	case r.Obj.OffOnRequest():
 		st.UnhealthySince = nil
-		r.setPhase(equinixv1.PhaseOff)
+		r.SetPhase(equinixv1.PhaseOff)
 		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonPoweredOffOnRequest,
 			fmt.Sprintf("node %s %s: its server is switched off on request (spec.powerState: off)", node, why))
 		return true
-	case r.Obj.RestartingOnRequest(metav1.NewTime(r.now()), metav1.Duration{Duration: r.startupTimeout()}):
+	case r.Obj.RestartingOnRequest(metav1.NewTime(r.Now()), metav1.Duration{Duration: r.startupTimeout()}):
 		st.UnhealthySince = nil
-		r.setPhase(equinixv1.PhaseUnhealthy)
+		r.SetPhase(equinixv1.PhaseUnhealthy)
 		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonRestartingOnRequest,
 			fmt.Sprintf("node %s %s: its server was switched on or rebooted on request and has until %s to come back",
 				node, why, r.Obj.Status.LastPowerAction.Requested.Add(r.startupTimeout()).UTC().Format(time.RFC3339)))
-		r.poll()
+		r.Poll()
 		return true
 	}
 	return false
@@ -129,14 +120,14 @@ func (r *run) poweredOnRequest(node, why string) bool {
 // Inventory takes them only in maintenance mode). It is not unhealthy, so
 // the pool neither power-cycles nor replaces it until maintenance ends.
 func (r *run) maintained(node *corev1.Node, why string) bool {
-	if !r.Obj.Spec.Owned() {
+	if !r.h.provider.Traits().PowerActions {
 		return false
 	}
 	if in, _ := harvester.PowerActionsAllowed(node); !in {
 		return false
 	}
 	r.Obj.Status.UnhealthySince = nil
-	r.setPhase(equinixv1.PhaseOff)
+	r.SetPhase(equinixv1.PhaseOff)
 	r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeInMaintenance, fmt.Sprintf(
 		"node %s %s while in Harvester maintenance mode: its server's power is a person's (Harvester's power actions), "+
 			"so the pool neither power-cycles nor replaces it until maintenance ends", node.Name, why))
@@ -156,17 +147,17 @@ func (r *run) nodeMissing(name string) {
 		// The Node object was deleted after the server joined: as unhealthy as it
 		// gets, measured from when we noticed.
 		if st.UnhealthySince == nil || st.Status != equinixv1.PhaseUnhealthy {
-			st.UnhealthySince = nowTime(r)
+			st.UnhealthySince = r.NowTime()
 		}
-		r.setPhase(equinixv1.PhaseUnhealthy)
+		r.SetPhase(equinixv1.PhaseUnhealthy)
 		r.SetCondition(equinixv1.InstanceReady, metav1.ConditionFalse, equinixv1.ReasonNodeGone,
 			fmt.Sprintf("node %s no longer exists", name))
 		return
 	}
-	r.setPhase(equinixv1.PhaseJoining)
+	r.SetPhase(equinixv1.PhaseJoining)
 	r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionFalse, equinixv1.ReasonWaiting,
 		fmt.Sprintf("waiting for the installer to finish and node %s to register", name))
 	// The Node watch brings us back when it registers; polling the device meanwhile
 	// notices an install that fails or a device that disappears.
-	r.Requeue(2 * r.h.settings.PollInterval)
+	r.Requeue(2 * r.PollInterval())
 }

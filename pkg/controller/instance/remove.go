@@ -1,8 +1,8 @@
 package instance
 
 import (
+	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/rancher/wrangler/v3/pkg/generic"
@@ -10,22 +10,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
-	"github.com/harvester/harvester-equinix-addon/pkg/failure"
-	"github.com/harvester/harvester-equinix-addon/pkg/metal"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
-// RemoveInstance is the cleanup chain: it deletes the device, waits until
-// Equinix Metal no longer has it, then deletes the Node and the Instance's
-// Secret. Until every step is confirmed the finalizer stays, so a paid server
-// is never forgotten; a 401/403 in particular never lets it go.
+// RemoveInstance is the release: a joined node is drained (maintenance
+// mode), the provider stops the server for good (a device deleted and
+// gone, a server powered off), the Node and the console Secret are
+// deleted, and the provider takes back what the Instance held (VLANs no
+// server uses, the claim). Until every step is confirmed the finalizer
+// stays, so a paid server is never forgotten; a 401/403 in particular never
+// lets it go.
 func (h *Handler) RemoveInstance(_ string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
-	r := h.newRun(inst)
-	done, err := r.cleanup()
-	updated, perr := r.Finish(err)
-	if perr != nil || err != nil {
+	r := h.newRun(h.latest(inst))
+	steps := h.provider.Steps(r.Pass)
+	done, err := r.release(steps)
+	updated, perr := r.Finish(errors.Join(err, steps.Tend()))
+	if perr != nil {
 		return updated, perr
 	}
 	if !done {
@@ -39,107 +41,24 @@ func (h *Handler) RemoveInstance(_ string, inst *equinixv1.Instance) (*equinixv1
 	return updated, nil
 }
 
-func (r *run) cleanup() (bool, error) {
-	if r.Obj.Spec.Owned() {
-		return r.cleanupOwned()
-	}
+func (r *run) release(steps provision.Steps) (bool, error) {
 	if r.Obj.Status.Status != equinixv1.PhaseDeleting {
-		r.setPhase(equinixv1.PhaseDeleting)
-		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonDeleting,
-			fmt.Sprintf("removing device %q and node %s", r.Obj.Status.InstanceID, r.Obj.Name))
-	}
-	if r.noDeviceRequested() {
-		// Nothing was ever asked of Equinix Metal, so there is nothing to
-		// release there: no credentials are needed to let the Instance go.
-		return true, r.deletePasswordSecret()
+		r.SetPhase(equinixv1.PhaseDeleting)
+		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonDeleting, steps.Releasing())
 	}
 	if done, err := r.maintenance(); err != nil || !done {
 		return false, err
 	}
-	client, err := r.metalClient()
-	if client == nil || err != nil {
-		r.Requeue(authRetry)
-		return false, err
-	}
-	gone, err := r.deleteDevices(client)
-	if err != nil || !gone {
-		if err == nil && r.After() == 0 {
-			r.poll()
-		}
+	if done, err := steps.Stop(); err != nil || !done {
 		return false, err
 	}
 	if err := r.deleteNode(); err != nil {
 		return false, err
 	}
-	// The device's ports are gone with it: VLANs only it used can go too.
-	if err := r.collectVLANs(client); err != nil {
-		return false, r.metalFailure("deleting VLANs no longer used", equinixv1.InstanceDeleting, err)
-	}
 	if err := r.deletePasswordSecret(); err != nil {
 		return false, err
 	}
-	return true, nil
-}
-
-// deleteDevices deletes every device of this Instance: the recorded one and
-// any other carrying its tag (a create whose answer was lost). It reports
-// whether all are confirmed gone.
-func (r *run) deleteDevices(client metal.Client) (bool, error) {
-	ids := map[string]bool{}
-	if r.Obj.Status.InstanceID != "" {
-		ids[r.Obj.Status.InstanceID] = true
-	}
-	tagged, err := client.ListDevices(r.h.ctx, metal.ListDevicesOptions{Tag: equinixv1.InstanceTag(string(r.Obj.UID))})
-	if err != nil {
-		return false, r.metalFailure("listing the Instance's devices to delete them", equinixv1.InstanceDeleting, err)
-	}
-	listed := map[string]bool{}
-	for _, d := range tagged {
-		ids[d.ID] = true
-		listed[d.ID] = true
-	}
-	sorted := make([]string, 0, len(ids))
-	for id := range ids {
-		sorted = append(sorted, id)
-	}
-	sort.Strings(sorted)
-	allGone := true
-	for _, id := range sorted {
-		gone, err := r.deleteDevice(client, id, listed[id])
-		if err != nil {
-			return false, err
-		}
-		allGone = allGone && gone
-	}
-	return allGone, nil
-}
-
-func (r *run) deleteDevice(client metal.Client, id string, listed bool) (bool, error) {
-	dev, err := client.GetDevice(r.h.ctx, id)
-	switch {
-	case metal.IsNotFound(err):
-		return true, nil
-	case failure.ClassOf(err) == failure.Forbidden && !listed:
-		// 403 for a device the tag list no longer shows: deleted.
-		return true, nil
-	case err != nil:
-		return false, r.metalFailure("reading device "+id+" before deleting it", equinixv1.InstanceDeleting, err)
-	}
-	if dev.State == metal.DeviceStateDeprovisioning || dev.State == metal.DeviceStateDeleted {
-		return false, nil
-	}
-	if err := client.DeleteDevice(r.h.ctx, id, false); err != nil {
-		if metal.IsNotFound(err) {
-			return true, nil
-		}
-		if failure.ClassOf(err) == failure.Busy {
-			r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonWaitingForProvisioning,
-				fmt.Sprintf("Equinix Metal refuses to delete device %s while it is %s; retrying", id, dev.State))
-		}
-		return false, r.metalFailure("deleting device "+id, equinixv1.InstanceDeleting, err)
-	}
-	r.Eventf(equinixv1.ReasonDeviceDeleted, "deleting device %s", id)
-	return false, nil
+	return true, steps.Free()
 }
 
 // deleteNode removes the Node only if it is this Instance's (name and label).
@@ -193,16 +112,4 @@ func (r *run) deletePasswordSecret() error {
 		return fmt.Errorf("deleting Secret %s/%s: %w", ns, name, err)
 	}
 	return nil
-}
-
-// noDeviceRequested reports whether no device create was ever sent for this
-// Instance: the project is recorded (and stored) before the first create, a
-// refused create stored nothing, and an adopted or created device has an ID.
-func (r *run) noDeviceRequested() bool {
-	st := &r.Obj.Status
-	if st.InstanceID != "" || st.ProjectID != "" {
-		return false
-	}
-	c := conditions.Get(st.Conditions, equinixv1.InstanceDeviceCreated)
-	return c == nil || (c.Status == metav1.ConditionFalse && c.Reason != equinixv1.ReasonDeviceGone && c.Reason != equinixv1.ReasonDuplicateDevices)
 }

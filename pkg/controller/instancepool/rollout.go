@@ -12,12 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	"github.com/harvester/harvester-equinix-addon/pkg/controller/instance"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
 
 // syncInPlace copies the pool's VLAN lists onto its Instances made from the
-// same server template; the networking chain then converges their ports
+// same server template; the provider then converges their ports
 // without reinstalling anything. An Instance that never asked for a device
 // is not a server yet: it takes the whole template (a fixed Harvester
 // version, SSH keys, tags), which otherwise reach only servers created later.
@@ -84,10 +83,8 @@ func (r *poolRun) rollout() error {
 	}
 	f := r.fleet(r.insts, nodes)
 	step := planRollout(f)
-	if r.Obj.Spec.Owned() {
-		if step.create, err = r.surgeCapacity(step.create); err != nil {
-			return err
-		}
+	if step.create, err = r.surgeCapacity(step.create); err != nil {
+		return err
 	}
 	r.rolloutCreate = step.create
 	if len(step.remove) > 0 {
@@ -202,20 +199,15 @@ func lower(s string) string {
 	return string(b)
 }
 
-// surgeCapacity bounds the new servers a rollout of servers people own
-// creates by the free servers left: the Instances of the current template
-// still waiting for one take theirs first. A surge without a server to
-// claim would only wait.
+// surgeCapacity bounds the new servers a rollout creates by what the
+// provider has to offer, the Instances of the current template first.
 func (r *poolRun) surgeCapacity(want int) (int, error) {
-	free, err := instance.FreeServers(r.h.inventories, r.h.nodes, &r.Obj.Spec.InstanceTemplate)
-	if err != nil {
-		return 0, err
-	}
 	hash := templateHash(&r.Obj.Spec.InstanceTemplate)
+	var current []*equinixv1.Instance
 	for _, inst := range active(r.insts) {
-		if inst.Annotations[equinixv1.AnnotationTemplateHash] == hash && inst.Status.Server == "" {
-			free--
+		if inst.Annotations[equinixv1.AnnotationTemplateHash] == hash {
+			current = append(current, inst)
 		}
 	}
-	return max(0, min(want, free)), nil
+	return r.h.provider.Capacity(r.Obj, current, want)
 }

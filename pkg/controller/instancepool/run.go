@@ -31,9 +31,9 @@ type poolRun struct {
 	backingOff time.Duration
 	// scaleDownHeld says why a scale-down could not remove enough servers.
 	scaleDownHeld string
-	// projectChanged is set while the credentials Secret names another
-	// project than the pool's servers were made in: no server is created.
-	projectChanged bool
+	// holdCreates is set while the provider says no server may be
+	// created (a condition says why).
+	holdCreates bool
 }
 
 // SyncPool keeps the pool at count Instances and reports its status.

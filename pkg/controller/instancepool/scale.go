@@ -70,7 +70,7 @@ func (r *poolRun) toCreate(live []*equinixv1.Instance) int {
 
 func (r *poolRun) scaleUp(now time.Time) error {
 	st := r.Obj.Status
-	if st.FailedGeneration != 0 || r.projectChanged {
+	if st.FailedGeneration != 0 || r.holdCreates {
 		return nil
 	}
 	if st.ConsecutiveFailures > 0 && st.LastProvisionFailure != nil {
@@ -154,8 +154,10 @@ func (r *poolRun) createInstance(existing []*equinixv1.Instance, n, want int) er
 		}
 		inst := &equinixv1.Instance{
 			ObjectMeta: metav1.ObjectMeta{
-				Name:        name,
-				Finalizers:  []string{finalizerOf(&r.Obj.Spec.InstanceTemplate)},
+				Name: name,
+				// The provider's cleanup finalizer, so that no window is
+				// left between the creation and its first call.
+				Finalizers:  []string{r.h.provider.Names().InstanceFinalizer()},
 				Labels:      map[string]string{equinixv1.LabelPool: r.Obj.Name},
 				Annotations: map[string]string{equinixv1.AnnotationTemplateHash: templateHash(&r.Obj.Spec.InstanceTemplate)},
 				OwnerReferences: []metav1.OwnerReference{{
@@ -181,15 +183,4 @@ func (r *poolRun) createInstance(existing []*equinixv1.Instance, n, want int) er
 		return nil
 	}
 	return fmt.Errorf("no free instance name for pool %s after 3 tries", r.Obj.Name)
-}
-
-// finalizerOf is the cleanup finalizer an Instance is created with, so that
-// no window is left between its creation and its provider's first call:
-// the equinix mode's for a Metal server, the hardware mode's for a server
-// people own.
-func finalizerOf(t *equinixv1.InstanceTemplate) string {
-	if t.Owned() {
-		return equinixv1.FinalizerInstanceOwned
-	}
-	return equinixv1.FinalizerInstance
 }

@@ -109,15 +109,15 @@ type Kinds struct {
 // chain makes each; a chain that uses one asks Deps for it, and it is
 // built on first use, by whichever chain comes first.
 type Handles struct {
-	// DriftMarker records on a joined Instance that its device is gone:
-	// the Equinix Metal Instance chain's handler (the sweep finds them).
+	// DriftMarker notes that a joined Instance's device is gone: the
+	// Equinix Metal provider (the sweep finds them).
 	DriftMarker func(context.Context, *Deps) (DriftMarker, error)
 	// NodeFacts are the hardware facts of an Instance's device that its
-	// Node lacks: the Metal devices' hardware chain's (the Node chain puts
-	// them on in its own patch).
+	// Node lacks: the Equinix Metal provider's (the Node chain puts them on
+	// in its own patch).
 	NodeFacts func(context.Context, *Deps) (NodeFacts, error)
 	// BootClaims are the open claims of servers people own: the owned
-	// servers' Instance chain's (the boot endpoint serves them).
+	// servers' provider's (the boot endpoint serves them).
 	BootClaims func(context.Context, *Deps) (BootClaims, error)
 	// BootServer serves the boot endpoint: the process's relay, which
 	// every replica listens on, or a listener of the controllers' own.

@@ -10,8 +10,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 )
 
-// DriftMarker records on a joined Instance that its device is gone: the
-// Instance handler, whose status rules it follows.
+// DriftMarker notes that a joined Instance's device is gone, for the
+// Instance's pass, the one writer of its status, to store.
 type DriftMarker interface {
 	MarkDeviceGone(inst *equinixv1.Instance) error
 }
@@ -19,7 +19,7 @@ type DriftMarker interface {
 // NodeFacts gives the hardware facts of an Instance's machine that its
 // Node lacks, so that a new Node gets its labels, annotations and facts in
 // one patch; ok is false when they cannot be read now, and the hardware
-// chain puts them on itself.
+// steps put them on themselves.
 type NodeFacts interface {
 	NodeFacts(inst *equinixv1.Instance, node *corev1.Node) (labels, annotations map[string]*string, ok bool)
 }

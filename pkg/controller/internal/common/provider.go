@@ -5,27 +5,13 @@ import (
 
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 )
 
 // Pools and Instances are run by the install of their provider: Equinix
 // Metal ones by --mode equinix, servers people own by --mode seeder (the
 // install that holds the BMC sessions). Each install registers its handlers
-// through these filters, so that it never acts on, nor puts its finalizer
-// on, the other provider's objects.
-
-// MetalPool reports whether the pool is of Equinix Metal devices.
-func MetalPool(p *equinixv1.InstancePool) bool { return !p.Spec.Owned() }
-
-// OwnedPool reports whether the pool is of servers people own.
-func OwnedPool(p *equinixv1.InstancePool) bool { return p.Spec.Owned() }
-
-// MetalInstance reports whether the Instance is an Equinix Metal device.
-func MetalInstance(i *equinixv1.Instance) bool { return !i.Spec.Owned() }
-
-// OwnedInstance reports whether the Instance is a server people own.
-func OwnedInstance(i *equinixv1.Instance) bool { return i.Spec.Owned() }
+// through these filters, with its provider's Handles, so that it never acts
+// on, nor puts its finalizer on, the other provider's objects.
 
 // registrar is the part of a wrangler controller the filters register on.
 type registrar[T runtime.Object] interface {

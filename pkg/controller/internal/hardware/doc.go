@@ -10,8 +10,10 @@
 //
 // The steps talk to machines through pkg/machine only, and work on a
 // Target (target.go): a pass over an object whose status embeds
-// hardwarev1.HardwareStatus. Two chains run them: package devicehardware on
-// Instances, whose machine is an Equinix Metal device (package
-// metaldriver), and package inventory on Seeder's Inventories, servers the
-// addon did not provision, whose machine is their BMC (package bmcdriver).
+// hardwarev1.HardwareStatus. Two run them: the provider of Equinix Metal devices
+// (package provision/equinixmetal), at the end of each pass over an
+// Instance, whose machine is its device (package metaldriver), and the
+// Inventories' chain (package inventory) on Seeder's Inventories, servers
+// the addon did not provision, whose machine is their BMC (package
+// bmcdriver).
 package hardware

@@ -36,7 +36,7 @@ type involvedObject struct {
 // own. A fleet provisioning at once makes about ten device events per
 // server, and each Event waits its turn in a client-side limit: written in
 // the Instance workers, they would hold up every server's provisioning
-// behind them. The Instance handler gives the outbox each run's new events
+// behind them. The Instance's pass gives the outbox each run's new events
 // and takes back, at its next run, the events written: their cursor is
 // stored only then, so a crash in between writes an Event again at most,
 // which its name, derived from the event, turns into AlreadyExists. Once a

@@ -13,10 +13,10 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 )
 
-// Steps are the chain's steps (a machine's events, its facts, a reclaim
+// Steps are the kit's steps (a machine's events, its facts, a reclaim
 // notice, power requests) and what they read and write besides their
-// target. They work on any Target: the Instances' handler runs them, and
-// so does the Inventories' (package inventory).
+// target. They work on any Target: the pass over an Instance of Equinix
+// Metal runs them, and so does the Inventories' (package inventory).
 type Steps struct {
 	ctx      context.Context
 	settings StepSettings

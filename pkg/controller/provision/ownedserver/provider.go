@@ -1,0 +1,138 @@
+// Package ownedserver is the provider of servers people own (--mode
+// hardware --owned-pools): each Instance claims a free Seeder Inventory
+// (claim.go), sets a one-time network boot and powers the server on
+// through its BMC, into the installer the boot endpoint hands it
+// (boot.go, bootclaims.go), power-cycles it while its node stays not
+// Ready (remediate.go), and on release powers it off and frees the claim
+// (release.go). Every BMC command goes through the hardware mode's one
+// bmcdriver, shared with the Inventories' chain.
+package ownedserver
+
+import (
+	"context"
+	"time"
+
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
+	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
+	seedercontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+)
+
+// Names of the chains for servers people own: their own, so that their
+// finalizers are not the equinix mode's (both modes may run in one
+// cluster, each on its own objects).
+var names = provision.Names{Instance: "instance-owned", Pool: "instancepool-owned"}
+
+// Settings are the parts of the configuration the provider reads.
+type Settings struct {
+	// Namespace holds the console-password Secrets.
+	Namespace string
+	// BMCTimeout bounds one request to a BMC.
+	BMCTimeout time.Duration
+}
+
+// Provider holds what the provider's steps read and keep.
+type Provider struct {
+	// ctx ends when the controller stops; BMC calls use it.
+	ctx      context.Context
+	settings Settings
+
+	inventories seedercontrollers.InventoryController
+	instances   equinixcontrollers.InstanceCache
+	pools       equinixcontrollers.InstancePoolCache
+	nodes       corecontrollers.NodeCache
+	// nodeWrites are the chains' latest writes of Nodes.
+	nodeWrites *common.NodeWrites
+	secrets    corecontrollers.SecretCache
+	// k8s reads the BMC Secret an Inventory names.
+	k8s      kubernetes.Interface
+	bmcs     *bmcdriver.Driver
+	joinInfo *joininfo.Resolver
+	recorder record.EventRecorder
+	// owned is what the provider keeps of its claims.
+	owned *ownedState
+}
+
+var _ provision.Provider = (*Provider)(nil)
+
+// New is the mode's provider of servers people own: built once per Deps,
+// by the first to ask (its chains, the boot endpoint), without starting
+// anything.
+func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
+	return common.Shared(deps, providerKey{}, func() (*Provider, error) {
+		cfg := deps.Cfg
+		return &Provider{
+			ctx:         ctx,
+			settings:    Settings{Namespace: cfg.Namespace, BMCTimeout: cfg.BMCTimeout},
+			inventories: deps.Inventories(), instances: deps.Instances().Cache(), pools: deps.Pools().Cache(),
+			nodes: deps.Nodes().Cache(), nodeWrites: deps.NodeWrites(), secrets: deps.Secrets().Cache(),
+			k8s: deps.K8s(), bmcs: deps.BMCs(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
+			owned: newOwnedState(deps.Inventories().Informer().GetStore()),
+		}, nil
+	})
+}
+
+// providerKey names the provider among the shared values of Deps.
+type providerKey struct{}
+
+// Watch wires what wakes the Instances and pools besides their own
+// objects: a changed Inventory wakes the Instance that holds it and every
+// one still waiting for a server, and every pool (a server freed or added
+// is capacity for a rollout's surge).
+func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
+	relatedresource.WatchClusterScoped(ctx, "instance-owned-watch-inventories", p.instancesOfInventory,
+		common.After(deps.Instances(), common.RelatedDelay), deps.Inventories())
+	relatedresource.WatchClusterScoped(ctx, "instancepool-owned-watch-inventories", provision.EveryPool(deps.Pools().Cache()),
+		common.After(deps.Pools(), common.RelatedDelay), deps.Inventories())
+	return nil
+}
+
+// Names are the chains' names for servers people own.
+func (p *Provider) Names() provision.Names { return names }
+
+// Traits says that Harvester's power actions reach the servers, through
+// their Inventories, in maintenance mode.
+func (p *Provider) Traits() provision.Traits { return provision.Traits{PowerActions: true} }
+
+// Handles the templates with spec.servers.
+func (p *Provider) Handles(t *equinixv1.InstanceTemplate) bool { return t.Owned() }
+
+// Steps starts the provider's part of a pass.
+func (p *Provider) Steps(pass *provision.Pass) provision.Steps { return &run{Pass: pass, p: p} }
+
+// Prepare adds nothing: status.server is the claimed Inventory.
+func (p *Provider) Prepare(*equinixv1.InstanceStatus) {}
+
+// Forget drops nothing: a claim's memory ends with its release.
+func (p *Provider) Forget(string) {}
+
+// instancesOfInventory re-runs the Instance that holds a changed
+// Inventory, and every owned Instance still waiting for a server.
+func (p *Provider) instancesOfInventory(_, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
+	var holder string
+	if inv, ok := obj.(*seederv1alpha1.Inventory); ok && inv != nil {
+		holder = inv.Labels[equinixv1.LabelClaimedBy]
+	}
+	insts, err := p.instances.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var keys []relatedresource.Key
+	for _, inst := range insts {
+		if p.Handles(&inst.Spec.InstanceTemplate) && (inst.Name == holder || inst.Status.Server == "") {
+			keys = append(keys, relatedresource.Key{Name: inst.Name})
+		}
+	}
+	return keys, nil
+}

@@ -1,0 +1,129 @@
+package ownedserver
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
+)
+
+// run is the provider's part of one pass over one Instance: its steps, in
+// the order the Instance chain takes them (see provision.Steps). Every BMC
+// command goes through the hardware mode's one driver, so the server's BMC
+// keeps one session whichever chain asks, and every command is stored as
+// an intent before it is sent, and never sent twice.
+type run struct {
+	*provision.Pass
+	p *Provider
+	// held is the server the Instance holds, once read in this pass.
+	held     *seederv1alpha1.Inventory
+	heldRead bool
+}
+
+var _ provision.Steps = (*run)(nil)
+
+// Provision claims a free server (an Inventory), then sets a one-time
+// network boot and powers it on through its BMC, into the installer.
+func (r *run) Provision() (bool, error) {
+	inv, err := r.claimedServer()
+	if err != nil {
+		return false, err
+	}
+	if inv == nil && r.Obj.Status.Server != "" {
+		r.SetPhase(equinixv1.PhaseFailed)
+		r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonServerGone, fmt.Sprintf(
+			"Inventory %s/%s is gone or no longer carries this Instance's claim; the pool replaces this server",
+			seederv1alpha1.InventoryNamespace, r.Obj.Status.Server))
+		return false, nil
+	}
+	if inv == nil {
+		var unnamable int
+		if inv, unnamable, err = r.claim(); err != nil {
+			return false, err
+		}
+		if inv == nil {
+			r.SetPhase(equinixv1.PhasePending)
+			r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionFalse, equinixv1.ReasonNoFreeServer, noFreeServer(unnamable))
+			// The Inventories' watch brings the Instance back when one frees up.
+			r.Requeue(4 * r.PollInterval())
+			return false, nil
+		}
+	}
+	if r.Obj.Status.Server != inv.Name {
+		// Stored at once: the claim is the create of this provider.
+		r.Obj.Status.Server = inv.Name
+		r.Obj.Status.DeviceCreatedAt = r.NowTime()
+		if err := r.Persist(); err != nil {
+			return false, err
+		}
+		r.Eventf(equinixv1.ReasonServerClaimed, "claimed server %s (Inventory %s/%s, management MAC %s)",
+			inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress)
+	}
+	r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionTrue, equinixv1.ReasonServerClaimed, fmt.Sprintf(
+		"claimed server %s (Inventory %s/%s, management MAC %s)", inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress))
+	if r.Obj.Status.PowerRequestedAt == nil {
+		if started, err := r.bootOwned(inv); err != nil || !started {
+			return false, err
+		}
+	}
+	r.SetPhase(equinixv1.PhaseInstalling)
+	return true, nil
+}
+
+// Follow has nothing to look at: a joined server is followed through its
+// Node.
+func (r *run) Follow() (bool, error) { return true, nil }
+
+// Joined has nothing to do.
+func (r *run) Joined() error { return nil }
+
+// Remediate power-cycles a server whose node stays not Ready (see
+// remediateOwned).
+func (r *run) Remediate() error { return r.remediateOwned() }
+
+// Tend has nothing to do.
+func (r *run) Tend() error { return nil }
+
+// Releasing names the server and the node, if any.
+func (r *run) Releasing() string {
+	if r.Obj.Status.Server == "" {
+		return "no server was claimed: nothing to release"
+	}
+	return fmt.Sprintf("releasing server %s and removing its node %s", r.Obj.Status.Server, r.Obj.NodeName())
+}
+
+// Stop powers the server off through its BMC (before its Node goes, which
+// a running kubelet would register again). A server this Instance never
+// booted keeps its power as it was.
+func (r *run) Stop() (bool, error) {
+	inv, err := r.heldServer()
+	if err != nil || inv == nil || r.Obj.Status.NetworkBootRequestedAt == nil {
+		return err == nil, err
+	}
+	return r.powerOffOwned(inv)
+}
+
+// Free removes the claim: the server is free again.
+func (r *run) Free() error {
+	inv, err := r.heldServer()
+	if err != nil || inv == nil {
+		return err
+	}
+	return r.unclaim(inv)
+}
+
+// heldServer is claimedServer, read once per pass.
+func (r *run) heldServer() (*seederv1alpha1.Inventory, error) {
+	if r.heldRead {
+		return r.held, nil
+	}
+	inv, err := r.claimedServer()
+	if err != nil {
+		return nil, err
+	}
+	r.held, r.heldRead = inv, true
+	return inv, nil
+}
