@@ -17,6 +17,9 @@ const (
 	// BootNetwork boots from the network: the NIC's PXE firmware asks DHCP
 	// for a boot file (Redfish target Pxe, IPMI device selector "force PXE").
 	BootNetwork BootDevice = "network"
+	// BootCD boots from the CD/DVD drive, a virtual one where the BMC
+	// mounted an image (Redfish target Cd, IPMI "force boot from CD/DVD").
+	BootCD BootDevice = "cd"
 )
 
 // BootFirmware says which firmware interface the override boots with.
@@ -38,7 +41,7 @@ const (
 	BootFirmwareLegacy BootFirmware = "legacy"
 )
 
-func (d BootDevice) valid() bool { return d == BootNetwork }
+func (d BootDevice) valid() bool { return d == BootNetwork || d == BootCD }
 
 func (f BootFirmware) valid() bool {
 	return f == BootFirmwareAny || f == BootFirmwareUEFI || f == BootFirmwareLegacy
@@ -47,7 +50,7 @@ func (f BootFirmware) valid() bool {
 // checkBoot refuses what no BMC is asked for.
 func checkBoot(ep Endpoint, d BootDevice, f BootFirmware) error {
 	if !d.valid() {
-		return newError("BootOnce", ep, failure.Invalid, fmt.Sprintf("unknown boot device %q; use %q", string(d), BootNetwork), nil)
+		return newError("BootOnce", ep, failure.Invalid, fmt.Sprintf("unknown boot device %q; use %q or %q", string(d), BootNetwork, BootCD), nil)
 	}
 	if !f.valid() {
 		return newError("BootOnce", ep, failure.Invalid, fmt.Sprintf("unknown boot firmware %q; use %q, %q or nothing", string(f), BootFirmwareUEFI, BootFirmwareLegacy), nil)

@@ -32,7 +32,11 @@ func (c *ipmiClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFirmwa
 	return sent, c.do(ctx, "BootOnce", func(cl *ipmi.Client) error {
 		cl.WithTimeout(c.ep.timeout()).WithRetry(0)
 		defer c.reads(cl)
-		err := cl.SetBootDevice(ctx, types.BootDeviceSelectorForcePXE, types.BIOSBootType(efi), false)
+		selector := types.BootDeviceSelectorForcePXE
+		if dev == BootCD {
+			selector = types.BootDeviceSelectorForceCDROM
+		}
+		err := cl.SetBootDevice(ctx, selector, types.BIOSBootType(efi), false)
 		return c.bootRefused(err)
 	})
 }

@@ -37,7 +37,7 @@ func (c *redfishClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFir
 			return err
 		}
 		var refusal string
-		if want, refusal = bootOverride(sys.Boot, fw); refusal != "" {
+		if want, refusal = bootOverride(sys.Boot, dev, fw); refusal != "" {
 			return newError("BootOnce", c.ep, failure.Unsupported, refusal, nil)
 		}
 		used = firmwareOf(want.BootSourceOverrideMode)
@@ -79,12 +79,19 @@ func (c *redfishClient) BootOnce(ctx context.Context, dev BootDevice, fw BootFir
 }
 
 // bootOverride builds the patch, or says why this system cannot take it:
-// a system that lists the targets it allows and lacks Pxe among them.
-func bootOverride(current schemas.Boot, fw BootFirmware) (schemas.Boot, string) {
-	if allowed := current.AllowableBootSourceOverrideTargetValues; len(allowed) > 0 && !slices.Contains(allowed, schemas.PxeBootSource) {
+// a system that lists the targets it allows and lacks the device's.
+func bootOverride(current schemas.Boot, dev BootDevice, fw BootFirmware) (schemas.Boot, string) {
+	target := schemas.PxeBootSource
+	if dev == BootCD {
+		target = schemas.CdBootSource
+	}
+	if allowed := current.AllowableBootSourceOverrideTargetValues; len(allowed) > 0 && !slices.Contains(allowed, target) {
+		if dev == BootCD {
+			return schemas.Boot{}, fmt.Sprintf("the system offers no boot override to the CD/DVD drive (allowed targets: %v)", allowed)
+		}
 		return schemas.Boot{}, fmt.Sprintf("the system offers no network boot override (allowed targets: %v); enable PXE on the management NIC in the server's firmware settings", allowed)
 	}
-	want := schemas.Boot{BootSourceOverrideTarget: schemas.PxeBootSource, BootSourceOverrideEnabled: schemas.OnceBootSourceOverrideEnabled}
+	want := schemas.Boot{BootSourceOverrideTarget: target, BootSourceOverrideEnabled: schemas.OnceBootSourceOverrideEnabled}
 	// Only a system that has the property gets it: others refuse the
 	// whole patch for a property they do not know.
 	switch has := current.BootSourceOverrideMode; {

@@ -42,9 +42,9 @@ type Claim struct {
 // from its caches.
 type Claims interface {
 	// Open returns the open claim of the server whose management MAC is
-	// mac (canonical form), if any. A claim is open from the moment the
-	// Instance holds the server until its Node has joined (or the claim
-	// ends).
+	// mac (canonical form), if any. A claim is open from the network boot
+	// the Instance asked for (its intent stored) until its Node has joined
+	// (or the claim ends).
 	Open(mac string) (Claim, bool)
 	// InstallConfig renders the claim's Harvester install configuration.
 	// Called only for a request that passed every check (MAC, UUID,
@@ -129,8 +129,8 @@ func (h *handler) serveScript(w http.ResponseWriter, r *http.Request) {
 		BootMode:  c.BootMode, MAC: c.MAC, BondOptions: c.Bond,
 	})
 	if err != nil {
-		// The claim cannot be installed as it stands (an architecture or
-		// version without a release): the server gets nothing to boot.
+		// The claim cannot be installed as it stands (its release is not
+		// known any more): the server gets nothing to boot.
 		h.refuse(w, r, c.MAC, equinixv1.ReasonBootScriptFailed)
 		return
 	}

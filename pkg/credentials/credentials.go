@@ -15,7 +15,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/metal"
 )
 
-// Keys of the credentials Secret, as the README's install steps create them.
+// Keys of the credentials Secret, as the install steps of docs/install.md create them.
 const (
 	TokenKey   = "METAL_AUTH_TOKEN" //nolint:gosec // G101: the key a token is stored under, not a token
 	ProjectKey = "PROJECT_ID"

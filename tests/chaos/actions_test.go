@@ -144,7 +144,7 @@ func (r *run) updatePool(name string, mutate func(*equinixv1.InstancePool)) stri
 	return errOutcome(err)
 }
 
-// poolObject is the README's sample pool with the plan's choices.
+// poolObject is the seed's sample pool (examples/instancepool.yaml) with the plan's choices.
 func (r *run) poolObject(spec poolSpec) *equinixv1.InstancePool {
 	p := framework.ParsePool(r.t, framework.SeedSample, spec.Name)
 	p.Labels = map[string]string{labelSeed: strconv.FormatInt(r.plan.Seed, 10)}

@@ -26,7 +26,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 )
 
-// SeedSample is the README's sample InstancePool, byte for byte.
+// SeedSample is the seed's sample InstancePool (examples/instancepool.yaml), byte for byte.
 const SeedSample = `apiVersion: equinix.harvesterhci.io/v1
 kind: InstancePool
 metadata:

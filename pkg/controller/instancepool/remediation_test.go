@@ -138,3 +138,24 @@ func TestBackoffAndTimeout(t *testing.T) {
 	out, _ = timedOut(joined, time.Minute, now)
 	assert.False(t, out, "joined servers never time out")
 }
+
+// A server of one's own starts its install at its network boot: the wait
+// for a free server or for the join information before it never times
+// out, and the startup time counts from the boot.
+func TestOwnedServerStartupCountsFromItsNetworkBoot(t *testing.T) {
+	waiting := inst("w", 0).neverJoined().build()
+	waiting.Spec.Servers = &equinixv1.OwnedServers{}
+	waiting.CreationTimestamp = metav1.NewTime(now.Add(-3 * time.Hour))
+	out, left := timedOut(waiting, 45*time.Minute, now)
+	assert.False(t, out, "no server booted yet")
+	assert.Zero(t, left, "nothing to wait for")
+
+	booted := waiting.DeepCopy()
+	at := metav1.NewTime(now.Add(-10 * time.Minute))
+	booted.Status.NetworkBootRequestedAt = &at
+	out, left = timedOut(booted, 45*time.Minute, now)
+	assert.False(t, out)
+	assert.Equal(t, 35*time.Minute, left)
+	out, _ = timedOut(booted, 5*time.Minute, now)
+	assert.True(t, out)
+}

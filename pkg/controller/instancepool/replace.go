@@ -136,14 +136,25 @@ func (r *poolRun) markDeleting(uid types.UID) {
 }
 
 // timedOut reports whether a server that never joined has run out of its
-// startup time (remediation.startupTimeout, counted from its creation).
+// startup time (remediation.startupTimeout, counted from its creation, or
+// for a server of one's own from its network boot).
 func timedOut(inst *equinixv1.Instance, timeout time.Duration, now time.Time) (bool, time.Duration) {
 	if inst.Status.JoinedAt != nil || inst.DeletionTimestamp != nil || timeout <= 0 || inst.OffOnRequest() {
 		// A server switched off on request before it joined waits for
 		// power, not for its install.
 		return false, 0
 	}
-	left := inst.CreationTimestamp.Add(timeout).Sub(now)
+	start := inst.CreationTimestamp
+	if inst.Spec.Owned() {
+		// Until its network boot an Instance waits for a free server or
+		// for what a server joins with, each said in its conditions: no
+		// install has started that could fail.
+		if inst.Status.NetworkBootRequestedAt == nil {
+			return false, 0
+		}
+		start = *inst.Status.NetworkBootRequestedAt
+	}
+	left := start.Add(timeout).Sub(now)
 	return left <= 0, left
 }
 

@@ -161,7 +161,7 @@ func flags(cfg *config) []cli.Flag {
 		&cli.IntFlag{Name: "kube-api-burst", EnvVars: []string{"BENCH_KUBE_API_BURST"}, Value: 100, Destination: &cfg.kubeBurst,
 			Usage: "controller --kube-api-burst (its default), which the floor's clients use too"},
 		&cli.StringFlag{Name: "network-type", EnvVars: []string{"BENCH_NETWORK_TYPE"}, Value: "hybrid", Destination: &cfg.networkType,
-			Usage: "network type of the overhead, idle, scale and throttling pools (hybrid is the README sample's)"},
+			Usage: "network type of the overhead, idle, scale and throttling pools (hybrid is the seed sample's)"},
 		&cli.IntFlag{Name: "frugality-pool", EnvVars: []string{"BENCH_FRUGALITY_POOL"}, Value: 10, Destination: &cfg.frugalityPool,
 			Usage: "servers per network type in the frugality scenario"},
 		&cli.DurationFlag{Name: "quiet", EnvVars: []string{"BENCH_QUIET"}, Destination: &cfg.quiet,

@@ -41,7 +41,7 @@ func networking(typ string) equinixv1.NetworkingConfiguration {
 	return nc
 }
 
-// newPool is the README's sample pool (c3.small.x86, two NICs, eth0 managing)
+// newPool is the seed's sample pool (c3.small.x86, two NICs, eth0 managing)
 // with count servers of the network type.
 func newPool(name, typ string, count int) *equinixv1.InstancePool {
 	return &equinixv1.InstancePool{

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
 }
 
-// seedSample is the README's sample InstancePool, byte for byte.
+// seedSample is the seed's sample InstancePool (examples/instancepool.yaml), byte for byte.
 const seedSample = framework.SeedSample
 
 func setup(t *testing.T) (context.Context, versioned.Interface) {

@@ -98,6 +98,16 @@ func TestApplyToAPIServer(t *testing.T) {
 		assert.Contains(t, notes, "http://<VIP>:30881")
 		scale, wait, disable := strings.Index(notes, "Scale every pool to zero"), strings.Index(notes, "Wait until no Instance"), strings.Index(notes, "disable the addon")
 		assert.True(t, scale >= 0 && scale < wait && wait < disable, "uninstall order: scale to zero, wait, disable:\n%s", notes)
+
+		// The harvester-seeder install with owned pools says what a
+		// newcomer needs next: the join token and the chain URL.
+		out, err = runHelm(t, "install", "harvester-seeder", chartDir(t), "--namespace", releaseNamespace, "--set", "mode=hardware",
+			"--set", "ownedPools.enabled=true", "--dry-run=client", "--take-ownership", "--kubeconfig", c.Kubeconfig)
+		require.NoError(t, err)
+		notes = out[strings.Index(out, "NOTES:"):]
+		assert.Contains(t, notes, "create secret generic equinix-addon --from-literal=JOIN_TOKEN=<cluster-join-token>")
+		assert.Contains(t, notes, "label secret equinix-addon equinix.harvesterhci.io/secret=credentials")
+		assert.Contains(t, notes, "http://<VIP>:30881/boot/ipxe?mac=${mac}&uuid=${uuid}")
 	})
 }
 

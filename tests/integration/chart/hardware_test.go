@@ -130,7 +130,8 @@ func readSeederAddonExample(t *testing.T) *harvesterv1beta1.Addon {
 
 // TestSeederAddonExample: the manifest points Harvester's own
 // harvester-seeder Addon (the only one its UI and node actions honour) at the
-// project's repository, the chart's version and the hardware mode.
+// project's repository, the chart's version and the hardware mode with
+// the pools of servers you own.
 func TestSeederAddonExample(t *testing.T) {
 	a := readSeederAddonExample(t)
 	assert.Equal(t, seederv1alpha1.SeederAddonName, a.Name)
@@ -153,7 +154,13 @@ func TestSeederAddonExample(t *testing.T) {
 	require.NoError(t, os.WriteFile(valuesFile, []byte(a.Spec.ValuesContent), 0o600))
 	m, _ := render(t, "--values", valuesFile)
 	assert.Equal(t, "seeder", envValue(controllerContainer(t, deployment(t, m)), "MODE"))
-	assert.Empty(t, m.ofKind("CustomResourceDefinition"))
+	assert.Equal(t, "true", envValue(controllerContainer(t, deployment(t, m)), "OWNED_POOLS"), "the pools of servers you own are on")
+	var crds []string
+	for _, crd := range m.ofKind("CustomResourceDefinition") {
+		crds = append(crds, crd.GetName())
+	}
+	assert.ElementsMatch(t, []string{"instancepools.equinix.harvesterhci.io", "instances.equinix.harvesterhci.io"}, crds,
+		"the pools' CRDs only: the Inventory CRD is in crds/, the Elastic IP kinds are the equinix mode's")
 }
 
 // TestModesNeverTemplateTheSameObject: the two modes, installed as two

@@ -240,3 +240,49 @@ func TestUnhealthyServerIsPowerCycledFirst(t *testing.T) {
 	}, wait, tick, "the count never went back to zero")
 	assert.Len(t, instancesOf(t, env, "rack-u"), 1, "nothing was replaced")
 }
+
+// Without the join token a server booted now could never join: the
+// Instance claims and boots nothing, says what is missing, and goes on
+// once the token is in the Secret.
+func TestNoServerIsBootedBeforeTheJoinTokenIsThere(t *testing.T) {
+	opts := hardwareOpts()
+	opts.NoJoinToken = true
+	env := framework.New(t, &shared, opts)
+	s := addServer(t, env, "rack-j-1", mac(9), map[string]string{"rack": "j"})
+	createPool(t, env, ownedPool("rack-j", 1, map[string]string{"rack": "j"}))
+
+	var inst equinixv1.Instance
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-j")
+		if len(insts) != 1 {
+			return false
+		}
+		inst = insts[0]
+		c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceInstallConfigured)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == equinixv1.ReasonJoinTokenMissing
+	}, wait, tick, "the Instance never said the join token is missing")
+	assert.Equal(t, equinixv1.PhasePending, inst.Status.Status)
+	assert.Empty(t, inst.Status.Server)
+	assert.Nil(t, inst.Status.NetworkBootRequestedAt)
+	assert.Empty(t, claims(t, env), "no server is claimed")
+	boots, ts := s.networkBoots()
+	assert.Zero(t, boots)
+	assert.Len(t, ts, 1, "nothing but the test's own power off: %+v", ts)
+
+	sec, err := env.Kube.CoreV1().Secrets(framework.Namespace).Get(env.Ctx, framework.SecretName, metav1.GetOptions{})
+	require.NoError(t, err)
+	sec.Data["JOIN_TOKEN"] = []byte(framework.JoinToken)
+	_, err = env.Kube.CoreV1().Secrets(framework.Namespace).Update(env.Ctx, sec, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-j")
+		if len(insts) != 1 {
+			return false
+		}
+		inst = insts[0]
+		return inst.Status.Server == s.name && inst.Status.InstallRequestedAt != nil
+	}, wait, tick, "the Instance never booted its server once the token was there")
+	assert.Nil(t, conditions.Get(inst.Status.Conditions, equinixv1.InstanceInstallConfigured), "the condition goes once nothing is missing")
+	boots, _ = s.networkBoots()
+	assert.Equal(t, 1, boots)
+}

@@ -26,9 +26,10 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
 }
 
-// The README's sample pool, applied unchanged, ends ready 1/1 with a managed
-// Instance showing its device ID and addresses, installed through the seed's
-// two-phase flow (iPXE shell, then a reinstall with the installer).
+// The seed's sample pool (examples/instancepool.yaml), applied unchanged,
+// ends ready 1/1 with a managed Instance showing its device ID and
+// addresses, installed through the seed's two-phase flow (iPXE shell, then
+// a reinstall with the installer).
 func TestSeedSamplePoolBecomesReady(t *testing.T) {
 	env := framework.New(t, &shared, framework.Options{})
 	pool := env.CreatePool(framework.ParsePool(t, framework.SeedSample, ""))

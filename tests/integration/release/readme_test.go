@@ -26,8 +26,8 @@ const (
 
 var placeholder = regexp.MustCompile(`<[^<>\n]+>`)
 
-// TestReadmeInstallWorksAsWritten runs every shell block of the README's
-// install section and then of the install page's air-gapped section, in
+// TestInstallPageWorksAsWritten runs every shell block of the install
+// page's Equinix Metal section and then of its air-gapped section, in
 // order, against a real apiserver, with the chart that scripts/package builds
 // standing in for the published one: the chart repository and the air-gapped
 // mirror are served from dist/ over HTTP at the addresses the pages name. The
@@ -35,7 +35,7 @@ var placeholder = regexp.MustCompile(`<[^<>\n]+>`)
 // harvester-system namespace and Harvester's own Addon CRD (nothing acts on
 // the Addon here). Only the docker commands are left out: the tests do not
 // assume a Docker engine.
-func TestReadmeInstallWorksAsWritten(t *testing.T) {
+func TestInstallPageWorksAsWritten(t *testing.T) {
 	c := shared.Require(t)
 	helmBin := helmtest.Helm(t)
 	ctx := context.Background()
@@ -66,7 +66,7 @@ func TestReadmeInstallWorksAsWritten(t *testing.T) {
 		"KUBECONFIG="+c.Kubeconfig,
 		"PATH="+cluster.DefaultBinDir()+string(os.PathListSeparator)+filepath.Dir(helmBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	blocks := append(docBlocks(t, "README.md", "## Install as a Harvester Addon"),
+	blocks := append(docBlocks(t, "docs/install.md", "## Equinix Metal pools"),
 		docBlocks(t, "docs/install.md", "## Air-gapped clusters")...)
 	ran, skipped := 0, 0
 	for _, block := range blocks {

@@ -1,6 +1,6 @@
 // Package release tests the release path: make package's chart archive and
-// Helm repository index, the install commands of the README and
-// docs/install.md run as written against a real apiserver (helm from the
+// Helm repository index, the install commands of docs/install.md run as
+// written against a real apiserver (helm from the
 // repository, the Addon CR with Harvester's own CRD, the air-gapped install
 // from the archive), and publishing to a pages branch.
 package release
@@ -28,8 +28,8 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.RunMain(m, cluster.Options{}, &shared))
 }
 
-// chartVersion is the version Chart.yaml, the Addon example and the install
-// commands of the README and docs/install.md name.
+// chartVersion is the version Chart.yaml, the Addon examples and the
+// install commands of docs/install.md name.
 const chartVersion = "0.1.0"
 
 // pkg runs scripts/package into dist with the environment a release build
@@ -104,8 +104,8 @@ func TestPackageWritesChartAndIndex(t *testing.T) {
 	}
 }
 
-// TestPackageVersions: a release tag must match Chart.yaml (what the README and
-// the Addon example name); any other build is a development chart pointing at
+// TestPackageVersions: a release tag must match Chart.yaml (what the install
+// page and the Addon examples name); any other build is a development chart pointing at
 // its own image.
 func TestPackageVersions(t *testing.T) {
 	helmtest.Helm(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,9 +77,11 @@ func TestPackageEmitsBothCharts(t *testing.T) {
 
 // TestSeederAddonInstalls installs the packaged harvester-seeder chart from a
 // served repository exactly as Harvester's addon controller would for
-// examples/seeder-addon.yaml, with no Metal Secret, checks what it made, that
-// it lives beside the harvester-equinix-addon release, and that it installs
-// beside an Inventory CRD Seeder applied.
+// examples/seeder-addon.yaml (the pools of servers you own on, so the
+// release holds their CRDs), with no Metal Secret, checks what it made, that
+// it lives beside the harvester-equinix-addon release once it hands that
+// release the pool CRDs as docs/install.md says, and that it installs beside
+// an Inventory CRD Seeder applied.
 //
 // The release's Deployment is then run as its pod would run (its
 // environment, its ServiceAccount's RBAC, no Metal Secret), and a UI-shaped
@@ -91,6 +94,12 @@ func TestSeederAddonInstalls(t *testing.T) {
 	k8s, err := kubernetes.NewForConfig(c.RESTConfig)
 	require.NoError(t, err)
 	ensureNamespace(ctx, t, k8s, helmtest.Namespace)
+	// A cluster this project was never installed on: the install page's
+	// test leaves the pool CRDs of its (uninstalled) release behind.
+	_, err = helmtest.Kubectl(c, "", "delete", "crd", "--ignore-not-found", poolCRDs[0], poolCRDs[1])
+	require.NoError(t, err)
+	// The pools read Harvester's server-version setting.
+	require.NoError(t, cluster.InstallCRDs(ctx, c.RESTConfig, cluster.HarvesterCRDDir(root)))
 
 	// Harvester's Addon CRD accepts the manifest as it is.
 	addonCRD, err := upstream.HarvesterCRD(root, "harvesterhci.io_addons.yaml")
@@ -121,7 +130,7 @@ func TestSeederAddonInstalls(t *testing.T) {
 		}
 		out, err := helmtest.InstallAddon(t, c, seeder, repo)
 		require.NoError(t, err, out)
-		checkSeederRelease(ctx, t, c, k8s)
+		checkSeederRelease(ctx, t, c, k8s, true)
 		runSeederDeployment(ctx, t, c, k8s)
 	})
 
@@ -171,19 +180,37 @@ func TestSeederAddonInstalls(t *testing.T) {
 	})
 
 	t.Run("beside the harvester-equinix-addon release", func(t *testing.T) {
-		out, err := helmtest.InstallAddon(t, c, equinix, repo)
-		require.NoError(t, err, out)
-		_, err = helmtest.Kubectl(c, "", "get", "crd", "instancepools.equinix.harvesterhci.io")
+		// docs/install.md: the harvester-seeder release gives up the pool
+		// CRDs and takes another node port, the CRDs are handed over, then
+		// the Equinix release installs.
+		out, err := helmtest.Kubectl(c, "", "get", "crd", poolCRDs[0], "-o", "jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}")
 		require.NoError(t, err)
+		require.Equal(t, seeder.Name, out, "the example's release holds the pool CRDs")
+		beside := seeder.DeepCopy()
+		beside.Spec.ValuesContent += "  installCRDs: false\nipxe:\n  service:\n    nodePort: 30882\n"
+		out, err = helmtest.InstallAddon(t, c, beside, repo)
+		require.NoError(t, err, out)
+		out, err = helmtest.InstallAddon(t, c, equinix, repo)
+		require.Error(t, err, "Helm refuses CRDs another release owns:\n%s", out)
+		handOver := docBlocks(t, "docs/install.md", "## As an Addon or with helm")
+		require.Len(t, handOver, 1)
+		runBlock(t, c, handOver[0])
+		out, err = helmtest.InstallAddon(t, c, equinix, repo)
+		require.NoError(t, err, out)
 		// An upgrade of either (Harvester runs one on every Addon change)
 		// takes nothing from the other.
-		out, err = helmtest.InstallAddon(t, c, seeder, repo)
+		out, err = helmtest.InstallAddon(t, c, beside, repo)
 		require.NoError(t, err, out)
 		out, err = helmtest.InstallAddon(t, c, equinix, repo)
 		require.NoError(t, err, out)
-		checkSeederRelease(ctx, t, c, k8s)
+		checkSeederRelease(ctx, t, c, k8s, false)
 		_, err = helmRelease(t, c, "uninstall", equinix.Name)
 		require.NoError(t, err)
+		// And back: the CRDs (kept) to the harvester-seeder release again.
+		runBlock(t, c, strings.ReplaceAll(handOver[0], "release-name="+equinix.Name, "release-name="+seeder.Name))
+		out, err = helmtest.InstallAddon(t, c, seeder, repo)
+		require.NoError(t, err, out)
+		checkSeederRelease(ctx, t, c, k8s, true)
 	})
 
 	t.Run("disabling keeps the Inventory CRD", func(t *testing.T) {
@@ -243,10 +270,17 @@ spec:
   managementInterfaceMacAddress: ""
 `
 
+// poolCRDs are the CRDs of the pools, which the harvester-seeder release
+// holds with the pools of servers you own on, unless the Equinix release
+// does.
+var poolCRDs = []string{"instancepools.equinix.harvesterhci.io", "instances.equinix.harvesterhci.io"}
+
 // checkSeederRelease checks what the harvester-seeder release made: the
-// Inventory CRD owned by no release, the hardware RBAC, a Deployment in the
-// hardware mode with its own Lease and no Secret, and no Equinix CRD.
-func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k8s kubernetes.Interface) {
+// Inventory CRD owned by no release, the hardware RBAC and that of the pools
+// of servers you own, a Deployment in the hardware mode with its own Lease
+// and no Secret, the boot endpoint's Service, and of the Equinix CRDs only
+// the pools' when ownsPoolCRDs.
+func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k8s kubernetes.Interface, ownsPoolCRDs bool) {
 	t.Helper()
 	_, err := helmtest.Kubectl(c, "", "wait", "--for=condition=Established", "crd/"+inventoryCRD)
 	require.NoError(t, err)
@@ -258,11 +292,21 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 
 	manifest, err := helmRelease(t, c, "get", "manifest", seederChart)
 	require.NoError(t, err)
-	assert.NotContains(t, manifest, "kind: CustomResourceDefinition", "the hardware release owns no CRD")
+	m, err := helmtest.Parse(manifest)
+	require.NoError(t, err)
+	var templated []string
+	for _, crd := range m.OfKind("CustomResourceDefinition") {
+		templated = append(templated, crd.GetName())
+	}
+	if ownsPoolCRDs {
+		assert.ElementsMatch(t, poolCRDs, templated, "the hardware release holds the pools' CRDs only")
+	} else {
+		assert.Empty(t, templated, "the Equinix release holds every Equinix CRD")
+	}
 
 	role, err := k8s.RbacV1().ClusterRoles().Get(ctx, seederChart, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []rbacv1.PolicyRule{
+	assert.Subset(t, role.Rules, []rbacv1.PolicyRule{
 		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"list", "watch"}},
 		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories/status"}, Verbs: []string{"update"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes/status"}, Verbs: []string{"patch"}},
@@ -271,13 +315,22 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 			ResourceNames: []string{"inventories.metal.harvesterhci.io", "machines.bmc.tinkerbell.org"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"equinix.harvesterhci.io"}, Resources: []string{"instancepools"}, Verbs: []string{"list", "watch", "update"}},
 		// What Seeder leaves, taken over once it no longer runs.
 		{APIGroups: []string{"metal.harvesterhci.io"}, Resources: []string{"inventories"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 			ResourceNames: []string{"inventories.metal.harvesterhci.io"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
 			ResourceNames: []string{seederv1alpha1.SeederWebhookName}, Verbs: []string{"get", "delete"}},
-	}, role.Rules)
+	})
+	for _, r := range role.Rules {
+		for _, res := range r.Resources {
+			assert.NotContains(t, []string{"elasticips", "elasticippools", "ippools", "services"}, res, "an Equinix-only grant")
+			if res == "secrets" {
+				assert.Equal(t, []string{"get"}, r.Verbs, "Secrets by name only, cluster-wide")
+			}
+		}
+	}
 
 	d, err := k8s.AppsV1().Deployments(helmtest.Namespace).Get(ctx, seederChart, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -299,8 +352,22 @@ func checkSeederRelease(ctx context.Context, t *testing.T, c *cluster.Cluster, k
 	assert.Equal(t, "seeder", env["MODE"])
 	assert.Equal(t, "json", env["LOG_FORMAT"], "the Addon's valuesContent reached the release")
 	assert.Equal(t, seederChart+"-hardware", env["LEADER_LOCK_NAME"])
-	_, err = k8s.CoreV1().Services(helmtest.Namespace).Get(ctx, seederChart+"-ipxe", metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "no iPXE Service in the hardware mode")
+	assert.Equal(t, "true", env["OWNED_POOLS"])
+	svc, err := k8s.CoreV1().Services(helmtest.Namespace).Get(ctx, seederChart+"-ipxe", metav1.GetOptions{})
+	require.NoError(t, err, "the boot endpoint of the pools' servers")
+	require.Len(t, svc.Spec.Ports, 1)
+	want := map[bool]int32{true: 30881, false: 30882}[ownsPoolCRDs]
+	assert.Equal(t, want, svc.Spec.Ports[0].NodePort, "the documented node port")
+}
+
+// runBlock runs a shell block of the docs against the test cluster.
+func runBlock(t *testing.T, c *cluster.Cluster, block string) {
+	t.Helper()
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig,
+		"PATH="+cluster.DefaultBinDir()+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "block failed:\n%s\n---\n%s", block, out)
 }
 
 func helmRelease(t *testing.T, c *cluster.Cluster, args ...string) (string, error) {

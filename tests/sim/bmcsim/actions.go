@@ -22,6 +22,7 @@ func (b *BMC) action(w http.ResponseWriter, r *http.Request, path string) {
 			return
 		}
 		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", fmt.Sprintf("The resource at the URI %s was not found.", path))
+	case b.mediaAction(w, r, path):
 	case b.logAction(path):
 		w.WriteHeader(http.StatusNoContent)
 	default:

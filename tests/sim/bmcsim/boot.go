@@ -51,7 +51,10 @@ type PowerTransition struct {
 	// Cause names what did it: the Redfish ResetType, the IPMI chassis
 	// control, or the test control.
 	Cause string
-	At    time.Time
+	// Media is the image in the CD slot at a start from "Cd", URI the
+	// HttpBootUri at a start from "UefiHttp": what the host boots.
+	Media, URI string
+	At         time.Time
 }
 
 // NetworkBoot says the host started, or restarted, from the network.
@@ -62,6 +65,8 @@ func (p PowerTransition) NetworkBoot() bool {
 // BootOverride is the system's boot override as Redfish reports it.
 type BootOverride struct {
 	Target, Enabled, Mode string
+	// HTTPBootURI is what a UefiHttp boot fetches (Options.HTTPBoot).
+	HTTPBootURI string
 }
 
 // BootOverride returns the current override.
@@ -98,6 +103,14 @@ func (b *BMC) transitionLocked(change PowerChange, cause string) PowerTransition
 		if b.boot.Enabled != BootDisabled {
 			t.Boot = b.boot.Target
 		}
+		switch t.Boot {
+		case "Cd":
+			if m := b.media[MediaSlotCD]; m != nil && m.Inserted {
+				t.Media = m.Image
+			}
+		case "UefiHttp":
+			t.URI = b.boot.HTTPBootURI
+		}
 		if b.boot.Enabled == BootOnce {
 			b.boot.Target, b.boot.Enabled = BootNone, BootDisabled
 		}
@@ -127,6 +140,9 @@ func (b *BMC) bootResource() map[string]any {
 	}
 	if b.boot.Mode != "" {
 		out["BootSourceOverrideMode"] = b.boot.Mode
+	}
+	if b.opts.HTTPBoot {
+		out["HttpBootUri"] = b.boot.HTTPBootURI
 	}
 	return out
 }
@@ -178,6 +194,13 @@ func (b *BMC) patchSystem(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			allowed, next.Mode = []string{"UEFI", "Legacy"}, value
+		case "HttpBootUri":
+			if !b.opts.HTTPBoot {
+				writeError(w, http.StatusBadRequest, "PropertyUnknown", "The property HttpBootUri is not in the list of valid properties for the resource.")
+				return
+			}
+			next.HTTPBootURI = value
+			continue
 		default:
 			writeError(w, http.StatusBadRequest, "PropertyNotWritable", fmt.Sprintf("The property %s is a read only property and cannot be assigned a value.", name))
 			return

@@ -31,6 +31,13 @@
 // credentials answer 401 with a Redfish error object; unknown paths 404.
 // Options.MaxSessions refuses a login past that many open sessions with
 // 503, as iDRACs do; Options.Lockout locks the account after failed logins.
+// Options.VirtualMedia adds a VirtualMedia collection under the system or
+// the manager (a removable-disk slot, then a CD slot) with the InsertMedia
+// and EjectMedia actions, or PATCHes of Image and Inserted only
+// (Options.VirtualMediaPatchOnly); Options.HTTPBoot adds the Boot's
+// HttpBootUri for a one-time UefiHttp boot. OnMediaChange tells a test host
+// what the CD slot holds; PowerTransition says which image or URI a start
+// booted.
 //
 // # Behaviour
 //

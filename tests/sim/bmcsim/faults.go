@@ -18,6 +18,9 @@ const (
 	FaultServerError FaultKind = "ServerError"
 	// FaultLatency waits Latency before handling the request normally.
 	FaultLatency FaultKind = "Latency"
+	// FaultLostAnswer handles the request, then drops the connection
+	// without an answer: the BMC acted, the client cannot know it did.
+	FaultLostAnswer FaultKind = "LostAnswer"
 )
 
 // Fault is one injected misbehaviour. It matches requests whose path starts
@@ -112,6 +115,10 @@ func (b *BMC) applyFaults(w http.ResponseWriter, r *http.Request) bool {
 				t.Stop()
 				return true
 			}
+		case FaultLostAnswer:
+			b.handle(discardWriter{header: http.Header{}}, r)
+			// The server closes the connection without writing anything.
+			panic(http.ErrAbortHandler)
 		case FaultUnauthorized:
 			writeError(w, http.StatusUnauthorized, "NoValidSession", "There is no valid session established with the implementation.")
 			return true
@@ -126,3 +133,10 @@ func (b *BMC) applyFaults(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return false
 }
+
+// discardWriter takes an answer and keeps none of it.
+type discardWriter struct{ header http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.header }
+func (d discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardWriter) WriteHeader(int)             {}

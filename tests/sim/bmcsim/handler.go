@@ -22,6 +22,11 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 	if b.applyFaults(w, r) {
 		return
 	}
+	b.handle(w, r)
+}
+
+// handle answers a request the faults let through.
+func (b *BMC) handle(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	if path != root && !strings.HasPrefix(path, root+"/") {
 		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", fmt.Sprintf("The resource at the URI %s was not found.", r.URL.Path))
@@ -51,6 +56,15 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPatch && path == systemPath {
 		b.patchSystem(w, r)
 		return
+	}
+	if r.Method == http.MethodPatch {
+		b.mu.Lock()
+		id, action, ok := b.mediaSlotOf(path)
+		b.mu.Unlock()
+		if ok && action == "" {
+			b.patchMedia(w, r, id)
+			return
+		}
 	}
 	if r.Method == http.MethodPost {
 		b.action(w, r, path)

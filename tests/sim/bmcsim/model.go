@@ -168,6 +168,20 @@ type Options struct {
 	// ForgetBootOverride answers a PATCH of the boot override with 204
 	// and keeps nothing: a BMC that takes a request it will not act on.
 	ForgetBootOverride bool
+	// VirtualMedia is where the BMC lists its virtual media (a CD/DVD
+	// slot and a removable-disk one); VirtualMediaNone lists none.
+	VirtualMedia VirtualMediaAt
+	// VirtualMediaPatchOnly leaves out the InsertMedia and EjectMedia
+	// actions: media are inserted and ejected by a PATCH of the slot's
+	// Image and Inserted, as on Lenovo XCC and older Supermicro BMCs.
+	VirtualMediaPatchOnly bool
+	// VirtualMediaISOSuffix refuses a CD image whose URL's path does not
+	// end in .iso, as iLO and some Supermicro firmware do.
+	VirtualMediaISOSuffix bool
+	// HTTPBoot gives the system's Boot the HttpBootUri property, which a
+	// one-time UefiHttp boot fetches; without it the system, like BMCs
+	// before ComputerSystem v1.9, cannot be told a URI.
+	HTTPBoot bool
 }
 
 // BMC is the simulated Redfish service's state. All methods are safe for
@@ -194,6 +208,8 @@ type BMC struct {
 	boot        BootOverride
 	transitions []PowerTransition
 	hooks       []func(PowerTransition)
+	media       mediaSlots
+	mediaHooks  []func(string, Media)
 }
 
 // New returns a powered-on BMC with healthy hardware and an empty SEL.
@@ -220,6 +236,9 @@ func New(opts Options) *BMC {
 	b.boot = BootOverride{Target: BootNone, Enabled: BootDisabled, Mode: cmp.Or(opts.BootMode, "UEFI")}
 	if opts.NoBootMode {
 		b.boot.Mode = ""
+	}
+	if opts.VirtualMedia != VirtualMediaNone {
+		b.media = mediaSlots{MediaSlotCD: {}, MediaSlotUSB: {}}
 	}
 	for _, spec := range opts.LogServices {
 		b.logs = append(b.logs, &eventLog{spec: spec, nextID: 1})

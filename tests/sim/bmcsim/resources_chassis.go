@@ -64,6 +64,9 @@ func (b *BMC) manager() map[string]any {
 	m["Id"], m["Name"], m["ManagerType"], m["FirmwareVersion"] = "1", "Manager", "BMC", "1.0.0"
 	m["Status"] = status(HealthOK, false)
 	m["LogServices"] = link(managerPath + "/LogServices")
+	if b.opts.VirtualMedia == VirtualMediaOnManager {
+		m["VirtualMedia"] = link(managerPath + "/VirtualMedia")
+	}
 	if len(b.hostInterfaces()) > 0 {
 		m["HostInterfaces"] = link(managerPath + "/HostInterfaces")
 	}

@@ -28,6 +28,9 @@ func (b *BMC) resource(path string, r *http.Request) (map[string]any, bool) {
 	if id, ok := b.otherSystem(path); ok && path == root+"/Systems/"+id {
 		return otherSystemResource(id), true
 	}
+	if body, ok := b.mediaResource(path); ok {
+		return body, true
+	}
 	switch path {
 	case root:
 		return b.serviceRoot(), true
@@ -179,6 +182,9 @@ func (b *BMC) system() map[string]any {
 	}
 	s["Links"] = map[string]any{"Chassis": []any{link(chassisPath)}, "ManagedBy": []any{link(managerPath)}}
 	s["Boot"] = b.bootResource()
+	if b.opts.VirtualMedia == VirtualMediaOnSystem {
+		s["VirtualMedia"] = link(systemPath + "/VirtualMedia")
+	}
 	s["Actions"] = map[string]any{"#ComputerSystem.Reset": map[string]any{
 		"target":                            systemPath + "/Actions/ComputerSystem.Reset",
 		"ResetType@Redfish.AllowableValues": resetTypes,

@@ -305,8 +305,9 @@ var (
 	ReasonBootInvalidMAC = warning("BootInvalidMAC")
 	// ReasonBootUnknownPath: a path the endpoint does not serve.
 	ReasonBootUnknownPath = warning("BootUnknownPath")
-	// ReasonBootScriptFailed: the claim's architecture or version has no
-	// installer to boot.
+	// ReasonBootScriptFailed: the release the claim installs is not known
+	// any more (the cluster's server-version named no release after the
+	// server was booted).
 	ReasonBootScriptFailed = warning("BootScriptFailed")
 	// ReasonBootConfigFailed: the install configuration could not be built
 	// right now (not a refusal: the installer may ask again).

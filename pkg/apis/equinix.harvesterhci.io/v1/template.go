@@ -216,7 +216,13 @@ type OwnedServers struct {
 	// The Inventory's primaryDisk, when set, is the install disk (else
 	// installDevice), its managementInterfaceMacAddress the management port
 	// and its arch the release's architecture. An empty selector chooses
-	// every Inventory.
+	// every Inventory. Its expressions are checked here, where a person
+	// sees the answer, rather than at the claim: an operator other than In,
+	// NotIn, Exists or DoesNotExist, values with Exists or DoesNotExist, or
+	// none with In or NotIn, would select no server at all.
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="each operator must be In, NotIn, Exists or DoesNotExist",fieldPath=".matchExpressions"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",message="In and NotIn need at least one value",fieldPath=".matchExpressions"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="Exists and DoesNotExist take no values",fieldPath=".matchExpressions"
 	Selector metav1.LabelSelector `json:"selector"`
 
 	// BootFirmware is the firmware interface the servers network-boot

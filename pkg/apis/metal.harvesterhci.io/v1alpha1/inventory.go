@@ -24,7 +24,9 @@ import (
 // in harvester-system named after a node, which is where Harvester looks.
 // Seeder's provisioning fields (primaryDisk, managementInterfaceMacAddress,
 // arch, generatedPassword, ownerCluster, pxeBootConfig) are kept so that the
-// objects Seeder and the UI write stay valid; the addon does not use them.
+// objects Seeder and the UI write stay valid. An InstancePool of servers you
+// own reads primaryDisk, managementInterfaceMacAddress and arch of the
+// Inventories it claims; the addon uses none of the others.
 type Inventory struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -36,12 +38,14 @@ type Inventory struct {
 // InventorySpec says how to reach the node's BMC, whether to forward its
 // events, and which power action was asked for last.
 type InventorySpec struct {
-	// PrimaryDisk is the disk Seeder installs on when it provisions a server.
-	// Required by Seeder's schema; the UI writes "". Not used by the addon.
+	// PrimaryDisk is the disk Harvester is installed on when an InstancePool
+	// of servers you own claims this server (empty: the pool's
+	// installDevice). Required by Seeder's schema; the UI writes "".
 	PrimaryDisk string `json:"primaryDisk"`
-	// ManagementInterfaceMacAddress is the MAC of the port Seeder provisions
-	// through. Required by Seeder's schema; the UI writes "". Not used by the
-	// addon.
+	// ManagementInterfaceMacAddress is the MAC of the port the server
+	// network-boots from and is managed through: an InstancePool of servers
+	// you own claims only a server that has one, and its boot endpoint
+	// knows the server by it. Required by Seeder's schema; the UI writes "".
 	ManagementInterfaceMacAddress string `json:"managementInterfaceMacAddress"`
 	// BaseboardManagementSpec is the BMC's address, port, TLS settings and
 	// credentials.
@@ -61,8 +65,8 @@ type InventorySpec struct {
 	// +kubebuilder:validation:Enum=shutdown;poweron;reboot
 	// +optional
 	PowerActionRequested string `json:"powerActionRequested,omitempty"`
-	// Arch is the server's architecture for Seeder's provisioning. Not used
-	// by the addon.
+	// Arch is the server's architecture: the Harvester release an
+	// InstancePool of servers you own installs on it is of this one.
 	// +kubebuilder:default=amd64
 	// +kubebuilder:validation:Enum=amd64;arm64
 	// +optional

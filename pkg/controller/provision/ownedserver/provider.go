@@ -95,7 +95,29 @@ func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 		common.After(deps.Instances(), common.RelatedDelay), deps.Inventories())
 	relatedresource.WatchClusterScoped(ctx, "instancepool-owned-watch-inventories", provision.EveryPool(deps.Pools().Cache()),
 		common.After(deps.Pools(), common.RelatedDelay), deps.Inventories())
+	// The join token, the cluster's address and its version: an Instance
+	// waits for them before it claims and boots a server.
+	instances := common.After(deps.Instances(), common.RelatedDelay)
+	relatedresource.WatchClusterScoped(ctx, "instance-owned-watch-secrets", common.OnlyInputs(deps.InputSecret, p.notBooted), instances, deps.Secrets())
+	relatedresource.WatchClusterScoped(ctx, "instance-owned-watch-configmaps", common.OnlyInputs(deps.InputConfigMap, p.notBooted), instances, deps.ConfigMaps())
+	relatedresource.WatchClusterScoped(ctx, "instance-owned-watch-settings", common.OnlyInputs(common.InputSetting, p.notBooted), instances, deps.Settings())
 	return nil
+}
+
+// notBooted re-runs every owned Instance whose server has not been booted
+// yet: what it joins with changed.
+func (p *Provider) notBooted(_, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
+	insts, err := p.instances.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var keys []relatedresource.Key
+	for _, inst := range insts {
+		if p.Handles(&inst.Spec.InstanceTemplate) && inst.Status.NetworkBootRequestedAt == nil {
+			keys = append(keys, relatedresource.Key{Name: inst.Name})
+		}
+	}
+	return keys, nil
 }
 
 // Names are the chains' names for servers people own.

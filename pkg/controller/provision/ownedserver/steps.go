@@ -7,7 +7,9 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
+	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 )
 
 // run is the provider's part of one pass over one Instance: its steps, in
@@ -38,6 +40,11 @@ func (r *run) Provision() (bool, error) {
 			"Inventory %s/%s is gone or no longer carries this Instance's claim; the pool replaces this server",
 			seederv1alpha1.InventoryNamespace, r.Obj.Status.Server))
 		return false, nil
+	}
+	if r.Obj.Status.NetworkBootRequestedAt == nil {
+		if known, err := r.joinInfoKnown(); err != nil || !known {
+			return false, err
+		}
 	}
 	if inv == nil {
 		var unnamable int
@@ -70,6 +77,32 @@ func (r *run) Provision() (bool, error) {
 		}
 	}
 	r.SetPhase(equinixv1.PhaseInstalling)
+	return true, nil
+}
+
+// joinInfoKnown reports whether a server booted now could join: the
+// cluster's URL, the join token and the release to install are known.
+// Until they are, nothing is claimed or booted (a server booted without
+// them would fetch an installer the boot endpoint has no configuration
+// for); InstallConfigured says what is missing, and a change of the
+// Secret, ConfigMap vip or the server-version setting brings the Instance
+// back (see Watch).
+func (r *run) joinInfoKnown() (bool, error) {
+	_, err := r.p.joinInfo.Join()
+	if err == nil {
+		_, err = r.p.joinInfo.Version(r.Obj.Spec.HarvesterVersion)
+	}
+	if e, ok := joininfo.AsError(err); ok {
+		r.SetCondition(equinixv1.InstanceInstallConfigured, metav1.ConditionFalse, e.Reason, e.Message)
+		if r.Obj.Status.Server == "" {
+			r.SetPhase(equinixv1.PhasePending)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	conditions.Remove(&r.Obj.Status.Conditions, equinixv1.InstanceInstallConfigured)
 	return true, nil
 }
 

@@ -1,0 +1,18 @@
+// Package virtualmedia boots the addon's virtual media image
+// (pkg/bootmedia) for real: a QEMU machine with a CD drive holding the
+// image, under OVMF (UEFI) and SeaBIOS (legacy), iPXE from the image
+// applying a static address and fetching the claim's URL from the test's
+// HTTP server. The machine's network is QEMU's user networking with
+// restrict=on (nothing leaves the machine; the one way out is a forward to
+// the test's server), and QEMU's filter-dump captures every frame on it:
+// the test counts the DHCP packets, which must be none.
+//
+// TestVirtualMediaThroughTheBMC takes the same path through the addon's
+// BMC calls (pkg/bmc's MediaClient against tests/sim/bmcsim): what the
+// BMC offers, InsertMedia of the image's URL, a one-time boot from Cd,
+// power on, and the eject at the end. The test plays the BMC's host as a
+// virtual CD works: at the start from Cd it reads the image from the URL
+// the BMC was given, starts QEMU paused with an empty drive, puts the
+// medium in over QMP (blockdev-change-medium) and lets it run; the eject
+// takes the medium out of the running machine (QMP eject).
+package virtualmedia
