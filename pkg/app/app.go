@@ -157,6 +157,8 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "how often a Metal project with spot servers is asked which devices it will take back (one filtered list); 0 turns it off"},
 		&cli.DurationFlag{Name: "bmc-timeout", EnvVars: []string{"BMC_TIMEOUT"}, Value: 10 * time.Second, Destination: &f.BMCTimeout,
 			Usage: "how long one request to the BMC of an Inventory may take (a login, a reading, a power command)"},
+		&cli.DurationFlag{Name: "bmc-power-freshness", EnvVars: []string{"BMC_POWER_FRESHNESS"}, Value: 3 * time.Minute, Destination: &f.BMCPowerFreshness,
+			Usage: "how old the power an Inventory shows may get between its polls: then its power alone is read, at the least cost to the BMC; 0 leaves it to the polls"},
 		&cli.BoolFlag{Name: "fencing", EnvVars: []string{"FENCING"}, Destination: &f.Fencing,
 			Usage: "(--mode hardware) switch off, through its BMC, the server of a node NotReady for the grace period, then taint its Node out-of-service so its VMs start elsewhere"},
 		&cli.IntFlag{Name: "fencing-max-fenced", EnvVars: []string{"FENCING_MAX_FENCED"}, Value: 1, Destination: &f.FencingMaxFenced,

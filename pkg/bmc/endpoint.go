@@ -46,7 +46,20 @@ type Endpoint struct {
 	InsecureSkipVerify bool
 	// CABundle holds PEM certificates trusted in addition to the system
 	// roots (Redfish only): BMCs mostly ship self-signed certificates.
+	// With one, only a certificate that chains to it (or the system roots)
+	// is trusted: no pin, no trust on first use.
 	CABundle []byte
+	// PinnedCertificates are SHA-256 fingerprints (see Fingerprint) of
+	// certificates trusted besides those that verify (Redfish only): the
+	// one trusted on first use before, or one a person accepted.
+	PinnedCertificates []string
+	// TrustOnFirstUse, without a CA bundle and with nothing pinned, trusts
+	// the first certificate the client sees, and from then on that one
+	// only (besides one that verifies): CertificateReporter tells which,
+	// for the caller to pin.
+	TrustOnFirstUse bool
+	// Memo is what an earlier connection learnt of this BMC (see Memo).
+	Memo     Memo
 	Username string
 	Password redact.Sensitive
 	// Timeout bounds one request to the BMC; 0 means DefaultTimeout.
@@ -138,6 +151,11 @@ func (e Endpoint) Validate() error {
 	}
 	if len(e.CABundle) > 0 && !x509.NewCertPool().AppendCertsFromPEM(e.CABundle) {
 		return invalid("the CA bundle holds no PEM certificate")
+	}
+	for _, fp := range e.PinnedCertificates {
+		if n, ok := NormalizeFingerprint(fp); !ok || n != fp {
+			return invalid("pinned certificate %q is not a SHA-256 fingerprint in the form AB:CD:...", fp)
+		}
 	}
 	return nil
 }

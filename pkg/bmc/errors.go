@@ -51,7 +51,11 @@ func classifyNet(err error, connected bool) (class failure.Class, message string
 		verifyErr  *tls.CertificateVerificationError
 		recordErr  tls.RecordHeaderError
 	)
+	var changed *CertificateChangedError
 	switch {
+	case errors.As(err, &changed):
+		return failure.TLS, changed.Error() + ": the BMC's certificate changed, or something between the addon and the BMC " +
+			"presents its own; nothing was sent to it", true
 	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalidErr), errors.As(err, &verifyErr):
 		return failure.TLS, fmt.Sprintf("the BMC's TLS certificate is not trusted (%s); add the CA that signed it to the CA bundle, or set insecureSkipVerify to accept any certificate", rootCause(err)), true
 	case errors.As(err, &recordErr):
@@ -67,6 +71,10 @@ func classifyNet(err error, connected bool) (class failure.Class, message string
 			return failure.Transient, "the BMC closed the connection mid-call", true
 		}
 		return failure.Unreachable, "the BMC closed the connection", true
+	case isTimeout(err) && isDial(err):
+		// No connection could be made, even on a session opened before:
+		// the BMC is gone, not slow.
+		return failure.Unreachable, "no answer from the BMC in time", true
 	case isTimeout(err):
 		if connected {
 			return failure.Transient, "the BMC did not answer in time", true
@@ -74,6 +82,12 @@ func classifyNet(err error, connected bool) (class failure.Class, message string
 		return failure.Unreachable, "no answer from the BMC in time", true
 	}
 	return "", "", false
+}
+
+// isDial says whether err is a failure to connect.
+func isDial(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 func isTimeout(err error) bool {

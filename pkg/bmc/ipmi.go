@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,10 @@ type ipmiClient struct {
 	// suite is the cipher suite of the session, tried first on a
 	// reconnect.
 	suite types.CipherSuiteID
+	// inPass says the caller starts passes (NewPass); passStatus is the
+	// chassis status read in the current one.
+	inPass     bool
+	passStatus *chassis.GetChassisStatusResponse
 }
 
 func dialIPMI(ctx context.Context, ep Endpoint) (*ipmiClient, error) {
@@ -90,15 +95,20 @@ func trySuites[S any](order []types.CipherSuiteID, attempt func(types.CipherSuit
 	return zero, 0, downgrades, errors.Join(errs...)
 }
 
-// suiteOrder puts the suite of the last session first; suite 0 (no
-// security at all) is never offered, so it means none yet.
+// suiteOrder puts the suite of the last session first (this client's, else
+// the one an earlier client's session had, from the endpoint's Memo); suite
+// 0 (no security at all) is never offered, so it means none yet.
 func (c *ipmiClient) suiteOrder() []types.CipherSuiteID {
-	if c.suite == types.CipherSuiteID0 {
+	first := c.suite
+	if first == types.CipherSuiteID0 {
+		first = types.CipherSuiteID(c.ep.Memo.CipherSuite)
+	}
+	if !slices.Contains(cipherSuites, first) {
 		return cipherSuites
 	}
-	order := []types.CipherSuiteID{c.suite}
+	order := []types.CipherSuiteID{first}
 	for _, s := range cipherSuites {
-		if s != c.suite {
+		if s != first {
 			order = append(order, s)
 		}
 	}
@@ -132,10 +142,10 @@ func (c *ipmiClient) reads(cl *ipmi.Client) {
 // call broke the session (a BMC reboot, a timeout). A read that fails for
 // want of an answer on a session opened before the call is asked once more
 // on a new session: the BMC may have dropped the session (it rebooted, or
-// expired it) and discards what comes in it. When no new session opens
-// either, the read's own failure stands: the BMC answered moments ago, so
-// it is slow or going, and the next call tries again. A power command is
-// not asked again: it may have run.
+// expired it) and discards what comes in it. When nothing answers the new
+// session's setup either, the BMC is unreachable, and says so: it stopped
+// answering, which is not the slow answer of a BMC at work. A power
+// command is not asked again: it may have run.
 func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -150,8 +160,12 @@ func (c *ipmiClient) do(ctx context.Context, op string, fn func(cl *ipmi.Client)
 	}
 	err := fn(c.c)
 	if err != nil && !fresh && !isCommand(op) && ctx.Err() == nil && failure.ClassOf(c.fail(ctx, op, err, true)) == failure.Transient {
-		if c.reconnect(ctx) == nil {
+		rerr := c.reconnect(ctx)
+		if rerr == nil {
 			err = fn(c.c)
+		} else if failure.ClassOf(rerr) == failure.Unreachable {
+			// Without a session, the next call opens one.
+			return rerr
 		}
 	}
 	if err != nil {
@@ -199,7 +213,7 @@ func (c *ipmiClient) fail(ctx context.Context, op string, err error, connected b
 func classifyIPMI(err error, connected bool) (failure.Class, string) {
 	if class, msg, ok := classifyNet(err, connected); ok {
 		if class == failure.Unreachable && strings.Contains(msg, "in time") {
-			msg = "no answer over UDP in time: the host is down, a firewall drops IPMI, or the port is not an IPMI port"
+			msg = "no answer over UDP in time: the BMC is down or stopped answering, a firewall drops IPMI, or the port is not an IPMI port"
 		}
 		return class, msg
 	}
@@ -210,7 +224,7 @@ func classifyIPMI(err error, connected bool) (failure.Class, string) {
 		if connected {
 			return failure.Transient, "the BMC did not answer in time"
 		}
-		return failure.Unreachable, "no answer over UDP in time: the host is down, a firewall drops IPMI, or the port is not an IPMI port"
+		return failure.Unreachable, "no answer over UDP in time: the BMC is down or stopped answering, a firewall drops IPMI, or the port is not an IPMI port"
 	}
 	for _, s := range []string{"RAKP authentication failed", "Unauthorized name", "Invalid name length", "Unauthorized role", "Invalid integrity check value", "Insufficient privilege"} {
 		if strings.Contains(text, s) {
@@ -266,10 +280,31 @@ func quickClose(cl *ipmi.Client) {
 	_ = cl.Close(context.Background())
 }
 
+// chassisStatus reads the chassis status, once per pass of a caller that
+// starts passes (the health and the power read it a moment apart).
+func (c *ipmiClient) chassisStatus(ctx context.Context, cl *ipmi.Client) (*chassis.GetChassisStatusResponse, error) {
+	if c.passStatus != nil {
+		return c.passStatus, nil
+	}
+	st, err := cl.GetChassisStatus(ctx)
+	if err == nil && c.inPass {
+		c.passStatus = st
+	}
+	return st, err
+}
+
+// NewPass starts a pass of the caller: the chassis status is read once in
+// it, until a command changes it.
+func (c *ipmiClient) NewPass() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inPass, c.passStatus = true, nil
+}
+
 func (c *ipmiClient) PowerState(ctx context.Context) (PowerState, error) {
 	state := PowerUnknown
 	err := c.do(ctx, "PowerState", func(cl *ipmi.Client) error {
-		st, err := cl.GetChassisStatus(ctx)
+		st, err := c.chassisStatus(ctx, cl)
 		if err != nil {
 			return err
 		}
@@ -294,11 +329,20 @@ func (c *ipmiClient) Power(ctx context.Context, action PowerAction) error {
 		PowerActionReboot: chassis.ChassisControlPowerCycle,
 	}[action]
 	return c.do(ctx, "Power", func(cl *ipmi.Client) error {
+		c.passStatus = nil
 		cl.WithTimeout(c.ep.timeout()).WithRetry(0)
 		defer c.reads(cl)
 		_, err := cl.ChassisControl(ctx, control)
 		return err
 	})
+}
+
+// Memo is what the client learnt that makes a later session cheaper: the
+// cipher suite the BMC took.
+func (c *ipmiClient) Memo() Memo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Memo{CipherSuite: uint8(c.suite)}
 }
 
 func (c *ipmiClient) Close() error {

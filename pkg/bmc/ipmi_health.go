@@ -107,11 +107,11 @@ var discreteFaults = map[types.SensorType]map[uint8]State{
 func (c *ipmiClient) Health(ctx context.Context) (Health, error) {
 	var h Health
 	err := c.do(ctx, "Health", func(cl *ipmi.Client) error {
-		st, err := cl.GetChassisStatus(ctx)
+		st, err := c.chassisStatus(ctx, cl)
 		if err != nil {
 			return err
 		}
-		sensors, err := cl.GetSensors(ctx)
+		sensors, err := sensors(ctx, cl)
 		if err != nil && !isCompletionCode(err) {
 			// An empty SDR repository answers "record not found": no sensors.
 			return err

@@ -39,7 +39,7 @@ func (c *ipmiClient) LogEntries(ctx context.Context, cur string) ([]LogEntry, st
 			// Reading an empty SEL answers "record not found".
 			return nil
 		}
-		records, err := cl.GetSELEntries(ctx, 0)
+		records, err := selRecords(ctx, cl)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package bmc
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -23,13 +22,22 @@ import (
 type redfishClient struct {
 	ep   Endpoint
 	http *http.Client
+	// rt carries the credentials and keeps a pass's reads; trust judges
+	// the BMC's certificate.
+	rt    *transport
+	trust *trust
 
-	mu         sync.Mutex
-	api        *gofish.APIClient
-	noSessions bool // the service root has no Sessions link
-	basicAuth  bool
-	systemURI  string
-	closed     bool
+	mu sync.Mutex
+	// api is gofish's client, without credentials of its own: rt adds
+	// them to its requests.
+	api *gofish.APIClient
+	// sessionsURI is the service root's Sessions link ("" without a
+	// session service); session the URI of the session opened.
+	sessionsURI string
+	session     string
+	basicAuth   bool
+	systemURI   string
+	closed      bool
 	// logSources are the log services of hardware events, found on the
 	// first LogEntries of the session; nil until then. skippedLogs are the
 	// others, with why.
@@ -37,19 +45,27 @@ type redfishClient struct {
 	skippedLogs []string
 }
 
+func newRedfishClient(ep Endpoint) *redfishClient {
+	hc, t := newHTTPClient(ep)
+	rt := newTransport(hc.Transport)
+	hc.Transport = rt
+	return &redfishClient{ep: ep, http: hc, rt: rt, trust: t}
+}
+
 func dialRedfish(ctx context.Context, ep Endpoint) (*redfishClient, error) {
-	c := &redfishClient{ep: ep, http: newHTTPClient(ep)}
+	c := newRedfishClient(ep)
 	// Read the service root without credentials first: it is open to all
 	// by specification, and a failure here means the port is not Redfish,
 	// which must not be mistaken for a login failure.
-	anon, err := gofish.ConnectContext(ctx, c.config(false, false))
+	api, err := gofish.ConnectContext(ctx, c.config())
 	if err != nil {
 		return nil, c.fail(ctx, "Dial", err, stageRoot)
 	}
-	if anon.Service == nil || (anon.Service.RedfishVersion == "" && !strings.Contains(anon.Service.ODataType, "ServiceRoot")) {
+	if api.Service == nil || (api.Service.RedfishVersion == "" && !strings.Contains(api.Service.ODataType, "ServiceRoot")) {
 		return nil, newError("Dial", ep, failure.ProtocolMismatch, "the answer at /redfish/v1/ is JSON but not a Redfish service root", nil)
 	}
-	if c.noSessions, err = lacksSessions(anon); err != nil {
+	c.api = api
+	if c.sessionsURI, err = sessionsLink(api); err != nil {
 		return nil, c.fail(ctx, "Dial", err, stageRoot)
 	}
 	if err := c.login(ctx); err != nil {
@@ -59,14 +75,16 @@ func dialRedfish(ctx context.Context, ep Endpoint) (*redfishClient, error) {
 		c.logout()
 		return nil, err
 	}
+	c.rt.loggedIn()
 	return c, nil
 }
 
 // newHTTPClient builds the transport: verification on unless the endpoint
-// opts out, the CA bundle added to the system roots, no proxy from the
+// opts out (see trust: the CA bundle added to the system roots, the
+// certificates pinned, the first one on first use), no proxy from the
 // environment (BMCs sit on management networks, and a proxy would see the
 // credentials), and every wait bounded by the endpoint's timeout.
-func newHTTPClient(ep Endpoint) *http.Client {
+func newHTTPClient(ep Endpoint) (*http.Client, *trust) {
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {
 		pool = x509.NewCertPool()
@@ -74,38 +92,36 @@ func newHTTPClient(ep Endpoint) *http.Client {
 	if len(ep.CABundle) > 0 {
 		pool.AppendCertsFromPEM(ep.CABundle) // Validate proved it parses
 	}
+	t := newTrust(ep, pool)
 	timeout := ep.timeout()
 	transport := &http.Transport{
 		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, InsecureSkipVerify: ep.InsecureSkipVerify}, //nolint:gosec // only on explicit opt-in
+		TLSClientConfig:       t.tlsConfig(),
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
 		IdleConnTimeout:       90 * time.Second,
 		MaxIdleConnsPerHost:   2,
 	}
-	return &http.Client{Transport: transport, Timeout: timeout}
+	return &http.Client{Transport: transport, Timeout: timeout}, t
 }
 
-func (c *redfishClient) config(withCredentials, basic bool) gofish.ClientConfig {
-	cfg := gofish.ClientConfig{
+func (c *redfishClient) config() gofish.ClientConfig {
+	return gofish.ClientConfig{
 		Endpoint:          "https://" + c.ep.Address(),
 		HTTPClient:        c.http,
 		NoModifyTransport: true,
 		ReuseConnections:  true,
 	}
-	if withCredentials {
-		cfg.Username, cfg.Password, cfg.BasicAuth = c.ep.Username, string(c.ep.Password), basic
-	}
-	return cfg
 }
 
-// lacksSessions reads the service root's Links.Sessions, which gofish
-// keeps to itself: without it there is no session to open.
-func lacksSessions(api *gofish.APIClient) (bool, error) {
+// sessionsLink reads the service root's Links.Sessions, which gofish
+// keeps to itself ("" without a session service). The root was read a
+// moment ago: the transport answers from what it kept.
+func sessionsLink(api *gofish.APIClient) (string, error) {
 	resp, err := api.Get(schemas.DefaultServiceRoot)
 	defer schemas.DeferredCleanupHTTPResponse(resp)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	var root struct {
 		Links struct {
@@ -115,19 +131,21 @@ func lacksSessions(api *gofish.APIClient) (bool, error) {
 		}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&root); err != nil {
-		return false, err
+		return "", err
 	}
-	return root.Links.Sessions.ID == "", nil
+	return root.Links.Sessions.ID, nil
 }
 
 // login opens a session. A BMC without a session service (no Sessions
 // link, or 404, 405, 501 on the login) gets HTTP basic auth instead,
 // checked by reading the Systems collection.
 func (c *redfishClient) login(ctx context.Context) error {
-	if !c.noSessions {
-		api, err := gofish.ConnectContext(ctx, c.config(true, false))
+	api := c.api.WithContext(ctx)
+	if c.sessionsURI != "" {
+		auth, err := schemas.CreateSession(api, c.sessionsURI, c.ep.Username, string(c.ep.Password))
 		if err == nil {
-			c.api, c.basicAuth = api, false
+			c.rt.useToken(auth.Token)
+			c.session, c.basicAuth = auth.Session, false
 			return nil
 		}
 		var rfErr *schemas.Error
@@ -135,14 +153,12 @@ func (c *redfishClient) login(ctx context.Context) error {
 			return c.fail(ctx, "Dial", err, stageLogin)
 		}
 	}
-	api, err := gofish.ConnectContext(ctx, c.config(true, true))
-	if err == nil {
-		_, err = api.Service.Systems()
-	}
-	if err != nil {
+	c.rt.useBasic(c.ep.Username, string(c.ep.Password))
+	if _, err := api.Service.Systems(); err != nil {
+		c.rt.useToken("")
 		return c.fail(ctx, "Dial", err, stageLogin)
 	}
-	c.api, c.basicAuth = api, true
+	c.basicAuth = true
 	return nil
 }
 
@@ -246,15 +262,22 @@ func (c *redfishClient) PowerState(ctx context.Context) (PowerState, error) {
 		if err != nil {
 			return err
 		}
-		switch sys.PowerState {
-		case schemas.OnPowerState:
-			state = PowerOn
-		case schemas.OffPowerState:
-			state = PowerOff
-		}
+		state = redfishPowerState(string(sys.PowerState))
 		return nil
 	})
 	return state, err
+}
+
+// redfishPowerState reads a system's PowerState: on, off, or unknown for
+// anything in between.
+func redfishPowerState(s string) PowerState {
+	switch schemas.PowerState(s) {
+	case schemas.OnPowerState:
+		return PowerOn
+	case schemas.OffPowerState:
+		return PowerOff
+	}
+	return PowerUnknown
 }
 
 func (c *redfishClient) Power(ctx context.Context, action PowerAction) error {
@@ -317,11 +340,31 @@ func (c *redfishClient) Close() error {
 // logout deletes the session, bounded by the timeout; a BMC that does not
 // answer will expire the session by itself.
 func (c *redfishClient) logout() {
-	if c.api == nil || c.basicAuth {
+	if c.api == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.ep.timeout())
-	defer cancel()
-	c.api.WithContext(ctx).Logout()
+	if c.session != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), c.ep.timeout())
+		defer cancel()
+		// A BMC that missed the logout expires the session on its own.
+		_ = schemas.DeleteSession(c.api.WithContext(ctx), c.session)
+		c.session = ""
+	}
+	c.rt.useToken("")
 	c.http.CloseIdleConnections()
+}
+
+// PeerCertificate is the certificate of the BMC's last TLS handshake.
+func (c *redfishClient) PeerCertificate() (Certificate, bool) { return c.trust.peer() }
+
+// NewPass keeps the reads of a pass of the caller from now on, so that a
+// resource it asks for twice is read once; the first pass after the login
+// also gets the login's reads, later ones read the BMC anew.
+func (c *redfishClient) NewPass() { c.rt.newPass() }
+
+// Memo is what the session learnt that makes a later read cheaper.
+func (c *redfishClient) Memo() Memo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Memo{SystemPath: c.systemURI}
 }

@@ -93,7 +93,17 @@ func toBMC(fw string) bmc.BootFirmware {
 	return bmc.BootFirmwareUEFI
 }
 
+// redfish reports whether the server's BMC speaks Redfish: the protocol
+// that answered, once one did (port 623 tries Redfish, then IPMI); before
+// that, only when Redfish is all the connection allows.
 func redfish(inv *seederv1alpha1.Inventory) bool {
-	protocol, _ := inv.Spec.BaseboardManagementSpec.Connection.Protocol()
-	return protocol == seederv1alpha1.ProtocolRedfish
+	if hw := inv.Status.Hardware; hw != nil && hw.BMC != nil && hw.BMC.Protocol != "" {
+		return hw.BMC.Protocol == seederv1alpha1.ProtocolRedfish
+	}
+	for _, c := range inv.Spec.BaseboardManagementSpec.Connection.Candidates() {
+		if c.Protocol != seederv1alpha1.ProtocolRedfish {
+			return false
+		}
+	}
+	return true
 }

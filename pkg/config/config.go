@@ -147,6 +147,10 @@ type Config struct {
 	// BMCTimeout bounds one request to the BMC of an Inventory; 0 is the
 	// BMC client's default.
 	BMCTimeout time.Duration
+	// BMCPowerFreshness is how old the power an Inventory shows may get
+	// between its polls: a read of the power alone, at the least cost to
+	// the BMC, once it is older; 0 leaves it to the polls.
+	BMCPowerFreshness time.Duration
 	// OwnedPools makes the seeder mode run the InstancePools of servers
 	// people own (spec.servers): their pools and Instances, which claim
 	// Inventories and boot them through their BMCs.
@@ -262,6 +266,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.DeviceEventsInterval < 0 || (cfg.DeviceEventsInterval > 0 && cfg.DeviceEventsInterval < 100*time.Millisecond) {
 		errs = append(errs, fmt.Errorf("--device-events-interval must be 0 (off) or at least 100ms, got %s", cfg.DeviceEventsInterval))
+	}
+	if cfg.BMCPowerFreshness < 0 {
+		errs = append(errs, fmt.Errorf("--bmc-power-freshness must not be negative, got %s", cfg.BMCPowerFreshness))
 	}
 	if cfg.BMCTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--bmc-timeout must not be negative, got %s", cfg.BMCTimeout))

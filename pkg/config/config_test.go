@@ -60,6 +60,7 @@ func TestNew(t *testing.T) {
 			f.Mode, f.Fencing, f.FencingMaxFenced, f.FencingGracePeriod, f.NodeName = ModeSeeder, true, 1, time.Minute, "hv-1"
 		}},
 		{name: "bmc timeout negative", mutate: func(f *Config) { f.BMCTimeout = -time.Second }, wantErr: []string{"--bmc-timeout"}},
+		{name: "bmc power freshness negative", mutate: func(f *Config) { f.BMCPowerFreshness = -time.Second }, wantErr: []string{"--bmc-power-freshness"}},
 		{name: "termination check negative", mutate: func(f *Config) { f.TerminationCheckInterval = -time.Second },
 			wantErr: []string{"--termination-check-interval"}},
 		{name: "poll interval too short", mutate: func(f *Config) { f.PollInterval = time.Millisecond },

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 	"github.com/harvester/harvester-equinix-addon/tests/harvestercluster"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 )
@@ -155,26 +157,42 @@ func (e *Env) Inventory(name string) *seederv1alpha1.Inventory {
 	return inv
 }
 
-// WaitPolls waits until the Inventory's BMC was polled n more times: the
-// controller had that many chances to act.
+// WaitPolls waits until the BMC of the node name was polled n more times:
+// the controller had that many chances to act. A poll that finds nothing
+// new writes no status, so the polls are counted where the controller
+// shows them: its metric of the node's last poll (in this process).
 func (e *Env) WaitPolls(name string, n int) {
 	e.T.Helper()
-	lastPolled := func() *metav1.Time {
-		if hw := e.Inventory(name).Status.Hardware; hw != nil {
-			return hw.LastPolled
-		}
-		return nil
-	}
 	seen := 0
-	var last time.Time
-	if lp := lastPolled(); lp != nil {
-		last = lp.Time
-	}
+	last, _ := LastPoll(name)
 	e.Eventually(func() bool {
-		if lp := lastPolled(); lp != nil && lp.After(last) {
+		if at, ok := LastPoll(name); ok && at.After(last) {
 			seen++
-			last = lp.Time
+			last = at
 		}
 		return seen >= n
 	}, time.Duration(n)*10*time.Second, "the BMC of %s was not polled %d more times", name, n)
+}
+
+// LastPoll is the time of the last poll of the node name's BMC, as the
+// in-process controller's metric equinix_addon_hardware_last_poll_timestamp_seconds
+// says it (whole seconds); ok is false before the node has the series.
+func LastPoll(name string) (time.Time, bool) {
+	families, err := metrics.Registerer().(prometheus.Gatherer).Gather()
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, f := range families {
+		if f.GetName() != "equinix_addon_hardware_last_poll_timestamp_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "node" && l.GetValue() == name {
+					return time.Unix(int64(m.GetGauge().GetValue()), 0), true
+				}
+			}
+		}
+	}
+	return time.Time{}, false
 }

@@ -73,8 +73,9 @@ func (s *secretRead) credentials() (string, redact.Sensitive, error) {
 // one under way or its effect still checked; a fence step that reads or
 // switches the power; a poll due, or facts to read. A credentials hold's
 // recheck is the BMC's to tell too (its machine reads the Secret for it).
-// readsDue is the machine's ReadsDue.
-func (r *run) needsBMC(t *target, readsDue func() bool) bool {
+// readsDue is the machine's ReadsDue; powerDue says the power shown is due
+// for a read.
+func (r *run) needsBMC(t *target, readsDue, powerDue func() bool) bool {
 	inv := t.Obj
 	st := inv.Status
 	switch {
@@ -88,5 +89,5 @@ func (r *run) needsBMC(t *target, readsDue func() bool) bool {
 	if _, ok := t.requested(); ok {
 		return true
 	}
-	return r.h.fence.UsesMachine(st.Conditions, r.node) || readsDue()
+	return r.h.fence.UsesMachine(st.Conditions, r.node) || readsDue() || powerDue()
 }

@@ -83,7 +83,7 @@ func TestWhichPassNeedsTheBMC(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &run{h: &Handler{}, now: now}
-			assert.Equal(t, tc.want, r.needsBMC(targetOf(tc.inv), func() bool { return tc.readsDue }))
+			assert.Equal(t, tc.want, r.needsBMC(targetOf(tc.inv), func() bool { return tc.readsDue }, func() bool { return false }))
 		})
 	}
 }
@@ -111,7 +111,7 @@ func TestFencingPassNeedsTheBMC(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &run{h: &Handler{fence: &fencing.Fencer{}}, now: now, node: tc.node}
-			assert.Equal(t, tc.want, r.needsBMC(targetOf(tc.inv), func() bool { return false }))
+			assert.Equal(t, tc.want, r.needsBMC(targetOf(tc.inv), func() bool { return false }, func() bool { return false }))
 		})
 	}
 }

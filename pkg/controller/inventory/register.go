@@ -48,6 +48,9 @@ type Settings struct {
 	BMCTimeout time.Duration
 	// SeederCheck is how often the chain looks for the real Seeder.
 	SeederCheck time.Duration
+	// PowerFresh is how old the power an Inventory shows may get between
+	// its polls (0: left to the polls).
+	PowerFresh time.Duration
 }
 
 // Handler holds the chain and what it reads and writes.
@@ -76,6 +79,8 @@ type Handler struct {
 	schema  *inventorySchema
 	// specs pace the status writes after Harvester's power requests.
 	specs *specClock
+	// intervals remember the polling intervals told clamped.
+	intervals *onceEach
 	// fence is the fencing step (nil unless --fencing).
 	fence *fencing.Fencer
 	// instances are the Instances of owned pools (nil unless
@@ -100,7 +105,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 	}
 	h := &Handler{
 		ctx:         ctx,
-		settings:    Settings{PollInterval: cfg.PollInterval, BMCTimeout: cfg.BMCTimeout, SeederCheck: check},
+		settings:    Settings{PollInterval: cfg.PollInterval, BMCTimeout: cfg.BMCTimeout, SeederCheck: check, PowerFresh: cfg.BMCPowerFreshness},
 		steps:       hardware.NewSteps(ctx, deps, hardware.NoReclaims),
 		inventories: deps.Inventories(),
 		written:     common.NewWrites[*seederv1alpha1.Inventory](deps.Inventories().Informer().GetStore()),
@@ -111,6 +116,7 @@ func Register(ctx context.Context, deps *common.Deps) error {
 		driver:      deps.BMCs(),
 		recorder:    deps.Recorder(),
 		specs:       newSpecClock(),
+		intervals:   newOnceEach(),
 		fence:       fencing.New(ctx, deps),
 	}
 	if cfg.OwnedPools {

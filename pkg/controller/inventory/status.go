@@ -3,6 +3,7 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -10,8 +11,10 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
+	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/bmcendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
@@ -64,6 +67,7 @@ func (r *run) observeBMC(t *target, m *bmcdriver.Machine, ep bmc.Endpoint, inter
 		t.Hardware()
 		hw = st.Hardware
 	}
+	r.observeEndpoint(t, o)
 	if o.Log != nil {
 		r.eventLogCondition(t, ep, o.Log)
 	}
@@ -126,6 +130,11 @@ func (r *run) bmcProblem(t *target, ep bmc.Endpoint, o bmcdriver.Observation) {
 		reachable(equinixv1.ReasonBMCProtocolMismatch, fmt.Sprintf("%s (port %d is spoken to as %s: 623 means IPMI, any other port Redfish over HTTPS)",
 			msg, ep.Port, ep.Protocol))
 	case failure.TLS:
+		var changed *bmc.CertificateChangedError
+		if errors.As(o.Problem, &changed) {
+			reachable(equinixv1.ReasonBMCCertificateChanged, certificateChanged(t.Obj, changed))
+			break
+		}
 		reachable(equinixv1.ReasonBMCCertificateInvalid, msg+" (set caBundle to the BMC's CA, or insecureTLS)")
 	case failure.Invalid:
 		reachable(equinixv1.ReasonInvalidConfiguration, msg)
@@ -196,4 +205,81 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// observeEndpoint records what answered (status.hardware.bmc): the protocol
+// and address, told in an Event when the connection left the protocol to
+// be found, and the certificate trusted without a CA, pinned the first
+// time, or when a person accepted another.
+func (r *run) observeEndpoint(t *target, o bmcdriver.Observation) {
+	if o.Endpoint.Protocol == "" {
+		return
+	}
+	hw := t.Obj.Status.Hardware
+	if hw.BMC == nil {
+		hw.BMC = &seederv1alpha1.BMCStatus{}
+	}
+	b := hw.BMC
+	protocol, address := seederv1alpha1.Protocol(o.Endpoint.Protocol), o.Endpoint.Address()
+	if b.Protocol != protocol || b.Address != address {
+		if len(t.Obj.Spec.BaseboardManagementSpec.Connection.Candidates()) > 1 {
+			t.Eventf(equinixv1.ReasonBMCProtocolFound, "the BMC at %s answers %s: port %d does not say the protocol, so Redfish on %d "+
+				"is tried first, then IPMI on %d; %s is spoken from now on (set providerOptions to choose)",
+				o.Endpoint.Host, protocolName(protocol), seederv1alpha1.IPMIPort, seederv1alpha1.RedfishPort, seederv1alpha1.IPMIPort, address)
+		}
+		b.Protocol, b.Address = protocol, address
+	}
+	if o.Certificate == nil || !o.Endpoint.TrustOnFirstUse {
+		return
+	}
+	r.observeCertificate(t, b, address, *o.Certificate)
+}
+
+// observeCertificate pins the certificate a session trusted without a CA
+// bundle: the first one seen at the address (trust on first use), or one a
+// person accepted, each told in an Event; one that verifies against the
+// system roots is pinned too, so that a certificate that does not, later,
+// is refused rather than trusted as a first one.
+func (r *run) observeCertificate(t *target, b *seederv1alpha1.BMCStatus, address string, cert bmc.Certificate) {
+	pin := b.Certificate
+	if pin != nil && pin.Address == address && pin.SHA256 == cert.SHA256 {
+		return
+	}
+	now := metav1.NewTime(r.now)
+	next := &seederv1alpha1.PinnedCertificate{SHA256: cert.SHA256, Address: address, Since: &now}
+	accepted, _ := bmcendpoint.AcceptedCertificate(t.Obj)
+	switch {
+	case cert.Verified:
+		next.TrustedBy = seederv1alpha1.CertificateTrustedVerified
+	case pin != nil && pin.Address == address && accepted == cert.SHA256:
+		next.TrustedBy = seederv1alpha1.CertificateTrustedAccepted
+		t.Eventf(equinixv1.ReasonBMCCertificateAccepted, "the BMC at %s presented the certificate accepted by annotation %s (SHA-256 %s), "+
+			"which replaces the one trusted before (SHA-256 %s)", address, equinixv1.AnnotationAcceptBMCCertificate, cert.SHA256, pin.SHA256)
+	case accepted == cert.SHA256:
+		next.TrustedBy = seederv1alpha1.CertificateTrustedAccepted
+		t.Eventf(equinixv1.ReasonBMCCertificateAccepted, "the BMC at %s presented the certificate accepted by annotation %s (SHA-256 %s)",
+			address, equinixv1.AnnotationAcceptBMCCertificate, cert.SHA256)
+	default:
+		next.TrustedBy = seederv1alpha1.CertificateTrustedFirstUse
+		t.Eventf(equinixv1.ReasonBMCCertificatePinned, "the BMC at %s presented a certificate no trusted CA signed (SHA-256 %s): "+
+			"it is trusted from now on, as the first one seen, and any other certificate there is refused until a person accepts it "+
+			"(compare the fingerprint with the BMC's own, e.g. in its web interface; set caBundle to trust a CA instead)", address, cert.SHA256)
+	}
+	b.Certificate = next
+}
+
+// certificateChanged says that the BMC presented another certificate than
+// the one trusted, and how a person accepts it.
+func certificateChanged(inv *seederv1alpha1.Inventory, e *bmc.CertificateChangedError) string {
+	return fmt.Sprintf("the BMC presented a certificate with SHA-256 fingerprint %s, not the one trusted (%s): the BMC's certificate "+
+		"was renewed or regenerated, or something between the addon and the BMC presents its own, so nothing is sent to it. If the "+
+		"new fingerprint is the BMC's own (its web interface shows it), accept it: kubectl -n %s annotate inventory %s %s=%s --overwrite",
+		e.Presented, strings.Join(e.Pinned, ", "), inv.Namespace, inv.Name, equinixv1.AnnotationAcceptBMCCertificate, e.Presented)
+}
+
+func protocolName(p seederv1alpha1.Protocol) string {
+	if p == seederv1alpha1.ProtocolIPMI {
+		return "IPMI"
+	}
+	return "Redfish"
 }

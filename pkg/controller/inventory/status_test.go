@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -50,17 +52,42 @@ func TestBMCRetryAfter(t *testing.T) {
 	}
 }
 
-// The poll interval is spec.events.pollingInterval, within 1s and 24h;
-// anything the schema let through before its rule reads as Seeder's hour.
-func TestPollInterval(t *testing.T) {
-	for in, want := range map[string]time.Duration{
-		"1h": time.Hour, "90s": 90 * time.Second, "1h30m": 90 * time.Minute, "": time.Hour, "1d": time.Hour,
-		"500ms": time.Hour, "48h": 24 * time.Hour,
+// The poll interval is spec.events.pollingInterval read within 1s and 24h:
+// every value the UI's validator (^\d+[hms]$) lets through is read as the
+// nearest bound, saying why; anything the schema let through before the
+// pattern reads as Seeder's hour.
+func TestClampInterval(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    time.Duration
+		clamped bool
+	}{
+		{"1h", time.Hour, false}, {"90s", 90 * time.Second, false}, {"1h30m", 90 * time.Minute, false}, {"", time.Hour, false},
+		{"24h", 24 * time.Hour, false}, {"1s", time.Second, false},
+		{"0s", time.Second, true}, {"500ms", time.Second, true}, {"48h", 24 * time.Hour, true},
+		{"99999999999999999999h", 24 * time.Hour, true}, {"1d", time.Hour, true},
 	} {
-		inv := &seederv1alpha1.Inventory{}
-		inv.Spec.Events.PollingInterval = in
-		assert.Equal(t, want, pollInterval(inv), in)
+		got, why := clampInterval(tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.clamped, why != "", "%s: %q", tc.in, why)
 	}
+}
+
+// A clamped interval is told in a Warning Event once per generation, not
+// at every pass.
+func TestClampedIntervalToldOncePerGeneration(t *testing.T) {
+	events := record.NewFakeRecorder(10)
+	h := &Handler{recorder: events, intervals: newOnceEach()}
+	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: "n", Generation: 1}}
+	inv.Spec.Events.PollingInterval = "0s"
+	for range 3 {
+		assert.Equal(t, time.Second, h.pollInterval(h.newTarget(inv, time.Now(), 0)))
+	}
+	require.Len(t, events.Events, 1)
+	assert.Contains(t, <-events.Events, "Warning PollingIntervalClamped spec.events.pollingInterval \"0s\" is shorter than the shortest interval, 1s")
+	inv.Generation = 2
+	h.pollInterval(h.newTarget(inv, time.Now(), 0))
+	assert.Len(t, events.Events, 1, "a new generation is told again")
 }
 
 func TestMachinePowerState(t *testing.T) {

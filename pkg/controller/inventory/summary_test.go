@@ -97,3 +97,47 @@ func TestStalledClearsOnceReady(t *testing.T) {
 	assert.False(t, summary.Summarize(inv).Error)
 	assert.Equal(t, seederv1alpha1.InventoryNodeReady, inv.Status.Status)
 }
+
+// An Inventory that was inventoryNodeReady stays so while the BMC that
+// answered at its address, with these credentials, blips (unreachable, an
+// error); not for what a person must fix, nor at another address, nor for
+// an Inventory that never was ready.
+func TestReadyKeptAcrossABlip(t *testing.T) {
+	blip := func(mutate func(*seederv1alpha1.Inventory), conds ...metav1.Condition) *seederv1alpha1.Inventory {
+		inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: "node-1", Generation: 1}}
+		inv.Spec.BaseboardManagementSpec.Connection = seederv1alpha1.Connection{Host: "10.0.0.7", Port: 623}
+		inv.Status.Status = seederv1alpha1.InventoryNodeReady
+		inv.Status.Conditions = conds
+		inv.Status.Hardware = &seederv1alpha1.HardwareStatus{BMC: &seederv1alpha1.BMCStatus{Protocol: seederv1alpha1.ProtocolIPMI, Address: "10.0.0.7:623"}}
+		if mutate != nil {
+			mutate(inv)
+		}
+		prepare(inv)
+		return inv
+	}
+	slow := cond(equinixv1.BMCReachable, metav1.ConditionFalse, equinixv1.ReasonBMCError, "the BMC did not answer in time")
+	badCert := cond(equinixv1.BMCReachable, metav1.ConditionFalse, equinixv1.ReasonBMCCertificateChanged, "another certificate")
+	for _, tc := range []struct {
+		name string
+		inv  *seederv1alpha1.Inventory
+		want seederv1alpha1.InventoryWorkflowStatus
+	}{
+		{"unreachable", blip(nil, nodeFound, credsOK, unreachable, authenticated), seederv1alpha1.InventoryNodeReady},
+		{"slow", blip(nil, nodeFound, credsOK, slow, authenticated), seederv1alpha1.InventoryNodeReady},
+		{"a changed certificate", blip(nil, nodeFound, credsOK, badCert, authenticated), seederv1alpha1.InventoryBMCCertificateChanged},
+		{"credentials refused", blip(nil, nodeFound, credsOK, reachable, refused), seederv1alpha1.InventoryBMCAuthenticationFailed},
+		{"the Secret gone", blip(nil, nodeFound, noSecret, unreachable, authenticated), seederv1alpha1.InventoryCredentialsMissing},
+		{"another address", blip(func(inv *seederv1alpha1.Inventory) {
+			inv.Spec.BaseboardManagementSpec.Connection.Host = "10.0.0.8"
+		}, nodeFound, credsOK, unreachable, authenticated), seederv1alpha1.InventoryBMCUnreachable},
+		{"never ready", blip(func(inv *seederv1alpha1.Inventory) { inv.Status.Status = seederv1alpha1.InventoryBMCNotContacted },
+			nodeFound, credsOK, unreachable, authenticated), seederv1alpha1.InventoryBMCUnreachable},
+		{"nothing answered before", blip(func(inv *seederv1alpha1.Inventory) { inv.Status.Hardware.BMC = nil },
+			nodeFound, credsOK, unreachable, authenticated), seederv1alpha1.InventoryBMCUnreachable},
+	} {
+		assert.Equal(t, tc.want, tc.inv.Status.Status, tc.name)
+	}
+	// The UI's banner says what is wrong meanwhile.
+	inv := blip(nil, nodeFound, credsOK, unreachable, authenticated)
+	assert.True(t, strings.Contains(stalledCondition(inv).Message, "no answer"))
+}

@@ -3,6 +3,7 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ func (h *Handler) Sync(key string, inv *seederv1alpha1.Inventory) (*seederv1alph
 	if inv == nil {
 		h.driver.Forget(key)
 		h.specs.forget(key)
+		h.intervals.forget(key)
 		_, name, _ := strings.Cut(key, "/")
 		h.fence.Forget(name)
 		return nil, nil
@@ -99,7 +101,11 @@ func (r *run) sync(t *target) error {
 	// or when its machine asks for it all the same.
 	secret := &secretRead{r: r, t: t}
 	m, ep, interval := r.machine(t, wasBound, secret)
-	if r.needsBMC(t, m.ReadsDue) {
+	powerDue := func() bool {
+		due, _ := m.PowerDue(r.h.settings.PowerFresh)
+		return r.h.settings.PowerFresh > 0 && due
+	}
+	if r.needsBMC(t, m.ReadsDue, powerDue) {
 		ok, err := secret.ready()
 		if err != nil {
 			return err
@@ -109,7 +115,9 @@ func (r *run) sync(t *target) error {
 			return r.h.fence.Step(t, nil, r.node, r.now)
 		}
 	}
-	err = r.observeBMC(t, m, ep, interval, r.h.steps.Sync(t, m, r.node, r.now))
+	err = r.h.steps.Sync(t, m, r.node, r.now)
+	r.freshPower(t, m)
+	err = r.observeBMC(t, m, ep, interval, err)
 	// Fencing comes after the steps and what the BMC answered: it reads
 	// whether the BMC took the credentials, and uses the same machine.
 	err = errors.Join(err, secret.err, r.h.fence.Step(t, m, r.node, r.now))
@@ -121,10 +129,11 @@ func (r *run) sync(t *target) error {
 
 // machine is the pass's machine, the Inventory's BMC polled at its
 // interval, whose credentials secret reads when the pass first needs them;
-// ep is its endpoint without them.
+// ep is its endpoint without them, the first of its candidates (the others
+// are tried when nothing answers there).
 func (r *run) machine(t *target, wasBound bool, secret *secretRead) (*bmcdriver.Machine, bmc.Endpoint, time.Duration) {
 	inv := t.Obj
-	interval := pollInterval(inv)
+	interval := r.h.pollInterval(t)
 	var last time.Time
 	if hw := inv.Status.Hardware; hw != nil && hw.LastPolled != nil {
 		last = hw.LastPolled.Time
@@ -139,10 +148,32 @@ func (r *run) machine(t *target, wasBound bool, secret *secretRead) (*bmcdriver.
 	// starts, is polled evenly over the interval, each at its own phase.
 	// A node bound in this pass (a server that just joined, a pool's
 	// server among them) gets its health now, not an interval later.
-	ep := bmcendpoint.Connection(inv, r.h.settings.BMCTimeout)
+	candidates := bmcendpoint.Candidates(inv, r.h.settings.BMCTimeout)
+	ep := candidates[0]
 	m := r.h.driver.Machine(ep, bmcdriver.MachineOptions{Owner: r.owner, Key: string(inv.UID), Interval: interval, LastPolled: last,
-		Spread: true, PowerPace: pace, PollNow: r.node != nil && !wasBound, Now: r.h.clock, Credentials: secret.credentials})
+		Spread: true, PowerPace: pace, PollNow: r.node != nil && !wasBound, Now: r.h.clock, Credentials: secret.credentials,
+		Fallbacks: candidates[1:]})
 	return m, ep, interval
+}
+
+// freshPower keeps the power the Inventory shows (status.machinePowerState,
+// from which Harvester's UI offers Power On or Shut Down) no older than
+// --bmc-power-freshness between polls: once older, the power alone is
+// read, at the least cost to the BMC (bmcdriver.Machine.FreshPower), and
+// the status is written only if it changed. A failure is the machine's to
+// report, as any other.
+func (r *run) freshPower(t *target, m *bmcdriver.Machine) {
+	fresh := r.h.settings.PowerFresh
+	if fresh <= 0 || t.Obj.DeletionTimestamp != nil {
+		return
+	}
+	if due, _ := m.PowerDue(fresh); due {
+		// Its failure shows in the machine's Observation.
+		_, _ = m.FreshPower(r.h.ctx)
+	}
+	if _, left := m.PowerDue(fresh); left > 0 {
+		t.Requeue(left)
+	}
 }
 
 func wrongNamespace(inv *seederv1alpha1.Inventory) string {
@@ -213,13 +244,43 @@ func (h *Handler) poolServerOf(inv *seederv1alpha1.Inventory, inst string) bool 
 	return err == nil && i.Spec.Owned() && common.ClaimedBy(inv, i)
 }
 
-// pollInterval is spec.events.pollingInterval, which the schema bounds to
-// a Go duration of 1s to 24h; an object stored before that rule is read
-// with Seeder's default.
-func pollInterval(inv *seederv1alpha1.Inventory) time.Duration {
-	d, err := time.ParseDuration(inv.Spec.Events.PollingInterval)
-	if err != nil || d < time.Second {
-		return seederv1alpha1.DefaultPollingInterval
+// pollInterval is spec.events.pollingInterval, read within
+// [MinPollingInterval, MaxPollingInterval]: the UI accepts any number of
+// hours, minutes or seconds (0s, 48h), and the schema takes what it takes,
+// so a value outside is read as the nearest bound, with a Warning Event
+// once per generation. An empty one (an object stored before the schema's
+// default) is Seeder's default.
+func (h *Handler) pollInterval(t *target) time.Duration {
+	inv := t.Obj
+	raw := inv.Spec.Events.PollingInterval
+	d, why := clampInterval(raw)
+	if why != "" && h.intervals.first(inv.Namespace+"/"+inv.Name, inv.Generation) {
+		t.Eventf(equinixv1.ReasonPollingIntervalClamped, "spec.events.pollingInterval %q %s: the BMC is read every %s", raw, why, d)
 	}
-	return min(d, 24*time.Hour)
+	return d
+}
+
+// goDuration is the schema's pattern of a polling interval.
+var goDuration = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`)
+
+// clampInterval reads a polling interval within its bounds; why says what
+// was wrong with it, "" when nothing was.
+func clampInterval(raw string) (time.Duration, string) {
+	if raw == "" {
+		return seederv1alpha1.DefaultPollingInterval, ""
+	}
+	d, err := time.ParseDuration(raw)
+	switch {
+	case err != nil && goDuration.MatchString(raw):
+		// Digits and units the schema lets through, too many of them for
+		// a Go duration: longer than the ceiling anyway.
+		return seederv1alpha1.MaxPollingInterval, fmt.Sprintf("is longer than the longest interval, %s", seederv1alpha1.MaxPollingInterval)
+	case err != nil:
+		return seederv1alpha1.DefaultPollingInterval, fmt.Sprintf("is not a duration (%v), so the default %s is used", err, seederv1alpha1.DefaultPollingInterval)
+	case d < seederv1alpha1.MinPollingInterval:
+		return seederv1alpha1.MinPollingInterval, fmt.Sprintf("is shorter than the shortest interval, %s", seederv1alpha1.MinPollingInterval)
+	case d > seederv1alpha1.MaxPollingInterval:
+		return seederv1alpha1.MaxPollingInterval, fmt.Sprintf("is longer than the longest interval, %s", seederv1alpha1.MaxPollingInterval)
+	}
+	return d, ""
 }

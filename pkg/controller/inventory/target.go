@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -47,7 +48,8 @@ func (h *Handler) newTarget(inv *seederv1alpha1.Inventory, now time.Time, settli
 		Get: func(name string) (*seederv1alpha1.Inventory, error) {
 			return h.inventories.Get(inv.Namespace, name, metav1.GetOptions{})
 		},
-		Hold: func(*seederv1alpha1.Inventory, *seederv1alpha1.InventoryStatus) time.Duration { return settling },
+		Hold:  func(*seederv1alpha1.Inventory, *seederv1alpha1.InventoryStatus) time.Duration { return settling },
+		Quiet: quietLastPolled,
 	}
 	return &target{
 		ObjectPass: hardware.ObjectPass[*seederv1alpha1.Inventory, seederv1alpha1.InventoryStatus]{
@@ -68,6 +70,23 @@ func prepare(inv *seederv1alpha1.Inventory) {
 	st.Status = workflowStatus(inv)
 	stalled := stalledCondition(inv)
 	conditions.Store(&st.Conditions, inv.Generation, stalled)
+}
+
+// quietLastPolled keeps the stored lastPolled when nothing else of the
+// status changed: a poll that found nothing new writes nothing. Each write
+// would move the Inventory's resourceVersion, and the UI's Save of a form
+// opened before it would fail with a conflict; the poll's time rides along
+// with the next write that something else makes.
+func quietLastPolled(next *seederv1alpha1.Inventory, stored *seederv1alpha1.InventoryStatus) {
+	hw := next.Status.Hardware
+	if hw == nil || stored.Hardware == nil || equality.Semantic.DeepEqual(hw.LastPolled, stored.Hardware.LastPolled) {
+		return
+	}
+	polled := hw.LastPolled
+	hw.LastPolled = stored.Hardware.LastPolled
+	if !equality.Semantic.DeepEqual(*stored, next.Status) {
+		hw.LastPolled = polled
+	}
 }
 
 // Hardware is the chain's record, under status.hardware.

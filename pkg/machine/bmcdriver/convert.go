@@ -138,7 +138,15 @@ func fromError(op string, err error, command bool) error {
 
 func classify(op string, err error, command bool) *failure.Error {
 	out := machine.FromSeam(op, err)
-	if c := failure.ClassOf(err); command && out.Class == failure.Refused && c != failure.Unsupported && c != failure.Invalid {
+	c := failure.ClassOf(err)
+	switch {
+	case command && c == failure.Unreachable:
+		// No connection was made (refused, no route, no answer to the
+		// dial): the command never left, even on a session kept from
+		// before.
+		out.Class = failure.Busy
+		out.Message = "nothing was sent: " + out.Message
+	case command && out.Class == failure.Refused && c != failure.Unsupported && c != failure.Invalid:
 		// A protocol or certificate failure after the login is a broken
 		// answer: the command may have run.
 		out.Class = failure.Unknown

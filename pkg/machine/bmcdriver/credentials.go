@@ -7,25 +7,29 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/failure"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine"
+	"github.com/harvester/harvester-equinix-addon/pkg/redact"
 )
 
 // login is a pass's credentials, read once, when first needed.
 type login struct {
 	once sync.Once
-	// ep is the endpoint with its credentials, creds their fingerprint.
-	ep    bmc.Endpoint
+	// user and pass are the credentials; creds fingerprints them with the
+	// machine's first endpoint, which a hold after a refusal names.
+	user  string
+	pass  redact.Sensitive
 	creds string
 	err   error
 }
 
-// endpoint is the BMC's endpoint with its credentials, and their
-// fingerprint: MachineOptions.Credentials is asked on the first call only.
-// Its failure is no BMC's (nothing was sent to one): a refusal for now,
-// which the caller that read them reports.
-func (m *Machine) endpoint() (bmc.Endpoint, string, error) {
+// credentials reads the pass's credentials and their fingerprint:
+// MachineOptions.Credentials is asked on the first call only. Its failure
+// is no BMC's (nothing was sent to one): a refusal for now, which the
+// caller that read them reports.
+func (m *Machine) credentials() (string, error) {
 	l := &m.login
 	l.once.Do(func() {
-		l.ep = m.ep
+		first := m.candidates[0]
+		l.user, l.pass = first.Username, first.Password
 		if m.opts.Credentials != nil {
 			user, pass, err := m.opts.Credentials()
 			if err != nil {
@@ -33,11 +37,18 @@ func (m *Machine) endpoint() (bmc.Endpoint, string, error) {
 					Message: "the BMC's credentials cannot be read: " + failure.Message(err), Err: err}
 				return
 			}
-			l.ep.Username, l.ep.Password = user, pass
+			l.user, l.pass = user, pass
 		}
-		l.creds = fingerprint(l.ep)
+		first.Username, first.Password = l.user, l.pass
+		l.creds = fingerprint(first)
 	})
-	return l.ep, l.creds, l.err
+	return l.creds, l.err
+}
+
+// withLogin is ep with the pass's credentials, once credentials read them.
+func (m *Machine) withLogin(ep bmc.Endpoint) bmc.Endpoint {
+	ep.Username, ep.Password = m.login.user, m.login.pass
+	return ep
 }
 
 // held is the owner's hold when it keeps this pass from the BMC at now. A
@@ -51,7 +62,7 @@ func (m *Machine) held(now time.Time) (hold, bool) {
 	if h.refusal == nil {
 		return h, true
 	}
-	_, creds, err := m.endpoint()
+	creds, err := m.credentials()
 	return h, err != nil || creds == h.creds
 }
 
@@ -64,7 +75,7 @@ func (m *Machine) ReadsDue() bool {
 	if due, _ := m.due(); due {
 		return true
 	}
-	if _, ok := m.d.rememberedFacts(m.factsKey); ok {
+	if _, ok := m.d.rememberedFacts(m.factsKey()); ok {
 		return false
 	}
 	_, held := m.held(m.opts.Now())

@@ -58,10 +58,17 @@ const IdleLogout = 30 * time.Second
 // DialFunc connects to a BMC; bmc.Dial unless a test says otherwise.
 type DialFunc func(ctx context.Context, ep bmc.Endpoint) (bmc.Client, error)
 
+// ReadPowerFunc reads a BMC's power without a session where it can;
+// bmc.ReadPowerState unless a test says otherwise.
+type ReadPowerFunc func(ctx context.Context, ep bmc.Endpoint) (bmc.PowerState, bmc.Memo, error)
+
 // Options configure a Driver.
 type Options struct {
 	// Dial connects to a BMC (bmc.Dial when nil).
 	Dial DialFunc
+	// ReadPower reads a BMC's power at the least cost (bmc.ReadPowerState
+	// when nil).
+	ReadPower ReadPowerFunc
 	// IdleLogout is how long an unused session is kept (IdleLogout when
 	// zero; negative logs out at the end of every pass).
 	IdleLogout time.Duration
@@ -71,8 +78,9 @@ type Options struct {
 // machine's last facts and polls, and holds back a BMC that failed until
 // its owner's retry time.
 type Driver struct {
-	dial DialFunc
-	idle time.Duration
+	dial      DialFunc
+	readPower ReadPowerFunc
+	idle      time.Duration
 
 	mu    sync.Mutex
 	facts map[string]machine.Facts
@@ -111,7 +119,10 @@ func New(o Options) *Driver {
 	if o.IdleLogout == 0 {
 		o.IdleLogout = IdleLogout
 	}
-	return &Driver{dial: o.Dial, idle: o.IdleLogout, facts: map[string]machine.Facts{}, holds: map[string]hold{}, forgets: map[string]func(){},
+	if o.ReadPower == nil {
+		o.ReadPower = bmc.ReadPowerState
+	}
+	return &Driver{dial: o.Dial, readPower: o.ReadPower, idle: o.IdleLogout, facts: map[string]machine.Facts{}, holds: map[string]hold{}, forgets: map[string]func(){},
 		polled: map[string]time.Time{}, powerReads: map[string]powerRead{}, links: map[string]*link{}}
 }
 
@@ -151,6 +162,11 @@ type MachineOptions struct {
 	Credentials func() (username string, password redact.Sensitive, err error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Fallbacks are the endpoints tried, in order, when nothing answers
+	// at the machine's own, or not in its protocol (an address whose
+	// protocol the caller does not know: Redfish, then IPMI).
+	// Observation.Endpoint says which answered.
+	Fallbacks []bmc.Endpoint
 }
 
 // Machine returns the machine behind ep for one pass of the chain; Release
@@ -159,8 +175,15 @@ func (d *Driver) Machine(ep bmc.Endpoint, o MachineOptions) *Machine {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Machine{d: d, ep: ep, opts: o,
-		factsKey: o.Owner + "|" + o.Key + "|" + string(ep.Protocol) + "|" + ep.Address()}
+	return &Machine{d: d, ep: ep, candidates: append([]bmc.Endpoint{ep}, o.Fallbacks...), opts: o}
+}
+
+// factsKey names the facts remembered of the machine behind the endpoint
+// spoken to.
+func (m *Machine) factsKey() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.opts.Owner + "|" + m.opts.Key + "|" + string(m.ep.Protocol) + "|" + m.ep.Address()
 }
 
 // Forget drops what the driver remembers of an owner that is gone.
@@ -228,6 +251,14 @@ func (d *Driver) notePower(owner string, p bmc.PowerState, at time.Time) {
 		return
 	}
 	d.powerReads[owner] = powerRead{at: at, state: p}
+}
+
+// powerReadAt is when the owner's power was last read; zero when never
+// in this process, or a command was sent since.
+func (d *Driver) powerReadAt(owner string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.powerReads[owner].at
 }
 
 func (d *Driver) rememberedFacts(key string) (machine.Facts, bool) {

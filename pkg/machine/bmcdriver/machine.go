@@ -15,16 +15,21 @@ import (
 // concurrent use.
 type Machine struct {
 	d *Driver
-	// ep is the endpoint as the caller gave it: with MachineOptions.Credentials,
-	// without its username and password (login fills them in).
-	ep       bmc.Endpoint
-	opts     MachineOptions
-	factsKey string
-	login    login
+	// candidates are the endpoints to try, in order, as the caller gave
+	// them: with MachineOptions.Credentials, without a username and
+	// password (login fills them in).
+	candidates []bmc.Endpoint
+	opts       MachineOptions
+	login      login
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// ep is the candidate spoken to: the first, until a session opened
+	// on another.
+	ep     bmc.Endpoint
 	link   *link
 	client bmc.Client
+	// cert is the certificate of the session's BMC (Redfish).
+	cert *bmc.Certificate
 	// dialErr is the first failed login of the pass: later calls fail
 	// with it at once rather than wait for the same timeout again.
 	dialErr error
@@ -67,7 +72,7 @@ func (m *Machine) Hold(until time.Time) {
 	if !until.IsZero() && failure.ClassOf(problem) == failure.Unauthorized {
 		// The login was refused: the credentials were read for it, so
 		// this asks no one (and never under the driver's lock).
-		_, creds, _ := m.endpoint()
+		creds, _ := m.credentials()
 		h.creds, h.refusal = creds, problem
 	}
 	m.d.mu.Lock()
@@ -108,15 +113,26 @@ type Observation struct {
 	// forwarded: the health it read and the log's position, also when there was
 	// no event to carry them. "" without a poll.
 	Cursor string
+	// Endpoint is the candidate that answered: the one a session opened on,
+	// or that refused the credentials; its zero value when none did.
+	Endpoint bmc.Endpoint
+	// Certificate is what the BMC of the session presented (Redfish), nil
+	// without a session or TLS.
+	Certificate *bmc.Certificate
 }
 
 // Observed returns what the pass learnt.
 func (m *Machine) Observed() Observation {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	o := Observation{Contacted: m.contacted, Problem: m.problem, Polled: m.polled, Health: m.health, Log: m.log, Cursor: m.cursor}
+	o := Observation{Contacted: m.contacted, Problem: m.problem, Polled: m.polled, Health: m.health, Log: m.log, Cursor: m.cursor,
+		Certificate: m.cert}
 	if m.power != "" {
 		o.Power = fromPower(m.power)
+	}
+	if m.contacted || failure.ClassOf(m.problem) == failure.Unauthorized {
+		o.Endpoint = m.ep
+		o.Endpoint.Username, o.Endpoint.Password = "", ""
 	}
 	return o
 }
@@ -154,8 +170,11 @@ func (m *Machine) nextPoll(last time.Time) time.Time {
 }
 
 // session returns the pass's client: the BMC's session, opened on the first
-// call unless another pass left one. While the owner is held after a
-// refused login with these credentials, nothing is tried.
+// call unless another pass left one. The candidates are tried in order
+// while nothing answers at one, or something that does not speak its
+// protocol; a BMC that answered (even to refuse the credentials or the
+// certificate) ends the search. While the owner is held after a refused
+// login with these credentials, nothing is tried.
 func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -165,39 +184,84 @@ func (m *Machine) session(ctx context.Context) (bmc.Client, error) {
 	if m.dialErr != nil {
 		return nil, m.dialErr
 	}
-	ep, creds, err := m.endpoint()
-	if err != nil {
+	if _, err := m.credentials(); err != nil {
 		// Not the BMC's failure: it was never asked. Said before a hold,
 		// which cannot tell unreadable credentials from the ones refused.
 		m.dialErr = err
 		return nil, err
 	}
 	if h, held := m.held(m.opts.Now()); held && h.refusal != nil {
-		m.dialErr = &failure.Error{Seam: bmc.Seam, Op: "Dial", Endpoint: ep.String(), Class: failure.Unauthorized, Message: fmt.Sprintf(
+		m.dialErr = &failure.Error{Seam: bmc.Seam, Op: "Dial", Endpoint: m.withLogin(m.ep).String(), Class: failure.Unauthorized, Message: fmt.Sprintf(
 			"the BMC refused these credentials; no login is tried before %s unless the credentials change",
 			h.until.UTC().Format(time.RFC3339))}
 		return nil, m.dialErr
 	}
-	if m.link == nil {
-		m.link = m.d.acquire(ep)
+	order := m.order()
+	var err error
+	for i, cand := range order {
+		ep := m.withLogin(cand)
+		if m.link == nil {
+			m.link = m.d.acquire(ep)
+		}
+		var c bmc.Client
+		c, err = m.link.open(ctx, ep, fingerprint(ep), m.d.dial)
+		if err == nil {
+			m.ep, m.client, m.contacted = cand, c, true
+			m.seeCertificate(c)
+			if p, ok := c.(bmc.PassStarter); ok {
+				p.NewPass()
+			}
+			return c, nil
+		}
+		if i == len(order)-1 || !tryNext(err) {
+			m.ep = cand
+			break
+		}
+		m.d.release(m.link, false)
+		m.link = nil
 	}
-	c, err := m.link.open(ctx, ep, creds, m.d.dial)
-	if err != nil {
-		m.dialErr = err
-		m.noteLocked(err)
-		return nil, err
+	m.dialErr = err
+	m.noteLocked(err)
+	return nil, err
+}
+
+// order is the candidates, the one spoken to first.
+func (m *Machine) order() []bmc.Endpoint {
+	out := []bmc.Endpoint{m.ep}
+	for _, c := range m.candidates {
+		if c.Protocol != m.ep.Protocol || c.Address() != m.ep.Address() {
+			out = append(out, c)
+		}
 	}
-	m.client, m.contacted = c, true
-	return c, nil
+	return out
+}
+
+// tryNext says whether a failed login leaves the next candidate to try:
+// nothing answered, or not in the protocol spoken.
+func tryNext(err error) bool {
+	c := failure.ClassOf(err)
+	return c == failure.Unreachable || c == failure.ProtocolMismatch
+}
+
+// seeCertificate keeps the certificate the session's BMC presented.
+func (m *Machine) seeCertificate(c bmc.Client) {
+	if r, ok := c.(bmc.CertificateReporter); ok {
+		if cert, ok := r.PeerCertificate(); ok {
+			m.cert = &cert
+		}
+	}
 }
 
 // note keeps the pass's first BMC failure. A session whose credentials
-// the BMC refused is logged out: it cannot serve another pass.
+// the BMC refused is logged out: it cannot serve another pass; so is one
+// whose BMC now presents a certificate that is not trusted (a new pass
+// logs in with the certificates trusted then, one a person accepted
+// among them).
 func (m *Machine) note(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.noteLocked(err)
-	if failure.ClassOf(err) == failure.Unauthorized && m.client != nil {
+	if class := failure.ClassOf(err); (class == failure.Unauthorized || class == failure.TLS) && m.client != nil {
 		m.link.drop(m.client)
 		m.client, m.dialErr = nil, err
 	}
@@ -215,7 +279,7 @@ func (m *Machine) Facts(ctx context.Context) (machine.Facts, error) {
 	m.mu.Lock()
 	polledNow := !m.polled.IsZero()
 	m.mu.Unlock()
-	f, remembered := m.d.rememberedFacts(m.factsKey)
+	f, remembered := m.d.rememberedFacts(m.factsKey())
 	if due, left := m.due(); !due && !polledNow {
 		if remembered {
 			return f, nil
@@ -234,8 +298,11 @@ func (m *Machine) Facts(ctx context.Context) (machine.Facts, error) {
 		m.note(err)
 		return machine.Facts{}, fromError("Facts", err, false)
 	}
-	f = toFacts(inv, m.ep)
-	m.d.remember(m.factsKey, f)
+	m.mu.Lock()
+	ep := m.ep
+	m.mu.Unlock()
+	f = toFacts(inv, ep)
+	m.d.remember(m.factsKey(), f)
 	return f, nil
 }
 
@@ -259,6 +326,56 @@ func (m *Machine) PowerState(ctx context.Context) (machine.PowerState, error) {
 	m.power = p
 	m.mu.Unlock()
 	return fromPower(p), nil
+}
+
+// FreshPower reads the server's power at the least cost to its BMC, for a
+// caller that keeps the power it shows fresh between polls: on the pass's
+// session or one another pass left open (one request), else without a
+// session where the BMC allows it (bmc.ReadPowerState: one request in
+// basic auth to a Redfish BMC whose system is known, a session of its own
+// for IPMI). The caller asks only when PowerDue says so.
+func (m *Machine) FreshPower(ctx context.Context) (machine.PowerState, error) {
+	m.mu.Lock()
+	c := m.client
+	m.mu.Unlock()
+	if c != nil {
+		return m.PowerState(ctx)
+	}
+	if _, err := m.credentials(); err != nil {
+		return machine.PowerUnknown, err
+	}
+	m.mu.Lock()
+	ep := m.withLogin(m.ep)
+	m.mu.Unlock()
+	l := m.d.acquire(ep)
+	defer m.d.release(l, false)
+	p, err := l.readPower(ctx, ep, fingerprint(ep), m.d.readPower)
+	if err != nil {
+		m.note(err)
+		return machine.PowerUnknown, fromError("PowerState", err, false)
+	}
+	now := m.opts.Now()
+	m.d.notePower(m.opts.Owner, p, now)
+	m.mu.Lock()
+	m.power, m.contacted = p, true
+	m.mu.Unlock()
+	return fromPower(p), nil
+}
+
+// PowerDue says whether the power was read longer than fresh ago (or not
+// at all by this process), and no hold keeps the BMC from being asked;
+// left is how long until it is due.
+func (m *Machine) PowerDue(fresh time.Duration) (due bool, left time.Duration) {
+	now := m.opts.Now()
+	if h, held := m.held(now); held {
+		return false, h.until.Sub(now)
+	}
+	at := m.d.powerReadAt(m.opts.Owner)
+	if at.IsZero() {
+		return true, 0
+	}
+	left = at.Add(fresh).Sub(now)
+	return left <= 0, left
 }
 
 // Power sends one command. A failed login sent nothing; a failure during
@@ -301,13 +418,16 @@ func (m *Machine) Events(ctx context.Context, cursor string) (machine.EventBatch
 	if due, left := m.due(); !due {
 		return machine.EventBatch{RecheckAfter: left}, nil
 	}
-	cur, err := decodeCursor(cursor, m.ep.Protocol)
-	if err != nil {
-		return machine.EventBatch{}, &failure.Error{Seam: machine.Seam, Op: "Events", Class: failure.Refused, Message: err.Error(), Err: err}
-	}
 	c, err := m.session(ctx)
 	if err != nil {
 		return machine.EventBatch{}, fromError("Events", err, false)
+	}
+	m.mu.Lock()
+	protocol := m.ep.Protocol
+	m.mu.Unlock()
+	cur, err := decodeCursor(cursor, protocol)
+	if err != nil {
+		return machine.EventBatch{}, &failure.Error{Seam: machine.Seam, Op: "Events", Class: failure.Refused, Message: err.Error(), Err: err}
 	}
 	health, err := c.Health(ctx)
 	if err != nil {

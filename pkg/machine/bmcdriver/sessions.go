@@ -21,6 +21,9 @@ type link struct {
 	// creds fingerprints the endpoint the session was opened with: a pass
 	// with other credentials closes it and opens its own.
 	creds string
+	// memo is what the link's sessions learnt of the BMC, handed to the
+	// next login and power read.
+	memo bmc.Memo
 
 	// users and timer belong to the driver's lock: the passes holding the
 	// link now, and the idle logout armed when the last one let go.
@@ -103,12 +106,45 @@ func (l *link) open(ctx context.Context, ep bmc.Endpoint, creds string, dial Dia
 		return l.client, nil
 	}
 	l.logout()
+	ep.Memo = l.memo
 	c, err := dial(ctx, ep)
 	if err != nil {
 		return nil, err
 	}
 	l.client, l.creds = c, creds
+	l.learn(c)
 	return c, nil
+}
+
+// learn keeps what a client learnt of the BMC.
+func (l *link) learn(c bmc.Client) {
+	m, ok := c.(bmc.Memoizer)
+	if !ok {
+		return
+	}
+	learnt := m.Memo()
+	if learnt.SystemPath != "" {
+		l.memo.SystemPath = learnt.SystemPath
+	}
+	if learnt.CipherSuite != 0 {
+		l.memo.CipherSuite = learnt.CipherSuite
+	}
+}
+
+// readPower reads the BMC's power under the link's lock, so that it never
+// runs beside a session being opened: on the link's session when one is
+// open for these credentials, else with read, which opens none where it
+// can.
+func (l *link) readPower(ctx context.Context, ep bmc.Endpoint, creds string, read ReadPowerFunc) (bmc.PowerState, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.client != nil && l.creds == creds {
+		return l.client.PowerState(ctx)
+	}
+	ep.Memo = l.memo
+	state, memo, err := read(ctx, ep)
+	l.memo = memo
+	return state, err
 }
 
 // drop logs out the session c when it is still the link's: the BMC refused

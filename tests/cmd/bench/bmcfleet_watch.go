@@ -16,9 +16,11 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
 
-// fleetWatch records, as the benchmark's watches see them, each
-// Inventory's polls (a new status.hardware.lastPolled) and each forwarded
-// hardware Event with the time it arrived.
+// fleetWatch records each Inventory's polls and each forwarded hardware
+// Event with the time it arrived. The first contact's poll is in the
+// status the controller first writes (status.hardware.lastPolled); later
+// polls that find nothing new write no status, so they are the changes of
+// the controller's metric of each node's last poll (followPolls).
 type fleetWatch struct {
 	mu sync.Mutex
 	// polls are each node's polls: the status's lastPolled, and when the
@@ -46,13 +48,7 @@ func (b *bench) watchFleet(ctx context.Context) (*fleetWatch, error) {
 		if !ok || inv.Status.Hardware == nil || inv.Status.Hardware.LastPolled == nil {
 			return
 		}
-		at := inv.Status.Hardware.LastPolled.Time
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		ps := w.polls[inv.Name]
-		if len(ps) == 0 || !ps[len(ps)-1].at.Equal(at) {
-			w.polls[inv.Name] = append(ps, fleetPoll{at: at, seen: time.Now()})
-		}
+		w.note(inv.Name, inv.Status.Hardware.LastPolled.Time)
 	}
 	if _, err := inventories.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: record, UpdateFunc: func(_, obj any) { record(obj) },
@@ -92,6 +88,42 @@ func (b *bench) watchFleet(ctx context.Context) (*fleetWatch, error) {
 	return w, nil
 }
 
+// note records a poll of node at at, once.
+func (w *fleetWatch) note(node string, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.polls[node] {
+		if p.at.Equal(at) {
+			return
+		}
+	}
+	w.polls[node] = append(w.polls[node], fleetPoll{at: at, seen: time.Now()})
+}
+
+// followPolls records the polls the controller's metric shows, scraping it
+// every few seconds until ctx ends: each node's last poll (whole seconds)
+// changes once per poll, and polls of a node are an interval apart. The
+// scrapes cost the controller a little CPU of their own.
+func (w *fleetWatch) followPolls(ctx context.Context, ctrl *controller, every time.Duration) {
+	last := map[string]float64{}
+	for first := true; ; first = false {
+		if ms, err := ctrl.scrape(ctx); err == nil {
+			for _, m := range ms[metricLastPoll].GetMetric() {
+				node, v := labelsOf(m)["node"], m.GetGauge().GetValue()
+				if prev, ok := last[node]; ok && v != prev && !first {
+					w.note(node, time.Unix(int64(v), 0))
+				}
+				last[node] = v
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
 // polled counts the nodes polled at least once.
 func (w *fleetWatch) polled() int {
 	w.mu.Lock()
@@ -102,15 +134,16 @@ func (w *fleetWatch) polled() int {
 // fleetPoll is one poll of a node.
 type fleetPoll struct{ at, seen time.Time }
 
-// pollsIn counts the polls of the nodes whose status arrived in [from,
-// to), by node: the status keeps whole seconds only.
+// pollsIn counts the polls of the nodes in [from, to), by node (whole
+// seconds).
 func (w *fleetWatch) pollsIn(from, to time.Time) map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := map[string]int{}
+	from, to = from.Truncate(time.Second), to.Truncate(time.Second)
 	for node, ps := range w.polls {
 		for _, p := range ps {
-			if !p.seen.Before(from) && p.seen.Before(to) {
+			if !p.at.Before(from) && p.at.Before(to) {
 				out[node]++
 			}
 		}

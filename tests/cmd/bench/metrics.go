@@ -18,6 +18,7 @@ const (
 	metricMetalDuration = "equinix_addon_metal_api_request_duration_seconds"
 	metricClientWait    = "equinix_addon_kube_client_rate_limiter_wait_seconds"
 	metricCPUSeconds    = "process_cpu_seconds_total"
+	metricLastPoll      = "equinix_addon_hardware_last_poll_timestamp_seconds"
 	labelController     = "controller_name"
 	labelHandler        = "handler_name"
 )

@@ -98,9 +98,8 @@ func TestUIInventoryAcceptedUnchanged(t *testing.T) {
 	assert.Equal(t, "amd64", inv.Spec.Arch, "the schema's default, as Seeder's")
 	assert.Equal(t, "true", inv.Annotations[seederv1alpha1.AnnotationLocalInventory])
 	assert.Equal(t, "ui-node", inv.Annotations[seederv1alpha1.AnnotationLocalNodeName])
-	protocol, port := conn.Protocol()
-	assert.Equal(t, seederv1alpha1.ProtocolIPMI, protocol)
-	assert.Equal(t, 623, port)
+	assert.Equal(t, []seederv1alpha1.Candidate{{Protocol: seederv1alpha1.ProtocolRedfish, Port: 443}, {Protocol: seederv1alpha1.ProtocolIPMI, Port: 623}},
+		conn.Candidates(), "port 623 does not say the protocol: Redfish on 443, then IPMI")
 
 	// Without port and events' optional fields, the schema fills them in.
 	bare := parseObject(t, fmt.Sprintf(uiInventory, "bare-node"))
@@ -192,8 +191,13 @@ func TestInventoryValidation(t *testing.T) {
 		{name: "port past 65535", path: []string{"connection", "port"}, value: int64(70000), wantErr: "spec.baseboardSpec.connection.port"},
 		{name: "days, a duration Go cannot parse", path: []string{"events", "pollingInterval"}, value: "1d", wantErr: "spec.events.pollingInterval in body should match"},
 		{name: "words", path: []string{"events", "pollingInterval"}, value: "2 hours", wantErr: "spec.events.pollingInterval in body should match"},
-		{name: "below the floor", path: []string{"events", "pollingInterval"}, value: "500ms", wantErr: "pollingInterval must be between 1s and 24h"},
-		{name: "above the ceiling", path: []string{"events", "pollingInterval"}, value: "25h", wantErr: "pollingInterval must be between 1s and 24h"},
+		// The UI's validator is ^\d+[hms]$: whatever it takes is taken,
+		// and the controller reads it within 1s to 24h.
+		{name: "the UI's zero", path: []string{"events", "pollingInterval"}, value: "0s"},
+		{name: "above the ceiling", path: []string{"events", "pollingInterval"}, value: "25h"},
+		{name: "two days in hours", path: []string{"events", "pollingInterval"}, value: "48h"},
+		{name: "past a Go duration", path: []string{"events", "pollingInterval"}, value: "99999999999999999999h"},
+		{name: "below the floor", path: []string{"events", "pollingInterval"}, value: "500ms"},
 		{name: "not a duration at all", path: []string{"events", "pollingInterval"}, value: "abc", wantErr: "pollingInterval"},
 		{name: "a CA bundle without PEM", path: []string{"connection", "caBundle"}, value: "not a certificate", wantErr: "caBundle must hold PEM certificates"},
 		{name: "redfish port 0", path: []string{"connection", "providerOptions", "redfish", "port"}, value: int64(0), wantErr: "providerOptions.redfish.port"},

@@ -58,9 +58,13 @@ var seederFields = map[string]string{
 	"spec.baseboardSpec.connection.providerOptions.rpc.signature.appendAlgoToHeaderDisabled": "boolean",
 	"spec.baseboardSpec.connection.providerOptions.rpc.signature.headerName":                 "string",
 	"spec.baseboardSpec.connection.providerOptions.rpc.signature.includedPayloadHeaders":     "array",
-	"spec.events":                            "object",
-	"spec.events.enabled":                    "boolean default=false",
-	"spec.events.pollingInterval":            "string default=\"1h\" format=duration",
+	"spec.events":         "object",
+	"spec.events.enabled": "boolean default=false",
+	// Seeder's has format duration too, which refuses a number of hours
+	// past int64 that the UI's validator (^\d+[hms]$) passes: the one
+	// check left out, so that every value the UI saves is stored (and read
+	// within 1s..24h).
+	"spec.events.pollingInterval":            "string default=\"1h\"",
 	"spec.managementInterfaceMacAddress":     "string",
 	"spec.powerActionRequested":              "string",
 	"spec.primaryDisk":                       "string",

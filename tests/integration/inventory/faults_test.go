@@ -19,10 +19,11 @@ import (
 
 // A BMC that goes away, refuses the credentials for a while, or answers
 // slower than the timeout gets a condition and an Event naming the
-// problem, status.status says it (what Harvester's 409 quotes) and Stalled
-// carries it to the UI's banner; the Inventory recovers by itself once the
-// BMC does (after a refusal, once the minute every refused login is held
-// for is over).
+// problem, and Stalled carries it to the UI's banner; status.status (what
+// Harvester's 409 quotes) says a refusal, while a BMC that answered before
+// and now does not is a blip: the host stays inventoryNodeReady, as with
+// Seeder. The Inventory recovers by itself once the BMC does (after a
+// refusal, once the minute every refused login is held for is over).
 func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 	env := newEnv(t)
 	sim, srv := redfishBMC(t)
@@ -38,7 +39,7 @@ func TestRedfishRecoversFromUnreachableUnauthorizedAndSlow(t *testing.T) {
 	env.Eventually(func() bool {
 		return hasCondition(env, "rf-faults", equinixv1.BMCReachable, metav1.ConditionFalse, equinixv1.ReasonBMCUnreachable) &&
 			hasCondition(env, "rf-faults", equinixv1.ConditionStalled, metav1.ConditionTrue, equinixv1.ReasonBMCUnreachable) &&
-			env.Inventory("rf-faults").Status.Status == seederv1alpha1.InventoryBMCUnreachable
+			env.Inventory("rf-faults").Status.Status == seederv1alpha1.InventoryNodeReady
 	}, time.Minute, "an unreachable BMC was not reported")
 	assert.True(t, env.EventRecorded("rf-faults", equinixv1.ReasonBMCUnreachable))
 	require.NoError(t, srv.ComeBack())
@@ -131,11 +132,12 @@ func TestBadInputIsNamed(t *testing.T) {
 	assert.Never(t, func() bool { return node(t, env, "owned").Labels[equinixv1.LabelManufacturer] != "" }, 2*time.Second,
 		100*time.Millisecond, "the Inventory labelled an Instance's node")
 
-	// TLS is verified by default: without the BMC's CA its self-signed
-	// certificate is refused; insecureTLS (the UI's checkbox) accepts it.
+	// A caBundle means that CA: a certificate another CA signed is
+	// refused (without one, the first certificate is trusted on first use:
+	// uidefaults_test.go); insecureTLS (the UI's checkbox) accepts it.
 	env.CreateReadyNode("untrusted")
 	untrusted := framework.RedfishInventory("untrusted", srv)
-	untrusted.Spec.BaseboardManagementSpec.Connection.CABundle = ""
+	untrusted.Spec.BaseboardManagementSpec.Connection.CABundle = string(quietSrv.CACertPEM)
 	untrusted.Spec.BaseboardManagementSpec.Connection.AuthSecretRef.Name = "bad-pw"
 	env.CreateInventory(untrusted)
 	env.Eventually(func() bool {
@@ -143,7 +145,7 @@ func TestBadInputIsNamed(t *testing.T) {
 			env.Inventory("untrusted").Status.Status == seederv1alpha1.InventoryBMCCertificateInvalid
 	}, time.Minute, "an untrusted certificate was accepted")
 	assert.True(t, env.EventRecorded("untrusted", equinixv1.ReasonBMCCertificateInvalid))
-	patchSpec(t, env, "untrusted", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{"insecureTLS": true}}})
+	patchSpec(t, env, "untrusted", map[string]any{"baseboardSpec": map[string]any{"connection": map[string]any{"insecureTLS": true, "caBundle": nil}}})
 	env.Eventually(func() bool { return ready(env, "untrusted") }, time.Minute, "insecureTLS did not accept the certificate")
 
 	// A Redfish port spoken to as IPMI.

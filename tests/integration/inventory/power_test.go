@@ -19,10 +19,11 @@ import (
 
 // powerActions records every status.powerAction an Inventory is stored
 // with, as the apiserver's watch delivers each write: a key that is absent
-// is absent from the map.
+// is absent from the map; power is the status.machinePowerState of each.
 type powerActions struct {
-	mu   sync.Mutex
-	seen []map[string]interface{}
+	mu    sync.Mutex
+	seen  []map[string]interface{}
+	power []string
 }
 
 func watchPowerActions(t *testing.T, env *framework.Env, name string) *powerActions {
@@ -41,8 +42,10 @@ func watchPowerActions(t *testing.T, env *framework.Env, name string) *powerActi
 				continue
 			}
 			pa, _, _ := unstructured.NestedMap(obj.Object, "status", "powerAction")
+			power, _, _ := unstructured.NestedString(obj.Object, "status", "machinePowerState")
 			p.mu.Lock()
 			p.seen = append(p.seen, pa)
+			p.power = append(p.power, power)
 			p.mu.Unlock()
 		}
 	}()

@@ -57,8 +57,15 @@ var inventoryGVR = schema.GroupVersionResource{Group: "metal.harvesterhci.io", V
 // client as steve would.
 func createUIInventory(t *testing.T, env *framework.Env, node, host string, port int, insecureTLS bool, extra string) {
 	t.Helper()
+	createUIInventoryEvery(t, env, node, host, port, insecureTLS, extra, framework.InventoryPollEvery)
+}
+
+// createUIInventoryEvery is createUIInventory with the form's polling
+// interval.
+func createUIInventoryEvery(t *testing.T, env *framework.Env, node, host string, port int, insecureTLS bool, extra, interval string) {
+	t.Helper()
 	obj := &unstructured.Unstructured{}
-	doc := fmt.Sprintf(uiInventoryYAML, node, framework.BMCSecretNamespace, host, port, insecureTLS, extra, framework.InventoryPollEvery)
+	doc := fmt.Sprintf(uiInventoryYAML, node, framework.BMCSecretNamespace, host, port, insecureTLS, extra, interval)
 	require.NoError(t, yaml.Unmarshal([]byte(doc), &obj.Object))
 	dyn, err := dynamic.NewForConfig(env.Cluster.RESTConfig)
 	require.NoError(t, err)

@@ -25,11 +25,14 @@ type Server struct {
 	// CertPEM is the server certificate itself.
 	CertPEM []byte
 
-	addr string
-	srv  *http.Server
+	addr  string
+	hosts []string
+	srv   *http.Server
 
 	mu sync.Mutex
-	ln net.Listener
+	// pair is the certificate served (SelfSigned replaces it).
+	pair tls.Certificate
+	ln   net.Listener
 	// conns are the open client connections, closed by GoAway: a
 	// rebooting BMC keeps no connection alive.
 	conns map[net.Conn]bool
@@ -41,33 +44,63 @@ func NewServer(b *BMC, addr string) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	c, err := newCerts([]string{"127.0.0.1", "::1", "localhost"})
-	if err != nil {
-		return nil, err
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	host, portStr, _ := net.SplitHostPort(ln.Addr().String())
 	port, _ := strconv.Atoi(portStr)
+	hosts := []string{"127.0.0.1", "::1", "localhost"}
+	c, err := newCerts(hosts)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	s := &Server{
 		URL: "https://" + ln.Addr().String(), Host: host, Port: port,
 		CACertPEM: c.caPEM, CertPEM: c.certPEM,
-		addr: ln.Addr().String(),
+		addr: ln.Addr().String(), hosts: hosts, pair: c.pair,
 		srv: &http.Server{
 			Handler:           b.Handler(),
 			ReadHeaderTimeout: 10 * time.Second,
-			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{c.pair}, MinVersion: tls.VersionTLS12},
 			// Handshake failures of tests that distrust the certificate are
 			// expected; keep them out of the test output.
 			ErrorLog: log.New(io.Discard, "", 0),
 		},
 		conns: map[net.Conn]bool{},
 	}
+	s.srv.TLSConfig = &tls.Config{GetCertificate: s.certificate, MinVersion: tls.VersionTLS12}
 	s.srv.ConnState = s.track
 	s.serve(ln)
 	return s, nil
+}
+
+func (s *Server) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &s.pair, nil
+}
+
+// SelfSigned serves a new self-signed certificate from now on, as most
+// BMCs ship one (and make a new one when reset, or when a person asks):
+// no CA signed it, so CACertPEM is the certificate itself. Connections
+// made before keep the one they saw.
+func (s *Server) SelfSigned() error {
+	c, err := newSelfSigned(s.hosts)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pair, s.CertPEM, s.CACertPEM = c.pair, c.certPEM, c.certPEM
+	return nil
+}
+
+// Certificate is the certificate served now, PEM.
+func (s *Server) Certificate() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.CertPEM
 }
 
 func (s *Server) serve(ln net.Listener) {

@@ -71,6 +71,12 @@ const (
 	// AnnotationMachineEventID is set on each Kubernetes Event forwarded
 	// from a machine's event log: the provider's ID of that event.
 	AnnotationMachineEventID = "equinix.harvesterhci.io/machine-event-id"
+	// AnnotationAcceptBMCCertificate, on an Inventory, names by its SHA-256
+	// fingerprint a certificate a person accepts for the Redfish BMC: one
+	// that replaced the certificate trusted before (a renewed or
+	// regenerated one) is refused until it is named here. Only a person
+	// writes it; the controller reads it.
+	AnnotationAcceptBMCCertificate = "equinix.harvesterhci.io/accept-bmc-certificate"
 
 	// Well-known labels the addon fills on its Nodes, as a cloud provider
 	// would: the plan, the metro, and the facility (data centre) as the zone.

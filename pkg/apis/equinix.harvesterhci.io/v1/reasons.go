@@ -174,12 +174,25 @@ var (
 	ReasonBMCUnreachable        = stalling("BMCUnreachable")
 	ReasonBMCProtocolMismatch   = stalling("BMCProtocolMismatch")
 	ReasonBMCCertificateInvalid = stalling("BMCCertificateInvalid")
-	ReasonBMCError              = stalling("BMCError")
-	ReasonBMCNotContacted       = normal("BMCNotContacted")
-	ReasonAuthenticated         = normal("Authenticated")
-	ReasonAuthenticationFailed  = stalling("AuthenticationFailed")
-	ReasonEventLogRead          = normal("EventLogRead")
-	ReasonNoEventLog            = warning("NoEventLog")
+	// ReasonBMCCertificateChanged: a Redfish BMC presented another
+	// certificate than the one trusted; ReasonBMCCertificatePinned: the
+	// first one seen is trusted from now on; ReasonBMCCertificateAccepted:
+	// one a person named is.
+	ReasonBMCCertificateChanged  = stalling("BMCCertificateChanged")
+	ReasonBMCCertificatePinned   = normal("BMCCertificatePinned")
+	ReasonBMCCertificateAccepted = normal("BMCCertificateAccepted")
+	// ReasonBMCProtocolFound: what answered at a connection that does not
+	// say its protocol (port 623).
+	ReasonBMCProtocolFound = normal("BMCProtocolFound")
+	// ReasonPollingIntervalClamped: a polling interval outside the bounds
+	// is read as the nearest one.
+	ReasonPollingIntervalClamped = warning("PollingIntervalClamped")
+	ReasonBMCError               = stalling("BMCError")
+	ReasonBMCNotContacted        = normal("BMCNotContacted")
+	ReasonAuthenticated          = normal("Authenticated")
+	ReasonAuthenticationFailed   = stalling("AuthenticationFailed")
+	ReasonEventLogRead           = normal("EventLogRead")
+	ReasonNoEventLog             = warning("NoEventLog")
 	// Seeder's Inventories: where one may be, its node, and the real Seeder.
 	ReasonInventoryReady    = normal("InventoryReady")
 	ReasonWrongNamespace    = stalling("WrongNamespace")

@@ -91,8 +91,10 @@ type Connection struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="!self.contains('/') && !self.contains('@') && !self.contains(' ') && !self.contains('?') && !(self.contains(':') && !self.contains('::') && self.split(':').size() == 2)",message="host is a name or an IP address, without scheme, user, port or path (put the port in port)"
 	Host string `json:"host"`
-	// Port is the BMC's port: 623 (the default) means IPMI, any other port
-	// Redfish over HTTPS, unless providerOptions say otherwise.
+	// Port is the BMC's port. 623 (the default, and the UI's) does not say
+	// which protocol: Redfish on 443 is tried first, then IPMI on 623, and
+	// status.hardware.bmc says which answered. Any other port means Redfish
+	// over HTTPS on it. providerOptions decide first.
 	// +kubebuilder:default:=623
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
@@ -103,8 +105,11 @@ type Connection struct {
 	// copies neither value anywhere.
 	// +optional
 	AuthSecretRef corev1.SecretReference `json:"authSecretRef"`
-	// InsecureTLS accepts any certificate from a Redfish BMC. Off, the
-	// certificate must chain to the system roots or to caBundle.
+	// InsecureTLS accepts any certificate from a Redfish BMC. Off (the UI's
+	// default), a certificate that chains to the system roots (or caBundle)
+	// is trusted; without caBundle, so is the first certificate the BMC
+	// presents (trust on first use: pinned in status.hardware.bmc.certificate),
+	// and any other one is refused until a person accepts it.
 	InsecureTLS bool `json:"insecureTLS"`
 	// CABundle is PEM certificates trusted besides the system roots (Redfish):
 	// most BMCs ship a self-signed certificate. An addition to Seeder's schema;
@@ -249,16 +254,15 @@ type Events struct {
 	// +kubebuilder:default=false
 	Enabled bool `json:"enabled"`
 	// PollingInterval is how often the BMC's health and event log are read,
-	// as a Go duration between 1s and 24h (the UI writes e.g. 1h, 30m, 90s).
-	// The schema's format (kept from Seeder's) would also take 1d or
-	// "2 hours", which Go cannot parse: the pattern refuses them. (CEL sees a
-	// field of format duration as a duration, so the bounds are compared as
-	// durations.)
+	// as a Go duration (the UI writes e.g. 1h, 30m, 90s). Every value the
+	// UI accepts (digits and h, m or s) is taken; one outside 1s to 24h, or
+	// too large to be a Go duration, is read as the nearest bound, with a
+	// Warning Event PollingIntervalClamped. Seeder's schema also took 1d or
+	// "2 hours", which Go cannot parse and the UI never writes: the pattern
+	// refuses them.
 	// +kubebuilder:default:="1h"
-	// +kubebuilder:validation:Format:=duration
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="self >= duration('1s') && self <= duration('24h')",message="pollingInterval must be between 1s and 24h"
 	// +optional
 	PollingInterval string `json:"pollingInterval,omitempty"`
 }
@@ -352,10 +356,17 @@ type HardwareStatus struct {
 	// Subsystems is the health of each group of parts.
 	// +optional
 	Subsystems []hardwarev1.SubsystemHealth `json:"subsystems,omitempty"`
-	// LastPolled is when the BMC's health and event log were last read; the
-	// next read is events.pollingInterval after it, across restarts.
+	// LastPolled is when the BMC's health and event log were read for the
+	// last status written: it rides along with a write that something else
+	// made (a change of health, power, a condition), and is never a write of
+	// its own, so that a poll that finds nothing new writes nothing. The
+	// controller keeps each poll's time in memory; the metric
+	// equinix_addon_hardware_last_poll_timestamp_seconds shows it.
 	// +optional
 	LastPolled *metav1.Time `json:"lastPolled,omitempty"`
+	// BMC is what answered at the connection, and the certificate trusted.
+	// +optional
+	BMC *BMCStatus `json:"bmc,omitempty"`
 
 	// HardwareStatus is the server's power, its last power request and the
 	// cursor of its forwarded events.
@@ -364,4 +375,40 @@ type HardwareStatus struct {
 	// ObservedGeneration is the generation this record describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// BMCStatus is what the addon speaks to the BMC, and the certificate it
+// trusts there.
+type BMCStatus struct {
+	// Protocol is what answered: redfish or ipmi. With port 623 and no
+	// providerOptions, Redfish on 443 is tried first, then IPMI on 623; the
+	// one that answered is tried first from then on.
+	// +optional
+	Protocol Protocol `json:"protocol,omitempty"`
+	// Address is the host and port that answered.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// Certificate is the Redfish BMC's certificate the addon trusts without
+	// a CA (insecureTLS off, no caBundle): the first one it presented, or
+	// one a person accepted. Any other one is refused until accepted.
+	// +optional
+	Certificate *PinnedCertificate `json:"certificate,omitempty"`
+}
+
+// PinnedCertificate is a BMC certificate trusted by its fingerprint.
+type PinnedCertificate struct {
+	// SHA256 is the certificate's fingerprint, as `openssl x509 -noout
+	// -fingerprint -sha256` prints it.
+	SHA256 string `json:"sha256"`
+	// Address is where the BMC presented it: a certificate is pinned for
+	// one address, and another address starts afresh.
+	Address string `json:"address"`
+	// Since is when it was first trusted.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+	// TrustedBy says why: firstUse (the first certificate seen), accepted
+	// (a person's annotation named it) or verified (it chains to the
+	// system roots).
+	// +optional
+	TrustedBy string `json:"trustedBy,omitempty"`
 }

@@ -15,25 +15,33 @@ const (
 	RedfishPort = 443
 )
 
-// Protocol says which protocol the addon speaks to the BMC and on which port.
-// The UI asks only for a host and a port, so the port decides: 623, IPMI's
-// port and the schema's default, means IPMI, and any other port Redfish over
-// HTTPS on that port. providerOptions, which only kubectl users write, decide
-// first: redfish means Redfish on its port (443 when unset), then ipmitool
-// means IPMI on its port, else on connection.port, else 623.
-func (c Connection) Protocol() (protocol Protocol, port int) {
+// Candidate is a protocol on a port.
+type Candidate struct {
+	Protocol Protocol
+	Port     int
+}
+
+// Candidates are the protocols and ports the addon tries on the BMC, in
+// order. providerOptions (which only kubectl users write) decide first:
+// redfish means Redfish on its port (443 when unset), then ipmitool means
+// IPMI on its port, else on connection.port, else 623. Without them, any
+// port but 623 means Redfish over HTTPS on it. Port 623, the UI's
+// placeholder and the schema's default, does not say which: Redfish on 443
+// is tried first, then IPMI on 623, as Seeder's BMC library tries them (a
+// BMC with IPMI over LAN off, a common default, answers Redfish only).
+func (c Connection) Candidates() []Candidate {
 	if o := c.ProviderOptions; o != nil {
 		if o.Redfish != nil {
-			return ProtocolRedfish, orDefault(o.Redfish.Port, RedfishPort)
+			return []Candidate{{ProtocolRedfish, orDefault(o.Redfish.Port, RedfishPort)}}
 		}
 		if o.IPMITOOL != nil {
-			return ProtocolIPMI, orDefault(o.IPMITOOL.Port, orDefault(c.Port, IPMIPort))
+			return []Candidate{{ProtocolIPMI, orDefault(o.IPMITOOL.Port, orDefault(c.Port, IPMIPort))}}
 		}
 	}
 	if c.Port == 0 || c.Port == IPMIPort {
-		return ProtocolIPMI, IPMIPort
+		return []Candidate{{ProtocolRedfish, RedfishPort}, {ProtocolIPMI, IPMIPort}}
 	}
-	return ProtocolRedfish, c.Port
+	return []Candidate{{ProtocolRedfish, c.Port}}
 }
 
 func orDefault(port, def int) int {

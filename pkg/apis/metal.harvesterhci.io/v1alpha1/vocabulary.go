@@ -56,6 +56,10 @@ const (
 	// InventoryBMCCertificateInvalid: the Redfish BMC's certificate is not
 	// trusted (set caBundle, or insecureTLS).
 	InventoryBMCCertificateInvalid InventoryWorkflowStatus = "bmcCertificateInvalid"
+	// InventoryBMCCertificateChanged: the Redfish BMC presented another
+	// certificate than the one trusted before: a possible interception,
+	// refused until a person accepts the new one.
+	InventoryBMCCertificateChanged InventoryWorkflowStatus = "bmcCertificateChanged"
 	// InventoryBMCAuthenticationFailed: the BMC refused the credentials.
 	InventoryBMCAuthenticationFailed InventoryWorkflowStatus = "bmcAuthenticationFailed"
 	// InventoryBMCError: the BMC answered with an error, or too slowly.
@@ -118,6 +122,13 @@ const (
 	CRDKind       = "CustomResourceDefinition"
 )
 
+// Why a BMC certificate is trusted (status.hardware.bmc.certificate.trustedBy).
+const (
+	CertificateTrustedFirstUse = "firstUse"
+	CertificateTrustedAccepted = "accepted"
+	CertificateTrustedVerified = "verified"
+)
+
 // SeederLeaseName is the leader-election Lease Seeder's controller renews
 // every few seconds while it runs, in the namespace of its Addon: the one
 // sign that tells Seeder running from what it left behind (its Deployment
@@ -163,3 +174,10 @@ const InventoryKind = "Inventory"
 // DefaultPollingInterval is spec.events.pollingInterval's default: how
 // often a BMC is read when the Inventory does not say.
 const DefaultPollingInterval = time.Hour
+
+// The bounds a spec.events.pollingInterval is read within: a value the UI
+// accepts outside them is read as the nearest one.
+const (
+	MinPollingInterval = time.Second
+	MaxPollingInterval = 24 * time.Hour
+)

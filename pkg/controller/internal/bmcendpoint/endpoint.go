@@ -7,6 +7,7 @@ package bmcendpoint
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,30 +82,102 @@ func Login(ctx context.Context, secrets typedcorev1.SecretsGetter, inv *seederv1
 	return user, redact.Sensitive(pass), nil, nil
 }
 
-// Connection is the BMC's endpoint as the Inventory's spec gives it, with
-// no credentials (Login reads them); timeout is the default bound of one
-// request.
+// Connection is the BMC's endpoint as the Inventory gives it, with no
+// credentials (Login reads them): the first of Candidates.
 func Connection(inv *seederv1alpha1.Inventory, timeout time.Duration) bmc.Endpoint {
+	return Candidates(inv, timeout)[0]
+}
+
+// Candidates are the BMC's endpoints to try, in order, with no
+// credentials: the protocols and ports the connection allows (see
+// Connection.Candidates), the one that answered last first (the status
+// says it); timeout is the default bound of one request.
+func Candidates(inv *seederv1alpha1.Inventory, timeout time.Duration) []bmc.Endpoint {
 	conn := inv.Spec.BaseboardManagementSpec.Connection
-	protocol, port := conn.Protocol()
-	ep := bmc.Endpoint{
-		Protocol: bmc.Protocol(protocol),
-		Host:     conn.Host,
-		Port:     port,
-		Timeout:  timeout,
-		// A systemID on an IPMI BMC is refused by the endpoint's
-		// checks, with a message, rather than dropped here.
-		SystemID: conn.SystemID,
+	var out []bmc.Endpoint
+	for _, c := range conn.Candidates() {
+		ep := bmc.Endpoint{
+			Protocol: bmc.Protocol(c.Protocol),
+			Host:     conn.Host,
+			Port:     c.Port,
+			Timeout:  timeout,
+			// A systemID on an IPMI BMC is refused by the endpoint's
+			// checks, with a message, rather than dropped here; when the
+			// protocol is not said, it goes to Redfish only.
+			SystemID: conn.SystemID,
+		}
+		if len(conn.Candidates()) > 1 && c.Protocol == seederv1alpha1.ProtocolIPMI {
+			ep.SystemID = ""
+		}
+		if conn.Timeout != nil && conn.Timeout.Duration > 0 {
+			ep.Timeout = conn.Timeout.Duration
+		}
+		if c.Protocol == seederv1alpha1.ProtocolRedfish {
+			// IPMI has no TLS: the settings apply to Redfish only.
+			trust(&ep, inv)
+		}
+		out = append(out, ep)
 	}
-	if conn.Timeout != nil && conn.Timeout.Duration > 0 {
-		ep.Timeout = conn.Timeout.Duration
+	if answered := answeredLast(inv); answered != "" {
+		for i, ep := range out {
+			if i > 0 && string(ep.Protocol)+"://"+ep.Address() == answered {
+				out[0], out[i] = out[i], out[0]
+			}
+		}
 	}
-	if protocol == seederv1alpha1.ProtocolRedfish {
-		// IPMI has no TLS: the settings apply to Redfish only.
-		ep.InsecureSkipVerify = conn.InsecureTLS
-		ep.CABundle = []byte(conn.CABundle)
+	return out
+}
+
+// answeredLast is protocol://address of what answered last, "" when the
+// status does not say.
+func answeredLast(inv *seederv1alpha1.Inventory) string {
+	if hw := inv.Status.Hardware; hw != nil && hw.BMC != nil && hw.BMC.Protocol != "" {
+		return string(hw.BMC.Protocol) + "://" + hw.BMC.Address
 	}
-	return ep
+	return ""
+}
+
+// trust sets how a Redfish BMC's certificate is judged. insecureTLS takes
+// any; a caBundle only those that chain to it (or the system roots);
+// without either (the UI's default), also the certificate pinned for this
+// address (the first one seen, or one accepted) and the one a person names
+// in the accept annotation, or, with none pinned, the first one presented.
+func trust(ep *bmc.Endpoint, inv *seederv1alpha1.Inventory) {
+	conn := inv.Spec.BaseboardManagementSpec.Connection
+	ep.InsecureSkipVerify = conn.InsecureTLS
+	ep.CABundle = []byte(conn.CABundle)
+	if conn.InsecureTLS || conn.CABundle != "" {
+		return
+	}
+	ep.TrustOnFirstUse = true
+	if pin := PinnedCertificate(inv); pin != nil && pin.Address == ep.Address() {
+		ep.PinnedCertificates = append(ep.PinnedCertificates, pin.SHA256)
+	}
+	if fp, ok := AcceptedCertificate(inv); ok && !slices.Contains(ep.PinnedCertificates, fp) {
+		ep.PinnedCertificates = append(ep.PinnedCertificates, fp)
+	}
+}
+
+// PinnedCertificate is the certificate the status pins, if any.
+func PinnedCertificate(inv *seederv1alpha1.Inventory) *seederv1alpha1.PinnedCertificate {
+	if hw := inv.Status.Hardware; hw != nil && hw.BMC != nil && hw.BMC.Certificate != nil {
+		if fp, ok := bmc.NormalizeFingerprint(hw.BMC.Certificate.SHA256); ok {
+			pin := *hw.BMC.Certificate
+			pin.SHA256 = fp
+			return &pin
+		}
+	}
+	return nil
+}
+
+// AcceptedCertificate is the fingerprint the accept annotation names, when
+// it names one (ok false when absent or not a SHA-256 fingerprint).
+func AcceptedCertificate(inv *seederv1alpha1.Inventory) (string, bool) {
+	v, ok := inv.Annotations[equinixv1.AnnotationAcceptBMCCertificate]
+	if !ok {
+		return "", false
+	}
+	return bmc.NormalizeFingerprint(v)
 }
 
 // SecretAt names the Inventory's Secret as namespace/name.

@@ -14,16 +14,21 @@ import (
 )
 
 // syncRequestedPower carries out an operation a RequestedPower target asks
-// for: exactly one command, sent only once the intent is stored, and the
-// request ends with its answer, whatever it was, in one write. A request
-// for a node that is not in Harvester maintenance mode ends at once,
-// failed, with nothing sent: unlike a wanted state, an operation does not
-// wait, because the one who asked expects an answer. A server without a
-// node has no workload to harm and is switched at once. After a command,
-// the server's power is read again until it shows the effect.
+// for: exactly one command, sent only once the intent is stored. A command
+// the machine refused ends the request at once, failed; one it took ends
+// it once the server's power shows the effect (complete), or failed when
+// it does not within requestEffectTimeout: what the one who asked sees as
+// done is done (Harvester's UI shows a host whose shutdown is complete as
+// Off). A request for a node that is not in Harvester maintenance mode
+// ends at once, failed, with nothing sent: unlike a wanted state, an
+// operation does not wait, because the one who asked expects an answer. A
+// server without a node has no workload to harm and is switched at once.
 func (r *run) syncRequestedPower(p RequestedPower) error {
 	st := r.Hardware()
 	if la := st.LastPowerAction; la.InFlight() {
+		if la.Result == hardwarev1.PowerResultSent {
+			return r.followRequest(p, la)
+		}
 		return r.endLostRequest(p, la)
 	}
 	if action, ok := p.PowerRequest(); ok {
@@ -66,9 +71,63 @@ func (r *run) carryOutRequest(p RequestedPower, action hardwarev1.PowerAction) e
 	err = r.machine.Power(r.s.ctx, machine.PowerAction(action))
 	result, callResult, msg := requestOutcome(action, err)
 	metrics.PowerCalls.WithLabelValues(string(action), callResult).Inc()
-	metrics.PowerActions.WithLabelValues(string(action), string(result)).Inc()
 	r.poll()
+	if result == hardwarev1.PowerResultSucceeded {
+		// Taken: the request ends once the server's power shows it.
+		return r.PersistRecord(func() { r.requestTaken(msg) })
+	}
+	metrics.PowerActions.WithLabelValues(string(action), string(result)).Inc()
 	return r.PersistRecord(func() { r.closeRequest(p, result, msg) })
+}
+
+// requestEffectTimeout bounds how long a request the machine took may take
+// to show in the server's power: a hard off or on shows within seconds,
+// and a slow BMC's reading within a minute or two.
+const requestEffectTimeout = 5 * time.Minute
+
+// requestTaken records that the machine took the request's command, on the
+// current working copy: it stays pending (no actionStatus) until the
+// server's power shows it.
+func (r *run) requestTaken(msg string) {
+	la := r.Hardware().LastPowerAction
+	if la == nil {
+		return
+	}
+	la.Result = hardwarev1.PowerResultSent
+	la.Message = fmt.Sprintf("%s; waiting for the server to be %s", msg, powerTarget(la.Action))
+	r.powerCondition(metav1.ConditionFalse, equinixv1.ReasonPowerActionSent, la.Message)
+}
+
+// followRequest reads the power after a command the machine took: the
+// request ends complete once the server is where the command takes it,
+// failed once requestEffectTimeout passed without that.
+func (r *run) followRequest(p RequestedPower, la *hardwarev1.PowerActionStatus) error {
+	since := la.Requested.Time
+	if la.Sent != nil {
+		since = la.Sent.Time
+	}
+	state, err := r.machine.PowerState(r.s.ctx)
+	if err == nil {
+		r.Hardware().PowerState = string(state)
+	}
+	switch {
+	case err == nil && reached(la.Action, state, true):
+		metrics.PowerActions.WithLabelValues(string(la.Action), string(hardwarev1.PowerResultSucceeded)).Inc()
+		r.closeRequest(p, hardwarev1.PowerResultSucceeded, fmt.Sprintf("the machine took the %s and the server is %s", verb(la.Action), state))
+	case r.now.Sub(since) >= requestEffectTimeout:
+		seenAs := "is " + string(state)
+		if err != nil {
+			seenAs = "could not be read: " + failure.Message(err)
+		}
+		metrics.PowerActions.WithLabelValues(string(la.Action), string(hardwarev1.PowerResultFailed)).Inc()
+		r.closeRequest(p, hardwarev1.PowerResultFailed, fmt.Sprintf("the machine took the %s, but the server was not seen %s within %s (its power %s)",
+			verb(la.Action), powerTarget(la.Action), requestEffectTimeout, seenAs))
+	default:
+		// A failed reading is the machine's to report; the request waits
+		// for the next one.
+		r.Requeue(min(r.PowerRecheck(r.s.settings.PollInterval), requestEffectTimeout-r.now.Sub(since)))
+	}
+	return nil
 }
 
 // requestOutcome is how a request ends after its one command: the result,
@@ -151,11 +210,16 @@ func (r *run) followEffect() {
 	}
 }
 
-// PowerSettling reports whether a request ended recently with the machine
-// taking it, while the server's power was not yet seen where the request
-// takes it: its power is read again at the power recheck pace meanwhile.
+// PowerSettling reports whether the effect of a command the machine took
+// is still awaited: a request pending until the server's power shows it
+// (RequestedPower), or one that ended recently, the machine taking it,
+// while the server's power was not yet seen where it takes it. Its power
+// is read again at the power recheck pace meanwhile.
 func PowerSettling(st *hardwarev1.HardwareStatus, now time.Time) bool {
 	la := st.LastPowerAction
+	if la != nil && la.Result == hardwarev1.PowerResultSent {
+		return true
+	}
 	if la == nil || la.Result != hardwarev1.PowerResultSucceeded || la.Completed == nil || now.Sub(la.Completed.Time) > powerTimeout {
 		return false
 	}

@@ -120,22 +120,58 @@ func nodeIn(maintenance bool) *corev1.Node {
 }
 
 // A request in maintenance mode: the intent is stored before the one
-// command, and the outcome ends the request in the next write.
+// command; the machine taking it leaves the request pending, and it ends
+// complete only once the server's power shows it, never with a second
+// command.
 func TestRequestedPowerOneCommandAfterTheIntent(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
 	r, q, s, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionOff)
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Equal(t, []machine.PowerAction{machine.ActionOff}, m.commands)
 	assert.Equal(t, []hardwarev1.PowerActionResult{hardwarev1.PowerResultSending}, m.atSend, "the intent was stored before the command")
-	assert.Equal(t, 2, s.writes, "the intent, then the outcome")
+	assert.Equal(t, 2, s.writes, "the intent, then the command's answer")
 	la := s.stored.Status.LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, hardwarev1.PowerResultSucceeded, la.Result)
+	assert.Equal(t, hardwarev1.PowerResultSent, la.Result, "taken, not done: the server is still on")
 	assert.EqualValues(t, 1, la.Attempts)
 	assert.EqualValues(t, 3, la.ObservedGeneration)
 	assert.Equal(t, []hardwarev1.PowerAction{hardwarev1.PowerActionOff}, q.accepted)
-	assert.Equal(t, []bool{true}, q.ended)
+	assert.Empty(t, q.ended, "no actionStatus while the server still shows on")
 	assert.True(t, PowerSettling(&s.stored.Status.HardwareStatus, r.now), "the power is read until it shows off")
+
+	// The next pass still sees it on: still pending.
+	r.now = r.now.Add(10 * time.Second)
+	require.NoError(t, r.syncRequestedPower(q))
+	assert.Empty(t, q.ended)
+	// Then off: complete.
+	m.state = machine.PowerOff
+	r.now = r.now.Add(10 * time.Second)
+	require.NoError(t, r.syncRequestedPower(q))
+	assert.Equal(t, []bool{true}, q.ended)
+	assert.Equal(t, hardwarev1.PowerResultSucceeded, r.Hardware().LastPowerAction.Result)
+	assert.Equal(t, "off", r.Hardware().PowerState)
+	assert.Len(t, m.commands, 1, "one command")
+}
+
+// A command the machine took whose effect never shows ends the request
+// failed after requestEffectTimeout, saying so; a reading that fails
+// meanwhile leaves it pending.
+func TestRequestedPowerFailsWhenTheEffectNeverShows(t *testing.T) {
+	m := &fakeMachine{state: machine.PowerOn}
+	r, q, _, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionOff)
+	require.NoError(t, r.syncRequestedPower(q))
+	m.readErr = &failure.Error{Seam: machine.Seam, Class: failure.Unreachable, Message: "no answer"}
+	r.now = r.now.Add(time.Minute)
+	require.NoError(t, r.syncRequestedPower(q))
+	assert.Empty(t, q.ended)
+	m.readErr = nil
+	r.now = r.now.Add(requestEffectTimeout)
+	require.NoError(t, r.syncRequestedPower(q))
+	assert.Equal(t, []bool{false}, q.ended)
+	la := r.Hardware().LastPowerAction
+	assert.Equal(t, hardwarev1.PowerResultFailed, la.Result)
+	assert.Contains(t, la.Message, "was not seen off within 5m0s (its power is on)")
+	assert.Len(t, m.commands, 1)
 }
 
 // Outside maintenance mode nothing is sent, and the request ends failed,
@@ -183,8 +219,7 @@ func TestRequestedPowerTakenWhenTheLiveNodeEnteredMaintenance(t *testing.T) {
 	assert.Equal(t, 1, live.gets)
 	la := r.Hardware().LastPowerAction
 	require.NotNil(t, la)
-	assert.Equal(t, hardwarev1.PowerResultSucceeded, la.Result)
-	assert.Equal(t, []bool{true}, q.ended)
+	assert.Equal(t, hardwarev1.PowerResultSent, la.Result)
 }
 
 // A server without a node is switched without maintenance mode: no
@@ -194,6 +229,8 @@ func TestRequestedPowerWithoutNode(t *testing.T) {
 	r, q, _, _ := newRequestRun(t, nil, m, hardwarev1.PowerActionOn)
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Equal(t, []machine.PowerAction{machine.ActionOn}, m.commands)
+	m.state = machine.PowerOn
+	require.NoError(t, r.syncRequestedPower(q))
 	assert.Equal(t, []bool{true}, q.ended)
 }
 
@@ -234,10 +271,11 @@ func TestRequestedPowerOutcomeSurvivesAConflict(t *testing.T) {
 	m := &fakeMachine{state: machine.PowerOn}
 	r, q, s, _ := newRequestRun(t, nodeIn(true), m, hardwarev1.PowerActionOff)
 	s.conflict = 1
+	m.powerErr = &failure.Error{Seam: machine.Seam, Class: failure.Refused, Message: "the BMC refused the reset"}
 	require.NoError(t, r.syncRequestedPower(q))
 	assert.Len(t, m.commands, 1)
-	assert.Equal(t, hardwarev1.PowerResultSucceeded, s.stored.Status.LastPowerAction.Result)
-	assert.Equal(t, []bool{true, true}, q.ended, "recorded on the working copy, then again on the live object")
+	assert.Equal(t, hardwarev1.PowerResultFailed, s.stored.Status.LastPowerAction.Result)
+	assert.Equal(t, []bool{false, false}, q.ended, "recorded on the working copy, then again on the live object")
 }
 
 // A request found in flight (the process stopped between the intent and

@@ -49,6 +49,11 @@ type Kind[O Object, S any] struct {
 	// may wait (zero: not at all); the pass asks to look again then, and
 	// that pass writes what it finds.
 	Hold func(next O, stored *S) time.Duration
+	// Quiet, when set, puts back on next what the stored status says where
+	// a difference alone is not worth a write (a time of bookkeeping that
+	// rides along with other changes); it runs after Prepare, before the
+	// status is compared with the one stored.
+	Quiet func(next O, stored *S)
 }
 
 // Pass is one reconcile of one object. Steps change Obj's status, set
@@ -121,6 +126,9 @@ func (p *Pass[O, S]) After() time.Duration { return p.after }
 func (p *Pass[O, S]) Changed() bool {
 	if p.kind.Prepare != nil {
 		p.kind.Prepare(p.Obj)
+	}
+	if p.kind.Quiet != nil {
+		p.kind.Quiet(p.Obj, &p.stored)
 	}
 	return !equality.Semantic.DeepEqual(p.stored, *p.Status())
 }

@@ -165,3 +165,28 @@ func TestHoldDefersTheFinalWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, a.writes)
 }
+
+// Quiet puts back what alone is not worth a write: a pass that changed
+// only that writes nothing, and one that changed more writes it all.
+func TestQuietLeavesAloneWhatAloneIsNoWrite(t *testing.T) {
+	a := newAPIServer()
+	kind := a.kind()
+	kind.Quiet = func(next *equinixv1.Instance, stored *equinixv1.InstanceStatus) {
+		if next.Status.Status == stored.Status {
+			next.Status.DeviceState = stored.DeviceState
+		}
+	}
+	p := NewPass(kind, a.stored)
+	p.Obj.Status.DeviceState = "active"
+	_, err := p.Finish(nil)
+	require.NoError(t, err)
+	assert.Zero(t, a.writes, "only the quiet field changed")
+
+	p = NewPass(kind, a.stored)
+	p.Obj.Status.DeviceState = "active"
+	p.Obj.Status.Status = equinixv1.PhaseProvisioning
+	_, err = p.Finish(nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, a.writes)
+	assert.Equal(t, "active", a.stored.Status.DeviceState, "it rides along with another change")
+}

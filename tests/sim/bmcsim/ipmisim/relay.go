@@ -44,11 +44,22 @@ type Relay struct {
 // NewRelay listens on a free loopback port and forwards to upstream
 // (host:port). Close it when done.
 func NewRelay(upstream string) (*Relay, error) {
+	return NewRelayAt("127.0.0.1:0", upstream)
+}
+
+// NewRelayAt listens on listen (host:port; a BMC's own address, such as
+// IPMI's port 623 on a loopback address of its own) and forwards to
+// upstream. Close it when done.
+func NewRelayAt(listen, upstream string) (*Relay, error) {
 	up, err := net.ResolveUDPAddr("udp", upstream)
 	if err != nil {
 		return nil, fmt.Errorf("relay upstream %s: %w", upstream, err)
 	}
-	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	at, err := net.ResolveUDPAddr("udp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("relay listen address %s: %w", listen, err)
+	}
+	ln, err := net.ListenUDP("udp", at)
 	if err != nil {
 		return nil, fmt.Errorf("relay listen: %w", err)
 	}
@@ -69,7 +80,7 @@ func (r *Relay) Close() error {
 	return err
 }
 
-// Port is the relay's UDP port on 127.0.0.1.
+// Port is the relay's UDP port.
 func (r *Relay) Port() int { return r.ln.LocalAddr().(*net.UDPAddr).Port }
 
 // SetDelay holds every answer back for d.
