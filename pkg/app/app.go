@@ -121,6 +121,8 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "NodePort of the chart's iPXE Service, used with the VIP when --ipxe-public-url is empty"},
 		&cli.StringFlag{Name: "artifacts-mirror", EnvVars: []string{"ARTIFACTS_MIRROR"}, Destination: &f.ArtifactsMirror,
 			Usage: "base URL of a copy of releases.rancher.com/harvester (<url>/<version>/<file>) the installer scripts boot from; empty means the official release URLs"},
+		&cli.StringFlag{Name: "boot-loaders-dir", EnvVars: []string{"BOOT_LOADERS_DIR"}, Value: "/usr/share/harvester-equinix-addon/boot-loaders", Destination: &f.BootLoadersDir,
+			Usage: "folder of the boot loaders a claim's virtual media image carries (the image ships them here); absent, the boot endpoint serves no images"},
 		&cli.DurationFlag{Name: "poll-interval", EnvVars: []string{"POLL_INTERVAL"}, Value: 15 * time.Second, Destination: &f.PollInterval,
 			Usage: "how often a server in a waiting state is polled"},
 		&cli.DurationFlag{Name: "orphan-sweep-interval", EnvVars: []string{"ORPHAN_SWEEP_INTERVAL"}, Value: 10 * time.Minute, Destination: &f.OrphanSweepInterval,

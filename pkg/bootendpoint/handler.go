@@ -112,6 +112,8 @@ type handler struct {
 	base    string
 	console string
 	log     logrus.FieldLogger
+	// media are the claims' boot images (WithBootMedia), nil for none.
+	media *mediaImages
 }
 
 // NewHandler serves the boot endpoint. Mount it at the root of its
@@ -125,6 +127,7 @@ func NewHandler(key []byte, claims Claims, opts ...Option) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+ChainPath, h.serveScript)
 	mux.HandleFunc("GET /boot/{nonce}/"+configName, h.serveConfig)
+	mux.HandleFunc("GET /boot/{nonce}/"+mediaName, h.serveMedia)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { h.refuse(w, r, "", equinixv1.ReasonBootUnknownPath) })
 	return mux
 }

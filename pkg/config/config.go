@@ -92,6 +92,10 @@ type Config struct {
 	// the installer scripts boot a release's kernel, initrd and rootfs from
 	// (air-gapped sites); empty means the official locations.
 	ArtifactsMirror string
+	// BootLoadersDir holds the boot loaders (iPXE's builds, ISOLINUX) the
+	// boot endpoint puts in a claim's virtual media image; a folder that
+	// does not exist means the endpoint serves no images.
+	BootLoadersDir string
 	// PollInterval is how often a server in a waiting state is polled.
 	PollInterval time.Duration
 	// Orphan sweep: devices tagged with ClusterID that no Instance claims.

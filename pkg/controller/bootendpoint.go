@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -48,7 +49,39 @@ func serveBootEndpoint(ctx context.Context, deps *common.Deps) error {
 	if cfg.IPXEPublicURL != "" {
 		opts = append(opts, bootendpoint.WithBaseURL(cfg.IPXEPublicURL))
 	}
+	media, err := bootMedia(ctx, cfg.BootLoadersDir)
+	if err != nil {
+		return err
+	}
+	if media != nil {
+		opts = append(opts, media)
+	}
 	return server.Serve(ctx, bootendpoint.NewHandler(key, claims, opts...))
+}
+
+// bootMedia is the boot endpoint's option to serve the claims' virtual
+// media images, nil where the loaders' folder is absent (a build of the
+// controller without them: the images are only not served). The images
+// are built in a folder of the process's temporary directory, removed
+// when ctx ends.
+func bootMedia(ctx context.Context, dir string) (bootendpoint.Option, error) {
+	loaders, err := bootendpoint.LoadBootMedia(dir)
+	if errors.Is(err, bootendpoint.ErrNoBootMedia) {
+		logrus.Infof("no boot loaders in %q: the boot endpoint serves no virtual media images", dir)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("boot loaders in %s: %w", dir, err)
+	}
+	images, err := os.MkdirTemp("", "boot-media-")
+	if err != nil {
+		return nil, fmt.Errorf("boot images folder: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		_ = os.RemoveAll(images)
+	}()
+	return bootendpoint.WithBootMedia(loaders, images), nil
 }
 
 // bootServer is the process's relay (every replica's listener on
