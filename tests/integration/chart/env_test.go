@@ -45,6 +45,8 @@ func envValue(c corev1.Container, name string) string {
 
 // envCases are renderings and the controller variables each leaves unset on
 // purpose. Everything else the controller reads must be in the Deployment.
+// BOOT_LOADERS_DIR is never set: the container image ships the boot loaders
+// at the controller's default folder.
 var envCases = []struct {
 	name  string
 	args  []string
@@ -54,34 +56,34 @@ var envCases = []struct {
 		name: "defaults",
 		// In-cluster config; the rest are empty by default and the controller
 		// discovers them.
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
 	},
 	{
 		name:  "every option on",
 		args:  []string{"--values", testdata("all-on.yaml")},
-		unset: []string{"KUBECONFIG", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "OWNED_POOLS"},
 	},
 	{
 		name:  "iPXE Service inside the cluster only",
 		args:  []string{"--set", "ipxe.service.type=ClusterIP", "--set", "ipxe.publicURL=https://ipxe.example.com"},
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_NODE_PORT", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_NODE_PORT", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
 	},
 	{
 		name:  "hardware mode",
 		args:  hardwareMode,
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
 	},
 	{
 		name:  "hardware mode with pools of servers you own",
 		args:  ownedPoolsMode,
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR"},
 	},
 	{
 		// Fencing needs the pod's node, which the downward API gives.
 		name: "hardware mode with fencing",
 		args: append(slices.Clone(hardwareMode), "--set", "hardware.fencing.enabled=true", "--set", "hardware.fencing.maxFenced=2",
 			"--set", "hardware.fencing.gracePeriod=10m", "--set", "hardware.fencing.powerOn=true"),
-		unset: []string{"KUBECONFIG", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
 	},
 }
 
