@@ -1,6 +1,6 @@
 # Every target runs a script in scripts/, so the pipeline (dapper) and a laptop do
 # the same thing.
-.PHONY: build test validate ci package generate cluster-binaries clean demo demo-bmc dev-up dev-down bench chaos
+.PHONY: build test validate ci package generate cluster-binaries clean demo demo-bmc demo-owned dev-up dev-down bench chaos
 
 build:
 	./scripts/build
@@ -36,6 +36,13 @@ demo:
 # the seeder mode: its facts, an event and a power cycle; tears down.
 demo-bmc:
 	./scripts/devenv demo bmc
+
+# Shows a pool on servers you own: the controller in the seeder mode with
+# --owned-pools, three servers behind simulated Redfish BMCs that PXE-boot into
+# its boot endpoint, install and join; the example pool grows to 2, is scaled to
+# 0 and releases them; tears down.
+demo-owned:
+	./scripts/devenv demo owned
 
 # Leaves the local cluster, simulator and controller running; prints how to use them.
 dev-up:

@@ -27,6 +27,8 @@ var demos = []demo{
 	{name: "pool", shows: "the seed README's pool became ready", run: poolDemo},
 	{name: "bmc", run: bmcDemo,
 		shows: "a node the addon did not provision got its facts, an event and a power cycle through its BMC, as Harvester's UI asks"},
+	{name: "owned", run: ownedDemo,
+		shows: "a pool of two on servers you own network-booted, installed and joined through their BMCs, then released them"},
 }
 
 func demoNames() []string {

@@ -1,5 +1,5 @@
 // Command devenv is the local environment behind `make demo`, `make
-// demo-bmc`, `make dev-up` and `make dev-down`: a real kube-apiserver and
+// demo-bmc`, `make demo-owned`, `make dev-up` and `make dev-down`: a real kube-apiserver and
 // etcd (with kube-controller-manager's garbage collector, tests/cluster),
 // what a Harvester cluster holds (tests/harvestercluster, as the
 // integration tests set it up), the Equinix Metal simulator with its
@@ -11,7 +11,8 @@
 //	devenv down          stop everything (make dev-down)
 //	devenv demo [NAME]   start everything, show one thing the addon does,
 //	                     tear down; NAME names a demo (demos.go), pool when
-//	                     left out (make demo; make demo-bmc is demo bmc)
+//	                     left out (make demo; make demo-bmc is demo bmc,
+//	                     make demo-owned demo owned)
 //
 // Every process it starts is recorded by its PID in the state folder, and
 // `down` stops exactly those.
