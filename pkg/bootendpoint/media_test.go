@@ -1,7 +1,6 @@
 package bootendpoint
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,27 +15,14 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 )
-
-// efiApp is the smallest file the loaders' check takes for an EFI
-// application of machine m.
-func efiApp(m uint16) []byte {
-	b := make([]byte, 8192)
-	copy(b, "MZ")
-	binary.LittleEndian.PutUint32(b[0x3c:], 0x80)
-	copy(b[0x80:], "PE\x00\x00")
-	binary.LittleEndian.PutUint16(b[0x84:], m)
-	opt := b[0x80+24:]
-	binary.LittleEndian.PutUint16(opt, 0x20b)
-	binary.LittleEndian.PutUint16(opt[0x44:], 10)
-	return b
-}
 
 func mediaHandler(t *testing.T, c *claims) (http.Handler, *handler) {
 	t.Helper()
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, bootmedia.FileEFIARM64), efiApp(0xaa64), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, bootmedia.FileEFIAMD64), efiApp(0x8664), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, bootmedia.FileEFIARM64), bootmediatest.EFIApp(bootmediatest.MachineARM64), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
 	loaders, err := LoadBootMedia(dir)
 	require.NoError(t, err)
 	var h *handler

@@ -18,23 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 )
-
-// fakeEFI is the smallest file checkEFI takes for an EFI application of
-// machine m, padded so that the ESP has something to hold.
-func fakeEFI(m uint16) []byte {
-	b := make([]byte, 8192)
-	copy(b, "MZ")
-	binary.LittleEndian.PutUint32(b[0x3c:], 0x80)
-	copy(b[0x80:], "PE\x00\x00")
-	binary.LittleEndian.PutUint16(b[0x84:], m)
-	opt := b[0x80+24:]
-	binary.LittleEndian.PutUint16(opt, 0x20b)
-	binary.LittleEndian.PutUint16(opt[0x44:], 10)
-	copy(b[0x400:], "loader body")
-	return b
-}
 
 // loaderDir writes the named loaders into a new directory.
 func loaderDir(t *testing.T, files map[string][]byte) string {
@@ -48,8 +34,8 @@ func loaderDir(t *testing.T, files map[string][]byte) string {
 
 func allLoaders() map[string][]byte {
 	return map[string][]byte{
-		FileEFIAMD64: fakeEFI(0x8664),
-		FileEFIARM64: fakeEFI(0xaa64),
+		FileEFIAMD64: bootmediatest.EFIApp(bootmediatest.MachineAMD64),
+		FileEFIARM64: bootmediatest.EFIApp(bootmediatest.MachineARM64),
 		FileLegacy:   []byte("ipxe legacy build"),
 		// ISOLINUX gets its boot information table written at 8..64.
 		FileISOLINUX: append([]byte("isolinux"), make([]byte, 2040)...),
@@ -158,7 +144,7 @@ func TestBuildUEFIImage(t *testing.T) {
 	esp := openESP(t, img.Path, entries[0])
 	loader, err := readFAT(esp, "EFI/BOOT/BOOTX64.EFI")
 	require.NoError(t, err)
-	assert.Equal(t, fakeEFI(0x8664), loader)
+	assert.Equal(t, bootmediatest.EFIApp(bootmediatest.MachineAMD64), loader)
 	espScript, err := readFAT(esp, "EFI/BOOT/autoexec.ipxe")
 	require.NoError(t, err)
 	assert.Equal(t, img.Script, string(espScript), "the script iPXE finds beside itself")
@@ -206,7 +192,7 @@ func TestBuildHybridAndARMImages(t *testing.T) {
 	require.Len(t, entries, 1, "arm64 boots UEFI only")
 	loader, err := readFAT(openESP(t, arm.Path, entries[0]), "EFI/BOOT/BOOTAA64.EFI")
 	require.NoError(t, err)
-	assert.Equal(t, fakeEFI(0xaa64), loader)
+	assert.Equal(t, bootmediatest.EFIApp(bootmediatest.MachineARM64), loader)
 }
 
 func TestBuildRefusals(t *testing.T) {
@@ -233,7 +219,7 @@ func TestBuildRefusals(t *testing.T) {
 
 	_, err = LoadLoaders(t.TempDir())
 	assert.ErrorIs(t, err, ErrNoLoader)
-	_, err = LoadLoaders(loaderDir(t, map[string][]byte{FileEFIAMD64: fakeEFI(0xaa64)}))
+	_, err = LoadLoaders(loaderDir(t, map[string][]byte{FileEFIAMD64: bootmediatest.EFIApp(bootmediatest.MachineARM64)}))
 	assert.ErrorIs(t, err, ErrInvalid, "an arm64 build under the amd64 name")
 	_, err = LoadLoaders(loaderDir(t, map[string][]byte{FileEFIAMD64: []byte("#!/bin/sh\n")}))
 	assert.ErrorIs(t, err, ErrInvalid)
