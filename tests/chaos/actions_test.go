@@ -199,6 +199,7 @@ func (r *run) restartAPIServer(graceful bool) string {
 	defer cancel()
 	begin := time.Now()
 	r.stats.apiRestarts++
+	r.marks.apiserverDown()
 	if !graceful {
 		pid := apiserverPID(r.env.Cluster)
 		if pid == 0 {
@@ -211,6 +212,7 @@ func (r *run) restartAPIServer(graceful bool) string {
 	if err := r.env.Cluster.RestartAPIServer(ctx); err != nil {
 		r.t.Fatalf("the kube-apiserver did not come back: %v", err)
 	}
+	r.marks.apiserverBack()
 	return "took " + time.Since(begin).Round(10*time.Millisecond).String()
 }
 

@@ -46,7 +46,8 @@ import (
 // command per step (a server gets at most one power-off per time it was on,
 // and no other command), every taint lifted once the nodes are back, and a
 // node tainted out-of-service by anyone while its server is on for
-// fenceReportWithin of the controller's running time is reported (a Warning
+// fenceReportWithin of the controller's running time, the kube-apiserver
+// serving, is reported (a Warning
 // Event FenceTaintedNotFenced on the Node, from after the span began).
 const (
 	fenceNodes = 4
@@ -419,7 +420,8 @@ func (w *fenceWorld) person(env *framework.Env, began time.Time) {
 
 // watchUnfencedLocked follows the spans in which a node carries an
 // out-of-service taint while its server is on, and returns those that
-// lasted fenceReportWithin while the controller ran.
+// lasted fenceReportWithin while the controller ran and the kube-apiserver
+// served it.
 func (w *fenceWorld) watchUnfencedLocked(now time.Time) []dueReport {
 	var out []dueReport
 	for _, n := range w.nodes {
@@ -437,8 +439,17 @@ func (w *fenceWorld) watchUnfencedLocked(now time.Time) []dueReport {
 			// The controller is down: nobody reports meanwhile.
 			continue
 		}
+		away, back := w.marks.apiserverAway()
+		if away {
+			// Neither is the taint seen nor a report written while the
+			// kube-apiserver is away; the span counts from its return.
+			continue
+		}
 		if start.After(since) {
 			since = start
+		}
+		if back.After(since) {
+			since = back
 		}
 		if now.Sub(since) < fenceReportWithin {
 			continue

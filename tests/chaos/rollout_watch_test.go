@@ -22,11 +22,25 @@ const quietFor = 4 * time.Second
 // last started and was last killed, as unix nanoseconds.
 type disturbances struct {
 	failure, start, kill atomic.Int64
+	// apiDown and apiBack are when the kube-apiserver last stopped and
+	// came back: while it is away no controller sees a change or writes
+	// anything, whatever it runs.
+	apiDown, apiBack atomic.Int64
 }
 
 func (d *disturbances) failed()  { d.failure.Store(time.Now().UnixNano()) }
 func (d *disturbances) started() { d.start.Store(time.Now().UnixNano()) }
 func (d *disturbances) killed()  { d.kill.Store(time.Now().UnixNano()) }
+
+func (d *disturbances) apiserverDown() { d.apiDown.Store(time.Now().UnixNano()) }
+func (d *disturbances) apiserverBack() { d.apiBack.Store(time.Now().UnixNano()) }
+
+// apiserverAway reports whether the kube-apiserver is stopped now, and
+// when it last came back.
+func (d *disturbances) apiserverAway() (bool, time.Time) {
+	down, back := d.apiDown.Load(), d.apiBack.Load()
+	return down > back, time.Unix(0, back)
+}
 
 // quiet reports whether the controller runs, started at least quietFor ago,
 // and no server was broken for as long.
