@@ -115,6 +115,10 @@ func (t *target) Joined() bool { return false }
 // the one session kept meanwhile, which no BMC minds.
 const bmcPowerRecheck = 10 * time.Second
 
+// schemaRecheck is how soon a power request held for the Inventory's
+// schema is looked at again.
+const schemaRecheck = 10 * time.Second
+
 func (t *target) PowerRecheck(poll time.Duration) time.Duration { return max(poll, bmcPowerRecheck) }
 
 // PowerRequest is spec.powerActionRequested when it is a new request:
@@ -128,6 +132,14 @@ func (t *target) PowerRecheck(poll time.Duration) time.Duration { return max(pol
 func (t *target) PowerRequest() (hardwarev1.PowerAction, bool) {
 	action, ok := t.requested()
 	if !ok {
+		return "", false
+	}
+	if c := conditions.Get(t.Obj.Status.Conditions, equinixv1.InventorySchemaCurrent); c != nil && c.Status == metav1.ConditionFalse {
+		// The live CRD lacks the fields that record a request's intent
+		// and progress (status.hardware): a command sent now could not be
+		// stored, and every pass would send it again. The request waits
+		// for the addon's schema; SchemaCurrent says why.
+		t.Requeue(schemaRecheck)
 		return "", false
 	}
 	if t.settling > 0 {
