@@ -299,3 +299,61 @@ func readBootScript(t *testing.T, env *framework.Env, addr string, inst equinixv
 	script, _, _ = strings.Cut(script, "\x00")
 	return script
 }
+
+// A pool whose AddressPool is missing, then unusable, holds its server
+// unbooted with the Installing condition saying why (a Warning Event
+// each); the AddressPool's creation and correction bring the Instance
+// back without any other change, and the server boots with its address.
+func TestAddressPoolMissingThenInvalid(t *testing.T) {
+	env := newEnv(t)
+	s := addServer(t, env, "rack-m-1", mac(90), map[string]string{"rack": "m"})
+	p := ownedPool("rack-m", 1, map[string]string{"rack": "m"})
+	p.Spec.Servers.AddressPool = "rack-m-addresses"
+	p.Spec.Servers.Nameservers = []string{addressDNS}
+	createPool(t, env, p)
+
+	waitReason := func(reason string) equinixv1.Instance {
+		t.Helper()
+		var inst equinixv1.Instance
+		require.Eventually(t, func() bool {
+			insts := instancesOf(t, env, "rack-m")
+			if len(insts) != 1 {
+				return false
+			}
+			inst = insts[0]
+			c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceInstalling)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason
+		}, wait, tick, "the Instance never said %s", reason)
+		assert.Equal(t, s.name, inst.Status.Server, "the server is claimed")
+		assert.Nil(t, inst.Status.NetworkBootRequestedAt, "but not booted without an address")
+		assert.Empty(t, inst.Status.ManagementAddress)
+		return inst
+	}
+	inst := waitReason(equinixv1.ReasonAddressPoolNotFound)
+	assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonAddressPoolNotFound))
+
+	// A /31 leaves no address beside its gateway.
+	pools := env.Client.MetalV1alpha1().AddressPools(ns)
+	_, err := pools.Create(env.Ctx, &seederv1alpha1.AddressPool{ObjectMeta: metav1.ObjectMeta{Name: "rack-m-addresses", Namespace: ns},
+		Spec: seederv1alpha1.AddressSpec{CIDR: "10.0.2.0/31", Gateway: "10.0.2.1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pools.Delete(env.Ctx, "rack-m-addresses", metav1.DeleteOptions{}) })
+	inst = waitReason(equinixv1.ReasonAddressPoolInvalid)
+	assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonAddressPoolInvalid))
+
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := pools.Get(env.Ctx, "rack-m-addresses", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		got.Spec.CIDR = "10.0.2.0/24"
+		_, err = pools.Update(env.Ctx, got, metav1.UpdateOptions{})
+		return err
+	}))
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-m")
+		return len(insts) == 1 && insts[0].Status.ManagementAddress == "10.0.2.2/24" && insts[0].Status.NetworkBootRequestedAt != nil
+	}, wait, tick, "the corrected pool never gave the server its address")
+	n, _ := s.networkBoots()
+	assert.Equal(t, 1, n, "booted once, with its address")
+}
