@@ -92,9 +92,9 @@ var (
 	// ReasonBootMediaEjectFailed: the BMC refused to eject the image the
 	// addon inserted; asked again with backoff, and a release waits.
 	ReasonBootMediaEjectFailed = warning("BootMediaEjectFailed")
-	ReasonServerReleased      = normal("ServerReleased")
-	ReasonPoweringOff         = normal("PoweringOff")
-	ReasonPowerCycled         = normal("PowerCycled")
+	ReasonServerReleased       = normal("ServerReleased")
+	ReasonPoweringOff          = normal("PoweringOff")
+	ReasonPowerCycled          = normal("PowerCycled")
 	// ReasonServerInPool: a power request on the Inventory of a server a
 	// pool claimed is refused; the pool switches its power.
 	ReasonServerInPool = warning("ServerInPool")
