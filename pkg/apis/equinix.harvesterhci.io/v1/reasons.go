@@ -83,9 +83,9 @@ var (
 	// ReasonBootMedia: the claim's boot image was inserted in the BMC's
 	// virtual CD, and the server booted from it once.
 	ReasonBootMedia = normal("BootMedia")
-	// ReasonUefiHTTPBoot: the BMC was told to boot the server once from
+	// ReasonHTTPBoot: the BMC was told to boot the server once from
 	// the claim's image URL with its UEFI HTTP boot client.
-	ReasonUefiHTTPBoot = normal("UefiHttpBoot")
+	ReasonHTTPBoot = normal("HTTPBoot")
 	// ReasonBootMediaEjected: the image the addon inserted left the
 	// virtual CD (at the join, or the release).
 	ReasonBootMediaEjected = normal("BootMediaEjected")

@@ -99,7 +99,7 @@ func bootStarted(path string) (string, string) {
 	case equinixv1.BootPathVirtualMedia:
 		return equinixv1.ReasonBootMedia, "from the boot image in its virtual CD"
 	case equinixv1.BootPathUefiHTTP:
-		return equinixv1.ReasonUefiHTTPBoot, "from the boot image's URL by UEFI HTTP"
+		return equinixv1.ReasonHTTPBoot, "from the boot image's URL by UEFI HTTP"
 	}
 	return equinixv1.ReasonNetworkBoot, "from the network"
 }
@@ -284,7 +284,7 @@ func (r *run) bootFromHTTP(inv *seederv1alpha1.Inventory, m *bmcdriver.Machine) 
 		return false, "", r.bmcRefused(inv, "the one-time UEFI HTTP boot", err, func(st *equinixv1.InstanceStatus) { st.NetworkBootRequestedAt = nil })
 	}
 	r.Obj.Status.BootFirmware = equinixv1.BootFirmwareUEFI
-	r.Eventf(equinixv1.ReasonUefiHTTPBoot, "asked the BMC of server %s to boot it once from the claim's boot image by UEFI HTTP", inv.Name)
+	r.Eventf(equinixv1.ReasonHTTPBoot, "asked the BMC of server %s to boot it once from the claim's boot image by UEFI HTTP", inv.Name)
 	return true, "", nil
 }
 
