@@ -24,7 +24,8 @@ import (
 //   - no two Instances not being removed name one server in their status
 //     while its Inventory's claim names one of them (one list is one
 //     moment, and a correct claim is only taken once the last holder is
-//     being removed).
+//     being removed);
+//   - no two Instances not being removed hold one management address.
 type ownedSurgeWatch struct {
 	r       *run
 	w       *ownedWorld
@@ -127,11 +128,15 @@ func (s *ownedSurgeWatch) sample() {
 	}
 	byPool := map[string][]*equinixv1.Instance{}
 	named := map[string][]string{}
+	addressed := map[string][]string{}
 	for i := range insts {
 		inst := &insts[i]
 		byPool[inst.Spec.PoolName] = append(byPool[inst.Spec.PoolName], inst)
 		if inst.DeletionTimestamp == nil && inst.Status.Server != "" {
 			named[inst.Status.Server] = append(named[inst.Status.Server], inst.Name)
+		}
+		if inst.DeletionTimestamp == nil && inst.Status.ManagementAddress != "" {
+			addressed[inst.Status.ManagementAddress] = append(addressed[inst.Status.ManagementAddress], inst.Name)
 		}
 	}
 	s.mu.Lock()
@@ -139,6 +144,11 @@ func (s *ownedSurgeWatch) sample() {
 	for server, names := range named {
 		if len(names) > 1 && (holder[server] == names[0] || holder[server] == names[1]) {
 			s.violation("(1, one claim per server): server %s is the server of Instances %v at once, its claim naming %s", server, names, holder[server])
+		}
+	}
+	for addr, names := range addressed {
+		if len(names) > 1 {
+			s.violation("(6, one address per server): Instances %v hold management address %s at once", names, addr)
 		}
 	}
 	for i := range before {
@@ -219,6 +229,23 @@ func (r *run) checkOwned() {
 	w.checkServed(r)
 	w.checkReleased(r)
 	w.checkSessions(r)
+	w.checkAddresses(r)
+}
+
+// checkAddresses (6): once the pools are gone, every management address
+// their servers took is back in the AddressPool, whose reserved address
+// stays recorded as Seeder records it.
+func (w *ownedWorld) checkAddresses(r *run) {
+	p, err := r.env.Client.MetalV1alpha1().AddressPools(seederv1alpha1.InventoryNamespace).Get(r.env.Ctx, w.addresses, metav1.GetOptions{})
+	if err != nil {
+		r.violation("owned (6): reading AddressPool %s: %v", w.addresses, err)
+		return
+	}
+	for addr, ref := range p.Status.AddressAllocation {
+		if ref.Kind != seederv1alpha1.AllocationKindReserved {
+			r.violation("owned (6): address %s is still held by %s %s/%s after the pools were deleted", addr, ref.Kind, ref.Namespace, ref.Name)
+		}
+	}
 }
 
 // checkSessions: never more than one session open at once on a BMC, as

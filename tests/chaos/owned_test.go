@@ -55,6 +55,12 @@ const (
 	ownedGenLabel   = "chaos.harvesterhci.io/gen"
 	ownedGoodDisk   = "/dev/nvme0n1"
 	ownedBrokenDisk = "/dev/sdz"
+	// The first pool's servers take static addresses from an AddressPool
+	// of this network (the second's from DHCP): more addresses than
+	// servers, so that none waits for one.
+	ownedAddressCIDR    = "10.99.0.0/24"
+	ownedAddressGateway = "10.99.0.1"
+	ownedNameserver     = "10.99.0.2"
 )
 
 type ownedKind string
@@ -165,6 +171,8 @@ type ownedWorld struct {
 	notes         []string
 	deleted       map[string]bool
 	made          map[string]bool
+	// addresses is the AddressPool of the first pool's servers.
+	addresses string
 }
 
 // startOwned makes the owned world: the fleet, its BMCs and Inventories,
@@ -211,6 +219,7 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 		w.strays = append(w.strays, ownedMAC(seed, 0x80+i))
 	}
 	w.prober = startProber(ctx, w)
+	w.addresses = env.CreateAddressPool(prefix+"addresses", ownedAddressCIDR, ownedAddressGateway, ownedNameserver)
 	return w
 }
 
@@ -339,6 +348,9 @@ func (w *ownedWorld) createPool(r *run, name string, count int32) string {
 		match[ownedGenLabel] = "b"
 	}
 	p.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
+	if name == w.plan.Pools[0] {
+		p.Spec.Servers.AddressPool, p.Spec.Servers.Nameservers = w.addresses, []string{ownedNameserver}
+	}
 	_, err := r.env.Client.EquinixV1().InstancePools().Create(r.env.Ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return "refused: " + err.Error()
