@@ -33,8 +33,11 @@ type ownedSurgeWatch struct {
 	windows map[types.UID]*rolloutWindow
 	found   []string
 	checked int
-	stop    chan struct{}
-	done    chan struct{}
+	// mostAddressed is the most Instances seen holding a management
+	// address at once.
+	mostAddressed int
+	stop          chan struct{}
+	done          chan struct{}
 }
 
 func watchOwnedSurge(r *run, w *ownedWorld) *ownedSurgeWatch {
@@ -146,6 +149,7 @@ func (s *ownedSurgeWatch) sample() {
 			s.violation("(1, one claim per server): server %s is the server of Instances %v at once, its claim naming %s", server, names, holder[server])
 		}
 	}
+	s.mostAddressed = max(s.mostAddressed, len(addressed))
 	for addr, names := range addressed {
 		if len(names) > 1 {
 			s.violation("(6, one address per server): Instances %v hold management address %s at once", names, addr)
@@ -387,7 +391,7 @@ func (w *ownedWorld) summary() string {
 	}
 	_, tries, stolen := w.prober.findings()
 	w.surge.mu.Lock()
-	surgeChecked := w.surge.checked
+	surgeChecked, addressed := w.surge.checked, w.surge.mostAddressed
 	w.surge.mu.Unlock()
 	joined := 0
 	for _, res := range w.fleet.Results() {
@@ -398,7 +402,7 @@ func (w *ownedWorld) summary() string {
 	w.mu.Lock()
 	made, deleted := len(w.made), len(w.deleted)
 	w.mu.Unlock()
-	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples; at most %d static addresses held at once",
 		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked)
+		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked, addressed)
 }
