@@ -235,7 +235,30 @@ type OwnedServers struct {
 	// +kubebuilder:validation:Enum=UEFI;Legacy
 	// +optional
 	BootFirmware string `json:"bootFirmware,omitempty"`
+
+	// BootPath pins how the servers boot into the installer: VirtualMedia
+	// (the BMC mounts the claim's boot image, a small ISO the boot endpoint
+	// serves, and boots it once: no DHCP or PXE to set up), UefiHttp (the
+	// BMC tells the UEFI firmware to boot that image's URL once) or PXE
+	// (the server boots from the network, DHCP handing iPXE the boot
+	// endpoint). Unset, each server is booted the first way its BMC and
+	// the boot endpoint allow, in that order (IPMI BMCs: PXE), and
+	// status.bootPath says which and why. A pinned path a server's BMC
+	// does not offer boots nothing: its Instance says BootPathUnavailable.
+	// A change applies to the servers booted after it: it does not roll
+	// the pool out, for a joined server does not boot again.
+	// +kubebuilder:validation:Enum=VirtualMedia;UefiHttp;PXE
+	// +optional
+	BootPath string `json:"bootPath,omitempty"`
 }
+
+// Boot paths of a server people own (spec.servers.bootPath,
+// status.bootPath), in the order they are tried.
+const (
+	BootPathVirtualMedia = "VirtualMedia"
+	BootPathUefiHTTP     = "UefiHttp"
+	BootPathPXE          = "PXE"
+)
 
 // Owned reports whether the template makes servers you own (an Inventory
 // each) rather than Equinix Metal devices.

@@ -575,6 +575,14 @@ func (in *InstanceStatus) DeepCopyInto(out *InstanceStatus) {
 		in, out := &in.NetworkBootRequestedAt, &out.NetworkBootRequestedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.BootMediaInsertedAt != nil {
+		in, out := &in.BootMediaInsertedAt, &out.BootMediaInsertedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.BootMediaEjectedAt != nil {
+		in, out := &in.BootMediaEjectedAt, &out.BootMediaEjectedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.PowerRequestedAt != nil {
 		in, out := &in.PowerRequestedAt, &out.PowerRequestedAt
 		*out = (*in).DeepCopy()

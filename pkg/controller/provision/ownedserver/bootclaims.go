@@ -101,12 +101,20 @@ func (c BootClaims) openClaim(chosen func(*seederv1alpha1.Inventory, *equinixv1.
 	for _, inv := range invs {
 		inst, err := c.p.instances.Get(inv.Labels[equinixv1.LabelClaimedBy])
 		if err != nil || !common.ClaimedBy(inv, inst) || inst.DeletionTimestamp != nil || inst.Status.JoinedAt != nil ||
-			inst.Status.Server != inv.Name || inst.Status.NetworkBootRequestedAt == nil || !chosen(inv, inst) {
+			inst.Status.Server != inv.Name || !bootAsked(&inst.Status) || !chosen(inv, inst) {
 			continue
 		}
 		return inv, inst, true
 	}
 	return nil, nil, false
+}
+
+// bootAsked says whether the server's boot was asked of its BMC: its
+// claim is open from the first command's intent, the boot image's
+// insert (a BMC may read the image as it is inserted) or the one-time
+// boot.
+func bootAsked(st *equinixv1.InstanceStatus) bool {
+	return st.NetworkBootRequestedAt != nil || st.BootMediaInsertedAt != nil
 }
 
 // InstallConfig renders the claim's Harvester install configuration: the

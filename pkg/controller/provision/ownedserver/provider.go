@@ -65,6 +65,9 @@ type Provider struct {
 	recorder record.EventRecorder
 	// owned is what the provider keeps of its claims.
 	owned *ownedState
+	// media is what the boot endpoint needs to serve a claim's boot image
+	// (virtual media, UEFI HTTP boot): its loaders and its key.
+	media *bootImages
 }
 
 var _ provision.Provider = (*Provider)(nil)
@@ -82,6 +85,7 @@ func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
 			nodes: deps.Nodes().Cache(), nodeWrites: deps.NodeWrites(), secrets: deps.Secrets().Cache(),
 			k8s: deps.K8s(), bmcs: deps.BMCs(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 			owned: newOwnedState(deps.Inventories().Informer().GetStore()),
+			media: newBootImages(cfg.BootLoadersDir, deps.Secrets(), cfg.Namespace),
 		}, nil
 	})
 }
