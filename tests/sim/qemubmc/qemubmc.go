@@ -98,9 +98,24 @@ type BMC struct {
 	done   chan struct{}
 
 	mu    sync.Mutex
+	media []MediaChange
 	lives []*Life
 	vm    *machine
 	errs  []error
+}
+
+// MediaChange is a change of the virtual CD the BMC was told of.
+type MediaChange struct {
+	At       time.Time
+	Inserted bool
+	Image    string
+}
+
+// MediaChanges returns the virtual CD's changes so far, in order.
+func (b *BMC) MediaChanges() []MediaChange {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]MediaChange(nil), b.media...)
 }
 
 // event is one thing the BMC was told, applied to the machine in order.
@@ -147,6 +162,9 @@ func New(opts Options) (*BMC, error) {
 	sim.OnPowerTransition(func(p bmcsim.PowerTransition) { b.events <- event{power: &p} })
 	sim.OnMediaChange(func(slot string, m bmcsim.Media) {
 		if slot == bmcsim.MediaSlotCD {
+			b.mu.Lock()
+			b.media = append(b.media, MediaChange{At: time.Now(), Inserted: m.Inserted, Image: m.Image})
+			b.mu.Unlock()
 			b.events <- event{media: &m}
 		}
 	})
