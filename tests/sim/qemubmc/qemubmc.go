@@ -326,6 +326,11 @@ func (b *BMC) applyMedia(ctx context.Context, media bmcsim.Media) error {
 		if err := b.send("eject", ejectArgs); err != nil {
 			return fmt.Errorf("eject: %w", err)
 		}
+		// A guest can hold a tray shut; the forced eject must still have
+		// emptied the drive.
+		if left, err := m.qmp.cdMedium(); err != nil || left != "" {
+			return fmt.Errorf("eject: the drive still holds %q (%v)", left, err)
+		}
 		return nil
 	}
 	file, err := b.readImage(ctx, media.Image, m.dir)
