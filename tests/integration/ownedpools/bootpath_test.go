@@ -168,13 +168,15 @@ func TestVirtualMediaBootFromClaimToRelease(t *testing.T) {
 	assert.Equal(t, bmcsim.Media{Image: theirs, Inserted: true, WriteProtected: true}, foreign.bmc.MediaIn(bmcsim.MediaSlotCD))
 	boots, ts := foreign.networkBoots()
 	assert.Equal(t, 1, boots, "%+v", ts)
-	chosen := false
-	for _, ev := range env.Events(inst.Name) {
-		if ev.Reason == equinixv1.ReasonBootPathChosen && strings.Contains(ev.Message, "not VirtualMedia: the BMC's virtual CD holds media the addon did not insert") {
-			chosen = true
+	// Events are written after the status: waited for.
+	assert.Eventually(t, func() bool {
+		for _, ev := range env.Events(inst.Name) {
+			if ev.Reason == equinixv1.ReasonBootPathChosen && strings.Contains(ev.Message, "not VirtualMedia: the BMC's virtual CD holds media the addon did not insert") {
+				return true
+			}
 		}
-	}
-	assert.True(t, chosen, "the Event says why not virtual media: %+v", env.Events(inst.Name))
+		return false
+	}, wait, tick, "the Event says why not virtual media: %+v", env.Events(inst.Name))
 	got, log := foreign.commands()
 	assert.Equal(t, commands{boot: 1, power: 1}, got, "%v", log)
 

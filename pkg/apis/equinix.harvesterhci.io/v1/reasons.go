@@ -87,7 +87,7 @@ var (
 	// ReasonBootPathUnavailable: the pool's spec.servers.bootPath names a
 	// boot path the server's BMC (or the boot endpoint) cannot give;
 	// nothing is asked of the BMC until the pin or the BMC changes.
-	ReasonBootPathUnavailable = stalling("BootPathUnavailable")
+	ReasonBootPathUnavailable = warning("BootPathUnavailable")
 	// ReasonBootMedia: the claim's boot image was inserted in the BMC's
 	// virtual CD, and the server booted from it once.
 	ReasonBootMedia = normal("BootMedia")
