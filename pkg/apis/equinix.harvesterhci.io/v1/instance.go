@@ -230,6 +230,21 @@ type InstanceStatus struct {
 	// that boots from the network.
 	// +optional
 	ManagementMAC string `json:"managementMAC,omitempty"`
+	// ManagementAddress is the static management address of a server
+	// people own whose pool names an addressPool, with the network's
+	// prefix length (10.0.2.15/24): handed out by that AddressPool once
+	// the server is claimed, given to its boot image and its installed
+	// node, and given back when the server is released.
+	// +optional
+	ManagementAddress string `json:"managementAddress,omitempty"`
+	// ManagementGateway is the default route that goes with
+	// managementAddress: the AddressPool's gateway.
+	// +optional
+	ManagementGateway string `json:"managementGateway,omitempty"`
+	// ManagementAddressPool is the AddressPool that holds
+	// managementAddress, in harvester-system: the one it is given back to.
+	// +optional
+	ManagementAddressPool string `json:"managementAddressPool,omitempty"`
 	// WaitingFor says, in a few words, what a server that is not Ready yet
 	// waits for (a free server, its firmware's network boot, the
 	// installer, its node); empty once Ready.

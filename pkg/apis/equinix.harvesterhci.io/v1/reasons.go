@@ -55,6 +55,14 @@ var (
 	ReasonServerGone    = warning("ServerGone")
 	ReasonServersFree   = normal("ServersFree")
 	ReasonNetworkBoot   = normal("NetworkBoot")
+	// A server's static management address from the AddressPool its pool
+	// names (spec.servers.addressPool): taken, given back, or none to be
+	// had (the pool missing, its spec unusable, every address held).
+	ReasonAddressAllocated     = normal("AddressAllocated")
+	ReasonAddressReleased      = normal("AddressReleased")
+	ReasonAddressPoolNotFound  = warning("AddressPoolNotFound")
+	ReasonAddressPoolInvalid   = warning("AddressPoolInvalid")
+	ReasonAddressPoolExhausted = warning("AddressPoolExhausted")
 	// ReasonBootScriptServed: the server's firmware booted from the
 	// network and the boot endpoint served it the installer script.
 	ReasonBootScriptServed = normal("BootScriptServed")

@@ -718,6 +718,11 @@ func (in *NetworkingConfiguration) DeepCopy() *NetworkingConfiguration {
 func (in *OwnedServers) DeepCopyInto(out *OwnedServers) {
 	*out = *in
 	in.Selector.DeepCopyInto(&out.Selector)
+	if in.Nameservers != nil {
+		in, out := &in.Nameservers, &out.Nameservers
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 

@@ -84,6 +84,11 @@ func (r *run) Provision() (bool, error) {
 	r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionTrue, equinixv1.ReasonServerClaimed, fmt.Sprintf(
 		"claimed server %s (Inventory %s/%s, management MAC %s)", inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress))
 	r.Obj.Status.ManagementMAC = canonicalMAC(inv.Spec.ManagementInterfaceMacAddress)
+	if r.Obj.Status.NetworkBootRequestedAt == nil {
+		if ok, err := r.managementAddress(inv); err != nil || !ok {
+			return false, err
+		}
+	}
 	if r.Obj.Status.PowerRequestedAt == nil {
 		if started, err := r.bootOwned(inv); err != nil || !started {
 			return false, err
@@ -205,10 +210,14 @@ func (r *run) Stop() (bool, error) {
 	return r.powerOffOwned(inv)
 }
 
-// Free removes the claim: the server is free again.
+// Free gives the server's management address back to its AddressPool,
+// then removes the claim: the server is free again.
 func (r *run) Free() error {
 	inv, err := r.heldServer()
-	if err != nil || inv == nil {
+	if err != nil {
+		return err
+	}
+	if err := r.freeManagementAddress(inv); err != nil || inv == nil {
 		return err
 	}
 	return r.unclaim(inv)
