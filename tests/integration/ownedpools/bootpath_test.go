@@ -21,16 +21,15 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
 // mediaEnv runs the controller with a boot endpoint that serves boot
-// images: its loaders (the smallest files package bootmedia takes: the
-// images are read, not booted) and its public URL. It returns the
+// images: its loaders and its public URL. It returns the
 // endpoint's address.
 func mediaEnv(t *testing.T) (*framework.Env, string) {
 	t.Helper()
-	loaders := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(loaders, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
+	loaders := bootLoaders(t)
 	addr := framework.FreeAddr(t)
 	opts := hardwareOpts()
 	opts.Configure = func(c *config.Config) {
@@ -38,6 +37,16 @@ func mediaEnv(t *testing.T) (*framework.Env, string) {
 		c.IPXEAddress, c.IPXEPublicURL, c.BootLoadersDir = addr, "http://"+addr, loaders
 	}
 	return framework.New(t, &shared, opts), addr
+}
+
+// bootLoaders is a folder of boot loaders for the boot endpoint: the
+// smallest files package bootmedia takes (the images are read, not
+// booted).
+func bootLoaders(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
+	return dir
 }
 
 // addServerWith is addServer with a BMC of these options.
@@ -272,3 +281,52 @@ func TestPinnedBootPaths(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A pool of servers whose BMCs offer virtual media, played by the owned
+// fleet (each reads the image its BMC was given at a start from Cd, then
+// runs what the image's iPXE does), installs and joins with no network
+// boot at all, and shrinks: every server ends powered off, free, with
+// nothing in its virtual CD, having had one insert, one boot override,
+// one power on, one power off and one eject.
+func TestVirtualMediaPoolGrowsAndShrinks(t *testing.T) {
+	env, fleet, _ := fleetEnv(t)
+	rfs := map[string]*ownedfleet.Redfish{}
+	for i := 1; i <= 2; i++ {
+		spec := ownedfleet.Spec{Name: fmt.Sprintf("rack-m-%d", i), MAC: mac(90 + i),
+			UUID: fmt.Sprintf("4c4c4544-0029-1010-8000-b2c04f0000%02d", 90+i), Disk: "/dev/nvme0n1"}
+		rf, err := fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnManager})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = rf.Close() })
+		rfs[spec.Name] = rf
+		registerInventory(t, env, spec, bmcPassword, framework.RedfishInventory(spec.Name, rf.Server), map[string]string{"rack": "m"})
+	}
+	createPool(t, env, ownedPool("rack-m", 2, map[string]string{"rack": "m"}))
+	require.Eventually(t, func() bool {
+		managed := 0
+		for _, i := range instancesOf(t, env, "rack-m") {
+			if i.Status.Status == equinixv1.PhaseManaged && i.Status.BootMediaEjectedAt != nil {
+				managed++
+			}
+		}
+		return managed == 2
+	}, wait, tick, "the servers never installed, joined and had their image ejected: %+v", fleet.Results())
+	for name, rf := range rfs {
+		i, ok := instanceOn(t, env, "rack-m", name)
+		require.True(t, ok)
+		assert.Equal(t, equinixv1.BootPathVirtualMedia, i.Status.BootPath, name)
+		assert.False(t, rf.BMC.MediaIn(bmcsim.MediaSlotCD).Inserted, name)
+		res := bootResult(t, fleet, name)
+		assert.True(t, res.OK, "%+v", res)
+		assert.Contains(t, res.Requests[0], "/boot/<nonce>/media.iso", "the image was read first: %v", res.Requests)
+		boots, ts := (&server{name: name, bmc: rf.BMC}).networkBoots()
+		assert.Zero(t, boots, "no network boot: %+v", ts)
+	}
+	scale(t, env, "rack-m", 0)
+	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-m")) == 0 }, wait, tick)
+	for name, rf := range rfs {
+		assert.Equal(t, "Off", rf.BMC.PowerState(), name)
+		assert.False(t, rf.BMC.MediaIn(bmcsim.MediaSlotCD).Inserted, name)
+		got, log := (&server{name: name, bmc: rf.BMC}).commands()
+		assert.Equal(t, commands{insert: 1, boot: 1, power: 2, eject: 1}, got, "%s: %v", name, log)
+	}
+}
