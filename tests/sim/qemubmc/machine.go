@@ -104,6 +104,9 @@ func startMachine(ctx context.Context, o *Options, dir string) (*machine, error)
 	}
 	m.cmd = exec.Command("nice", args...) //nolint:gosec // the test's own QEMU
 	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	// A test killed midway must not leave its machines running (nice
+	// execs QEMU in the same process, which keeps the signal).
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := m.cmd.Start(); err != nil {
 		_ = m.log.Close()
 		return nil, fmt.Errorf("start QEMU: %w", err)
