@@ -3,6 +3,7 @@ package virtualmedia
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,28 +41,8 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	// maps it to the endpoint's port here.
 	imageURL := "http://" + endpointAddr + imagePath
 
-	hw := bmcsim.DefaultHardware()
-	hw.UUID = guestUUID
-	b, err := qemubmc.New(qemubmc.Options{
-		BMC: bmcsim.Options{Username: "admin", Password: "virtual-media-test", Hardware: &hw,
-			VirtualMedia: bmcsim.VirtualMediaOnManager, VirtualMediaISOSuffix: true},
-		MAC: guestMAC, Dir: t.TempDir(),
-		Guest: netip.MustParseAddrPort(endpointAddr + ":80"), Host: "127.0.0.1:" + strconv.Itoa(port),
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, l := range b.Lives() {
-				t.Logf("serial console of %s (end):\n%s", l.Dir, tail(l.Serial(), 3000))
-			}
-		}
-		_ = b.Close()
-	})
-	c, err := bmc.Dial(ctx, bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: b.Server.Host, Port: b.Server.Port, CABundle: b.Server.CACertPEM,
-		Username: "admin", Password: "virtual-media-test"})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	mc := c.(bmc.MediaClient)
+	b := startQMPBMC(t, port)
+	c, mc := dialBMC(t, b)
 
 	caps, err := mc.Capabilities(ctx)
 	require.NoError(t, err)
@@ -107,4 +88,102 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, frames.DHCP, "no DHCP packet on the machine's network")
 	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")])
+}
+
+// A BMC told to mount media while its host runs puts the medium in the
+// running machine's drive; a restart with a one-time boot from Cd then
+// boots it: the restart reads the override and the drive afresh. Before
+// it, the machine started with no override boots nothing from its empty
+// drive, and its firmware asks the network for nothing.
+func TestVirtualMediaInsertedWhileOnBootsAtTheRestart(t *testing.T) {
+	loaders := requireTools(t, true)
+	ctx := context.Background()
+	ep, port := startEndpoint(t)
+	img, err := bootmedia.Build(bootmedia.Spec{
+		Firmware: bmc.BootFirmwareUEFI, MAC: guestMAC, ChainURL: "http://" + endpointAddr + "/claims/" + claimNonce + "/boot.ipxe",
+		Static: &bootmedia.StaticAddress{Address: netip.MustParsePrefix(guestAddress), Gateway: netip.MustParseAddr(guestGateway)},
+	}, loaders, t.TempDir())
+	require.NoError(t, err)
+	ep.mu.Lock()
+	ep.image = img.Path
+	ep.mu.Unlock()
+	imageURL := "http://" + endpointAddr + imagePath
+	b := startQMPBMC(t, port)
+	c, mc := dialBMC(t, b)
+
+	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
+	require.Eventually(t, func() bool { return running(b) }, time.Minute, 100*time.Millisecond, "the power-on started the machine")
+	// OVMF finds nothing to boot in the empty drive and stops in its
+	// shell; the console says so.
+	require.Eventually(t, func() bool { return strings.Contains(b.Lives()[0].Serial(), "Shell>") }, 5*time.Minute, 200*time.Millisecond,
+		"the machine started from nothing reached the firmware's shell")
+	require.NoError(t, mc.InsertMedia(ctx, imageURL))
+	require.Eventually(t, func() bool { return slices.Contains(b.Lives()[0].QMP, "blockdev-change-medium") }, time.Minute, 100*time.Millisecond,
+		"the media reached the running machine's drive")
+	_, err = c.BootOnce(ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
+	require.NoError(t, err)
+	require.NoError(t, c.Power(ctx, bmc.PowerActionReboot))
+
+	require.Eventually(t, func() bool {
+		select {
+		case <-ep.got:
+			return true
+		default:
+			return b.Err() != nil
+		}
+	}, 10*time.Minute, 100*time.Millisecond, "the claim's URL was not fetched within 10 minutes of the restart")
+	require.NoError(t, b.Err(), "the BMC carries out what it is told")
+	lives := b.Lives()
+	require.Len(t, lives, 1, "one machine: the restart reset it")
+	assert.Equal(t, []string{"eject", "cont", "blockdev-change-medium", "blockdev-change-medium", "system_reset"}, lives[0].QMP,
+		"started empty, the medium in while running, then in again for the restart from Cd")
+	assert.Equal(t, "Cd", lives[0].Boot)
+	assert.Equal(t, imageURL, lives[0].Image)
+
+	require.NoError(t, c.Power(ctx, bmc.PowerActionOff))
+	require.Eventually(t, func() bool { return !b.Running() }, time.Minute, 100*time.Millisecond, "ForceOff ends the machine")
+	frames, err := qemubmc.CountFrames(lives[0].Capture(), time.Time{})
+	require.NoError(t, err)
+	assert.Zero(t, frames.DHCP, "no DHCP packet on the machine's network, before the restart or after")
+	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")])
+}
+
+func running(b *qemubmc.BMC) bool {
+	lives := b.Lives()
+	return b.Running() && len(lives) == 1 && slices.Contains(lives[0].QMP, "cont")
+}
+
+// startQMPBMC starts the test BMC of a QEMU machine with the guest's MAC
+// and UUID, whose image URLs naming the endpoint's guest address are
+// read from the endpoint's port here.
+func startQMPBMC(t *testing.T, port int) *qemubmc.BMC {
+	t.Helper()
+	hw := bmcsim.DefaultHardware()
+	hw.UUID = guestUUID
+	b, err := qemubmc.New(qemubmc.Options{
+		BMC: bmcsim.Options{Username: "admin", Password: "virtual-media-test", Hardware: &hw,
+			VirtualMedia: bmcsim.VirtualMediaOnManager, VirtualMediaISOSuffix: true},
+		MAC: guestMAC, Dir: t.TempDir(),
+		Guest: netip.MustParseAddrPort(endpointAddr + ":80"), Host: "127.0.0.1:" + strconv.Itoa(port),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, l := range b.Lives() {
+				t.Logf("QMP %v; serial console of %s (end):\n%s", l.QMP, l.Dir, tail(l.Serial(), 3000))
+			}
+		}
+		_ = b.Close()
+	})
+	return b
+}
+
+// dialBMC is the addon's client of the test BMC.
+func dialBMC(t *testing.T, b *qemubmc.BMC) (bmc.Client, bmc.MediaClient) {
+	t.Helper()
+	c, err := bmc.Dial(context.Background(), bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: b.Server.Host, Port: b.Server.Port,
+		CABundle: b.Server.CACertPEM, Username: "admin", Password: "virtual-media-test"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c, c.(bmc.MediaClient)
 }
