@@ -176,8 +176,8 @@ func addServer(t *testing.T, env *framework.Env, bootNet *bootNetwork, i int, lb
 	hw := bmcsim.DefaultHardware()
 	hw.UUID = fmt.Sprintf("39393939-0000-4000-8000-0000000000%02x", i)
 	b, err := qemubmc.New(qemubmc.Options{
-		BMC:   bmcsim.Options{Username: bmcUser, Password: bmcPassword, Hardware: &hw, VirtualMedia: bmcsim.VirtualMediaOnSystem},
-		MAC:   s.mac, Dir: t.TempDir(),
+		BMC: bmcsim.Options{Username: bmcUser, Password: bmcPassword, Hardware: &hw, VirtualMedia: bmcsim.VirtualMediaOnSystem},
+		MAC: s.mac, Dir: t.TempDir(),
 		Guest: netip.MustParseAddrPort(guestEndpoint), Host: bootNet.addr,
 	})
 	require.NoError(t, err)
