@@ -134,7 +134,7 @@ func claimsOf(t *testing.T, env *framework.Env, pool string, n int, which func(e
 // configuration that script names and registers the node Ready; the
 // image leaves the virtual CD. It checks the capture and the commands,
 // and logs where the time went.
-func installAndJoin(t *testing.T, env *framework.Env, bootNet *bootNetwork, s *server, c claim) equinixv1.Instance {
+func installAndJoin(t *testing.T, env *framework.Env, bootNet *qemubmc.BootNetwork, s *server, c claim) equinixv1.Instance {
 	t.Helper()
 	script := waitScript(t, bootNet, s)
 	inst := waitInstance(t, env, c.inst.Name, "the server's static address", func(i *equinixv1.Instance) bool { return i.Status.ManagementAddress != "" })
@@ -143,11 +143,11 @@ func installAndJoin(t *testing.T, env *framework.Env, bootNet *bootNetwork, s *s
 	life := s.lastLife(t)
 	assert.Equal(t, "Cd", life.Boot, "%s started from its virtual CD", s.name)
 	assert.Contains(t, life.Serial(), "Static address "+address.String(), "%s's iPXE applied the static address", s.name)
-	assert.Contains(t, script.body, address.Addr().String(), "the installer's live system gets the address too")
+	assert.Contains(t, script.Body, address.Addr().String(), "the installer's live system gets the address too")
 
 	// The installer reads its configuration at the URL its kernel was
 	// given, which the script names.
-	config := get(t, bootNet.hostURL(t, configURLOf(t, script.body)))
+	config := get(t, hostURL(t, bootNet, configURLOf(t, script.Body)))
 	configFetched := time.Now()
 	assert.Contains(t, config, address.Addr().String(), "the installed node keeps the static address")
 
@@ -156,7 +156,7 @@ func installAndJoin(t *testing.T, env *framework.Env, bootNet *bootNetwork, s *s
 	assert.Zero(t, frames.DHCP, "%s: no DHCP packet from the claim to the configuration fetched", s.name)
 	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(guestEndpoint)], "%s: the capture sees the fetch, so it sees the network", s.name)
 	t.Logf("%s: capture of %d frames, %d DHCP (%d after the configuration was fetched)", s.name, frames.Frames, frames.DHCP, frames.DHCPLater)
-	logShares(t, s, c.seen, bootNet.imageRead(s.mac), script.at, configFetched)
+	logShares(t, s, c.seen, bootNet.ImageRead(s.mac), script.At, configFetched)
 
 	node := env.JoinOwnedServer(&inst)
 	inst = waitInstance(t, env, inst.Name, "the join and the eject", func(i *equinixv1.Instance) bool {
@@ -173,12 +173,12 @@ func installAndJoin(t *testing.T, env *framework.Env, bootNet *bootNetwork, s *s
 
 // waitScript waits for the server's machine to fetch its installer
 // script, and stops early when its BMC failed to carry something out.
-func waitScript(t *testing.T, bootNet *bootNetwork, s *server) fetched {
+func waitScript(t *testing.T, bootNet *qemubmc.BootNetwork, s *server) qemubmc.Fetched {
 	t.Helper()
-	var f fetched
+	var f qemubmc.Fetched
 	require.Eventually(t, func() bool {
 		var ok bool
-		f, ok = bootNet.script(s.mac)
+		f, ok = bootNet.Script(s.mac)
 		return ok || s.bmc.Err() != nil
 	}, bootWait, tick, "%s never fetched its installer script", s.name)
 	require.NoError(t, s.bmc.Err(), "%s's BMC carried out what it was told", s.name)

@@ -1,17 +1,10 @@
 package ownedvm
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httputil"
 	"net/netip"
-	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,7 +60,7 @@ func requireRig(t *testing.T) string {
 // rigEnv runs the controller with the owned pools and a boot endpoint
 // that serves boot images, whose public URL is the address the machines
 // reach it at; and the machines' way to it.
-func rigEnv(t *testing.T) (*framework.Env, *bootNetwork) {
+func rigEnv(t *testing.T) (*framework.Env, *qemubmc.BootNetwork) {
 	t.Helper()
 	loaders := requireRig(t)
 	endpoint := framework.FreeAddr(t)
@@ -79,85 +72,23 @@ func rigEnv(t *testing.T) (*framework.Env, *bootNetwork) {
 	return env, startBootNetwork(t, endpoint)
 }
 
-// bootNetwork is the machines' one way out: QEMU forwards the boot
-// endpoint's guest address here, and this passes each request on to the
-// controller's boot endpoint, noting when each server read its image and
-// fetched its installer script, and the script.
-type bootNetwork struct {
-	addr string
-
-	mu      sync.Mutex
-	scripts map[string]fetched // by MAC: the first script served
-	images  map[string]time.Time
-}
-
-type fetched struct {
-	at   time.Time
-	body string
-}
-
-func startBootNetwork(t *testing.T, endpoint string) *bootNetwork {
+// startBootNetwork is the machines' way to the controller's boot
+// endpoint, which notes what each server fetched.
+func startBootNetwork(t *testing.T, endpoint string) *qemubmc.BootNetwork {
 	t.Helper()
-	n := &bootNetwork{scripts: map[string]fetched{}, images: map[string]time.Time{}}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: endpoint})
-	proxy.ModifyResponse = func(resp *http.Response) error {
-		mac := resp.Request.URL.Query().Get("mac")
-		if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/boot/ipxe" {
-			return nil
-		}
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return fmt.Errorf("script: %w", err)
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		n.mu.Lock()
-		if _, ok := n.scripts[mac]; !ok {
-			n.scripts[mac] = fetched{at: time.Now(), body: string(body)}
-		}
-		n.mu.Unlock()
-		return nil
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	n, err := qemubmc.NewBootNetwork(endpoint)
 	require.NoError(t, err)
-	srv := &http.Server{ReadHeaderTimeout: time.Minute, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/media.iso") {
-			n.mu.Lock()
-			if _, ok := n.images[r.URL.Query().Get("mac")]; !ok {
-				n.images[r.URL.Query().Get("mac")] = time.Now()
-			}
-			n.mu.Unlock()
-		}
-		proxy.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	n.addr = ln.Addr().String()
+	t.Cleanup(func() { _ = n.Close() })
 	return n
-}
-
-// script is the installer script the server of mac fetched, if it did.
-func (n *bootNetwork) script(mac string) (fetched, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	f, ok := n.scripts[mac]
-	return f, ok
-}
-
-func (n *bootNetwork) imageRead(mac string) time.Time {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.images[mac]
 }
 
 // hostURL is a URL the machines reach (the boot endpoint's guest
 // address) as the test reaches it.
-func (n *bootNetwork) hostURL(t *testing.T, raw string) string {
+func hostURL(t *testing.T, n *qemubmc.BootNetwork, raw string) string {
 	t.Helper()
-	u, err := url.Parse(raw)
+	u, err := n.HostURL(raw, guestEndpoint)
 	require.NoError(t, err)
-	require.Equal(t, strings.TrimSuffix(guestEndpoint, ":80"), u.Host, "a URL of the boot endpoint as the machines reach it: %s", raw)
-	u.Host = n.addr
-	return u.String()
+	return u
 }
 
 // server is one server people own: a QEMU machine behind its BMC, and
@@ -170,7 +101,7 @@ type server struct {
 // addServer racks a switched-off machine with a BMC offering virtual
 // media, registers its Inventory as a user does and waits for its BMC to
 // be reached.
-func addServer(t *testing.T, env *framework.Env, bootNet *bootNetwork, i int, lbls map[string]string) *server {
+func addServer(t *testing.T, env *framework.Env, bootNet *qemubmc.BootNetwork, i int, lbls map[string]string) *server {
 	t.Helper()
 	s := &server{name: fmt.Sprintf("vm-%d", i), mac: fmt.Sprintf("52:54:00:39:0a:%02x", i)}
 	hw := bmcsim.DefaultHardware()
@@ -178,7 +109,7 @@ func addServer(t *testing.T, env *framework.Env, bootNet *bootNetwork, i int, lb
 	b, err := qemubmc.New(qemubmc.Options{
 		BMC: bmcsim.Options{Username: bmcUser, Password: bmcPassword, Hardware: &hw, VirtualMedia: bmcsim.VirtualMediaOnSystem},
 		MAC: s.mac, Dir: t.TempDir(),
-		Guest: netip.MustParseAddrPort(guestEndpoint), Host: bootNet.addr,
+		Guest: netip.MustParseAddrPort(guestEndpoint), Host: bootNet.Addr,
 	})
 	require.NoError(t, err)
 	s.bmc = b

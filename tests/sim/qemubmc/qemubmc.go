@@ -44,6 +44,15 @@ type Options struct {
 
 func (o *Options) uuid() string { return o.BMC.Hardware.UUID }
 
+func (o *Options) parseGuest(guest string) error {
+	ap, err := netip.ParseAddrPort(guest)
+	if err != nil {
+		return fmt.Errorf("guest address: %w", err)
+	}
+	o.Guest = ap
+	return nil
+}
+
 // guestToHost maps an http URL naming Guest (its port said or implied)
 // to Host.
 func (o *Options) guestToHost(raw string) string {
