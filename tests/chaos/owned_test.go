@@ -174,9 +174,9 @@ type ownedWorld struct {
 	// the claims' images to BMCs with virtual media.
 	loaders string
 	mu      sync.Mutex
-	notes         []string
-	deleted       map[string]bool
-	made          map[string]bool
+	notes   []string
+	deleted map[string]bool
+	made    map[string]bool
 }
 
 // startOwned makes the owned world: the fleet, its BMCs and Inventories,
