@@ -219,6 +219,7 @@ func (r *run) checkOwned() {
 	w.checkServed(r)
 	w.checkReleased(r)
 	w.checkSessions(r)
+	w.checkMedia(r)
 }
 
 // checkSessions: never more than one session open at once on a BMC, as
@@ -373,5 +374,5 @@ func (w *ownedWorld) summary() string {
 	w.mu.Unlock()
 	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
 		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked)
+		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked) + "; " + w.mediaSummary()
 }
