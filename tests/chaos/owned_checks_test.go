@@ -219,6 +219,7 @@ func (r *run) checkOwned() {
 	w.checkServed(r)
 	w.checkReleased(r)
 	w.checkSessions(r)
+	w.checkMedia(r)
 }
 
 // checkSessions: never more than one session open at once on a BMC, as
@@ -272,24 +273,25 @@ func describeWindows(ws []claimWindow) string {
 	return "[" + strings.Join(out, ", ") + "]"
 }
 
-// checkServed (3): every configuration served went to a server's MAC while
-// a claim of it was open; the prober's stolen, stray and guessed requests
-// got none.
+// checkServed (3): every configuration and boot image served went to a
+// server's MAC while a claim of it was open; the prober's stolen, stray
+// and guessed requests got none.
 func (w *ownedWorld) checkServed(r *run) {
 	for _, a := range w.boots.all() {
-		if a.kind != "config" || a.status != http.StatusOK {
+		what := map[string]string{"config": "a join configuration", "media": "a boot image"}[a.kind]
+		if what == "" || !served(a.status) {
 			continue
 		}
 		s := w.serverOfMAC(a.mac)
 		switch {
 		case s == nil:
-			r.violation("owned (3): a join configuration was served to MAC %s, in no Inventory (%s)", a.mac, a.who)
+			r.violation("owned (3): %s was served to MAC %s, in no Inventory (%s)", what, a.mac, a.who)
 		case s.foreign:
-			r.violation("owned (3): a join configuration was served to the foreign server %s (%s) at %s",
-				s.spec.Name, a.who, a.end.Format("15:04:05.000"))
+			r.violation("owned (3): %s was served to the foreign server %s (%s) at %s",
+				what, s.spec.Name, a.who, a.end.Format("15:04:05.000"))
 		case !w.claims.claimedAround(s.spec.Name, "", a.start, a.end):
-			r.violation("owned (3): a join configuration was served to server %s (%s) at %s while no claim of it was open; its claims: %s",
-				s.spec.Name, a.who, a.end.Format("15:04:05.000"), describeWindows(w.claims.windows(s.spec.Name)))
+			r.violation("owned (3): %s was served to server %s (%s) at %s while no claim of it was open; its claims: %s",
+				what, s.spec.Name, a.who, a.end.Format("15:04:05.000"), describeWindows(w.claims.windows(s.spec.Name)))
 		}
 	}
 	found, _, _ := w.prober.findings()
@@ -336,6 +338,10 @@ func (w *ownedWorld) checkReleased(r *run) {
 	}
 }
 
+// served says whether a status is a read that got content: a BMC reads
+// an image in ranges (206).
+func served(status int) bool { return status == http.StatusOK || status == http.StatusPartialContent }
+
 // summary counts what the owned world did.
 func (w *ownedWorld) summary() string {
 	resets, boots, ipmiResets, ipmiBoots, sessions := 0, 0, 0, 0, 0
@@ -373,5 +379,5 @@ func (w *ownedWorld) summary() string {
 	w.mu.Unlock()
 	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
 		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked)
+		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked) + "; " + w.mediaSummary()
 }

@@ -89,6 +89,11 @@ type ownedPlan struct {
 	Steps   []ownedStep
 	// IPMI are the indexes of the servers whose BMC is ipmi_sim.
 	IPMI []int
+	// Media are the indexes of the servers whose BMC offers virtual
+	// media, HTTPBoot the one whose BMC offers UEFI HTTP boot instead
+	// (-1 for none): see drawMedia.
+	Media    []int
+	HTTPBoot int
 }
 
 func newOwnedPlan(seed int64) ownedPlan {
@@ -118,6 +123,8 @@ func newOwnedPlan(seed int64) ownedPlan {
 		}
 	}
 	slices.Sort(p.IPMI)
+	p.HTTPBoot = -1
+	drawMedia(rng, &p)
 	return p
 }
 
@@ -126,7 +133,8 @@ func newOwnedPlan(seed int64) ownedPlan {
 func firstFreeB(foreign int) int { return foreign | 1 }
 
 func (p ownedPlan) String() string {
-	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v:", p.Pools, p.Foreign, p.IPMI)
+	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v, virtual media %v, UEFI HTTP %d:",
+		p.Pools, p.Foreign, p.IPMI, p.Media, p.HTTPBoot)
 	for _, s := range p.Steps {
 		out += fmt.Sprintf(" %s/%d", s.Kind, s.Pick)
 	}
@@ -148,9 +156,11 @@ type ownedServer struct {
 }
 
 type ownedWorld struct {
-	plan    ownedPlan
-	seed    int64
-	addr    string
+	plan ownedPlan
+	seed int64
+	addr string
+	// loaders is the boot endpoint's folder of boot loaders.
+	loaders string
 	fleet   *ownedfleet.Fleet
 	servers []*ownedServer
 	strays  []string
@@ -177,6 +187,7 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 	require.NoError(t, err)
 	w.addr = ln.Addr().String()
 	require.NoError(t, ln.Close())
+	w.loaders = bootLoaders(t)
 	_, err = env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ownedSecrets}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
@@ -196,7 +207,13 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 		s := &ownedServer{foreign: i < w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
 		s.spec = ownedfleet.Spec{Name: fmt.Sprintf("%ss%d", prefix, i), MAC: ownedMAC(seed, i),
 			UUID: fmt.Sprintf("4c4c4544-0029-%04x-8000-%012x", seed%0x10000, i), Disk: ownedGoodDisk}
-		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i))
+		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i), w.plan.bmcOptions(i))
+		if rf, ok := s.bmc.(redfishBMC); ok && rf.media != nil && i == w.plan.Media[len(w.plan.Media)-1] {
+			// Someone installs the last of them by hand from their own
+			// image: the pools boot it another way, and their image stays.
+			rf.media.foreign, rf.media.fromStart = foreignImage, true
+			rf.rf.BMC.SetMedia(bmcsim.MediaSlotCD, foreignImage)
+		}
 		t.Cleanup(func() { _ = s.bmc.close() })
 		if s.foreign {
 			// A user's node: its kubelet runs, no pool made it.
@@ -221,7 +238,7 @@ func ownedMAC(seed int64, i int) string {
 // addBMC gives the fleet's server spec a BMC: ipmi_sim behind a relay
 // when ipmi, the Redfish responder otherwise. Without ipmi_sim the run
 // has Redfish servers only (under CI=true it fails: CI must drive IPMI).
-func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) ownedBMC {
+func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool, opts bmcsim.Options) ownedBMC {
 	t.Helper()
 	if ipmi {
 		b, err := w.fleet.AddIPMI(spec, bmcUser, bmcPassword, ipmisim.Options{Dir: t.TempDir()})
@@ -234,9 +251,14 @@ func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) owned
 			return ipmiBMC{b: b}
 		}
 	}
-	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{})
+	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, opts)
 	require.NoError(t, err)
-	return redfishBMC{rf: rf}
+	b := redfishBMC{rf: rf}
+	if opts.VirtualMedia != bmcsim.VirtualMediaNone {
+		b.media = &mediaLog{}
+		rf.BMC.OnMediaChange(b.media.record)
+	}
+	return b
 }
 
 // register writes a server's BMC Secret and Inventory as a user does.
@@ -259,7 +281,7 @@ func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) 
 // args run the hardware controller with the owned pools and their boot
 // endpoint, on an address that stays the same across its restarts.
 func (w *ownedWorld) args() []string {
-	return []string{"--owned-pools", "--ipxe-address", w.addr, "--ipxe-public-url", "http://" + w.addr}
+	return []string{"--owned-pools", "--ipxe-address", w.addr, "--ipxe-public-url", "http://" + w.addr, "--boot-loaders-dir", w.loaders}
 }
 
 func (w *ownedWorld) note(format string, args ...any) {
@@ -316,6 +338,8 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 		w.deleted[pool] = true
 		w.mu.Unlock()
 		return "deleted " + pool
+	case ownMediaLost, ownForeignMedia, ownEjectRefused:
+		return w.mediaFault(srv, s.Kind, s.Pick)
 	case ownRefuse, ownFail, ownLost:
 		return fmt.Sprintf("%s (%s): %s", srv.spec.Name, srv.bmc.protocol(), srv.bmc.fault(s.Kind, s.Pick))
 	case ownBreak, ownRepair:

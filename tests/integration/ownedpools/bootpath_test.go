@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -329,4 +330,59 @@ func TestVirtualMediaPoolGrowsAndShrinks(t *testing.T) {
 		got, log := (&server{name: name, bmc: rf.BMC}).commands()
 		assert.Equal(t, commands{insert: 1, boot: 1, power: 2, eject: 1}, got, "%s: %v", name, log)
 	}
+}
+
+// A BMC that refuses to eject the addon's image: at the join, the
+// Instance says so (BootMediaEjected=False, a Warning Event) and asks
+// again until it can; at the release, the server is powered off and the
+// Instance keeps its finalizer on a 403 (Deleting BootMediaEjectFailed)
+// until the eject goes through, so no server goes back free with the
+// addon's image mounted.
+func TestRefusedEjectIsRetriedAndHoldsTheRelease(t *testing.T) {
+	env, _ := mediaEnv(t)
+	vm := bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem}
+	joins := addServerWith(t, env, "rack-e-1", mac(100), map[string]string{"rack": "e"}, vm)
+	leaves := addServerWith(t, env, "rack-r-1", mac(101), map[string]string{"rack": "r"}, vm)
+	createPool(t, env, ownedPool("rack-e", 1, map[string]string{"rack": "e"}))
+	createPool(t, env, ownedPool("rack-r", 1, map[string]string{"rack": "r"}))
+	booted := func(i *equinixv1.Instance) bool { return i.Status.InstallRequestedAt != nil }
+	inst := waitInstance(t, env, "rack-e", "never booted", booted)
+	waitInstance(t, env, "rack-r", "never booted", booted)
+	eject := "/redfish/v1/Systems/1/VirtualMedia/CD/Actions/VirtualMedia.EjectMedia"
+
+	refused := joins.bmc.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, PathPrefix: eject, Method: http.MethodPost})
+	env.JoinOwnedServer(&inst)
+	got := waitInstance(t, env, "rack-e", "the refused eject was never told", func(i *equinixv1.Instance) bool {
+		c := conditions.Get(i.Status.Conditions, equinixv1.InstanceBootMediaEjected)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == equinixv1.ReasonBootMediaEjectFailed
+	})
+	assert.Nil(t, got.Status.BootMediaEjectedAt)
+	assert.True(t, joins.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+	require.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonBootMediaEjectFailed))
+	for _, ev := range env.Events(inst.Name) {
+		if ev.Reason == equinixv1.ReasonBootMediaEjectFailed {
+			assert.Equal(t, corev1.EventTypeWarning, ev.Type)
+		}
+	}
+	joins.bmc.RemoveFault(refused)
+	waitInstance(t, env, "rack-e", "the eject was never asked again", func(i *equinixv1.Instance) bool {
+		c := conditions.Get(i.Status.Conditions, equinixv1.InstanceBootMediaEjected)
+		return i.Status.BootMediaEjectedAt != nil && c != nil && c.Status == metav1.ConditionTrue
+	})
+	assert.False(t, joins.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+
+	forbidden := leaves.bmc.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, Status: http.StatusForbidden, PathPrefix: eject, Method: http.MethodPost})
+	scale(t, env, "rack-r", 0)
+	held := waitInstance(t, env, "rack-r", "the refused eject never held the release", func(i *equinixv1.Instance) bool {
+		c := conditions.Get(i.Status.Conditions, equinixv1.InstanceDeleting)
+		return c != nil && c.Reason == equinixv1.ReasonBootMediaEjectFailed
+	})
+	assert.NotEmpty(t, held.Finalizers, "the finalizer stays on a 403")
+	assert.Equal(t, "Off", leaves.bmc.PowerState(), "powered off first")
+	assert.True(t, leaves.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+	assert.Equal(t, held.Name, env.Inventory(leaves.name).Labels[equinixv1.LabelClaimedBy], "still claimed")
+	leaves.bmc.RemoveFault(forbidden)
+	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-r")) == 0 }, wait, tick, "never released once the eject went through")
+	assert.False(t, leaves.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+	assert.NotContains(t, env.Inventory(leaves.name).Labels, equinixv1.LabelClaimedBy)
 }
