@@ -85,6 +85,10 @@ func (r *run) candidates() (free []*seederv1alpha1.Inventory, unnamable int, qua
 		return nil, 0, nil, fmt.Errorf("listing Inventories: %w", err)
 	}
 	for _, inv := range invs {
+		// This process's own claims and releases count before the cache
+		// shows them: many Instances claim at once when a pool grows, and
+		// a server another worker just claimed would only be refused.
+		inv = r.p.owned.written.Latest(inv)
 		switch {
 		case !unclaimed(inv, r.p.nodes):
 		case Quarantined(inv):
