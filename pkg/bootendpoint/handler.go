@@ -3,11 +3,13 @@ package bootendpoint
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/sirupsen/logrus"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -36,6 +38,10 @@ type Claim struct {
 	BootMode string
 	// Bond is the pool's bond options, may be nil.
 	Bond map[string]string
+	// Static is the server's static management address, its gateway and
+	// first name server, on a network without DHCP (nil: DHCP): the boot
+	// image's script and the installer's live system configure it.
+	Static *bootmedia.StaticAddress
 }
 
 // Claims is what the controller side implements: open claims looked up
@@ -146,7 +152,7 @@ func (h *handler) serveScript(w http.ResponseWriter, r *http.Request) {
 	script, err := harvester.ServerInstallerScript(harvester.ServerScript{
 		Mirror: h.mirror, Version: c.Version, Arch: c.Arch, Console: h.console,
 		ConfigURL: h.baseURL(r) + "/boot/" + Nonce(h.key, c.ID) + "/" + configName + "?mac=" + c.MAC,
-		BootMode:  c.BootMode, MAC: c.MAC, BondOptions: c.Bond,
+		BootMode:  c.BootMode, MAC: c.MAC, BondOptions: c.Bond, Static: installerStatic(c.Static),
 	})
 	if err != nil {
 		// The claim cannot be installed as it stands (its release is not
@@ -237,4 +243,18 @@ func (h *handler) baseURL(r *http.Request) string {
 		return h.base
 	}
 	return "http://" + r.Host
+}
+
+// installerStatic is the claim's static address as the installer's live
+// system takes it (nil for DHCP): the same address, gateway and name
+// server as the boot image's.
+func installerStatic(s *bootmedia.StaticAddress) *harvester.StaticAddress {
+	if s == nil {
+		return nil
+	}
+	out := &harvester.StaticAddress{Address: s.Address, Gateway: s.Gateway}
+	if s.DNS.IsValid() {
+		out.Nameservers = []netip.Addr{s.DNS}
+	}
+	return out
 }

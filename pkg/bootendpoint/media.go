@@ -97,7 +97,7 @@ func (m *mediaImages) image(c Claim, chain string) (*bootmedia.Image, error) {
 		_ = m.images[oldest].img.Remove()
 		delete(m.images, oldest)
 	}
-	img, err := bootmedia.Build(bootmedia.Spec{Arch: c.Arch, Firmware: mediaFirmware(c.Arch), MAC: c.MAC, ChainURL: chain}, m.loaders, m.dir)
+	img, err := bootmedia.Build(bootmedia.Spec{Arch: c.Arch, Firmware: mediaFirmware(c.Arch), MAC: c.MAC, Static: c.Static, ChainURL: chain}, m.loaders, m.dir)
 	if err != nil {
 		return nil, err
 	}

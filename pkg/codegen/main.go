@@ -26,6 +26,8 @@ const (
 	// is absent and never updates, adopts or deletes it, so the Inventory CRD
 	// survives beside a real Seeder's and two releases never fight over it.
 	inventoryCRDDir = "charts/harvester-equinix-addon/crds"
+	// Seeder's CRDs are there too: the AddressPool's schema is Seeder's
+	// own, so either side's CRD serves the other's objects unchanged.
 	// inventoryCRDFile is the Inventory CRD there; the hardware mode's
 	// controller embeds a copy (inventoryCRDEmbedded) to check the live one.
 	inventoryCRDFile     = "metal.harvesterhci.io_inventories.yaml"
@@ -74,7 +76,7 @@ func main() {
 	if err := generateCRDs("./pkg/apis/equinix.harvesterhci.io/...", equinixCRDDir, keepOnUninstall); err != nil {
 		logrus.Fatalf("generating CRDs: %v", err)
 	}
-	if err := generateCRDs("./pkg/apis/metal.harvesterhci.io/...", inventoryCRDDir, seederConditions); err != nil {
+	if err := generateCRDs("./pkg/apis/metal.harvesterhci.io/...", inventoryCRDDir, seederSchemas); err != nil {
 		logrus.Fatalf("generating CRDs: %v", err)
 	}
 	// The controller embeds the same Inventory CRD, to check the live one.

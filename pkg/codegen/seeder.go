@@ -2,6 +2,15 @@ package main
 
 import "fmt"
 
+// seederSchemas gives the Inventory CRD Seeder's conditions (see
+// seederConditions); the AddressPool CRD is Seeder's as generated.
+func seederSchemas(crd map[string]interface{}) error {
+	if dig(crd, "spec", "names", "kind") != "Inventory" {
+		return nil
+	}
+	return seederConditions(crd)
+}
+
 // seederConditions gives the Inventory's status.conditions items Seeder's
 // schema (every field a plain string, lastUpdateTime included, only type and
 // status required) plus observedGeneration, instead of metav1.Condition's

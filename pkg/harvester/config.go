@@ -78,13 +78,18 @@ type JoinConfigInput struct {
 	// (BGPPeerIPs) through its private gateway at every boot, as BGP
 	// speakers on it need. Only on a layer-3 management network.
 	BGPPeerRoutes bool
+	// Static is the management address of a server on a network without
+	// DHCP: the management interface's method becomes static, with this
+	// address, its mask and gateway, and the name servers go to
+	// os.dns_nameservers. nil asks DHCP.
+	Static *StaticAddress
 }
 
 // String keeps the token and password hash out of logs that print the input
 // with %v or %+v.
 func (in JoinConfigInput) String() string {
-	return fmt.Sprintf("JoinConfigInput{ServerURL:%s Hostname:%s Instance:%s Token:<redacted> PasswordHash:<redacted> SSHKeys:%d MACs:%v SingleBoot:%t BondOptions:%v VLANID:%d InstallDevice:%s ISOURL:%s Labels:%v BGPPeerRoutes:%t}",
-		in.ServerURL, in.Hostname, in.Instance, len(in.SSHKeys), in.MACs, in.SingleBoot, in.BondOptions, in.VLANID, in.InstallDevice, in.ISOURL, in.Labels, in.BGPPeerRoutes)
+	return fmt.Sprintf("JoinConfigInput{ServerURL:%s Hostname:%s Instance:%s Token:<redacted> PasswordHash:<redacted> SSHKeys:%d MACs:%v SingleBoot:%t BondOptions:%v VLANID:%d InstallDevice:%s ISOURL:%s Labels:%v BGPPeerRoutes:%t Static:%v}",
+		in.ServerURL, in.Hostname, in.Instance, len(in.SSHKeys), in.MACs, in.SingleBoot, in.BondOptions, in.VLANID, in.InstallDevice, in.ISOURL, in.Labels, in.BGPPeerRoutes, in.Static)
 }
 
 // GoString redacts %#v output the same way.
@@ -115,6 +120,7 @@ type osConfig struct {
 	Password          quoted            `yaml:"password,omitempty"`
 	SSHAuthorizedKeys []string          `yaml:"ssh_authorized_keys,omitempty"`
 	NTPServers        []string          `yaml:"ntp_servers,omitempty"`
+	DNSNameservers    []string          `yaml:"dns_nameservers,omitempty"`
 	Labels            map[string]quoted `yaml:"labels"`
 	WriteFiles        []writeFile       `yaml:"write_files,omitempty"`
 }
@@ -136,6 +142,9 @@ type installConfig struct {
 type managementInterface struct {
 	Interfaces  []networkInterface `yaml:"interfaces,omitempty"`
 	Method      string             `yaml:"method"`
+	IP          string             `yaml:"ip,omitempty"`
+	SubnetMask  string             `yaml:"subnet_mask,omitempty"`
+	Gateway     string             `yaml:"gateway,omitempty"`
 	BondOptions map[string]quoted  `yaml:"bond_options"`
 	VLANID      int                `yaml:"vlan_id,omitempty"`
 }
@@ -239,7 +248,12 @@ func buildOSConfig(in JoinConfigInput) (osConfig, error) {
 		}
 		files = append(files, f)
 	}
+	var dns []string
+	if in.Static != nil {
+		dns = in.Static.nameservers()
+	}
 	return osConfig{
+		DNSNameservers:    dns,
 		Hostname:          in.Hostname,
 		Password:          quoted(in.PasswordHash),
 		SSHAuthorizedKeys: keys,
@@ -317,12 +331,22 @@ func buildManagementInterface(in JoinConfigInput) (managementInterface, error) {
 	for k, v := range bond {
 		quotedBond[k] = quoted(v)
 	}
-	return managementInterface{
+	mgmt := managementInterface{
 		Interfaces:  interfaces,
 		Method:      methodDHCP,
 		BondOptions: quotedBond,
 		VLANID:      in.VLANID,
-	}, nil
+	}
+	if in.Static != nil {
+		if err := in.Static.check(); err != nil {
+			return managementInterface{}, err
+		}
+		mgmt.Method = methodStatic
+		mgmt.IP = in.Static.Address.Addr().String()
+		mgmt.SubnetMask = in.Static.Netmask()
+		mgmt.Gateway = in.Static.Gateway.String()
+	}
+	return mgmt, nil
 }
 
 func buildInterfaces(macs []string, singleBoot bool) ([]networkInterface, error) {

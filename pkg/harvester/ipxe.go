@@ -100,7 +100,7 @@ func SingleBootScriptFrom(mirror, version string, bondOptions map[string]string)
 	b.WriteString("echo Cannot tell the management NIC (ifname ${ifname}); staying in the iPXE shell.\n")
 	b.WriteString("shell\n")
 	b.WriteString(":kick\n")
-	writeBoot(&b, a, append(installerKernelArgs(a, equinixConsole, MetadataUserdataURL), singleBootKernelArgs(bond, "${mgmtmac}")...))
+	writeBoot(&b, a, append(installerKernelArgs(a, equinixConsole, MetadataUserdataURL), singleBootKernelArgs(bond, "${mgmtmac}", methodDHCP)...))
 	return b.String(), nil
 }
 
@@ -134,11 +134,12 @@ func installerKernelArgs(a Artifacts, console, configURL string) []string {
 // singleBootKernelArgs carry the management NIC. The interfaces list must be
 // here only (the installer concatenates lists from both sources); method and
 // bond options are scalars and map keys, which merge without duplicates, so the
-// userdata may repeat them and the command line wins.
-func singleBootKernelArgs(bond map[string]string, mac string) []string {
+// userdata may repeat them and the command line wins: the method here must
+// be the configuration's (static where it carries an address).
+func singleBootKernelArgs(bond map[string]string, mac, method string) []string {
 	args := []string{
 		mgmtKernelArg + `interfaces="hwAddr:` + mac + `"`,
-		mgmtKernelArg + "method=" + methodDHCP,
+		mgmtKernelArg + "method=" + method,
 	}
 	for _, key := range slices.Sorted(maps.Keys(bond)) {
 		args = append(args, mgmtKernelArg+"bond_options."+key+"="+bond[key])

@@ -3,6 +3,7 @@ package harvester
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -36,6 +37,10 @@ type ServerScript struct {
 	BootMode    string
 	MAC         string
 	BondOptions map[string]string
+	// Static is the server's management address on a network without
+	// DHCP: the live system brings the NIC of MAC up with it rather than
+	// asking DHCP. nil asks DHCP.
+	Static *StaticAddress
 }
 
 // ServerInstallerScript is the iPXE script that installs Harvester on a
@@ -57,6 +62,15 @@ func ServerInstallerScript(in ServerScript) (string, error) {
 		return "", fmt.Errorf("%w: console %q", ErrInvalidScriptRequest, console)
 	}
 	args := installerKernelArgs(a, console, in.ConfigURL)
+	method := methodDHCP
+	if in.Static != nil {
+		static, err := staticKernelArgs(*in.Static, in.MAC)
+		if err != nil {
+			return "", err
+		}
+		args = append(slices.DeleteFunc(args, func(a string) bool { return a == "ip=dhcp" }), static...)
+		method = methodStatic
+	}
 	switch in.BootMode {
 	case "", equinixv1.BootModeReinstall:
 	case equinixv1.BootModeSingleBoot:
@@ -68,7 +82,7 @@ func ServerInstallerScript(in ServerScript) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		args = append(args, singleBootKernelArgs(bond, hw.String())...)
+		args = append(args, singleBootKernelArgs(bond, hw.String(), method)...)
 	default:
 		return "", fmt.Errorf("%w: unknown boot mode %q", ErrInvalidScriptRequest, in.BootMode)
 	}

@@ -182,11 +182,24 @@ func templateHash(t *equinixv1.InstanceTemplate) string {
 		Plan: t.Plan, Metro: lower(t.Metro), BootMode: t.BootMode, NetworkType: t.NetworkingConfiguration.Type,
 		InstallDevice: t.InstallDevice, ManagementVLAN: mgmtVLAN,
 		Credentials: t.CredentialsSecret, ManagementInterface: t.ManagementInterface,
-		Bond: t.ManagementBondingOptions, Spot: t.Spot, Servers: t.Servers,
+		Bond: t.ManagementBondingOptions, Spot: t.Spot, Servers: serverShape(t.Servers),
 	}
 	raw, _ := json.Marshal(shape) // a struct of strings, maps and slices always marshals
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:8])
+}
+
+// serverShape is the part of spec.servers an installed server depends
+// on. The boot path only says how a server is booted into the installer:
+// a joined server does not boot again, so a change of it rolls nothing
+// out and applies to the servers booted after it.
+func serverShape(s *equinixv1.OwnedServers) *equinixv1.OwnedServers {
+	if s == nil {
+		return nil
+	}
+	shape := s.DeepCopy()
+	shape.BootPath = ""
+	return shape
 }
 
 func lower(s string) string {

@@ -30,3 +30,15 @@ func TestTemplateHashOfMetalPoolsUnchangedAndSelectorCounts(t *testing.T) {
 	b := equinixv1.InstanceTemplate{Servers: &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "b"}}}}
 	assert.NotEqual(t, templateHash(&a), templateHash(&b))
 }
+
+// The boot path says only how a server boots into the installer: pinning
+// it rolls no joined server out.
+func TestTemplateHashIgnoresTheBootPath(t *testing.T) {
+	sel := metav1.LabelSelector{MatchLabels: map[string]string{"rack": "a"}}
+	unpinned := equinixv1.InstanceTemplate{Servers: &equinixv1.OwnedServers{Selector: sel}}
+	pinned := equinixv1.InstanceTemplate{Servers: &equinixv1.OwnedServers{Selector: sel, BootPath: equinixv1.BootPathVirtualMedia}}
+	assert.Equal(t, templateHash(&unpinned), templateHash(&pinned))
+	assert.Equal(t, equinixv1.BootPathVirtualMedia, pinned.Servers.BootPath, "the pool's template is left as it is")
+	legacy := equinixv1.InstanceTemplate{Servers: &equinixv1.OwnedServers{Selector: sel, BootFirmware: equinixv1.BootFirmwareLegacy}}
+	assert.NotEqual(t, templateHash(&unpinned), templateHash(&legacy), "the firmware still rolls out")
+}

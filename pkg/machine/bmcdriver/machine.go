@@ -394,22 +394,9 @@ func (m *Machine) Power(ctx context.Context, action machine.PowerAction) error {
 	return nil
 }
 
-// NetworkBootOnce asks the BMC to boot the host from the network at its
-// next start only (one command), with firmware fw (bmc.BootFirmwareAny:
-// the server's own, where its BMC says it). It returns the firmware the
-// BMC was told, also when the answer was lost. A failed login sent
-// nothing; a failure during the command may have let it run.
+// NetworkBootOnce is BootOnce from the network.
 func (m *Machine) NetworkBootOnce(ctx context.Context, fw bmc.BootFirmware) (bmc.BootFirmware, error) {
-	c, err := m.session(ctx)
-	if err != nil {
-		return bmc.BootFirmwareAny, notSent(err)
-	}
-	used, err := c.BootOnce(ctx, bmc.BootNetwork, fw)
-	if err != nil {
-		m.note(err)
-		return used, fromError("BootOnce", err, true)
-	}
-	return used, nil
+	return m.BootOnce(ctx, bmc.BootNetwork, fw)
 }
 
 // Events polls the BMC when a poll is due: its health, against the health

@@ -165,14 +165,19 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 	env.Eventually(func() bool { return env.Inventory(server).Status.Status == seederv1alpha1.InventoryNodeReady }, time.Minute,
 		"the owned server's BMC was never reached")
 
+	// The server takes a static address from an AddressPool (read, its
+	// status written) and gives it back at its release.
+	addresses := env.CreateAddressPool("rbac-addresses", "10.20.0.0/29", "10.20.0.1")
 	pool := &equinixv1.InstancePool{ObjectMeta: metav1.ObjectMeta{Name: "rbac-owned"}}
 	pool.Spec.Count = 1
-	pool.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "rbac"}}}
+	pool.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rack": "rbac"}},
+		AddressPool: addresses, Nameservers: []string{"10.20.0.1"}}
 	pool = env.CreatePool(pool)
 	var inst equinixv1.Instance
 	env.Eventually(func() bool {
 		insts := env.Instances(pool.Name)
-		if len(insts) != 1 || insts[0].Status.Server != server || insts[0].Status.InstallRequestedAt == nil {
+		if len(insts) != 1 || insts[0].Status.Server != server || insts[0].Status.InstallRequestedAt == nil ||
+			insts[0].Status.ManagementAddress != "10.20.0.2/29" {
 			return false
 		}
 		inst = insts[0]
@@ -190,6 +195,7 @@ func ownedPoolLifecycle(t *testing.T, env *framework.Env) {
 	scale(t, env, pool.Name, 0)
 	env.Eventually(func() bool { return len(env.Instances(pool.Name)) == 0 }, time.Minute, "the server was never released")
 	require.Equal(t, "Off", sim.PowerState())
+	require.Empty(t, env.AddressPool(addresses).Status.AddressAllocation, "the address was not given back")
 	setVersion(t, env, framework.HarvesterVersion)
 	env.DeletePoolAndWait(pool.Name)
 }

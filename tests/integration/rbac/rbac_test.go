@@ -68,6 +68,7 @@ var notProvoked = map[grant]string{
 	{"equinix.harvesterhci.io", "elasticips", "list"}:     "informers list on apiservers without streaming lists",
 	{"equinix.harvesterhci.io", "elasticippools", "list"}: "informers list on apiservers without streaming lists",
 	{"metal.harvesterhci.io", "inventories", "list"}:      "informers list on apiservers without streaming lists",
+	{"metal.harvesterhci.io", "addresspools", "list"}:     "informers list on apiservers without streaming lists",
 	// A node is read from the API server right before a power command; a
 	// pool's lifecycle sends none. The power tests (tests/integration/hardware)
 	// run under this same RBAC and use it; the hardware mode's lifecycle here

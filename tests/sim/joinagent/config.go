@@ -179,6 +179,11 @@ type Install struct {
 	Device string
 	// Files are os.write_files.
 	Files []File
+	// Method is the management interface's method (dhcp or static); a
+	// static one has its IP, SubnetMask and Gateway, and DNS
+	// (os.dns_nameservers).
+	Method, IP, SubnetMask, Gateway string
+	DNS                             []string
 }
 
 // File is an entry of os.write_files, which Harvester's OS writes at every
@@ -232,6 +237,12 @@ func validate(cfg map[string]interface{}, want Expect, deviceMACs map[string]str
 	method := strings.ToLower(getString(cfg, "install.managementinterface.method"))
 	if method != "dhcp" && method != "static" {
 		return ic, fmt.Errorf("install.management_interface.method %q is neither dhcp nor static", method)
+	}
+	ic.Method = method
+	if method == "static" {
+		if err := staticNetwork(cfg, &ic); err != nil {
+			return ic, err
+		}
 	}
 	if v := getString(cfg, "install.managementinterface.vlanid"); v != "" && v != "0" {
 		if ic.VLANID, err = strconv.Atoi(v); err != nil || ic.VLANID < 1 || ic.VLANID > 4094 {
@@ -350,4 +361,29 @@ func formatServerURL(raw string) (string, error) {
 		return "", fmt.Errorf("server_url %q: currently non-443 port are not allowed", raw)
 	}
 	return "https://" + net.JoinHostPort(u.Hostname(), port), nil
+}
+
+// staticNetwork checks a static management address as the installer's
+// checkNetworks does: name servers, and an IP address each for ip,
+// subnet_mask and gateway.
+func staticNetwork(cfg map[string]interface{}, ic *Install) error {
+	dns, _ := get(cfg, "os.dnsnameservers").([]interface{})
+	if len(dns) == 0 {
+		return fmt.Errorf("DNS servers are required for static IP address")
+	}
+	for _, d := range dns {
+		ic.DNS = append(ic.DNS, fmt.Sprint(d))
+	}
+	ic.IP = getString(cfg, "install.managementinterface.ip")
+	ic.SubnetMask = getString(cfg, "install.managementinterface.subnetmask")
+	ic.Gateway = getString(cfg, "install.managementinterface.gateway")
+	for field, v := range map[string]string{"ip": ic.IP, "subnetMask": ic.SubnetMask, "gateway": ic.Gateway} {
+		if v == "" {
+			return fmt.Errorf("must specify %s in static method", field)
+		}
+		if net.ParseIP(v) == nil {
+			return fmt.Errorf("%s %q is not an IP address", field, v)
+		}
+	}
+	return nil
 }

@@ -74,6 +74,12 @@ func (s *server) netboot(ctx context.Context) (Result, joinagent.Install, bool) 
 		return fail("Harvester install failed: %v", err)
 	}
 	r.Hostname, r.Device, r.ISOURL = in.Hostname, in.Device, in.ISOURL
+	r.Network = Network{Method: in.Method, IP: in.IP, SubnetMask: in.SubnetMask, Gateway: in.Gateway, DNS: in.DNS}
+	for _, a := range boot.Args {
+		if strings.HasPrefix(a, "ip=") || strings.HasPrefix(a, "nameserver=") || strings.HasPrefix(a, "ifname=") {
+			r.LiveNetwork = append(r.LiveNetwork, a)
+		}
+	}
 	return r, in, true
 }
 

@@ -88,7 +88,19 @@ type Result struct {
 	Requests []string
 	Device   string
 	ISOURL   string
-	At       time.Time
+	// Network is how the installed node's management address is set
+	// (the configuration's method, ip, subnet mask, gateway, name
+	// servers); LiveNetwork the installer's live system's (the kernel's
+	// ip= and nameserver= arguments).
+	Network     Network
+	LiveNetwork []string
+	At          time.Time
+}
+
+// Network is a management interface's addressing.
+type Network struct {
+	Method, IP, SubnetMask, Gateway string
+	DNS                             []string
 }
 
 // Fleet is the simulated servers.

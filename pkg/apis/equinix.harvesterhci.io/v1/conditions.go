@@ -64,6 +64,10 @@ const (
 	InstanceReady = "Ready"
 	// InstanceDeleting is set while the server is being removed.
 	InstanceDeleting = "Deleting"
+	// InstanceBootMediaEjected is set on a server people own that booted
+	// from virtual media: True once the image the addon inserted left its
+	// BMC's virtual CD, False while the BMC refuses to eject it.
+	InstanceBootMediaEjected = "BootMediaEjected"
 
 	// Conditions of both kinds, derived from the others on every status write
 	// for readers that know none of the addon's own types: wrangler's summary

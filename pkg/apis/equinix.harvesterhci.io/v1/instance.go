@@ -23,6 +23,7 @@ import (
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.nodeName`,priority=1
 // +kubebuilder:printcolumn:name="Pool",type=string,JSONPath=`.spec.poolName`,priority=1
 // +kubebuilder:printcolumn:name="Power",type=string,JSONPath=`.status.powerState`,priority=1
+// +kubebuilder:printcolumn:name="Boot",type=string,JSONPath=`.status.bootPath`,priority=1
 
 // Instance is one server of a pool, from device creation (Equinix Metal) or
 // its claim (a server you own) to a Ready Harvester node. Its pool creates
@@ -153,11 +154,35 @@ type InstanceStatus struct {
 	// DeviceActiveAt is when the device first became active.
 	// +optional
 	DeviceActiveAt *metav1.Time `json:"deviceActiveAt,omitempty"`
-	// NetworkBootRequestedAt is when the one-time network boot was asked of
-	// the BMC of a server people own; stored before the command, which is
-	// never sent twice.
+	// NetworkBootRequestedAt is when the one-time boot into the installer
+	// (from the network, the virtual CD or the UEFI HTTP URL: bootPath)
+	// was asked of the BMC of a server people own; stored before the
+	// command, which is never sent twice.
 	// +optional
 	NetworkBootRequestedAt *metav1.Time `json:"networkBootRequestedAt,omitempty"`
+	// BootPath is how the server people own is booted into the installer:
+	// VirtualMedia, UefiHttp or PXE (see the pool's spec.servers.bootPath).
+	// Chosen once per claim from what its BMC offers, the boot endpoint
+	// (its boot loaders and public URL) and the pool's pin; the
+	// BootPathChosen Event and the Installing condition say why.
+	// +optional
+	BootPath string `json:"bootPath,omitempty"`
+	// BootMediaInsertedAt is when the claim's boot image was asked to be
+	// inserted in the virtual CD of the server's BMC; stored before the
+	// command, which is never sent twice. The boot endpoint serves the
+	// image from then until the node joins.
+	// +optional
+	BootMediaInsertedAt *metav1.Time `json:"bootMediaInsertedAt,omitempty"`
+	// BootMediaEndpoint is the boot endpoint's base URL the inserted
+	// image's URL began with, so that the eject names the same URL after
+	// the endpoint's address changed. The rest of the URL carries the
+	// claim's nonce and is never stored.
+	// +optional
+	BootMediaEndpoint string `json:"bootMediaEndpoint,omitempty"`
+	// BootMediaEjectedAt is when the image the addon inserted was found
+	// out of the virtual CD, ejected at the join or at the release.
+	// +optional
+	BootMediaEjectedAt *metav1.Time `json:"bootMediaEjectedAt,omitempty"`
 	// SystemUUID is the SMBIOS UUID of a server people own, as its BMC
 	// reported it before the network boot; the boot endpoint serves only a
 	// request that names it (empty: the BMC gave none, the MAC alone is
@@ -205,6 +230,21 @@ type InstanceStatus struct {
 	// that boots from the network.
 	// +optional
 	ManagementMAC string `json:"managementMAC,omitempty"`
+	// ManagementAddress is the static management address of a server
+	// people own whose pool names an addressPool, with the network's
+	// prefix length (10.0.2.15/24): handed out by that AddressPool once
+	// the server is claimed, given to its boot image and its installed
+	// node, and given back when the server is released.
+	// +optional
+	ManagementAddress string `json:"managementAddress,omitempty"`
+	// ManagementGateway is the default route that goes with
+	// managementAddress: the AddressPool's gateway.
+	// +optional
+	ManagementGateway string `json:"managementGateway,omitempty"`
+	// ManagementAddressPool is the AddressPool that holds
+	// managementAddress, in harvester-system: the one it is given back to.
+	// +optional
+	ManagementAddressPool string `json:"managementAddressPool,omitempty"`
 	// WaitingFor says, in a few words, what a server that is not Ready yet
 	// waits for (a free server, its firmware's network boot, the
 	// installer, its node); empty once Ready.

@@ -55,6 +55,14 @@ var (
 	ReasonServerGone    = warning("ServerGone")
 	ReasonServersFree   = normal("ServersFree")
 	ReasonNetworkBoot   = normal("NetworkBoot")
+	// A server's static management address from the AddressPool its pool
+	// names (spec.servers.addressPool): taken, given back, or none to be
+	// had (the pool missing, its spec unusable, every address held).
+	ReasonAddressAllocated     = normal("AddressAllocated")
+	ReasonAddressReleased      = normal("AddressReleased")
+	ReasonAddressPoolNotFound  = warning("AddressPoolNotFound")
+	ReasonAddressPoolInvalid   = warning("AddressPoolInvalid")
+	ReasonAddressPoolExhausted = warning("AddressPoolExhausted")
 	// ReasonBootScriptServed: the server's firmware booted from the
 	// network and the boot endpoint served it the installer script.
 	ReasonBootScriptServed = normal("BootScriptServed")
@@ -73,9 +81,28 @@ var (
 	// is neither UEFI nor Legacy, or Legacy for an arm64 server; nothing
 	// is asked of its BMC until it is fixed.
 	ReasonBootFirmwareInvalid = warning("BootFirmwareInvalid")
-	ReasonServerReleased      = normal("ServerReleased")
-	ReasonPoweringOff         = normal("PoweringOff")
-	ReasonPowerCycled         = normal("PowerCycled")
+	// ReasonBootPathChosen: how the server is booted into the installer
+	// (virtual media, UEFI HTTP or PXE) and why, from what its BMC offers.
+	ReasonBootPathChosen = normal("BootPathChosen")
+	// ReasonBootPathUnavailable: the pool's spec.servers.bootPath names a
+	// boot path the server's BMC (or the boot endpoint) cannot give;
+	// nothing is asked of the BMC until the pin or the BMC changes.
+	ReasonBootPathUnavailable = warning("BootPathUnavailable")
+	// ReasonBootMedia: the claim's boot image was inserted in the BMC's
+	// virtual CD, and the server booted from it once.
+	ReasonBootMedia = normal("BootMedia")
+	// ReasonHTTPBoot: the BMC was told to boot the server once from
+	// the claim's image URL with its UEFI HTTP boot client.
+	ReasonHTTPBoot = normal("HTTPBoot")
+	// ReasonBootMediaEjected: the image the addon inserted left the
+	// virtual CD (at the join, or the release).
+	ReasonBootMediaEjected = normal("BootMediaEjected")
+	// ReasonBootMediaEjectFailed: the BMC refused to eject the image the
+	// addon inserted; asked again with backoff, and a release waits.
+	ReasonBootMediaEjectFailed = warning("BootMediaEjectFailed")
+	ReasonServerReleased       = normal("ServerReleased")
+	ReasonPoweringOff          = normal("PoweringOff")
+	ReasonPowerCycled          = normal("PowerCycled")
 	// ReasonServerInPool: a power request on the Inventory of a server a
 	// pool claimed is refused; the pool switches its power.
 	ReasonServerInPool = warning("ServerInPool")

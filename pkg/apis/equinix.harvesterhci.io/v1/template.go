@@ -209,6 +209,9 @@ type EquinixMetal struct {
 }
 
 // OwnedServers chooses the Inventories a pool of servers you own claims.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.addressPool) || (has(self.nameservers) && size(self.nameservers) > 0)",message="a static management address needs nameservers: the Harvester installer refuses a static address without a name server",fieldPath=".nameservers"
+// +kubebuilder:validation:XValidation:rule="has(self.addressPool) || !has(self.nameservers)",message="nameservers go with addressPool: with DHCP the servers take their name servers from it",fieldPath=".nameservers"
 type OwnedServers struct {
 	// Selector chooses Inventories in harvester-system by their labels. A
 	// pool claims only a free one: no node of that name, not claimed by
@@ -235,7 +238,57 @@ type OwnedServers struct {
 	// +kubebuilder:validation:Enum=UEFI;Legacy
 	// +optional
 	BootFirmware string `json:"bootFirmware,omitempty"`
+
+	// BootPath pins how the servers boot into the installer: VirtualMedia
+	// (the BMC mounts the claim's boot image, a small ISO the boot endpoint
+	// serves, and boots it once: no DHCP or PXE to set up), UefiHttp (the
+	// BMC tells the UEFI firmware to boot that image's URL once) or PXE
+	// (the server boots from the network, DHCP handing iPXE the boot
+	// endpoint). Unset, each server is booted the first way its BMC and
+	// the boot endpoint allow, in that order (IPMI BMCs: PXE), and
+	// status.bootPath says which and why. A pinned path a server's BMC
+	// does not offer boots nothing: its Instance says BootPathUnavailable.
+	// A change applies to the servers booted after it: it does not roll
+	// the pool out, for a joined server does not boot again.
+	// +kubebuilder:validation:Enum=VirtualMedia;UefiHttp;PXE
+	// +optional
+	BootPath string `json:"bootPath,omitempty"`
+
+	// AddressPool names an AddressPool (metal.harvesterhci.io/v1alpha1,
+	// Harvester Seeder's kind) in harvester-system, beside the
+	// Inventories, for a network without DHCP: each claimed server gets
+	// one free address of it as its static management address, recorded
+	// in the pool's status.addressAllocation under the server's Inventory
+	// as Seeder records a node's, until the server is released. Its boot
+	// image and the installed node use that address, the pool's gateway
+	// and nameservers. Unset, the servers take their addresses from DHCP.
+	// A network boot by PXE needs DHCP all the same: there the address is
+	// the installed node's only.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	AddressPool string `json:"addressPool,omitempty"`
+
+	// Nameservers are the IPv4 name servers of servers that take their
+	// address from addressPool (an AddressPool has none): the first one
+	// in the boot image, every one in the installed node. Required with
+	// addressPool, refused without it.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:items:MaxLength=15
+	// +kubebuilder:validation:items:Pattern=`^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$`
+	// +listType=atomic
+	// +optional
+	Nameservers []string `json:"nameservers,omitempty"`
 }
+
+// Boot paths of a server people own (spec.servers.bootPath,
+// status.bootPath), in the order they are tried.
+const (
+	BootPathVirtualMedia = "VirtualMedia"
+	BootPathUefiHTTP     = "UefiHttp"
+	BootPathPXE          = "PXE"
+)
 
 // Owned reports whether the template makes servers you own (an Inventory
 // each) rather than Equinix Metal devices.

@@ -575,6 +575,14 @@ func (in *InstanceStatus) DeepCopyInto(out *InstanceStatus) {
 		in, out := &in.NetworkBootRequestedAt, &out.NetworkBootRequestedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.BootMediaInsertedAt != nil {
+		in, out := &in.BootMediaInsertedAt, &out.BootMediaInsertedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.BootMediaEjectedAt != nil {
+		in, out := &in.BootMediaEjectedAt, &out.BootMediaEjectedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.PowerRequestedAt != nil {
 		in, out := &in.PowerRequestedAt, &out.PowerRequestedAt
 		*out = (*in).DeepCopy()
@@ -710,6 +718,11 @@ func (in *NetworkingConfiguration) DeepCopy() *NetworkingConfiguration {
 func (in *OwnedServers) DeepCopyInto(out *OwnedServers) {
 	*out = *in
 	in.Selector.DeepCopyInto(&out.Selector)
+	if in.Nameservers != nil {
+		in, out := &in.Nameservers, &out.Nameservers
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 

@@ -181,3 +181,29 @@ const (
 	MinPollingInterval = time.Second
 	MaxPollingInterval = 24 * time.Hour
 )
+
+// The words Seeder writes in an AddressPool's status; its controllers
+// compare against them.
+const (
+	// PoolReady: an address is left to hand out.
+	PoolReady PoolStatus = "poolReady"
+	// PoolExhausted: every address is held.
+	PoolExhausted PoolStatus = "poolExhausted"
+)
+
+// What an AddressPool's addressAllocation says holds an address.
+const (
+	// AllocationKindInventory: a server's management address, named by its
+	// Inventory. The addon records its servers' addresses so, as Seeder
+	// records those of the nodes it provisions.
+	AllocationKindInventory = "inventory"
+	// AllocationKindCluster: a Seeder cluster's VIP.
+	AllocationKindCluster = "cluster"
+	// AllocationKindReserved: one of spec.reservedAddresses, recorded under
+	// the name and namespace below.
+	AllocationKindReserved = "reserved"
+	// AllocationReservedName and AllocationReservedNamespace are what
+	// Seeder records a reserved address under.
+	AllocationReservedName      = "reservedAddress"
+	AllocationReservedNamespace = "reserved"
+)

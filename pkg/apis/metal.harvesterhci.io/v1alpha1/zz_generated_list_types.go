@@ -26,6 +26,23 @@ import (
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
+// AddressPoolList is a list of AddressPool resources
+type AddressPoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+
+	Items []AddressPool `json:"items"`
+}
+
+func NewAddressPool(namespace, name string, obj AddressPool) *AddressPool {
+	obj.APIVersion, obj.Kind = SchemeGroupVersion.WithKind("AddressPool").ToAPIVersionAndKind()
+	obj.Name = name
+	obj.Namespace = namespace
+	return &obj
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // InventoryList is a list of Inventory resources
 type InventoryList struct {
 	metav1.TypeMeta `json:",inline"`

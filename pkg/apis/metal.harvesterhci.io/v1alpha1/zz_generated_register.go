@@ -28,7 +28,8 @@ import (
 )
 
 var (
-	InventoryResourceName = "inventories"
+	AddressPoolResourceName = "addresspools"
+	InventoryResourceName   = "inventories"
 )
 
 // SchemeGroupVersion is group version used to register these objects
@@ -52,6 +53,8 @@ var (
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
+		&AddressPool{},
+		&AddressPoolList{},
 		&Inventory{},
 		&InventoryList{},
 	)

@@ -71,6 +71,7 @@ type Deps struct {
 	elasticIPs     lazy[equinixcontrollers.ElasticIPController]
 	elasticIPPools lazy[equinixcontrollers.ElasticIPPoolController]
 	inventories    lazy[seedercontrollers.InventoryController]
+	addressPools   lazy[seedercontrollers.AddressPoolController]
 	nodes          lazy[corecontrollers.NodeController]
 	services       lazy[corecontrollers.ServiceController]
 	secrets        lazy[corecontrollers.SecretController]
@@ -208,6 +209,12 @@ func (d *Deps) IPPools() lbclient.IPPoolInterface { return d.typed.LoadbalancerV
 // Inventories are Seeder's.
 func (d *Deps) Inventories() seedercontrollers.InventoryController {
 	return d.inventories.must(func() seedercontrollers.InventoryController { return watch(d, d.kinds.Seeder.Inventory()) })
+}
+
+// AddressPools are Seeder's, from which servers people own take static
+// management addresses.
+func (d *Deps) AddressPools() seedercontrollers.AddressPoolController {
+	return d.addressPools.must(func() seedercontrollers.AddressPoolController { return watch(d, d.kinds.Seeder.AddressPool()) })
 }
 
 // Nodes are the cluster's Nodes.

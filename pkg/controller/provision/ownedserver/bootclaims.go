@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
@@ -55,8 +57,20 @@ func (c BootClaims) Open(mac string) (bootendpoint.Claim, bool) {
 		// pool's JoinInfoReady says why.
 		version = ""
 	}
+	static, err := staticAddress(inst)
+	if err != nil {
+		// Only the addon writes the address; one it cannot read boots
+		// nothing rather than a server that asks DHCP where none is.
+		return bootendpoint.Claim{}, false
+	}
 	claim := bootendpoint.Claim{ID: string(inst.UID), Instance: inst.Name, Server: inv.Name, MAC: mac,
 		SystemUUID: inst.Status.SystemUUID, Arch: inv.Spec.Arch, Version: version, Bond: inst.Spec.ManagementBondingOptions}
+	if static != nil {
+		claim.Static = &bootmedia.StaticAddress{Address: static.Address, Gateway: static.Gateway}
+		if len(static.Nameservers) > 0 {
+			claim.Static.DNS = static.Nameservers[0]
+		}
+	}
 	if inst.Spec.BootMode == equinixv1.BootModeSingleBoot {
 		claim.BootMode = equinixv1.BootModeSingleBoot
 	}
@@ -101,12 +115,20 @@ func (c BootClaims) openClaim(chosen func(*seederv1alpha1.Inventory, *equinixv1.
 	for _, inv := range invs {
 		inst, err := c.p.instances.Get(inv.Labels[equinixv1.LabelClaimedBy])
 		if err != nil || !common.ClaimedBy(inv, inst) || inst.DeletionTimestamp != nil || inst.Status.JoinedAt != nil ||
-			inst.Status.Server != inv.Name || inst.Status.NetworkBootRequestedAt == nil || !chosen(inv, inst) {
+			inst.Status.Server != inv.Name || !bootAsked(&inst.Status) || !chosen(inv, inst) {
 			continue
 		}
 		return inv, inst, true
 	}
 	return nil, nil, false
+}
+
+// bootAsked says whether the server's boot was asked of its BMC: its
+// claim is open from the first command's intent, the boot image's
+// insert (a BMC may read the image as it is inserted) or the one-time
+// boot.
+func bootAsked(st *equinixv1.InstanceStatus) bool {
+	return st.NetworkBootRequestedAt != nil || st.BootMediaInsertedAt != nil
 }
 
 // InstallConfig renders the claim's Harvester install configuration: the
@@ -141,6 +163,9 @@ func (c BootClaims) InstallConfig(_ context.Context, b bootendpoint.Claim) ([]by
 		SSHKeys: inst.Spec.SSHKeys, BondOptions: inst.Spec.ManagementBondingOptions,
 		InstallDevice: inv.Spec.PrimaryDisk, ISOURL: iso,
 		Labels: map[string]string{equinixv1.LabelPool: inst.Spec.PoolName},
+	}
+	if in.Static, err = staticAddress(inst); err != nil {
+		return nil, fmt.Errorf("claim of %s: %w", b.Instance, err)
 	}
 	if in.InstallDevice == "" {
 		in.InstallDevice = inst.Spec.InstallDevice
@@ -256,4 +281,33 @@ func timeOf(t *metav1.Time) time.Time {
 		return time.Time{}
 	}
 	return t.Time
+}
+
+// staticAddress is the Instance's static management address with its
+// gateway and the pool's name servers, nil when the server takes its
+// address from DHCP.
+func staticAddress(inst *equinixv1.Instance) (*harvester.StaticAddress, error) {
+	st := inst.Status
+	if st.ManagementAddress == "" {
+		return nil, nil
+	}
+	addr, err := netip.ParsePrefix(st.ManagementAddress)
+	if err != nil {
+		return nil, fmt.Errorf("status.managementAddress: %w", err)
+	}
+	gw, err := netip.ParseAddr(st.ManagementGateway)
+	if err != nil {
+		return nil, fmt.Errorf("status.managementGateway: %w", err)
+	}
+	out := &harvester.StaticAddress{Address: addr, Gateway: gw}
+	if inst.Spec.Servers != nil {
+		for _, s := range inst.Spec.Servers.Nameservers {
+			ns, err := netip.ParseAddr(s)
+			if err != nil {
+				return nil, fmt.Errorf("spec.servers.nameservers: %w", err)
+			}
+			out.Nameservers = append(out.Nameservers, ns)
+		}
+	}
+	return out, nil
 }

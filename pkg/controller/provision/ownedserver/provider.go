@@ -49,7 +49,10 @@ type Provider struct {
 	settings Settings
 
 	inventories seedercontrollers.InventoryController
-	instances   equinixcontrollers.InstanceCache
+	// addressPools hand out the servers' static management addresses;
+	// read and written through the apiserver (see address.go).
+	addressPools seedercontrollers.AddressPoolController
+	instances    equinixcontrollers.InstanceCache
 	// instanceStatus writes the steps the boot endpoint sees into the
 	// Instances' status.
 	instanceStatus equinixcontrollers.InstanceClient
@@ -65,6 +68,9 @@ type Provider struct {
 	recorder record.EventRecorder
 	// owned is what the provider keeps of its claims.
 	owned *ownedState
+	// media is what the boot endpoint needs to serve a claim's boot image
+	// (virtual media, UEFI HTTP boot): its loaders and its key.
+	media *bootImages
 }
 
 var _ provision.Provider = (*Provider)(nil)
@@ -78,10 +84,11 @@ func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
 		return &Provider{
 			ctx:         ctx,
 			settings:    Settings{Namespace: cfg.Namespace, BMCTimeout: cfg.BMCTimeout},
-			inventories: deps.Inventories(), instances: deps.Instances().Cache(), instanceStatus: deps.Instances(), pools: deps.Pools().Cache(),
+			inventories: deps.Inventories(), addressPools: deps.AddressPools(), instances: deps.Instances().Cache(), instanceStatus: deps.Instances(), pools: deps.Pools().Cache(),
 			nodes: deps.Nodes().Cache(), nodeWrites: deps.NodeWrites(), secrets: deps.Secrets().Cache(),
 			k8s: deps.K8s(), bmcs: deps.BMCs(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 			owned: newOwnedState(deps.Inventories().Informer().GetStore()),
+			media: newBootImages(cfg.BootLoadersDir, deps.Secrets(), cfg.Namespace),
 		}, nil
 	})
 }
@@ -98,6 +105,10 @@ func (p *Provider) Watch(ctx context.Context, deps *common.Deps) error {
 		common.After(deps.Instances(), common.RelatedDelay), deps.Inventories())
 	relatedresource.WatchClusterScoped(ctx, "instancepool-owned-watch-inventories", provision.EveryPool(deps.Pools().Cache()),
 		common.After(deps.Pools(), common.RelatedDelay), deps.Inventories())
+	// An AddressPool created, corrected or with an address freed: the
+	// Instances waiting for an address of it.
+	relatedresource.WatchClusterScoped(ctx, "instance-owned-watch-addresspools", p.waitingForAddress,
+		common.After(deps.Instances(), common.RelatedDelay), deps.AddressPools())
 	// The join token, the cluster's address and its version: an Instance
 	// waits for them before it claims and boots a server.
 	instances := common.After(deps.Instances(), common.RelatedDelay)
@@ -159,6 +170,25 @@ func (p *Provider) instancesOfInventory(_, _ string, obj runtime.Object) ([]rela
 	var keys []relatedresource.Key
 	for _, inst := range insts {
 		if p.Handles(&inst.Spec.InstanceTemplate) && (inst.Name == holder || inst.Status.Server == "") {
+			keys = append(keys, relatedresource.Key{Name: inst.Name})
+		}
+	}
+	return keys, nil
+}
+
+// waitingForAddress re-runs every owned Instance that waits for an address
+// of a changed AddressPool: one that names it and has none yet.
+func (p *Provider) waitingForAddress(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+	if namespace != seederv1alpha1.InventoryNamespace {
+		return nil, nil
+	}
+	insts, err := p.instances.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var keys []relatedresource.Key
+	for _, inst := range insts {
+		if p.Handles(&inst.Spec.InstanceTemplate) && inst.Spec.Servers.AddressPool == name && inst.Status.ManagementAddress == "" {
 			keys = append(keys, relatedresource.Key{Name: inst.Name})
 		}
 	}

@@ -31,7 +31,10 @@ func (r *run) powerOffOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		return false, fmt.Errorf("server %s, reading the power state: %w", inv.Name, err)
 	}
 	if power == machine.PowerOff {
-		return true, nil
+		// Off, the server cannot be reading the image: the image the
+		// addon inserted leaves the virtual CD before the claim ends, or
+		// the release waits (see mediaEjected).
+		return r.mediaEjected(inv, m, equinixv1.InstanceDeleting)
 	}
 	if why := fencerSwitchingOff(inv); why != "" {
 		r.SetCondition(equinixv1.InstanceDeleting, metav1.ConditionTrue, equinixv1.ReasonPoweringOff, why)

@@ -12,6 +12,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
+	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
 )
 
 // run is the provider's part of one pass over one Instance: its steps, in
@@ -25,6 +26,9 @@ type run struct {
 	// held is the server the Instance holds, once read in this pass.
 	held     *seederv1alpha1.Inventory
 	heldRead bool
+	// offer is what the server's BMC offers to boot with, once read in
+	// this pass.
+	offer *bmcdriver.BootOffer
 }
 
 var _ provision.Steps = (*run)(nil)
@@ -80,6 +84,11 @@ func (r *run) Provision() (bool, error) {
 	r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionTrue, equinixv1.ReasonServerClaimed, fmt.Sprintf(
 		"claimed server %s (Inventory %s/%s, management MAC %s)", inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress))
 	r.Obj.Status.ManagementMAC = canonicalMAC(inv.Spec.ManagementInterfaceMacAddress)
+	if r.Obj.Status.NetworkBootRequestedAt == nil {
+		if ok, err := r.managementAddress(inv); err != nil || !ok {
+			return false, err
+		}
+	}
 	if r.Obj.Status.PowerRequestedAt == nil {
 		if started, err := r.bootOwned(inv); err != nil || !started {
 			return false, err
@@ -110,6 +119,12 @@ func (r *run) bootStep(inv *seederv1alpha1.Inventory) {
 	default:
 		r.SetPhase(equinixv1.PhaseProvisioning)
 		st.WaitingFor = "network boot"
+		switch st.BootPath {
+		case equinixv1.BootPathVirtualMedia:
+			st.WaitingFor = "boot from virtual media"
+		case equinixv1.BootPathUefiHTTP:
+			st.WaitingFor = "UEFI HTTP boot"
+		}
 	}
 }
 
@@ -143,11 +158,19 @@ func (r *run) joinInfoKnown() (bool, error) {
 // Node.
 func (r *run) Follow() (bool, error) { return true, nil }
 
-// Joined clears the server's count of failed installs: it works.
+// Joined ejects the boot image the addon inserted, if any (the boot
+// endpoint refuses its URL from now on), and clears the server's count of
+// failed installs: it works.
 func (r *run) Joined() error {
 	inv, err := r.heldServer()
-	if err != nil || inv == nil || failedInstalls(inv) == 0 {
+	if err != nil || inv == nil {
 		return err
+	}
+	if _, err := r.ejectMedia(inv, equinixv1.InstanceBootMediaEjected); err != nil {
+		return err
+	}
+	if failedInstalls(inv) == 0 {
+		return nil
 	}
 	cleared := inv.DeepCopy()
 	delete(cleared.Annotations, equinixv1.AnnotationFailedInstalls)
@@ -177,16 +200,24 @@ func (r *run) Releasing() string {
 // booted keeps its power as it was.
 func (r *run) Stop() (bool, error) {
 	inv, err := r.heldServer()
-	if err != nil || inv == nil || r.Obj.Status.NetworkBootRequestedAt == nil {
+	if err != nil || inv == nil || !bootAsked(&r.Obj.Status) {
 		return err == nil, err
+	}
+	if r.Obj.Status.NetworkBootRequestedAt == nil {
+		// Only the boot image was inserted: the server was not booted.
+		return r.ejectMedia(inv, equinixv1.InstanceDeleting)
 	}
 	return r.powerOffOwned(inv)
 }
 
-// Free removes the claim: the server is free again.
+// Free gives the server's management address back to its AddressPool,
+// then removes the claim: the server is free again.
 func (r *run) Free() error {
 	inv, err := r.heldServer()
-	if err != nil || inv == nil {
+	if err != nil {
+		return err
+	}
+	if err := r.freeManagementAddress(inv); err != nil || inv == nil {
 		return err
 	}
 	return r.unclaim(inv)

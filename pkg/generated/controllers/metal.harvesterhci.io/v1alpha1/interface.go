@@ -31,6 +31,7 @@ func init() {
 }
 
 type Interface interface {
+	AddressPool() AddressPoolController
 	Inventory() InventoryController
 }
 
@@ -42,6 +43,10 @@ func New(controllerFactory controller.SharedControllerFactory) Interface {
 
 type version struct {
 	controllerFactory controller.SharedControllerFactory
+}
+
+func (v *version) AddressPool() AddressPoolController {
+	return generic.NewController[*v1alpha1.AddressPool, *v1alpha1.AddressPoolList](schema.GroupVersionKind{Group: "metal.harvesterhci.io", Version: "v1alpha1", Kind: "AddressPool"}, "addresspools", true, v.controllerFactory)
 }
 
 func (v *version) Inventory() InventoryController {

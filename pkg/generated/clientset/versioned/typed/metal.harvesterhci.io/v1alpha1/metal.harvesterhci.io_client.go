@@ -28,12 +28,17 @@ import (
 
 type MetalV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	AddressPoolsGetter
 	InventoriesGetter
 }
 
 // MetalV1alpha1Client is used to interact with features provided by the metal.harvesterhci.io group.
 type MetalV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *MetalV1alpha1Client) AddressPools(namespace string) AddressPoolInterface {
+	return newAddressPools(c, namespace)
 }
 
 func (c *MetalV1alpha1Client) Inventories(namespace string) InventoryInterface {

@@ -28,6 +28,10 @@ type FakeMetalV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeMetalV1alpha1) AddressPools(namespace string) v1alpha1.AddressPoolInterface {
+	return newFakeAddressPools(c, namespace)
+}
+
 func (c *FakeMetalV1alpha1) Inventories(namespace string) v1alpha1.InventoryInterface {
 	return newFakeInventories(c, namespace)
 }
