@@ -68,7 +68,7 @@ func runOwnedPool(ctx context.Context, b *bench) (res result, err error) {
 	phases := []string{"", "Time of each phase, from the scale-up to every server's node Ready: mean over the servers (longest), " +
 		"as the benchmark's watch of the Instances saw each step in their status.", "",
 		"| BMC | Pool | scale-up → Instance | Instance → claim | claim → power on | power on → script served | script → configuration served | " +
-			"configuration → node registered | registered → Ready | scale-up → all Ready | Inventory updates (conflicts) | controller CPU |",
+			"configuration → node registered | registered → Ready | scale-up → all Ready | Inventory updates (conflicts) | CPU: controller; all cores |",
 		"|---|---|---|---|---|---|---|---|---|---|---|---|"}
 	// Named results: the phases measured so far are reported on an error too.
 	defer func() { res.details = append(res.details, phases...) }()
@@ -164,6 +164,10 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	if err != nil {
 		return err
 	}
+	busy0, total0, err := machineCPU()
+	if err != nil {
+		return err
+	}
 	m0, start := markOwned(pool), time.Now()
 	poolClock.begin(start)
 	if err := b.scaleOwnedPool(ctx, p.pool, ownedPoolSize); err != nil {
@@ -179,6 +183,10 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	}
 	claimWrites, claimConflicts := inventoryUpdates(api0, api1)
 	cpu1, err := ctrl.cpuSeconds()
+	if err != nil {
+		return err
+	}
+	busy1, total1, err := machineCPU()
 	if err != nil {
 		return err
 	}
@@ -201,7 +209,7 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	on := "9. Owned pool on " + p.title
 	floorPhases, poolPhases := floorClock.phases(), poolClock.phases()
 	*phases = append(*phases, phaseRow(p.title, "floor, 1 server", floor, floorPhases, "–", "–"),
-		phaseRow(p.title, fmt.Sprintf("pool of %d", ownedPoolSize), grew, poolPhases, fmt.Sprintf("%.0f (%.0f refused)", claimWrites, claimConflicts), fmt.Sprintf("%.1f s", cpu1-cpu0)))
+		phaseRow(p.title, fmt.Sprintf("pool of %d", ownedPoolSize), grew, poolPhases, fmt.Sprintf("%.0f (%.0f refused)", claimWrites, claimConflicts), fmt.Sprintf("%.1f s; machine %.0f%% busy", cpu1-cpu0, 100*(busy1-busy0)/(total1-total0))))
 	res.rows = append(res.rows,
 		ownedRow(on, fmt.Sprintf("grow 0 → %d", ownedPoolSize), grow, ownedPoolSize, 2),
 		ownedRow(on, fmt.Sprintf("shrink %d → %d", ownedPoolSize, ownedPoolKeep), shrink, ownedPoolSize-ownedPoolKeep, 1),

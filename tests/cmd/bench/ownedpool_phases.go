@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"k8s.io/client-go/tools/cache"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
@@ -167,4 +168,22 @@ func inventoryUpdates(before, after metrics) (all, conflicts float64) {
 	all = after.sum("apiserver_request_total", isUpdate) - before.sum("apiserver_request_total", isUpdate)
 	conflicts = after.sum("apiserver_request_total", isConflict) - before.sum("apiserver_request_total", isConflict)
 	return all, conflicts
+}
+
+// machineCPU is the CPU time every process of the machine has used, and
+// the time the CPUs could have given: how busy the shared cores were
+// between two reads says whether the pool waited for the CPU.
+func machineCPU() (busy, total float64, err error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading /proc: %w", err)
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading /proc/stat: %w", err)
+	}
+	c := st.CPUTotal
+	idle := c.Idle + c.Iowait
+	busy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+	return busy, busy + idle, nil
 }

@@ -216,6 +216,25 @@ func TestClaimsInARowSkipTheProcesssOwnClaims(t *testing.T) {
 	assert.Zero(t, api.conflicts, "a claim was refused: the server was tried though this process had just claimed it")
 }
 
+// A server another worker of the process is claiming at this moment is
+// skipped, not claimed a second time only to be refused: its claim may be
+// stored already, and neither the cache nor the process's writes show it.
+func TestAServerAnotherWorkerIsClaimingIsSkipped(t *testing.T) {
+	api, h, inst := twoFreeServers(t)
+	require.True(t, h.owned.claiming.take("rack-1"), "the other worker's claim")
+	taken := api.stored["rack-1"].DeepCopy()
+	taken.ResourceVersion = "2"
+	api.stored["rack-1"] = taken
+
+	held, _, _, err := h.newRun(inst).claim()
+	require.NoError(t, err)
+	require.NotNil(t, held)
+	assert.Equal(t, "rack-2", held.Name)
+	assert.Zero(t, api.conflicts, "the server another worker was claiming was tried")
+	h.owned.claiming.done("rack-1")
+	assert.True(t, h.owned.claiming.take("rack-1"), "a claim's end frees its server for the next")
+}
+
 func TestHostName(t *testing.T) {
 	assert.True(t, HostName("rack-a-1"))
 	for _, bad := range []string{"rack.a.1", "Rack-A-1", "a-very-long-inventory-name-that-is-longer-than-sixty-three-characters", ""} {
