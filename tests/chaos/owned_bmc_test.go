@@ -24,7 +24,9 @@ type ownedBMC interface {
 	// powerCommands are the power commands the BMC carried out or was
 	// sent, in order.
 	powerCommands() []bmcCommand
-	// networkBoots are when the host started from the network.
+	// networkBoots are when the host started from the network, or from
+	// a boot image (a virtual CD's, an HTTP boot's URI): into the
+	// installer, either way.
 	networkBoots() []time.Time
 	// changes are the requests that change the BMC or its host (a boot
 	// override or a power command), which a foreign server must never get.
@@ -157,7 +159,7 @@ func (b ipmiBMC) close() error { return b.b.Close() }
 func networkBoots(ts []bmcsim.PowerTransition) []time.Time {
 	var out []time.Time
 	for _, t := range ts {
-		if t.NetworkBoot() {
+		if t.NetworkBoot() || (t.Boot == "Cd" && t.Media != "") || (t.Boot == "UefiHttp" && t.URI != "") {
 			out = append(out, t.At)
 		}
 	}

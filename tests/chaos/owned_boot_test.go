@@ -20,7 +20,8 @@ import (
 type bootAsk struct {
 	who        string
 	start, end time.Time
-	// kind is "script", "config" or "other".
+	// kind is "script", "config", "media" (a claim's boot image) or
+	// "other".
 	kind, mac, nonce string
 	status           int
 	// configURL is the script's config_url (a 200 script only).
@@ -54,6 +55,7 @@ type recorder struct {
 
 var (
 	configPath = regexp.MustCompile(`^/boot/([^/]+)/config\.yaml$`)
+	mediaPath  = regexp.MustCompile(`^/boot/([^/]+)/media\.iso$`)
 	configArg  = regexp.MustCompile(`harvester\.install\.config_url=(\S+)`)
 )
 
@@ -63,6 +65,8 @@ func (rc *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		a.kind = "script"
 	} else if m := configPath.FindStringSubmatch(req.URL.Path); m != nil {
 		a.kind, a.nonce = "config", m[1]
+	} else if m := mediaPath.FindStringSubmatch(req.URL.Path); m != nil {
+		a.kind, a.nonce = "media", m[1]
 	}
 	resp, err := rc.next.RoundTrip(req)
 	a.end = time.Now()
@@ -225,6 +229,11 @@ func (p *prober) replay(ctx context.Context, l stolen, stray string) {
 	g.Path = "/boot/" + base64.RawURLEncoding.EncodeToString(guess) + "/config.yaml"
 	if status, _ := p.get(ctx, g.String()); status == http.StatusOK {
 		p.violation("a configuration of %s was served with a guessed nonce", l.server)
+	}
+	// The claim's boot image is behind the same nonce.
+	g.Path = "/boot/" + base64.RawURLEncoding.EncodeToString(guess) + "/media.iso"
+	if status, _ := p.get(ctx, g.String()); status == http.StatusOK || status == http.StatusPartialContent {
+		p.violation("a boot image of %s was served with a guessed nonce", l.server)
 	}
 }
 

@@ -217,12 +217,50 @@ func (r *run) checkOwned() {
 	}
 	setAside, _ := w.claims.quarantineClaims()
 	for _, v := range setAside {
-		r.violation("owned (6, a quarantined server is never claimed): %s", v)
+		r.violation("owned (7, a quarantined server is never claimed): %s", v)
 	}
 	w.checkCommands(r)
 	w.checkServed(r)
 	w.checkReleased(r)
+	w.checkMedia(r)
 	w.checkSessions(r)
+}
+
+// checkMedia (6): no image the addon inserted is left in a virtual CD
+// once the pools are gone, and someone else's image was never ejected,
+// replaced, or even sent an insert or eject.
+func (w *ownedWorld) checkMedia(r *run) {
+	for _, s := range w.servers {
+		if !s.media {
+			continue
+		}
+		rf := s.bmc.(redfishBMC).rf.BMC
+		got := rf.MediaIn(bmcsim.MediaSlotCD)
+		if s.theirs == "" {
+			if got.Inserted {
+				r.violation("owned (6): server %s's virtual CD still holds %q after its pools were deleted", s.spec.Name, redactNonce(got.Image))
+			}
+			continue
+		}
+		if !got.Inserted || got.Image != s.theirs {
+			r.violation("owned (6): someone else's image %s in server %s's virtual CD was ejected or replaced (now %+v)", s.theirs, s.spec.Name, got)
+		}
+		for _, req := range rf.RequestLog() {
+			if strings.HasPrefix(req, "POST ") && (strings.Contains(req, "InsertMedia") || strings.Contains(req, "EjectMedia")) {
+				r.violation("owned (6): server %s, holding someone else's image, was sent %s", s.spec.Name, req)
+			}
+		}
+	}
+}
+
+// redactNonce hides a claim's nonce in a URL for a message.
+func redactNonce(u string) string {
+	if i := strings.Index(u, "/boot/"); i >= 0 {
+		if j := strings.Index(u[i+len("/boot/"):], "/"); j >= 0 {
+			return u[:i] + "/boot/<nonce>" + u[i+len("/boot/")+j:]
+		}
+	}
+	return u
 }
 
 // checkSessions: never more than one session open at once on a BMC, as
@@ -281,19 +319,20 @@ func describeWindows(ws []claimWindow) string {
 // got none.
 func (w *ownedWorld) checkServed(r *run) {
 	for _, a := range w.boots.all() {
-		if a.kind != "config" || a.status != http.StatusOK {
+		if (a.kind != "config" && a.kind != "media") || (a.status != http.StatusOK && a.status != http.StatusPartialContent) {
 			continue
 		}
+		what := map[string]string{"config": "a join configuration", "media": "a boot image"}[a.kind]
 		s := w.serverOfMAC(a.mac)
 		switch {
 		case s == nil:
-			r.violation("owned (3): a join configuration was served to MAC %s, in no Inventory (%s)", a.mac, a.who)
+			r.violation("owned (3): %s was served to MAC %s, in no Inventory (%s)", what, a.mac, a.who)
 		case s.foreign:
-			r.violation("owned (3): a join configuration was served to the foreign server %s (%s) at %s",
-				s.spec.Name, a.who, a.end.Format("15:04:05.000"))
+			r.violation("owned (3): %s was served to the foreign server %s (%s) at %s",
+				what, s.spec.Name, a.who, a.end.Format("15:04:05.000"))
 		case !w.claims.claimedAround(s.spec.Name, "", a.start, a.end):
-			r.violation("owned (3): a join configuration was served to server %s (%s) at %s while no claim of it was open; its claims: %s",
-				s.spec.Name, a.who, a.end.Format("15:04:05.000"), describeWindows(w.claims.windows(s.spec.Name)))
+			r.violation("owned (3): %s was served to server %s (%s) at %s while no claim of it was open; its claims: %s",
+				what, s.spec.Name, a.who, a.end.Format("15:04:05.000"), describeWindows(w.claims.windows(s.spec.Name)))
 		}
 	}
 	found, _, _ := w.prober.findings()
@@ -376,7 +415,7 @@ func (w *ownedWorld) summary() string {
 	made, deleted := len(w.made), len(w.deleted)
 	w.mu.Unlock()
 	_, quarantined := w.claims.quarantineClaims()
-	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined, %d servers quarantined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d boots into the installer (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined, %d servers quarantined; configs served %d to servers, %d to the prober; scripts served %d/%d; boot images served %d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
 		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, quarantined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked)
+		counts["fleet script served"], counts["prober script served"], counts["fleet media served"], counts["refused"], tries, stolen, surgeChecked)
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,8 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
@@ -31,9 +34,11 @@ import (
 // The owned world of a run: servers people own, each a BMC (the project's
 // Redfish responder, or for one to three of them chosen by the seed
 // OpenIPMI's ipmi_sim behind a relay) and an Inventory, played by the owned
-// fleet (they follow their BMC's power and boot override, PXE-boot into the
-// hardware controller's boot endpoint and join as the configuration they
-// are served says). One or two of them are foreign, a node of the cluster
+// fleet (they follow their BMC's power and boot override, PXE-boot or
+// boot the image their BMC mounted into the hardware controller's boot
+// endpoint and join as the configuration they are served says). The
+// Redfish BMCs of generation "a" and the last server offer virtual media;
+// the last one's virtual CD holds someone else's image. One or two of them are foreign, a node of the cluster
 // already runs on them (a Node of the Inventory's name) though the pools'
 // selectors match them; two stray MACs, in no Inventory, keep asking the
 // endpoint for a script and a configuration, with URLs stolen from claimed
@@ -140,7 +145,8 @@ func newOwnedPlan(seed int64) ownedPlan {
 	// drive first (its installs must succeed for the IPMI commands to be
 	// judged), nor the one set aside.
 	p.SetAside = setAside(p.Foreign)
-	for len(p.Broken) < 2+rng.Intn(2) {
+	broken := 2 + rng.Intn(2)
+	for len(p.Broken) < broken {
 		i := p.Foreign + rng.Intn(ownedServers-p.Foreign)
 		if i != firstFreeB(p.Foreign) && i != p.SetAside && !slices.Contains(p.Broken, i) {
 			p.Broken = append(p.Broken, i)
@@ -180,6 +186,10 @@ type ownedServer struct {
 	spec    ownedfleet.Spec
 	bmc     ownedBMC
 	foreign bool
+	// media: the BMC offers virtual media (Redfish); theirs is the image
+	// someone else mounted in it, which the addon must never eject.
+	media  bool
+	theirs string
 	// gen is the value of ownedGenLabel: the selectors a rollout switches
 	// between choose "a" alone or both.
 	gen string
@@ -199,10 +209,13 @@ type ownedWorld struct {
 	surge   *ownedSurgeWatch
 	// surgeFindings are the surge watch's, once it stopped.
 	surgeFindings []string
-	mu            sync.Mutex
-	notes         []string
-	deleted       map[string]bool
-	made          map[string]bool
+	// loaders are the boot endpoint's boot loaders, so that it serves
+	// the claims' images to BMCs with virtual media.
+	loaders string
+	mu      sync.Mutex
+	notes   []string
+	deleted map[string]bool
+	made    map[string]bool
 }
 
 // startOwned makes the owned world: the fleet, its BMCs and Inventories,
@@ -219,6 +232,8 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
+	w.loaders = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(w.loaders, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
 	w.boots = newBootLog()
 	w.fleet = ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
 		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
@@ -240,7 +255,13 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 			// install fails and the server never joins.
 			disk = ownedBrokenDisk
 		}
-		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i))
+		s.bmc, s.media = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i), i%2 == 0 || i == ownedServers-1)
+		if s.media && i == ownedServers-1 {
+			// Someone installs this server by hand from their own image:
+			// the pools boot it from the network, and their image stays.
+			s.theirs = "http://images.example.lan/" + s.spec.Name + ".iso"
+			s.bmc.(redfishBMC).rf.BMC.SetMedia(bmcsim.MediaSlotCD, s.theirs)
+		}
 		t.Cleanup(func() { _ = s.bmc.close() })
 		if s.foreign {
 			// A user's node: its kubelet runs, no pool made it.
@@ -263,9 +284,10 @@ func ownedMAC(seed int64, i int) string {
 }
 
 // addBMC gives the fleet's server spec a BMC: ipmi_sim behind a relay
-// when ipmi, the Redfish responder otherwise. Without ipmi_sim the run
-// has Redfish servers only (under CI=true it fails: CI must drive IPMI).
-func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) ownedBMC {
+// when ipmi, the Redfish responder otherwise, with virtual media when
+// media (it reports whether it has). Without ipmi_sim the run has Redfish
+// servers only (under CI=true it fails: CI must drive IPMI).
+func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi, media bool) (ownedBMC, bool) {
 	t.Helper()
 	if ipmi {
 		b, err := w.fleet.AddIPMI(spec, bmcUser, bmcPassword, ipmisim.Options{Dir: t.TempDir()})
@@ -275,12 +297,16 @@ func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) owned
 		case err != nil:
 			t.Fatalf("IPMI BMC of %s: %v", spec.Name, err)
 		default:
-			return ipmiBMC{b: b}
+			return ipmiBMC{b: b}, false
 		}
 	}
-	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{})
+	opts := bmcsim.Options{}
+	if media {
+		opts.VirtualMedia = bmcsim.VirtualMediaOnSystem
+	}
+	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, opts)
 	require.NoError(t, err)
-	return redfishBMC{rf: rf}
+	return redfishBMC{rf: rf}, media
 }
 
 // register writes a server's BMC Secret and Inventory as a user does.
@@ -306,7 +332,7 @@ func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer, 
 // args run the hardware controller with the owned pools and their boot
 // endpoint, on an address that stays the same across its restarts.
 func (w *ownedWorld) args() []string {
-	return []string{"--owned-pools", "--ipxe-address", w.addr, "--ipxe-public-url", "http://" + w.addr}
+	return []string{"--owned-pools", "--ipxe-address", w.addr, "--ipxe-public-url", "http://" + w.addr, "--boot-loaders-dir", w.loaders}
 }
 
 func (w *ownedWorld) note(format string, args ...any) {

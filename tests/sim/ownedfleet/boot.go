@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 )
 
@@ -24,6 +25,47 @@ var noncePath = regexp.MustCompile(`/boot/[A-Za-z0-9_-]{20,}/`)
 func (s *server) chainURL() string {
 	mac := strings.ReplaceAll(strings.ToLower(s.spec.MAC), ":", "%3A")
 	return strings.TrimSuffix(s.fleet.opts.Endpoint, "/") + "/boot/ipxe?mac=" + mac + "&uuid=" + strings.ToLower(s.spec.UUID)
+}
+
+// bootImage is the boot image a start boots, "" for none: the image in
+// the virtual CD at a start from Cd, the URI at a start from UefiHttp.
+func bootImage(t bmcsim.PowerTransition) string {
+	switch t.Boot {
+	case "Cd":
+		return t.Media
+	case "UefiHttp":
+		return t.URI
+	}
+	return ""
+}
+
+// imageBoot reads the boot image first, when the start boots one (the
+// BMC reads a virtual CD's image, the firmware an HTTP boot's URI), as a
+// boot image built by the addon: an ISO whose iPXE chains to the same URL
+// a PXE boot's DHCP names. Then it is a netboot.
+func (s *server) imageBoot(ctx context.Context, image string) (Result, joinagent.Install, bool) {
+	if image == "" {
+		return s.netboot(ctx)
+	}
+	r := Result{Server: s.spec.Name}
+	body, status, err := s.get(ctx, &r, image)
+	reason := ""
+	switch {
+	case err != nil:
+		reason = fmt.Sprintf("the boot image could not be read: %v", err)
+	case status != http.StatusOK:
+		reason = fmt.Sprintf("the boot image's URL answered %d: nothing to boot", status)
+	case len(body) < 0x8006 || body[0x8001:0x8006] != "CD001":
+		reason = "the boot image is no ISO 9660 image"
+	}
+	if reason != "" {
+		r.Reason = reason
+		s.fleet.opts.Log.Infof("server %s: %s", s.spec.Name, reason)
+		return r, joinagent.Install{}, false
+	}
+	n, in, ok := s.netboot(ctx)
+	n.Requests = append(r.Requests, n.Requests...)
+	return n, in, ok
 }
 
 // netboot is one PXE boot up to the installer's checks: the chain URL,
