@@ -25,8 +25,7 @@ type ownedBMC interface {
 	// sent, in order.
 	powerCommands() []bmcCommand
 	// networkBoots are when the host started from the network, or from
-	// a boot image (a virtual CD's, an HTTP boot's URI): into the
-	// installer, either way.
+	// a boot image (virtual CD, UEFI HTTP boot).
 	networkBoots() []time.Time
 	// changes are the requests that change the BMC or its host (a boot
 	// override or a power command), which a foreign server must never get.
@@ -46,8 +45,12 @@ type bmcCommand struct {
 	at   time.Time
 }
 
-// redfishBMC is the project's Redfish responder.
-type redfishBMC struct{ rf *ownedfleet.Redfish }
+// redfishBMC is the project's Redfish responder; media follows its
+// virtual CD, when it has one.
+type redfishBMC struct {
+	rf    *ownedfleet.Redfish
+	media *mediaLog
+}
 
 func (b redfishBMC) protocol() string { return "Redfish" }
 
@@ -159,7 +162,7 @@ func (b ipmiBMC) close() error { return b.b.Close() }
 func networkBoots(ts []bmcsim.PowerTransition) []time.Time {
 	var out []time.Time
 	for _, t := range ts {
-		if t.NetworkBoot() || (t.Boot == "Cd" && t.Media != "") || (t.Boot == "UefiHttp" && t.URI != "") {
+		if t.NetworkBoot() || t.BootImage() != "" {
 			out = append(out, t.At)
 		}
 	}

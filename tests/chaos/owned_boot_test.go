@@ -20,8 +20,7 @@ import (
 type bootAsk struct {
 	who        string
 	start, end time.Time
-	// kind is "script", "config", "media" (a claim's boot image) or
-	// "other".
+	// kind is "script", "config", "media" (a boot image) or "other".
 	kind, mac, nonce string
 	status           int
 	// configURL is the script's config_url (a 200 script only).
@@ -55,7 +54,6 @@ type recorder struct {
 
 var (
 	configPath = regexp.MustCompile(`^/boot/([^/]+)/config\.yaml$`)
-	mediaPath  = regexp.MustCompile(`^/boot/([^/]+)/media\.iso$`)
 	configArg  = regexp.MustCompile(`harvester\.install\.config_url=(\S+)`)
 )
 
@@ -118,8 +116,10 @@ type prober struct {
 	client *http.Client
 	done   chan struct{}
 
-	mu     sync.Mutex
-	loot   []stolen
+	mu   sync.Mutex
+	loot []stolen
+	// images are boot image URLs read back from BMCs.
+	images []stolen
 	found  []string
 	stolen int
 	tries  int
@@ -191,6 +191,8 @@ func (p *prober) round(ctx context.Context, i int) {
 			p.mu.Unlock()
 		}
 	}
+	p.stealImage(i)
+	p.replayImage(ctx, i, stray)
 	p.mu.Lock()
 	if len(p.loot) == 0 {
 		p.mu.Unlock()
@@ -229,11 +231,6 @@ func (p *prober) replay(ctx context.Context, l stolen, stray string) {
 	g.Path = "/boot/" + base64.RawURLEncoding.EncodeToString(guess) + "/config.yaml"
 	if status, _ := p.get(ctx, g.String()); status == http.StatusOK {
 		p.violation("a configuration of %s was served with a guessed nonce", l.server)
-	}
-	// The claim's boot image is behind the same nonce.
-	g.Path = "/boot/" + base64.RawURLEncoding.EncodeToString(guess) + "/media.iso"
-	if status, _ := p.get(ctx, g.String()); status == http.StatusOK || status == http.StatusPartialContent {
-		p.violation("a boot image of %s was served with a guessed nonce", l.server)
 	}
 }
 

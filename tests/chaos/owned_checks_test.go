@@ -218,45 +218,8 @@ func (r *run) checkOwned() {
 	w.checkCommands(r)
 	w.checkServed(r)
 	w.checkReleased(r)
-	w.checkMedia(r)
 	w.checkSessions(r)
-}
-
-// checkMedia (6): no image the addon inserted is left in a virtual CD
-// once the pools are gone, and someone else's image was never ejected,
-// replaced, or even sent an insert or eject.
-func (w *ownedWorld) checkMedia(r *run) {
-	for _, s := range w.servers {
-		if !s.media {
-			continue
-		}
-		rf := s.bmc.(redfishBMC).rf.BMC
-		got := rf.MediaIn(bmcsim.MediaSlotCD)
-		if s.theirs == "" {
-			if got.Inserted {
-				r.violation("owned (6): server %s's virtual CD still holds %q after its pools were deleted", s.spec.Name, redactNonce(got.Image))
-			}
-			continue
-		}
-		if !got.Inserted || got.Image != s.theirs {
-			r.violation("owned (6): someone else's image %s in server %s's virtual CD was ejected or replaced (now %+v)", s.theirs, s.spec.Name, got)
-		}
-		for _, req := range rf.RequestLog() {
-			if strings.HasPrefix(req, "POST ") && (strings.Contains(req, "InsertMedia") || strings.Contains(req, "EjectMedia")) {
-				r.violation("owned (6): server %s, holding someone else's image, was sent %s", s.spec.Name, req)
-			}
-		}
-	}
-}
-
-// redactNonce hides a claim's nonce in a URL for a message.
-func redactNonce(u string) string {
-	if i := strings.Index(u, "/boot/"); i >= 0 {
-		if j := strings.Index(u[i+len("/boot/"):], "/"); j >= 0 {
-			return u[:i] + "/boot/<nonce>" + u[i+len("/boot/")+j:]
-		}
-	}
-	return u
+	w.checkMedia(r)
 }
 
 // checkSessions: never more than one session open at once on a BMC, as
@@ -310,15 +273,15 @@ func describeWindows(ws []claimWindow) string {
 	return "[" + strings.Join(out, ", ") + "]"
 }
 
-// checkServed (3): every configuration served went to a server's MAC while
-// a claim of it was open; the prober's stolen, stray and guessed requests
-// got none.
+// checkServed (3): every configuration and boot image served went to a
+// server's MAC while a claim of it was open; the prober's stolen, stray
+// and guessed requests got none.
 func (w *ownedWorld) checkServed(r *run) {
 	for _, a := range w.boots.all() {
-		if (a.kind != "config" && a.kind != "media") || (a.status != http.StatusOK && a.status != http.StatusPartialContent) {
+		what := map[string]string{"config": "a join configuration", "media": "a boot image"}[a.kind]
+		if what == "" || !served(a.status) {
 			continue
 		}
-		what := map[string]string{"config": "a join configuration", "media": "a boot image"}[a.kind]
 		s := w.serverOfMAC(a.mac)
 		switch {
 		case s == nil:
@@ -375,6 +338,10 @@ func (w *ownedWorld) checkReleased(r *run) {
 	}
 }
 
+// served says whether a status is a read that got content: a BMC reads
+// an image in ranges (206).
+func served(status int) bool { return status == http.StatusOK || status == http.StatusPartialContent }
+
 // summary counts what the owned world did.
 func (w *ownedWorld) summary() string {
 	resets, boots, ipmiResets, ipmiBoots, sessions := 0, 0, 0, 0, 0
@@ -410,7 +377,7 @@ func (w *ownedWorld) summary() string {
 	w.mu.Lock()
 	made, deleted := len(w.made), len(w.deleted)
 	w.mu.Unlock()
-	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d boots into the installer (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; boot images served %d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
 		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["fleet media served"], counts["refused"], tries, stolen, surgeChecked)
+		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked) + "; " + w.mediaSummary()
 }

@@ -7,7 +7,6 @@ import (
 	"math/rand"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,8 +21,6 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
-	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim/ipmisim"
@@ -34,11 +31,9 @@ import (
 // The owned world of a run: servers people own, each a BMC (the project's
 // Redfish responder, or for one to three of them chosen by the seed
 // OpenIPMI's ipmi_sim behind a relay) and an Inventory, played by the owned
-// fleet (they follow their BMC's power and boot override, PXE-boot or
-// boot the image their BMC mounted into the hardware controller's boot
-// endpoint and join as the configuration they are served says). The
-// Redfish BMCs of generation "a" and the last server offer virtual media;
-// the last one's virtual CD holds someone else's image. One or two of them are foreign, a node of the cluster
+// fleet (they follow their BMC's power and boot override, PXE-boot into the
+// hardware controller's boot endpoint and join as the configuration they
+// are served says). One or two of them are foreign, a node of the cluster
 // already runs on them (a Node of the Inventory's name) though the pools'
 // selectors match them; two stray MACs, in no Inventory, keep asking the
 // endpoint for a script and a configuration, with URLs stolen from claimed
@@ -94,6 +89,11 @@ type ownedPlan struct {
 	Steps   []ownedStep
 	// IPMI are the indexes of the servers whose BMC is ipmi_sim.
 	IPMI []int
+	// Media are the indexes of the servers whose BMC offers virtual
+	// media, HTTPBoot the one whose BMC offers UEFI HTTP boot instead
+	// (-1 for none): see drawMedia.
+	Media    []int
+	HTTPBoot int
 }
 
 func newOwnedPlan(seed int64) ownedPlan {
@@ -123,6 +123,8 @@ func newOwnedPlan(seed int64) ownedPlan {
 		}
 	}
 	slices.Sort(p.IPMI)
+	p.HTTPBoot = -1
+	drawMedia(rng, &p)
 	return p
 }
 
@@ -131,7 +133,8 @@ func newOwnedPlan(seed int64) ownedPlan {
 func firstFreeB(foreign int) int { return foreign | 1 }
 
 func (p ownedPlan) String() string {
-	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v:", p.Pools, p.Foreign, p.IPMI)
+	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v, virtual media %v, UEFI HTTP %d:",
+		p.Pools, p.Foreign, p.IPMI, p.Media, p.HTTPBoot)
 	for _, s := range p.Steps {
 		out += fmt.Sprintf(" %s/%d", s.Kind, s.Pick)
 	}
@@ -147,19 +150,17 @@ type ownedServer struct {
 	spec    ownedfleet.Spec
 	bmc     ownedBMC
 	foreign bool
-	// media: the BMC offers virtual media (Redfish); theirs is the image
-	// someone else mounted in it, which the addon must never eject.
-	media  bool
-	theirs string
 	// gen is the value of ownedGenLabel: the selectors a rollout switches
 	// between choose "a" alone or both.
 	gen string
 }
 
 type ownedWorld struct {
-	plan    ownedPlan
-	seed    int64
-	addr    string
+	plan ownedPlan
+	seed int64
+	addr string
+	// loaders is the boot endpoint's folder of boot loaders.
+	loaders string
 	fleet   *ownedfleet.Fleet
 	servers []*ownedServer
 	strays  []string
@@ -170,13 +171,10 @@ type ownedWorld struct {
 	surge   *ownedSurgeWatch
 	// surgeFindings are the surge watch's, once it stopped.
 	surgeFindings []string
-	// loaders are the boot endpoint's boot loaders, so that it serves
-	// the claims' images to BMCs with virtual media.
-	loaders string
-	mu      sync.Mutex
-	notes   []string
-	deleted map[string]bool
-	made    map[string]bool
+	mu            sync.Mutex
+	notes         []string
+	deleted       map[string]bool
+	made          map[string]bool
 }
 
 // startOwned makes the owned world: the fleet, its BMCs and Inventories,
@@ -189,12 +187,11 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 	require.NoError(t, err)
 	w.addr = ln.Addr().String()
 	require.NoError(t, ln.Close())
+	w.loaders = bootLoaders(t)
 	_, err = env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ownedSecrets}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
-	w.loaders = t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(w.loaders, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
 	w.boots = newBootLog()
 	w.fleet = ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
 		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
@@ -210,12 +207,12 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 		s := &ownedServer{foreign: i < w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
 		s.spec = ownedfleet.Spec{Name: fmt.Sprintf("%ss%d", prefix, i), MAC: ownedMAC(seed, i),
 			UUID: fmt.Sprintf("4c4c4544-0029-%04x-8000-%012x", seed%0x10000, i), Disk: ownedGoodDisk}
-		s.bmc, s.media = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i), i%2 == 0 || i == ownedServers-1)
-		if s.media && i == ownedServers-1 {
-			// Someone installs this server by hand from their own image:
-			// the pools boot it from the network, and their image stays.
-			s.theirs = "http://images.example.lan/" + s.spec.Name + ".iso"
-			s.bmc.(redfishBMC).rf.BMC.SetMedia(bmcsim.MediaSlotCD, s.theirs)
+		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i), w.plan.bmcOptions(i))
+		if rf, ok := s.bmc.(redfishBMC); ok && rf.media != nil && i == w.plan.Media[len(w.plan.Media)-1] {
+			// Someone installs the last of them by hand from their own
+			// image: the pools boot it another way, and their image stays.
+			rf.media.foreign, rf.media.fromStart = foreignImage, true
+			rf.rf.BMC.SetMedia(bmcsim.MediaSlotCD, foreignImage)
 		}
 		t.Cleanup(func() { _ = s.bmc.close() })
 		if s.foreign {
@@ -239,10 +236,9 @@ func ownedMAC(seed int64, i int) string {
 }
 
 // addBMC gives the fleet's server spec a BMC: ipmi_sim behind a relay
-// when ipmi, the Redfish responder otherwise, with virtual media when
-// media (it reports whether it has). Without ipmi_sim the run has Redfish
-// servers only (under CI=true it fails: CI must drive IPMI).
-func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi, media bool) (ownedBMC, bool) {
+// when ipmi, the Redfish responder otherwise. Without ipmi_sim the run
+// has Redfish servers only (under CI=true it fails: CI must drive IPMI).
+func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool, opts bmcsim.Options) ownedBMC {
 	t.Helper()
 	if ipmi {
 		b, err := w.fleet.AddIPMI(spec, bmcUser, bmcPassword, ipmisim.Options{Dir: t.TempDir()})
@@ -252,16 +248,17 @@ func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi, media bool
 		case err != nil:
 			t.Fatalf("IPMI BMC of %s: %v", spec.Name, err)
 		default:
-			return ipmiBMC{b: b}, false
+			return ipmiBMC{b: b}
 		}
-	}
-	opts := bmcsim.Options{}
-	if media {
-		opts.VirtualMedia = bmcsim.VirtualMediaOnSystem
 	}
 	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, opts)
 	require.NoError(t, err)
-	return redfishBMC{rf: rf}, media
+	b := redfishBMC{rf: rf}
+	if opts.VirtualMedia != bmcsim.VirtualMediaNone {
+		b.media = &mediaLog{}
+		rf.BMC.OnMediaChange(b.media.record)
+	}
+	return b
 }
 
 // register writes a server's BMC Secret and Inventory as a user does.
@@ -341,6 +338,8 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 		w.deleted[pool] = true
 		w.mu.Unlock()
 		return "deleted " + pool
+	case ownMediaLost, ownForeignMedia, ownEjectRefused:
+		return w.mediaFault(srv, s.Kind, s.Pick)
 	case ownRefuse, ownFail, ownLost:
 		return fmt.Sprintf("%s (%s): %s", srv.spec.Name, srv.bmc.protocol(), srv.bmc.fault(s.Kind, s.Pick))
 	case ownBreak, ownRepair:
