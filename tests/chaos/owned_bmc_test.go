@@ -24,7 +24,8 @@ type ownedBMC interface {
 	// powerCommands are the power commands the BMC carried out or was
 	// sent, in order.
 	powerCommands() []bmcCommand
-	// networkBoots are when the host started from the network.
+	// networkBoots are when the host started from the network, or from
+	// a boot image (virtual CD, UEFI HTTP boot).
 	networkBoots() []time.Time
 	// changes are the requests that change the BMC or its host (a boot
 	// override or a power command), which a foreign server must never get.
@@ -44,8 +45,12 @@ type bmcCommand struct {
 	at   time.Time
 }
 
-// redfishBMC is the project's Redfish responder.
-type redfishBMC struct{ rf *ownedfleet.Redfish }
+// redfishBMC is the project's Redfish responder; media follows its
+// virtual CD, when it has one.
+type redfishBMC struct {
+	rf    *ownedfleet.Redfish
+	media *mediaLog
+}
 
 func (b redfishBMC) protocol() string { return "Redfish" }
 
@@ -157,7 +162,7 @@ func (b ipmiBMC) close() error { return b.b.Close() }
 func networkBoots(ts []bmcsim.PowerTransition) []time.Time {
 	var out []time.Time
 	for _, t := range ts {
-		if t.NetworkBoot() {
+		if t.NetworkBoot() || t.BootImage() != "" {
 			out = append(out, t.At)
 		}
 	}

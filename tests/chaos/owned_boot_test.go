@@ -20,7 +20,7 @@ import (
 type bootAsk struct {
 	who        string
 	start, end time.Time
-	// kind is "script", "config" or "other".
+	// kind is "script", "config", "media" (a boot image) or "other".
 	kind, mac, nonce string
 	status           int
 	// configURL is the script's config_url (a 200 script only).
@@ -63,6 +63,8 @@ func (rc *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		a.kind = "script"
 	} else if m := configPath.FindStringSubmatch(req.URL.Path); m != nil {
 		a.kind, a.nonce = "config", m[1]
+	} else if m := mediaPath.FindStringSubmatch(req.URL.Path); m != nil {
+		a.kind, a.nonce = "media", m[1]
 	}
 	resp, err := rc.next.RoundTrip(req)
 	a.end = time.Now()
@@ -114,8 +116,10 @@ type prober struct {
 	client *http.Client
 	done   chan struct{}
 
-	mu     sync.Mutex
-	loot   []stolen
+	mu   sync.Mutex
+	loot []stolen
+	// images are boot image URLs read back from BMCs.
+	images []stolen
 	found  []string
 	stolen int
 	tries  int
@@ -187,6 +191,8 @@ func (p *prober) round(ctx context.Context, i int) {
 			p.mu.Unlock()
 		}
 	}
+	p.stealImage(i)
+	p.replayImage(ctx, i, stray)
 	p.mu.Lock()
 	if len(p.loot) == 0 {
 		p.mu.Unlock()

@@ -152,7 +152,7 @@ func (s *ownedSurgeWatch) sample() {
 	s.mostAddressed = max(s.mostAddressed, len(addressed))
 	for addr, names := range addressed {
 		if len(names) > 1 {
-			s.violation("(6, one address per server): Instances %v hold management address %s at once", names, addr)
+			s.violation("(9, one address per server): Instances %v hold management address %s at once", names, addr)
 		}
 	}
 	for i := range before {
@@ -229,25 +229,30 @@ func (r *run) checkOwned() {
 	for _, v := range w.surgeFindings {
 		r.violation("owned %s", v)
 	}
+	setAside, _ := w.claims.quarantineClaims()
+	for _, v := range setAside {
+		r.violation("owned (8, a quarantined server is never claimed): %s", v)
+	}
 	w.checkCommands(r)
 	w.checkServed(r)
 	w.checkReleased(r)
 	w.checkSessions(r)
+	w.checkMedia(r)
 	w.checkAddresses(r)
 }
 
-// checkAddresses (6): once the pools are gone, every management address
+// checkAddresses (9): once the pools are gone, every management address
 // their servers took is back in the AddressPool, whose reserved address
 // stays recorded as Seeder records it.
 func (w *ownedWorld) checkAddresses(r *run) {
 	p, err := r.env.Client.MetalV1alpha1().AddressPools(seederv1alpha1.InventoryNamespace).Get(r.env.Ctx, w.addresses, metav1.GetOptions{})
 	if err != nil {
-		r.violation("owned (6): reading AddressPool %s: %v", w.addresses, err)
+		r.violation("owned (9): reading AddressPool %s: %v", w.addresses, err)
 		return
 	}
 	for addr, ref := range p.Status.AddressAllocation {
 		if ref.Kind != seederv1alpha1.AllocationKindReserved {
-			r.violation("owned (6): address %s is still held by %s %s/%s after the pools were deleted", addr, ref.Kind, ref.Namespace, ref.Name)
+			r.violation("owned (9): address %s is still held by %s %s/%s after the pools were deleted", addr, ref.Kind, ref.Namespace, ref.Name)
 		}
 	}
 }
@@ -303,24 +308,25 @@ func describeWindows(ws []claimWindow) string {
 	return "[" + strings.Join(out, ", ") + "]"
 }
 
-// checkServed (3): every configuration served went to a server's MAC while
-// a claim of it was open; the prober's stolen, stray and guessed requests
-// got none.
+// checkServed (3): every configuration and boot image served went to a
+// server's MAC while a claim of it was open; the prober's stolen, stray
+// and guessed requests got none.
 func (w *ownedWorld) checkServed(r *run) {
 	for _, a := range w.boots.all() {
-		if a.kind != "config" || a.status != http.StatusOK {
+		what := map[string]string{"config": "a join configuration", "media": "a boot image"}[a.kind]
+		if what == "" || !served(a.status) {
 			continue
 		}
 		s := w.serverOfMAC(a.mac)
 		switch {
 		case s == nil:
-			r.violation("owned (3): a join configuration was served to MAC %s, in no Inventory (%s)", a.mac, a.who)
+			r.violation("owned (3): %s was served to MAC %s, in no Inventory (%s)", what, a.mac, a.who)
 		case s.foreign:
-			r.violation("owned (3): a join configuration was served to the foreign server %s (%s) at %s",
-				s.spec.Name, a.who, a.end.Format("15:04:05.000"))
+			r.violation("owned (3): %s was served to the foreign server %s (%s) at %s",
+				what, s.spec.Name, a.who, a.end.Format("15:04:05.000"))
 		case !w.claims.claimedAround(s.spec.Name, "", a.start, a.end):
-			r.violation("owned (3): a join configuration was served to server %s (%s) at %s while no claim of it was open; its claims: %s",
-				s.spec.Name, a.who, a.end.Format("15:04:05.000"), describeWindows(w.claims.windows(s.spec.Name)))
+			r.violation("owned (3): %s was served to server %s (%s) at %s while no claim of it was open; its claims: %s",
+				what, s.spec.Name, a.who, a.end.Format("15:04:05.000"), describeWindows(w.claims.windows(s.spec.Name)))
 		}
 	}
 	found, _, _ := w.prober.findings()
@@ -367,6 +373,10 @@ func (w *ownedWorld) checkReleased(r *run) {
 	}
 }
 
+// served says whether a status is a read that got content: a BMC reads
+// an image in ranges (206).
+func served(status int) bool { return status == http.StatusOK || status == http.StatusPartialContent }
+
 // summary counts what the owned world did.
 func (w *ownedWorld) summary() string {
 	resets, boots, ipmiResets, ipmiBoots, sessions := 0, 0, 0, 0, 0
@@ -402,7 +412,8 @@ func (w *ownedWorld) summary() string {
 	w.mu.Lock()
 	made, deleted := len(w.made), len(w.deleted)
 	w.mu.Unlock()
-	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples; at most %d static addresses held at once",
-		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked, addressed)
+	_, quarantined := w.claims.quarantineClaims()
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d boots into the installer (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined, %d servers quarantined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples; at most %d static addresses held at once",
+		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, quarantined, counts["fleet config served"], counts["prober config served"],
+		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked, addressed) + "; " + w.mediaSummary()
 }

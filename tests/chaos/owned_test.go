@@ -55,6 +55,12 @@ const (
 	ownedGenLabel   = "chaos.harvesterhci.io/gen"
 	ownedGoodDisk   = "/dev/nvme0n1"
 	ownedBrokenDisk = "/dev/sdz"
+	// ownedStartupTimeout is the pools' remediation.startupTimeout: well
+	// above a healthy server's network boot to join (about a second here),
+	// short enough that a broken server fails, and is set aside after
+	// ownedQuarantineAfter failures, within the run's chaos.
+	ownedStartupTimeout  = 5 * time.Second
+	ownedQuarantineAfter = 1
 	// The first pool's servers take static addresses from an AddressPool
 	// of this network (the second's from DHCP): more addresses than
 	// servers, so that none waits for one.
@@ -95,6 +101,22 @@ type ownedPlan struct {
 	Steps   []ownedStep
 	// IPMI are the indexes of the servers whose BMC is ipmi_sim.
 	IPMI []int
+	// Media are the indexes of the servers whose BMC offers virtual
+	// media, HTTPBoot the one whose BMC offers UEFI HTTP boot instead
+	// (-1 for none): see drawMedia.
+	Media    []int
+	HTTPBoot int
+	// Broken are the indexes of the servers whose install fails from the
+	// start (until a repair step picks one): a pool that claims one
+	// replaces it after the startup timeout and it is quarantined, which
+	// no claim may then take.
+	Broken []int
+	// SetAside is the index of the server a person quarantined by hand
+	// before the run, the first free one by name after the IPMI server
+	// every pool drives first, so the first a pool would claim if it did
+	// not honour the label (a server quarantined after failing is tried
+	// last anyway, fewest failures first). A repair step clears it.
+	SetAside int
 }
 
 func newOwnedPlan(seed int64) ownedPlan {
@@ -124,6 +146,21 @@ func newOwnedPlan(seed int64) ownedPlan {
 		}
 	}
 	slices.Sort(p.IPMI)
+	// Drawn after the IPMI servers, for the same reason. Two or three
+	// servers a pool may claim, never the IPMI server every run's pools
+	// drive first (its installs must succeed for the IPMI commands to be
+	// judged), nor the one set aside.
+	p.SetAside = setAside(p.Foreign)
+	broken := 2 + rng.Intn(2)
+	for len(p.Broken) < broken {
+		i := p.Foreign + rng.Intn(ownedServers-p.Foreign)
+		if i != firstFreeB(p.Foreign) && i != p.SetAside && !slices.Contains(p.Broken, i) {
+			p.Broken = append(p.Broken, i)
+		}
+	}
+	slices.Sort(p.Broken)
+	p.HTTPBoot = -1
+	drawMedia(rng, &p)
 	return p
 }
 
@@ -131,8 +168,18 @@ func newOwnedPlan(seed int64) ownedPlan {
 // indexes) after the foreign ones.
 func firstFreeB(foreign int) int { return foreign | 1 }
 
+// setAside is the index of the first server after the foreign ones that
+// is not firstFreeB.
+func setAside(foreign int) int {
+	if foreign == firstFreeB(foreign) {
+		return foreign + 1
+	}
+	return foreign
+}
+
 func (p ownedPlan) String() string {
-	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v:", p.Pools, p.Foreign, p.IPMI)
+	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v, broken installs %v, set aside %d, virtual media %v, UEFI HTTP %d:",
+		p.Pools, p.Foreign, p.IPMI, p.Broken, p.SetAside, p.Media, p.HTTPBoot)
 	for _, s := range p.Steps {
 		out += fmt.Sprintf(" %s/%d", s.Kind, s.Pick)
 	}
@@ -154,9 +201,11 @@ type ownedServer struct {
 }
 
 type ownedWorld struct {
-	plan    ownedPlan
-	seed    int64
-	addr    string
+	plan ownedPlan
+	seed int64
+	addr string
+	// loaders is the boot endpoint's folder of boot loaders.
+	loaders string
 	fleet   *ownedfleet.Fleet
 	servers []*ownedServer
 	strays  []string
@@ -185,6 +234,7 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 	require.NoError(t, err)
 	w.addr = ln.Addr().String()
 	require.NoError(t, ln.Close())
+	w.loaders = bootLoaders(t)
 	_, err = env.Kube.CoreV1().Namespaces().Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ownedSecrets}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
@@ -204,7 +254,19 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 		s := &ownedServer{foreign: i < w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
 		s.spec = ownedfleet.Spec{Name: fmt.Sprintf("%ss%d", prefix, i), MAC: ownedMAC(seed, i),
 			UUID: fmt.Sprintf("4c4c4544-0029-%04x-8000-%012x", seed%0x10000, i), Disk: ownedGoodDisk}
-		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i))
+		disk := ownedGoodDisk
+		if slices.Contains(w.plan.Broken, i) {
+			// Its Inventory names another disk than the server has: the
+			// install fails and the server never joins.
+			disk = ownedBrokenDisk
+		}
+		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i), w.plan.bmcOptions(i))
+		if rf, ok := s.bmc.(redfishBMC); ok && rf.media != nil && i == w.plan.Media[len(w.plan.Media)-1] {
+			// Someone installs the last of them by hand from their own
+			// image: the pools boot it another way, and their image stays.
+			rf.media.foreign, rf.media.fromStart = foreignImage, true
+			rf.rf.BMC.SetMedia(bmcsim.MediaSlotCD, foreignImage)
+		}
 		t.Cleanup(func() { _ = s.bmc.close() })
 		if s.foreign {
 			// A user's node: its kubelet runs, no pool made it.
@@ -212,7 +274,7 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 			require.NoError(t, err)
 			kubelet(env, s.spec.Name, true)
 		}
-		w.register(t, env, s)
+		w.register(t, env, s, disk, i == w.plan.SetAside)
 		w.servers = append(w.servers, s)
 	}
 	for i := range 2 {
@@ -230,7 +292,7 @@ func ownedMAC(seed int64, i int) string {
 // addBMC gives the fleet's server spec a BMC: ipmi_sim behind a relay
 // when ipmi, the Redfish responder otherwise. Without ipmi_sim the run
 // has Redfish servers only (under CI=true it fails: CI must drive IPMI).
-func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) ownedBMC {
+func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool, opts bmcsim.Options) ownedBMC {
 	t.Helper()
 	if ipmi {
 		b, err := w.fleet.AddIPMI(spec, bmcUser, bmcPassword, ipmisim.Options{Dir: t.TempDir()})
@@ -243,13 +305,18 @@ func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool) owned
 			return ipmiBMC{b: b}
 		}
 	}
-	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{})
+	rf, err := w.fleet.AddRedfish(spec, bmcUser, bmcPassword, opts)
 	require.NoError(t, err)
-	return redfishBMC{rf: rf}
+	b := redfishBMC{rf: rf}
+	if opts.VirtualMedia != bmcsim.VirtualMediaNone {
+		b.media = &mediaLog{}
+		rf.BMC.OnMediaChange(b.media.record)
+	}
+	return b
 }
 
 // register writes a server's BMC Secret and Inventory as a user does.
-func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) {
+func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer, disk string, setAside bool) {
 	t.Helper()
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ownedSecrets, Name: s.spec.Name},
 		Data: map[string][]byte{seederv1alpha1.SecretUsernameKey: []byte(bmcUser), seederv1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
@@ -257,8 +324,11 @@ func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) 
 	require.NoError(t, err)
 	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: s.spec.Name,
 		Labels: map[string]string{ownedLabel: strconv.FormatInt(w.seed, 10), ownedGenLabel: s.gen}}}
+	if setAside {
+		inv.Labels[equinixv1.LabelQuarantined] = "true"
+	}
 	inv.Spec.ManagementInterfaceMacAddress = s.spec.MAC
-	inv.Spec.PrimaryDisk = s.spec.Disk
+	inv.Spec.PrimaryDisk = disk
 	inv.Spec.BaseboardManagementSpec.Connection = inventoryConnection(s)
 	inv.Spec.Events = seederv1alpha1.Events{PollingInterval: "1h"}
 	_, err = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
@@ -268,7 +338,7 @@ func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) 
 // args run the hardware controller with the owned pools and their boot
 // endpoint, on an address that stays the same across its restarts.
 func (w *ownedWorld) args() []string {
-	return []string{"--owned-pools", "--ipxe-address", w.addr, "--ipxe-public-url", "http://" + w.addr}
+	return []string{"--owned-pools", "--ipxe-address", w.addr, "--ipxe-public-url", "http://" + w.addr, "--boot-loaders-dir", w.loaders}
 }
 
 func (w *ownedWorld) note(format string, args ...any) {
@@ -325,6 +395,8 @@ func (w *ownedWorld) do(r *run, s ownedStep) string {
 		w.deleted[pool] = true
 		w.mu.Unlock()
 		return "deleted " + pool
+	case ownMediaLost, ownForeignMedia, ownEjectRefused:
+		return w.mediaFault(srv, s.Kind, s.Pick)
 	case ownRefuse, ownFail, ownLost:
 		return fmt.Sprintf("%s (%s): %s", srv.spec.Name, srv.bmc.protocol(), srv.bmc.fault(s.Kind, s.Pick))
 	case ownBreak, ownRepair:
@@ -348,6 +420,8 @@ func (w *ownedWorld) createPool(r *run, name string, count int32) string {
 		match[ownedGenLabel] = "b"
 	}
 	p.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
+	p.Spec.Remediation.StartupTimeout = &metav1.Duration{Duration: ownedStartupTimeout}
+	p.Spec.Remediation.QuarantineAfter = ownedQuarantineAfter
 	if name == w.plan.Pools[0] {
 		p.Spec.Servers.AddressPool, p.Spec.Servers.Nameservers = w.addresses, []string{ownedNameserver}
 	}
@@ -374,6 +448,8 @@ func (w *ownedWorld) updatePool(r *run, name string, change func(*equinixv1.Inst
 	return what
 }
 
+// setDisk breaks or repairs a server's install. A person who repaired one
+// clears its quarantine too, as the docs say.
 func (w *ownedWorld) setDisk(r *run, s *ownedServer, disk string) string {
 	invs := r.env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	inv, err := invs.Get(r.env.Ctx, s.spec.Name, metav1.GetOptions{})
@@ -381,10 +457,15 @@ func (w *ownedWorld) setDisk(r *run, s *ownedServer, disk string) string {
 		return "refused: " + err.Error()
 	}
 	inv.Spec.PrimaryDisk = disk
+	cleared := ""
+	if _, ok := inv.Labels[equinixv1.LabelQuarantined]; ok && disk == ownedGoodDisk {
+		delete(inv.Labels, equinixv1.LabelQuarantined)
+		cleared = ", quarantine cleared"
+	}
 	if _, err := invs.Update(r.env.Ctx, inv, metav1.UpdateOptions{}); err != nil {
 		return "refused: " + err.Error()
 	}
-	return s.spec.Name + " installs onto " + disk
+	return s.spec.Name + " installs onto " + disk + cleared
 }
 
 // server returns the server of an Inventory, nil if it is none of the

@@ -2,12 +2,10 @@ package virtualmedia
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"net/netip"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,15 +15,16 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/qemubmc"
 )
 
-// The whole path through a Redfish BMC: the addon's BMC calls (what the
-// BMC offers, InsertMedia, a one-time boot from Cd, power on) against the
-// project's Redfish responder, whose power-on with the Cd override the
-// test plays as the BMC's virtual media does: it reads the inserted image
-// from its URL (the endpoint serving it) and starts the machine with it in
-// the CD drive. Then the image's iPXE fetches the claim's URL with no
-// DHCP, and the addon ejects its media.
+// The whole path through a Redfish BMC whose host is a QEMU machine: the
+// addon's BMC calls (what the BMC offers, InsertMedia of the image's URL,
+// a one-time boot from Cd, power on) against the test BMC, which starts
+// the machine itself at the power-on, reads the image from the URL it was
+// given and puts it in the machine's CD drive over QMP. The image's iPXE
+// then fetches the claim's URL with no DHCP; the eject takes the medium
+// out of the running machine, and ForceOff ends it.
 func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	loaders := requireTools(t, true)
 	ctx := context.Background()
@@ -38,114 +37,153 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	ep.mu.Lock()
 	ep.image = img.Path
 	ep.mu.Unlock()
-	imageURL := "http://127.0.0.1:" + strconv.Itoa(port) + imagePath
+	// The URL names the endpoint as the machine reaches it: the test BMC
+	// maps it to the endpoint's port here.
+	imageURL := "http://" + endpointAddr + imagePath
 
-	sim := bmcsim.New(bmcsim.Options{Username: "admin", Password: "virtual-media-test",
-		VirtualMedia: bmcsim.VirtualMediaOnManager, VirtualMediaISOSuffix: true})
-	require.NoError(t, sim.SetPowerState("Off"))
-	starts := make(chan bmcsim.PowerTransition, 4)
-	sim.OnPowerTransition(func(p bmcsim.PowerTransition) { starts <- p })
-	media := make(chan bmcsim.Media, 4)
-	sim.OnMediaChange(func(slot string, m bmcsim.Media) {
-		if slot == bmcsim.MediaSlotCD {
-			media <- m
-		}
-	})
-	srv, err := bmcsim.NewServer(sim, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	c, err := bmc.Dial(ctx, bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: srv.Host, Port: srv.Port, CABundle: srv.CACertPEM,
-		Username: "admin", Password: "virtual-media-test"})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	mc := c.(bmc.MediaClient)
+	b := startQMPBMC(t, port)
+	c, mc := dialBMC(t, b)
 
 	caps, err := mc.Capabilities(ctx)
 	require.NoError(t, err)
 	require.True(t, caps.VirtualMedia, "%+v", caps)
 	require.NoError(t, mc.InsertMedia(ctx, imageURL))
-	inserted := receive(t, media, "the BMC's slot took the image")
-	require.Equal(t, imageURL, inserted.Image)
 	used, err := c.BootOnce(ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
 	require.NoError(t, err)
 	assert.Equal(t, bmc.BootFirmwareUEFI, used)
 	start := time.Now()
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
 
-	// The test's BMC plays its host: at a start from Cd it reads the
-	// image from the URL it was given, as a BMC's virtual CD does, starts
-	// the machine paused with an empty drive, puts the image in the drive
-	// over QMP and lets the machine run.
-	on := receive(t, starts, "the BMC started the host")
-	require.Equal(t, "Cd", on.Boot)
-	require.Equal(t, imageURL, on.Media)
-	cd := fetchImage(t, on.Media)
-	m := startMachine(t, "", true, port)
-	qctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	q, err := dialQMP(qctx, m.qmpSocket())
-	require.NoError(t, err)
-	t.Cleanup(q.close)
-	require.NoError(t, q.run("blockdev-change-medium", map[string]any{"id": cdDevice, "filename": cd, "format": "raw", "read-only-mode": "read-only"}, nil))
-	in, err := q.cdMedium()
-	require.NoError(t, err)
-	require.Equal(t, cd, in)
-	require.NoError(t, q.run("cont", nil, nil))
-
-	select {
-	case <-ep.got:
-	case <-m.done:
-		t.Fatalf("QEMU ended before the claim's URL was fetched: %v", m.err)
-	case <-time.After(10 * time.Minute):
-		t.Fatal("the claim's URL was not fetched within 10 minutes of power on")
-	}
+	require.Eventually(t, func() bool {
+		select {
+		case <-ep.got:
+			return true
+		default:
+			return b.Err() != nil
+		}
+	}, 10*time.Minute, 100*time.Millisecond, "the claim's URL was not fetched within 10 minutes of power on")
+	require.NoError(t, b.Err(), "the BMC carries out what it is told")
 	t.Logf("claim URL fetched %s after the power-on command", time.Since(start).Round(time.Second))
+	lives := b.Lives()
+	require.Len(t, lives, 1)
+	assert.Equal(t, "Cd", lives[0].Boot)
+	assert.Equal(t, imageURL, lives[0].Image, "the machine booted the image the BMC mounted")
+	require.Eventually(t, func() bool { return strings.Contains(lives[0].Serial(), chainedMarker+" 10.0.2.15") },
+		2*time.Minute, 200*time.Millisecond, "the chained script runs with the static address")
 
-	// The join: the addon ejects its media, and the BMC's host takes the
-	// medium out of the running machine's drive.
+	// The join: the addon ejects its media, and the BMC takes the medium
+	// out of the running machine's drive; then the power goes off.
 	ejected, err := mc.EjectMedia(ctx, imageURL)
 	require.NoError(t, err)
 	assert.True(t, ejected)
-	assert.False(t, sim.MediaIn(bmcsim.MediaSlotCD).Inserted, "no media left mounted")
-	require.False(t, receive(t, media, "the BMC's slot emptied").Inserted)
-	require.NoError(t, q.run("eject", map[string]any{"id": cdDevice, "force": true}, nil))
-	in, err = q.cdMedium()
-	require.NoError(t, err)
-	assert.Empty(t, in, "the machine's drive is empty")
+	assert.False(t, b.Sim.MediaIn(bmcsim.MediaSlotCD).Inserted, "no media left mounted")
+	require.NoError(t, c.Power(ctx, bmc.PowerActionOff))
+	require.Eventually(t, func() bool { return !b.Running() }, time.Minute, 100*time.Millisecond, "ForceOff ends the machine")
+	require.NoError(t, b.Err())
+	lives = b.Lives()
+	assert.Equal(t, []string{"blockdev-change-medium", "cont", "eject", "quit"}, lives[0].QMP,
+		"the image went in before the machine ran, out at the eject, and the power-off ended it")
 
-	m.stop()
-	frames, err := countFrames(filepath.Join(m.dir, "net.pcap"))
+	frames, err := qemubmc.CountFrames(lives[0].Capture(), time.Time{})
 	require.NoError(t, err)
 	assert.Zero(t, frames.DHCP, "no DHCP packet on the machine's network")
 	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")])
 }
 
-// receive waits for the next value of ch.
-func receive[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(time.Minute):
-		t.Fatalf("waited a minute: %s", what)
-	}
-	var zero T
-	return zero
+// A BMC told to mount media while its host runs puts the medium in the
+// running machine's drive; a restart with a one-time boot from Cd then
+// boots it: the restart reads the override and the drive afresh. Before
+// it, the machine started with no override boots nothing from its empty
+// drive, and its firmware asks the network for nothing.
+func TestVirtualMediaInsertedWhileOnBootsAtTheRestart(t *testing.T) {
+	loaders := requireTools(t, true)
+	ctx := context.Background()
+	ep, port := startEndpoint(t)
+	img, err := bootmedia.Build(bootmedia.Spec{
+		Firmware: bmc.BootFirmwareUEFI, MAC: guestMAC, ChainURL: "http://" + endpointAddr + "/claims/" + claimNonce + "/boot.ipxe",
+		Static: &bootmedia.StaticAddress{Address: netip.MustParsePrefix(guestAddress), Gateway: netip.MustParseAddr(guestGateway)},
+	}, loaders, t.TempDir())
+	require.NoError(t, err)
+	ep.mu.Lock()
+	ep.image = img.Path
+	ep.mu.Unlock()
+	imageURL := "http://" + endpointAddr + imagePath
+	b := startQMPBMC(t, port)
+	c, mc := dialBMC(t, b)
+
+	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
+	require.Eventually(t, func() bool { return running(b) }, time.Minute, 100*time.Millisecond, "the power-on started the machine")
+	// OVMF finds nothing to boot in the empty drive and stops in its
+	// shell; the console says so.
+	require.Eventually(t, func() bool { return strings.Contains(b.Lives()[0].Serial(), "Shell>") }, 5*time.Minute, 200*time.Millisecond,
+		"the machine started from nothing reached the firmware's shell")
+	require.NoError(t, mc.InsertMedia(ctx, imageURL))
+	require.Eventually(t, func() bool { return slices.Contains(b.Lives()[0].QMP, "blockdev-change-medium") }, time.Minute, 100*time.Millisecond,
+		"the media reached the running machine's drive")
+	_, err = c.BootOnce(ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
+	require.NoError(t, err)
+	require.NoError(t, c.Power(ctx, bmc.PowerActionReboot))
+
+	require.Eventually(t, func() bool {
+		select {
+		case <-ep.got:
+			return true
+		default:
+			return b.Err() != nil
+		}
+	}, 10*time.Minute, 100*time.Millisecond, "the claim's URL was not fetched within 10 minutes of the restart")
+	require.NoError(t, b.Err(), "the BMC carries out what it is told")
+	lives := b.Lives()
+	require.Len(t, lives, 1, "one machine: the restart reset it")
+	assert.Equal(t, []string{"eject", "cont", "blockdev-change-medium", "blockdev-change-medium", "system_reset"}, lives[0].QMP,
+		"started empty, the medium in while running, then in again for the restart from Cd")
+	assert.Equal(t, "Cd", lives[0].Boot)
+	assert.Equal(t, imageURL, lives[0].Image)
+
+	require.NoError(t, c.Power(ctx, bmc.PowerActionOff))
+	require.Eventually(t, func() bool { return !b.Running() }, time.Minute, 100*time.Millisecond, "ForceOff ends the machine")
+	frames, err := qemubmc.CountFrames(lives[0].Capture(), time.Time{})
+	require.NoError(t, err)
+	assert.Zero(t, frames.DHCP, "no DHCP packet on the machine's network, before the restart or after")
+	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")])
 }
 
-// fetchImage reads the image at url into a file, as a BMC's virtual
-// media reads the URL it was given.
-func fetchImage(t *testing.T, url string) string {
+func running(b *qemubmc.BMC) bool {
+	lives := b.Lives()
+	return b.Running() && len(lives) == 1 && slices.Contains(lives[0].QMP, "cont")
+}
+
+// startQMPBMC starts the test BMC of a QEMU machine with the guest's MAC
+// and UUID, whose image URLs naming the endpoint's guest address are
+// read from the endpoint's port here.
+func startQMPBMC(t *testing.T, port int) *qemubmc.BMC {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "virtual-cd.iso")
-	resp, err := http.Get(url) //nolint:noctx // a test's local server
+	hw := bmcsim.DefaultHardware()
+	hw.UUID = guestUUID
+	b, err := qemubmc.New(qemubmc.Options{
+		BMC: bmcsim.Options{Username: "admin", Password: "virtual-media-test", Hardware: &hw,
+			VirtualMedia: bmcsim.VirtualMediaOnManager, VirtualMediaISOSuffix: true},
+		MAC: guestMAC, Dir: t.TempDir(),
+		Guest: netip.MustParseAddrPort(endpointAddr + ":80"), Host: "127.0.0.1:" + strconv.Itoa(port),
+	})
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	f, err := os.Create(path)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, l := range b.Lives() {
+				t.Logf("QMP %v; serial console of %s (end):\n%s", l.QMP, l.Dir, tail(l.Serial(), 3000))
+			}
+		}
+		_ = b.Close()
+	})
+	return b
+}
+
+// dialBMC is the addon's client of the test BMC.
+func dialBMC(t *testing.T, b *qemubmc.BMC) (bmc.Client, bmc.MediaClient) {
+	t.Helper()
+	c, err := bmc.Dial(context.Background(), bmc.Endpoint{Protocol: bmc.ProtocolRedfish, Host: b.Server.Host, Port: b.Server.Port,
+		CABundle: b.Server.CACertPEM, Username: "admin", Password: "virtual-media-test"})
 	require.NoError(t, err)
-	_, err = io.Copy(f, resp.Body)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	return path
+	t.Cleanup(func() { _ = c.Close() })
+	return c, c.(bmc.MediaClient)
 }

@@ -21,6 +21,13 @@ import (
 
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/qemubmc"
+)
+
+// The machine's CD drive: its block backend and its device.
+const (
+	cdDrive  = "cd0"
+	cdDevice = "cdrom0"
 )
 
 const (
@@ -134,19 +141,11 @@ type machine struct {
 	err  error         // its exit, once done
 }
 
-// startMachine boots iso from the CD drive. With iso "" the drive starts
-// empty and QEMU paused (-S), with a QMP socket (qmpSocket) for the test's
-// BMC to put its medium in and let it run.
+// startMachine boots iso from the CD drive.
 func startMachine(t *testing.T, iso string, uefi bool, port int) *machine {
 	t.Helper()
 	m := &machine{dir: t.TempDir()}
-	drive := "if=none,id=" + cdDrive + ",media=cdrom,readonly=on"
-	var paused []string
-	if iso != "" {
-		drive += ",file=" + opt(iso)
-	} else {
-		paused = []string{"-S", "-qmp", "unix:" + opt(m.qmpSocket()) + ",server=on,wait=off"}
-	}
+	drive := "if=none,id=" + cdDrive + ",media=cdrom,readonly=on,file=" + opt(iso)
 	args := []string{"-n", "10", "qemu-system-x86_64",
 		"-machine", "pc,accel=tcg", "-m", "256", "-smp", "1", "-nographic", "-monitor", "none",
 		"-uuid", guestUUID,
@@ -162,7 +161,6 @@ func startMachine(t *testing.T, iso string, uefi bool, port int) *machine {
 		"-drive", drive,
 		"-device", "ide-cd,drive=" + cdDrive + ",id=" + cdDevice + ",bootindex=1",
 	}
-	args = append(args, paused...)
 	if uefi {
 		vars := filepath.Join(m.dir, "ovmf-vars.fd")
 		b, err := os.ReadFile(ovmfVars)
@@ -189,8 +187,6 @@ func startMachine(t *testing.T, iso string, uefi bool, port int) *machine {
 	})
 	return m
 }
-
-func (m *machine) qmpSocket() string { return filepath.Join(m.dir, "qmp.sock") }
 
 // stop ends QEMU with SIGTERM, which it takes as a clean exit: the
 // capture file is complete after it.
@@ -269,7 +265,7 @@ func TestVirtualMediaBootsWithoutDHCP(t *testing.T) {
 			assert.Equal(t, guestUUID, claim.URL.Query().Get("uuid"))
 			assert.Contains(t, m.serial(), "Static address "+guestAddress)
 
-			frames, err := countFrames(filepath.Join(m.dir, "net.pcap"))
+			frames, err := qemubmc.CountFrames(filepath.Join(m.dir, "net.pcap"), time.Time{})
 			require.NoError(t, err)
 			t.Logf("capture: %d frames, %d DHCP, TCP %v", frames.Frames, frames.DHCP, frames.TCPTo)
 			assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")], "the capture sees the fetch, so it sees the network")

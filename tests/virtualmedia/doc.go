@@ -8,11 +8,10 @@
 // the test counts the DHCP packets, which must be none.
 //
 // TestVirtualMediaThroughTheBMC takes the same path through the addon's
-// BMC calls (pkg/bmc's MediaClient against tests/sim/bmcsim): what the
-// BMC offers, InsertMedia of the image's URL, a one-time boot from Cd,
-// power on, and the eject at the end. The test plays the BMC's host as a
-// virtual CD works: at the start from Cd it reads the image from the URL
-// the BMC was given, starts QEMU paused with an empty drive, puts the
-// medium in over QMP (blockdev-change-medium) and lets it run; the eject
-// takes the medium out of the running machine (QMP eject).
+// BMC calls (pkg/bmc's MediaClient) against the test BMC of package
+// tests/sim/qemubmc: what the BMC offers, InsertMedia of the image's URL,
+// a one-time boot from Cd, power on, the eject and the power-off. The BMC
+// starts the machine itself at the power-on, reads the image from the URL
+// it was given and puts it in the CD drive over QMP; the eject takes the
+// medium out of the running machine and the power-off ends it.
 package virtualmedia

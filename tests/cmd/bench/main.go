@@ -110,6 +110,7 @@ var scenarios = []scenario{
 	{"bmc", "7. BMC sessions and requests", runBMC},
 	{"fleet", "8. The BMC chain at fleet size", runBMCFleet},
 	{"ownedpool", "9. A pool of servers people own", runOwnedPool},
+	{"bootpath", "10. A virtual media boot on QEMU, without DHCP", runBootPath},
 }
 
 func main() {

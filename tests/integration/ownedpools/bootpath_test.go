@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -21,16 +22,15 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
 // mediaEnv runs the controller with a boot endpoint that serves boot
-// images: its loaders (the smallest files package bootmedia takes: the
-// images are read, not booted) and its public URL. It returns the
+// images: its loaders and its public URL. It returns the
 // endpoint's address.
 func mediaEnv(t *testing.T) (*framework.Env, string) {
 	t.Helper()
-	loaders := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(loaders, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
+	loaders := bootLoaders(t)
 	addr := framework.FreeAddr(t)
 	opts := hardwareOpts()
 	opts.Configure = func(c *config.Config) {
@@ -38,6 +38,16 @@ func mediaEnv(t *testing.T) (*framework.Env, string) {
 		c.IPXEAddress, c.IPXEPublicURL, c.BootLoadersDir = addr, "http://"+addr, loaders
 	}
 	return framework.New(t, &shared, opts), addr
+}
+
+// bootLoaders is a folder of boot loaders for the boot endpoint: the
+// smallest files package bootmedia takes (the images are read, not
+// booted).
+func bootLoaders(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
+	return dir
 }
 
 // addServerWith is addServer with a BMC of these options.
@@ -272,3 +282,130 @@ func TestPinnedBootPaths(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A pool of servers whose BMCs offer virtual media, played by the owned
+// fleet (each reads the image its BMC was given at a start from Cd, then
+// runs what the image's iPXE does), installs and joins with no network
+// boot at all, and shrinks: every server ends powered off, free, with
+// nothing in its virtual CD, having had one insert, one boot override,
+// one power on, one power off and one eject.
+func TestVirtualMediaPoolGrowsAndShrinks(t *testing.T) {
+	env, fleet, _ := fleetEnv(t)
+	rfs := map[string]*ownedfleet.Redfish{}
+	for i := 1; i <= 2; i++ {
+		spec := ownedfleet.Spec{Name: fmt.Sprintf("rack-m-%d", i), MAC: mac(90 + i),
+			UUID: fmt.Sprintf("4c4c4544-0029-1010-8000-b2c04f0000%02d", 90+i), Disk: "/dev/nvme0n1"}
+		rf, err := fleet.AddRedfish(spec, bmcUser, bmcPassword, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnManager})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = rf.Close() })
+		rfs[spec.Name] = rf
+		registerInventory(t, env, spec, bmcPassword, framework.RedfishInventory(spec.Name, rf.Server), map[string]string{"rack": "m"})
+	}
+	createPool(t, env, ownedPool("rack-m", 2, map[string]string{"rack": "m"}))
+	require.Eventually(t, func() bool {
+		managed := 0
+		for _, i := range instancesOf(t, env, "rack-m") {
+			if i.Status.Status == equinixv1.PhaseManaged && i.Status.BootMediaEjectedAt != nil {
+				managed++
+			}
+		}
+		return managed == 2
+	}, wait, tick, "the servers never installed, joined and had their image ejected: %+v", fleet.Results())
+	for name, rf := range rfs {
+		i, ok := instanceOn(t, env, "rack-m", name)
+		require.True(t, ok)
+		assert.Equal(t, equinixv1.BootPathVirtualMedia, i.Status.BootPath, name)
+		assert.False(t, rf.BMC.MediaIn(bmcsim.MediaSlotCD).Inserted, name)
+		res := bootResult(t, fleet, name)
+		assert.True(t, res.OK, "%+v", res)
+		assert.Contains(t, res.Requests[0], "/boot/<nonce>/media.iso", "the image was read first: %v", res.Requests)
+		boots, ts := (&server{name: name, bmc: rf.BMC}).networkBoots()
+		assert.Zero(t, boots, "no network boot: %+v", ts)
+	}
+	scale(t, env, "rack-m", 0)
+	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-m")) == 0 }, wait, tick)
+	for name, rf := range rfs {
+		assert.Equal(t, "Off", rf.BMC.PowerState(), name)
+		assert.False(t, rf.BMC.MediaIn(bmcsim.MediaSlotCD).Inserted, name)
+		got, log := (&server{name: name, bmc: rf.BMC}).commands()
+		assert.Equal(t, commands{insert: 1, boot: 1, power: 2, eject: 1}, got, "%s: %v", name, log)
+	}
+}
+
+// A BMC that refuses to eject the addon's image: at the join, the
+// Instance says so (BootMediaEjected=False, a Warning Event) and asks
+// again until it can; at the release, the server is powered off and the
+// Instance keeps its finalizer on a 403 (Deleting BootMediaEjectFailed)
+// until the eject goes through, so no server goes back free with the
+// addon's image mounted.
+func TestRefusedEjectIsRetriedAndHoldsTheRelease(t *testing.T) {
+	env, _ := mediaEnv(t)
+	vm := bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem}
+	joins := addServerWith(t, env, "rack-e-1", mac(100), map[string]string{"rack": "e"}, vm)
+	leaves := addServerWith(t, env, "rack-r-1", mac(101), map[string]string{"rack": "r"}, vm)
+	createPool(t, env, ownedPool("rack-e", 1, map[string]string{"rack": "e"}))
+	createPool(t, env, ownedPool("rack-r", 1, map[string]string{"rack": "r"}))
+	booted := func(i *equinixv1.Instance) bool { return i.Status.InstallRequestedAt != nil }
+	inst := waitInstance(t, env, "rack-e", "never booted", booted)
+	waitInstance(t, env, "rack-r", "never booted", booted)
+	eject := "/redfish/v1/Systems/1/VirtualMedia/CD/Actions/VirtualMedia.EjectMedia"
+
+	refused := joins.bmc.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, PathPrefix: eject, Method: http.MethodPost})
+	env.JoinOwnedServer(&inst)
+	got := waitInstance(t, env, "rack-e", "the refused eject was never told", func(i *equinixv1.Instance) bool {
+		c := conditions.Get(i.Status.Conditions, equinixv1.InstanceBootMediaEjected)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == equinixv1.ReasonBootMediaEjectFailed
+	})
+	assert.Nil(t, got.Status.BootMediaEjectedAt)
+	assert.True(t, joins.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+	require.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonBootMediaEjectFailed))
+	for _, ev := range env.Events(inst.Name) {
+		if ev.Reason == equinixv1.ReasonBootMediaEjectFailed {
+			assert.Equal(t, corev1.EventTypeWarning, ev.Type)
+		}
+	}
+	joins.bmc.RemoveFault(refused)
+	waitInstance(t, env, "rack-e", "the eject was never asked again", func(i *equinixv1.Instance) bool {
+		c := conditions.Get(i.Status.Conditions, equinixv1.InstanceBootMediaEjected)
+		return i.Status.BootMediaEjectedAt != nil && c != nil && c.Status == metav1.ConditionTrue
+	})
+	assert.False(t, joins.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+
+	forbidden := leaves.bmc.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultServerError, Status: http.StatusForbidden, PathPrefix: eject, Method: http.MethodPost})
+	scale(t, env, "rack-r", 0)
+	held := waitInstance(t, env, "rack-r", "the refused eject never held the release", func(i *equinixv1.Instance) bool {
+		c := conditions.Get(i.Status.Conditions, equinixv1.InstanceDeleting)
+		return c != nil && c.Reason == equinixv1.ReasonBootMediaEjectFailed
+	})
+	assert.NotEmpty(t, held.Finalizers, "the finalizer stays on a 403")
+	assert.Equal(t, "Off", leaves.bmc.PowerState(), "powered off first")
+	assert.True(t, leaves.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+	assert.Equal(t, held.Name, env.Inventory(leaves.name).Labels[equinixv1.LabelClaimedBy], "still claimed")
+	leaves.bmc.RemoveFault(forbidden)
+	require.Eventually(t, func() bool { return len(instancesOf(t, env, "rack-r")) == 0 }, wait, tick, "never released once the eject went through")
+	assert.False(t, leaves.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
+	assert.NotContains(t, env.Inventory(leaves.name).Labels, equinixv1.LabelClaimedBy)
+}
+
+// An insert whose answer was lost (the BMC mounted the image, the
+// connection dropped before its answer) counts as sent: it is not sent
+// again, and the boot from the virtual CD and the power-on follow, once
+// each.
+func TestLostInsertAnswerIsNotSentTwice(t *testing.T) {
+	env, _ := mediaEnv(t)
+	s := addServerWith(t, env, "rack-l-1", mac(110), map[string]string{"rack": "l"}, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem})
+	lost := s.bmc.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLostAnswer, PathPrefix: "/redfish/v1/Systems/1/VirtualMedia/CD/Actions/VirtualMedia.InsertMedia",
+		Method: http.MethodPost, Count: 1})
+	createPool(t, env, ownedPool("rack-l", 1, map[string]string{"rack": "l"}))
+	inst := waitInstance(t, env, "rack-l", "never booted", func(i *equinixv1.Instance) bool { return i.Status.InstallRequestedAt != nil })
+	assert.Equal(t, 1, s.bmc.FaultFired(lost), "the answer was lost")
+	assert.Equal(t, equinixv1.BootPathVirtualMedia, inst.Status.BootPath)
+	media := s.bmc.MediaIn(bmcsim.MediaSlotCD)
+	require.True(t, media.Inserted)
+	ts := s.bmc.PowerTransitions()
+	require.Len(t, ts, 2, "%+v", ts)
+	assert.Equal(t, media.Image, ts[1].Media, "started from the image")
+	got, log := s.commands()
+	assert.Equal(t, commands{insert: 1, boot: 1, power: 1}, got, "%v", log)
+	assert.False(t, env.HasEvent(inst.Name, equinixv1.ReasonBMCFailed), "a lost answer is no refusal: %+v", env.Events(inst.Name))
+}

@@ -75,10 +75,13 @@ func fleetEnv(t *testing.T) (*framework.Env, *ownedfleet.Fleet, string) {
 	t.Helper()
 	// The simulated servers must know the boot endpoint before it starts.
 	addr := framework.FreeAddr(t)
+	loaders := bootLoaders(t)
 	opts := hardwareOpts()
 	opts.Configure = func(c *config.Config) {
 		configure(c)
-		c.IPXEAddress, c.IPXEPublicURL = addr, "http://"+addr
+		// The loaders, as the addon's image ships them: a BMC that
+		// offers virtual media is booted from the claim's image.
+		c.IPXEAddress, c.IPXEPublicURL, c.BootLoadersDir = addr, "http://"+addr, loaders
 	}
 	env := framework.New(t, &shared, opts)
 	fleet := ownedfleet.New(ownedfleet.Options{Kube: env.Kube,

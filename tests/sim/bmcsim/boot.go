@@ -13,11 +13,15 @@ const (
 	BootNone = "None" // no override: the host boots as its firmware is set
 	BootPxe  = "Pxe"  // the network
 	BootHdd  = "Hdd"  // the first disk
+	// BootCd is the virtual CD: the image in the CD slot.
+	BootCd = "Cd"
+	// BootUefiHTTP is the UEFI firmware's HTTP boot of HttpBootUri.
+	BootUefiHTTP = "UefiHttp"
 )
 
 // DefaultBootTargets are the override targets a system allows unless
 // Options.BootTargets says otherwise, as common BMCs list them.
-var DefaultBootTargets = []string{BootNone, BootPxe, BootHdd, "Cd", "Usb", "BiosSetup", "UefiHttp"}
+var DefaultBootTargets = []string{BootNone, BootPxe, BootHdd, BootCd, "Usb", "BiosSetup", BootUefiHTTP}
 
 // Values of BootSourceOverrideEnabled.
 const (
@@ -62,6 +66,20 @@ func (p PowerTransition) NetworkBoot() bool {
 	return p.Change != PowerChangeOff && p.Boot == BootPxe
 }
 
+// BootImage is the URL of the image a start boots from the virtual CD or
+// by the firmware's HTTP boot; "" for any other start, and a power off.
+func (p PowerTransition) BootImage() string {
+	switch {
+	case p.Change == PowerChangeOff:
+		return ""
+	case p.Boot == BootCd:
+		return p.Media
+	case p.Boot == BootUefiHTTP:
+		return p.URI
+	}
+	return ""
+}
+
 // BootOverride is the system's boot override as Redfish reports it.
 type BootOverride struct {
 	Target, Enabled, Mode string
@@ -104,11 +122,11 @@ func (b *BMC) transitionLocked(change PowerChange, cause string) PowerTransition
 			t.Boot = b.boot.Target
 		}
 		switch t.Boot {
-		case "Cd":
+		case BootCd:
 			if m := b.media[MediaSlotCD]; m != nil && m.Inserted {
 				t.Media = m.Image
 			}
-		case "UefiHttp":
+		case BootUefiHTTP:
 			t.URI = b.boot.HTTPBootURI
 		}
 		if b.boot.Enabled == BootOnce {

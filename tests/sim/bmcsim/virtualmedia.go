@@ -243,3 +243,14 @@ func (b *BMC) patchMedia(w http.ResponseWriter, r *http.Request, id string) {
 		b.insertLocked(w, id, *req.Image, req.Inserted, req.WriteProtected)
 	})
 }
+
+// MediaSlotPath is the Redfish path of a slot (MediaSlotCD,
+// MediaSlotUSB), "" when the BMC lists no virtual media: a fault's
+// PathPrefix for the slot's actions.
+func (b *BMC) MediaSlotPath(slot string) string {
+	coll := b.mediaCollectionPath()
+	if coll == "" {
+		return ""
+	}
+	return coll + "/" + slot
+}

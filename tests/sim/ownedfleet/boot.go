@@ -2,6 +2,7 @@ package ownedfleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,17 +27,25 @@ func (s *server) chainURL() string {
 	return strings.TrimSuffix(s.fleet.opts.Endpoint, "/") + "/boot/ipxe?mac=" + mac + "&uuid=" + strings.ToLower(s.spec.UUID)
 }
 
-// netboot is one PXE boot up to the installer's checks: the chain URL,
-// the script, the configuration. ok is false when the server got nothing
-// to install, or the install would fail; the result says why.
-func (s *server) netboot(ctx context.Context) (Result, joinagent.Install, bool) {
+// netboot is one boot into the installer up to the installer's checks:
+// the chain URL (PXE's, or the one the boot image at image holds), the
+// script, the configuration. ok is false when the server got nothing to
+// install, or the install would fail; the result says why.
+func (s *server) netboot(ctx context.Context, image string) (Result, joinagent.Install, bool) {
 	r := Result{Server: s.spec.Name}
 	fail := func(format string, args ...any) (Result, joinagent.Install, bool) {
 		r.Reason = scrub(fmt.Sprintf(format, args...), s.fleet.opts.Expect.Token)
 		s.fleet.opts.Log.Infof("server %s: %s", s.spec.Name, r.Reason)
 		return r, joinagent.Install{}, false
 	}
-	script, status, err := s.get(ctx, &r, s.chainURL())
+	chain := s.chainURL()
+	if image != "" {
+		var err error
+		if chain, err = s.imageChain(ctx, &r, image); err != nil {
+			return fail("%v", err)
+		}
+	}
+	script, status, err := s.get(ctx, &r, chain)
 	switch {
 	case err != nil:
 		return fail("iPXE could not reach the boot endpoint: %v", err)
@@ -83,6 +92,41 @@ func (s *server) netboot(ctx context.Context) (Result, joinagent.Install, bool) 
 	return r, in, true
 }
 
+// imageChainLine is the boot image's chain command, as package bootmedia
+// writes it: the URL, then the NIC's MAC and the SMBIOS UUID iPXE fills in.
+var imageChainLine = regexp.MustCompile(`(?m)^chain (https?://[^\s]+?[?&])mac=\$\{\$\{nic\}/mac\}&uuid=\$\{uuid\} \|\|$`)
+
+// imageChain reads the boot image at image, as the BMC's virtual CD (or
+// the firmware's HTTP boot) does, and returns the URL its iPXE script
+// chains to, filled in as iPXE fills it. An image that is no ISO, or
+// whose script chains nowhere, boots nothing.
+func (s *server) imageChain(ctx context.Context, r *Result, image string) (string, error) {
+	body, status, err := s.fetch(ctx, r, image, maxImage)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("the BMC could not read the boot image: %w", err)
+	case status != http.StatusOK:
+		return "", fmt.Errorf("the boot image's URL answered %d: nothing to boot", status)
+	case len(body) < isoMagicAt+len(isoMagic) || body[isoMagicAt:isoMagicAt+len(isoMagic)] != isoMagic:
+		return "", errors.New("the boot image is no ISO 9660 image: nothing to boot")
+	}
+	m := imageChainLine.FindStringSubmatch(body)
+	if m == nil {
+		return "", errors.New("the boot image's script chains nowhere")
+	}
+	mac := strings.ReplaceAll(strings.ToLower(s.spec.MAC), ":", "%3A")
+	return m[1] + "mac=" + mac + "&uuid=" + strings.ToLower(s.spec.UUID), nil
+}
+
+// An ISO 9660 image's primary volume descriptor, at sector 16, starts
+// with its type byte and this identifier.
+const (
+	isoMagic   = "CD001"
+	isoMagicAt = 16*2048 + 1
+	// maxImage bounds a boot image read (the addon's are ~1.3 MB).
+	maxImage = 8 << 20
+)
+
 // checkKernel: the installer booted must be the cluster's version for
 // the server's architecture, or it would not start (another arch) or
 // not join (another version).
@@ -117,6 +161,11 @@ func (s *server) checkInstall(in joinagent.Install) error {
 // get fetches rawURL as iPXE or the installer would, and notes the
 // request (its nonce hidden) in r.
 func (s *server) get(ctx context.Context, r *Result, rawURL string) (string, int, error) {
+	return s.fetch(ctx, r, rawURL, 1<<20)
+}
+
+// fetch is get of at most limit bytes.
+func (s *server) fetch(ctx context.Context, r *Result, rawURL string, limit int64) (string, int, error) {
 	shown := noncePath.ReplaceAllString(rawURL, "/boot/<nonce>/")
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -134,7 +183,7 @@ func (s *server) get(ctx context.Context, r *Result, rawURL string) (string, int
 		return "", 0, fmt.Errorf("GET %s: no answer", shown)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	r.Requests = append(r.Requests, fmt.Sprintf("%s %d", shown, resp.StatusCode))
 	if err != nil {
 		return "", 0, fmt.Errorf("GET %s: %w", shown, err)

@@ -10,7 +10,10 @@
 // the configuration the installer would from the script's config_url,
 // and checks what a real install would fail on, plus what a server of
 // one's own must get: its own management MAC, its install disk, the
-// cluster's version, its architecture, join mode. A good install
+// cluster's version, its architecture, join mode. A start from the
+// virtual CD or by the firmware's HTTP boot reads the boot image the BMC
+// was given as the BMC would, and asks the chain URL its iPXE script
+// holds instead: no DHCP, no PXE. A good install
 // registers the Node named by os.hostname, with the configuration's
 // labels (the Instance's among them), after Options.InstallTime, and
 // keeps its heartbeat. Power off stops the kubelet (Ready=Unknown); a

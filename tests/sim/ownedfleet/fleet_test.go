@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint/claimstest"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 	"github.com/harvester/harvester-equinix-addon/pkg/harvester"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
@@ -55,7 +58,7 @@ type world struct {
 	key    []byte
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, opts ...bootendpoint.Option) *world {
 	c := shared.Require(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -65,7 +68,7 @@ func newWorld(t *testing.T) *world {
 	require.NoError(t, err)
 	w := &world{t: t, ctx: ctx, kube: kube, key: []byte(strings.Repeat("k", bootendpoint.KeySize)),
 		claims: claimstest.New(claimstest.Join{ServerURL: "10.0.0.10", Token: joinToken, PasswordHash: hash, InstallDevice: "/dev/sda"})}
-	srv := httptest.NewServer(bootendpoint.NewHandler(w.key, w.claims))
+	srv := httptest.NewServer(bootendpoint.NewHandler(w.key, w.claims, opts...))
 	t.Cleanup(srv.Close)
 	w.fleet = New(Options{Kube: kube, Expect: joinagent.Expect{ServerURL: "https://10.0.0.10:443", Token: joinToken},
 		Version: version, Endpoint: srv.URL, InstallTime: 100 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
@@ -76,8 +79,12 @@ func newWorld(t *testing.T) *world {
 
 // server adds spec behind a Redfish BMC and returns the project's own
 // client of that BMC.
-func (w *world) server(spec Spec) (*Redfish, bmc.Client) {
-	r, err := w.fleet.AddRedfish(spec, "root", "calvin", bmcsim.Options{})
+func (w *world) server(spec Spec, opts ...bmcsim.Options) (*Redfish, bmc.Client) {
+	var o bmcsim.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r, err := w.fleet.AddRedfish(spec, "root", "calvin", o)
 	require.NoError(w.t, err)
 	w.t.Cleanup(func() { _ = r.Close() })
 	c, err := bmc.Dial(w.ctx, r.Endpoint)
@@ -154,6 +161,64 @@ func TestClaimedServerJoins(t *testing.T) {
 }
 
 func (w *world) endpoint() string { return w.fleet.opts.Endpoint }
+
+// mediaWorld is a world whose boot endpoint serves each claim's boot
+// image, made with a stand-in UEFI loader (the image is read, not run).
+func mediaWorld(t *testing.T) *world {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
+	loaders, err := bootmedia.LoadLoaders(dir)
+	require.NoError(t, err)
+	return newWorld(t, bootendpoint.WithBootMedia(loaders, t.TempDir()))
+}
+
+// A claimed server whose BMC mounts the claim's boot image and boots it
+// once, from the virtual CD or by the firmware's HTTP boot, reads the
+// image as its BMC would, follows the chain URL the image's script holds,
+// and installs: no DHCP, no PXE. An image URL with another nonce boots
+// nothing.
+func TestServerBootsItsImage(t *testing.T) {
+	w := mediaWorld(t)
+	cd := Spec{Name: "rack2-u01", MAC: "0c:c4:7a:29:01:01", UUID: "4c4c4544-0042-3510-8052-b4c04f4e0101", Disk: "/dev/sda"}
+	httpBoot := Spec{Name: "rack2-u02", MAC: "0c:c4:7a:29:01:02", UUID: "4c4c4544-0042-3510-8052-b4c04f4e0102", Disk: "/dev/sda"}
+	wrong := Spec{Name: "rack2-u03", MAC: "0c:c4:7a:29:01:03", UUID: "4c4c4544-0042-3510-8052-b4c04f4e0103", Disk: "/dev/sda"}
+	image := func(spec Spec, id string) string {
+		w.claim(spec, id, "owned-"+spec.Name)
+		return w.endpoint() + bootendpoint.MediaPath(w.key, bootendpoint.Claim{ID: id, MAC: spec.MAC})
+	}
+
+	_, c := w.server(cd, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnManager})
+	media := c.(bmc.MediaClient)
+	require.NoError(t, media.InsertMedia(w.ctx, image(cd, "uid-cd")))
+	_, err := c.BootOnce(w.ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
+	require.NoError(t, err)
+	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOn))
+	r := w.result(cd.Name)
+	require.True(t, r.OK, r.Reason)
+	assert.Equal(t, []string{
+		w.endpoint() + "/boot/<nonce>/media.iso?mac=0c:c4:7a:29:01:01 200",
+		w.endpoint() + "/boot/ipxe?mac=0c%3Ac4%3A7a%3A29%3A01%3A01&uuid=4c4c4544-0042-3510-8052-b4c04f4e0101 200",
+		w.endpoint() + "/boot/<nonce>/config.yaml?mac=0c:c4:7a:29:01:01 200",
+	}, r.Requests)
+
+	_, c = w.server(httpBoot, bmcsim.Options{HTTPBoot: true})
+	require.NoError(t, c.(bmc.MediaClient).BootOnceHTTP(w.ctx, image(httpBoot, "uid-http")))
+	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOn))
+	r = w.result(httpBoot.Name)
+	require.True(t, r.OK, r.Reason)
+	assert.Len(t, r.Requests, 3)
+
+	_, c = w.server(wrong, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem})
+	stolen := strings.Replace(image(wrong, "uid-wrong"), bootendpoint.Nonce(w.key, "uid-wrong"), bootendpoint.Nonce(w.key, "uid-cd"), 1)
+	require.NoError(t, c.(bmc.MediaClient).InsertMedia(w.ctx, stolen))
+	_, err = c.BootOnce(w.ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
+	require.NoError(t, err)
+	require.NoError(t, c.Power(w.ctx, bmc.PowerActionOn))
+	r = w.result(wrong.Name)
+	assert.False(t, r.OK)
+	assert.Contains(t, r.Reason, "answered 404")
+	assert.Equal(t, []string{cd.Name, httpBoot.Name}, w.fleet.NodeNames())
+}
 
 // A server nobody claimed gets 404 and boots its (empty) disk: no
 // configuration, no Node, and the endpoint told of the MAC.

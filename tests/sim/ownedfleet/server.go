@@ -69,12 +69,13 @@ func (s *server) follow(ctx context.Context, t bmcsim.PowerTransition) {
 	if t.Change == bmcsim.PowerChangeOff {
 		return
 	}
-	if !t.NetworkBoot() {
+	image := t.BootImage()
+	if !t.NetworkBoot() && image == "" {
 		s.bootDisk(ctx)
 		return
 	}
 	gen := s.gen
-	r, in, ok := s.netboot(ctx)
+	r, in, ok := s.netboot(ctx, image)
 	if !ok {
 		s.fleet.record(r)
 		// iPXE gives up and the firmware boots the next device: the disk.

@@ -1,4 +1,4 @@
-package virtualmedia
+package qemubmc
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,15 +40,26 @@ func TestCountFrames(t *testing.T) {
 		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0x08, 0x06}, // ARP
 	} {
 		rec := make([]byte, 16)
+		// The DHCP answer comes a second after the rest: counted later.
+		at := uint32(1000)
+		if len(f) > 14+23 && f[14+21] == 67 && f[14+23] == 68 { // the answer: from port 67 to 68
+			at = 1001
+		}
+		binary.LittleEndian.PutUint32(rec, at)
 		binary.LittleEndian.PutUint32(rec[8:], uint32(len(f)))
 		binary.LittleEndian.PutUint32(rec[12:], uint32(len(f)))
 		b = append(append(b, rec...), f...)
 	}
 	path := filepath.Join(t.TempDir(), "c.pcap")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	c, err := countFrames(path)
+	c, err := CountFrames(path, time.Time{})
 	require.NoError(t, err)
 	assert.Equal(t, 4, c.Frames)
 	assert.Equal(t, 2, c.DHCP)
+	assert.Zero(t, c.DHCPLater)
+	c, err = CountFrames(path, time.Unix(1000, 0))
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.DHCP)
+	assert.Equal(t, 1, c.DHCPLater)
 	assert.Equal(t, 1, c.TCPTo[netip.MustParseAddrPort("10.0.2.100:80")])
 }

@@ -1,22 +1,17 @@
-package virtualmedia
+package qemubmc
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"time"
 )
 
-// cdDrive is the machine's CD drive's block backend; cdDevice its device,
-// which QMP's medium commands name.
-const (
-	cdDrive  = "cd0"
-	cdDevice = "cdrom0"
-)
-
-// qmp is a QEMU Machine Protocol connection: how the test's BMC changes
-// the medium in the machine's CD drive and lets a paused machine run.
+// qmp is a QEMU Machine Protocol connection: how the BMC changes the
+// medium in the machine's CD drive, lets a paused machine run, resets it
+// and ends it.
 type qmp struct {
 	conn net.Conn
 	dec  *json.Decoder
@@ -44,9 +39,13 @@ func dialQMP(ctx context.Context, path string) (*qmp, error) {
 	var greeting struct {
 		QMP json.RawMessage `json:"QMP"`
 	}
-	if err := q.dec.Decode(&greeting); err != nil || greeting.QMP == nil {
+	if err := q.dec.Decode(&greeting); err != nil {
 		_ = conn.Close()
-		return nil, fmt.Errorf("QMP greeting: %v", err)
+		return nil, fmt.Errorf("QMP greeting: %w", err)
+	}
+	if greeting.QMP == nil {
+		_ = conn.Close()
+		return nil, errors.New("QMP greeting: not a QMP server")
 	}
 	if err := q.run("qmp_capabilities", nil, nil); err != nil {
 		_ = conn.Close()
@@ -113,3 +112,13 @@ func (q *qmp) cdMedium() (string, error) {
 	}
 	return "", fmt.Errorf("no block device %s", cdDrive)
 }
+
+// The arguments of the medium commands: put an image file in the CD
+// drive, read-only, replacing what it held; or empty it, even when the
+// guest locked its tray (a BMC's virtual CD goes when the BMC is told,
+// whatever the host thinks).
+func changeMediumArgs(file string) map[string]any {
+	return map[string]any{"id": cdDevice, "filename": file, "format": "raw", "read-only-mode": "read-only"}
+}
+
+var ejectArgs = map[string]any{"id": cdDevice, "force": true}
