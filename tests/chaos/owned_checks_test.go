@@ -215,6 +215,10 @@ func (r *run) checkOwned() {
 	for _, v := range w.surgeFindings {
 		r.violation("owned %s", v)
 	}
+	setAside, _ := w.claims.quarantineClaims()
+	for _, v := range setAside {
+		r.violation("owned (8, a quarantined server is never claimed): %s", v)
+	}
 	w.checkCommands(r)
 	w.checkServed(r)
 	w.checkReleased(r)
@@ -377,7 +381,8 @@ func (w *ownedWorld) summary() string {
 	w.mu.Lock()
 	made, deleted := len(w.made), len(w.deleted)
 	w.mu.Unlock()
-	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d network boots (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
-		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, counts["fleet config served"], counts["prober config served"],
+	_, quarantined := w.claims.quarantineClaims()
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d boots into the installer (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined, %d servers quarantined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
+		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, quarantined, counts["fleet config served"], counts["prober config served"],
 		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked) + "; " + w.mediaSummary()
 }

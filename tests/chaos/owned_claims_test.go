@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,10 +66,14 @@ type claimTimeline struct {
 	instances map[string]*instanceSeen
 	handovers []handover
 	taken     int
+	// quarantined are the servers seen set aside (label LabelQuarantined),
+	// and setAsideClaims the claims seen taken on one while set aside.
+	quarantined    map[string]bool
+	setAsideClaims []string
 }
 
 func watchClaims(ctx context.Context, env *framework.Env, prefix string) *claimTimeline {
-	c := &claimTimeline{prefix: prefix, changes: map[string][]claimChange{}, instances: map[string]*instanceSeen{}}
+	c := &claimTimeline{prefix: prefix, changes: map[string][]claimChange{}, instances: map[string]*instanceSeen{}, quarantined: map[string]bool{}}
 	invs := env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	insts := env.Client.EquinixV1().Instances()
 	// The Instances first: a claim is judged by what is known of the
@@ -246,11 +251,21 @@ func (c *claimTimeline) inventory(inv *seederv1alpha1.Inventory, opened, closed 
 	if len(changes) > 0 {
 		last = changes[len(changes)-1].uid
 	}
+	setAside := inv.Labels[equinixv1.LabelQuarantined] != ""
+	if setAside {
+		c.quarantined[inv.Name] = true
+	}
 	if uid == last {
 		return
 	}
 	if uid != "" {
 		c.taken++
+		if setAside {
+			// A claim is written over the Inventory it read: taken on a
+			// server that was set aside, it carries the label with it.
+			c.setAsideClaims = append(c.setAsideClaims, fmt.Sprintf("server %s was claimed by %s (resource version %s) while quarantined (%s)",
+				inv.Name, inv.Labels[equinixv1.LabelClaimedBy], inv.ResourceVersion, inv.Annotations[equinixv1.AnnotationQuarantineReason]))
+		}
 	}
 	if last != "" && uid != "" {
 		c.handovers = append(c.handovers, handover{inv: inv.Name, from: last, to: uid, rv: resourceVersion(inv.ResourceVersion)})
@@ -363,4 +378,12 @@ func (c *claimTimeline) claimsTaken() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.taken
+}
+
+// quarantineClaims are the claims taken on a quarantined server, and how
+// many servers were seen quarantined.
+func (c *claimTimeline) quarantineClaims() ([]string, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.setAsideClaims), len(c.quarantined)
 }

@@ -58,12 +58,14 @@ const foreignImage = "http://images.example.lan/firmware-update.iso"
 // other draws stay as they were), which Redfish servers offer virtual
 // media or UEFI HTTP boot, and puts the media faults among the steps.
 // Every run has at least two servers with virtual media, the first free
-// ones of generation "a" and "b" that are not IPMI, so both pools meet it.
+// ones of generation "a" and "b" that are neither IPMI nor set aside, so
+// both pools meet it.
 func drawMedia(rng *rand.Rand, p *ownedPlan) {
 	redfish := func(i int) bool { return !slices.Contains(p.IPMI, i) }
 	for _, first := range []int{p.Foreign + p.Foreign%2, firstFreeB(p.Foreign)} {
 		for i := first; i < ownedServers; i += 2 {
-			if redfish(i) {
+			// The server set aside is never claimed: one a pool takes.
+			if redfish(i) && i != p.SetAside {
 				p.Media = append(p.Media, i)
 				break
 			}

@@ -55,6 +55,12 @@ const (
 	ownedGenLabel   = "chaos.harvesterhci.io/gen"
 	ownedGoodDisk   = "/dev/nvme0n1"
 	ownedBrokenDisk = "/dev/sdz"
+	// ownedStartupTimeout is the pools' remediation.startupTimeout: well
+	// above a healthy server's network boot to join (about a second here),
+	// short enough that a broken server fails, and is set aside after
+	// ownedQuarantineAfter failures, within the run's chaos.
+	ownedStartupTimeout  = 5 * time.Second
+	ownedQuarantineAfter = 1
 )
 
 type ownedKind string
@@ -94,6 +100,17 @@ type ownedPlan struct {
 	// (-1 for none): see drawMedia.
 	Media    []int
 	HTTPBoot int
+	// Broken are the indexes of the servers whose install fails from the
+	// start (until a repair step picks one): a pool that claims one
+	// replaces it after the startup timeout and it is quarantined, which
+	// no claim may then take.
+	Broken []int
+	// SetAside is the index of the server a person quarantined by hand
+	// before the run, the first free one by name after the IPMI server
+	// every pool drives first, so the first a pool would claim if it did
+	// not honour the label (a server quarantined after failing is tried
+	// last anyway, fewest failures first). A repair step clears it.
+	SetAside int
 }
 
 func newOwnedPlan(seed int64) ownedPlan {
@@ -123,6 +140,19 @@ func newOwnedPlan(seed int64) ownedPlan {
 		}
 	}
 	slices.Sort(p.IPMI)
+	// Drawn after the IPMI servers, for the same reason. Two or three
+	// servers a pool may claim, never the IPMI server every run's pools
+	// drive first (its installs must succeed for the IPMI commands to be
+	// judged), nor the one set aside.
+	p.SetAside = setAside(p.Foreign)
+	broken := 2 + rng.Intn(2)
+	for len(p.Broken) < broken {
+		i := p.Foreign + rng.Intn(ownedServers-p.Foreign)
+		if i != firstFreeB(p.Foreign) && i != p.SetAside && !slices.Contains(p.Broken, i) {
+			p.Broken = append(p.Broken, i)
+		}
+	}
+	slices.Sort(p.Broken)
 	p.HTTPBoot = -1
 	drawMedia(rng, &p)
 	return p
@@ -132,9 +162,18 @@ func newOwnedPlan(seed int64) ownedPlan {
 // indexes) after the foreign ones.
 func firstFreeB(foreign int) int { return foreign | 1 }
 
+// setAside is the index of the first server after the foreign ones that
+// is not firstFreeB.
+func setAside(foreign int) int {
+	if foreign == firstFreeB(foreign) {
+		return foreign + 1
+	}
+	return foreign
+}
+
 func (p ownedPlan) String() string {
-	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v, virtual media %v, UEFI HTTP %d:",
-		p.Pools, p.Foreign, p.IPMI, p.Media, p.HTTPBoot)
+	out := fmt.Sprintf("owned pools %v, %d foreign server(s), IPMI servers %v, broken installs %v, set aside %d, virtual media %v, UEFI HTTP %d:",
+		p.Pools, p.Foreign, p.IPMI, p.Broken, p.SetAside, p.Media, p.HTTPBoot)
 	for _, s := range p.Steps {
 		out += fmt.Sprintf(" %s/%d", s.Kind, s.Pick)
 	}
@@ -207,6 +246,12 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 		s := &ownedServer{foreign: i < w.plan.Foreign, gen: []string{"a", "b"}[i%2]}
 		s.spec = ownedfleet.Spec{Name: fmt.Sprintf("%ss%d", prefix, i), MAC: ownedMAC(seed, i),
 			UUID: fmt.Sprintf("4c4c4544-0029-%04x-8000-%012x", seed%0x10000, i), Disk: ownedGoodDisk}
+		disk := ownedGoodDisk
+		if slices.Contains(w.plan.Broken, i) {
+			// Its Inventory names another disk than the server has: the
+			// install fails and the server never joins.
+			disk = ownedBrokenDisk
+		}
 		s.bmc = w.addBMC(t, s.spec, slices.Contains(w.plan.IPMI, i), w.plan.bmcOptions(i))
 		if rf, ok := s.bmc.(redfishBMC); ok && rf.media != nil && i == w.plan.Media[len(w.plan.Media)-1] {
 			// Someone installs the last of them by hand from their own
@@ -221,7 +266,7 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 			require.NoError(t, err)
 			kubelet(env, s.spec.Name, true)
 		}
-		w.register(t, env, s)
+		w.register(t, env, s, disk, i == w.plan.SetAside)
 		w.servers = append(w.servers, s)
 	}
 	for i := range 2 {
@@ -262,7 +307,7 @@ func (w *ownedWorld) addBMC(t *testing.T, spec ownedfleet.Spec, ipmi bool, opts 
 }
 
 // register writes a server's BMC Secret and Inventory as a user does.
-func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) {
+func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer, disk string, setAside bool) {
 	t.Helper()
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ownedSecrets, Name: s.spec.Name},
 		Data: map[string][]byte{seederv1alpha1.SecretUsernameKey: []byte(bmcUser), seederv1alpha1.SecretPasswordKey: []byte(bmcPassword)}}
@@ -270,8 +315,11 @@ func (w *ownedWorld) register(t *testing.T, env *framework.Env, s *ownedServer) 
 	require.NoError(t, err)
 	inv := &seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Namespace: seederv1alpha1.InventoryNamespace, Name: s.spec.Name,
 		Labels: map[string]string{ownedLabel: strconv.FormatInt(w.seed, 10), ownedGenLabel: s.gen}}}
+	if setAside {
+		inv.Labels[equinixv1.LabelQuarantined] = "true"
+	}
 	inv.Spec.ManagementInterfaceMacAddress = s.spec.MAC
-	inv.Spec.PrimaryDisk = s.spec.Disk
+	inv.Spec.PrimaryDisk = disk
 	inv.Spec.BaseboardManagementSpec.Connection = inventoryConnection(s)
 	inv.Spec.Events = seederv1alpha1.Events{PollingInterval: "1h"}
 	_, err = env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace).Create(env.Ctx, inv, metav1.CreateOptions{})
@@ -363,6 +411,8 @@ func (w *ownedWorld) createPool(r *run, name string, count int32) string {
 		match[ownedGenLabel] = "b"
 	}
 	p.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
+	p.Spec.Remediation.StartupTimeout = &metav1.Duration{Duration: ownedStartupTimeout}
+	p.Spec.Remediation.QuarantineAfter = ownedQuarantineAfter
 	_, err := r.env.Client.EquinixV1().InstancePools().Create(r.env.Ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return "refused: " + err.Error()
@@ -386,6 +436,8 @@ func (w *ownedWorld) updatePool(r *run, name string, change func(*equinixv1.Inst
 	return what
 }
 
+// setDisk breaks or repairs a server's install. A person who repaired one
+// clears its quarantine too, as the docs say.
 func (w *ownedWorld) setDisk(r *run, s *ownedServer, disk string) string {
 	invs := r.env.Client.MetalV1alpha1().Inventories(seederv1alpha1.InventoryNamespace)
 	inv, err := invs.Get(r.env.Ctx, s.spec.Name, metav1.GetOptions{})
@@ -393,10 +445,15 @@ func (w *ownedWorld) setDisk(r *run, s *ownedServer, disk string) string {
 		return "refused: " + err.Error()
 	}
 	inv.Spec.PrimaryDisk = disk
+	cleared := ""
+	if _, ok := inv.Labels[equinixv1.LabelQuarantined]; ok && disk == ownedGoodDisk {
+		delete(inv.Labels, equinixv1.LabelQuarantined)
+		cleared = ", quarantine cleared"
+	}
 	if _, err := invs.Update(r.env.Ctx, inv, metav1.UpdateOptions{}); err != nil {
 		return "refused: " + err.Error()
 	}
-	return s.spec.Name + " installs onto " + disk
+	return s.spec.Name + " installs onto " + disk + cleared
 }
 
 // server returns the server of an Inventory, nil if it is none of the

@@ -139,3 +139,20 @@ func TestOwnedPlanMixesIPMIServers(t *testing.T) {
 	}
 	assert.Len(t, kinds, ownedServers, "every server is IPMI in some seed")
 }
+
+// Every owned plan breaks the installs of two or three servers a pool may
+// claim, so that the quarantine is exercised, and never of a foreign
+// server, of the IPMI server every run's pools drive first, or of the one
+// a person set aside.
+func TestOwnedPlanBreaksSomeInstalls(t *testing.T) {
+	for seed := int64(0); seed < 200; seed++ {
+		p := newOwnedPlan(seed)
+		assert.True(t, len(p.Broken) >= 2 && len(p.Broken) <= 3, "seed %d: broken %v", seed, p.Broken)
+		for _, i := range p.Broken {
+			assert.True(t, i >= p.Foreign && i < ownedServers, "seed %d: server %d is foreign or none", seed, i)
+			assert.NotEqual(t, firstFreeB(p.Foreign), i, "seed %d", seed)
+			assert.NotEqual(t, p.SetAside, i, "seed %d", seed)
+		}
+		assert.True(t, p.SetAside >= p.Foreign && p.SetAside != firstFreeB(p.Foreign), "seed %d: set aside %d", seed, p.SetAside)
+	}
+}

@@ -68,6 +68,7 @@ func prepare(inv *seederv1alpha1.Inventory) {
 		st.Hardware.ObservedGeneration = inv.Generation
 	}
 	st.Status = workflowStatus(inv)
+	quarantineCondition(inv)
 	stalled := stalledCondition(inv)
 	conditions.Store(&st.Conditions, inv.Generation, stalled)
 }

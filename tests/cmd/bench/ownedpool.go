@@ -61,10 +61,17 @@ func ownedPoolMethod(b *bench) string {
 
 // runOwnedPool measures the BMC commands and the time of a pool of owned
 // servers through its whole life, on Redfish BMCs and then on IPMI ones.
-func runOwnedPool(ctx context.Context, b *bench) (result, error) {
-	res := result{details: []string{ownedPoolMethod(b), "",
+func runOwnedPool(ctx context.Context, b *bench) (res result, err error) {
+	res = result{details: []string{ownedPoolMethod(b), "",
 		"| BMC | Step | Boot override | Power on | Power off | Other commands | Logins | Logouts | Reads | Datagrams to the BMC | Most sessions at once |",
 		"|---|---|---|---|---|---|---|---|---|---|---|"}}
+	phases := []string{"", "Time of each phase, from the scale-up to every server's node Ready: mean over the servers (longest), " +
+		"as the benchmark's watch of the Instances saw each step in their status.", "",
+		"| BMC | Pool | scale-up → Instance | Instance → claim | claim → power on | power on → script served | script → configuration served | " +
+			"configuration → node registered | registered → Ready | scale-up → all Ready | Inventory updates (conflicts) | CPU: controller; all cores |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|"}
+	// Named results: the phases measured so far are reported on an error too.
+	defer func() { res.details = append(res.details, phases...) }()
 	for i, p := range ownedProtocols {
 		if i > 0 {
 			// The next kind of BMC starts from an empty cluster.
@@ -72,7 +79,7 @@ func runOwnedPool(ctx context.Context, b *bench) (result, error) {
 				return res, fmt.Errorf("cleaning up after %s: %w", ownedProtocols[i-1].title, err)
 			}
 		}
-		if err := b.runOwnedPoolOn(ctx, p, &res); err != nil {
+		if err := b.runOwnedPoolOn(ctx, p, &res, &phases); err != nil {
 			return res, fmt.Errorf("%s: %w", p.title, err)
 		}
 	}
@@ -80,8 +87,9 @@ func runOwnedPool(ctx context.Context, b *bench) (result, error) {
 }
 
 // runOwnedPoolOn runs the pool's life on one kind of BMC, with a
-// controller of its own, and adds its rows and details to res.
-func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result) error {
+// controller of its own, and adds its rows and details to res, and the
+// rows of its phases to phases.
+func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result, phases *[]string) error {
 	copts := b.controllerOptions(24 * time.Hour)
 	copts.extra = append([]string{"--mode", "seeder", "--owned-pools"}, copts.extra...)
 	name := "ownedpool"
@@ -132,7 +140,15 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 		return fmt.Errorf("reaching the BMCs: %w", err)
 	}
 
-	floor, err := b.ownedFloor(ctx, p.floor, floorServer)
+	floorClock, poolClock := newPhaseClock(p.floor), newPhaseClock(p.pool)
+	for _, c := range []*phaseClock{floorClock, poolClock} {
+		reg, err := b.env.instances.AddEventHandler(c.handler())
+		if err != nil {
+			return fmt.Errorf("watching the phases of pool %s: %w", c.pool, err)
+		}
+		defer func() { _ = b.env.instances.RemoveEventHandler(reg) }()
+	}
+	floor, err := b.ownedFloor(ctx, p.floor, floorServer, floorClock)
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
@@ -140,7 +156,20 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	if err := b.createOwnedPool(ctx, p.pool, 0); err != nil {
 		return err
 	}
+	api0, err := b.env.apiserverMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	cpu0, err := ctrl.cpuSeconds()
+	if err != nil {
+		return err
+	}
+	busy0, total0, err := machineCPU()
+	if err != nil {
+		return err
+	}
 	m0, start := markOwned(pool), time.Now()
+	poolClock.begin(start)
 	if err := b.scaleOwnedPool(ctx, p.pool, ownedPoolSize); err != nil {
 		return err
 	}
@@ -148,6 +177,19 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 		return fmt.Errorf("growing to %d: %w; boots %+v", ownedPoolSize, err, fleet.Results())
 	}
 	grew := time.Since(start)
+	api1, err := b.env.apiserverMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	claimWrites, claimConflicts := inventoryUpdates(api0, api1)
+	cpu1, err := ctrl.cpuSeconds()
+	if err != nil {
+		return err
+	}
+	busy1, total1, err := machineCPU()
+	if err != nil {
+		return err
+	}
 	grow := tallySince(pool, m0)
 	b.logSince(p.protocol+"-grow", pool, m0)
 
@@ -165,6 +207,9 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	b.logSince(p.protocol+"-shrink-to-0", pool, m2)
 
 	on := "9. Owned pool on " + p.title
+	floorPhases, poolPhases := floorClock.phases(), poolClock.phases()
+	*phases = append(*phases, phaseRow(p.title, "floor, 1 server", floor, floorPhases, "–", "–"),
+		phaseRow(p.title, fmt.Sprintf("pool of %d", ownedPoolSize), grew, poolPhases, fmt.Sprintf("%.0f (%.0f refused)", claimWrites, claimConflicts), fmt.Sprintf("%.1f s; machine %.0f%% busy", cpu1-cpu0, 100*(busy1-busy0)/(total1-total0))))
 	res.rows = append(res.rows,
 		ownedRow(on, fmt.Sprintf("grow 0 → %d", ownedPoolSize), grow, ownedPoolSize, 2),
 		ownedRow(on, fmt.Sprintf("shrink %d → %d", ownedPoolSize, ownedPoolKeep), shrink, ownedPoolSize-ownedPoolKeep, 1),
@@ -185,7 +230,8 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 		res.details = append(res.details, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %s | %d | %s | %d |", p.title, s.step,
 			s.t.bootOverride, s.t.powerOn, s.t.powerOff, s.t.otherCommand, s.t.logins, logouts, s.t.reads, datagrams, s.t.most))
 	}
-	b.log.Infof("owned pool on %s: grew in %s (floor %s), grow %+v, shrink %+v, empty %+v", p.title, grew, floor, grow, shrink, empty)
+	b.log.Infof("owned pool on %s: grew in %s (floor %s), grow %+v, shrink %+v, empty %+v; phases of the floor: %s; of the pool: %s",
+		p.title, grew, floor, grow, shrink, empty, describePhases(floorPhases), describePhases(poolPhases))
 	return nil
 }
 
@@ -209,11 +255,12 @@ func perServer(n, servers int) float64 { return float64(n) / float64(servers) }
 
 // ownedFloor grows a pool of the one floor server 0 → 1 and times it to
 // managed, then empties it.
-func (b *bench) ownedFloor(ctx context.Context, pool string, s *ownedServer) (time.Duration, error) {
+func (b *bench) ownedFloor(ctx context.Context, pool string, s *ownedServer, clock *phaseClock) (time.Duration, error) {
 	if err := b.createOwnedPool(ctx, pool, 0); err != nil {
 		return 0, err
 	}
 	start := time.Now()
+	clock.begin(start)
 	if err := b.scaleOwnedPool(ctx, pool, 1); err != nil {
 		return 0, err
 	}

@@ -14,10 +14,11 @@ import (
 )
 
 // A server that fails to install quarantineAfter times in a row is set
-// aside: labelled on its Inventory, with a Warning Event there; the
+// aside: labelled on its Inventory, with a Warning Event there and a
+// Quarantined condition in its status; the
 // replacement takes another free server; with none left the pool says it
-// is short because of the quarantine. Removing the label lets it be
-// claimed again.
+// is short because of the quarantine. Removing the label clears the
+// condition and lets the server be claimed again.
 func TestServerThatKeepsFailingIsQuarantined(t *testing.T) {
 	env := newEnv(t)
 	// Neither server ever installs: nothing answers its network boot.
@@ -37,6 +38,16 @@ func TestServerThatKeepsFailingIsQuarantined(t *testing.T) {
 	assert.Contains(t, inv.Annotations[equinixv1.AnnotationQuarantineReason], "remediation.startupTimeout")
 	assert.NotContains(t, inv.Labels, equinixv1.LabelClaimedBy)
 	assert.True(t, env.EventRecorded("rack-q-1", equinixv1.ReasonServerQuarantined))
+	// The Inventory's status says it too, where Harvester's UI lists the
+	// conditions: how many installs failed and how a person clears it.
+	var quarantined *metav1.Condition
+	require.Eventually(t, func() bool {
+		quarantined = meta.FindStatusCondition(env.Inventory("rack-q-1").Status.Conditions, equinixv1.InventoryQuarantined)
+		return quarantined != nil && quarantined.Status == metav1.ConditionTrue
+	}, long, tick, "rack-q-1's status never said it is quarantined")
+	assert.Equal(t, equinixv1.ReasonServerQuarantined, quarantined.Reason)
+	assert.Contains(t, quarantined.Message, "1 times in a row")
+	assert.Contains(t, quarantined.Message, "kubectl -n "+ns+" label inventory rack-q-1 "+equinixv1.LabelQuarantined+"-")
 
 	// The replacement takes the other server, then that one fails too.
 	require.Eventually(t, func() bool {
@@ -59,6 +70,9 @@ func TestServerThatKeepsFailingIsQuarantined(t *testing.T) {
 	_, err := env.Client.MetalV1alpha1().Inventories(ns).Patch(env.Ctx, "rack-q-1", types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"`+equinixv1.LabelQuarantined+`":null}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return meta.FindStatusCondition(env.Inventory("rack-q-1").Status.Conditions, equinixv1.InventoryQuarantined) == nil
+	}, long, tick, "the cleared server's status still says it is quarantined")
 	require.Eventually(t, func() bool {
 		return env.Inventory("rack-q-1").Labels[equinixv1.LabelClaimedBy] != ""
 	}, long, tick, "the cleared server was never claimed again")

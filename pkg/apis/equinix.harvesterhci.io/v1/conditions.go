@@ -138,6 +138,11 @@ const (
 	// schema, with Seeder running or the update refused): the apiserver
 	// drops them from every write. Absent otherwise.
 	InventorySchemaCurrent = "SchemaCurrent"
+	// InventoryQuarantined is True while the server is set aside (label
+	// LabelQuarantined): it failed to install or join too many times in a
+	// row, and no pool claims it until a person removes the label; the
+	// message says how many failures and how. Absent otherwise.
+	InventoryQuarantined = "Quarantined"
 	// BMCEventLogAvailable is True once a poll read the BMC's event log,
 	// False when the BMC offers none the addon can read (its message says
 	// what the BMC has); health changes are reported either way.

@@ -21,3 +21,11 @@ func OwnedNode(node *corev1.Node, inst *equinixv1.Instance) bool {
 func ClaimedBy(inv *seederv1alpha1.Inventory, inst *equinixv1.Instance) bool {
 	return inv != nil && inv.Labels[equinixv1.LabelClaimedBy] == inst.Name && inv.Annotations[equinixv1.AnnotationClaimUID] == string(inst.UID)
 }
+
+// Quarantined reports whether a person set the server aside, or the pools
+// did after it failed to install too often: no pool claims it until the
+// label goes. Any value counts, so that a hand-written "yes" sets it aside
+// as surely as "true".
+func Quarantined(inv *seederv1alpha1.Inventory) bool {
+	return inv.Labels[equinixv1.LabelQuarantined] != ""
+}

@@ -85,6 +85,10 @@ func (r *run) candidates() (free []*seederv1alpha1.Inventory, unnamable int, qua
 		return nil, 0, nil, fmt.Errorf("listing Inventories: %w", err)
 	}
 	for _, inv := range invs {
+		// This process's own claims and releases count before the cache
+		// shows them: many Instances claim at once when a pool grows, and
+		// a server another worker just claimed would only be refused.
+		inv = r.p.owned.written.Latest(inv)
 		switch {
 		case !unclaimed(inv, r.p.nodes):
 		case Quarantined(inv):
@@ -173,10 +177,16 @@ func (r *run) claim() (*seederv1alpha1.Inventory, int, []string, error) {
 		return nil, 0, nil, err
 	}
 	for _, inv := range free {
+		if !r.p.owned.claiming.take(inv.Name) {
+			continue
+		}
 		updated, err := r.p.inventories.Update(claimOn(inv, r.Obj))
+		if err == nil {
+			r.p.owned.claimed(r.Obj.UID, updated)
+		}
+		r.p.owned.claiming.done(inv.Name)
 		switch {
 		case err == nil:
-			r.p.owned.claimed(r.Obj.UID, updated)
 			return updated, unnamable, quarantined, nil
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			continue
@@ -291,11 +301,12 @@ type ownedState struct {
 	claims  map[types.UID]string
 	// unsureClaims are claims whose answer was lost, until read back.
 	unsureClaims map[types.UID]string
+	claiming     claiming
 }
 
 func newOwnedState(store toolscache.Store) *ownedState {
 	return &ownedState{written: common.NewWrites[*seederv1alpha1.Inventory](store), claims: map[types.UID]string{},
-		unsureClaims: map[types.UID]string{}}
+		unsureClaims: map[types.UID]string{}, claiming: claiming{names: map[string]bool{}}}
 }
 
 func (o *ownedState) unsure(uid types.UID, name string) {

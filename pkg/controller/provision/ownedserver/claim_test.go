@@ -34,6 +34,8 @@ type inventoryAPI struct {
 	// apiserver was still carrying out.
 	late    bool
 	landing *seederv1alpha1.Inventory
+	// conflicts counts the updates refused for a stale resource version.
+	conflicts int
 }
 
 func (a *inventoryAPI) Get(_, name string, _ metav1.GetOptions) (*seederv1alpha1.Inventory, error) {
@@ -58,6 +60,7 @@ func (a *inventoryAPI) Update(inv *seederv1alpha1.Inventory) (*seederv1alpha1.In
 	}
 	cur := a.stored[inv.Name]
 	if cur.ResourceVersion != inv.ResourceVersion {
+		a.conflicts++
 		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "inventories"}, inv.Name, errors.New("stale"))
 	}
 	rv, _ := strconv.Atoi(cur.ResourceVersion)
@@ -193,6 +196,43 @@ func TestALostClaimLandingAfterTheReadBackClaimsNoSecondServer(t *testing.T) {
 	assert.Equal(t, "rack-1", held.Name)
 	assert.True(t, common.ClaimedBy(api.stored["rack-1"], inst))
 	assert.False(t, Claimed(api.stored["rack-2"]), "a second server claimed")
+}
+
+// Instances that claim one after the other before the cache shows the
+// first claim (a pool that grows) each take a free server at the first
+// try: the process's own claim is not tried again.
+func TestClaimsInARowSkipTheProcesssOwnClaims(t *testing.T) {
+	api, h, inst := twoFreeServers(t)
+	other := &equinixv1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "rack-q9m4z", UID: "uid-2"}}
+	other.Spec.Servers = &equinixv1.OwnedServers{}
+
+	first, _, _, err := h.newRun(inst).claim()
+	require.NoError(t, err)
+	second, _, _, err := h.newRun(other).claim()
+	require.NoError(t, err)
+	require.NotNil(t, first)
+	require.NotNil(t, second)
+	assert.Equal(t, []string{"rack-1", "rack-2"}, []string{first.Name, second.Name})
+	assert.Zero(t, api.conflicts, "a claim was refused: the server was tried though this process had just claimed it")
+}
+
+// A server another worker of the process is claiming at this moment is
+// skipped, not claimed a second time only to be refused: its claim may be
+// stored already, and neither the cache nor the process's writes show it.
+func TestAServerAnotherWorkerIsClaimingIsSkipped(t *testing.T) {
+	api, h, inst := twoFreeServers(t)
+	require.True(t, h.owned.claiming.take("rack-1"), "the other worker's claim")
+	taken := api.stored["rack-1"].DeepCopy()
+	taken.ResourceVersion = "2"
+	api.stored["rack-1"] = taken
+
+	held, _, _, err := h.newRun(inst).claim()
+	require.NoError(t, err)
+	require.NotNil(t, held)
+	assert.Equal(t, "rack-2", held.Name)
+	assert.Zero(t, api.conflicts, "the server another worker was claiming was tried")
+	h.owned.claiming.done("rack-1")
+	assert.True(t, h.owned.claiming.take("rack-1"), "a claim's end frees its server for the next")
 }
 
 func TestHostName(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 )
 
 // defaultQuarantineAfter is remediation.quarantineAfter when unset: a
@@ -22,7 +23,7 @@ const defaultStartupTimeout = 45 * time.Minute
 // Quarantined reports whether a person must clear the server before a pool
 // claims it again.
 func Quarantined(inv *seederv1alpha1.Inventory) bool {
-	return inv.Labels[equinixv1.LabelQuarantined] != ""
+	return common.Quarantined(inv)
 }
 
 // failedInstalls is the server's count of failures in a row.
