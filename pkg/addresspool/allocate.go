@@ -8,6 +8,7 @@
 package addresspool
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -18,11 +19,11 @@ import (
 )
 
 var (
-	// ErrInvalid: the pool's spec cannot give an address (a CIDR that is
+	// ErrInvalid says the pool's spec cannot give an address (a CIDR that is
 	// not IPv4 or leaves no host, a gateway outside it, a bad reserved
 	// address or netmask).
 	ErrInvalid = errors.New("invalid address pool")
-	// ErrExhausted: every address of the pool is held.
+	// ErrExhausted says every address of the pool is held.
 	ErrExhausted = errors.New("address pool exhausted")
 )
 
@@ -95,17 +96,12 @@ func Netmask(p netip.Prefix) string {
 	return net.IP(net.CIDRMask(p.Bits(), 32)).String()
 }
 
-// last is p's broadcast address.
+// last is p's broadcast address: its host bits all set.
 func last(p netip.Prefix) netip.Addr {
-	a := p.Masked().Addr()
-	for i := 0; i < 32-p.Bits(); i++ {
-		// Setting the host bits one by one from the lowest.
-		b := a.As4()
-		byteIdx, bit := 3-i/8, uint(i%8)
-		b[byteIdx] |= 1 << bit
-		a = netip.AddrFrom4(b)
-	}
-	return a
+	b := p.Masked().Addr().As4()
+	v := binary.BigEndian.Uint32(b[:]) | ^uint32(0)>>p.Bits()
+	binary.BigEndian.PutUint32(b[:], v)
+	return netip.AddrFrom4(b)
 }
 
 // hosts counts the addresses of p a server can take: all but the

@@ -24,7 +24,8 @@ import (
 //   - no two Instances not being removed name one server in their status
 //     while its Inventory's claim names one of them (one list is one
 //     moment, and a correct claim is only taken once the last holder is
-//     being removed).
+//     being removed);
+//   - no two Instances not being removed hold one management address.
 type ownedSurgeWatch struct {
 	r       *run
 	w       *ownedWorld
@@ -32,8 +33,11 @@ type ownedSurgeWatch struct {
 	windows map[types.UID]*rolloutWindow
 	found   []string
 	checked int
-	stop    chan struct{}
-	done    chan struct{}
+	// mostAddressed is the most Instances seen holding a management
+	// address at once.
+	mostAddressed int
+	stop          chan struct{}
+	done          chan struct{}
 }
 
 func watchOwnedSurge(r *run, w *ownedWorld) *ownedSurgeWatch {
@@ -127,11 +131,15 @@ func (s *ownedSurgeWatch) sample() {
 	}
 	byPool := map[string][]*equinixv1.Instance{}
 	named := map[string][]string{}
+	addressed := map[string][]string{}
 	for i := range insts {
 		inst := &insts[i]
 		byPool[inst.Spec.PoolName] = append(byPool[inst.Spec.PoolName], inst)
 		if inst.DeletionTimestamp == nil && inst.Status.Server != "" {
 			named[inst.Status.Server] = append(named[inst.Status.Server], inst.Name)
+		}
+		if inst.DeletionTimestamp == nil && inst.Status.ManagementAddress != "" {
+			addressed[inst.Status.ManagementAddress] = append(addressed[inst.Status.ManagementAddress], inst.Name)
 		}
 	}
 	s.mu.Lock()
@@ -139,6 +147,12 @@ func (s *ownedSurgeWatch) sample() {
 	for server, names := range named {
 		if len(names) > 1 && (holder[server] == names[0] || holder[server] == names[1]) {
 			s.violation("(1, one claim per server): server %s is the server of Instances %v at once, its claim naming %s", server, names, holder[server])
+		}
+	}
+	s.mostAddressed = max(s.mostAddressed, len(addressed))
+	for addr, names := range addressed {
+		if len(names) > 1 {
+			s.violation("(9, one address per server): Instances %v hold management address %s at once", names, addr)
 		}
 	}
 	for i := range before {
@@ -224,6 +238,23 @@ func (r *run) checkOwned() {
 	w.checkReleased(r)
 	w.checkSessions(r)
 	w.checkMedia(r)
+	w.checkAddresses(r)
+}
+
+// checkAddresses (9): once the pools are gone, every management address
+// their servers took is back in the AddressPool, whose reserved address
+// stays recorded as Seeder records it.
+func (w *ownedWorld) checkAddresses(r *run) {
+	p, err := r.env.Client.MetalV1alpha1().AddressPools(seederv1alpha1.InventoryNamespace).Get(r.env.Ctx, w.addresses, metav1.GetOptions{})
+	if err != nil {
+		r.violation("owned (9): reading AddressPool %s: %v", w.addresses, err)
+		return
+	}
+	for addr, ref := range p.Status.AddressAllocation {
+		if ref.Kind != seederv1alpha1.AllocationKindReserved {
+			r.violation("owned (9): address %s is still held by %s %s/%s after the pools were deleted", addr, ref.Kind, ref.Namespace, ref.Name)
+		}
+	}
 }
 
 // checkSessions: never more than one session open at once on a BMC, as
@@ -370,7 +401,7 @@ func (w *ownedWorld) summary() string {
 	}
 	_, tries, stolen := w.prober.findings()
 	w.surge.mu.Lock()
-	surgeChecked := w.surge.checked
+	surgeChecked, addressed := w.surge.checked, w.surge.mostAddressed
 	w.surge.mu.Unlock()
 	joined := 0
 	for _, res := range w.fleet.Results() {
@@ -382,7 +413,7 @@ func (w *ownedWorld) summary() string {
 	made, deleted := len(w.made), len(w.deleted)
 	w.mu.Unlock()
 	_, quarantined := w.claims.quarantineClaims()
-	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d boots into the installer (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined, %d servers quarantined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples",
+	return fmt.Sprintf("owned: %d pool(s) made, %d deleted during the chaos; %d claims, %d reset commands, %d boots into the installer (IPMI servers %v: %d chassis controls, %d network boots, %d sessions), %d installs joined, %d servers quarantined; configs served %d to servers, %d to the prober; scripts served %d/%d; %d refused (404); %d probes, %d URLs stolen; surge bound checked on %d samples; at most %d static addresses held at once",
 		made, deleted, w.claims.claimsTaken(), resets, boots, ipmi, ipmiResets, ipmiBoots, sessions, joined, quarantined, counts["fleet config served"], counts["prober config served"],
-		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked) + "; " + w.mediaSummary()
+		counts["fleet script served"], counts["prober script served"], counts["refused"], tries, stolen, surgeChecked, addressed) + "; " + w.mediaSummary()
 }

@@ -61,6 +61,12 @@ const (
 	// ownedQuarantineAfter failures, within the run's chaos.
 	ownedStartupTimeout  = 5 * time.Second
 	ownedQuarantineAfter = 1
+	// The first pool's servers take static addresses from an AddressPool
+	// of this network (the second's from DHCP): more addresses than
+	// servers, so that none waits for one.
+	ownedAddressCIDR    = "10.99.0.0/24"
+	ownedAddressGateway = "10.99.0.1"
+	ownedNameserver     = "10.99.0.2"
 )
 
 type ownedKind string
@@ -214,6 +220,8 @@ type ownedWorld struct {
 	notes         []string
 	deleted       map[string]bool
 	made          map[string]bool
+	// addresses is the AddressPool of the first pool's servers.
+	addresses string
 }
 
 // startOwned makes the owned world: the fleet, its BMCs and Inventories,
@@ -273,6 +281,7 @@ func startOwned(t *testing.T, env *framework.Env, seed int64) *ownedWorld {
 		w.strays = append(w.strays, ownedMAC(seed, 0x80+i))
 	}
 	w.prober = startProber(ctx, w)
+	w.addresses = env.CreateAddressPool(prefix+"addresses", ownedAddressCIDR, ownedAddressGateway, ownedNameserver)
 	return w
 }
 
@@ -413,6 +422,9 @@ func (w *ownedWorld) createPool(r *run, name string, count int32) string {
 	p.Spec.Servers = &equinixv1.OwnedServers{Selector: metav1.LabelSelector{MatchLabels: match}}
 	p.Spec.Remediation.StartupTimeout = &metav1.Duration{Duration: ownedStartupTimeout}
 	p.Spec.Remediation.QuarantineAfter = ownedQuarantineAfter
+	if name == w.plan.Pools[0] {
+		p.Spec.Servers.AddressPool, p.Spec.Servers.Nameservers = w.addresses, []string{ownedNameserver}
+	}
 	_, err := r.env.Client.EquinixV1().InstancePools().Create(r.env.Ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return "refused: " + err.Error()

@@ -114,3 +114,28 @@ func TestOwnedPoolBootFirmwareValidated(t *testing.T) {
 	t.Cleanup(func() { _ = client.EquinixV1().InstancePools().Delete(ctx, created.Name, metav1.DeleteOptions{}) })
 	assert.Empty(t, created.Spec.Servers.BootFirmware)
 }
+
+// A pool on a network without DHCP names its AddressPool with the IPv4
+// name servers the installed node needs (the installer refuses a static
+// address without one); name servers alone mean nothing with DHCP.
+func TestOwnedPoolAddressPoolValidated(t *testing.T) {
+	ctx, _ := setup(t)
+	with := func(fields string) string {
+		return strings.Replace(ownedPool, "  servers:\n", "  servers:\n"+fields, 1)
+	}
+	require.NoError(t, createRaw(ctx, t, with("    addressPool: rack-a-addresses\n    nameservers: [10.0.0.2, 192.168.255.254]\n")))
+	for fields, want := range map[string]string{
+		"    addressPool: rack-a\n":                                                        "a static management address needs nameservers",
+		"    nameservers: [10.0.0.2]\n":                                                    "nameservers go with addressPool",
+		"    addressPool: rack-a\n    nameservers: []\n":                                   "spec.servers.nameservers",
+		"    addressPool: rack-a\n    nameservers: [dns.example.com]\n":                    "spec.servers.nameservers[0]: Invalid value",
+		"    addressPool: rack-a\n    nameservers: [10.0.0.256]\n":                         "spec.servers.nameservers[0]: Invalid value",
+		"    addressPool: rack-a\n    nameservers: [\"fd00::53\"]\n":                       "spec.servers.nameservers[0]: Invalid value",
+		"    addressPool: rack-a\n    nameservers: [1.1.1.1, 2.2.2.2, 3.3.3.3, 4.4.4.4]\n": "spec.servers.nameservers: Too many",
+		"    addressPool: Rack_A\n    nameservers: [10.0.0.2]\n":                           "spec.servers.addressPool: Invalid value",
+	} {
+		err := createRaw(ctx, t, with(fields))
+		require.Error(t, err, fields)
+		assert.Contains(t, err.Error(), want, fields)
+	}
+}

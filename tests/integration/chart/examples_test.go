@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/harvester/harvester-equinix-addon/pkg/addresspool"
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bmc"
@@ -74,7 +75,7 @@ func TestEveryExampleApplies(t *testing.T) {
 		applied = append(applied, e.Name())
 	}
 	assert.Subset(t, applied, []string{"addon.yaml", "secret.yaml", "instancepool.yaml", "seeder-addon.yaml",
-		"owned-join-token.yaml", "owned-servers.yaml", "owned-pool.yaml"})
+		"owned-join-token.yaml", "owned-servers.yaml", "owned-pool.yaml", "addresspool.yaml", "owned-pool-static.yaml"})
 }
 
 // installExampleCRDs installs what the examples are made of: the CRDs the
@@ -94,7 +95,7 @@ func installExampleCRDs(ctx context.Context, t *testing.T, c *cluster.Cluster, r
 	_, err = kubectl(c, "", "apply", "--server-side", "--field-manager=examples-test", "-f", addonCRD)
 	require.NoError(t, err)
 	_, err = kubectl(c, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/addons.harvesterhci.io",
-		"crd/inventories.metal.harvesterhci.io", "crd/instancepools.equinix.harvesterhci.io", "crd/instances.equinix.harvesterhci.io")
+		"crd/inventories.metal.harvesterhci.io", "crd/addresspools.metal.harvesterhci.io", "crd/instancepools.equinix.harvesterhci.io", "crd/instances.equinix.harvesterhci.io")
 	require.NoError(t, err)
 }
 
@@ -175,6 +176,21 @@ func TestOwnedServerExamplesFitTogether(t *testing.T) {
 	assert.Len(t, slices.Compact(macs), 3, "three servers, three MACs")
 	assert.Len(t, chosen, 3)
 	assert.Less(t, int(pool.Spec.Count), len(chosen), "a spare for a replacement")
+
+	// The pool on a network without DHCP: its AddressPool is the example's,
+	// beside the Inventories, and gives each of its servers an address;
+	// its name server is one the AddressPool never hands out.
+	static := typed[equinixv1.InstancePool](t, exampleObject(t, filepath.Join(dir, "owned-pool-static.yaml"), "InstancePool"))
+	addresses := typed[seederv1alpha1.AddressPool](t, exampleObject(t, filepath.Join(dir, "addresspool.yaml"), "AddressPool"))
+	assert.Equal(t, addresses.Name, static.Spec.Servers.AddressPool)
+	assert.Equal(t, seederv1alpha1.InventoryNamespace, addresses.Namespace)
+	assert.Equal(t, pool.Spec.Servers.Selector, static.Spec.Servers.Selector)
+	for i := range chosen {
+		a, _, err := addresspool.Allocate(addresses, addresspool.Holder{Name: chosen[i], Namespace: seederv1alpha1.InventoryNamespace})
+		require.NoError(t, err)
+		assert.NotContains(t, static.Spec.Servers.Nameservers, a.Addr().String())
+	}
+	assert.Subset(t, addresses.Spec.ReservedAddresses, static.Spec.Servers.Nameservers)
 }
 
 // exampleObject is the one object of a kind in an example file.

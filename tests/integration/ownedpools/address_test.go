@@ -19,7 +19,6 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
@@ -100,16 +99,19 @@ func TestStaticAddressesFromAnAddressPool(t *testing.T) {
 	}
 	assert.Equal(t, []string{kept.Status.ManagementAddress}, assertAddressesHeld(t, env, pool, []equinixv1.Instance{kept}))
 	assert.Equal(t, seederv1alpha1.PoolReady, env.AddressPool(pool).Status.Status)
-	// The released server leaves the pool's selection; two servers that
-	// never boot from the network (no simulated firmware) take its place,
-	// so that their claims stay open.
+	// The released server leaves the pool's selection; two servers whose
+	// BMCs offer virtual media take its place: no simulated firmware boots
+	// them, so that their claims stay open.
 	for _, s := range specs {
 		if s.Name != kept.Status.Server {
 			unlabel(t, env, s.Name)
 		}
 	}
-	addServer(t, env, "rack-s-3", mac(83), map[string]string{"rack": "s"})
-	addServer(t, env, "rack-s-4", mac(84), map[string]string{"rack": "s"})
+	vm := bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem}
+	media := map[string]*server{
+		"rack-s-3": addServerWith(t, env, "rack-s-3", mac(83), map[string]string{"rack": "s"}, vm),
+		"rack-s-4": addServerWith(t, env, "rack-s-4", mac(84), map[string]string{"rack": "s"}, vm),
+	}
 	scale(t, env, "rack-s", 3)
 
 	var booting, waiting equinixv1.Instance
@@ -119,7 +121,7 @@ func TestStaticAddressesFromAnAddressPool(t *testing.T) {
 			c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceInstalling)
 			switch {
 			case inst.Name == kept.Name:
-			case inst.Status.ManagementAddress != "" && inst.Status.NetworkBootRequestedAt != nil:
+			case inst.Status.ManagementAddress != "" && inst.Status.PowerRequestedAt != nil:
 				booting = inst
 			case inst.Status.Server != "" && c != nil && c.Status == metav1.ConditionFalse && c.Reason == equinixv1.ReasonAddressPoolExhausted:
 				waiting = inst
@@ -129,12 +131,19 @@ func TestStaticAddressesFromAnAddressPool(t *testing.T) {
 	}, wait, tick, "one new Instance should take the freed address and the other wait for one")
 	assert.Equal(t, freed, booting.Status.ManagementAddress, "the freed address is handed out again")
 	assert.Nil(t, waiting.Status.NetworkBootRequestedAt, "a server without an address is not booted")
+	assert.Nil(t, waiting.Status.BootMediaInsertedAt, "a server without an address is not booted")
+	assert.False(t, media[waiting.Status.Server].bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
 	assert.Equal(t, "management address", waiting.Status.WaitingFor)
 	assert.ElementsMatch(t, []string{kept.Status.ManagementAddress, freed},
 		assertAddressesHeld(t, env, pool, []equinixv1.Instance{kept, booting}))
 
-	// The boot image of the open claim configures the address.
-	script := readBootScript(t, env, addr, booting)
+	// The boot image of the open claim, read at the URL its BMC was told,
+	// configures the address: the server boots with no DHCP at all.
+	assert.Equal(t, equinixv1.BootPathVirtualMedia, booting.Status.BootPath)
+	inserted := media[booting.Status.Server].bmc.MediaIn(bmcsim.MediaSlotCD)
+	require.True(t, inserted.Inserted)
+	require.True(t, strings.HasPrefix(inserted.Image, "http://"+addr+"/boot/"), inserted.Image)
+	script := bootScriptOf(t, inserted.Image)
 	ip, _, _ := strings.Cut(freed, "/")
 	for _, line := range []string{"set ${nic}/ip " + ip, "set ${nic}/netmask 255.255.255.248", "set ${nic}/gateway " + addressGateway,
 		"set ${nic}/dns " + addressDNS} {
@@ -279,16 +288,12 @@ func unlabel(t *testing.T, env *framework.Env, name string) {
 	}))
 }
 
-// readBootScript reads the boot image of inst's open claim from the boot
-// endpoint, at the URL its BMC is given (the nonce from the endpoint's
-// key), as the BMC reads it, and returns the iPXE script it holds (a
-// plain file of the image, ended by the sector's padding).
-func readBootScript(t *testing.T, env *framework.Env, addr string, inst equinixv1.Instance) string {
+// bootScriptOf reads a claim's boot image at its URL, as its BMC does,
+// and returns the iPXE script it holds (a plain file of the image, ended
+// by its sector's padding).
+func bootScriptOf(t *testing.T, imageURL string) string {
 	t.Helper()
-	sec, err := env.Kube.CoreV1().Secrets(framework.Namespace).Get(env.Ctx, bootendpoint.KeySecretName, metav1.GetOptions{})
-	require.NoError(t, err)
-	path := bootendpoint.MediaPath(sec.Data[bootendpoint.KeySecretKey], bootendpoint.Claim{ID: string(inst.UID), MAC: inst.Status.ManagementMAC})
-	resp, err := http.Get("http://" + addr + path)
+	resp, err := http.Get(imageURL)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -298,4 +303,62 @@ func readBootScript(t *testing.T, env *framework.Env, addr string, inst equinixv
 	require.True(t, ok, "the image holds no iPXE script")
 	script, _, _ = strings.Cut(script, "\x00")
 	return script
+}
+
+// A pool whose AddressPool is missing, then unusable, holds its server
+// unbooted with the Installing condition saying why (a Warning Event
+// each); the AddressPool's creation and correction bring the Instance
+// back without any other change, and the server boots with its address.
+func TestAddressPoolMissingThenInvalid(t *testing.T) {
+	env := newEnv(t)
+	s := addServer(t, env, "rack-m-1", mac(90), map[string]string{"rack": "m"})
+	p := ownedPool("rack-m", 1, map[string]string{"rack": "m"})
+	p.Spec.Servers.AddressPool = "rack-m-addresses"
+	p.Spec.Servers.Nameservers = []string{addressDNS}
+	createPool(t, env, p)
+
+	waitReason := func(reason string) equinixv1.Instance {
+		t.Helper()
+		var inst equinixv1.Instance
+		require.Eventually(t, func() bool {
+			insts := instancesOf(t, env, "rack-m")
+			if len(insts) != 1 {
+				return false
+			}
+			inst = insts[0]
+			c := conditions.Get(inst.Status.Conditions, equinixv1.InstanceInstalling)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason
+		}, wait, tick, "the Instance never said %s", reason)
+		assert.Equal(t, s.name, inst.Status.Server, "the server is claimed")
+		assert.Nil(t, inst.Status.NetworkBootRequestedAt, "but not booted without an address")
+		assert.Empty(t, inst.Status.ManagementAddress)
+		return inst
+	}
+	inst := waitReason(equinixv1.ReasonAddressPoolNotFound)
+	assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonAddressPoolNotFound))
+
+	// A /31 leaves no address beside its gateway.
+	pools := env.Client.MetalV1alpha1().AddressPools(ns)
+	_, err := pools.Create(env.Ctx, &seederv1alpha1.AddressPool{ObjectMeta: metav1.ObjectMeta{Name: "rack-m-addresses", Namespace: ns},
+		Spec: seederv1alpha1.AddressSpec{CIDR: "10.0.2.0/31", Gateway: "10.0.2.1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pools.Delete(env.Ctx, "rack-m-addresses", metav1.DeleteOptions{}) })
+	inst = waitReason(equinixv1.ReasonAddressPoolInvalid)
+	assert.True(t, env.EventRecorded(inst.Name, equinixv1.ReasonAddressPoolInvalid))
+
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := pools.Get(env.Ctx, "rack-m-addresses", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		got.Spec.CIDR = "10.0.2.0/24"
+		_, err = pools.Update(env.Ctx, got, metav1.UpdateOptions{})
+		return err
+	}))
+	require.Eventually(t, func() bool {
+		insts := instancesOf(t, env, "rack-m")
+		return len(insts) == 1 && insts[0].Status.ManagementAddress == "10.0.2.2/24" && insts[0].Status.NetworkBootRequestedAt != nil
+	}, wait, tick, "the corrected pool never gave the server its address")
+	n, _ := s.networkBoots()
+	assert.Equal(t, 1, n, "booted once, with its address")
 }

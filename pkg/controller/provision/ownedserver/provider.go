@@ -188,7 +188,8 @@ func (p *Provider) waitingForAddress(namespace, name string, _ runtime.Object) (
 	}
 	var keys []relatedresource.Key
 	for _, inst := range insts {
-		if p.Handles(&inst.Spec.InstanceTemplate) && inst.Spec.Servers.AddressPool == name && inst.Status.ManagementAddress == "" {
+		if p.Handles(&inst.Spec.InstanceTemplate) && inst.Spec.Servers.AddressPool == name && inst.Status.ManagementAddress == "" &&
+			!bootAsked(&inst.Status) {
 			keys = append(keys, relatedresource.Key{Name: inst.Name})
 		}
 	}

@@ -84,7 +84,7 @@ func (r *run) Provision() (bool, error) {
 	r.SetCondition(equinixv1.InstanceServerClaimed, metav1.ConditionTrue, equinixv1.ReasonServerClaimed, fmt.Sprintf(
 		"claimed server %s (Inventory %s/%s, management MAC %s)", inv.Name, inv.Namespace, inv.Name, inv.Spec.ManagementInterfaceMacAddress))
 	r.Obj.Status.ManagementMAC = canonicalMAC(inv.Spec.ManagementInterfaceMacAddress)
-	if r.Obj.Status.NetworkBootRequestedAt == nil {
+	if !bootAsked(&r.Obj.Status) {
 		if ok, err := r.managementAddress(inv); err != nil || !ok {
 			return false, err
 		}
