@@ -200,17 +200,21 @@ func (p *prober) round(ctx context.Context, i int) {
 	}
 	l := p.loot[i%len(p.loot)]
 	p.mu.Unlock()
-	p.replay(ctx, l, stray)
+	p.replay(ctx, l, stray, "configuration", "config.yaml")
 }
 
-func (p *prober) replay(ctx context.Context, l stolen, stray string) {
+// replay asks for a stolen URL of what (a "configuration", a "boot
+// image", whose file is file) as it is, with a stray MAC and with a
+// guessed nonce: only the first may be served, and only while its claim
+// is open.
+func (p *prober) replay(ctx context.Context, l stolen, stray, what, file string) {
 	before := p.w.claims.current(l.server)
 	status, _ := p.get(ctx, l.url)
 	after := p.w.claims.current(l.server)
 	// The watch runs behind the apiserver: a claim it shows gone before
 	// and after the request was gone when the endpoint answered.
-	if status == http.StatusOK && before != l.uid && after != l.uid {
-		p.violation("the configuration of server %s was served with the URL of its claim %s after that claim ended (claim now %q)", l.server, l.uid, after)
+	if served(status) && before != l.uid && after != l.uid {
+		p.violation("the %s of server %s was served with the URL of its claim %s after that claim ended (claim now %q)", what, l.server, l.uid, after)
 	}
 	u, err := url.Parse(l.url)
 	if err != nil {
@@ -219,8 +223,8 @@ func (p *prober) replay(ctx context.Context, l stolen, stray string) {
 	q := u.Query()
 	q.Set("mac", stray)
 	u.RawQuery = q.Encode()
-	if status, _ := p.get(ctx, u.String()); status == http.StatusOK {
-		p.violation("the configuration of a claim of %s was served to the stray MAC %s", l.server, stray)
+	if status, _ := p.get(ctx, u.String()); served(status) {
+		p.violation("the %s of a claim of %s was served to the stray MAC %s", what, l.server, stray)
 	}
 	guess := make([]byte, 32)
 	_, _ = rand.Read(guess)
@@ -228,9 +232,9 @@ func (p *prober) replay(ctx context.Context, l stolen, stray string) {
 	if err != nil {
 		return
 	}
-	g.Path = "/boot/" + base64.RawURLEncoding.EncodeToString(guess) + "/config.yaml"
-	if status, _ := p.get(ctx, g.String()); status == http.StatusOK {
-		p.violation("a configuration of %s was served with a guessed nonce", l.server)
+	g.Path = "/boot/" + base64.RawURLEncoding.EncodeToString(guess) + "/" + file
+	if status, _ := p.get(ctx, g.String()); served(status) {
+		p.violation("a %s of %s was served with a guessed nonce", what, l.server)
 	}
 }
 

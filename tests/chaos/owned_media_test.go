@@ -212,8 +212,7 @@ func (p *prober) stealImage(i int) {
 	p.images = append(p.images, stolen{url: m.Image, mac: s.spec.MAC, server: s.spec.Name, uid: uid})
 }
 
-// replayImage asks for a stolen image URL as it is, with a stray MAC and
-// with a guessed nonce.
+// replayImage replays one of the image URLs read back from BMCs.
 func (p *prober) replayImage(ctx context.Context, i int, stray string) {
 	p.mu.Lock()
 	if len(p.images) == 0 {
@@ -222,27 +221,7 @@ func (p *prober) replayImage(ctx context.Context, i int, stray string) {
 	}
 	l := p.images[i%len(p.images)]
 	p.mu.Unlock()
-	before := p.w.claims.current(l.server)
-	status, _ := p.get(ctx, l.url)
-	after := p.w.claims.current(l.server)
-	if served(status) && before != l.uid && after != l.uid {
-		p.violation("the boot image of server %s was served with the URL of its claim %s after that claim ended (claim now %q)", l.server, l.uid, after)
-	}
-	u, err := url.Parse(l.url)
-	if err != nil {
-		return
-	}
-	q := u.Query()
-	q.Set("mac", stray)
-	u.RawQuery = q.Encode()
-	if status, _ := p.get(ctx, u.String()); served(status) {
-		p.violation("the boot image of a claim of %s was served to the stray MAC %s", l.server, stray)
-	}
-	u, _ = url.Parse(l.url)
-	u.Path = "/boot/" + strings.Repeat("A", 43) + "/media.iso"
-	if status, _ := p.get(ctx, u.String()); served(status) {
-		p.violation("a boot image of %s was served with a guessed nonce", l.server)
-	}
+	p.replay(ctx, l, stray, "boot image", "media.iso")
 }
 
 // checkMedia judges invariants 6 and 7 once the pools are gone (3 judges

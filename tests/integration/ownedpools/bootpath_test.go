@@ -386,3 +386,26 @@ func TestRefusedEjectIsRetriedAndHoldsTheRelease(t *testing.T) {
 	assert.False(t, leaves.bmc.MediaIn(bmcsim.MediaSlotCD).Inserted)
 	assert.NotContains(t, env.Inventory(leaves.name).Labels, equinixv1.LabelClaimedBy)
 }
+
+// An insert whose answer was lost (the BMC mounted the image, the
+// connection dropped before its answer) counts as sent: it is not sent
+// again, and the boot from the virtual CD and the power-on follow, once
+// each.
+func TestLostInsertAnswerIsNotSentTwice(t *testing.T) {
+	env, _ := mediaEnv(t)
+	s := addServerWith(t, env, "rack-l-1", mac(110), map[string]string{"rack": "l"}, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem})
+	lost := s.bmc.InjectFault(bmcsim.Fault{Kind: bmcsim.FaultLostAnswer, PathPrefix: "/redfish/v1/Systems/1/VirtualMedia/CD/Actions/VirtualMedia.InsertMedia",
+		Method: http.MethodPost, Count: 1})
+	createPool(t, env, ownedPool("rack-l", 1, map[string]string{"rack": "l"}))
+	inst := waitInstance(t, env, "rack-l", "never booted", func(i *equinixv1.Instance) bool { return i.Status.InstallRequestedAt != nil })
+	assert.Equal(t, 1, s.bmc.FaultFired(lost), "the answer was lost")
+	assert.Equal(t, equinixv1.BootPathVirtualMedia, inst.Status.BootPath)
+	media := s.bmc.MediaIn(bmcsim.MediaSlotCD)
+	require.True(t, media.Inserted)
+	ts := s.bmc.PowerTransitions()
+	require.Len(t, ts, 2, "%+v", ts)
+	assert.Equal(t, media.Image, ts[1].Media, "started from the image")
+	got, log := s.commands()
+	assert.Equal(t, commands{insert: 1, boot: 1, power: 1}, got, "%v", log)
+	assert.False(t, env.HasEvent(inst.Name, equinixv1.ReasonBMCFailed), "a lost answer is no refusal: %+v", env.Events(inst.Name))
+}
