@@ -38,10 +38,12 @@ type config struct {
 	threads      int
 	pollInterval time.Duration
 	installTime  time.Duration
-	metalRPS     float64
-	kubeQPS      float64
-	kubeBurst    int
-	networkType  string
+	// ownedMedia adds the owned pool on Redfish BMCs with virtual media.
+	ownedMedia  bool
+	metalRPS    float64
+	kubeQPS     float64
+	kubeBurst   int
+	networkType string
 
 	frugalityPool int
 	quiet         time.Duration
@@ -155,6 +157,8 @@ func flags(cfg *config) []cli.Flag {
 			Usage: "controller --poll-interval (its default)"},
 		&cli.DurationFlag{Name: "install-time", EnvVars: []string{"BENCH_INSTALL_TIME"}, Value: 100 * time.Millisecond, Destination: &cfg.installTime,
 			Usage: "simulated Harvester install time"},
+		&cli.BoolFlag{Name: "owned-media", EnvVars: []string{"BENCH_OWNED_MEDIA"}, Destination: &cfg.ownedMedia,
+			Usage: "figure 9 also on Redfish BMCs with virtual media (off: the boot endpoint answers most of a pool of 20 \"busy\")"},
 		&cli.Float64Flag{Name: "metal-rps", EnvVars: []string{"BENCH_METAL_RPS"}, Value: 1000, Destination: &cfg.metalRPS,
 			Usage: "controller --metal-requests-per-second (and burst), high so the client-side limiter does not dominate"},
 		&cli.Float64Flag{Name: "kube-api-qps", EnvVars: []string{"BENCH_KUBE_API_QPS"}, Value: 50, Destination: &cfg.kubeQPS,

@@ -34,12 +34,33 @@ const (
 type ownedProtocol struct {
 	protocol, title string
 	pool, floor     string
+	// media: the BMCs offer virtual media, which the controller boots the
+	// servers from (an image it builds with the boot loaders given).
+	media bool
+}
+
+// leastToGrow is the minimum of BMC commands per server to grow: a boot
+// override and a power on, and with virtual media an insert before and
+// an eject at the join.
+func (p ownedProtocol) leastToGrow() int {
+	if p.media {
+		return 4
+	}
+	return 2
 }
 
 var ownedProtocols = []ownedProtocol{
 	{protocol: "redfish", title: "Redfish", pool: ownedPoolName, floor: ownedFloorName},
 	{protocol: "ipmi", title: "IPMI", pool: ownedPoolName + "-ipmi", floor: ownedFloorName + "-ipmi"},
 }
+
+// ownedMediaProtocol is the pool on Redfish BMCs that offer virtual media,
+// with BENCH_OWNED_MEDIA: the boot endpoint builds at most a few images at
+// once and answers the rest 503 "busy, ask again", which the simulated
+// servers (as a firmware reading its virtual CD would) take as nothing to
+// boot, so most of a pool of 20 never boots.
+var ownedMediaProtocol = ownedProtocol{protocol: "redfish-media", title: "Redfish virtual media", pool: ownedPoolName + "-media",
+	floor: ownedFloorName + "-media", media: true}
 
 func ownedPoolMethod(b *bench) string {
 	return fmt.Sprintf("%d servers people own, run twice: each a Redfish BMC of the project's responder (which records every request), "+
@@ -63,8 +84,8 @@ func ownedPoolMethod(b *bench) string {
 // servers through its whole life, on Redfish BMCs and then on IPMI ones.
 func runOwnedPool(ctx context.Context, b *bench) (res result, err error) {
 	res = result{details: []string{ownedPoolMethod(b), "",
-		"| BMC | Step | Boot override | Power on | Power off | Other commands | Logins | Logouts | Reads | Datagrams to the BMC | Most sessions at once |",
-		"|---|---|---|---|---|---|---|---|---|---|---|"}}
+		"| BMC | Step | Boot override | Power on | Power off | Insert / eject media | Other commands | Logins | Logouts | Reads | Datagrams to the BMC | Most sessions at once |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|"}}
 	phases := []string{"", "Time of each phase, from the scale-up to every server's node Ready: mean over the servers (longest), " +
 		"as the benchmark's watch of the Instances saw each step in their status.", "",
 		"| BMC | Pool | scale-up → Instance | Instance → claim | claim → power on | power on → script served | script → configuration served | " +
@@ -72,11 +93,15 @@ func runOwnedPool(ctx context.Context, b *bench) (res result, err error) {
 		"|---|---|---|---|---|---|---|---|---|---|---|---|"}
 	// Named results: the phases measured so far are reported on an error too.
 	defer func() { res.details = append(res.details, phases...) }()
-	for i, p := range ownedProtocols {
+	kinds := ownedProtocols
+	if b.cfg.ownedMedia {
+		kinds = append(kinds[:len(kinds):len(kinds)], ownedMediaProtocol)
+	}
+	for i, p := range kinds {
 		if i > 0 {
 			// The next kind of BMC starts from an empty cluster.
 			if err := b.env.cleanup(ctx); err != nil {
-				return res, fmt.Errorf("cleaning up after %s: %w", ownedProtocols[i-1].title, err)
+				return res, fmt.Errorf("cleaning up after %s: %w", kinds[i-1].title, err)
 			}
 		}
 		if err := b.runOwnedPoolOn(ctx, p, &res, &phases); err != nil {
@@ -92,6 +117,13 @@ func runOwnedPool(ctx context.Context, b *bench) (res result, err error) {
 func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result, phases *[]string) error {
 	copts := b.controllerOptions(24 * time.Hour)
 	copts.extra = append([]string{"--mode", "seeder", "--owned-pools"}, copts.extra...)
+	if p.media {
+		dir, err := bootLoadersDir(b.env.workDir)
+		if err != nil {
+			return err
+		}
+		copts.extra = append(copts.extra, "--boot-loaders-dir", dir)
+	}
 	name := "ownedpool"
 	if p.protocol != "redfish" {
 		name += "-" + p.protocol
@@ -211,7 +243,7 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	*phases = append(*phases, phaseRow(p.title, "floor, 1 server", floor, floorPhases, "–", "–"),
 		phaseRow(p.title, fmt.Sprintf("pool of %d", ownedPoolSize), grew, poolPhases, fmt.Sprintf("%.0f (%.0f refused)", claimWrites, claimConflicts), fmt.Sprintf("%.1f s; machine %.0f%% busy", cpu1-cpu0, 100*(busy1-busy0)/(total1-total0))))
 	res.rows = append(res.rows,
-		ownedRow(on, fmt.Sprintf("grow 0 → %d", ownedPoolSize), grow, ownedPoolSize, 2),
+		ownedRow(on, fmt.Sprintf("grow 0 → %d", ownedPoolSize), grow, ownedPoolSize, p.leastToGrow()),
 		ownedRow(on, fmt.Sprintf("shrink %d → %d", ownedPoolSize, ownedPoolKeep), shrink, ownedPoolSize-ownedPoolKeep, 1),
 		ownedRow(on, fmt.Sprintf("shrink %d → 0", ownedPoolKeep), empty, ownedPoolKeep, 1),
 		row{figure: fmt.Sprintf("%s: time to all %d joined", on, ownedPoolSize),
@@ -227,8 +259,8 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 		if p.protocol == "ipmi" {
 			logouts, datagrams = "–", strconv.Itoa(s.t.datagrams)
 		}
-		res.details = append(res.details, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %s | %d | %s | %d |", p.title, s.step,
-			s.t.bootOverride, s.t.powerOn, s.t.powerOff, s.t.otherCommand, s.t.logins, logouts, s.t.reads, datagrams, s.t.most))
+		res.details = append(res.details, fmt.Sprintf("| %s | %s | %d | %d | %d | %d / %d | %d | %d | %s | %d | %s | %d |", p.title, s.step,
+			s.t.bootOverride, s.t.powerOn, s.t.powerOff, s.t.insertMedia, s.t.ejectMedia, s.t.otherCommand, s.t.logins, logouts, s.t.reads, datagrams, s.t.most))
 	}
 	b.log.Infof("owned pool on %s: grew in %s (floor %s), grow %+v, shrink %+v, empty %+v; phases of the floor: %s; of the pool: %s",
 		p.title, grew, floor, grow, shrink, empty, describePhases(floorPhases), describePhases(poolPhases))
@@ -243,10 +275,11 @@ func ownedRow(on, step string, t ownedTally, servers, least int) row {
 		verdict = verdictMiss
 	}
 	return row{figure: on + ", " + step + ": BMC commands per server",
-		result: fmt.Sprintf("%.2f vs minimum %d → **%.2f×** (boot override %.2f, power on %.2f, power off %.2f, other %.2f); "+
-			"%.2f sessions, %.1f reads per server; most sessions at once on a BMC %d",
+		result: fmt.Sprintf("%.2f vs minimum %d → **%.2f×** (boot override %.2f, power on %.2f, power off %.2f, insert media %.2f, "+
+			"eject media %.2f, other %.2f); %.2f sessions, %.1f reads per server; most sessions at once on a BMC %d",
 			per, least, per/float64(least), perServer(t.bootOverride, servers), perServer(t.powerOn, servers),
-			perServer(t.powerOff, servers), perServer(t.otherCommand, servers), perServer(t.logins, servers),
+			perServer(t.powerOff, servers), perServer(t.insertMedia, servers), perServer(t.ejectMedia, servers),
+			perServer(t.otherCommand, servers), perServer(t.logins, servers),
 			perServer(t.reads, servers), t.most),
 		target: fmt.Sprintf("%d command(s) per server, 1 session at once", least), verdict: verdict}
 }

@@ -41,6 +41,16 @@ func addRedfishOwned(fleet *ownedfleet.Fleet, spec ownedfleet.Spec) (ownedBMC, e
 	return redfishOwned{rf: rf}, nil
 }
 
+// addRedfishMediaOwned is the Redfish responder with virtual media under
+// its system: the controller boots the server from the image it inserts.
+func addRedfishMediaOwned(fleet *ownedfleet.Fleet, spec ownedfleet.Spec) (ownedBMC, error) {
+	rf, err := fleet.AddRedfish(spec, bmcBenchUser, bmcBenchPassword, bmcsim.Options{VirtualMedia: bmcsim.VirtualMediaOnSystem})
+	if err != nil {
+		return nil, err
+	}
+	return redfishOwned{rf: rf}, nil
+}
+
 func (r redfishOwned) connection() seederv1alpha1.Connection {
 	return seederv1alpha1.Connection{Host: r.rf.Server.Host, Port: r.rf.Server.Port, CABundle: string(r.rf.Server.CACertPEM)}
 }
@@ -69,6 +79,10 @@ func (r redfishOwned) tallyFrom(p ownedPosition, t *ownedTally) {
 			t.bootOverride++
 		case method == "POST" && strings.HasSuffix(path, "ComputerSystem.Reset"):
 			// Counted from the reset log, by its type.
+		case method == "POST" && strings.HasSuffix(path, "VirtualMedia.InsertMedia"):
+			t.insertMedia++
+		case method == "POST" && strings.HasSuffix(path, "VirtualMedia.EjectMedia"):
+			t.ejectMedia++
 		case method == "POST" && strings.HasSuffix(path, "/SessionService/Sessions"):
 			t.logins++
 		case method == "DELETE" && strings.Contains(path, "/SessionService/Sessions/"):

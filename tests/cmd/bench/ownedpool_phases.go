@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
+	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 )
 
 // The milestones of a server on its way from its Instance to a Ready
@@ -186,4 +190,19 @@ func machineCPU() (busy, total float64, err error) {
 	idle := c.Idle + c.Iowait
 	busy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
 	return busy, busy + idle, nil
+}
+
+// bootLoadersDir holds the loader the boot endpoint builds its images
+// with: a stand-in UEFI application, as the servers read the image and
+// do not run it.
+func bootLoadersDir(workDir string) (string, error) {
+	dir, err := os.MkdirTemp(workDir, "boot-loaders-")
+	if err != nil {
+		return "", fmt.Errorf("making the boot loaders' folder: %w", err)
+	}
+	path := filepath.Join(dir, bootmedia.FileEFIAMD64)
+	if err := os.WriteFile(path, bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600); err != nil {
+		return "", fmt.Errorf("writing the stand-in boot loader: %w", err)
+	}
+	return dir, nil
 }

@@ -30,8 +30,11 @@ func (b *bench) addOwnedServer(ctx context.Context, fleet *ownedfleet.Fleet, pro
 	spec := ownedfleet.Spec{Name: fmt.Sprintf("%s-%02d", pool, i), MAC: fmt.Sprintf("52:54:00:29:%02x:%02x", len(pool), i),
 		UUID: fmt.Sprintf("4c4c4544-0029-1010-8000-%012x", 0x29000+len(pool)*0x100+i), Disk: "/dev/nvme0n1"}
 	add := addRedfishOwned
-	if protocol == "ipmi" {
+	switch protocol {
+	case "ipmi":
 		add = addIPMIOwned
+	case "redfish-media":
+		add = addRedfishMediaOwned
 	}
 	bmc, err := add(fleet, spec)
 	if err != nil {
@@ -81,7 +84,10 @@ func (b *bench) waitReached(ctx context.Context, servers []*ownedServer) error {
 // override, a power on, a power off, any other change) and the rest.
 type ownedTally struct {
 	bootOverride, powerOn, powerOff, otherCommand int
-	logins, logouts, reads                        int
+	// insertMedia and ejectMedia are a Redfish BMC's virtual media
+	// actions (VirtualMedia.InsertMedia and EjectMedia).
+	insertMedia, ejectMedia int
+	logins, logouts, reads  int
 	// datagrams are what IPMI clients sent the BMC, every message of a
 	// session's setup and end included (Redfish has none).
 	datagrams int
@@ -89,7 +95,9 @@ type ownedTally struct {
 	most int
 }
 
-func (t ownedTally) commands() int { return t.bootOverride + t.powerOn + t.powerOff + t.otherCommand }
+func (t ownedTally) commands() int {
+	return t.bootOverride + t.powerOn + t.powerOff + t.otherCommand + t.insertMedia + t.ejectMedia
+}
 
 // ownedMark is where each BMC's logs stood.
 type ownedMark map[string]ownedPosition
