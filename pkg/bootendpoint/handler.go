@@ -161,6 +161,9 @@ func (h *handler) serveScript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.write(w, "text/plain; charset=utf-8", []byte(script), FileScript)
+	if h.media != nil {
+		h.media.booted(c.ID)
+	}
 	h.claims.Served(c, FileScript)
 }
 

@@ -21,17 +21,26 @@ const FileMedia = "media"
 const mediaName = "media.iso"
 
 // The images live in files of the process's temporary folder, which the
-// chart gives a small, bounded volume: at most maxMediaImages are kept
-// (1.3 MB each). A BMC reads its virtual media in ranges for as long as it
-// is mounted, and every range must come from the same image (a rebuilt
-// one differs in its time stamps), so an image read within mediaBusy is
-// never dropped for another: a claim that finds every place busy is
-// answered 503 and its BMC asks again. One idle for mediaIdle goes at the
-// next request; a claim that closed is refused before its image is read.
+// chart gives a bounded volume: at most MaxMediaImages are kept (1.3 MB
+// each). A BMC reads its virtual media in ranges for as long as it is
+// mounted, and every range must come from the same image (a rebuilt one
+// differs in its time stamps), so an image is kept while it may be read:
+// until its claim closed or the claim's installer script was served (iPXE
+// then runs from memory and reads the medium no more), else until it has
+// been idle for mediaBusy. A claim that finds every place taken by such an
+// image is answered 503 and its BMC asks again; the owned pools pace their
+// boots so that it does not come to that (MaxMediaBoots). One idle for
+// mediaIdle goes at the next request; a claim that closed is refused
+// before its image is read.
 const (
-	maxMediaImages = 8
-	mediaBusy      = time.Minute
-	mediaIdle      = 30 * time.Minute
+	// MaxMediaImages is how many boot images the endpoint keeps at once.
+	MaxMediaImages = 32
+	// MaxMediaBoots is how many servers the owned pools let boot from a
+	// boot image at once: half the images kept, so that starts the
+	// caches do not show yet still find a place.
+	MaxMediaBoots = MaxMediaImages / 2
+	mediaBusy     = time.Minute
+	mediaIdle     = 30 * time.Minute
 )
 
 // errMediaBusy says every place for an image is taken by one being read.
@@ -66,11 +75,26 @@ type mediaImages struct {
 type mediaImage struct {
 	img  *bootmedia.Image
 	used time.Time
+	// mac is the claim's; booted is set once its installer script was
+	// served.
+	mac    string
+	booted bool
+}
+
+// booted marks claim id's image as read no more: its server's iPXE
+// fetched the installer script.
+func (m *mediaImages) booted(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.images[id]; ok {
+		e.booted = true
+	}
 }
 
 // image returns claim c's image, built on its first read with chain as
-// the URL its script chains to, and drops those idle for mediaIdle.
-func (m *mediaImages) image(c Claim, chain string) (*bootmedia.Image, error) {
+// the URL its script chains to, and drops those idle for mediaIdle. open
+// tells whether the claim of an image kept is still open.
+func (m *mediaImages) image(c Claim, chain string, open func(id, mac string) bool) (*bootmedia.Image, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
@@ -84,25 +108,36 @@ func (m *mediaImages) image(c Claim, chain string) (*bootmedia.Image, error) {
 		e.used = now
 		return e.img, nil
 	}
-	if len(m.images) >= maxMediaImages {
-		oldest := ""
-		for id, e := range m.images {
-			if now.Sub(e.used) > mediaBusy && (oldest == "" || e.used.Before(m.images[oldest].used)) {
-				oldest = id
-			}
-		}
-		if oldest == "" {
+	if len(m.images) >= MaxMediaImages {
+		gone := m.readNoMore(now, open)
+		if gone == "" {
 			return nil, errMediaBusy
 		}
-		_ = m.images[oldest].img.Remove()
-		delete(m.images, oldest)
+		_ = m.images[gone].img.Remove()
+		delete(m.images, gone)
 	}
 	img, err := bootmedia.Build(bootmedia.Spec{Arch: c.Arch, Firmware: mediaFirmware(c.Arch), MAC: c.MAC, Static: c.Static, ChainURL: chain}, m.loaders, m.dir)
 	if err != nil {
 		return nil, err
 	}
-	m.images[c.ID] = &mediaImage{img: img, used: now}
+	m.images[c.ID] = &mediaImage{img: img, used: now, mac: c.MAC}
 	return img, nil
+}
+
+// readNoMore is an image whose place may be taken: one of a claim that
+// closed or whose server booted, else the one idle the longest past
+// mediaBusy; "" for none.
+func (m *mediaImages) readNoMore(now time.Time, open func(id, mac string) bool) string {
+	oldest := ""
+	for id, e := range m.images {
+		if e.booted || !open(id, e.mac) {
+			return id
+		}
+		if now.Sub(e.used) > mediaBusy && (oldest == "" || e.used.Before(m.images[oldest].used)) {
+			oldest = id
+		}
+	}
+	return oldest
 }
 
 // mediaFirmware is what an image boots with: an arm64 server UEFI only,
@@ -130,7 +165,10 @@ func (h *handler) serveMedia(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, c.MAC, equinixv1.ReasonBootNonceMismatch)
 		return
 	}
-	img, err := h.media.image(c, h.baseURL(r)+ChainPath)
+	img, err := h.media.image(c, h.baseURL(r)+ChainPath, func(id, mac string) bool {
+		open, ok := h.claims.Open(mac)
+		return ok && open.ID == id
+	})
 	if errors.Is(err, errMediaBusy) {
 		w.Header().Set("Retry-After", "30")
 		http.Error(w, "boot images busy, ask again", http.StatusServiceUnavailable)

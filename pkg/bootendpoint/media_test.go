@@ -85,16 +85,16 @@ func TestBootImagesAreBounded(t *testing.T) {
 	mux, h := mediaHandler(t, c)
 	now := time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC)
 	h.media.now = func() time.Time { return now }
-	for i := 0; i < maxMediaImages+1; i++ {
+	for i := 0; i < MaxMediaImages+1; i++ {
 		mac := fmt.Sprintf("0c:c4:7a:29:01:%02x", i)
 		c.open[mac] = Claim{ID: fmt.Sprintf("claim-%d", i), Instance: "i", Server: "s", MAC: mac, Arch: "amd64", Version: "v1.5.0"}
 	}
-	for i := 0; i < maxMediaImages; i++ {
+	for i := 0; i < MaxMediaImages; i++ {
 		mac := fmt.Sprintf("0c:c4:7a:29:01:%02x", i)
 		code, _ := get(t, mux, MediaPath(testKey, c.open[mac]))
 		require.Equal(t, http.StatusOK, code, mac)
 	}
-	last := c.open[fmt.Sprintf("0c:c4:7a:29:01:%02x", maxMediaImages)]
+	last := c.open[fmt.Sprintf("0c:c4:7a:29:01:%02x", MaxMediaImages)]
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, MediaPath(testKey, last), nil))
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
@@ -111,5 +111,34 @@ func TestBootImagesAreBounded(t *testing.T) {
 			n++
 		}
 	}
-	assert.Equal(t, maxMediaImages, n, "an image dropped leaves no file")
+	assert.Equal(t, MaxMediaImages, n, "an image dropped leaves no file")
+}
+
+// An image read no more gives its place at once: its claim closed, or its
+// server's iPXE fetched the installer script.
+func TestBootImagesReadNoMoreGiveTheirPlace(t *testing.T) {
+	c := newClaims(claimUUID)
+	mux, _ := mediaHandler(t, c)
+	claim := func(i int) Claim {
+		mac := fmt.Sprintf("0c:c4:7a:29:02:%02x", i)
+		c.open[mac] = Claim{ID: fmt.Sprintf("claim-%d", i), Instance: "i", Server: "s", MAC: mac, Arch: "amd64", Version: "v1.5.0"}
+		return c.open[mac]
+	}
+	for i := 0; i < MaxMediaImages; i++ {
+		code, _ := get(t, mux, MediaPath(testKey, claim(i)))
+		require.Equal(t, http.StatusOK, code)
+	}
+	code, _ := get(t, mux, MediaPath(testKey, claim(MaxMediaImages)))
+	require.Equal(t, http.StatusServiceUnavailable, code, "every place is taken by an image being read")
+
+	code, _ = get(t, mux, ChainPath+"?mac="+claim(3).MAC+"&uuid=")
+	require.Equal(t, http.StatusOK, code, "the installer script of a server that booted its image")
+	code, _ = get(t, mux, MediaPath(testKey, claim(MaxMediaImages)))
+	assert.Equal(t, http.StatusOK, code, "the booted server's image gave its place")
+
+	c.close(claim(5).MAC)
+	code, _ = get(t, mux, MediaPath(testKey, claim(MaxMediaImages+1)))
+	assert.Equal(t, http.StatusOK, code, "the closed claim's image gave its place")
+	code, _ = get(t, mux, MediaPath(testKey, claim(MaxMediaImages+2)))
+	assert.Equal(t, http.StatusServiceUnavailable, code, "no place free again")
 }

@@ -88,6 +88,10 @@ var (
 	// boot path the server's BMC (or the boot endpoint) cannot give;
 	// nothing is asked of the BMC until the pin or the BMC changes.
 	ReasonBootPathUnavailable = warning("BootPathUnavailable")
+	// ReasonBootImagesBusy: as many servers as the boot endpoint serves
+	// boot images to at once are booting from theirs; this one waits for
+	// one of them to fetch its installer script.
+	ReasonBootImagesBusy = normal("BootImagesBusy")
 	// ReasonBootMedia: the claim's boot image was inserted in the BMC's
 	// virtual CD, and the server booted from it once.
 	ReasonBootMedia = normal("BootMedia")

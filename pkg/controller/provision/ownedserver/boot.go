@@ -230,6 +230,9 @@ func (r *run) bootFromNetwork(inv *seederv1alpha1.Inventory, m *bmcdriver.Machin
 // replaced; no virtual media after all): nothing was inserted.
 func (r *run) bootFromMedia(inv *seederv1alpha1.Inventory, m *bmcdriver.Machine, fw bootfirmware.Choice) (bool, string, error) {
 	if r.Obj.Status.BootMediaInsertedAt == nil {
+		if r.imagesBusy(inv) {
+			return false, "", nil
+		}
 		image, err := r.imageURL(r.Obj.Status.BootMediaEndpoint)
 		if err != nil {
 			return false, "", err
@@ -268,6 +271,9 @@ func (r *run) bootFromMedia(inv *seederv1alpha1.Inventory, m *bmcdriver.Machine,
 // image: edk2's HTTP boot client takes an ISO as a RAM disk and boots
 // its EFI loader, as from a CD.
 func (r *run) bootFromHTTP(inv *seederv1alpha1.Inventory, m *bmcdriver.Machine) (bool, string, error) {
+	if r.imagesBusy(inv) {
+		return false, "", nil
+	}
 	image, err := r.imageURL(r.Obj.Status.BootMediaEndpoint)
 	if err != nil {
 		return false, "", err

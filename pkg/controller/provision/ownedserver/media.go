@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
@@ -172,4 +173,46 @@ func (r *run) ejectMedia(inv *seederv1alpha1.Inventory, condType string) (bool, 
 	}
 	defer m.Release(r.After())
 	return r.mediaEjected(inv, m, condType)
+}
+
+// imagesBusy reports, and says in the Installing condition, that as many
+// servers as the boot endpoint serves images to at once are booting from
+// theirs (bootendpoint.MaxMediaBoots): a BMC told the URL of one more
+// image now could be answered 503, which not every BMC asks again after.
+// A requeue brings this one back to look again.
+func (r *run) imagesBusy(inv *seederv1alpha1.Inventory) bool {
+	booting := r.p.imageBoots(r.Obj.Name)
+	if booting < bootendpoint.MaxMediaBoots {
+		return false
+	}
+	r.Obj.Status.WaitingFor = "boot image"
+	r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, equinixv1.ReasonBootImagesBusy, fmt.Sprintf(
+		"server %s waits to boot by %s: %d servers are booting from their boot images, as many as the boot endpoint serves at once; "+
+			"it is booted as soon as one of them has fetched its installer script", inv.Name, r.Obj.Status.BootPath, booting))
+	r.Requeue(r.PollInterval())
+	return true
+}
+
+// imageBoots counts the servers, but that of Instance self, that are
+// booting from a boot image the endpoint serves: told to (the image
+// inserted, or the HTTP boot set), their claim open, their installer
+// script not fetched yet.
+func (p *Provider) imageBoots(self string) int {
+	insts, err := p.instances.List(labels.Everything())
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, inst := range insts {
+		st := inst.Status
+		if inst.Name == self || !p.Handles(&inst.Spec.InstanceTemplate) || inst.DeletionTimestamp != nil ||
+			st.JoinedAt != nil || st.BootScriptServedAt != nil {
+			continue
+		}
+		if st.BootMediaInsertedAt != nil && st.BootMediaEjectedAt == nil ||
+			st.BootPath == equinixv1.BootPathUefiHTTP && st.NetworkBootRequestedAt != nil {
+			n++
+		}
+	}
+	return n
 }
