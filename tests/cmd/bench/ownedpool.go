@@ -54,11 +54,10 @@ var ownedProtocols = []ownedProtocol{
 	{protocol: "ipmi", title: "IPMI", pool: ownedPoolName + "-ipmi", floor: ownedFloorName + "-ipmi"},
 }
 
-// ownedMediaProtocol is the pool on Redfish BMCs that offer virtual media,
-// with BENCH_OWNED_MEDIA: the boot endpoint builds at most a few images at
-// once and answers the rest 503 "busy, ask again", which the simulated
-// servers (as a firmware reading its virtual CD would) take as nothing to
-// boot, so most of a pool of 20 never boots.
+// ownedMediaProtocol is the pool on Redfish BMCs that offer virtual media
+// (BENCH_OWNED_MEDIA, on unless set false): each server boots from the
+// image the boot endpoint builds for its claim, which the simulated
+// servers read as their BMC does.
 var ownedMediaProtocol = ownedProtocol{protocol: "redfish-media", title: "Redfish virtual media", pool: ownedPoolName + "-media",
 	floor: ownedFloorName + "-media", media: true}
 
