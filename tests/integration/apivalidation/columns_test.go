@@ -49,7 +49,8 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 	t.Cleanup(func() { _ = client.EquinixV1().Instances().Delete(ctx, ci.Name, metav1.DeleteOptions{}) })
 	ci.Status = equinixv1.InstanceStatus{Status: equinixv1.PhaseManaged, InstanceID: "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
 		Server:   "1c6106a0-13e6-44fa-af2c-bec67d4b6c65",
-		PublicIP: "145.40.73.137", PrivateIP: "10.8.23.5", Address: "10.8.23.5", WaitingFor: "node Ready", ManagementMAC: "0c:c4:7a:29:00:07"}
+		PublicIP: "145.40.73.137", PrivateIP: "10.8.23.5", Address: "10.8.23.5", WaitingFor: "node Ready", ManagementMAC: "0c:c4:7a:29:00:07",
+		BootPath: equinixv1.BootPathVirtualMedia}
 	_, err = client.EquinixV1().Instances().UpdateStatus(ctx, ci, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
@@ -70,9 +71,10 @@ func TestKubectlColumnsMatchTheSeed(t *testing.T) {
 	assert.Equal(t, []string{"columns-pool-zaoolitj", "managed", "1c6106a0-13e6-44fa-af2c-bec67d4b6c65", "10.8.23.5", "node"}, rows[1][:5])
 	rows = kubectlGet(t, "instance", "columns-pool-zaoolitj", "-o", "wide")
 	require.Len(t, rows, 2)
-	assert.Equal(t, []string{"NAME", "STATUS", "SERVER", "ADDRESS", "WAITING", "AGE", "MAC", "PUBLICIP", "PRIVATEIP", "NODE", "POOL", "POWER"}, rows[0])
+	assert.Equal(t, []string{"NAME", "STATUS", "SERVER", "ADDRESS", "WAITING", "AGE", "MAC", "PUBLICIP", "PRIVATEIP", "NODE", "POOL", "POWER", "BOOT"}, rows[0])
 	assert.Contains(t, rows[1], "0c:c4:7a:29:00:07")
 	assert.Contains(t, rows[1], "145.40.73.137")
+	assert.Contains(t, rows[1], "VirtualMedia")
 
 	// Both kinds answer together, as in `kubectl get instancepool,instance`.
 	rows = kubectlGet(t, "instancepool,instance")
