@@ -29,14 +29,7 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	loaders := requireTools(t, true)
 	ctx := context.Background()
 	ep, port := startEndpoint(t)
-	img, err := bootmedia.Build(bootmedia.Spec{
-		Firmware: bmc.BootFirmwareUEFI, MAC: guestMAC, ChainURL: "http://" + endpointAddr + "/claims/" + claimNonce + "/boot.ipxe",
-		Static: &bootmedia.StaticAddress{Address: netip.MustParsePrefix(guestAddress), Gateway: netip.MustParseAddr(guestGateway)},
-	}, loaders, t.TempDir())
-	require.NoError(t, err)
-	ep.mu.Lock()
-	ep.image = img.Path
-	ep.mu.Unlock()
+	serveStaticImage(t, ep, loaders)
 	// The URL names the endpoint as the machine reaches it: the test BMC
 	// maps it to the endpoint's port here.
 	imageURL := "http://" + endpointAddr + imagePath
@@ -99,14 +92,7 @@ func TestVirtualMediaInsertedWhileOnBootsAtTheRestart(t *testing.T) {
 	loaders := requireTools(t, true)
 	ctx := context.Background()
 	ep, port := startEndpoint(t)
-	img, err := bootmedia.Build(bootmedia.Spec{
-		Firmware: bmc.BootFirmwareUEFI, MAC: guestMAC, ChainURL: "http://" + endpointAddr + "/claims/" + claimNonce + "/boot.ipxe",
-		Static: &bootmedia.StaticAddress{Address: netip.MustParsePrefix(guestAddress), Gateway: netip.MustParseAddr(guestGateway)},
-	}, loaders, t.TempDir())
-	require.NoError(t, err)
-	ep.mu.Lock()
-	ep.image = img.Path
-	ep.mu.Unlock()
+	serveStaticImage(t, ep, loaders)
 	imageURL := "http://" + endpointAddr + imagePath
 	b := startQMPBMC(t, port)
 	c, mc := dialBMC(t, b)
@@ -120,7 +106,7 @@ func TestVirtualMediaInsertedWhileOnBootsAtTheRestart(t *testing.T) {
 	require.NoError(t, mc.InsertMedia(ctx, imageURL))
 	require.Eventually(t, func() bool { return slices.Contains(b.Lives()[0].QMP, "blockdev-change-medium") }, time.Minute, 100*time.Millisecond,
 		"the media reached the running machine's drive")
-	_, err = c.BootOnce(ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
+	_, err := c.BootOnce(ctx, bmc.BootCD, bmc.BootFirmwareUEFI)
 	require.NoError(t, err)
 	require.NoError(t, c.Power(ctx, bmc.PowerActionReboot))
 
@@ -186,4 +172,18 @@ func dialBMC(t *testing.T, b *qemubmc.BMC) (bmc.Client, bmc.MediaClient) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c, c.(bmc.MediaClient)
+}
+
+// serveStaticImage builds the UEFI image of the guest's claim, with its
+// static address, and has the endpoint serve it at imagePath.
+func serveStaticImage(t *testing.T, ep *endpoint, loaders *bootmedia.Loaders) {
+	t.Helper()
+	img, err := bootmedia.Build(bootmedia.Spec{
+		Firmware: bmc.BootFirmwareUEFI, MAC: guestMAC, ChainURL: "http://" + endpointAddr + "/claims/" + claimNonce + "/boot.ipxe",
+		Static: &bootmedia.StaticAddress{Address: netip.MustParsePrefix(guestAddress), Gateway: netip.MustParseAddr(guestGateway)},
+	}, loaders, t.TempDir())
+	require.NoError(t, err)
+	ep.mu.Lock()
+	ep.image = img.Path
+	ep.mu.Unlock()
 }
