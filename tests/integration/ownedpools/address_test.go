@@ -19,14 +19,10 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
-	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia"
-	"github.com/harvester/harvester-equinix-addon/pkg/bootmedia/bootmediatest"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
-	"github.com/harvester/harvester-equinix-addon/pkg/config"
 	"github.com/harvester/harvester-equinix-addon/tests/cluster"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
-	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
@@ -50,7 +46,7 @@ var addressReserved = []string{"10.0.2.2", "10.0.2.3", "10.0.2.4"}
 // boot image, read from the endpoint as its BMC would, carries it) and
 // the third waits with AddressPoolExhausted.
 func TestStaticAddressesFromAnAddressPool(t *testing.T) {
-	env, fleet, addr := addressEnv(t)
+	env, fleet, addr := fleetEnv(t)
 	seedersAddressPoolCRD(t, env)
 	pool := env.CreateAddressPool("rack-s-addresses", addressCIDR, addressGateway, addressReserved...)
 	stop := churnAddressPool(t, env, pool)
@@ -160,27 +156,6 @@ func TestStaticAddressesFromAnAddressPool(t *testing.T) {
 	for _, a := range addressReserved {
 		assert.Equal(t, seederv1alpha1.AllocationKindReserved, got[a].Kind)
 	}
-}
-
-// addressEnv is fleetEnv with boot loaders (test stand-ins), so that the
-// endpoint serves the claims' boot images too.
-func addressEnv(t *testing.T) (*framework.Env, *ownedfleet.Fleet, string) {
-	t.Helper()
-	loaders := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(loaders, bootmedia.FileEFIAMD64), bootmediatest.EFIApp(bootmediatest.MachineAMD64), 0o600))
-	addr := framework.FreeAddr(t)
-	opts := hardwareOpts()
-	opts.Configure = func(c *config.Config) {
-		configure(c)
-		c.IPXEAddress, c.IPXEPublicURL, c.BootLoadersDir = addr, "http://"+addr, loaders
-	}
-	env := framework.New(t, &shared, opts)
-	fleet := ownedfleet.New(ownedfleet.Options{Kube: env.Kube,
-		Expect:  joinagent.Expect{ServerURL: "https://" + framework.VIP + ":443", Token: framework.JoinToken},
-		Version: framework.HarvesterVersion, Endpoint: "http://" + addr,
-		InstallTime: 200 * time.Millisecond, HeartbeatInterval: time.Second})
-	fleet.Start(env.Ctx)
-	return env, fleet, addr
 }
 
 // seedersAddressPoolCRD puts Seeder v1.8.0's own AddressPool CRD in place
