@@ -88,7 +88,8 @@ func runOwnedPool(ctx context.Context, b *bench) (res result, err error) {
 	phases := []string{"", "Time of each phase, from the scale-up to every server's node Ready: mean over the servers (longest), " +
 		"as the benchmark's watch of the Instances saw each step in their status.", "",
 		"| BMC | Pool | scale-up → Instance | Instance → claim | claim → power on | power on → script served | script → configuration served | " +
-			"configuration → node registered | registered → Ready | scale-up → all Ready | Inventory updates (conflicts) | CPU: controller; all cores |",
+			"configuration → node registered | registered → Ready | scale-up → all Ready | Inventory updates (conflicts); Instance status writes (conflicts); " +
+			"client-side wait (--kube-api-qps) | CPU: controller; all cores |",
 		"|---|---|---|---|---|---|---|---|---|---|---|---|"}
 	// Named results: the phases measured so far are reported on an error too.
 	defer func() { res.details = append(res.details, phases...) }()
@@ -195,6 +196,10 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	if err != nil {
 		return err
 	}
+	cm0, err := ctrl.scrape(ctx)
+	if err != nil {
+		return err
+	}
 	busy0, total0, err := machineCPU()
 	if err != nil {
 		return err
@@ -213,6 +218,12 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 		return err
 	}
 	claimWrites, claimConflicts := inventoryUpdates(api0, api1)
+	statusWrites, statusConflicts := instanceStatusWrites(api0, api1)
+	cm1, err := ctrl.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	waited, waitedFor := clientWait(cm0, cm1)
 	cpu1, err := ctrl.cpuSeconds()
 	if err != nil {
 		return err
@@ -237,10 +248,13 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	empty := tallySince(pool, m2)
 	b.logSince(p.protocol+"-shrink-to-0", pool, m2)
 
+	b.writeTimeline(p.protocol, floorClock, poolClock)
+
 	on := "9. Owned pool on " + p.title
 	floorPhases, poolPhases := floorClock.phases(), poolClock.phases()
 	*phases = append(*phases, phaseRow(p.title, "floor, 1 server", floor, floorPhases, "–", "–"),
-		phaseRow(p.title, fmt.Sprintf("pool of %d", ownedPoolSize), grew, poolPhases, fmt.Sprintf("%.0f (%.0f refused)", claimWrites, claimConflicts), fmt.Sprintf("%.1f s; machine %.0f%% busy", cpu1-cpu0, 100*(busy1-busy0)/(total1-total0))))
+		phaseRow(p.title, fmt.Sprintf("pool of %d", ownedPoolSize), grew, poolPhases, fmt.Sprintf("%.0f (%.0f refused); %.0f (%.0f refused); %.0f requests, %.2f s", claimWrites, claimConflicts,
+			statusWrites, statusConflicts, waited, waitedFor), fmt.Sprintf("%.1f s; machine %.0f%% busy", cpu1-cpu0, 100*(busy1-busy0)/(total1-total0))))
 	res.rows = append(res.rows,
 		ownedRow(on, fmt.Sprintf("grow 0 → %d", ownedPoolSize), grow, ownedPoolSize, p.leastToGrow()),
 		ownedRow(on, fmt.Sprintf("shrink %d → %d", ownedPoolSize, ownedPoolKeep), shrink, ownedPoolSize-ownedPoolKeep, 1),

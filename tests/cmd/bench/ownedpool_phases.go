@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -139,6 +140,44 @@ func (c *phaseClock) phases() [milestones]phaseStats {
 	return out
 }
 
+// timeline is each server's milestones, as milliseconds since the
+// scale-up, one server a line in the order the pool created them: where
+// the servers wait on each other shows as steps that line up.
+func (c *phaseClock) timeline() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.seen))
+	for name := range c.seen {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		ta, tb := c.seen[names[a]][milestoneCreated], c.seen[names[b]][milestoneCreated]
+		if !ta.Equal(tb) {
+			return ta.Before(tb)
+		}
+		return names[a] < names[b]
+	})
+	var out strings.Builder
+	out.WriteString("# ms since the scale-up:")
+	for m := milestoneCreated; m < milestones; m++ {
+		out.WriteString(" | " + phaseNames[m][strings.LastIndex(phaseNames[m], "→ ")+len("→ "):])
+	}
+	out.WriteString("\n")
+	for _, name := range names {
+		times := c.seen[name]
+		out.WriteString(name)
+		for m := milestoneCreated; m < milestones; m++ {
+			if times[m].IsZero() {
+				out.WriteString(" -")
+				continue
+			}
+			fmt.Fprintf(&out, " %d", times[m].Sub(times[milestoneScaled]).Milliseconds())
+		}
+		out.WriteString("\n")
+	}
+	return out.String()
+}
+
 // describe renders the phases as "name mean (longest)", in order.
 func describePhases(ps [milestones]phaseStats) string {
 	var parts []string
@@ -172,6 +211,28 @@ func inventoryUpdates(before, after metrics) (all, conflicts float64) {
 	all = after.sum("apiserver_request_total", isUpdate) - before.sum("apiserver_request_total", isUpdate)
 	conflicts = after.sum("apiserver_request_total", isConflict) - before.sum("apiserver_request_total", isConflict)
 	return all, conflicts
+}
+
+// instanceStatusWrites are the writes of Instances' status the apiserver
+// answered between two scrapes, and how many it refused as conflicts (a
+// writer that wrote over an older copy: the boot endpoint's steps and the
+// Instance chain's passes meet on the same status).
+func instanceStatusWrites(before, after metrics) (all, conflicts float64) {
+	isWrite := func(l map[string]string) bool {
+		return l["resource"] == "instances" && (l["verb"] == "PUT" || l["verb"] == "UPDATE") && l["subresource"] == "status"
+	}
+	isConflict := func(l map[string]string) bool { return isWrite(l) && l["code"] == "409" }
+	all = after.sum("apiserver_request_total", isWrite) - before.sum("apiserver_request_total", isWrite)
+	conflicts = after.sum("apiserver_request_total", isConflict) - before.sum("apiserver_request_total", isConflict)
+	return all, conflicts
+}
+
+// clientWait is what the controller's apiserver requests waited in its
+// client-side limit (--kube-api-qps) between two scrapes of its metrics:
+// the requests and the seconds in all.
+func clientWait(before, after metrics) (requests, seconds float64) {
+	h := after.histogram(metricClientWait, nil).minus(before.histogram(metricClientWait, nil))
+	return h.count, h.sum
 }
 
 // machineCPU is the CPU time every process of the machine has used, and

@@ -148,3 +148,13 @@ func (b *bench) claimed(ctx context.Context, servers []*ownedServer) (int, error
 	}
 	return n, nil
 }
+
+// writeTimeline writes each server's milestones, the floor's and the
+// pool's, to the benchmark folder's logs/ownedpool-<protocol>-phases.log.
+func (b *bench) writeTimeline(protocol string, floor, pool *phaseClock) {
+	path := filepath.Join(b.env.workDir, "logs", "ownedpool-"+protocol+"-phases.log")
+	text := "# floor\n" + floor.timeline() + "# pool\n" + pool.timeline()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		b.log.Warnf("writing %s: %v", path, err)
+	}
+}
