@@ -1,8 +1,11 @@
 package instancepool
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,15 +90,7 @@ func (r *poolRun) scaleUp(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	cur := active(live)
-	n := r.toCreate(live)
-	for i := 0; i < n; i++ {
-		if err := r.createInstance(cur, len(cur)+1, len(cur)+n-i); err != nil {
-			return err
-		}
-		cur = append(cur, r.insts[len(r.insts)-1])
-	}
-	return nil
+	return r.createInstances(active(live), r.toCreate(live))
 }
 
 // scaleDown removes n servers: older templates first, then in scaleDownOrder,
@@ -145,42 +140,108 @@ func removalReason(inst *equinixv1.Instance) string {
 	}
 }
 
-func (r *poolRun) createInstance(existing []*equinixv1.Instance, n, want int) error {
+// createInstances creates the n Instances the pool lacks beside cur (read
+// from the API server) in one pass, in batches whose creates run at once:
+// a pool grown by 20 has its 20 servers on their way together rather than
+// one API round trip after another. Each batch that all went through
+// doubles the next, from one (a ReplicaSet's slow start): a create refused
+// for every Instance (a webhook down, a quota, a bad template) is sent
+// once, not n times. Creating is stopped at the first batch with a
+// refusal; the next pass counts again on the API server's list.
+func (r *poolRun) createInstances(cur []*equinixv1.Instance, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	planned := make([]*equinixv1.Instance, 0, n)
+	for range n {
+		// Reservations are picked one after the other, each seeing the
+		// ones picked before it, so that no two take the same.
+		planned = append(planned, r.newInstance(slices.Concat(cur, planned)))
+	}
+	want := len(cur) + n
+	for _, batch := range slowStart(n) {
+		created, errs := make([]*equinixv1.Instance, len(batch)), make([]error, len(batch))
+		var wg sync.WaitGroup
+		for i, at := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				created[i], errs[i] = r.createInstance(planned[at])
+			}()
+		}
+		wg.Wait()
+		for i, inst := range created {
+			if inst == nil {
+				continue
+			}
+			r.insts = append(r.insts, inst)
+			r.Eventf(equinixv1.ReasonScalingUp, "created instance %s (%d of %d)", inst.Name, len(cur)+batch[i]+1, want)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slowStart splits n creates into batches of positions: 1, 2, 4, ... and
+// the rest.
+func slowStart(n int) [][]int {
+	var out [][]int
+	for next, size := 0, 1; next < n; size *= 2 {
+		batch := make([]int, 0, min(size, n-next))
+		for ; len(batch) < cap(batch); next++ {
+			batch = append(batch, next)
+		}
+		out = append(out, batch)
+	}
+	return out
+}
+
+// newInstance is a new Instance of the pool, as createInstance sends it
+// but for its name; existing are the pool's Instances, those planned with
+// it included.
+func (r *poolRun) newInstance(existing []*equinixv1.Instance) *equinixv1.Instance {
 	controller, block := true, true
+	return &equinixv1.Instance{
+		ObjectMeta: metav1.ObjectMeta{
+			// The provider's cleanup finalizer, so that no window is
+			// left between the creation and its first call.
+			Finalizers:  []string{r.h.provider.Names().InstanceFinalizer()},
+			Labels:      map[string]string{equinixv1.LabelPool: r.Obj.Name},
+			Annotations: map[string]string{equinixv1.AnnotationTemplateHash: templateHash(&r.Obj.Spec.InstanceTemplate)},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: equinixv1.SchemeGroupVersion.String(), Kind: "InstancePool", Name: r.Obj.Name, UID: r.Obj.UID,
+				Controller: &controller, BlockOwnerDeletion: &block,
+			}},
+		},
+		Spec: equinixv1.InstanceSpec{
+			PoolName:              r.Obj.Name,
+			HardwareReservationID: pickReservation(r.Obj, existing),
+			InstanceTemplate:      *r.Obj.Spec.InstanceTemplate.DeepCopy(),
+		},
+	}
+}
+
+// createInstance creates inst under a new random name, another one should
+// the name be taken. It only reads the pass, so that a batch's creates run
+// at once.
+func (r *poolRun) createInstance(inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		name, err := instanceName(r.Obj.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		inst := &equinixv1.Instance{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name,
-				// The provider's cleanup finalizer, so that no window is
-				// left between the creation and its first call.
-				Finalizers:  []string{r.h.provider.Names().InstanceFinalizer()},
-				Labels:      map[string]string{equinixv1.LabelPool: r.Obj.Name},
-				Annotations: map[string]string{equinixv1.AnnotationTemplateHash: templateHash(&r.Obj.Spec.InstanceTemplate)},
-				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: equinixv1.SchemeGroupVersion.String(), Kind: "InstancePool", Name: r.Obj.Name, UID: r.Obj.UID,
-					Controller: &controller, BlockOwnerDeletion: &block,
-				}},
-			},
-			Spec: equinixv1.InstanceSpec{
-				PoolName:              r.Obj.Name,
-				HardwareReservationID: pickReservation(r.Obj, existing),
-				InstanceTemplate:      *r.Obj.Spec.InstanceTemplate.DeepCopy(),
-			},
-		}
-		created, err := r.h.instances.Create(inst)
+		named := inst.DeepCopy()
+		named.Name = name
+		created, err := r.h.instances.Create(named)
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("creating an instance for pool %s: %w", r.Obj.Name, err)
+			return nil, fmt.Errorf("creating an instance for pool %s: %w", r.Obj.Name, err)
 		}
-		r.insts = append(r.insts, created)
-		r.Eventf(equinixv1.ReasonScalingUp, "created instance %s (%d of %d)", created.Name, n, want)
-		return nil
+		return created, nil
 	}
-	return fmt.Errorf("no free instance name for pool %s after 3 tries", r.Obj.Name)
+	return nil, fmt.Errorf("no free instance name for pool %s after 3 tries", r.Obj.Name)
 }
