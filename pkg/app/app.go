@@ -149,6 +149,8 @@ func controllerFlags(f *config.Config) []cli.Flag {
 			Usage: "how often a node's BGP session is checked at rest (one Metal call per node)"},
 		&cli.BoolFlag{Name: "owned-pools", EnvVars: []string{"OWNED_POOLS"}, Destination: &f.OwnedPools,
 			Usage: "(--mode hardware) run the InstancePools of servers you own (spec.servers): claim Inventories, boot them from the network through their BMCs"},
+		&cli.IntFlag{Name: "owned-threads", EnvVars: []string{"OWNED_THREADS"}, Value: 20, Destination: &f.OwnedThreads,
+			Usage: "(--owned-pools) Instances of servers you own handled at once: their passes wait on BMCs (one session per BMC at a time), not on the CPU"},
 		&cli.BoolFlag{Name: "initialize-nodes", EnvVars: []string{"INITIALIZE_NODES"}, Destination: &f.InitializeNodes,
 			Usage: "initialize Nodes registered with --cloud-provider=external as the Equinix CCM does: addresses from the device, provider ID, the uninitialized taint removed"},
 		&cli.StringFlag{Name: "bgp-node-selector", EnvVars: []string{"BGP_NODE_SELECTOR"}, Destination: &f.BGPNodeSelector,

@@ -159,6 +159,9 @@ type Config struct {
 	// people own (spec.servers): their pools and Instances, which claim
 	// Inventories and boot them through their BMCs.
 	OwnedPools bool
+	// OwnedThreads is how many Instances of servers people own are
+	// handled at once (the Instance controller's workers with OwnedPools).
+	OwnedThreads int
 	// Fencing (--mode hardware only) switches off, through its BMC, the
 	// server of a node that stayed NotReady for FencingGracePeriod, and
 	// then taints its Node out-of-service, so that its volumes are released
@@ -214,6 +217,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Threads < 1 || cfg.Threads > 100 {
 		errs = append(errs, fmt.Errorf("--threads must be between 1 and 100, got %d", cfg.Threads))
+	}
+	if cfg.OwnedPools && (cfg.OwnedThreads < 1 || cfg.OwnedThreads > 200) {
+		errs = append(errs, fmt.Errorf("--owned-threads must be between 1 and 200, got %d", cfg.OwnedThreads))
 	}
 	if err := validateMetalURL(cfg.MetalAPIURL); err != nil {
 		errs = append(errs, err)

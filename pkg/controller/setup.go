@@ -73,7 +73,7 @@ func (f *Factories) ResolveKinds(kinds []schema.GroupVersionKind) error {
 // Secrets and ConfigMaps are cached from the addon's namespace only, so its RBAC
 // needs no cluster-wide Secret access, and Secrets only when they carry the
 // addon's label.
-func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error) {
+func NewFactories(restConfig *rest.Config, namespace string, kindWorkers map[schema.GroupVersionKind]int) (*Factories, error) {
 	rateLimiter := workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 5*time.Minute)
 	// wrangler's schemes.All holds every type its generated controllers (ours and
 	// core) registered; our clientset's scheme alone lacks the core types.
@@ -81,7 +81,7 @@ func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error)
 	if err != nil {
 		return nil, fmt.Errorf("client factory: %w", err)
 	}
-	shared := newSharedControllerFactory(clients, rateLimiter, namespace)
+	shared := newSharedControllerFactory(clients, rateLimiter, namespace, kindWorkers)
 	opts := &generic.FactoryOptions{SharedControllerFactory: shared}
 	eq, err := equinixfactory.NewFactoryFromConfigWithOptions(restConfig, opts)
 	if err != nil {
@@ -102,7 +102,8 @@ func NewFactories(restConfig *rest.Config, namespace string) (*Factories, error)
 	return &Factories{Equinix: eq, Harvester: hv, Metal: mt, Core: co, clients: clients}, nil
 }
 
-func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.TypedRateLimiter[any], namespace string) lassocontroller.SharedControllerFactory {
+func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.TypedRateLimiter[any], namespace string,
+	kindWorkers map[schema.GroupVersionKind]int) lassocontroller.SharedControllerFactory {
 	secretGVK := corev1.SchemeGroupVersion.WithKind("Secret")
 	cacheFactory := cache.NewSharedCachedFactory(cf, &cache.SharedCacheFactoryOptions{
 		KindNamespace: map[schema.GroupVersionKind]string{
@@ -117,6 +118,7 @@ func newSharedControllerFactory(cf client.SharedClientFactory, rl workqueue.Type
 	})
 	return lassocontroller.NewSharedControllerFactory(cacheFactory, &lassocontroller.SharedControllerFactoryOptions{
 		DefaultRateLimiter: rl,
+		KindWorkers:        kindWorkers,
 	})
 }
 
@@ -228,7 +230,7 @@ func Setup(ctx context.Context, restConfig *rest.Config, cfg *config.Config, opt
 	if !ok {
 		return nil, fmt.Errorf("--mode %q runs no chains", cfg.Mode)
 	}
-	f, err := NewFactories(restConfig, cfg.Namespace)
+	f, err := NewFactories(restConfig, cfg.Namespace, kindWorkers(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -247,6 +249,22 @@ func Setup(ctx context.Context, restConfig *rest.Config, cfg *config.Config, opt
 		}
 	}
 	return &Controllers{Factories: f, deps: deps, threads: cfg.Threads}, nil
+}
+
+// kindWorkers are the kinds whose controllers run more workers than
+// --threads. With --owned-pools, the Instances' (--owned-threads): a pass
+// over a server people own mostly waits for its BMC (a session's set-up,
+// the boot override, the power on) and the apiserver, and each BMC takes
+// one session at a time whatever the workers (bmcdriver), so five workers
+// would boot a pool of twenty five at a time, each in turn waiting for
+// another's round trips; the CPU those passes use is small. In the
+// equinix mode every Instance's calls share one Metal rate limit, which
+// more workers would only queue at.
+func kindWorkers(cfg *config.Config) map[schema.GroupVersionKind]int {
+	if !cfg.OwnedPools || cfg.OwnedThreads < 1 {
+		return nil
+	}
+	return map[schema.GroupVersionKind]int{equinixv1.SchemeGroupVersion.WithKind("Instance"): cfg.OwnedThreads}
 }
 
 // Watched are the kinds of the controllers the chains took: the only ones

@@ -219,7 +219,7 @@ func (e *Env) Config(opts Options) *config.Config {
 		VIPElasticIP: false, ElasticIPResync: time.Minute,
 		BGPLocalASN: 65000, BGPResync: 10 * time.Minute,
 	}
-	cfg.OwnedPools = opts.OwnedPools
+	cfg.OwnedPools, cfg.OwnedThreads = opts.OwnedPools, 20
 	if opts.Configure != nil {
 		opts.Configure(cfg)
 	}

@@ -56,22 +56,22 @@ var envCases = []struct {
 		name: "defaults",
 		// In-cluster config; the rest are empty by default and the controller
 		// discovers them.
-		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS", "OWNED_THREADS"},
 	},
 	{
 		name:  "every option on",
 		args:  []string{"--values", testdata("all-on.yaml")},
-		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "OWNED_POOLS", "OWNED_THREADS"},
 	},
 	{
 		name:  "iPXE Service inside the cluster only",
 		args:  []string{"--set", "ipxe.service.type=ClusterIP", "--set", "ipxe.publicURL=https://ipxe.example.com"},
-		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_NODE_PORT", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_NODE_PORT", "ARTIFACTS_MIRROR", "OWNED_POOLS", "OWNED_THREADS"},
 	},
 	{
 		name:  "hardware mode",
 		args:  hardwareMode,
-		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS", "OWNED_THREADS"},
 	},
 	{
 		name:  "hardware mode with pools of servers you own",
@@ -83,7 +83,7 @@ var envCases = []struct {
 		name: "hardware mode with fencing",
 		args: append(slices.Clone(hardwareMode), "--set", "hardware.fencing.enabled=true", "--set", "hardware.fencing.maxFenced=2",
 			"--set", "hardware.fencing.gracePeriod=10m", "--set", "hardware.fencing.powerOn=true"),
-		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS"},
+		unset: []string{"KUBECONFIG", "BOOT_LOADERS_DIR", "CLUSTER_ID", "CLUSTER_URL", "RANCHERD_CONFIG", "IPXE_PUBLIC_URL", "ARTIFACTS_MIRROR", "OWNED_POOLS", "OWNED_THREADS"},
 	},
 }
 
