@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -235,10 +236,18 @@ func (h *handler) write(w http.ResponseWriter, contentType string, body []byte, 
 	// Neither answer may be kept by a cache between the server and the
 	// endpoint: both are the claim's only.
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	metrics.BootServed.WithLabelValues(file).Inc()
 	// A failed write means the server went away mid-download; it boots
 	// again, and there is nobody to report the error to.
 	_, _ = w.Write(body)
+	// The whole answer goes out now: what the handler does after it (the
+	// step written into the Instance's status, which may wait for the
+	// client-side limit of apiserver requests or meet a conflict) must
+	// not hold the server's boot.
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func (h *handler) baseURL(r *http.Request) string {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +39,8 @@ type claims struct {
 	failing bool
 	// otherNICs are another NIC's MAC of each claim, by its MAC.
 	otherNICs map[string]string
+	// onServed, when set, runs as a served file is told.
+	onServed func()
 }
 
 func (c *claims) Open(mac string) (Claim, bool) {
@@ -61,6 +64,9 @@ func (c *claims) Refused(mac, reason string) {
 }
 
 func (c *claims) Served(cl Claim, file string) {
+	if c.onServed != nil {
+		c.onServed()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.served = append(c.served, cl.MAC+" "+file)
@@ -275,6 +281,21 @@ func TestServedFilesAreTold(t *testing.T) {
 	code, _ = get(t, h, strings.TrimPrefix(configURL(t, script), "http://example.com"))
 	require.Equal(t, http.StatusOK, code)
 	assert.Equal(t, []string{claimMAC + " " + FileScript, claimMAC + " " + FileConfig}, c.served)
+}
+
+// The server has its whole answer before the step is told: telling it
+// writes the Instance's status, which may wait, and the server's boot must
+// not wait with it.
+func TestAnswerIsSentBeforeTheStepIsTold(t *testing.T) {
+	c := newClaims("")
+	h := NewHandler(testKey, c)
+	rec := httptest.NewRecorder()
+	var flushed []bool
+	c.onServed = func() { flushed = append(flushed, rec.Flushed) }
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/boot/ipxe?mac="+claimMAC, nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, []bool{true}, flushed, "the script was flushed before Served")
+	assert.Equal(t, strconv.Itoa(rec.Body.Len()), rec.Header().Get("Content-Length"))
 }
 
 // A request naming another NIC of a claimed server is refused as such:
