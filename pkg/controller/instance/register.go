@@ -72,7 +72,7 @@ func Register(ctx context.Context, deps *common.Deps, p provision.Provider) {
 		settings: Settings{Namespace: deps.Cfg.Namespace, PollInterval: deps.Cfg.PollInterval},
 		provider: p,
 
-		instances: deps.Instances(), written: common.NewWrites[*equinixv1.Instance](deps.Instances().Informer().GetStore()),
+		instances: deps.Instances(), written: deps.InstanceWrites(),
 		pools: deps.Pools().Cache(), nodes: deps.Nodes(), nodeWrites: deps.NodeWrites(),
 		secrets: deps.Secrets(), secretLookup: deps.SecretLookup(), k8s: deps.K8s(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 	}

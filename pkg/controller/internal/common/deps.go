@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	harvesterv1beta1 "github.com/harvester/harvester-equinix-addon/pkg/apis/harvesterhci.io/v1beta1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/config"
@@ -78,6 +79,7 @@ type Deps struct {
 	configMaps     lazy[corecontrollers.ConfigMapController]
 	settings       lazy[harvestercontrollers.SettingController]
 	nodeWrites     lazy[*NodeWrites]
+	instanceWrites lazy[*Writes[*equinixv1.Instance]]
 	metal          lazy[metal.Provider]
 	bmcs           lazy[*bmcdriver.Driver]
 	secretLookup   lazy[*credentials.Lookup]
@@ -247,6 +249,17 @@ func (d *Deps) Settings() harvestercontrollers.SettingController {
 // through it reflects before the cache does.
 func (d *Deps) NodeWrites() *NodeWrites {
 	return d.nodeWrites.must(func() *NodeWrites { return NewNodeWrites(d.Nodes().Informer().GetStore()) })
+}
+
+// InstanceWrites are the latest writes of Instances' status by this
+// process: the Instance chain's, and the boot endpoint's steps of an
+// owned server's boot. Each starts from the other's latest write rather
+// than from the cache, which shows it a moment later: the two write the
+// same status while a server boots, and an older copy only conflicts.
+func (d *Deps) InstanceWrites() *Writes[*equinixv1.Instance] {
+	return d.instanceWrites.must(func() *Writes[*equinixv1.Instance] {
+		return NewWrites[*equinixv1.Instance](d.Instances().Informer().GetStore())
+	})
 }
 
 // K8s is a plain client for what has no cache here (a Node read live, the

@@ -234,10 +234,12 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 	default:
 		return
 	}
-	// The status is written over the cache's copy, read again after a
-	// conflict with the chain's own writes (the role reads Instances only
-	// through its watch); a step already there is kept. The phase it ends
-	// is timed once, by the write that stored it.
+	// The status is written over the latest copy this process knows (the
+	// chain's own last write, else the cache's), read again after a
+	// conflict (the role reads Instances only through its watch); a step
+	// already there is kept. The write is the chain's latest from then on,
+	// so that its next pass does not conflict with it either. The phase
+	// it ends is timed once, by the write that stored it.
 	var phase string
 	var from time.Time
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
@@ -246,7 +248,7 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 		if err != nil || cached.UID != inst.UID {
 			return err
 		}
-		cur := cached.DeepCopy()
+		cur := c.p.instanceWrites.Latest(cached).DeepCopy()
 		at := metav1.NewTime(now)
 		switch {
 		case file == bootendpoint.FileScript && cur.Status.BootScriptServedAt == nil:
@@ -260,7 +262,10 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 		default:
 			return nil
 		}
-		_, err = c.p.instanceStatus.UpdateStatus(cur)
+		written, err := c.p.instanceStatus.UpdateStatus(cur)
+		if err == nil {
+			c.p.instanceWrites.Wrote(written)
+		}
 		return err
 	})
 	if err == nil && phase != "" {

@@ -56,6 +56,9 @@ type Provider struct {
 	// instanceStatus writes the steps the boot endpoint sees into the
 	// Instances' status.
 	instanceStatus equinixcontrollers.InstanceClient
+	// instanceWrites are this process's latest writes of Instances'
+	// status, the Instance chain's included.
+	instanceWrites *common.Writes[*equinixv1.Instance]
 	pools          equinixcontrollers.InstancePoolCache
 	nodes          corecontrollers.NodeCache
 	// nodeWrites are the chains' latest writes of Nodes.
@@ -84,7 +87,8 @@ func New(ctx context.Context, deps *common.Deps) (*Provider, error) {
 		return &Provider{
 			ctx:         ctx,
 			settings:    Settings{Namespace: cfg.Namespace, BMCTimeout: cfg.BMCTimeout},
-			inventories: deps.Inventories(), addressPools: deps.AddressPools(), instances: deps.Instances().Cache(), instanceStatus: deps.Instances(), pools: deps.Pools().Cache(),
+			inventories: deps.Inventories(), addressPools: deps.AddressPools(), instances: deps.Instances().Cache(), instanceStatus: deps.Instances(),
+			instanceWrites: deps.InstanceWrites(), pools: deps.Pools().Cache(),
 			nodes: deps.Nodes().Cache(), nodeWrites: deps.NodeWrites(), secrets: deps.Secrets().Cache(),
 			k8s: deps.K8s(), bmcs: deps.BMCs(), joinInfo: deps.JoinInfo(), recorder: deps.Recorder(),
 			owned: newOwnedState(deps.Inventories().Informer().GetStore()),
