@@ -12,7 +12,7 @@ import (
 func validConfig() Config {
 	return Config{
 		Mode: ModeEquinix, Namespace: "harvester-system", SecretName: "equinix-addon", Threads: 5,
-		MetalAPIURL: DefaultMetalAPIURL, HTTPAddress: ":8080", LeaderElect: true,
+		MetalAPIURL: DefaultMetalAPIURL, HTTPAddress: ":8080", LeaderElect: true, OwnedThreads: 20,
 		LeaderLockName: "harvester-equinix-addon", LogLevelName: "info", LogFormat: "text",
 		MetalTimeout: 30 * time.Second, MetalRequestsPerSecond: 10, MetalBurst: 20, KubeAPIQPS: 50, KubeAPIBurst: 100,
 		JoinTokenSecret: "equinix-addon", JoinTokenKey: "JOIN_TOKEN", IPXEAddress: ":8081",
@@ -82,6 +82,8 @@ func TestNew(t *testing.T) {
 		{name: "no mode", mutate: func(f *Config) { f.Mode = "" }, wantErr: []string{"--mode"}},
 		{name: "a 4-byte ASN", mutate: func(f *Config) { f.BGPLocalASN = 4200000000 }},
 		{name: "an artifacts mirror", mutate: func(f *Config) { f.ArtifactsMirror = "http://mirror.example.com/harvester" }},
+		{name: "owned pools without workers", mutate: func(f *Config) { f.Mode, f.OwnedPools, f.OwnedThreads = ModeSeeder, true, 0 },
+			wantErr: []string{"--owned-threads"}},
 		{name: "an artifacts mirror with a query", mutate: func(f *Config) { f.ArtifactsMirror = "http://mirror.example.com/?x=1" },
 			wantErr: []string{"--artifacts-mirror"}},
 	}
