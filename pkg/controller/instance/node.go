@@ -41,7 +41,9 @@ func (h *Handler) TrackNode(p *provision.Pass) error {
 	if st.NodeRegisteredAt == nil {
 		st.NodeRegisteredAt = r.NowTime()
 		if r.h.provider.Traits().BootSteps {
-			metrics.ObserveBootPhase(metrics.BootPhaseInstall, timeOf(st.InstallConfigServedAt), r.Now())
+			metrics.MarkBootStep(r.Obj.Name, metrics.BootStepNodeRegistered, st.NodeRegisteredAt.Time)
+			metrics.ObserveBootPhase(metrics.BootPhaseInstall,
+				metrics.BootStepTime(r.Obj.Name, metrics.BootStepConfigServed, timeOf(st.InstallConfigServedAt)), r.Now())
 		}
 	}
 	r.SetCondition(equinixv1.InstanceNodeJoined, metav1.ConditionTrue, equinixv1.ReasonNodeJoined,
@@ -60,8 +62,11 @@ func (r *run) nodeReady(node *corev1.Node) {
 	if st.JoinedAt == nil {
 		st.JoinedAt = r.NowTime()
 		if r.h.provider.Traits().BootSteps {
-			metrics.ObserveBootPhase(metrics.BootPhaseNodeReady, timeOf(st.NodeRegisteredAt), r.Now())
-			metrics.ObserveBootPhase(metrics.BootPhaseClaimToReady, timeOf(st.DeviceCreatedAt), r.Now())
+			metrics.ObserveBootPhase(metrics.BootPhaseNodeReady,
+				metrics.BootStepTime(r.Obj.Name, metrics.BootStepNodeRegistered, timeOf(st.NodeRegisteredAt)), r.Now())
+			metrics.ObserveBootPhase(metrics.BootPhaseClaimToReady,
+				metrics.BootStepTime(r.Obj.Name, metrics.BootStepClaimed, timeOf(st.DeviceCreatedAt)), r.Now())
+			metrics.ForgetBootSteps(r.Obj.Name)
 		}
 		r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionFalse, equinixv1.ReasonInstalled,
 			fmt.Sprintf("Harvester is installed and node %s is Ready", node.Name))

@@ -6,6 +6,7 @@ import (
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // ProvisionInstance drives an Instance through the lifecycle: the provider
@@ -16,6 +17,7 @@ import (
 func (h *Handler) ProvisionInstance(key string, inst *equinixv1.Instance) (*equinixv1.Instance, error) {
 	if inst == nil {
 		h.provider.Forget(key)
+		metrics.ForgetBootSteps(key)
 		return nil, nil
 	}
 	if inst.DeletionTimestamp != nil {

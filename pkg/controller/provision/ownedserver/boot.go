@@ -77,6 +77,7 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		action, how = machine.ActionReboot, "restarted"
 	}
 	r.Obj.Status.PowerRequestedAt = r.NowTime()
+	metrics.MarkBootStep(r.Obj.Name, metrics.BootStepPowerRequested, r.Obj.Status.PowerRequestedAt.Time)
 	if err := r.Persist(); err != nil {
 		return false, err
 	}
@@ -84,7 +85,8 @@ func (r *run) bootOwned(inv *seederv1alpha1.Inventory) (bool, error) {
 		return false, r.bmcRefused(inv, "powering the server on", err, func(st *equinixv1.InstanceStatus) { st.PowerRequestedAt = nil })
 	}
 	r.Obj.Status.InstallRequestedAt = r.NowTime()
-	metrics.ObserveBootPhase(metrics.BootPhasePowerOn, timeOf(r.Obj.Status.DeviceCreatedAt), r.Now())
+	metrics.ObserveBootPhase(metrics.BootPhasePowerOn,
+		metrics.BootStepTime(r.Obj.Name, metrics.BootStepClaimed, timeOf(r.Obj.Status.DeviceCreatedAt)), r.Now())
 	reason, from := bootStarted(r.Obj.Status.BootPath)
 	r.SetCondition(equinixv1.InstanceInstalling, metav1.ConditionTrue, reason, fmt.Sprintf(
 		"server %s was %s to boot %s into the Harvester installer (boot path %s); waiting for node %s",

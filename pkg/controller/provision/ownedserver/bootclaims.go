@@ -240,7 +240,7 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 	// already there is kept. The write is the chain's latest from then on,
 	// so that its next pass does not conflict with it either. The phase
 	// it ends is timed once, by the write that stored it.
-	var phase string
+	var phase, step string
 	var from time.Time
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		phase = ""
@@ -255,10 +255,12 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 			// From the power command's intent, stored before the command:
 			// the server cannot ask before it.
 			cur.Status.BootScriptServedAt = &at
-			phase, from = metrics.BootPhaseNetworkBoot, timeOf(cur.Status.PowerRequestedAt)
+			phase, step = metrics.BootPhaseNetworkBoot, metrics.BootStepScriptServed
+			from = metrics.BootStepTime(inst.Name, metrics.BootStepPowerRequested, timeOf(cur.Status.PowerRequestedAt))
 		case file == bootendpoint.FileConfig && cur.Status.InstallConfigServedAt == nil:
 			cur.Status.InstallConfigServedAt = &at
-			phase, from = metrics.BootPhaseInstallerStart, timeOf(cur.Status.BootScriptServedAt)
+			phase, step = metrics.BootPhaseInstallerStart, metrics.BootStepConfigServed
+			from = metrics.BootStepTime(inst.Name, metrics.BootStepScriptServed, timeOf(cur.Status.BootScriptServedAt))
 		default:
 			return nil
 		}
@@ -269,6 +271,7 @@ func (c BootClaims) Served(b bootendpoint.Claim, file string) {
 		return err
 	})
 	if err == nil && phase != "" {
+		metrics.MarkBootStep(inst.Name, step, now)
 		metrics.ObserveBootPhase(phase, from, now)
 	}
 	if err != nil {

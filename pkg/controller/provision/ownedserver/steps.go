@@ -13,6 +13,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/controller/provision"
 	"github.com/harvester/harvester-equinix-addon/pkg/joininfo"
 	"github.com/harvester/harvester-equinix-addon/pkg/machine/bmcdriver"
+	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
 
 // run is the provider's part of one pass over one Instance: its steps, in
@@ -75,6 +76,7 @@ func (r *run) Provision() (bool, error) {
 		// Stored at once: the claim is the create of this provider.
 		r.Obj.Status.Server = inv.Name
 		r.Obj.Status.DeviceCreatedAt = r.NowTime()
+		metrics.MarkBootStep(r.Obj.Name, metrics.BootStepClaimed, r.Obj.Status.DeviceCreatedAt.Time)
 		if err := r.Persist(); err != nil {
 			return false, err
 		}
