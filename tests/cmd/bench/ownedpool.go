@@ -224,6 +224,8 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 		return err
 	}
 	waited, waitedFor := clientWait(cm0, cm1)
+	b.log.Infof("owned pool on %s, grow: apiserver requests %s; the controller's client-side wait by verb: %s",
+		p.title, requestsByKind(api0, api1), clientWaitByVerb(cm0, cm1))
 	cpu1, err := ctrl.cpuSeconds()
 	if err != nil {
 		return err

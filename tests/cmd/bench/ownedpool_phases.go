@@ -227,6 +227,54 @@ func instanceStatusWrites(before, after metrics) (all, conflicts float64) {
 	return all, conflicts
 }
 
+// requestsByKind are the requests the apiserver answered between two
+// scrapes by resource (and subresource) and verb, the most first: every
+// client's, the controller's with the benchmark's and the servers'.
+func requestsByKind(before, after metrics) string {
+	count := func(ms metrics) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range ms["apiserver_request_total"].GetMetric() {
+			l := labelsOf(m)
+			kind := l["resource"]
+			if l["subresource"] != "" {
+				kind += "/" + l["subresource"]
+			}
+			out[l["verb"]+" "+kind] += m.GetCounter().GetValue()
+		}
+		return out
+	}
+	was, now := count(before), count(after)
+	type entry struct {
+		kind string
+		n    float64
+	}
+	var all []entry
+	for kind, n := range now {
+		if d := n - was[kind]; d > 0 && !strings.HasPrefix(kind, "WATCH") {
+			all = append(all, entry{kind, d})
+		}
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a].n > all[b].n })
+	var parts []string
+	for _, e := range all {
+		parts = append(parts, fmt.Sprintf("%s %.0f", e.kind, e.n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clientWaitByVerb is clientWait per verb: the seconds waited.
+func clientWaitByVerb(before, after metrics) string {
+	var parts []string
+	for _, verb := range []string{"GET", "LIST", "POST", "PUT", "PATCH", "DELETE"} {
+		match := func(l map[string]string) bool { return l["verb"] == verb }
+		h := after.histogram(metricClientWait, match).minus(before.histogram(metricClientWait, match))
+		if h.count > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f requests %.2f s", verb, h.count, h.sum))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // clientWait is what the controller's apiserver requests waited in its
 // client-side limit (--kube-api-qps) between two scrapes of its metrics:
 // the requests and the seconds in all.
