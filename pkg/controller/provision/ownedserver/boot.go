@@ -232,17 +232,13 @@ func (r *run) bootFromNetwork(inv *seederv1alpha1.Inventory, m *bmcdriver.Machin
 // replaced; no virtual media after all): nothing was inserted.
 func (r *run) bootFromMedia(inv *seederv1alpha1.Inventory, m *bmcdriver.Machine, fw bootfirmware.Choice) (bool, string, error) {
 	if r.Obj.Status.BootMediaInsertedAt == nil {
-		if r.imagesBusy(inv) {
-			return false, "", nil
-		}
 		image, err := r.imageURL(r.Obj.Status.BootMediaEndpoint)
 		if err != nil {
 			return false, "", err
 		}
 		// The claim opens with this intent: a BMC may read the image as
 		// it is inserted.
-		r.Obj.Status.BootMediaInsertedAt = r.NowTime()
-		if err := r.Persist(); err != nil {
+		if took, err := r.takeImageSlot(inv, func(st *equinixv1.InstanceStatus) { st.BootMediaInsertedAt = r.NowTime() }); err != nil || !took {
 			return false, "", err
 		}
 		if err := m.InsertMedia(r.p.ctx, image); err != nil && !machine.MaybeApplied(err) {
@@ -273,15 +269,11 @@ func (r *run) bootFromMedia(inv *seederv1alpha1.Inventory, m *bmcdriver.Machine,
 // image: edk2's HTTP boot client takes an ISO as a RAM disk and boots
 // its EFI loader, as from a CD.
 func (r *run) bootFromHTTP(inv *seederv1alpha1.Inventory, m *bmcdriver.Machine) (bool, string, error) {
-	if r.imagesBusy(inv) {
-		return false, "", nil
-	}
 	image, err := r.imageURL(r.Obj.Status.BootMediaEndpoint)
 	if err != nil {
 		return false, "", err
 	}
-	r.Obj.Status.NetworkBootRequestedAt = r.NowTime()
-	if err := r.Persist(); err != nil {
+	if took, err := r.takeImageSlot(inv, func(st *equinixv1.InstanceStatus) { st.NetworkBootRequestedAt = r.NowTime() }); err != nil || !took {
 		return false, "", err
 	}
 	if err := m.BootOnceHTTP(r.p.ctx, image); err != nil && !machine.MaybeApplied(err) {

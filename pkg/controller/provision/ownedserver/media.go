@@ -175,6 +175,22 @@ func (r *run) ejectMedia(inv *seederv1alpha1.Inventory, condType string) (bool, 
 	return r.mediaEjected(inv, m, condType)
 }
 
+// takeImageSlot stores the intent that makes the server one of those
+// booting from a boot image (set by intent), unless as many as the boot
+// endpoint serves at once already are (imagesBusy). The count and the
+// write are one step among this process's workers, and the count reads
+// their writes before the cache shows them: twenty passes at once would
+// otherwise all find the same place free.
+func (r *run) takeImageSlot(inv *seederv1alpha1.Inventory, intent func(*equinixv1.InstanceStatus)) (bool, error) {
+	r.p.imageSlots.Lock()
+	defer r.p.imageSlots.Unlock()
+	if r.imagesBusy(inv) {
+		return false, nil
+	}
+	intent(&r.Obj.Status)
+	return true, r.Persist()
+}
+
 // imagesBusy reports, and says in the Installing condition, that as many
 // servers as the boot endpoint serves images to at once are booting from
 // theirs (bootendpoint.MaxMediaBoots): a BMC told the URL of one more
@@ -204,6 +220,8 @@ func (p *Provider) imageBoots(self string) int {
 	}
 	n := 0
 	for _, inst := range insts {
+		// The process's own writes count before the cache shows them.
+		inst = p.instanceWrites.Latest(inst)
 		st := inst.Status
 		if inst.Name == self || !p.Handles(&inst.Spec.InstanceTemplate) || inst.DeletionTimestamp != nil ||
 			st.JoinedAt != nil || st.BootScriptServedAt != nil {

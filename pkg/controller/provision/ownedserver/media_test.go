@@ -6,15 +6,18 @@ import (
 
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/bootendpoint"
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
+	"github.com/harvester/harvester-equinix-addon/pkg/controller/internal/common"
 	equinixcontrollers "github.com/harvester/harvester-equinix-addon/pkg/generated/controllers/equinix.harvesterhci.io/v1"
 )
 
@@ -99,4 +102,33 @@ func TestBootsFromImagesArePaced(t *testing.T) {
 		assert.Contains(t, c.Message, "16 servers are booting from their boot images")
 	}
 	assert.Equal(t, "boot image", r.Obj.Status.WaitingFor)
+}
+
+// A server whose boot from an image this process stored a moment ago
+// counts before the cache shows it: with many workers booting a pool at
+// once, each would otherwise find the last place free.
+func TestBootsFromImagesCountTheProcesssOwnWrites(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC))
+	var insts instanceList
+	for i := range bootendpoint.MaxMediaBoots - 1 {
+		insts = append(insts, ownedInstance("booting-"+string(rune('a'+i)), func(st *equinixv1.InstanceStatus) {
+			st.BootPath, st.BootMediaInsertedAt = equinixv1.BootPathVirtualMedia, &now
+		}))
+	}
+	cached := ownedInstance("just-inserted", func(st *equinixv1.InstanceStatus) { st.BootPath = equinixv1.BootPathVirtualMedia })
+	cached.ResourceVersion = "7"
+	insts = append(insts, cached)
+	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	require.NoError(t, store.Add(cached))
+	written := common.NewWrites[*equinixv1.Instance](store)
+	inserted := cached.DeepCopy()
+	inserted.ResourceVersion = "8"
+	inserted.Status.BootMediaInsertedAt = &now
+	written.Wrote(inserted)
+
+	self := ownedInstance("self", func(st *equinixv1.InstanceStatus) { st.BootPath = equinixv1.BootPathVirtualMedia })
+	h := &harness{Provider{instances: append(insts, self), instanceWrites: written}}
+	r := h.newRun(self)
+	assert.True(t, r.imagesBusy(&seederv1alpha1.Inventory{ObjectMeta: metav1.ObjectMeta{Name: "rack-u09"}}),
+		"the intent written a moment ago fills the last place")
 }

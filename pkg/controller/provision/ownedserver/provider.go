@@ -10,6 +10,7 @@ package ownedserver
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
@@ -71,6 +72,9 @@ type Provider struct {
 	recorder record.EventRecorder
 	// owned is what the provider keeps of its claims.
 	owned *ownedState
+	// imageSlots makes counting the servers booting from images and
+	// storing one more's intent one step (see takeImageSlot).
+	imageSlots sync.Mutex
 	// media is what the boot endpoint needs to serve a claim's boot image
 	// (virtual media, UEFI HTTP boot): its loaders and its key.
 	media *bootImages
