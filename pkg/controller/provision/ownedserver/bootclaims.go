@@ -114,6 +114,11 @@ func (c BootClaims) openClaim(chosen func(*seederv1alpha1.Inventory, *equinixv1.
 	}
 	for _, inv := range invs {
 		inst, err := c.p.instances.Get(inv.Labels[equinixv1.LabelClaimedBy])
+		if err == nil {
+			// The boot's intent is stored just before the BMC's command, and
+			// a server that boots fast asks before the cache shows it.
+			inst = c.p.instanceWrites.Latest(inst)
+		}
 		if err != nil || !common.ClaimedBy(inv, inst) || inst.DeletionTimestamp != nil || inst.Status.JoinedAt != nil ||
 			inst.Status.Server != inv.Name || !bootAsked(&inst.Status) || !chosen(inv, inst) {
 			continue
