@@ -35,16 +35,3 @@ func ArtifactsMirror(path, version string) (http.Handler, error) {
 		_, _ = w.Write(b)
 	}), nil
 }
-
-// HostURL is rawURL, a URL on GuestURL as the guest reaches it, at the
-// loopback address the guest's server listens on: a request there is
-// answered and recorded as the guest's would be, e.g. the installer's
-// fetch of its configuration, which the halting kernel does not make.
-// Any other URL is returned as it is.
-func (m *Machine) HostURL(rawURL string) string {
-	rest, ok := strings.CutPrefix(rawURL, GuestURL)
-	if !ok || (rest != "" && rest[0] != '/') {
-		return rawURL
-	}
-	return "http://127.0.0.1:" + strconv.Itoa(m.server.port) + rest
-}

@@ -136,6 +136,8 @@ func Start(opts Options) (m *Machine, err error) {
 			return nil, fmt.Errorf("a folder for the machine: %w", err)
 		}
 		m.tempDir = m.Dir
+	} else if err := os.MkdirAll(m.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("a folder for the machine: %w", err)
 	}
 	if m.server, err = startRecorder(opts.Handler); err != nil {
 		return nil, err
