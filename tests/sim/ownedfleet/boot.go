@@ -89,10 +89,10 @@ func (s *server) install(ctx context.Context, r *Result, boot joinagent.Boot) (j
 	}
 	in, err := joinagent.CheckInstall(boot.Args, doc, s.fleet.opts.Expect, map[string]string{"eth0": s.spec.MAC})
 	if err != nil {
-		return joinagent.Install{}, fmt.Errorf("Harvester install failed: %w", err)
+		return joinagent.Install{}, installFailed{err}
 	}
 	if err := s.checkInstall(in); err != nil {
-		return joinagent.Install{}, fmt.Errorf("Harvester install failed: %w", err)
+		return joinagent.Install{}, installFailed{err}
 	}
 	r.Hostname, r.Device, r.ISOURL = in.Hostname, in.Device, in.ISOURL
 	r.Network = Network{Method: in.Method, IP: in.IP, SubnetMask: in.SubnetMask, Gateway: in.Gateway, DNS: in.DNS}
@@ -103,6 +103,13 @@ func (s *server) install(ctx context.Context, r *Result, boot joinagent.Boot) (j
 	}
 	return in, nil
 }
+
+// installFailed is an install that would fail on the server, said as the
+// join agent says it of a Metal device's.
+type installFailed struct{ err error }
+
+func (e installFailed) Error() string { return "Harvester install failed: " + e.err.Error() }
+func (e installFailed) Unwrap() error { return e.err }
 
 // imageChainLine is the boot image's chain command, as package bootmedia
 // writes it: the URL, then the NIC's MAC and the SMBIOS UUID iPXE fills in.
