@@ -365,3 +365,32 @@ stringData:
   username: %[3]q
   password: %[4]q
 `
+
+// ownedInventory is an Inventory of examples/owned-servers.yaml for s:
+// annotations and connection are its indented lines, or empty.
+func ownedInventory(s ownedfleet.Spec, annotations, connection string) string {
+	return fmt.Sprintf(ownedInventoryYAML, s.Name, namespace, annotations, connection, ownedBMCSecret, s.MAC, s.Disk, s.Arch)
+}
+
+// ownedInventoryYAML: %[1]s the server, %[2]s the namespace, %[3]s the
+// annotations, %[4]s the BMC's connection, %[5]s the BMC Secret, %[6]s
+// the MAC, %[7]s the disk, %[8]s the arch.
+const ownedInventoryYAML = `---
+apiVersion: metal.harvesterhci.io/v1alpha1
+kind: Inventory
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+  labels:
+    rack: a
+%[3]sspec:
+  baseboardSpec:
+    connection:
+%[4]s      authSecretRef: {namespace: %[2]s, name: %[5]s}
+  events:
+    enabled: true
+    pollingInterval: 1h
+  managementInterfaceMacAddress: %[6]q
+  primaryDisk: %[7]s
+  arch: %[8]s
+`

@@ -49,10 +49,9 @@ func (d *demoRun) startRedfishRack(ctx context.Context, ipxeAddr string) (*owned
 func (r redfishRack) inventories() (apply, shown string) {
 	var file, show strings.Builder
 	for i, b := range r {
-		s := ownedServers[i]
-		inv := fmt.Sprintf(ownedInventoryYAML, s.Name, namespace, b.Server.Host, b.Server.Port, ownedBMCSecret, s.MAC, s.Disk, s.Arch)
-		file.WriteString(strings.Replace(inv, "CA_BUNDLE", indentPEM(b.Server.CACertPEM), 1))
-		show.WriteString(strings.Replace(inv, "CA_BUNDLE", "        <the BMC's CA certificate, PEM>\n", 1))
+		connection := fmt.Sprintf("      host: %s\n      port: %d\n      insecureTLS: false\n      caBundle: |\n", b.Server.Host, b.Server.Port)
+		file.WriteString(ownedInventory(ownedServers[i], "", connection+indentPEM(b.Server.CACertPEM)))
+		show.WriteString(ownedInventory(ownedServers[i], "", connection+"        <the BMC's CA certificate, PEM>\n"))
 	}
 	return file.String(), show.String()
 }
@@ -82,31 +81,3 @@ func indentPEM(pem []byte) string {
 	}
 	return out.String()
 }
-
-// ownedInventoryYAML is a Redfish Inventory of
-// examples/owned-servers.yaml: %[1]s the server, %[2]s the namespace,
-// %[3]s and %[4]d its BMC, %[5]s the BMC Secret, %[6]s the MAC, %[7]s the
-// disk, %[8]s the arch; CA_BUNDLE stands for the BMC's CA, indented.
-const ownedInventoryYAML = `---
-apiVersion: metal.harvesterhci.io/v1alpha1
-kind: Inventory
-metadata:
-  name: %[1]s
-  namespace: %[2]s
-  labels:
-    rack: a
-spec:
-  baseboardSpec:
-    connection:
-      host: %[3]s
-      port: %[4]d
-      insecureTLS: false
-      caBundle: |
-CA_BUNDLE      authSecretRef: {namespace: %[2]s, name: %[5]s}
-  events:
-    enabled: true
-    pollingInterval: 1h
-  managementInterfaceMacAddress: %[6]q
-  primaryDisk: %[7]s
-  arch: %[8]s
-`

@@ -222,11 +222,28 @@ func (r *vmRack) failure() error {
 func (r *vmRack) inventories() (apply, shown string) {
 	var file strings.Builder
 	for i, m := range r.machines {
-		s := ownedServers[i]
-		file.WriteString(fmt.Sprintf(ownedIPMIInventoryYAML, s.Name, namespace, m.Endpoint.Host, m.Endpoint.Port, ownedBMCSecret, s.MAC, s.Disk, s.Arch))
+		file.WriteString(ownedInventory(ownedServers[i], legacyAnnotation, fmt.Sprintf(ipmiConnection, m.Endpoint.Host, m.Endpoint.Port)))
 	}
 	return file.String(), file.String()
 }
+
+// legacyAnnotation: QEMU's firmware here is SeaBIOS.
+const legacyAnnotation = `  annotations:
+    # QEMU's firmware here is SeaBIOS, which boots legacy BIOS. Without it,
+    # a server on IPMI is told UEFI.
+    equinix.harvesterhci.io/boot-firmware: Legacy
+`
+
+// ipmiConnection is an IPMI BMC's connection: %[1]s and %[2]d ipmi_sim's
+// address.
+const ipmiConnection = `      host: %[1]s
+      port: 623                                  # IPMI over LAN
+      insecureTLS: false
+      providerOptions: {ipmitool: {port: %[2]d}}  # ipmi_sim's port on this machine
+      # A power off waits for QEMU to end, which an emulated machine on a
+      # busy host takes seconds to.
+      timeout: 30s
+`
 
 // off: the BMC has the power off and QEMU has ended.
 func (r *vmRack) off(i int) bool {
@@ -264,38 +281,3 @@ func (r *vmRack) close() {
 		_ = r.installers.Close()
 	}
 }
-
-// ownedIPMIInventoryYAML is an IPMI Inventory of
-// examples/owned-servers.yaml: %[1]s the server, %[2]s the namespace,
-// %[3]s and %[4]d its BMC, %[5]s the BMC Secret, %[6]s the MAC, %[7]s the
-// disk, %[8]s the arch.
-const ownedIPMIInventoryYAML = `---
-apiVersion: metal.harvesterhci.io/v1alpha1
-kind: Inventory
-metadata:
-  name: %[1]s
-  namespace: %[2]s
-  labels:
-    rack: a
-  annotations:
-    # QEMU's firmware here is SeaBIOS, which boots legacy BIOS. Without it,
-    # a server on IPMI is told UEFI.
-    equinix.harvesterhci.io/boot-firmware: Legacy
-spec:
-  baseboardSpec:
-    connection:
-      host: %[3]s
-      port: 623                                  # IPMI over LAN
-      insecureTLS: false
-      providerOptions: {ipmitool: {port: %[4]d}}  # ipmi_sim's port on this machine
-      # A power off waits for QEMU to end, which an emulated machine on a
-      # busy host takes seconds to.
-      timeout: 30s
-      authSecretRef: {namespace: %[2]s, name: %[5]s}
-  events:
-    enabled: true
-    pollingInterval: 1h
-  managementInterfaceMacAddress: %[6]q
-  primaryDisk: %[7]s
-  arch: %[8]s
-`
