@@ -38,7 +38,7 @@ demo-bmc:
 	./scripts/devenv demo bmc
 
 # Shows a pool on servers you own: the controller in the seeder mode with
-# --owned-pools, three QEMU machines behind ipmi_sim BMCs that PXE-boot with real
+# --owned-pools, three UEFI QEMU machines behind ipmi_sim BMCs that PXE-boot with real
 # iPXE into its boot endpoint, their installs played as the tests play them; the
 # example pool grows to 2, is scaled to 0 and releases them; tears down.
 # `./scripts/devenv demo owned-sim` is the same on simulated Redfish BMCs.

@@ -123,6 +123,8 @@ func (d *demoRun) runOwned(ctx context.Context, boot ownedBoot,
 		{"", "get", "instancepool", ownedPool},
 		{"", "get", "instance", "-l", equinixv1.LabelPool + "=" + ownedPool, "-o", "wide"},
 		{"the third is the spare", "-n", namespace, "get", "inventory", "-l", ownedRackLabel, "-L", equinixv1.LabelClaimedBy},
+		{"how each server was told to boot, and why that firmware", "get", "events", "-n", "default",
+			"--field-selector", "involvedObject.kind=Instance,reason=" + equinixv1.ReasonNetworkBoot, "-o", "custom-columns=INSTANCE:.involvedObject.name,MESSAGE:.message"},
 		{"joined through the boot endpoint and the played install", "get", "nodes"},
 	} {
 		if err := d.show(ctx, step[0], step[1:]...); err != nil {

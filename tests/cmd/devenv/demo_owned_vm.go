@@ -43,7 +43,7 @@ func ownedVMDemo(ctx context.Context, d *demoRun) error {
 
 // vmRackNeeds says what the QEMU rack cannot run without, before the
 // environment starts.
-func vmRackNeeds() error { return vmrig.Available(vmrig.FirmwareBIOS) }
+func vmRackNeeds() error { return vmrig.Available(vmrig.FirmwareUEFI) }
 
 // vmRack is the servers as QEMU machines behind ipmi_sim, and what
 // follows their boots.
@@ -90,7 +90,10 @@ func (d *demoRun) startVMRack(ctx context.Context, ipxeAddr string) (*ownedfleet
 		}
 		m, err := vmrig.Start(vmrig.Options{MAC: spec.MAC, UUID: spec.UUID, Handler: guest,
 			BootFile: bootendpoint.ChainPath + bootendpoint.ChainQuery,
-			Username: ownedBMCUser, Password: ownedBMCPassword, Dir: dir})
+			Username: ownedBMCUser, Password: ownedBMCPassword, Dir: dir,
+			// UEFI, as most servers sold today boot (many only it), and
+			// what the pool asks an IPMI BMC for, which cannot say.
+			Firmware: vmrig.FirmwareUEFI})
 		if err != nil {
 			rack.close()
 			return nil, nil, fmt.Errorf("server %s: %w", spec.Name, err)
@@ -158,8 +161,8 @@ func (r *vmRack) serveInstallers(guest http.Handler) (*http.Client, error) {
 // follow hands the fleet each installer the machine's iPXE started: the
 // kernel it fetched, the command line the kernel printed on the serial
 // console and what the machine asked for since the last one. A network
-// boot that ends in the firmware's "No bootable device" (iPXE got nothing
-// to boot) is a failure.
+// boot that ends where the firmware goes when nothing booted is a
+// failure.
 func (r *vmRack) follow(ctx context.Context, fleet *ownedfleet.Fleet, name string, m *vmrig.Machine) {
 	tick := time.NewTicker(ownedWatchEvery)
 	defer tick.Stop()
@@ -173,7 +176,7 @@ func (r *vmRack) follow(ctx context.Context, fleet *ownedfleet.Fleet, name strin
 		serial := m.Serial()
 		fresh := serial[min(seen, len(serial)):]
 		cmdline, booted := vmrig.KernelCommandLine(fresh)
-		stuck := strings.Contains(fresh, "No bootable device") && lastStartNetwork(m)
+		stuck := nothingBooted(fresh) && lastStartNetwork(m)
 		if !booted && !stuck {
 			continue
 		}
@@ -194,12 +197,18 @@ func (r *vmRack) follow(ctx context.Context, fleet *ownedfleet.Fleet, name strin
 		asked = len(reqs)
 		if !booted {
 			r.mu.Lock()
-			r.failures = append(r.failures, fmt.Sprintf("%s: its network boot found nothing to boot; it asked for %v", name, shown))
+			r.failures = append(r.failures, fmt.Sprintf("%s: its network boot found nothing to boot; it asked for: %s", name, strings.Join(shown, ", ")))
 			r.mu.Unlock()
 			continue
 		}
 		_ = fleet.Install(name, boot, shown)
 	}
+}
+
+// nothingBooted says whether serial output shows the firmware out of boot
+// options: SeaBIOS's last words, or OVMF starting its built-in shell.
+func nothingBooted(serial string) bool {
+	return strings.Contains(serial, "No bootable device") || strings.Contains(serial, "UEFI Interactive Shell")
 }
 
 // lastStartNetwork says whether the machine's BMC last started it with a
@@ -222,17 +231,10 @@ func (r *vmRack) failure() error {
 func (r *vmRack) inventories() (apply, shown string) {
 	var file strings.Builder
 	for i, m := range r.machines {
-		file.WriteString(ownedInventory(ownedServers[i], legacyAnnotation, fmt.Sprintf(ipmiConnection, m.Endpoint.Host, m.Endpoint.Port)))
+		file.WriteString(ownedInventory(ownedServers[i], "", fmt.Sprintf(ipmiConnection, m.Endpoint.Host, m.Endpoint.Port)))
 	}
 	return file.String(), file.String()
 }
-
-// legacyAnnotation: QEMU's firmware here is SeaBIOS.
-const legacyAnnotation = `  annotations:
-    # QEMU's firmware here is SeaBIOS, which boots legacy BIOS. Without it,
-    # a server on IPMI is told UEFI.
-    equinix.harvesterhci.io/boot-firmware: Legacy
-`
 
 // ipmiConnection is an IPMI BMC's connection: %[1]s and %[2]d ipmi_sim's
 // address.
