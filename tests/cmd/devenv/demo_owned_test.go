@@ -50,7 +50,22 @@ func TestOwnedDemoOnQEMUMachines(t *testing.T) {
 		require.NoError(t, f.Apply(set))
 	}
 	require.NoError(t, set.Parse([]string{"--dir", filepath.Join(t.TempDir(), "devenv-owned"), "--bin-dir", bin}))
-	require.NoError(t, runDemo(context.Background(), s, dm))
+	// What the demo shows goes to a file, and its end to a failed test's
+	// output: its printed examples' comment lines would read as package
+	// headers in scripts/test's summary.
+	shown := filepath.Join(t.TempDir(), "demo.out")
+	out, err := os.Create(shown)
+	require.NoError(t, err)
+	stdout := os.Stdout
+	os.Stdout = out
+	err = runDemo(context.Background(), s, dm)
+	os.Stdout = stdout
+	_ = out.Close()
+	if err != nil {
+		b, _ := os.ReadFile(shown)
+		t.Logf("what the demo showed (end):\n%s", b[max(0, len(b)-8000):])
+	}
+	require.NoError(t, err)
 	t.Logf("the demo's summary:\n%s", summary)
 	assert.Contains(t, summary, "pool rack-a ready in")
 	assert.Contains(t, summary, "servers released in")
