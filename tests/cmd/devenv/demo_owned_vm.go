@@ -34,7 +34,8 @@ const mirrorPath = "/harvester"
 // site's), asks the boot endpoint for it, fetches the installer's kernel
 // and initrd and starts the kernel with the configuration URL. The kernel
 // is a stand-in that prints its command line and halts, for Harvester's
-// is too big to emulate here; from that command line the demo plays the
+// would take the emulated machine far longer than a demo's minutes; from
+// that command line the demo plays the
 // installer as the tests do: it fetches the configuration the machine was
 // told to, checks it and registers the Node (tests/sim/ownedfleet).
 func ownedVMDemo(ctx context.Context, d *demoRun) error {
@@ -241,7 +242,7 @@ func (r *vmRack) inventories() (apply, shown string) {
 const ipmiConnection = `      host: %[1]s
       port: 623                                  # IPMI over LAN
       insecureTLS: false
-      providerOptions: {ipmitool: {port: %[2]d}}  # ipmi_sim's port on this machine
+      providerOptions: {ipmitool: {port: %[2]d}}  # ipmi_sim's own UDP port, on loopback
       # A power off waits for QEMU to end, which an emulated machine on a
       # busy host takes seconds to.
       timeout: 30s
