@@ -38,9 +38,10 @@ demo-bmc:
 	./scripts/devenv demo bmc
 
 # Shows a pool on servers you own: the controller in the seeder mode with
-# --owned-pools, three servers behind simulated Redfish BMCs that PXE-boot into
-# its boot endpoint, install and join; the example pool grows to 2, is scaled to
-# 0 and releases them; tears down.
+# --owned-pools, three UEFI QEMU machines behind ipmi_sim BMCs that PXE-boot with real
+# iPXE into its boot endpoint, their installs played as the tests play them; the
+# example pool grows to 2, is scaled to 0 and releases them; tears down.
+# `./scripts/devenv demo owned-sim` is the same on simulated Redfish BMCs.
 demo-owned:
 	./scripts/devenv demo owned
 

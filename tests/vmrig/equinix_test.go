@@ -22,17 +22,13 @@ const mirrorPath = "/harvester"
 // equinixEndpoint serves the addon's own iPXE handler, pointed at an
 // artifacts mirror on the same server that holds a HaltingKernel and an
 // initrd.
-func equinixEndpoint() http.Handler {
-	kernel := HaltingKernel(1 << 20)
-	initrd := make([]byte, 512<<10)
+func equinixEndpoint(t *testing.T) http.Handler {
+	t.Helper()
+	mirror, err := ArtifactsMirror(mirrorPath, version)
+	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/ipxe/", harvester.NewIPXEHandler(harvester.WithArtifactsMirror(GuestURL+mirrorPath)))
-	mux.HandleFunc("GET "+mirrorPath+"/"+version+"/harvester-"+version+"-vmlinuz-amd64", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write(kernel)
-	})
-	mux.HandleFunc("GET "+mirrorPath+"/"+version+"/harvester-"+version+"-initrd-amd64", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write(initrd)
-	})
+	mux.Handle(mirrorPath+"/", mirror)
 	return mux
 }
 
@@ -82,7 +78,7 @@ func TestEquinixScriptsInRealIPXE(t *testing.T) {
 	}
 	for _, sc := range scripts {
 		t.Run(sc.name, func(t *testing.T) {
-			m := Require(t, Options{MAC: vmMAC, UUID: vmUUID, Handler: equinixEndpoint(), BootFile: sc.bootFile})
+			m := Require(t, Options{MAC: vmMAC, UUID: vmUUID, Handler: equinixEndpoint(t), BootFile: sc.bootFile})
 			c, err := bmc.Dial(ctx, m.Endpoint)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = c.Close() })

@@ -27,10 +27,13 @@ const (
 // ownedEndpoint serves the boot endpoint of owned servers with claims,
 // its installer pointed at an artifacts mirror on the same server that
 // holds a HaltingKernel and an initrd.
-func ownedEndpoint(key []byte, claims bootendpoint.Claims) http.Handler {
+func ownedEndpoint(t *testing.T, key []byte, claims bootendpoint.Claims) http.Handler {
+	t.Helper()
+	mirror, err := ArtifactsMirror(mirrorPath, version)
+	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/boot/", bootendpoint.NewHandler(key, claims, bootendpoint.WithArtifactsMirror(GuestURL+mirrorPath)))
-	mux.Handle(mirrorPath+"/", equinixEndpoint())
+	mux.Handle(mirrorPath+"/", mirror)
 	return mux
 }
 
@@ -48,7 +51,7 @@ func TestOwnedServerBootsIntoTheEndpoint(t *testing.T) {
 	key := bytes.Repeat([]byte{0x29}, bootendpoint.KeySize)
 	claims := claimstest.New(claimstest.Join{ServerURL: "192.168.0.10", Token: ownedToken, InstallDevice: "/dev/sda",
 		PasswordHash: "$6$vmrigsalt$" + strings.Repeat("a", 86)})
-	endpoint := ownedEndpoint(key, claims)
+	endpoint := ownedEndpoint(t, key, claims)
 	chain := bootendpoint.ChainPath + bootendpoint.ChainQuery
 	nonce := bootendpoint.Nonce(key, claimID)
 	a, err := harvester.ArtifactsFrom(GuestURL+mirrorPath, version)

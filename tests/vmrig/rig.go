@@ -64,6 +64,9 @@ type Options struct {
 	Username, Password string
 	// Firmware is the machine's: SeaBIOS unless FirmwareUEFI.
 	Firmware Firmware
+	// Dir holds the machine's files; empty means a temporary folder that
+	// Close removes (Require: the test's).
+	Dir string
 }
 
 // Machine is a running BMC whose host is the VM; the VM runs while the
@@ -76,7 +79,8 @@ type Machine struct {
 	// Dir holds the VM's serial log, QEMU's output and the BMC's files.
 	Dir string
 
-	server *recorder
+	server  *recorder
+	tempDir string
 }
 
 // Require starts the machine, powered off, for the test and stops it
@@ -85,53 +89,109 @@ type Machine struct {
 // test fails under CI=true and is skipped otherwise.
 func Require(t *testing.T, opts Options) *Machine {
 	t.Helper()
-	if err := toolsPresent(opts.Firmware); err != nil {
+	if err := Available(opts.Firmware); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v", err)
 		}
 		t.Skipf("%v", err)
 	}
-	opts.Username = cmpOr(opts.Username, "admin")
-	opts.Password = cmpOr(opts.Password, "vmrig-password")
-	opts.BootFile = cmpOr(opts.BootFile, "/boot.ipxe")
-	srv, err := startRecorder(opts.Handler)
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	m, err := Start(opts)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	t.Cleanup(srv.close)
-	m := &Machine{Dir: t.TempDir(), server: srv}
-	if opts.Firmware == FirmwareUEFI {
-		// The machine's own variable store, kept across its starts as a
-		// server's NVRAM is.
-		if err := copyFile(ovmfVars, filepath.Join(m.Dir, "ovmf-vars.fd")); err != nil {
-			t.Fatalf("%v", err)
-		}
-	}
-	sim := ipmisim.Require(t, ipmisim.Options{
-		Username: opts.Username, Password: opts.Password, UUID: opts.UUID,
-		Manufacturer: "QEMU", Model: "Standard PC (i440FX + PIIX, 1996)", SerialNumber: "vmrig",
-		Dir:  filepath.Join(m.Dir, "bmc"),
-		Host: func(network bool) []string { return qemuArgs(opts, m.Dir, srv.port, network) },
-		// OVMF runs the EFI build of the NIC's iPXE only: a legacy PXE
-		// boot does not reach the network on the UEFI machine, as on a
-		// server that boots UEFI only.
-		UEFIOnly: opts.Firmware == FirmwareUEFI,
-	})
-	m.BMC = sim
-	// The BMC's default timeout, as the controller uses: a power off waits
-	// in ipmi_sim's chassis control for QEMU to end (up to two seconds
-	// before it is killed), which on a loaded machine took more than five.
-	m.Endpoint = bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: sim.Host, Port: sim.Port,
-		Username: opts.Username, Password: redact.Sensitive(opts.Password)}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("serial console (end):\n%s", tail(m.Serial(), 3000))
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("stop the machine: %v", err)
 		}
 	})
 	return m
 }
 
-func toolsPresent(fw Firmware) error {
+// Start starts the machine, powered off: its BMC, and the server the
+// guest reaches. Close stops both, and the VM with them; should the
+// process die first, ipmi_sim's parent-death signal and the chassis
+// control's watchdog end them (package ipmisim). Available says what is
+// missing when it cannot run.
+func Start(opts Options) (m *Machine, err error) {
+	if err := Available(opts.Firmware); err != nil {
+		return nil, err
+	}
+	opts.Username = cmpOr(opts.Username, "admin")
+	opts.Password = cmpOr(opts.Password, "vmrig-password")
+	opts.BootFile = cmpOr(opts.BootFile, "/boot.ipxe")
+	m = &Machine{Dir: opts.Dir}
+	defer func() {
+		if err != nil {
+			_ = m.Close()
+		}
+	}()
+	if m.Dir == "" {
+		if m.Dir, err = os.MkdirTemp("", "vmrig-"); err != nil {
+			return nil, fmt.Errorf("a folder for the machine: %w", err)
+		}
+		m.tempDir = m.Dir
+	} else if err := os.MkdirAll(m.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("a folder for the machine: %w", err)
+	}
+	if m.server, err = startRecorder(opts.Handler); err != nil {
+		return nil, err
+	}
+	if opts.Firmware == FirmwareUEFI {
+		// The machine's own variable store, kept across its starts as a
+		// server's NVRAM is.
+		if err := copyFile(ovmfVars, filepath.Join(m.Dir, "ovmf-vars.fd")); err != nil {
+			return nil, err
+		}
+	}
+	port := m.server.port
+	m.BMC, err = ipmisim.Start(ipmisim.Options{
+		Username: opts.Username, Password: opts.Password, UUID: opts.UUID,
+		Manufacturer: "QEMU", Model: "Standard PC (i440FX + PIIX, 1996)", SerialNumber: "vmrig",
+		Dir:  filepath.Join(m.Dir, "bmc"),
+		Host: func(network bool) []string { return qemuArgs(opts, m.Dir, port, network) },
+		// OVMF runs the EFI build of the NIC's iPXE only: a legacy PXE
+		// boot does not reach the network on the UEFI machine, as on a
+		// server that boots UEFI only.
+		UEFIOnly: opts.Firmware == FirmwareUEFI,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the machine's BMC: %w", err)
+	}
+	// The BMC's default timeout, as the controller uses: a power off waits
+	// in ipmi_sim's chassis control for QEMU to end (up to two seconds
+	// before it is killed), which on a loaded machine took more than five.
+	m.Endpoint = bmc.Endpoint{Protocol: bmc.ProtocolIPMI, Host: m.BMC.Host, Port: m.BMC.Port,
+		Username: opts.Username, Password: redact.Sensitive(opts.Password)}
+	return m, nil
+}
+
+// Close stops the BMC and the VM (its process group), then the guest's
+// server, and removes the folder Start made.
+func (m *Machine) Close() error {
+	var errs []error
+	if m.BMC != nil {
+		if err := m.BMC.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop ipmi_sim: %w", err))
+		}
+	}
+	if m.server != nil {
+		m.server.close()
+	}
+	if m.tempDir != "" {
+		errs = append(errs, os.RemoveAll(m.tempDir))
+	}
+	return errors.Join(errs...)
+}
+
+// Available says what the machine cannot run without, if anything is
+// missing: QEMU, its iPXE ROMs, OVMF for a UEFI machine, ipmi_sim.
+func Available(fw Firmware) error {
 	if fw == FirmwareUEFI {
 		for _, f := range []string{ovmfCode, ovmfVars} {
 			if _, err := os.Stat(f); err != nil {

@@ -46,7 +46,7 @@ func TestUEFIServerBootsIntoTheEndpoint(t *testing.T) {
 	a, err := harvester.ArtifactsFrom(GuestURL+mirrorPath, version)
 	require.NoError(t, err)
 
-	m := Require(t, Options{MAC: vmMAC, UUID: vmUUID, Handler: ownedEndpoint(key, claims), BootFile: chain, Firmware: FirmwareUEFI})
+	m := Require(t, Options{MAC: vmMAC, UUID: vmUUID, Handler: ownedEndpoint(t, key, claims), BootFile: chain, Firmware: FirmwareUEFI})
 	c := dial(ctx, t, m)
 
 	// Told a legacy network boot, the server does not boot from the

@@ -152,7 +152,10 @@ func Register(ctx context.Context, deps *common.Deps) error {
 // check tries again.
 func (h *Handler) afterSeederCheck(ctx context.Context, state seederState) {
 	if state == seederRunning {
-		// Seeder owns the CRD and the Inventories meanwhile.
+		// Seeder owns the CRD and the Inventories meanwhile, and applies
+		// its own schema when it starts: the schema is checked again once
+		// it stops.
+		h.schema.forget()
 		return
 	}
 	if state == seederLeftovers {

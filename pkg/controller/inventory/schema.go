@@ -46,6 +46,11 @@ type inventorySchema struct {
 	mu sync.Mutex
 	// lacking are the fields the live CRD lacks, at the last check.
 	lacking []string
+	// complete says the last check found every field, and since when the
+	// CRD has had them (its last change); false while unknown (before the
+	// first check, and while Seeder runs and may apply its own).
+	complete      bool
+	completeSince time.Time
 	// told is the list last told in an Event.
 	told string
 	// wrote is the CRD's generation after the addon's update; seederBack
@@ -54,6 +59,16 @@ type inventorySchema struct {
 	wrote      int64
 	seederBack time.Time
 }
+
+// schemaSettle is how long after the live CRD changed its schema the
+// addon holds the writes that must keep the fields it gained. An
+// apiserver serves a changed schema only once its own watch of CRDs has
+// brought the change (each apiserver of an HA control plane on its own),
+// and the storage of the old one goes on answering the requests and
+// watches it has until they end: writes in between still lose
+// status.hardware, a power request's record among them, and a command
+// whose record is lost would be sent again.
+const schemaSettle = 15 * time.Second
 
 // seederStartGrace is how long a Seeder that applied its CRDs again is
 // given to take its Lease before the addon takes the schema back: a new
@@ -86,6 +101,7 @@ func (s *inventorySchema) check(ctx context.Context, mayUpdate bool) (bool, erro
 	lacking := missingFields(s.want, live)
 	if len(lacking) == 0 {
 		s.set(nil)
+		s.completed(lastChange(live))
 		return false, nil
 	}
 	why := "Harvester Seeder runs and owns it"
@@ -97,6 +113,7 @@ func (s *inventorySchema) check(ctx context.Context, mayUpdate bool) (bool, erro
 		err = s.update(ctx, live, lacking)
 		if err == nil {
 			s.set(nil)
+			s.completed(s.now())
 			return true, nil
 		}
 		logrus.Warnf("giving CRD %s the addon's schema: %v", live.Name, err)
@@ -129,11 +146,60 @@ func (s *inventorySchema) seederStarting(live *apiextv1.CustomResourceDefinition
 	return s.now().Sub(s.seederBack) < seederStartGrace
 }
 
+// completed records that the live CRD has every field, and has had since
+// changed: the time of its last change, unless it was complete already.
+func (s *inventorySchema) completed(changed time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.complete {
+		s.complete, s.completeSince = true, changed
+	}
+}
+
+// forget makes the schema unknown until the next check: Seeder runs, and
+// applies its own schema when it starts.
+func (s *inventorySchema) forget() {
+	s.mu.Lock()
+	s.complete = false
+	s.mu.Unlock()
+}
+
+// settling is how long writes that must keep the addon's fields are still
+// to wait: schemaRecheck while the schema is unknown or lacks fields, the
+// rest of schemaSettle after it changed, 0 once it is settled.
+func (s *inventorySchema) settling(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.complete {
+		return schemaRecheck
+	}
+	// Within [0, schemaSettle]: a change stamped by an apiserver whose
+	// clock runs ahead holds no longer.
+	return min(max(s.completeSince.Add(schemaSettle).Sub(now), 0), schemaSettle)
+}
+
+// lastChange is when crd was last changed, as the apiserver recorded it
+// (the latest time of its managed fields; its creation without them): a
+// controller that starts just after Seeder's or a person's change of the
+// schema still waits for it to settle, and one that finds it long settled
+// does not wait at all.
+func lastChange(crd *apiextv1.CustomResourceDefinition) time.Time {
+	last := crd.CreationTimestamp.Time
+	for _, f := range crd.ManagedFields {
+		if f.Time != nil && f.Time.After(last) {
+			last = f.Time.Time
+		}
+	}
+	return last
+}
+
 func (s *inventorySchema) set(lacking []string) {
 	s.mu.Lock()
 	s.lacking = lacking
 	if lacking == nil {
 		s.told = ""
+	} else {
+		s.complete = false
 	}
 	s.mu.Unlock()
 	if lacking == nil {

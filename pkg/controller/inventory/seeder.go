@@ -135,12 +135,16 @@ func (g *seederGuard) check(ctx context.Context) {
 		g.recorder.Event(crd, corev1.EventTypeWarning, equinixv1.ReasonSeederRunning, seederMessage(found))
 	case state != seederRunning && was == seederRunning:
 		logrus.Infof("Harvester Seeder stopped (%s): serving the Inventories again", found)
-		g.onServe()
 	}
 	if state == seederRunning {
 		metrics.SeederRunning.Set(1)
 	}
+	// What Seeder left (its schema first) is taken over before the
+	// Inventories are woken.
 	g.onCheck(ctx, state)
+	if state != seederRunning && was == seederRunning {
+		g.onServe()
+	}
 }
 
 // tell puts a Warning Event on an Inventory, once while Seeder runs.

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
-	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 )
@@ -73,22 +72,23 @@ func adoptSeederStatus(t *target) {
 }
 
 // seederRequestPending reports whether the Inventory holds a power
-// request someone took and never ended: a job name with no actionStatus,
-// and no request of the addon's under way. Seeder names its job when it
+// request Seeder took and never ended: a job name not the addon's with no
+// actionStatus, and no request of the addon's under way. Seeder names its job when it
 // takes a request and writes actionStatus when its job ends; stopped in
 // between, it leaves the host Stopping, Starting or Rebooting in the UI
 // for ever and Harvester refusing any other request. The addon then
 // carries the request out itself.
-func seederRequestPending(inv *seederv1alpha1.Inventory, last *hardwarev1.PowerActionStatus) bool {
-	pa := inv.Status.PowerAction
-	return pa.LastJobName != "" && pa.LastActionStatus == "" && (last == nil || last.Done())
+func seederRequestPending(t *target) bool {
+	pa := t.Obj.Status.PowerAction
+	last := t.Hardware().LastPowerAction
+	return pa.LastJobName != "" && pa.LastActionStatus == "" && !t.addonJob() && (last == nil || last.Done())
 }
 
 // adoptSeederRequest says when the pass takes over a request Seeder left
 // pending (see seederRequestPending); the power step then carries it out
 // as any new request: one command, under maintenance mode.
 func adoptSeederRequest(t *target) {
-	if _, ok := actionOf(t.Obj.Spec.PowerActionRequested); !ok || !seederRequestPending(t.Obj, t.Hardware().LastPowerAction) {
+	if _, ok := actionOf(t.Obj.Spec.PowerActionRequested); !ok || !seederRequestPending(t) {
 		return
 	}
 	metrics.SeederLeftoversTakenOver.WithLabelValues(leftoverRequest).Inc()

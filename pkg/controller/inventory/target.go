@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -27,6 +28,9 @@ type target struct {
 	// request it wrote into the spec (requestGrace): the status is left
 	// alone meanwhile.
 	settling time.Duration
+	// schemaWait is how long the live CRD's schema is still to settle
+	// (inventorySchema.settling): no power request is taken meanwhile.
+	schemaWait time.Duration
 }
 
 // newTarget starts a pass over inv. Every status written is recorded in the
@@ -51,13 +55,17 @@ func (h *Handler) newTarget(inv *seederv1alpha1.Inventory, now time.Time, settli
 		Hold:  func(*seederv1alpha1.Inventory, *seederv1alpha1.InventoryStatus) time.Duration { return settling },
 		Quiet: quietLastPolled,
 	}
-	return &target{
+	t := &target{
 		ObjectPass: hardware.ObjectPass[*seederv1alpha1.Inventory, seederv1alpha1.InventoryStatus]{
 			Pass: reconcile.NewPass(kind, inv), Kind: seederv1alpha1.InventoryKind, APIVersion: seederv1alpha1.SchemeGroupVersion.String(),
 		},
 		now:      now,
 		settling: settling,
 	}
+	if h.schema != nil {
+		t.schemaWait = h.schema.settling(now)
+	}
+	return t
 }
 
 // prepare fills what every write carries: the observed generation, and
@@ -135,12 +143,24 @@ func (t *target) PowerRequest() (hardwarev1.PowerAction, bool) {
 	if !ok {
 		return "", false
 	}
-	if c := conditions.Get(t.Obj.Status.Conditions, equinixv1.InventorySchemaCurrent); c != nil && c.Status == metav1.ConditionFalse {
+	if t.schemaWait > 0 {
 		// The live CRD lacks the fields that record a request's intent
-		// and progress (status.hardware): a command sent now could not be
-		// stored, and every pass would send it again. The request waits
-		// for the addon's schema; SchemaCurrent says why.
-		t.Requeue(schemaRecheck)
+		// and progress (status.hardware), or gained them a moment ago and
+		// the apiserver may still drop them: a command sent now could not
+		// be stored, and the request would look new again. It waits for
+		// the addon's schema, settled; SchemaCurrent says when it lacks.
+		t.Requeue(t.schemaWait)
+		return "", false
+	}
+	if t.lostRequest() {
+		// The addon took this request, and its record is gone: whether
+		// its command went out is not known, and sending it again could
+		// switch the server twice. It ends failed; the user asks again.
+		t.PowerEnded(action, false)
+		t.Eventf(equinixv1.ReasonPowerRequestLost,
+			"the %s request taken as job %s lost its record (status.hardware was dropped: the live CRD lacked it when it was written); "+
+				"nothing is sent again, so it may or may not have been carried out: check the host's power and ask again",
+			t.Obj.Spec.PowerActionRequested, t.Obj.Status.PowerAction.LastJobName)
 		return "", false
 	}
 	if t.settling > 0 {
@@ -172,7 +192,7 @@ func (t *target) requested() (hardwarev1.PowerAction, bool) {
 		return "", false
 	}
 	last := t.Hardware().LastPowerAction
-	if seederRequestPending(t.Obj, last) {
+	if seederRequestPending(t) || t.lostRequest() {
 		return action, true
 	}
 	if t.Obj.Status.PowerAction.LastJobName != "" &&
@@ -188,6 +208,38 @@ func (t *target) PowerAccepted(action hardwarev1.PowerAction) {
 	pa := &t.Obj.Status.PowerAction
 	pa.LastJobName = t.Obj.Name + "-" + operationOf(action) + "-" + strconv.FormatInt(t.now.UnixMilli(), 36)
 	pa.LastActionStatus = ""
+}
+
+// addonJobsSince is a time before the addon named any request: a job
+// name's suffix read as milliseconds in base 36 is later only in the
+// addon's names. Seeder's rufio Jobs take their names from generateName,
+// whose five random characters read as under a day after 1970.
+var addonJobsSince = time.Date(2020, time.January, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+
+// addonJob reports whether the addon named the request being carried out
+// (PowerAccepted), as opposed to Seeder, whose pending requests are taken
+// over.
+func (t *target) addonJob() bool {
+	name := t.Obj.Status.PowerAction.LastJobName
+	for _, op := range []string{seederv1alpha1.PowerOperationShutdown, seederv1alpha1.PowerOperationPowerOn, seederv1alpha1.PowerOperationReboot} {
+		suffix, ok := strings.CutPrefix(name, t.Obj.Name+"-"+op+"-")
+		if !ok {
+			continue
+		}
+		ms, err := strconv.ParseInt(suffix, 36, 64)
+		return err == nil && ms >= addonJobsSince
+	}
+	return false
+}
+
+// lostRequest reports whether a request the addon took has no record
+// left: no actionStatus yet, and no record under status.hardware, which
+// the addon writes in the same write as the job's name. Only a write the
+// apiserver stripped of status.hardware (the live CRD lacked it) leaves
+// that.
+func (t *target) lostRequest() bool {
+	pa := t.Obj.Status.PowerAction
+	return pa.LastJobName != "" && pa.LastActionStatus == "" && t.addonJob() && t.Hardware().LastPowerAction == nil
 }
 
 // PowerEnded says how the request ended: either value lets Harvester

@@ -1,12 +1,15 @@
 package inventory
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 
+	equinixv1 "github.com/harvester/harvester-equinix-addon/pkg/apis/equinix.harvesterhci.io/v1"
 	hardwarev1 "github.com/harvester/harvester-equinix-addon/pkg/apis/hardware/v1"
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 )
@@ -122,4 +125,90 @@ func TestFirstRequestWaitsForHarvestersStatusWrite(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = (&Handler{}).newTarget(inv, time.Unix(1_800_000_000, 0), 0).PowerRequest()
 	assert.True(t, ok)
+}
+
+// The addon's own job names are told from Seeder's (generateName's five
+// random characters), so a request the addon took is never taken over as
+// Seeder's. One whose record under status.hardware was dropped (a write
+// the apiserver stripped while the live CRD lacked the field) ends failed
+// with a Warning, nothing sent again: a second command could switch the
+// server twice.
+func TestAddonJobsAreNotTakenOverAsSeeders(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	pending := func(job string) *seederv1alpha1.Inventory {
+		inv := requested(seederv1alpha1.PowerOperationShutdown, 2, job, "", 0)
+		inv.Status.PowerAction.LastActionStatus = ""
+		return inv
+	}
+	own := (&Handler{}).newTarget(pending(""), at, 0)
+	own.PowerAccepted(hardwarev1.PowerActionOff)
+	ownJob := own.Obj.Status.PowerAction.LastJobName
+	for _, tc := range []struct {
+		job   string
+		addon bool
+	}{
+		{ownJob, true},
+		{"node-1-reboot-" + strconv.FormatInt(at.UnixMilli(), 36), true},
+		{"node-1-shutdown-x7k2q", false},
+		{"node-1-shutdown-zzzzz", false},
+		{"node-2-shutdown-" + strconv.FormatInt(at.UnixMilli(), 36), false},
+		{"node-1-shutdown-", false},
+		{"seeder-job", false},
+	} {
+		assert.Equal(t, tc.addon, targetOf(pending(tc.job)).addonJob(), tc.job)
+	}
+
+	// Seeder's pending request is taken over.
+	action, ok := targetOf(pending("node-1-shutdown-x7k2q")).PowerRequest()
+	assert.True(t, ok)
+	assert.Equal(t, hardwarev1.PowerActionOff, action)
+
+	// The addon's, its record lost, ends failed and is not sent.
+	rec := record.NewFakeRecorder(4)
+	lost := (&Handler{recorder: rec}).newTarget(pending(ownJob), at, 0)
+	_, ok = lost.PowerRequest()
+	assert.False(t, ok, "a request whose record was lost was sent again")
+	assert.Equal(t, seederv1alpha1.ActionStatusFailed, lost.Obj.Status.PowerAction.LastActionStatus)
+	assert.Equal(t, ownJob, lost.Obj.Status.PowerAction.LastJobName)
+	select {
+	case e := <-rec.Events:
+		assert.Contains(t, e, "Warning "+equinixv1.ReasonPowerRequestLost)
+	default:
+		t.Error("no Event says the request's record was lost")
+	}
+
+	// The addon's, its record kept and the command sent, is followed, not
+	// taken again.
+	kept := pending(ownJob)
+	kept.Status.Hardware = &seederv1alpha1.HardwareStatus{}
+	kept.Status.Hardware.LastPowerAction = &hardwarev1.PowerActionStatus{Action: hardwarev1.PowerActionOff, Result: hardwarev1.PowerResultSent, ObservedGeneration: 2}
+	_, ok = targetOf(kept).PowerRequest()
+	assert.False(t, ok)
+}
+
+// No power request is taken while the live CRD's schema is unknown,
+// lacking, or changed less than schemaSettle ago: the apiserver may still
+// drop the request's record.
+func TestPowerRequestsWaitForTheSchemaToSettle(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	s := &inventorySchema{now: func() time.Time { return at }}
+	h := &Handler{schema: s}
+	inv := requested(seederv1alpha1.PowerOperationShutdown, 1, "", "", 0)
+	tg := h.newTarget(inv.DeepCopy(), at, 0)
+	_, ok := tg.PowerRequest()
+	assert.False(t, ok, "taken before the schema was checked")
+	assert.Equal(t, schemaRecheck, tg.After())
+
+	s.completed(at.Add(-5 * time.Second))
+	tg = h.newTarget(inv.DeepCopy(), at, 0)
+	_, ok = tg.PowerRequest()
+	assert.False(t, ok, "taken 5s after the schema changed")
+	assert.Equal(t, schemaSettle-5*time.Second, tg.After())
+
+	_, ok = h.newTarget(inv.DeepCopy(), at.Add(schemaSettle), 0).PowerRequest()
+	assert.True(t, ok, "held once the schema settled")
+
+	s.forget()
+	_, ok = h.newTarget(inv.DeepCopy(), at.Add(time.Hour), 0).PowerRequest()
+	assert.False(t, ok, "taken while Seeder runs and may apply its own schema")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/tests/sim/ownedfleet"
 )
 
-// The owned-server demo's rack, as examples/owned-servers.yaml and
+// The owned-server demos' rack, as examples/owned-servers.yaml and
 // examples/owned-pool.yaml name it: three servers labelled rack=a, one BMC
 // Secret, and the pool rack-a of two.
 const (
@@ -29,40 +30,61 @@ const (
 	ownedBMCSecret   = "rack-a-bmc"
 	ownedBMCUser     = "admin"
 	ownedBMCPassword = "demo-rack-a-pw"
-	ownedPoolWait    = 5 * time.Minute
+	// ownedPoolWait bounds the pool's growth and its release: the QEMU
+	// machines' boots are emulated (TCG) on a machine that may be busy.
+	ownedPoolWait = 10 * time.Minute
 	// ownedWatchEvery is often enough to see each phase an Instance
 	// passes, as kubectl get -w would.
 	ownedWatchEvery = 200 * time.Millisecond
 )
 
-// ownedServers are the demo's servers: what their Inventories say.
+// ownedServers are the demos' servers: what their Inventories say.
 var ownedServers = []ownedfleet.Spec{
 	{Name: "rack-a-u01", MAC: "b8:ca:3a:6e:01:10", UUID: "4c4c4544-0038-1010-8000-b8ca3a6e0110", Arch: "amd64", Disk: "/dev/sda"},
 	{Name: "rack-a-u02", MAC: "b8:ca:3a:6e:02:10", UUID: "4c4c4544-0038-1010-8000-b8ca3a6e0210", Arch: "amd64", Disk: "/dev/sda"},
 	{Name: "rack-a-u03", MAC: "b8:ca:3a:6e:03:10", UUID: "4c4c4544-0038-1010-8000-b8ca3a6e0310", Arch: "amd64", Disk: "/dev/nvme0n1"},
 }
 
-// ownedDemo runs the controller as the harvester-seeder Addon with
-// ownedPools.enabled installs it, three servers behind simulated Redfish
-// BMCs that PXE-boot into its boot endpoint and install when powered on
-// with a one-time network boot (tests/sim/ownedfleet, as the owned-pool
-// tests and benchmark have them), their Inventories as
-// examples/owned-servers.yaml has them, and examples/owned-pool.yaml: the
-// pool grows to 2, then is scaled to 0, which releases the servers.
-func ownedDemo(ctx context.Context, d *demoRun) error {
-	ipxeAddr, err := d.startOwnedController(ctx)
+// ownedRack is the demo's three servers (ownedServers, in order), each
+// behind its BMC, racked by one of the owned demos.
+type ownedRack interface {
+	// inventories are the servers' Inventories, as applied and as shown
+	// (no secret in it).
+	inventories() (apply, shown string)
+	// off says whether server i is switched off, as its BMC has it now;
+	// power says what it has in words.
+	off(i int) bool
+	power(i int) string
+	// transitions are server i's power changes, as its BMC made them.
+	transitions(i int) []bmcsim.PowerTransition
+	// failure is a network boot of a server that went nowhere, which
+	// the fleet does not see: the demo is broken.
+	failure() error
+	close()
+}
+
+// ownedBoot is where the servers reach the boot endpoint, for the
+// controller's --ipxe-public-url and --artifacts-mirror: empty, the
+// endpoint's own address and the official release locations.
+type ownedBoot struct{ publicURL, mirror string }
+
+// runOwned runs the controller as the harvester-seeder Addon with
+// ownedPools.enabled installs it, racks the servers (rack, given the boot
+// endpoint's address), applies their Inventories and
+// examples/owned-pool.yaml: the pool grows to 2, then is scaled to 0,
+// which releases the servers.
+func (d *demoRun) runOwned(ctx context.Context, boot ownedBoot,
+	rackUp func(ctx context.Context, ipxeAddr string) (*ownedfleet.Fleet, ownedRack, error),
+) error {
+	ipxeAddr, err := d.startOwnedController(ctx, boot)
 	if err != nil {
 		return err
 	}
-	fleet, rack, err := d.startRack(ctx, ipxeAddr)
+	fleet, rack, err := rackUp(ctx, ipxeAddr)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, r := range rack {
-			_ = r.Close()
-		}
-	}()
+	defer rack.close()
 	if err := d.applyInventories(ctx, rack); err != nil {
 		return err
 	}
@@ -81,8 +103,13 @@ func ownedDemo(ctx context.Context, d *demoRun) error {
 	if err := d.kubectl(ctx, nil, "apply", "-f", example); err != nil {
 		return err
 	}
-	say("what `kubectl get instance -w` shows as each server is claimed, network-boots, installs and joins")
-	w := &ownedWatch{fleet: fleet, seen: map[string]string{}, start: time.Now()}
+	say("what `kubectl get instance -w` shows as each server is claimed, network-boots, installs and joins; its BMC's power changes; what each server asked for")
+	w := &ownedWatch{fleet: fleet, rack: rack, seen: map[string]string{}, start: time.Now()}
+	// What the BMCs did before the pool (switching the servers off as
+	// they were racked) is no news.
+	for i := range ownedServers {
+		w.powers[i] = len(rack.transitions(i))
+	}
 	err = waitFor(ctx, ownedPoolWait, ownedWatchEvery, "the pool was not ready", func() error {
 		return w.pass(ctx, d, func(pool *equinixv1.InstancePool, insts []equinixv1.Instance) bool {
 			return pool != nil && pool.Status.Status == equinixv1.PoolPhaseReady && len(insts) == 2
@@ -96,7 +123,9 @@ func ownedDemo(ctx context.Context, d *demoRun) error {
 		{"", "get", "instancepool", ownedPool},
 		{"", "get", "instance", "-l", equinixv1.LabelPool + "=" + ownedPool, "-o", "wide"},
 		{"the third is the spare", "-n", namespace, "get", "inventory", "-l", ownedRackLabel, "-L", equinixv1.LabelClaimedBy},
-		{"joined through the boot endpoint and the simulated install", "get", "nodes"},
+		{"how each server was told to boot, and why that firmware", "get", "events", "-n", "default",
+			"--field-selector", "involvedObject.kind=Instance,reason=" + equinixv1.ReasonNetworkBoot, "-o", "custom-columns=INSTANCE:.involvedObject.name,MESSAGE:.message"},
+		{"joined through the boot endpoint and the played install", "get", "nodes"},
 	} {
 		if err := d.show(ctx, step[0], step[1:]...); err != nil {
 			return err
@@ -105,9 +134,27 @@ func ownedDemo(ctx context.Context, d *demoRun) error {
 	return d.releaseRack(ctx, w, rack)
 }
 
+// ownedFleet plays the installs (and the kubelets after them) of the
+// servers, which register their Nodes as Harvester's installer would;
+// client is their way to the boot endpoint, nil for the default.
+func (d *demoRun) ownedFleet(ctx context.Context, ipxeAddr string, client *http.Client) (*ownedfleet.Fleet, error) {
+	logFile, err := os.Create(filepath.Join(d.dir, "servers.log"))
+	if err != nil {
+		return nil, err
+	}
+	log := logrus.New()
+	log.SetOutput(logFile)
+	fleet := ownedfleet.New(ownedfleet.Options{Kube: d.kube,
+		Expect:  joinagent.Expect{ServerURL: "https://" + d.vip + ":443", Token: d.joinToken},
+		Version: harvesterVersion, Endpoint: "http://" + ipxeAddr, InstallTime: d.installTime, HTTPClient: client,
+		Log: log.WithField("component", "owned-servers")})
+	fleet.Start(ctx)
+	return fleet, nil
+}
+
 // releaseRack scales the pool to 0 and waits until every server is
 // released: no Instance, no Node, no claim, every server off.
-func (d *demoRun) releaseRack(ctx context.Context, w *ownedWatch, rack []*ownedfleet.Redfish) error {
+func (d *demoRun) releaseRack(ctx context.Context, w *ownedWatch, rack ownedRack) error {
 	say("kubectl scale instancepool/%s --replicas=0: each node into maintenance mode, its server off, its Node deleted, its Inventory freed", ownedPool)
 	if err := d.kubectl(ctx, nil, "scale", "instancepool/"+ownedPool, "--replicas=0"); err != nil {
 		return err
@@ -125,8 +172,8 @@ func (d *demoRun) releaseRack(ctx context.Context, w *ownedWatch, rack []*ownedf
 	if err := d.show(ctx, "no claimed-by: free for the next pool; POWER is the BMC's as last read, at the events' polling interval", "-n", namespace, "get", "inventory", "-l", ownedRackLabel, "-L", equinixv1.LabelClaimedBy); err != nil {
 		return err
 	}
-	for i, r := range rack {
-		d.note("BMC of %s: power %s   # what the simulated BMC has now", ownedServers[i].Name, r.BMC.PowerState())
+	for i, s := range ownedServers {
+		d.note("BMC of %s: %s   # what its BMC has now", s.Name, rack.power(i))
 	}
 	// kubectl says so on stderr, out of the summary's order: rackReleased
 	// saw the list empty.
@@ -136,14 +183,14 @@ func (d *demoRun) releaseRack(ctx context.Context, w *ownedWatch, rack []*ownedf
 
 // rackReleased: every server is off, its Inventory unclaimed and its Node
 // deleted.
-func (d *demoRun) rackReleased(ctx context.Context, rack []*ownedfleet.Redfish) bool {
+func (d *demoRun) rackReleased(ctx context.Context, rack ownedRack) bool {
 	nodes, err := d.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil || len(nodes.Items) > 0 {
 		return false
 	}
-	for i, r := range rack {
-		inv, err := d.client.MetalV1alpha1().Inventories(namespace).Get(ctx, ownedServers[i].Name, metav1.GetOptions{})
-		if err != nil || inv.Labels[equinixv1.LabelClaimedBy] != "" || r.BMC.PowerState() != "Off" {
+	for i, s := range ownedServers {
+		inv, err := d.client.MetalV1alpha1().Inventories(namespace).Get(ctx, s.Name, metav1.GetOptions{})
+		if err != nil || inv.Labels[equinixv1.LabelClaimedBy] != "" || !rack.off(i) {
 			return false
 		}
 	}
@@ -153,7 +200,7 @@ func (d *demoRun) rackReleased(ctx context.Context, rack []*ownedfleet.Redfish) 
 // startOwnedController starts the controller a second time, as the
 // harvester-seeder Addon with ownedPools.enabled runs it, and returns its
 // boot endpoint's address.
-func (d *demoRun) startOwnedController(ctx context.Context) (string, error) {
+func (d *demoRun) startOwnedController(ctx context.Context, boot ownedBoot) (string, error) {
 	say("starting the controller a second time, --mode seeder --owned-pools: the harvester-seeder Addon of examples/seeder-addon.yaml")
 	addrs := make([]string, 2)
 	for i := range addrs {
@@ -163,60 +210,41 @@ func (d *demoRun) startOwnedController(ctx context.Context) (string, error) {
 		}
 	}
 	httpAddr, ipxeAddr := addrs[0], addrs[1]
+	publicURL := boot.publicURL
+	if publicURL == "" {
+		publicURL = "http://" + ipxeAddr
+	}
 	// The release check asks releases.rancher.com for the ISO; the demo
 	// stays on this machine, and its servers fetch no ISO.
-	seeder, err := start(d.dir, d.detached, "seeder", d.controllerBinary(), "--mode", config.ModeSeeder, "--owned-pools",
+	args := []string{"--mode", config.ModeSeeder, "--owned-pools",
 		"--kubeconfig", d.kubeconfig, "--http-address", httpAddr,
-		"--ipxe-address", ipxeAddr, "--ipxe-public-url", "http://"+ipxeAddr, "--check-release-artifacts=false",
-		"--leader-lock-name", "harvester-seeder-owned", "--poll-interval", "1s")
+		"--ipxe-address", ipxeAddr, "--ipxe-public-url", publicURL, "--check-release-artifacts=false",
+		"--leader-lock-name", "harvester-seeder-owned", "--poll-interval", "1s"}
+	if boot.mirror != "" {
+		args = append(args, "--artifacts-mirror", boot.mirror)
+	}
+	seeder, err := start(d.dir, d.detached, "seeder", d.controllerBinary(), args...)
 	if err != nil {
 		return "", err
 	}
 	if err := seeder.waitReady(ctx, "http://"+httpAddr+"/readyz"); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "    its boot endpoint (the chain URL the site's DHCP hands iPXE): http://%s/boot/ipxe?mac=${mac}&uuid=${uuid}\n", ipxeAddr)
+	fmt.Fprintf(os.Stderr, "    its boot endpoint (the chain URL the site's DHCP hands iPXE): %s/boot/ipxe?mac=${mac}&uuid=${uuid}\n", publicURL)
 	return ipxeAddr, nil
 }
 
-// startRack starts the three servers, switched off, each behind a
-// simulated Redfish BMC, which PXE-boot into the boot endpoint at
-// ipxeAddr when powered on with a one-time network boot.
-func (d *demoRun) startRack(ctx context.Context, ipxeAddr string) (*ownedfleet.Fleet, []*ownedfleet.Redfish, error) {
-	say("starting three servers, switched off, each behind a simulated Redfish BMC; powered on to a network boot, one asks the boot endpoint as iPXE does, installs (%s) and registers its Node", d.installTime)
-	logFile, err := os.Create(filepath.Join(d.dir, "servers.log"))
-	if err != nil {
-		return nil, nil, err
-	}
-	log := logrus.New()
-	log.SetOutput(logFile)
-	fleet := ownedfleet.New(ownedfleet.Options{Kube: d.kube,
-		Expect:  joinagent.Expect{ServerURL: "https://" + d.vip + ":443", Token: d.joinToken},
-		Version: harvesterVersion, Endpoint: "http://" + ipxeAddr, InstallTime: d.installTime,
-		Log: log.WithField("component", "owned-servers")})
-	fleet.Start(ctx)
-	var rack []*ownedfleet.Redfish
-	for _, spec := range ownedServers {
-		r, err := fleet.AddRedfish(spec, ownedBMCUser, ownedBMCPassword, bmcsim.Options{})
-		if err != nil {
-			for _, started := range rack {
-				_ = started.Close()
-			}
-			return nil, nil, err
-		}
-		rack = append(rack, r)
-		fmt.Fprintf(os.Stderr, "    %s: BMC %s, NIC %s, disk %s, power %s\n", spec.Name, r.Server.URL, spec.MAC, spec.Disk, r.BMC.PowerState())
-	}
-	return fleet, rack, nil
-}
-
-// ownedWatch prints each Instance's columns as they change, and each
-// network boot the servers made, while a step runs.
+// ownedWatch prints each Instance's columns as they change, each power
+// change of the servers' BMCs and each network boot the servers made,
+// while a step runs.
 type ownedWatch struct {
 	fleet *ownedfleet.Fleet
-	// seen is each Instance's last printed line, and each boot printed.
+	rack  ownedRack
+	// seen is each Instance's last printed line; boots and powers count
+	// what was printed of the boots and of each server's transitions.
 	seen   map[string]string
 	boots  int
+	powers [3]int
 	start  time.Time
 	header bool
 }
@@ -249,15 +277,32 @@ func (w *ownedWatch) pass(ctx context.Context, d *demoRun, done func(*equinixv1.
 			delete(w.seen, name)
 		}
 	}
+	for i, s := range ownedServers {
+		ts := w.rack.transitions(i)
+		for _, t := range ts[w.powers[i]:] {
+			fmt.Printf("    %s  BMC of %s: %s\n", at, s.Name, describeTransition(t))
+		}
+		w.powers[i] = len(ts)
+	}
 	results := w.fleet.Results()
+	var failed []string
 	for _, r := range results[w.boots:] {
 		outcome := "installed as " + r.Hostname + " on " + r.Device
 		if !r.OK {
 			outcome = "failed: " + r.Reason
+			failed = append(failed, r.Server+": "+r.Reason)
 		}
 		fmt.Printf("    %s  server %s network-booted: %s; %s\n", at, r.Server, strings.Join(r.Requests, ", "), outcome)
 	}
 	w.boots = len(results)
+	// A failed boot is a broken demo: the pool would wait for it for as
+	// long as an install may take.
+	if len(failed) > 0 {
+		return fmt.Errorf("a server's boot failed: %s", strings.Join(failed, "; "))
+	}
+	if err := w.rack.failure(); err != nil {
+		return err
+	}
 	pool, err := d.client.EquinixV1().InstancePools().Get(ctx, ownedPool, metav1.GetOptions{})
 	if err != nil {
 		pool = nil
@@ -268,6 +313,17 @@ func (w *ownedWatch) pass(ctx context.Context, d *demoRun, done func(*equinixv1.
 	return nil
 }
 
+// describeTransition says what a BMC did to its server's power.
+func describeTransition(t bmcsim.PowerTransition) string {
+	switch {
+	case t.Change == bmcsim.PowerChangeOff:
+		return "power off (" + t.Cause + ")"
+	case t.NetworkBoot():
+		return fmt.Sprintf("power %s with a one-time network boot (%s)", strings.ToLower(string(t.Change)), t.Cause)
+	}
+	return fmt.Sprintf("power %s, booting as set (%s)", strings.ToLower(string(t.Change)), t.Cause)
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "<none>"
@@ -276,23 +332,15 @@ func orNone(s string) string {
 }
 
 // applyInventories writes the BMC Secret and the servers' Inventories as
-// examples/owned-servers.yaml has them (each BMC's own CA in caBundle),
-// applies them and waits until the controller reached every BMC.
-func (d *demoRun) applyInventories(ctx context.Context, rack []*ownedfleet.Redfish) error {
-	var file, shown strings.Builder
+// examples/owned-servers.yaml has them, applies them and waits until the
+// controller reached every BMC.
+func (d *demoRun) applyInventories(ctx context.Context, rack ownedRack) error {
 	secret := fmt.Sprintf(ownedBMCSecretYAML, ownedBMCSecret, namespace, ownedBMCUser, ownedBMCPassword)
-	file.WriteString(secret)
-	shown.WriteString(strings.Replace(secret, ownedBMCPassword, "<bmc-password>", 1))
-	for i, r := range rack {
-		s := ownedServers[i]
-		inv := fmt.Sprintf(ownedInventoryYAML, s.Name, namespace, r.Server.Host, r.Server.Port, ownedBMCSecret, s.MAC, s.Disk, s.Arch)
-		file.WriteString(strings.Replace(inv, "CA_BUNDLE", indentPEM(r.Server.CACertPEM), 1))
-		shown.WriteString(strings.Replace(inv, "CA_BUNDLE", "        <the BMC's CA certificate, PEM>\n", 1))
-	}
+	invs, shownInvs := rack.inventories()
 	say("the servers' BMC Secret and Inventories, as examples/owned-servers.yaml has them (the passwords hidden here)")
-	fmt.Print(shown.String())
+	fmt.Print(strings.Replace(secret, ownedBMCPassword, "<bmc-password>", 1) + shownInvs)
 	path := filepath.Join(d.dir, "owned-servers.yaml")
-	if err := os.WriteFile(path, []byte(file.String()), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(secret+invs), 0o600); err != nil {
 		return err
 	}
 	if err := d.kubectl(ctx, nil, "apply", "-f", path); err != nil {
@@ -305,14 +353,6 @@ func (d *demoRun) applyInventories(ctx context.Context, rack []*ownedfleet.Redfi
 		}
 	}
 	return d.show(ctx, "the controller reached each BMC", "-n", namespace, "get", "inventory", "-l", ownedRackLabel)
-}
-
-func indentPEM(pem []byte) string {
-	var out strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(string(pem), "\n"), "\n") {
-		out.WriteString("        " + line + "\n")
-	}
-	return out.String()
 }
 
 // ownedBMCSecretYAML is examples/owned-servers.yaml's Secret: %[1]s the
@@ -328,10 +368,15 @@ stringData:
   password: %[4]q
 `
 
-// ownedInventoryYAML is an Inventory of examples/owned-servers.yaml:
-// %[1]s the server, %[2]s the namespace, %[3]s and %[4]d its BMC, %[5]s
-// the BMC Secret, %[6]s the MAC, %[7]s the disk, %[8]s the arch; CA_BUNDLE
-// stands for the BMC's CA, indented.
+// ownedInventory is an Inventory of examples/owned-servers.yaml for s:
+// annotations and connection are its indented lines, or empty.
+func ownedInventory(s ownedfleet.Spec, annotations, connection string) string {
+	return fmt.Sprintf(ownedInventoryYAML, s.Name, namespace, annotations, connection, ownedBMCSecret, s.MAC, s.Disk, s.Arch)
+}
+
+// ownedInventoryYAML: %[1]s the server, %[2]s the namespace, %[3]s the
+// annotations, %[4]s the BMC's connection, %[5]s the BMC Secret, %[6]s
+// the MAC, %[7]s the disk, %[8]s the arch.
 const ownedInventoryYAML = `---
 apiVersion: metal.harvesterhci.io/v1alpha1
 kind: Inventory
@@ -340,14 +385,10 @@ metadata:
   namespace: %[2]s
   labels:
     rack: a
-spec:
+%[3]sspec:
   baseboardSpec:
     connection:
-      host: %[3]s
-      port: %[4]d
-      insecureTLS: false
-      caBundle: |
-CA_BUNDLE      authSecretRef: {namespace: %[2]s, name: %[5]s}
+%[4]s      authSecretRef: {namespace: %[2]s, name: %[5]s}
   events:
     enabled: true
     pollingInterval: 1h

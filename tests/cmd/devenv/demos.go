@@ -21,14 +21,19 @@ type demo struct {
 	// run takes the running environment, says what it does step by step
 	// and records in the summary what the user should look at.
 	run func(ctx context.Context, d *demoRun) error
+	// needs, when set, says what the demo cannot run without (tools not
+	// installed), before anything starts.
+	needs func() error
 }
 
 var demos = []demo{
 	{name: "pool", shows: "the seed README's pool became ready", run: poolDemo},
 	{name: "bmc", run: bmcDemo,
 		shows: "a node the addon did not provision got its facts, an event and a power cycle through its BMC, as Harvester's UI asks"},
-	{name: "owned", run: ownedDemo,
-		shows: "a pool of two on servers you own network-booted, installed and joined through their BMCs, then released them"},
+	{name: "owned", run: ownedVMDemo, needs: vmRackNeeds,
+		shows: "a pool of two on servers you own (QEMU machines behind ipmi_sim) network-booted with real iPXE, installed and joined through their BMCs, then released them"},
+	{name: "owned-sim", run: ownedSimDemo,
+		shows: "a pool of two on servers you own (simulated Redfish BMCs) network-booted, installed and joined through their BMCs, then released them"},
 }
 
 func demoNames() []string {
@@ -99,6 +104,11 @@ func runDemo(ctx context.Context, s settings, dm demo) (err error) {
 	// dev-up` environment someone is using.
 	if running(s.dir) {
 		return fmt.Errorf("a local environment is running (state in %s); run: make dev-down", s.dir)
+	}
+	if dm.needs != nil {
+		if err := dm.needs(); err != nil {
+			return fmt.Errorf("demo %s: %w", dm.name, err)
+		}
 	}
 	d := &demoRun{}
 	defer func() {

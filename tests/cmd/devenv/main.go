@@ -3,7 +3,8 @@
 // etcd (with kube-controller-manager's garbage collector, tests/cluster),
 // what a Harvester cluster holds (tests/harvestercluster, as the
 // integration tests set it up), the Equinix Metal simulator with its
-// node-join agent, and the addon's controller, all from this checkout.
+// node-join agent, and the addon's controller, all from this checkout;
+// the owned-server demo adds QEMU machines behind ipmi_sim (tests/vmrig).
 // scripts/devenv builds it, the controller and the simulator (scripts/build),
 // then runs it.
 //
@@ -12,7 +13,8 @@
 //	devenv demo [NAME]   start everything, show one thing the addon does,
 //	                     tear down; NAME names a demo (demos.go), pool when
 //	                     left out (make demo; make demo-bmc is demo bmc,
-//	                     make demo-owned demo owned)
+//	                     make demo-owned demo owned; demo owned-sim is
+//	                     the same on simulated Redfish BMCs)
 //
 // Every process it starts is recorded by its PID in the state folder, and
 // `down` stops exactly those.

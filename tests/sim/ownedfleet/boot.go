@@ -58,29 +58,41 @@ func (s *server) netboot(ctx context.Context, image string) (Result, joinagent.I
 	if err != nil {
 		return fail("iPXE script failed: %v", err)
 	}
+	in, err := s.install(ctx, &r, boot)
+	if err != nil {
+		return fail("%v", err)
+	}
+	return r, in, true
+}
+
+// install plays the installer an iPXE script booted, up to its checks:
+// the kernel must be the cluster's version for the server's architecture,
+// the configuration is fetched from config_url and checked as a real
+// install fails. r gets the install's facts and the requests made.
+func (s *server) install(ctx context.Context, r *Result, boot joinagent.Boot) (joinagent.Install, error) {
 	if boot.Shell || !joinagent.IsHarvesterInstaller(boot) {
-		return fail("the script booted no Harvester installer")
+		return joinagent.Install{}, errors.New("the script booted no Harvester installer")
 	}
 	if err := s.checkKernel(boot); err != nil {
-		return fail("%v", err)
+		return joinagent.Install{}, err
 	}
 	configURL := argValue(boot.Args, "harvester.install.config_url=")
 	if configURL == "" {
-		return fail("the installer has no config_url")
+		return joinagent.Install{}, errors.New("the installer has no config_url")
 	}
-	doc, status, err := s.get(ctx, &r, configURL)
+	doc, status, err := s.get(ctx, r, configURL)
 	switch {
 	case err != nil:
-		return fail("the installer could not fetch its configuration: %v", err)
+		return joinagent.Install{}, fmt.Errorf("the installer could not fetch its configuration: %w", err)
 	case status != http.StatusOK:
-		return fail("the installer's configuration URL answered %d", status)
+		return joinagent.Install{}, fmt.Errorf("the installer's configuration URL answered %d", status)
 	}
 	in, err := joinagent.CheckInstall(boot.Args, doc, s.fleet.opts.Expect, map[string]string{"eth0": s.spec.MAC})
 	if err != nil {
-		return fail("Harvester install failed: %v", err)
+		return joinagent.Install{}, installFailed{err}
 	}
 	if err := s.checkInstall(in); err != nil {
-		return fail("Harvester install failed: %v", err)
+		return joinagent.Install{}, installFailed{err}
 	}
 	r.Hostname, r.Device, r.ISOURL = in.Hostname, in.Device, in.ISOURL
 	r.Network = Network{Method: in.Method, IP: in.IP, SubnetMask: in.SubnetMask, Gateway: in.Gateway, DNS: in.DNS}
@@ -89,8 +101,15 @@ func (s *server) netboot(ctx context.Context, image string) (Result, joinagent.I
 			r.LiveNetwork = append(r.LiveNetwork, a)
 		}
 	}
-	return r, in, true
+	return in, nil
 }
+
+// installFailed is an install that would fail on the server, said as the
+// join agent says it of a Metal device's.
+type installFailed struct{ err error }
+
+func (e installFailed) Error() string { return "Harvester install failed: " + e.err.Error() }
+func (e installFailed) Unwrap() error { return e.err }
 
 // imageChainLine is the boot image's chain command, as package bootmedia
 // writes it: the URL, then the NIC's MAC and the SMBIOS UUID iPXE fills in.

@@ -160,7 +160,9 @@ func (f *Fleet) Start(ctx context.Context) {
 }
 
 // Add makes spec a server that follows power.
-func (f *Fleet) Add(spec Spec, power PowerSource) error {
+func (f *Fleet) Add(spec Spec, power PowerSource) error { return f.add(spec, power, false) }
+
+func (f *Fleet) add(spec Spec, power PowerSource, host bool) error {
 	f.mu.Lock()
 	ctx := f.ctx
 	if ctx == nil {
@@ -168,6 +170,7 @@ func (f *Fleet) Add(spec Spec, power PowerSource) error {
 		return ErrNotStarted
 	}
 	s := newServer(ctx, f, spec)
+	s.host = host
 	f.servers[spec.Name] = s
 	f.mu.Unlock()
 	power.OnPowerTransition(s.transition)

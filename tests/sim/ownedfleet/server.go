@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 )
 
 // server is one simulated server. Its transitions, boots and Node writes
@@ -24,6 +25,11 @@ type server struct {
 	hostname string
 	running  bool
 	labels   map[string]string
+	// host: the server's firmware and iPXE are real, and Install plays
+	// its installer (AddHost); netStart is the gen of its last network
+	// start, the one an Install belongs to.
+	host     bool
+	netStart int
 	// snapshot is read by NodeNames from other goroutines.
 	snapshot chan nodeSnapshot
 }
@@ -74,7 +80,11 @@ func (s *server) follow(ctx context.Context, t bmcsim.PowerTransition) {
 		s.bootDisk(ctx)
 		return
 	}
-	gen := s.gen
+	if s.host {
+		// Its own iPXE boots; Install follows what it booted.
+		s.netStart = s.gen
+		return
+	}
 	r, in, ok := s.netboot(ctx, image)
 	if !ok {
 		s.fleet.record(r)
@@ -82,6 +92,14 @@ func (s *server) follow(ctx context.Context, t bmcsim.PowerTransition) {
 		s.bootDisk(ctx)
 		return
 	}
+	s.startInstall(r, in)
+}
+
+// startInstall runs the installer whose configuration checked out: the
+// Node registers after InstallTime unless the server is powered off or
+// booted again meanwhile.
+func (s *server) startInstall(r Result, in joinagent.Install) {
+	gen := s.gen
 	// The installer runs; the disk's old OS is gone.
 	s.hostname, s.labels = "", nil
 	s.setSnapshot()

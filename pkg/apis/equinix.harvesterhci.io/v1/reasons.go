@@ -239,6 +239,10 @@ var (
 	ReasonSeederFinalizerRemoved = normal("SeederFinalizerRemoved")
 	ReasonSeederStatusTakenOver  = normal("SeederStatusTakenOver")
 	ReasonSeederRequestTakenOver = normal("SeederRequestTakenOver")
+	// ReasonPowerRequestLost: a power request the addon took lost its
+	// record (a write stripped of status.hardware by a CRD lacking it);
+	// it ends failed, nothing sent again.
+	ReasonPowerRequestLost = warning("PowerRequestLost")
 	// ReasonInventorySchemaTakenOver: the live Inventory CRD lacked the
 	// addon's fields (Seeder's schema, or an older release's) and was
 	// given the addon's schema. ReasonInventorySchemaOutdated: it lacks
