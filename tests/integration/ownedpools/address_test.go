@@ -334,6 +334,8 @@ func TestAddressPoolMissingThenInvalid(t *testing.T) {
 		insts := instancesOf(t, env, "rack-m")
 		return len(insts) == 1 && insts[0].Status.ManagementAddress == "10.0.2.2/24" && insts[0].Status.NetworkBootRequestedAt != nil
 	}, wait, tick, "the corrected pool never gave the server its address")
+	// The boot's intent is stored before the BMC's command is sent.
+	require.Eventually(t, func() bool { n, _ := s.networkBoots(); return n > 0 }, wait, tick, "the server was never booted")
 	n, _ := s.networkBoots()
 	assert.Equal(t, 1, n, "booted once, with its address")
 }
