@@ -47,15 +47,7 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOn))
 
-	require.Eventually(t, func() bool {
-		select {
-		case <-ep.got:
-			return true
-		default:
-			return b.Err() != nil
-		}
-	}, 10*time.Minute, 100*time.Millisecond, "the claim's URL was not fetched within 10 minutes of power on")
-	require.NoError(t, b.Err(), "the BMC carries out what it is told")
+	waitForClaimFetch(t, ep, b, "power on")
 	t.Logf("claim URL fetched %s after the power-on command", time.Since(start).Round(time.Second))
 	lives := b.Lives()
 	require.Len(t, lives, 1)
@@ -77,10 +69,7 @@ func TestVirtualMediaThroughTheBMC(t *testing.T) {
 	assert.Equal(t, []string{"blockdev-change-medium", "cont", "eject", "quit"}, lives[0].QMP,
 		"the image went in before the machine ran, out at the eject, and the power-off ended it")
 
-	frames, err := qemubmc.CountFrames(lives[0].Capture(), time.Time{})
-	require.NoError(t, err)
-	assert.Zero(t, frames.DHCP, "no DHCP packet on the machine's network")
-	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")])
+	assertNoDHCP(t, lives[0], "no DHCP packet on the machine's network")
 }
 
 // A BMC told to mount media while its host runs puts the medium in the
@@ -110,15 +99,7 @@ func TestVirtualMediaInsertedWhileOnBootsAtTheRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Power(ctx, bmc.PowerActionReboot))
 
-	require.Eventually(t, func() bool {
-		select {
-		case <-ep.got:
-			return true
-		default:
-			return b.Err() != nil
-		}
-	}, 10*time.Minute, 100*time.Millisecond, "the claim's URL was not fetched within 10 minutes of the restart")
-	require.NoError(t, b.Err(), "the BMC carries out what it is told")
+	waitForClaimFetch(t, ep, b, "the restart")
 	lives := b.Lives()
 	require.Len(t, lives, 1, "one machine: the restart reset it")
 	assert.Equal(t, []string{"eject", "cont", "blockdev-change-medium", "blockdev-change-medium", "system_reset"}, lives[0].QMP,
@@ -128,9 +109,32 @@ func TestVirtualMediaInsertedWhileOnBootsAtTheRestart(t *testing.T) {
 
 	require.NoError(t, c.Power(ctx, bmc.PowerActionOff))
 	require.Eventually(t, func() bool { return !b.Running() }, time.Minute, 100*time.Millisecond, "ForceOff ends the machine")
-	frames, err := qemubmc.CountFrames(lives[0].Capture(), time.Time{})
+	assertNoDHCP(t, lives[0], "no DHCP packet on the machine's network, before the restart or after")
+}
+
+// waitForClaimFetch waits until the endpoint served the claim's URL, or
+// the BMC failed to carry out what it was told (a failed test then says
+// which).
+func waitForClaimFetch(t *testing.T, ep *endpoint, b *qemubmc.BMC, since string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		select {
+		case <-ep.got:
+			return true
+		default:
+			return b.Err() != nil
+		}
+	}, 10*time.Minute, 100*time.Millisecond, "the claim's URL was not fetched within 10 minutes of %s", since)
+	require.NoError(t, b.Err(), "the BMC carries out what it is told")
+}
+
+// assertNoDHCP checks a machine's capture: not one DHCP packet, and TCP
+// to the boot endpoint.
+func assertNoDHCP(t *testing.T, life qemubmc.Life, msg string) {
+	t.Helper()
+	frames, err := qemubmc.CountFrames(life.Capture(), time.Time{})
 	require.NoError(t, err)
-	assert.Zero(t, frames.DHCP, "no DHCP packet on the machine's network, before the restart or after")
+	assert.Zero(t, frames.DHCP, msg)
 	assert.Positive(t, frames.TCPTo[netip.MustParseAddrPort(endpointAddr+":80")])
 }
 
