@@ -193,14 +193,20 @@ func (p *prober) round(ctx context.Context, i int) {
 	}
 	p.stealImage(i)
 	p.replayImage(ctx, i, stray)
-	p.mu.Lock()
-	if len(p.loot) == 0 {
-		p.mu.Unlock()
-		return
+	if l, ok := p.pick(&p.loot, i); ok {
+		p.replay(ctx, l, stray, "configuration", "config.yaml")
 	}
-	l := p.loot[i%len(p.loot)]
-	p.mu.Unlock()
-	p.replay(ctx, l, stray, "configuration", "config.yaml")
+}
+
+// pick is one of the URLs in list (the i-th, round), read under the
+// prober's lock: the probes add to the lists while others replay them.
+func (p *prober) pick(list *[]stolen, i int) (stolen, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(*list) == 0 {
+		return stolen{}, false
+	}
+	return (*list)[i%len(*list)], true
 }
 
 // replay asks for a stolen URL of what (a "configuration", a "boot

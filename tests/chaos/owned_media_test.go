@@ -214,14 +214,9 @@ func (p *prober) stealImage(i int) {
 
 // replayImage replays one of the image URLs read back from BMCs.
 func (p *prober) replayImage(ctx context.Context, i int, stray string) {
-	p.mu.Lock()
-	if len(p.images) == 0 {
-		p.mu.Unlock()
-		return
+	if l, ok := p.pick(&p.images, i); ok {
+		p.replay(ctx, l, stray, "boot image", "media.iso")
 	}
-	l := p.images[i%len(p.images)]
-	p.mu.Unlock()
-	p.replay(ctx, l, stray, "boot image", "media.iso")
 }
 
 // checkMedia judges invariants 6 and 7 once the pools are gone (3 judges
