@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 )
 
 const (
@@ -108,13 +109,11 @@ func get(t *testing.T, h http.Handler, url string) (int, string) {
 // configURL is the config_url of a script.
 func configURL(t *testing.T, script string) string {
 	t.Helper()
-	for _, arg := range strings.Fields(script) {
-		if v, ok := strings.CutPrefix(arg, "harvester.install.config_url="); ok {
-			return v
-		}
+	u := joinagent.ConfigURL(strings.Fields(script))
+	if u == "" {
+		t.Fatalf("no config_url in\n%s", script)
 	}
-	t.Fatalf("no config_url in\n%s", script)
-	return ""
+	return u
 }
 
 // The happy path: the chain URL as iPXE fills it in (any of its MAC forms,

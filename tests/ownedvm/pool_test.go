@@ -18,6 +18,7 @@ import (
 	seederv1alpha1 "github.com/harvester/harvester-equinix-addon/pkg/apis/metal.harvesterhci.io/v1alpha1"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/bmcsim"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 	"github.com/harvester/harvester-equinix-addon/tests/sim/qemubmc"
 )
 
@@ -220,13 +221,11 @@ func waitInstance(t *testing.T, env *framework.Env, name, what string, ok func(*
 // configURLOf is the install configuration's URL in a script.
 func configURLOf(t *testing.T, script string) string {
 	t.Helper()
-	for _, arg := range strings.Fields(script) {
-		if v, ok := strings.CutPrefix(arg, "harvester.install.config_url="); ok {
-			return v
-		}
+	u := joinagent.ConfigURL(strings.Fields(script))
+	if u == "" {
+		t.Fatalf("no config_url in\n%s", script)
 	}
-	t.Fatalf("no config_url in\n%s", script)
-	return ""
+	return u
 }
 
 func get(t *testing.T, u string) string {

@@ -227,13 +227,7 @@ func (b *bench) waitBootPathClaim(ctx context.Context) (time.Time, error) {
 // fetchConfig fetches the configuration the script names, as the
 // installer does, and returns when it had it.
 func fetchConfig(ctx context.Context, network *qemubmc.BootNetwork, script string) (time.Time, error) {
-	var raw string
-	for _, arg := range strings.Fields(script) {
-		if v, ok := strings.CutPrefix(arg, "harvester.install.config_url="); ok {
-			raw = v
-		}
-	}
-	u, err := network.HostURL(raw, bootPathGuest)
+	u, err := network.HostURL(joinagent.ConfigURL(strings.Fields(script)), bootPathGuest)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("the script's configuration URL: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/harvester/harvester-equinix-addon/pkg/conditions"
 	"github.com/harvester/harvester-equinix-addon/pkg/metrics"
 	"github.com/harvester/harvester-equinix-addon/tests/framework"
+	"github.com/harvester/harvester-equinix-addon/tests/sim/joinagent"
 )
 
 // A boot you can watch: the test plays the server's firmware, iPXE, the
@@ -171,13 +172,11 @@ func bootGet(t *testing.T, u string, code int) string {
 // configURLOf is the install configuration's URL in a script.
 func configURLOf(t *testing.T, script string) string {
 	t.Helper()
-	for _, arg := range strings.Fields(script) {
-		if v, ok := strings.CutPrefix(arg, "harvester.install.config_url="); ok {
-			return v
-		}
+	u := joinagent.ConfigURL(strings.Fields(script))
+	if u == "" {
+		t.Fatalf("no config_url in\n%s", script)
 	}
-	t.Fatalf("no config_url in\n%s", script)
-	return ""
+	return u
 }
 
 // phaseCounts are the observations of each boot phase so far (the

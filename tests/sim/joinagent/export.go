@@ -1,6 +1,9 @@
 package joinagent
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // What the agent knows of an install, for other simulated servers (the
 // owned servers of package ownedfleet) that boot and install the same way
@@ -13,6 +16,17 @@ type Boot = bootResult
 // RunIPXE runs script with the project's iPXE interpreter; vars are what
 // iPXE knows after DHCP (ifname, netN/mac, ...).
 func RunIPXE(script string, vars map[string]string) (Boot, error) { return runIPXE(script, vars) }
+
+// ConfigURL is the config_url among the installer's kernel arguments, ""
+// when there is none: where the installer fetches its configuration.
+func ConfigURL(args []string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "harvester.install.config_url="); ok {
+			return v
+		}
+	}
+	return ""
+}
 
 // IsHarvesterInstaller says the boot started Harvester's installer in its
 // automatic mode.

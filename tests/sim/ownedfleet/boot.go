@@ -76,7 +76,7 @@ func (s *server) install(ctx context.Context, r *Result, boot joinagent.Boot) (j
 	if err := s.checkKernel(boot); err != nil {
 		return joinagent.Install{}, err
 	}
-	configURL := argValue(boot.Args, "harvester.install.config_url=")
+	configURL := joinagent.ConfigURL(boot.Args)
 	if configURL == "" {
 		return joinagent.Install{}, errors.New("the installer has no config_url")
 	}
@@ -208,15 +208,6 @@ func (s *server) fetch(ctx context.Context, r *Result, rawURL string, limit int6
 		return "", 0, fmt.Errorf("GET %s: %w", shown, err)
 	}
 	return string(body), resp.StatusCode, nil
-}
-
-func argValue(args []string, prefix string) string {
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, prefix); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // scrub masks secrets in text bound for logs and results.
