@@ -217,8 +217,8 @@ func (b *bench) runOwnedPoolOn(ctx context.Context, p ownedProtocol, res *result
 	if err != nil {
 		return err
 	}
-	claimWrites, claimConflicts := inventoryUpdates(api0, api1)
-	statusWrites, statusConflicts := instanceStatusWrites(api0, api1)
+	claimWrites, claimConflicts := updatesBetween(api0, api1, "inventories", "")
+	statusWrites, statusConflicts := updatesBetween(api0, api1, "instances", "status")
 	cm1, err := ctrl.scrape(ctx)
 	if err != nil {
 		return err

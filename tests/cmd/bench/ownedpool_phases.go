@@ -199,30 +199,18 @@ func phaseRow(bmc, pool string, all time.Duration, ps [milestones]phaseStats, up
 	return "| " + strings.Join(cells, " | ") + " |"
 }
 
-// inventoryUpdates are the updates of Inventories the apiserver answered
-// between two scrapes of its metrics, and how many of them it refused as
-// conflicts: each claim is one update, and a claim that lost a race to
-// another is one more.
-func inventoryUpdates(before, after metrics) (all, conflicts float64) {
+// updatesBetween are the updates of resource (its subresource, "" for the
+// object itself) the apiserver answered between two scrapes of its
+// metrics, and how many of them it refused as conflicts. Inventories: each
+// claim is one update, and a claim that lost a race to another is one
+// more. Instances' status: the boot endpoint's steps and the Instance
+// chain's passes meet on it, and a writer over an older copy conflicts.
+func updatesBetween(before, after metrics, resource, subresource string) (all, conflicts float64) {
 	isUpdate := func(l map[string]string) bool {
-		return l["resource"] == "inventories" && (l["verb"] == "PUT" || l["verb"] == "UPDATE") && l["subresource"] == ""
+		return l["resource"] == resource && (l["verb"] == "PUT" || l["verb"] == "UPDATE") && l["subresource"] == subresource
 	}
 	isConflict := func(l map[string]string) bool { return isUpdate(l) && l["code"] == "409" }
 	all = after.sum("apiserver_request_total", isUpdate) - before.sum("apiserver_request_total", isUpdate)
-	conflicts = after.sum("apiserver_request_total", isConflict) - before.sum("apiserver_request_total", isConflict)
-	return all, conflicts
-}
-
-// instanceStatusWrites are the writes of Instances' status the apiserver
-// answered between two scrapes, and how many it refused as conflicts (a
-// writer that wrote over an older copy: the boot endpoint's steps and the
-// Instance chain's passes meet on the same status).
-func instanceStatusWrites(before, after metrics) (all, conflicts float64) {
-	isWrite := func(l map[string]string) bool {
-		return l["resource"] == "instances" && (l["verb"] == "PUT" || l["verb"] == "UPDATE") && l["subresource"] == "status"
-	}
-	isConflict := func(l map[string]string) bool { return isWrite(l) && l["code"] == "409" }
-	all = after.sum("apiserver_request_total", isWrite) - before.sum("apiserver_request_total", isWrite)
 	conflicts = after.sum("apiserver_request_total", isConflict) - before.sum("apiserver_request_total", isConflict)
 	return all, conflicts
 }
